@@ -1,0 +1,52 @@
+#ifndef OLIVARES_MODEL_SCENARIO_H
+#define OLIVARES_MODEL_SCENARIO_H
+/**
+ * Scenario validation (clamping before persistence) and mock resolution.
+ *
+ * A scenario travels as JSON. Request body of POST (create) and PUT (update)
+ * /v1/m/sandbox/scenarios[/{id}]:
+ *   {"name": string (1..128 bytes, required on create),
+ *    "description": string (<= 1024 bytes, default ""),
+ *    "subject_kind": string (<= 200 bytes, default "agent"),
+ *    "steps": [{"key": string (1..128 bytes, unique), "input": string (<= 8192 bytes)}]
+ *             (1..1000 items, required on create),
+ *    "mocks": [{"resource": string (1..8192 bytes), "response": string (<= 65536 bytes),
+ *               "variant": string (1..64 bytes) or null/absent}] (<= 1000 items, default [])}
+ * A step may be given without "key"; it then gets "step-<position>".
+ * Unknown fields anywhere are refused (malformed). Two mocks with the same
+ * resource and the same variant (absent counts as one variant) are refused
+ * (invalid, 422): resolution is never ambiguous. Any string that looks like
+ * a credential (model_text_find_credential) is refused (invalid, 422) with
+ * the field path in err->field.
+ */
+#include <jansson.h>
+#include <stddef.h>
+
+#include "error.h"
+
+/**
+ * Validate a create (is_update = 0) or update (is_update = 1: every field
+ * optional, at least one present) body. On success returns 0 and sets
+ * *normalized to a new object holding only the validated fields, with
+ * defaults applied on create and step keys filled in (caller owns it).
+ * On failure returns -1 with *err and *normalized untouched.
+ */
+int model_scenario_check(json_t *body, int is_update, json_t **normalized,
+			 struct model_error *err);
+
+/**
+ * Resolve a step's input against a scenario's mocks (the array validated
+ * above). Exact byte match of input against "resource", newlines included.
+ * A mock whose "variant" equals variant wins over a mock without a variant;
+ * mocks for other variants are ignored. variant may be NULL (only
+ * variant-less mocks apply). Returns 1 and points *response/*response_len
+ * into the mocks array (borrowed) on a hit, 0 on a miss.
+ */
+int model_mock_resolve(json_t *mocks, const char *variant, const char *input,
+		       size_t input_len, const char **response, size_t *response_len);
+
+/** The marker for a miss: "[[mock-miss:" input "]]", allocated (caller frees),
+ * length in *out_len. */
+char *model_mock_miss_marker(const char *input, size_t input_len, size_t *out_len);
+
+#endif

@@ -1,0 +1,38 @@
+#ifndef OLIVARES_MODEL_TEXT_H
+#define OLIVARES_MODEL_TEXT_H
+/**
+ * Text rules shared by every entry point (DESIGN.md §5): text is UTF-8;
+ * invalid UTF-8, NUL and surrogates are refused; content that looks like a
+ * credential is refused from scenarios; ids are opaque tokens.
+ */
+#include <stddef.h>
+
+/** 1 if the n bytes at s are well-formed UTF-8 (RFC 3629: no overlongs, no
+ * surrogates U+D800..U+DFFF, nothing above U+10FFFF) and contain no NUL
+ * byte; 0 otherwise. */
+int model_text_valid_utf8(const char *s, size_t n);
+
+/**
+ * Look for content that resembles a credential in the n bytes at s.
+ * Recognised: PEM private-key blocks ("-----BEGIN ... PRIVATE KEY-----"),
+ * AWS access key ids (AKIA/ASIA + 16 [A-Z0-9]), GitHub tokens (ghp_, gho_,
+ * ghu_, ghs_, ghr_ + 36 alnum; github_pat_), Slack tokens (xox[abprs]-),
+ * Google API keys (AIza + 35 [A-Za-z0-9_-]), OpenAI/Anthropic-style keys
+ * (sk- + 20 or more [A-Za-z0-9_-]), Stripe live keys (sk_live_/rk_live_),
+ * and this service's own API tokens (MODEL_TOKEN_PREFIX + 64 hex).
+ * Returns 1 and sets *kind (a static string naming the format, e.g.
+ * "private key block") if found, else 0.
+ */
+int model_text_find_credential(const char *s, size_t n, const char **kind);
+
+/** Prefix of this service's API tokens: "olv_" followed by 64 lowercase hex. */
+#define MODEL_TOKEN_PREFIX "olv_"
+
+/** 1 if s is a well-formed id (exactly MODEL_ID_LEN lowercase hex chars). */
+int model_id_valid(const char *s);
+
+/** Worst-case size in bytes of the JSON string literal (quotes included)
+ * for a text of n UTF-8 bytes: every byte escaped as \u00XX, 6n + 2. */
+size_t model_text_json_worst(size_t n);
+
+#endif

@@ -1,0 +1,191 @@
+#ifndef OLIVARES_SQL_STORE_H
+#define OLIVARES_SQL_STORE_H
+/**
+ * The store: the only code that holds SQL (DESIGN.md §2). Every statement
+ * is parameter-bound; every query on tenant data is filtered by tenant_id.
+ * Works on SQLite (libsqliteodbc, driver "SQLite3") and PostgreSQL
+ * (odbc-postgresql, driver "PostgreSQL Unicode") through unixODBC.
+ *
+ * Ids are generated here (16 random bytes from OpenSSL as 32 lowercase hex)
+ * and timestamps too (UTC "YYYY-MM-DDTHH:MM:SS.mmmZ"), so the same SQL runs
+ * on both dialects. Booleans are SMALLINT 0/1 in the database and JSON true/
+ * false in the objects returned.
+ *
+ * Return codes: every function returns enum store_rc. STORE_OK is 0, so
+ * `if (rc)` tests for failure. "database is locked" is retried internally
+ * (bounded) and then reported as STORE_UNAVAILABLE, never as success.
+ *
+ * Objects returned as json_t* are new references owned by the caller.
+ * A struct store is used by one thread at a time (one per FastCGI worker).
+ */
+#include <jansson.h>
+#include <stddef.h>
+
+enum store_rc {
+	STORE_OK = 0,
+	STORE_NOT_FOUND,   /* no such row for this tenant (or another tenant's) */
+	STORE_CONFLICT,    /* unique constraint (e.g. tenant name taken) */
+	STORE_UNAVAILABLE, /* connection lost, locked past retries, migration missing */
+	STORE_ERROR,       /* anything else; details in store_last_error */
+};
+
+enum store_role { STORE_ROLE_VIEWER = 1, STORE_ROLE_EDITOR = 2, STORE_ROLE_ADMIN = 3 };
+
+struct store;
+
+/**
+ * Connect with an ODBC connection string (e.g. "Driver=SQLite3;Database=
+ * /var/olivares/olivares.db;Timeout=5000;JournalMode=WAL;SyncPragma=NORMAL;
+ * FKSupport=1"). The dialect is detected from the driver. On failure
+ * returns STORE_UNAVAILABLE and *out is NULL; store_last_error(NULL) gives
+ * the reason.
+ */
+enum store_rc store_open(const char *dsn, struct store **out);
+void store_close(struct store *st);
+
+/** Last error text of this connection (or of the last failed store_open when
+ * st is NULL). Never contains bound parameter values. Static storage. */
+const char *store_last_error(const struct store *st);
+
+/** Apply every migration not yet applied (table schema_migrations), each in
+ * its own transaction. *applied (may be NULL) receives how many ran. */
+enum store_rc store_migrate(struct store *st, int *applied);
+/** STORE_OK if every migration is applied, STORE_UNAVAILABLE otherwise. */
+enum store_rc store_check_schema(struct store *st);
+
+/* ---- tenants and tokens ---------------------------------------------- */
+
+/** Create a tenant named name (1..128 bytes, unique). id_out gets its id. */
+enum store_rc store_tenant_create(struct store *st, const char *name, char id_out[33]);
+/** Find a tenant by name. */
+enum store_rc store_tenant_find(struct store *st, const char *name, char id_out[33]);
+
+/** Store a token: only its SHA-256 hex digest (64 chars) is kept, with the
+ * role and a label. id_out gets the token's id (not secret). */
+enum store_rc store_token_create(struct store *st, const char *tenant_id,
+				 enum store_role role, const char *sha256_hex,
+				 const char *label, char id_out[33]);
+
+struct store_principal {
+	char tenant_id[33];
+	char token_id[33];
+	enum store_role role;
+	char sha256_hex[65]; /* as stored, for the caller's constant-time compare */
+};
+
+/** Look up an unrevoked token by the SHA-256 hex digest of the presented
+ * secret. STORE_NOT_FOUND when unknown. */
+enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
+				 struct store_principal *out);
+
+/* ---- modules --------------------------------------------------------- */
+
+/** *enabled = 1 if the module is on for the tenant; a tenant with no row has
+ * every module off. */
+enum store_rc store_module_get(struct store *st, const char *tenant_id,
+			       const char *module, int *enabled);
+enum store_rc store_module_set(struct store *st, const char *tenant_id,
+			       const char *module, int enabled);
+/** {"modules":[{"name":"sandbox","enabled":bool}]} for the known modules. */
+enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t **out);
+
+/* ---- audit (append-only) --------------------------------------------- */
+
+/** Append an event. action e.g. "sandbox.generate"; target_id may be NULL;
+ * detail is a JSON object (borrowed, may be NULL) serialised as is: callers
+ * put only non-secret facts in it (the generation event holds only the count). */
+enum store_rc store_audit_append(struct store *st, const char *tenant_id,
+				 const char *actor_token_id, const char *action,
+				 const char *target_id, json_t *detail);
+/** {"events":[{"id","actor","action","target_id","detail","created_at"}]},
+ * newest first, at most limit (1..500). */
+enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit,
+			       json_t **out);
+
+/* ---- scenarios ------------------------------------------------------- */
+
+/**
+ * Insert a scenario from an object validated by model_scenario_check (name,
+ * description, subject_kind, steps, mocks), version 1, and append the audit
+ * event "sandbox.scenario.create" by actor in the same transaction.
+ * *out receives the stored object (see store_scenario_get).
+ */
+enum store_rc store_scenario_create(struct store *st, const char *tenant_id,
+				    const char *actor_token_id, json_t *scenario,
+				    json_t **out);
+
+/** {"id","name","description","subject_kind","steps":[…],"mocks":[…],
+ *  "version","digest" (SHA-256 hex of the canonical steps+mocks JSON),
+ *  "created_at","updated_at"}. STORE_NOT_FOUND for an unknown id or another
+ *  tenant's id. */
+enum store_rc store_scenario_get(struct store *st, const char *tenant_id, const char *id,
+				 json_t **out);
+
+/** {"scenarios":[{id,name,description,subject_kind,version,steps_count,
+ *  mocks_count,created_at,updated_at}]}, newest first, limit 1..500, offset >= 0. */
+enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int limit,
+				  int offset, json_t **out);
+
+/** Replace the fields present in patch (validated, is_update = 1), bump the
+ * version, audit "sandbox.scenario.update"; one transaction. *out as get. */
+enum store_rc store_scenario_update(struct store *st, const char *tenant_id,
+				    const char *actor_token_id, const char *id,
+				    json_t *patch, json_t **out);
+
+/** Delete a scenario (its runs and outputs stay: they are evidence), audit
+ * "sandbox.scenario.delete"; one transaction. */
+enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
+				    const char *actor_token_id, const char *id);
+
+/* ---- runs and outputs -------------------------------------------------- */
+
+/**
+ * A finished run, recorded whole in one transaction (run row, every output
+ * row, and the audit event "sandbox.run"): a run is never left in
+ * "running" by a crash, because nothing is written until it is terminal.
+ */
+struct store_run {
+	const char *kind;             /* "simulation" (later "replay", "comparison") */
+	const char *scenario_id;
+	int scenario_version;
+	const char *scenario_digest;  /* 64 hex */
+	const char *variant;          /* may be NULL */
+	const char *status;           /* "completed" | "failed" | "degraded" */
+	const char *runner;           /* e.g. "olivares-runner/0.1.0" */
+	const char *backend;          /* backend that actually ran */
+	int isolated, destroyed;
+	int steps_total, steps_ok, steps_error;
+	const char *suite;            /* may be NULL */
+	int scored;                   /* 0 in this version */
+	const char *reason;           /* why failed / not scored; may be NULL */
+	const char *output_digest;    /* 64 hex, SHA-256 over the ordered outputs */
+	const char *started_at, *finished_at; /* ISO 8601 UTC */
+	json_t *outputs;              /* array of {"seq","key","input","output",
+				       * "status","error_kind"} (borrowed) */
+};
+
+/** Record a run and its outputs; *out receives the stored run object (see
+ * store_run_get). */
+enum store_rc store_run_record(struct store *st, const char *tenant_id,
+			       const char *actor_token_id, const struct store_run *run,
+			       json_t **out);
+
+/** {"id","kind","scenario_id","scenario_version","scenario_digest","variant",
+ *  "status","runner","backend","isolated","destroyed","steps_total",
+ *  "steps_ok","steps_error","suite","scored","score","passed","reason",
+ *  "output_digest","started_at","finished_at","created_by"} (null for absent). */
+enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
+			    json_t **out);
+
+/** {"runs":[run objects]}, newest first; scenario_id and status filters may
+ * be NULL; limit 1..500, offset >= 0. */
+enum store_rc store_run_list(struct store *st, const char *tenant_id,
+			     const char *scenario_id, const char *status, int limit,
+			     int offset, json_t **out);
+
+/** {"run_id","outputs":[{"seq","key","input","output","status","error_kind"}]}
+ * ordered by seq. STORE_NOT_FOUND when the run is unknown for the tenant. */
+enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const char *run_id,
+				json_t **out);
+
+#endif

@@ -1,0 +1,196 @@
+#ifndef OLIVARES_CLI_CLI_H
+#define OLIVARES_CLI_CLI_H
+/**
+ * The `olivares` CLI: a libcurl + jansson client of the REST API
+ * (DESIGN.md §1 and §4, /work/briefs/api.md). This header is private to cli/.
+ *
+ * Exit status of the program (and of every command function):
+ *   CLI_EXIT_OK     0  success
+ *   CLI_EXIT_FAIL   1  the server refused, the server could not be reached,
+ *                      a local file could not be read or is not valid input
+ *   CLI_EXIT_USAGE  2  bad command line (unknown command or option, missing
+ *                      or malformed value); the message ends with a hint to --help
+ *
+ * Every message goes to stderr, starts with "olivares: " and never contains
+ * the API token.
+ */
+#include <jansson.h>
+#include <stddef.h>
+
+#include "model/buf.h"
+
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAIL = 1,
+	CLI_EXIT_USAGE = 2,
+};
+
+/** Largest file the CLI reads (seed, steps, mocks): the API's request limit,
+ * 1 MiB (model/limits.h MODEL_MAX_REQUEST_BYTES); a file one byte longer is
+ * refused before any request is sent. */
+#define CLI_MAX_FILE_BYTES (1024 * 1024)
+
+/** Largest response body the CLI accepts (bytes). A run's outputs can hold
+ * 1000 steps of 64 KiB each, JSON-escaped: 256 MiB leaves room for that. */
+#define CLI_MAX_RESPONSE_BYTES (256u * 1024 * 1024)
+
+/** Request timeout in seconds (connect + transfer). */
+#define CLI_TIMEOUT_SECONDS 60L
+
+enum cli_format {
+	CLI_FORMAT_TABLE = 0,
+	CLI_FORMAT_JSON,
+};
+
+/** Settings of one invocation. Strings point into argv or the environment
+ * (not owned). */
+struct cli_ctx {
+	enum cli_format format;
+	const char *url;   /* base URL, e.g. "http://127.0.0.1:8080" */
+	const char *token; /* API token or NULL; never printed */
+	char cmd[128];     /* "olivares sandbox generate", for messages */
+};
+
+/** Most options a leaf command declares (besides the common ones). */
+#define CLI_MAX_OPTS 8
+
+/** One option of a leaf command: always `--name VALUE`. */
+struct cli_opt {
+	const char *name;    /* long name without "--", e.g. "count" */
+	const char *metavar; /* "N", "FILE|-" */
+	const char *help;    /* one line for --help */
+};
+
+/** Parsed command line of a leaf command. val[i] is the value given for
+ * opts[i] (NULL if absent; the last occurrence wins); pos is the positional
+ * argument (NULL if the command takes none). */
+struct cli_args {
+	const struct cli_opt *opts;
+	const char *val[CLI_MAX_OPTS];
+	const char *pos;
+};
+
+/** Value of option `name` or NULL if it was not given. `name` must be one
+ * of the command's declared options (abort otherwise: a programming error). */
+const char *cli_arg(const struct cli_args *a, const char *name);
+
+/**
+ * A node of the command tree (STYLE.md: git's commands[] table). A group has
+ * `sub` (terminated by an entry whose name is NULL) and no `fn`; a leaf has
+ * `fn`, its options and at most one positional argument.
+ */
+struct cli_command {
+	const char *name;
+	int (*fn)(struct cli_ctx *ctx, const struct cli_args *args);
+	const char *summary;           /* one line in the parent's command list */
+	const struct cli_command *sub; /* group: subcommands */
+	const struct cli_opt *opts;    /* leaf: options, terminated by {NULL} */
+	const char *positional;        /* leaf: "ID", "MODULE", or NULL */
+	const char *details;           /* leaf: description and output, for --help */
+};
+
+/** The command tables (cli/cmd_modules.c, cli/cmd_sandbox.c). */
+extern const struct cli_command cli_modules_commands[];
+extern const struct cli_command cli_sandbox_commands[];
+
+/* ---- messages (cli/main.c) ---------------------------------------------- */
+
+/** Print "olivares: <message>" to stderr; returns CLI_EXIT_FAIL. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** Print "olivares: <message>" and "Try '<ctx->cmd> --help'." to stderr;
+ * returns CLI_EXIT_USAGE. */
+int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/**
+ * Parse a decimal integer option value (optional sign, no spaces, no
+ * trailing text, within long long). Returns 0, or -1 after printing a usage
+ * error naming `--opt`.
+ */
+int cli_parse_int(const struct cli_ctx *ctx, const char *opt, const char *s, long long *out);
+
+/* ---- HTTP (cli/http.c) -------------------------------------------------- */
+
+/**
+ * Perform one API request: `method` ("GET", "POST", "PUT", "DELETE") on
+ * ctx->url + `path` (starts with "/", components already escaped with
+ * cli_http_escape). `body`, if not NULL, is sent as compact JSON
+ * (json_dumps JSON_COMPACT) with Content-Type: application/json; POST and
+ * PUT always pass a body (an empty object at least).
+ * On a 2xx response whose body is JSON, *out receives it (caller
+ * json_decref) and 0 is returned. Otherwise the error is printed
+ * ("olivares: <message> (<code>, HTTP <status>)", "olivares: cannot reach
+ * <url>: <reason>", …) and -1 is returned.
+ */
+int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                  json_t **out);
+
+/** Percent-encode s for one path segment or query value (RFC 3986
+ * unreserved characters kept). Returns a malloc'ed string (caller frees). */
+char *cli_http_escape(const char *s);
+
+/* ---- input files (cli/input.c) ------------------------------------------ */
+
+/**
+ * Read the file `name` ("-" = stdin) byte for byte into *out (initialised
+ * here; caller model_buf_release). A final newline is kept. Refuses a file
+ * larger than CLI_MAX_FILE_BYTES. Returns 0, or -1 after printing
+ * "olivares: <name>: <reason>".
+ */
+int cli_read_file(const char *name, struct model_buf *out);
+
+/** cli_read_file, then check the bytes are valid UTF-8 without NUL (the
+ * seed becomes a JSON string; the server refuses anything else). */
+int cli_read_text_file(const char *name, struct model_buf *out);
+
+/**
+ * Load a steps file: a JSON array of step objects, or an object holding
+ * such an array under "steps" or "samples" (the output of `sandbox
+ * generate -o json`, or its raw API response). *out receives a new
+ * reference to the array. Returns 0, or -1 after printing e.g.
+ * "olivares: steps.json: invalid JSON at line 1 column 2: …".
+ */
+int cli_load_steps(const char *name, json_t **out);
+
+/** Same for a mocks file: an array of mock objects or an object with a
+ * "mocks" array. */
+int cli_load_mocks(const char *name, json_t **out);
+
+/* ---- output (cli/print.c) ----------------------------------------------- */
+
+/** Print v as JSON indented by 2 spaces, then a newline, on stdout. */
+void cli_print_json(const json_t *v);
+
+/**
+ * Copy of the n bytes at s with control characters escaped, so that one
+ * value stays on one line of a table: backslash as "\\", newline "\n",
+ * CR "\r", tab "\t", other bytes < 0x20 and 0x7f as "\xHH"; everything else
+ * (including UTF-8) kept. Returns a malloc'ed string (caller frees).
+ */
+char *cli_escape(const char *s, size_t n);
+
+/** A value rendered for a table cell: strings escaped, null as "-",
+ * booleans "true"/"false", numbers as JSON, arrays and objects compact JSON.
+ * malloc'ed (caller frees). */
+char *cli_render(const json_t *v);
+
+/** Print each member of obj as "key   value" (keys aligned), in the
+ * server's order, skipping the keys listed in skip (NULL-terminated, may be
+ * NULL). */
+void cli_print_fields(const json_t *obj, const char *const *skip);
+
+/** A table column: header title, and either the member `key` of each item
+ * rendered with cli_render, or `cell(item)` (malloc'ed string). */
+struct cli_column {
+	const char *title;
+	const char *key;
+	char *(*cell)(const json_t *item);
+};
+
+/** Print a header row then one row per element of arr (an array of
+ * objects); columns separated by two spaces and aligned, the last one not
+ * padded. cols is terminated by an entry whose title is NULL. */
+void cli_print_table(const json_t *arr, const struct cli_column *cols);
+
+#endif

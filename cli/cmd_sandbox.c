@@ -1,0 +1,521 @@
+/*
+ * olivares sandbox …: generate, scenarios create|list|get|delete|run,
+ * runs list|get|outputs (the /v1/m/sandbox routes of /work/briefs/api.md).
+ *
+ * Every command builds a path (ids percent-encoded: they are opaque tokens
+ * and the server is the one that says "not found") and maybe a body, makes
+ * one call, and prints the answer as JSON or as a table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "model/alloc.h"
+#include "model/buf.h"
+
+#define PATH_MAX_BYTES (64 * 1024)
+
+typedef void (*table_printer)(const json_t *resp);
+
+/* ---- table printers ------------------------------------------------------ */
+
+static char *sample_input(const json_t *item)
+{
+	return cli_render(json_object_get(item, "input"));
+}
+
+static void print_samples(const json_t *samples)
+{
+	size_t i;
+	const json_t *item;
+	char *line;
+
+	json_array_foreach((json_t *)samples, i, item)
+	{
+		line = sample_input(item);
+		puts(line);
+		free(line);
+	}
+}
+
+static const struct cli_column step_columns[] = {
+    {"KEY", "key", NULL},
+    {"INPUT", "input", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_column mock_columns[] = {
+    {"RESOURCE", "resource", NULL},
+    {"VARIANT", "variant", NULL},
+    {"RESPONSE", "response", NULL},
+    {NULL, NULL, NULL},
+};
+
+static void print_scenario(const json_t *s)
+{
+	static const char *const skip[] = {"steps", "mocks", NULL};
+
+	cli_print_fields(s, skip);
+	printf("\nsteps (%zu):\n", json_array_size(json_object_get(s, "steps")));
+	cli_print_table(json_object_get(s, "steps"), step_columns);
+	printf("\nmocks (%zu):\n", json_array_size(json_object_get(s, "mocks")));
+	cli_print_table(json_object_get(s, "mocks"), mock_columns);
+}
+
+static const struct cli_column scenario_columns[] = {
+    {"ID", "id", NULL},
+    {"NAME", "name", NULL},
+    {"SUBJECT", "subject_kind", NULL},
+    {"VERSION", "version", NULL},
+    {"STEPS", "steps_count", NULL},
+    {"MOCKS", "mocks_count", NULL},
+    {"UPDATED_AT", "updated_at", NULL},
+    {NULL, NULL, NULL},
+};
+
+static void print_scenario_list(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "scenarios"), scenario_columns);
+}
+
+static void print_fields(const json_t *resp)
+{
+	cli_print_fields(resp, NULL);
+}
+
+static const struct cli_column run_columns[] = {
+    {"ID", "id", NULL},
+    {"STATUS", "status", NULL},
+    {"SCENARIO", "scenario_id", NULL},
+    {"VARIANT", "variant", NULL},
+    {"BACKEND", "backend", NULL},
+    {"ISOLATED", "isolated", NULL},
+    {"TOTAL", "steps_total", NULL},
+    {"OK", "steps_ok", NULL},
+    {"ERRORS", "steps_error", NULL},
+    {"STARTED_AT", "started_at", NULL},
+    {NULL, NULL, NULL},
+};
+
+static void print_run_list(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "runs"), run_columns);
+}
+
+/* "ok", or "error" followed by the error kind: "error (mock_miss)" */
+static char *output_status(const json_t *item)
+{
+	const json_t *kind = json_object_get(item, "error_kind");
+	struct model_buf b;
+	char *status, *k;
+
+	status = cli_render(json_object_get(item, "status"));
+	if (!json_is_string(kind))
+		return status;
+	k = cli_render(kind);
+	model_buf_init(&b, strlen(status) + strlen(k) + 4);
+	model_buf_printf(&b, "%s (%s)", status, k);
+	free(status);
+	free(k);
+	status = model_buf_detach(&b, NULL);
+	model_buf_release(&b);
+	return status;
+}
+
+static const struct cli_column output_columns[] = {
+    {"SEQ", "seq", NULL},       {"KEY", "key", NULL}, {"STATUS", NULL, output_status},
+    {"OUTPUT", "output", NULL}, {NULL, NULL, NULL},
+};
+
+static void print_outputs(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "outputs"), output_columns);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* One call, then the answer printed in the chosen format. Takes body. */
+static int call_and_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                          table_printer table)
+{
+	json_t *resp;
+	int rc;
+
+	rc = cli_http_call(ctx, method, path, body, &resp);
+	json_decref(body);
+	if (rc)
+		return CLI_EXIT_FAIL;
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		table(resp);
+	json_decref(resp);
+	return CLI_EXIT_OK;
+}
+
+/* prefix + escaped id + suffix, into *path (initialised here) */
+static void id_path(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
+{
+	char *e = cli_http_escape(id);
+
+	model_buf_init(path, PATH_MAX_BYTES);
+	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
+		/* a path this long cannot be an id: let the server refuse a stub */
+		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
+	free(e);
+}
+
+/* Append "?name=value" or "&name=value" (value escaped) if value is set.
+ * Returns 0, or -1 after a usage error (the path would be too long). */
+static int add_query(struct cli_ctx *ctx, struct model_buf *path, const char *name,
+                     const char *value)
+{
+	char *e;
+	int rc;
+
+	if (!value)
+		return 0;
+	e = cli_http_escape(value);
+	rc = model_buf_printf(path, "%c%s=%s", strchr(path->data, '?') ? '&' : '?', name, e);
+	free(e);
+	if (rc)
+		cli_usage_error(ctx, "--%s is too long", name);
+	return rc;
+}
+
+/* Check an integer option and append it to the query in canonical form. */
+static int add_int_query(struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
+                         const char *name)
+{
+	const char *v = cli_arg(a, name);
+	char num[32];
+	long long n;
+
+	if (!v)
+		return 0;
+	if (cli_parse_int(ctx, name, v, &n))
+		return -1;
+	snprintf(num, sizeof(num), "%lld", n);
+	return add_query(ctx, path, name, num);
+}
+
+/* Set body[key] to the string value of option --opt if given; it must be
+ * UTF-8 (jansson refuses anything else). */
+static int set_string_opt(struct cli_ctx *ctx, json_t *body, const char *key,
+                          const struct cli_args *a, const char *opt)
+{
+	const char *v = cli_arg(a, opt);
+	json_t *s;
+
+	if (!v)
+		return 0;
+	s = json_string(v);
+	if (!s) {
+		cli_usage_error(ctx, "--%s must be UTF-8 text", opt);
+		return -1;
+	}
+	json_object_set_new(body, key, s);
+	return 0;
+}
+
+/* ---- generate ------------------------------------------------------------ */
+
+static int cmd_generate(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	const char *seed_file = cli_arg(a, "seed-file");
+	const char *count = cli_arg(a, "count");
+	struct model_buf seed;
+	json_t *body, *resp = NULL, *samples;
+	long long n;
+	int have_seed = 0;
+	int rc = CLI_EXIT_USAGE;
+
+	body = json_object();
+	/* only the flags given: the server applies the page's defaults */
+	if (set_string_opt(ctx, body, "subject_kind", a, "subject"))
+		goto out;
+	if (count) {
+		if (cli_parse_int(ctx, "count", count, &n))
+			goto out;
+		json_object_set_new(body, "count", json_integer(n));
+	}
+	rc = CLI_EXIT_FAIL;
+	if (seed_file) {
+		if (cli_read_text_file(seed_file, &seed))
+			goto out;
+		have_seed = 1;
+		/* the bytes as read, a final newline included */
+		json_object_set_new(body, "seed", json_stringn(seed.data, seed.len));
+	}
+	if (cli_http_call(ctx, "POST", "/v1/m/sandbox/synthetic-data", body, &resp))
+		goto out;
+	samples = json_object_get(resp, "samples");
+	if (!json_is_array(samples)) {
+		cli_fail("unexpected response: no \"samples\" array");
+		goto out;
+	}
+	/* -o json: exactly the samples array, which --steps-file accepts */
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(samples);
+	else
+		print_samples(samples);
+	rc = CLI_EXIT_OK;
+out:
+	json_decref(resp);
+	json_decref(body);
+	if (have_seed)
+		model_buf_release(&seed);
+	return rc;
+}
+
+/* ---- scenarios ----------------------------------------------------------- */
+
+static int cmd_scenarios_create(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	const char *steps_file = cli_arg(a, "steps-file");
+	const char *mocks_file = cli_arg(a, "mocks-file");
+	json_t *body, *steps = NULL, *mocks = NULL;
+	int rc = CLI_EXIT_USAGE;
+
+	body = json_object();
+	if (!cli_arg(a, "name")) {
+		cli_usage_error(ctx, "--name is required");
+		goto out;
+	}
+	if (!steps_file) {
+		cli_usage_error(ctx, "--steps-file is required");
+		goto out;
+	}
+	if (mocks_file && strcmp(steps_file, "-") == 0 && strcmp(mocks_file, "-") == 0) {
+		cli_usage_error(ctx, "--steps-file and --mocks-file cannot both read stdin");
+		goto out;
+	}
+	if (set_string_opt(ctx, body, "name", a, "name") ||
+	    set_string_opt(ctx, body, "description", a, "description") ||
+	    set_string_opt(ctx, body, "subject_kind", a, "subject"))
+		goto out;
+	rc = CLI_EXIT_FAIL;
+	if (cli_load_steps(steps_file, &steps))
+		goto out;
+	json_object_set(body, "steps", steps);
+	if (mocks_file) {
+		if (cli_load_mocks(mocks_file, &mocks))
+			goto out;
+		json_object_set(body, "mocks", mocks);
+	}
+	rc = call_and_print(ctx, "POST", "/v1/m/sandbox/scenarios", json_incref(body),
+	                    print_scenario);
+out:
+	json_decref(steps);
+	json_decref(mocks);
+	json_decref(body);
+	return rc;
+}
+
+static int cmd_scenarios_list(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	int rc = CLI_EXIT_USAGE;
+
+	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_adds(&path, "/v1/m/sandbox/scenarios");
+	if (add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+		goto out;
+	rc = call_and_print(ctx, "GET", path.data, NULL, print_scenario_list);
+out:
+	model_buf_release(&path);
+	return rc;
+}
+
+static int cmd_scenarios_get(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	int rc;
+
+	id_path(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
+	rc = call_and_print(ctx, "GET", path.data, NULL, print_scenario);
+	model_buf_release(&path);
+	return rc;
+}
+
+static int cmd_scenarios_delete(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	int rc;
+
+	id_path(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
+	rc = call_and_print(ctx, "DELETE", path.data, NULL, print_fields);
+	model_buf_release(&path);
+	return rc;
+}
+
+static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	json_t *body;
+	int rc;
+
+	body = json_object();
+	if (set_string_opt(ctx, body, "variant", a, "variant")) {
+		json_decref(body);
+		return CLI_EXIT_USAGE;
+	}
+	id_path(&path, "/v1/m/sandbox/scenarios/", a->pos, "/runs");
+	rc = call_and_print(ctx, "POST", path.data, body, print_fields);
+	model_buf_release(&path);
+	return rc;
+}
+
+/* ---- runs ---------------------------------------------------------------- */
+
+static int cmd_runs_list(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	int rc = CLI_EXIT_USAGE;
+
+	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_adds(&path, "/v1/m/sandbox/runs");
+	if (add_query(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
+	    add_query(ctx, &path, "status", cli_arg(a, "status")) ||
+	    add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+		goto out;
+	rc = call_and_print(ctx, "GET", path.data, NULL, print_run_list);
+out:
+	model_buf_release(&path);
+	return rc;
+}
+
+static int cmd_runs_get(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	int rc;
+
+	id_path(&path, "/v1/m/sandbox/runs/", a->pos, "");
+	rc = call_and_print(ctx, "GET", path.data, NULL, print_fields);
+	model_buf_release(&path);
+	return rc;
+}
+
+static int cmd_runs_outputs(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	int rc;
+
+	id_path(&path, "/v1/m/sandbox/runs/", a->pos, "/outputs");
+	rc = call_and_print(ctx, "GET", path.data, NULL, print_outputs);
+	model_buf_release(&path);
+	return rc;
+}
+
+/* ---- command tables ------------------------------------------------------ */
+
+static const struct cli_opt generate_opts[] = {
+    {"count", "N", "number of inputs, 1..100 (server default 10)"},
+    {"subject", "S", "value of {{subject_kind}}, at most 200 bytes (server default agent)"},
+    {"seed-file", "FILE|-", "template file, read byte for byte; '-' reads stdin"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt create_opts[] = {
+    {"name", "NAME", "scenario name, at most 128 bytes (required)"},
+    {"description", "TEXT", "description, at most 1024 bytes"},
+    {"subject", "S", "subject kind, at most 200 bytes"},
+    {"steps-file", "FILE|-", "steps as JSON (required); '-' reads stdin"},
+    {"mocks-file", "FILE|-", "mocks as JSON; '-' reads stdin"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt scenarios_list_opts[] = {
+    {"limit", "N", "at most N scenarios"},
+    {"offset", "N", "skip the first N scenarios"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt run_opts[] = {
+    {"variant", "V", "variant to run (selects the mocks of that variant)"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt runs_list_opts[] = {
+    {"scenario", "ID", "only the runs of this scenario"},
+    {"status", "S", "only runs with this status (completed, failed, degraded, running)"},
+    {"limit", "N", "at most N runs"},
+    {"offset", "N", "skip the first N runs"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt no_opts[] = {{NULL, NULL, NULL}};
+
+static const struct cli_command scenarios_commands[] = {
+    {"create", cmd_scenarios_create,
+     "Create a scenario from a steps file and a mocks file (editor).", NULL, create_opts, NULL,
+     "POST /v1/m/sandbox/scenarios. Files are read byte for byte and must be at most\n"
+     "1 MiB; they are checked as JSON before anything is sent.\n"
+     "  steps file: a JSON array [{\"key\":\"step-1\",\"input\":\"…\"},…] (key optional), or an\n"
+     "              object with a \"steps\" or \"samples\" array; 'sandbox generate -o json'\n"
+     "              writes exactly this format.\n"
+     "  mocks file: a JSON array [{\"resource\":\"…\",\"response\":\"…\",\"variant\":\"…\"},…]\n"
+     "              (variant optional), or an object with a \"mocks\" array.\n"
+     "Example:\n"
+     "  olivares sandbox generate --count 2 --seed-file seed.txt -o json > steps.json\n"
+     "  olivares sandbox scenarios create --name generated --steps-file steps.json \\\n"
+     "      --mocks-file mocks.json -o json\n"
+     "Table output: the scenario's fields, then its steps (KEY INPUT) and mocks\n"
+     "(RESOURCE VARIANT RESPONSE); control characters are shown escaped (\\n, \\t, \\\\).\n"},
+    {"list", cmd_scenarios_list, "List scenarios (any role).", NULL, scenarios_list_opts, NULL,
+     "GET /v1/m/sandbox/scenarios?limit=N&offset=N.\n"
+     "Table output: one row per scenario: ID NAME SUBJECT VERSION STEPS MOCKS UPDATED_AT.\n"},
+    {"get", cmd_scenarios_get, "Show one scenario with its steps and mocks (any role).", NULL,
+     no_opts, "ID",
+     "GET /v1/m/sandbox/scenarios/ID.\n"
+     "Table output: the scenario's fields, then its steps (KEY INPUT) and mocks\n"
+     "(RESOURCE VARIANT RESPONSE); control characters are shown escaped.\n"},
+    {"delete", cmd_scenarios_delete, "Delete a scenario (editor).", NULL, no_opts, "ID",
+     "DELETE /v1/m/sandbox/scenarios/ID.\n"
+     "Table output: id and deleted.\n"},
+    {"run", cmd_scenarios_run, "Run a scenario against its mocks (editor).", NULL, run_opts, "ID",
+     "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V} (backend inproc-mock).\n"
+     "A step whose input matches no mock gives [[mock-miss:<input>]] and counts in\n"
+     "steps_error; the run still completes.\n"
+     "Table output: the run's fields, one per line (id, status, steps_total, steps_ok,\n"
+     "steps_error, isolated, destroyed, backend, …); null is shown as '-'.\n"},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+static const struct cli_command runs_commands[] = {
+    {"list", cmd_runs_list, "List runs (any role).", NULL, runs_list_opts, NULL,
+     "GET /v1/m/sandbox/runs?scenario=ID&status=S&limit=N&offset=N.\n"
+     "Table output: one row per run: ID STATUS SCENARIO VARIANT BACKEND ISOLATED TOTAL\n"
+     "OK ERRORS STARTED_AT.\n"},
+    {"get", cmd_runs_get, "Show one run (any role).", NULL, no_opts, "ID",
+     "GET /v1/m/sandbox/runs/ID.\n"
+     "Table output: the run's fields, one per line (id, status, steps_total, steps_ok,\n"
+     "steps_error, isolated, destroyed, backend, …); null is shown as '-'.\n"},
+    {"outputs", cmd_runs_outputs, "Show the per-step outputs of a run (any role).", NULL, no_opts,
+     "ID",
+     "GET /v1/m/sandbox/runs/ID/outputs.\n"
+     "Table output: one row per step: SEQ KEY STATUS OUTPUT, where STATUS is 'ok' or\n"
+     "'error (<kind>)'; control characters in outputs are shown escaped (\\n, \\t, \\\\).\n"},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+const struct cli_command cli_sandbox_commands[] = {
+    {"generate", cmd_generate, "Generate step inputs from a local template (editor).", NULL,
+     generate_opts, NULL,
+     "POST /v1/m/sandbox/synthetic-data with only the flags given (the server applies\n"
+     "its defaults: subject agent, count 10, template {{subject_kind}}-sample-{{index}}).\n"
+     "Only {{index}} (from 1) and {{subject_kind}} are substituted. The seed file is\n"
+     "read byte for byte, a final newline included, and must be UTF-8 without NUL.\n"
+     "JSON output: exactly the samples array [{\"key\":\"step-1\",\"input\":\"…\"},…], ready\n"
+     "for 'sandbox scenarios create --steps-file'.\n"
+     "Table output: one input per line; control characters are shown escaped\n"
+     "(\\n, \\r, \\t, \\\\, \\xHH).\n"
+     "Example:\n"
+     "  printf '%s' '{{subject_kind}}:user{{index}}@example.test' > seed.txt\n"
+     "  olivares sandbox generate --count 2 --seed-file seed.txt -o json > steps.json\n"},
+    {"scenarios", NULL, "Create, list, show, delete and run scenarios.", scenarios_commands, NULL,
+     NULL, NULL},
+    {"runs", NULL, "List runs, show a run and its outputs.", runs_commands, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,216 @@
+/*
+ * One API request with libcurl. The response is collected in a capped
+ * model_buf (the cap is enforced where the bytes are appended), decoded with
+ * jansson, and any failure is turned into one message on stderr here, so the
+ * commands only see "got JSON" or "already reported".
+ */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "model/alloc.h"
+#include "model/buf.h"
+
+#define SNIPPET_BYTES 200
+
+struct response {
+	struct model_buf body;
+	int overflow; /* the body crossed CLI_MAX_RESPONSE_BYTES */
+};
+
+static size_t on_data(char *p, size_t size, size_t nmemb, void *userdata)
+{
+	struct response *r = userdata;
+	size_t n = size * nmemb;
+
+	if (model_buf_add(&r->body, p, n)) {
+		r->overflow = 1;
+		return 0; /* makes curl stop with CURLE_WRITE_ERROR */
+	}
+	return n;
+}
+
+char *cli_http_escape(const char *s)
+{
+	char *e = curl_easy_escape(NULL, s, (int)strlen(s));
+	char *copy;
+
+	if (!e) {
+		fputs("olivares: out of memory\n", stderr);
+		abort();
+	}
+	copy = model_xstrdup(e);
+	curl_free(e);
+	return copy;
+}
+
+/* The token goes into a header line: refuse what would break the line or
+ * the Bearer syntax, without echoing the value. */
+static int token_ok(const char *t)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)t; *p; p++) {
+		if (*p <= 0x20 || *p >= 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+static void report_http_error(long status, const struct response *r, const char *url)
+{
+	json_t *doc = NULL, *error, *code, *message, *field;
+	char *msg = NULL, *snippet = NULL;
+	size_t n;
+
+	doc = json_loadb(r->body.data, r->body.len, 0, NULL);
+	error = doc ? json_object_get(doc, "error") : NULL;
+	code = json_object_get(error, "code");
+	message = json_object_get(error, "message");
+	if (json_is_string(code) && json_is_string(message)) {
+		msg = cli_escape(json_string_value(message), json_string_length(message));
+		fprintf(stderr, "olivares: %s (%s, HTTP %ld)\n", msg, json_string_value(code),
+		        status);
+		field = json_object_get(error, "field");
+		if (json_is_string(field) && json_string_length(field) > 0) {
+			free(msg);
+			msg = cli_escape(json_string_value(field), json_string_length(field));
+			fprintf(stderr, "olivares: field: %s\n", msg);
+		}
+		goto out;
+	}
+	if (r->body.len == 0) {
+		fprintf(stderr, "olivares: HTTP %ld from %s (empty body)\n", status, url);
+		goto out;
+	}
+	n = r->body.len < SNIPPET_BYTES ? r->body.len : SNIPPET_BYTES;
+	snippet = cli_escape(r->body.data, n);
+	fprintf(stderr, "olivares: HTTP %ld from %s: %s%s\n", status, url, snippet,
+	        n < r->body.len ? "…" : "");
+out:
+	free(msg);
+	free(snippet);
+	json_decref(doc);
+}
+
+int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                  json_t **out)
+{
+	char errbuf[CURL_ERROR_SIZE];
+	struct curl_slist *headers = NULL;
+	struct response r;
+	struct model_buf url, auth;
+	json_error_t jerr;
+	char *payload = NULL;
+	CURL *curl = NULL;
+	CURLcode res;
+	long status = 0;
+	size_t base_len;
+	int rc = -1;
+
+	*out = NULL;
+	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
+	r.overflow = 0;
+	model_buf_init(&url, 64 * 1024);
+	model_buf_init(&auth, 64 * 1024);
+
+	if (!ctx->token) {
+		fputs("olivares: no API token: set OLIVARES_TOKEN or pass --token\n", stderr);
+		goto out;
+	}
+	if (!token_ok(ctx->token)) {
+		fputs("olivares: the API token contains spaces or control characters\n", stderr);
+		goto out;
+	}
+	/* base URL without its trailing slashes, then the path */
+	base_len = strlen(ctx->url);
+	while (base_len > 0 && ctx->url[base_len - 1] == '/')
+		base_len--;
+	if (model_buf_add(&url, ctx->url, base_len) || model_buf_adds(&url, path) ||
+	    model_buf_printf(&auth, "Authorization: Bearer %s", ctx->token)) {
+		fputs("olivares: URL or token too long\n", stderr);
+		goto out;
+	}
+
+	curl = curl_easy_init();
+	if (!curl) {
+		fputs("olivares: cannot initialise libcurl\n", stderr);
+		goto out;
+	}
+	headers = curl_slist_append(headers, auth.data);
+	headers = curl_slist_append(headers, "Accept: application/json");
+	/* no "Expect: 100-continue" round trip for bodies near 1 MiB */
+	headers = curl_slist_append(headers, "Expect:");
+	if (body) {
+		payload = json_dumps(body, JSON_COMPACT);
+		if (!payload) {
+			fputs("olivares: cannot encode the request body\n", stderr);
+			goto out;
+		}
+		headers = curl_slist_append(headers, "Content-Type: application/json");
+	}
+	if (!headers) {
+		fputs("olivares: out of memory\n", stderr);
+		goto out;
+	}
+
+	errbuf[0] = '\0';
+	curl_easy_setopt(curl, CURLOPT_URL, url.data);
+	/* ids are opaque: send "..", "." as typed, so the server answers 404 */
+	curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, CLI_TIMEOUT_SECONDS);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "olivares-cli");
+	/* redirects are not followed: the bearer token stays with this server */
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+	if (payload) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, payload);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload));
+	}
+	/* POSTFIELDS makes a POST; any other verb is named explicitly */
+	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
+		curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+
+	res = curl_easy_perform(curl);
+	if (res == CURLE_WRITE_ERROR && r.overflow) {
+		fprintf(stderr, "olivares: the response from %.*s is larger than %u bytes\n",
+		        (int)base_len, ctx->url, CLI_MAX_RESPONSE_BYTES);
+		goto out;
+	}
+	if (res != CURLE_OK) {
+		fprintf(stderr, "olivares: cannot reach %.*s: %s\n", (int)base_len, ctx->url,
+		        errbuf[0] ? errbuf : curl_easy_strerror(res));
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status > 299) {
+		report_http_error(status, &r, url.data);
+		goto out;
+	}
+	*out = json_loadb(r.body.data, r.body.len, 0, &jerr);
+	if (!*out) {
+		fprintf(stderr, "olivares: invalid JSON in the response (HTTP %ld): %s\n", status,
+		        jerr.text);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(payload);
+	curl_slist_free_all(headers);
+	if (curl)
+		curl_easy_cleanup(curl);
+	model_buf_release(&url);
+	/* our copy of the Authorization line held the token: wipe it */
+	memset(auth.data, 0, auth.len);
+	model_buf_release(&auth);
+	model_buf_release(&r.body);
+	return rc;
+}

@@ -1,0 +1,368 @@
+/*
+ * olivares: command-line client of the olivares sandbox REST API.
+ *
+ * The command tree is a table of tables (git's commands[]): main() parses the
+ * global options, then walks argv down the tree; a leaf command's options are
+ * parsed here, from its declared option list, so every command gets the same
+ * rules (-o/--url/--token/--help anywhere after the command, positional
+ * argument before or after the options, usage errors exit 2) and a --help
+ * generated from the same list that the parser uses.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+#define DEFAULT_URL "http://127.0.0.1:8080"
+
+/* getopt codes of the long-only options; leaf options are OPT_LEAF + index */
+enum {
+	OPT_URL = 256,
+	OPT_TOKEN,
+	OPT_VERSION,
+	OPT_LEAF = 512,
+};
+
+static const struct cli_command root_commands[] = {
+    {"modules", NULL, "List modules, turn the sandbox module on or off.", cli_modules_commands,
+     NULL, NULL, NULL},
+    {"sandbox", NULL, "Generate inputs, manage and run scenarios, read runs and outputs.",
+     cli_sandbox_commands, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+static const struct cli_command root = {
+    "olivares", NULL, NULL, root_commands, NULL, NULL, NULL,
+};
+
+static const char common_options_help[] =
+    "  -o, --output json|table   output format (default: table)\n"
+    "  --url URL                 API base URL (default: $OLIVARES_URL, else " DEFAULT_URL ")\n"
+    "  --token TOKEN             API token (default: $OLIVARES_TOKEN)\n"
+    "  -h, --help                show this help and exit\n";
+
+int cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("olivares: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLI_EXIT_FAIL;
+}
+
+int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("olivares: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", ctx->cmd);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_parse_int(const struct cli_ctx *ctx, const char *opt, const char *s, long long *out)
+{
+	char *end;
+	long long v;
+
+	/* strtoll skips leading spaces and accepts "": refuse both */
+	if (s[0] == '\0' || s[0] == ' ' || s[0] == '\t')
+		goto bad;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	cli_usage_error(ctx, "--%s expects an integer, got '%s'", opt, s);
+	return -1;
+}
+
+const char *cli_arg(const struct cli_args *a, const char *name)
+{
+	int i;
+
+	for (i = 0; a->opts && a->opts[i].name; i++) {
+		if (strcmp(a->opts[i].name, name) == 0)
+			return a->val[i];
+	}
+	fprintf(stderr, "olivares: internal error: undeclared option --%s\n", name);
+	abort();
+}
+
+static const struct cli_command *find_command(const struct cli_command *table, const char *name)
+{
+	int i;
+
+	for (i = 0; table[i].name; i++) {
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
+	}
+	return NULL;
+}
+
+static void print_group_help(const struct cli_ctx *ctx, const struct cli_command *node, FILE *f)
+{
+	int i;
+
+	fprintf(f, "Usage: %s%s <command> [options]\n\n", ctx->cmd,
+	        node == &root ? " [-o json|table] [--url URL] [--token TOKEN]" : "");
+	if (node == &root)
+		fputs("Command-line client of the olivares sandbox REST API.\n\n", f);
+	fputs("Commands:\n", f);
+	for (i = 0; node->sub[i].name; i++)
+		fprintf(f, "  %-12s %s\n", node->sub[i].name, node->sub[i].summary);
+	if (node == &root) {
+		fputs("\nGlobal options (also accepted after the command):\n", f);
+		fputs(common_options_help, f);
+		fputs("  --version                 print the version and exit\n"
+		      "\nEnvironment:\n"
+		      "  OLIVARES_URL     API base URL (default " DEFAULT_URL ")\n"
+		      "  OLIVARES_TOKEN   API token, sent as 'Authorization: Bearer …' (never "
+		      "printed)\n"
+		      "\nExit status: 0 success; 1 error (refused by the server, server "
+		      "unreachable,\n"
+		      "unreadable or invalid input file); 2 usage error.\n"
+		      "Server errors are printed as: olivares: <message> (<code>, HTTP <status>)\n",
+		      f);
+	} else {
+		fprintf(f, "\nCommon options (accepted by every command below):\n%s",
+		        common_options_help);
+	}
+	fprintf(f, "\nRun '%s <command> --help' for the commands and options of each command.\n",
+	        ctx->cmd);
+}
+
+static void print_leaf_help(const struct cli_ctx *ctx, const struct cli_command *node)
+{
+	char left[64];
+	int i;
+
+	printf("Usage: %s%s%s [options]\n\n%s\n", ctx->cmd, node->positional ? " " : "",
+	       node->positional ? node->positional : "", node->summary);
+	if (node->details)
+		printf("\n%s", node->details);
+	if (node->opts && node->opts[0].name) {
+		fputs("\nOptions:\n", stdout);
+		for (i = 0; node->opts[i].name; i++) {
+			snprintf(left, sizeof(left), "--%s %s", node->opts[i].name,
+			         node->opts[i].metavar);
+			printf("  %-24s  %s\n", left, node->opts[i].help);
+		}
+	}
+	printf("\nCommon options:\n%s", common_options_help);
+}
+
+static int set_format(struct cli_ctx *ctx, const char *v)
+{
+	if (strcmp(v, "json") == 0) {
+		ctx->format = CLI_FORMAT_JSON;
+		return 0;
+	}
+	if (strcmp(v, "table") == 0) {
+		ctx->format = CLI_FORMAT_TABLE;
+		return 0;
+	}
+	return cli_usage_error(ctx, "-o expects 'json' or 'table', got '%s'", v);
+}
+
+/* The option getopt just refused, for the message: argv[optind-1] is the
+ * offending word except inside a cluster of short options. */
+static const char *bad_option(char **argv, char *buf, size_t size)
+{
+	if (optopt > 0 && optopt < 256) {
+		snprintf(buf, size, "-%c", optopt);
+		return buf;
+	}
+	return argv[optind - 1];
+}
+
+static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int argc, char **argv)
+{
+	struct option longopts[CLI_MAX_OPTS + 5];
+	struct cli_args args;
+	char optbuf[8];
+	int n = 0;
+	int c, i;
+
+	memset(&args, 0, sizeof(args));
+	args.opts = node->opts;
+	for (i = 0; node->opts && node->opts[i].name; i++) {
+		longopts[n].name = node->opts[i].name;
+		longopts[n].has_arg = required_argument;
+		longopts[n].flag = NULL;
+		longopts[n].val = OPT_LEAF + i;
+		n++;
+	}
+	longopts[n++] = (struct option){"output", required_argument, NULL, 'o'};
+	longopts[n++] = (struct option){"url", required_argument, NULL, OPT_URL};
+	longopts[n++] = (struct option){"token", required_argument, NULL, OPT_TOKEN};
+	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n] = (struct option){NULL, 0, NULL, 0};
+
+	/* "-": positional words come back in order as code 1, so "get ID -o json"
+	 * works whatever POSIXLY_CORRECT says; ":": we print the errors. */
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "-:o:h", longopts, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case 1:
+			if (!node->positional)
+				return cli_usage_error(ctx, "unexpected argument '%s'", optarg);
+			if (args.pos)
+				return cli_usage_error(ctx, "expected one %s, got '%s' and '%s'",
+				                       node->positional, args.pos, optarg);
+			args.pos = optarg;
+			break;
+		case 'o':
+			if (set_format(ctx, optarg))
+				return CLI_EXIT_USAGE;
+			break;
+		case OPT_URL:
+			ctx->url = optarg;
+			break;
+		case OPT_TOKEN:
+			ctx->token = optarg;
+			break;
+		case 'h':
+			print_leaf_help(ctx, node);
+			return CLI_EXIT_OK;
+		case ':':
+			return cli_usage_error(ctx, "option '%s' requires a value",
+			                       bad_option(argv, optbuf, sizeof(optbuf)));
+		case '?':
+			return cli_usage_error(ctx, "unknown option '%s'",
+			                       bad_option(argv, optbuf, sizeof(optbuf)));
+		default:
+			args.val[c - OPT_LEAF] = optarg;
+			break;
+		}
+	}
+	/* words after "--" */
+	for (; optind < argc; optind++) {
+		if (!node->positional || args.pos)
+			return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+		args.pos = argv[optind];
+	}
+	if (node->positional && (!args.pos || args.pos[0] == '\0'))
+		return cli_usage_error(ctx, "missing %s", node->positional);
+	return node->fn(ctx, &args);
+}
+
+/* argv[0] is node's own name; walk down to a leaf. */
+static int run_node(struct cli_ctx *ctx, const struct cli_command *node, int argc, char **argv)
+{
+	const struct cli_command *sub;
+	size_t used;
+
+	if (node->fn)
+		return run_leaf(ctx, node, argc, argv);
+	if (argc < 2)
+		return cli_usage_error(ctx, "missing command");
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		print_group_help(ctx, node, stdout);
+		return CLI_EXIT_OK;
+	}
+	sub = find_command(node->sub, argv[1]);
+	if (!sub)
+		return cli_usage_error(ctx, "unknown command '%s'", argv[1]);
+	used = strlen(ctx->cmd);
+	snprintf(ctx->cmd + used, sizeof(ctx->cmd) - used, " %s", sub->name);
+	return run_node(ctx, sub, argc - 1, argv + 1);
+}
+
+static int run(struct cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"url", required_argument, NULL, OPT_URL},
+	    {"token", required_argument, NULL, OPT_TOKEN},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {NULL, 0, NULL, 0},
+	};
+	char optbuf[8];
+	int c;
+
+	/* "+": stop at the command name; its options belong to the command */
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "+:o:h", longopts, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case 'o':
+			if (set_format(ctx, optarg))
+				return CLI_EXIT_USAGE;
+			break;
+		case OPT_URL:
+			ctx->url = optarg;
+			break;
+		case OPT_TOKEN:
+			ctx->token = optarg;
+			break;
+		case 'h':
+			print_group_help(ctx, &root, stdout);
+			return CLI_EXIT_OK;
+		case OPT_VERSION:
+			printf("olivares %s (libcurl %s, jansson %s)\n", PACKAGE_VERSION,
+			       curl_version_info(CURLVERSION_NOW)->version, jansson_version_str());
+			return CLI_EXIT_OK;
+		case ':':
+			return cli_usage_error(ctx, "option '%s' requires a value",
+			                       bad_option(argv, optbuf, sizeof(optbuf)));
+		default:
+			return cli_usage_error(ctx, "unknown option '%s'",
+			                       bad_option(argv, optbuf, sizeof(optbuf)));
+		}
+	}
+	/* argv[optind - 1] stands for the root node's own name */
+	return run_node(ctx, &root, argc - optind + 1, argv + optind - 1);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_ctx ctx;
+	const char *env;
+	int rc;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.format = CLI_FORMAT_TABLE;
+	snprintf(ctx.cmd, sizeof(ctx.cmd), "olivares");
+	env = getenv("OLIVARES_URL");
+	ctx.url = env && env[0] ? env : DEFAULT_URL;
+	env = getenv("OLIVARES_TOKEN");
+	ctx.token = env && env[0] ? env : NULL;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return cli_fail("cannot initialise libcurl");
+	rc = run(&ctx, argc, argv);
+	curl_global_cleanup();
+
+	/* a full disk or a closed pipe must not look like success */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "olivares: cannot write output: %s\n", strerror(errno));
+		if (rc == CLI_EXIT_OK)
+			rc = CLI_EXIT_FAIL;
+	}
+	return rc;
+}

@@ -1,0 +1,191 @@
+/*
+ * Output of the CLI. -o json prints the server's JSON indented; -o table
+ * prints aligned text where every value stays on one line (control
+ * characters escaped), so tables can be read and grepped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "model/alloc.h"
+#include "model/buf.h"
+
+#define GAP "  "
+
+void cli_print_json(const json_t *v)
+{
+	/* JSON_ENCODE_ANY: a samples array is printed as is */
+	if (json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY) == 0)
+		fputc('\n', stdout);
+}
+
+char *cli_escape(const char *s, size_t n)
+{
+	struct model_buf b;
+	char *out;
+	unsigned char c;
+	size_t i;
+	int full = 0;
+
+	/* at most 4 output bytes per input byte: the cap is never reached */
+	model_buf_init(&b, n * 4 + 1);
+	for (i = 0; i < n && !full; i++) {
+		c = (unsigned char)s[i];
+		switch (c) {
+		case '\\':
+			full = model_buf_adds(&b, "\\\\");
+			break;
+		case '\n':
+			full = model_buf_adds(&b, "\\n");
+			break;
+		case '\r':
+			full = model_buf_adds(&b, "\\r");
+			break;
+		case '\t':
+			full = model_buf_adds(&b, "\\t");
+			break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				full = model_buf_printf(&b, "\\x%02x", c);
+			else
+				full = model_buf_add(&b, &s[i], 1);
+			break;
+		}
+	}
+	out = model_buf_detach(&b, NULL);
+	/* detach leaves b re-initialised (and allocated): release that */
+	model_buf_release(&b);
+	return out;
+}
+
+char *cli_render(const json_t *v)
+{
+	char *s, *copy;
+
+	if (!v || json_is_null(v))
+		return model_xstrdup("-");
+	if (json_is_string(v))
+		return cli_escape(json_string_value(v), json_string_length(v));
+	if (json_is_true(v))
+		return model_xstrdup("true");
+	if (json_is_false(v))
+		return model_xstrdup("false");
+	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!s)
+		return model_xstrdup("?");
+	/* nested strings may hold control characters too */
+	copy = cli_escape(s, strlen(s));
+	free(s);
+	return copy;
+}
+
+/* Columns a UTF-8 string takes on a terminal, counting one per code point
+ * (the lead bytes); wide characters are not accounted for. */
+static size_t display_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	}
+	return w;
+}
+
+static void print_padded(const char *s, size_t width)
+{
+	size_t w = display_width(s);
+
+	fputs(s, stdout);
+	for (; w < width; w++)
+		fputc(' ', stdout);
+}
+
+static int skipped(const char *key, const char *const *skip)
+{
+	for (; skip && *skip; skip++) {
+		if (strcmp(*skip, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+void cli_print_fields(const json_t *obj, const char *const *skip)
+{
+	const char *key;
+	const json_t *value;
+	size_t width = 0, w;
+	char *cell;
+
+	json_object_foreach((json_t *)obj, key, value)
+	{
+		w = display_width(key);
+		if (!skipped(key, skip) && w > width)
+			width = w;
+	}
+	json_object_foreach((json_t *)obj, key, value)
+	{
+		if (skipped(key, skip))
+			continue;
+		cell = cli_escape(key, strlen(key));
+		print_padded(cell, width);
+		free(cell);
+		cell = cli_render(value);
+		printf(GAP "%s\n", cell);
+		free(cell);
+	}
+}
+
+void cli_print_table(const json_t *arr, const struct cli_column *cols)
+{
+	size_t ncols, nrows, r, c, w;
+	size_t *width;
+	char **cells;
+	const json_t *item;
+
+	for (ncols = 0; cols[ncols].title; ncols++)
+		;
+	nrows = json_array_size(arr);
+	width = model_xcalloc(ncols, sizeof(*width));
+	cells = model_xcalloc(nrows * ncols + 1, sizeof(*cells));
+	for (c = 0; c < ncols; c++)
+		width[c] = display_width(cols[c].title);
+	for (r = 0; r < nrows; r++) {
+		item = json_array_get(arr, r);
+		for (c = 0; c < ncols; c++) {
+			if (cols[c].cell)
+				cells[r * ncols + c] = cols[c].cell(item);
+			else
+				cells[r * ncols + c] =
+				    cli_render(json_object_get(item, cols[c].key));
+			w = display_width(cells[r * ncols + c]);
+			if (w > width[c])
+				width[c] = w;
+		}
+	}
+	for (c = 0; c < ncols; c++) {
+		if (c + 1 < ncols) {
+			print_padded(cols[c].title, width[c]);
+			fputs(GAP, stdout);
+		} else {
+			fputs(cols[c].title, stdout);
+		}
+	}
+	fputc('\n', stdout);
+	for (r = 0; r < nrows; r++) {
+		for (c = 0; c < ncols; c++) {
+			if (c + 1 < ncols) {
+				print_padded(cells[r * ncols + c], width[c]);
+				fputs(GAP, stdout);
+			} else {
+				fputs(cells[r * ncols + c], stdout);
+			}
+		}
+		fputc('\n', stdout);
+	}
+	for (r = 0; r < nrows * ncols; r++)
+		free(cells[r]);
+	free(cells);
+	free(width);
+}

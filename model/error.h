@@ -38,6 +38,12 @@ struct model_error {
 int model_error_set(struct model_error *err, enum model_err code, const char *field,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/** model_error_set with a va_list, for helpers that forward their own
+ * format arguments. Same return (-1) and the same truncation rules: field and
+ * message are cut to fit and never end inside a UTF-8 sequence. */
+int model_error_setv(struct model_error *err, enum model_err code, const char *field,
+		     const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
 /** The JSON error.code string for a code ("malformed", ...). */
 const char *model_error_name(enum model_err code);
 

@@ -18,7 +18,7 @@
  * kept as is (other {{...}}, stray braces, CR, a final newline).
  *
  * The batch must fit a scenario-create request: the compact JSON encoding of
- * the steps array plus MODEL_SCENARIO_ENVELOPE_RESERVE must be <=
+ * the steps array plus model_scenario_envelope_reserve() (8178 bytes) must be <=
  * MODEL_MAX_REQUEST_BYTES, or the whole request fails (limit_exceeded) with
  * no partial sample.
  */
@@ -45,7 +45,10 @@ struct model_gen_request {
  * Parse and validate a request body (a JSON object, already decoded with
  * JSON_REJECT_DUPLICATES). Fills *out with defaults applied.
  * Returns 0, or -1 with *err: malformed (not an object, wrong type, unknown
- * field, count not an integer) or limit_exceeded (count, subject, template).
+ * field, count not an integer, a string field not valid UTF-8) or
+ * limit_exceeded (count, subject, template; an empty subject_kind is refused
+ * too: "{{subject_kind}}" would expand to nothing). An empty seed is
+ * allowed (it yields empty inputs). err->field names the field.
  * On success release with model_gen_request_free.
  */
 int model_gen_request_parse(json_t *body, struct model_gen_request *out,

@@ -30,6 +30,22 @@
  * *normalized to a new object holding only the validated fields, with
  * defaults applied on create and step keys filled in (caller owns it).
  * On failure returns -1 with *err and *normalized untouched.
+ *
+ * Errors (err->field is the JSON path, e.g. "steps[2].input", "mocks[1]"):
+ *   malformed (400): body not an object, unknown field at any level,
+ *     wrong type, a required field missing (name/steps on create, input in
+ *     a step, resource/response in a mock), invalid UTF-8 or NUL;
+ *   limit_exceeded (422): any bound above; empty name, subject_kind, key,
+ *     resource or variant; 0 or more than 1000 steps;
+ *   invalid (422): duplicate step key (a default "step-<position>" that
+ *     collides with an explicit key included), duplicate (resource,
+ *     variant) mock (field "mocks[i]", i the later of the pair), credential
+ *     content in any string (message names the format, never the value),
+ *     an update body with no field.
+ * A malformed problem anywhere wins over a 422 refusal; among refusals the
+ * first met in document order is reported. The normalized object has the
+ * keys name, description, subject_kind, steps [{key,input}], mocks
+ * [{resource,response[,variant]}] ("variant" omitted when absent or null).
  */
 int model_scenario_check(json_t *body, int is_update, json_t **normalized,
 			 struct model_error *err);
@@ -39,7 +55,7 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized,
  * above). Exact byte match of input against "resource", newlines included.
  * A mock whose "variant" equals variant wins over a mock without a variant;
  * mocks for other variants are ignored. variant may be NULL (only
- * variant-less mocks apply). Returns 1 and points *response/*response_len
+ * variant-less mocks apply). Returns 1 and points *response and *response_len
  * into the mocks array (borrowed) on a hit, 0 on a miss.
  */
 int model_mock_resolve(json_t *mocks, const char *variant, const char *input,

@@ -20,6 +20,14 @@ int model_text_valid_utf8(const char *s, size_t n);
  * Google API keys (AIza + 35 [A-Za-z0-9_-]), OpenAI/Anthropic-style keys
  * (sk- + 20 or more [A-Za-z0-9_-]), Stripe live keys (sk_live_/rk_live_),
  * and this service's own API tokens (MODEL_TOKEN_PREFIX + 64 hex).
+ * To keep ordinary text out, a key must start a word (the byte before it
+ * is not part of the key alphabet: "task-…" is not "sk-…"), an AWS id is
+ * exactly 20 characters, Slack tokens need 10+ [A-Za-z0-9-] with a digit,
+ * github_pat_ needs 22+ [A-Za-z0-9_], Stripe keys 16+ alnum, and an sk- run
+ * must contain a digit or an uppercase letter (kebab-case prose does not).
+ * A PEM header is "-----BEGIN " + optional uppercase label + "PRIVATE KEY"
+ * (+ " BLOCK" for PGP) + "-----" on one line.
+ * s need not be NUL-terminated. The secret itself is never copied anywhere.
  * Returns 1 and sets *kind (a static string naming the format, e.g.
  * "private key block") if found, else 0.
  */

@@ -1,0 +1,498 @@
+/*
+ * Scenario validation and mock resolution (scenario.h).
+ *
+ * Errors have a priority: a structural problem (wrong type, unknown or
+ * missing field, bad UTF-8: malformed, 400) wins over a refusal of
+ * well-formed content (a bound: limit_exceeded; a duplicate or a
+ * credential: invalid; both 422), whatever their order in the body. The
+ * walk stops at the first structural problem and remembers only the first
+ * refusal, which is reported if the structure is sound.
+ */
+#include "scenario.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "limits.h"
+#include "text.h"
+
+struct chk {
+	struct model_error *err;
+	int refused; /* a 422-class error was recorded in *refusal */
+	struct model_error refusal;
+};
+
+/* A structural error: fill *err and stop the walk. */
+__attribute__((format(printf, 3, 4))) static int malformed(struct chk *c, const char *field,
+                                                           const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	model_error_setv(c->err, MODEL_E_MALFORMED, field, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A refusal: keep the first one and go on looking for structural errors. */
+__attribute__((format(printf, 4, 5))) static void refuse(struct chk *c, enum model_err code,
+                                                         const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->refused)
+		return;
+	va_start(ap, fmt);
+	model_error_setv(&c->refusal, code, field, fmt, ap);
+	va_end(ap);
+	c->refused = 1;
+}
+
+/* Refuse any member of obj not in the NULL-terminated list allowed.
+ * prefix is "" at the top level or "steps[3]" inside an item. */
+static int check_keys(struct chk *c, json_t *obj, const char *prefix, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+	char path[64];
+
+	json_object_foreach(obj, key, v)
+	{
+		for (i = 0; allowed[i]; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (allowed[i])
+			continue;
+		if (prefix[0])
+			snprintf(path, sizeof(path), "%s.%s", prefix, key);
+		else
+			snprintf(path, sizeof(path), "%s", key);
+		return malformed(c, path, "unknown field \"%s\"", path);
+	}
+	return 0;
+}
+
+/*
+ * A string member: type and UTF-8 are structural; the byte bounds
+ * [min, max] and the credential rule are refusals. On success *out is a
+ * new copy of the string (NULL if a refusal was recorded is fine too: the
+ * caller discards the result then).
+ */
+static int check_string(struct chk *c, json_t *v, const char *path, size_t min, size_t max,
+                        json_t **out)
+{
+	const char *s;
+	const char *kind;
+	size_t n;
+
+	*out = NULL;
+	if (!json_is_string(v))
+		return malformed(c, path, "%s must be a string", path);
+	s = json_string_value(v);
+	n = json_string_length(v);
+	/* jansson already refuses these at decode; bodies built in code
+	 * (json_stringn_nocheck) do not pass through the decoder */
+	if (!model_text_valid_utf8(s, n))
+		return malformed(c, path, "%s must be valid UTF-8 without NUL bytes", path);
+	/* a credential is reported before a bound of the same field: making
+	 * it shorter would not make it acceptable. The message names the
+	 * format, never the matched bytes. */
+	if (model_text_find_credential(s, n, &kind))
+		refuse(c, MODEL_E_INVALID, path, "%s looks like a credential (%s)", path, kind);
+	else if (n < min)
+		refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
+	else if (n > max)
+		refuse(c, MODEL_E_LIMIT, path, "%s must be at most %zu bytes", path, max);
+	*out = json_stringn_nocheck(s, n);
+	return 0;
+}
+
+static const char *const top_fields[] = {"name",  "description", "subject_kind",
+                                         "steps", "mocks",       NULL};
+static const char *const step_fields[] = {"key", "input", NULL};
+static const char *const mock_fields[] = {"resource", "response", "variant", NULL};
+
+static int check_steps(struct chk *c, json_t *steps, json_t *out)
+{
+	json_t *item;
+	json_t *key;
+	json_t *input;
+	json_t *skey;
+	json_t *sinput;
+	json_t *seen;
+	json_t *prev;
+	size_t i;
+	char prefix[48];
+	char path[64];
+	char defkey[32];
+	int ret;
+
+	if (!json_is_array(steps))
+		return malformed(c, "steps", "steps must be an array");
+	if (json_array_size(steps) < 1 || json_array_size(steps) > MODEL_MAX_STEPS)
+		refuse(c, MODEL_E_LIMIT, "steps", "steps must hold 1 to %d items", MODEL_MAX_STEPS);
+	ret = -1;
+	skey = NULL;
+	sinput = NULL;
+	/* key -> index of the step that holds it */
+	seen = json_object();
+	json_array_foreach(steps, i, item)
+	{
+		snprintf(prefix, sizeof(prefix), "steps[%zu]", i);
+		if (!json_is_object(item)) {
+			malformed(c, prefix, "%s must be an object", prefix);
+			goto out;
+		}
+		if (check_keys(c, item, prefix, step_fields))
+			goto out;
+		input = json_object_get(item, "input");
+		key = json_object_get(item, "key");
+		snprintf(path, sizeof(path), "%s.input", prefix);
+		if (!input) {
+			malformed(c, path, "%s is required", path);
+			goto out;
+		}
+		if (check_string(c, input, path, 0, MODEL_MAX_INPUT_BYTES, &sinput))
+			goto out;
+		if (key) {
+			snprintf(path, sizeof(path), "%s.key", prefix);
+			if (check_string(c, key, path, 1, MODEL_MAX_KEY_BYTES, &skey))
+				goto out;
+		} else {
+			/* a missing key defaults to its 1-based position */
+			snprintf(defkey, sizeof(defkey), "step-%zu", i + 1);
+			skey = json_string(defkey);
+		}
+		prev = json_object_get(seen, json_string_value(skey));
+		if (prev && key)
+			refuse(c, MODEL_E_INVALID, path, "%s repeats the key of steps[%zu]", path,
+			       (size_t)json_integer_value(prev));
+		else if (prev)
+			refuse(c, MODEL_E_INVALID, prefix,
+			       "%s has no key and its default key %s is already used by "
+			       "steps[%zu]",
+			       prefix, defkey, (size_t)json_integer_value(prev));
+		else
+			json_object_set_new(seen, json_string_value(skey),
+			                    json_integer((json_int_t)i));
+		json_array_append_new(out, json_pack("{s:o,s:o}", "key", skey, "input", sinput));
+		skey = NULL;
+		sinput = NULL;
+	}
+	ret = 0;
+out:
+	json_decref(skey);
+	json_decref(sinput);
+	json_decref(seen);
+	return ret;
+}
+
+struct mock_ref {
+	const char *res;
+	size_t res_len;
+	const char *var; /* NULL when the mock has no variant */
+	size_t var_len;
+	size_t idx;
+};
+
+static int bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int r;
+
+	r = memcmp(a, b, alen < blen ? alen : blen);
+	if (r)
+		return r;
+	return (alen > blen) - (alen < blen);
+}
+
+/* Order by (variant presence, variant, resource). */
+static int mock_key_cmp(const struct mock_ref *a, const struct mock_ref *b)
+{
+	int r;
+
+	if (!a->var != !b->var)
+		return a->var ? 1 : -1;
+	if (a->var) {
+		r = bytes_cmp(a->var, a->var_len, b->var, b->var_len);
+		if (r)
+			return r;
+	}
+	return bytes_cmp(a->res, a->res_len, b->res, b->res_len);
+}
+
+/* qsort order: by key, then position, so equal (resource, variant) pairs
+ * end up adjacent, earliest first. */
+static int mock_ref_cmp(const void *pa, const void *pb)
+{
+	const struct mock_ref *a = pa;
+	const struct mock_ref *b = pb;
+	int r;
+
+	r = mock_key_cmp(a, b);
+	if (r)
+		return r;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Refuse two mocks with the same resource and variant, naming the first
+ * mock (by position) that repeats an earlier one. */
+static void check_mock_duplicates(struct chk *c, json_t *mocks)
+{
+	struct mock_ref *refs;
+	json_t *m;
+	json_t *var;
+	size_t n;
+	size_t i;
+	size_t dup;
+	size_t orig;
+
+	n = json_array_size(mocks);
+	if (n < 2)
+		return;
+	refs = model_xcalloc(n, sizeof(*refs));
+	json_array_foreach(mocks, i, m)
+	{
+		refs[i].res = json_string_value(json_object_get(m, "resource"));
+		refs[i].res_len = json_string_length(json_object_get(m, "resource"));
+		var = json_object_get(m, "variant");
+		refs[i].var = var ? json_string_value(var) : NULL;
+		refs[i].var_len = var ? json_string_length(var) : 0;
+		refs[i].idx = i;
+	}
+	qsort(refs, n, sizeof(*refs), mock_ref_cmp);
+	dup = n;
+	orig = 0;
+	for (i = 1; i < n; i++) {
+		if (mock_key_cmp(&refs[i - 1], &refs[i]) == 0 && refs[i].idx < dup) {
+			dup = refs[i].idx;
+			orig = refs[i - 1].idx;
+		}
+	}
+	free(refs);
+	if (dup < n) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "mocks[%zu]", dup);
+		refuse(c, MODEL_E_INVALID, path,
+		       "%s has the same resource and variant as mocks[%zu]; resolution "
+		       "must not be ambiguous",
+		       path, orig);
+	}
+}
+
+static int check_mocks(struct chk *c, json_t *mocks, json_t *out)
+{
+	json_t *item;
+	json_t *v;
+	json_t *sres;
+	json_t *sresp;
+	json_t *svar;
+	json_t *norm;
+	size_t i;
+	char prefix[48];
+	char path[64];
+	int ret;
+
+	if (!json_is_array(mocks))
+		return malformed(c, "mocks", "mocks must be an array");
+	if (json_array_size(mocks) > MODEL_MAX_MOCKS)
+		refuse(c, MODEL_E_LIMIT, "mocks", "mocks must hold at most %d items",
+		       MODEL_MAX_MOCKS);
+	ret = -1;
+	sres = NULL;
+	sresp = NULL;
+	svar = NULL;
+	json_array_foreach(mocks, i, item)
+	{
+		snprintf(prefix, sizeof(prefix), "mocks[%zu]", i);
+		if (!json_is_object(item)) {
+			malformed(c, prefix, "%s must be an object", prefix);
+			goto out;
+		}
+		if (check_keys(c, item, prefix, mock_fields))
+			goto out;
+		snprintf(path, sizeof(path), "%s.resource", prefix);
+		v = json_object_get(item, "resource");
+		if (!v) {
+			malformed(c, path, "%s is required", path);
+			goto out;
+		}
+		if (check_string(c, v, path, 1, MODEL_MAX_RESOURCE_BYTES, &sres))
+			goto out;
+		snprintf(path, sizeof(path), "%s.response", prefix);
+		v = json_object_get(item, "response");
+		if (!v) {
+			malformed(c, path, "%s is required", path);
+			goto out;
+		}
+		if (check_string(c, v, path, 0, MODEL_MAX_RESPONSE_BYTES, &sresp))
+			goto out;
+		snprintf(path, sizeof(path), "%s.variant", prefix);
+		v = json_object_get(item, "variant");
+		/* "variant": null means the same as no variant */
+		if (v && !json_is_null(v) &&
+		    check_string(c, v, path, 1, MODEL_MAX_VARIANT_BYTES, &svar))
+			goto out;
+		norm = json_pack("{s:o,s:o}", "resource", sres, "response", sresp);
+		sres = NULL;
+		sresp = NULL;
+		if (svar)
+			json_object_set_new(norm, "variant", svar);
+		svar = NULL;
+		json_array_append_new(out, norm);
+	}
+	check_mock_duplicates(c, out);
+	ret = 0;
+out:
+	json_decref(sres);
+	json_decref(sresp);
+	json_decref(svar);
+	return ret;
+}
+
+/* A top-level string member, or its default on create. */
+static int check_top_string(struct chk *c, json_t *body, json_t *out, const char *name, size_t min,
+                            size_t max, const char *dflt, int is_update)
+{
+	json_t *v;
+	json_t *s;
+
+	v = json_object_get(body, name);
+	if (!v) {
+		if (is_update)
+			return 0;
+		if (!dflt)
+			return malformed(c, name, "%s is required", name);
+		json_object_set_new(out, name, json_string(dflt));
+		return 0;
+	}
+	if (check_string(c, v, name, min, max, &s))
+		return -1;
+	json_object_set_new(out, name, s);
+	return 0;
+}
+
+int model_scenario_check(json_t *body, int is_update, json_t **normalized, struct model_error *err)
+{
+	struct chk c;
+	json_t *out;
+	json_t *v;
+	json_t *arr;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.err = err;
+	if (!json_is_object(body))
+		return model_error_set(err, MODEL_E_MALFORMED, "", "body must be a JSON object");
+	if (check_keys(&c, body, "", top_fields))
+		return -1;
+	if (is_update && json_object_size(body) == 0)
+		return model_error_set(err, MODEL_E_INVALID, "",
+		                       "an update must contain at least one field");
+	ret = -1;
+	out = json_object();
+	if (check_top_string(&c, body, out, "name", 1, MODEL_MAX_NAME_BYTES, NULL, is_update) ||
+	    check_top_string(&c, body, out, "description", 0, MODEL_MAX_DESCRIPTION_BYTES, "",
+	                     is_update) ||
+	    check_top_string(&c, body, out, "subject_kind", 1, MODEL_MAX_SUBJECT_BYTES,
+	                     MODEL_DEFAULT_SUBJECT, is_update))
+		goto out;
+
+	v = json_object_get(body, "steps");
+	if (!v && !is_update) {
+		malformed(&c, "steps", "steps is required");
+		goto out;
+	}
+	if (v) {
+		arr = json_array();
+		json_object_set_new(out, "steps", arr);
+		if (check_steps(&c, v, arr))
+			goto out;
+	}
+
+	v = json_object_get(body, "mocks");
+	if (v || !is_update) {
+		arr = json_array();
+		json_object_set_new(out, "mocks", arr);
+		if (v && check_mocks(&c, v, arr))
+			goto out;
+	}
+
+	if (c.refused) {
+		if (err)
+			*err = c.refusal;
+		goto out;
+	}
+	*normalized = out;
+	out = NULL;
+	ret = 0;
+out:
+	json_decref(out);
+	return ret;
+}
+
+int model_mock_resolve(json_t *mocks, const char *variant, const char *input, size_t input_len,
+                       const char **response, size_t *response_len)
+{
+	json_t *m;
+	json_t *res;
+	json_t *var;
+	json_t *fallback;
+	json_t *hit;
+	size_t i;
+	size_t vlen;
+
+	fallback = NULL;
+	hit = NULL;
+	vlen = variant ? strlen(variant) : 0;
+	json_array_foreach(mocks, i, m)
+	{
+		res = json_object_get(m, "resource");
+		if (!json_is_string(res) || json_string_length(res) != input_len ||
+		    memcmp(json_string_value(res), input, input_len) != 0)
+			continue;
+		var = json_object_get(m, "variant");
+		if (!var || json_is_null(var)) {
+			if (!fallback)
+				fallback = m;
+			continue;
+		}
+		if (variant && json_is_string(var) && json_string_length(var) == vlen &&
+		    memcmp(json_string_value(var), variant, vlen) == 0) {
+			hit = m;
+			break;
+		}
+	}
+	if (!hit)
+		hit = fallback;
+	if (!hit)
+		return 0;
+	res = json_object_get(hit, "response");
+	if (!json_is_string(res))
+		return 0;
+	*response = json_string_value(res);
+	*response_len = json_string_length(res);
+	return 1;
+}
+
+char *model_mock_miss_marker(const char *input, size_t input_len, size_t *out_len)
+{
+	static const char open[] = "[[mock-miss:";
+	static const char close[] = "]]";
+	size_t n;
+	char *p;
+
+	n = (sizeof(open) - 1) + input_len + (sizeof(close) - 1);
+	p = model_xmalloc(n + 1);
+	memcpy(p, open, sizeof(open) - 1);
+	if (input_len)
+		memcpy(p + sizeof(open) - 1, input, input_len);
+	memcpy(p + sizeof(open) - 1 + input_len, close, sizeof(close) - 1);
+	p[n] = '\0';
+	if (out_len)
+		*out_len = n;
+	return p;
+}

@@ -1,0 +1,326 @@
+/*
+ * Text rules (text.h): UTF-8 validation, credential detection, ids.
+ * Plain scanning code; no regex engine, no locale (ASCII classes only).
+ */
+#include "text.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "limits.h"
+
+int model_text_valid_utf8(const char *s, size_t n)
+{
+	const unsigned char *p;
+	size_t i;
+	size_t k;
+	size_t more;
+	unsigned char c;
+	unsigned char lo;
+	unsigned char hi;
+
+	p = (const unsigned char *)s;
+	i = 0;
+	while (i < n) {
+		c = p[i];
+		if (c == 0)
+			return 0;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		/* the second byte's range carries the overlong, surrogate and
+		 * > U+10FFFF rules (RFC 3629 section 4) */
+		lo = 0x80;
+		hi = 0xBF;
+		if (c < 0xC2) {
+			return 0; /* stray continuation, or overlong C0/C1 */
+		} else if (c < 0xE0) {
+			more = 1;
+		} else if (c < 0xF0) {
+			more = 2;
+			if (c == 0xE0)
+				lo = 0xA0; /* overlong */
+			else if (c == 0xED)
+				hi = 0x9F; /* U+D800..U+DFFF */
+		} else if (c < 0xF5) {
+			more = 3;
+			if (c == 0xF0)
+				lo = 0x90; /* overlong */
+			else if (c == 0xF4)
+				hi = 0x8F; /* > U+10FFFF */
+		} else {
+			return 0;
+		}
+		if (n - i - 1 < more)
+			return 0; /* truncated */
+		if (p[i + 1] < lo || p[i + 1] > hi)
+			return 0;
+		for (k = 2; k <= more; k++)
+			if (p[i + k] < 0x80 || p[i + k] > 0xBF)
+				return 0;
+		i += more + 1;
+	}
+	return 1;
+}
+
+static int is_upper(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+static int is_lower(unsigned char c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
+static int is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int is_alnum(unsigned char c)
+{
+	return is_upper(c) || is_lower(c) || is_digit(c);
+}
+
+/* the alphabet of most API keys: [A-Za-z0-9_-] */
+static int is_keych(unsigned char c)
+{
+	return is_alnum(c) || c == '_' || c == '-';
+}
+
+static int is_lhex(unsigned char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f');
+}
+
+/* c is one of the bytes of set (never matches the NUL terminator). */
+static int one_of(char c, const char *set)
+{
+	return c != '\0' && strchr(set, c) != NULL;
+}
+
+/* Does s[i..n) start with the literal lit? */
+static int at(const char *s, size_t n, size_t i, const char *lit)
+{
+	size_t m;
+
+	m = strlen(lit);
+	return n - i >= m && memcmp(s + i, lit, m) == 0;
+}
+
+/* Length of the run of bytes from s[i] that satisfy cls. */
+static size_t run(const char *s, size_t n, size_t i, int (*cls)(unsigned char))
+{
+	size_t j;
+
+	for (j = i; j < n && cls((unsigned char)s[j]); j++)
+		;
+	return j - i;
+}
+
+/* True when the byte before s[i] (if any) is not in cls: a key starts
+ * there, not in the middle of a longer word ("task-" is not "sk-"). */
+static int starts_word(const char *s, size_t i, int (*cls)(unsigned char))
+{
+	return i == 0 || !cls((unsigned char)s[i - 1]);
+}
+
+/*
+ * "-----BEGIN <LABEL>PRIVATE KEY-----" on one line, LABEL being empty or
+ * uppercase words ("RSA ", "EC ", "OPENSSH ", "ENCRYPTED "), and the PGP
+ * form "-----BEGIN PGP PRIVATE KEY BLOCK-----".
+ */
+static int pem_private_key(const char *s, size_t n, size_t i)
+{
+	size_t j;
+	size_t end;
+
+	if (!at(s, n, i, "-----BEGIN "))
+		return 0;
+	j = i + strlen("-----BEGIN ");
+	end = j + 48 < n ? j + 48 : n; /* labels are short */
+	for (; j < end; j++) {
+		if (at(s, n, j, "PRIVATE KEY")) {
+			j += strlen("PRIVATE KEY");
+			if (at(s, n, j, " BLOCK"))
+				j += strlen(" BLOCK");
+			return at(s, n, j, "-----");
+		}
+		if (!is_upper((unsigned char)s[j]) && !is_digit((unsigned char)s[j]) && s[j] != ' ')
+			return 0;
+	}
+	return 0;
+}
+
+/* AKIA/ASIA + exactly 16 [A-Z0-9], delimited on both sides. */
+static int aws_key_id(const char *s, size_t n, size_t i)
+{
+	size_t j;
+
+	if (!at(s, n, i, "AKIA") && !at(s, n, i, "ASIA"))
+		return 0;
+	if (!starts_word(s, i, is_alnum) || n - i < 20)
+		return 0;
+	for (j = i + 4; j < i + 20; j++)
+		if (!is_upper((unsigned char)s[j]) && !is_digit((unsigned char)s[j]))
+			return 0;
+	return j == n || !is_alnum((unsigned char)s[j]);
+}
+
+/* ghp_/gho_/ghu_/ghs_/ghr_ + 36 alnum; github_pat_ + 22 or more [A-Za-z0-9_]. */
+static int github_token(const char *s, size_t n, size_t i)
+{
+	if (!starts_word(s, i, is_alnum))
+		return 0;
+	if (at(s, n, i, "github_pat_"))
+		return run(s, n, i + strlen("github_pat_"), is_keych) >= 22;
+	if (n - i < 4 || s[i] != 'g' || s[i + 1] != 'h' || s[i + 3] != '_' ||
+	    !one_of(s[i + 2], "pousr"))
+		return 0;
+	return run(s, n, i + 4, is_alnum) >= 36;
+}
+
+static int has_digit_in(const char *s, size_t i, size_t len)
+{
+	size_t j;
+
+	for (j = i; j < i + len; j++)
+		if (is_digit((unsigned char)s[j]))
+			return 1;
+	return 0;
+}
+
+/* xoxa-/xoxb-/xoxp-/xoxr-/xoxs- + 10 or more [A-Za-z0-9-] with a digit
+ * (real tokens carry numeric team and user ids). */
+static int slack_token(const char *s, size_t n, size_t i)
+{
+	size_t len;
+
+	if (!at(s, n, i, "xox") || n - i < 5 || !one_of(s[i + 3], "abprs") || s[i + 4] != '-')
+		return 0;
+	if (!starts_word(s, i, is_alnum))
+		return 0;
+	len = run(s, n, i + 5, is_keych);
+	return len >= 10 && has_digit_in(s, i + 5, len);
+}
+
+/* AIza + 35 [A-Za-z0-9_-]. */
+static int google_api_key(const char *s, size_t n, size_t i)
+{
+	return at(s, n, i, "AIza") && starts_word(s, i, is_keych) &&
+	       run(s, n, i + 4, is_keych) >= 35;
+}
+
+/*
+ * sk- + 20 or more [A-Za-z0-9_-] (OpenAI "sk-…", "sk-proj-…", Anthropic
+ * "sk-ant-…"). Two extra conditions keep prose out: "sk-" must start a word
+ * ("task-list", "risk-free" are not keys), and the run must hold a digit or
+ * an uppercase letter, which a random 20-character key lacks with
+ * probability (26/62)^20 < 1e-7 while kebab-case words
+ * ("sk-learn-tutorial-for-beginners") always do.
+ */
+static int secret_key(const char *s, size_t n, size_t i)
+{
+	size_t len;
+	size_t j;
+
+	if (!at(s, n, i, "sk-") || !starts_word(s, i, is_keych))
+		return 0;
+	len = run(s, n, i + 3, is_keych);
+	if (len < 20)
+		return 0;
+	for (j = i + 3; j < i + 3 + len; j++)
+		if (is_digit((unsigned char)s[j]) || is_upper((unsigned char)s[j]))
+			return 1;
+	return 0;
+}
+
+/* sk_live_/rk_live_ + 16 or more alnum (Stripe live secret/restricted keys). */
+static int stripe_live_key(const char *s, size_t n, size_t i)
+{
+	if (!at(s, n, i, "sk_live_") && !at(s, n, i, "rk_live_"))
+		return 0;
+	return starts_word(s, i, is_alnum) && run(s, n, i + 8, is_alnum) >= 16;
+}
+
+/* This service's tokens: "olv_" + 64 lowercase hex. */
+static int olivares_token(const char *s, size_t n, size_t i)
+{
+	size_t p;
+
+	p = strlen(MODEL_TOKEN_PREFIX);
+	return at(s, n, i, MODEL_TOKEN_PREFIX) && starts_word(s, i, is_alnum) &&
+	       run(s, n, i + p, is_lhex) >= 64;
+}
+
+int model_text_find_credential(const char *s, size_t n, const char **kind)
+{
+	size_t i;
+	const char *found;
+
+	found = NULL;
+	for (i = 0; i < n && !found; i++) {
+		switch (s[i]) {
+		case '-':
+			if (pem_private_key(s, n, i))
+				found = "private key block";
+			break;
+		case 'A':
+			if (aws_key_id(s, n, i))
+				found = "AWS access key id";
+			else if (google_api_key(s, n, i))
+				found = "Google API key";
+			break;
+		case 'g':
+			if (github_token(s, n, i))
+				found = "GitHub token";
+			break;
+		case 'x':
+			if (slack_token(s, n, i))
+				found = "Slack token";
+			break;
+		case 's':
+			if (secret_key(s, n, i))
+				found = "API secret key";
+			else if (stripe_live_key(s, n, i))
+				found = "Stripe live key";
+			break;
+		case 'r':
+			if (stripe_live_key(s, n, i))
+				found = "Stripe live key";
+			break;
+		case 'o':
+			if (olivares_token(s, n, i))
+				found = "olivares API token";
+			break;
+		default:
+			break;
+		}
+	}
+	if (!found)
+		return 0;
+	if (kind)
+		*kind = found;
+	return 1;
+}
+
+int model_id_valid(const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return 0;
+	for (i = 0; i < MODEL_ID_LEN; i++)
+		if (!is_lhex((unsigned char)s[i]))
+			return 0;
+	return s[MODEL_ID_LEN] == '\0';
+}
+
+size_t model_text_json_worst(size_t n)
+{
+	if (n > (SIZE_MAX - 2) / 6)
+		return SIZE_MAX;
+	return 6 * n + 2;
+}

@@ -1,0 +1,770 @@
+/*
+ * Request parsing, routing, auth and replies (http.h). Everything that
+ * touches FastCGI streams for a request is here, so handlers only see a
+ * struct http_request and reply through one of the helpers.
+ */
+#include "fcgi/http.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "model/alloc.h"
+#include "model/limits.h"
+#include "model/text.h"
+
+/* A body announced above the limit is read and dropped up to this many
+ * bytes, so a web server still writing it does not see a reset; beyond
+ * that the reply goes out without reading the rest. */
+#define HTTP_DISCARD_MAX (8u * 1024 * 1024)
+/* The longest Authorization token looked at; ours are 68 bytes. */
+#define HTTP_MAX_TOKEN 256
+#define HTTP_IO_CHUNK 16384
+
+/* ---- logging and time ------------------------------------------------- */
+
+void http_log(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "olivares-fcgi[%ld]: ", (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	/* one write per line so lines of concurrent workers do not interleave */
+	n = (int)strlen(line);
+	if ((size_t)n < sizeof(line) - 1) {
+		line[n++] = '\n';
+	} else {
+		line[sizeof(line) - 2] = '\n';
+		n = (int)sizeof(line) - 1;
+	}
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
+void http_now_iso(char out[25])
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(out, 25, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (n != 19) {
+		memcpy(out, "1970-01-01T00:00:00.000Z", 25);
+		return;
+	}
+	out[19] = '.';
+	out[20] = (char)('0' + ts.tv_nsec / 100000000 % 10);
+	out[21] = (char)('0' + ts.tv_nsec / 10000000 % 10);
+	out[22] = (char)('0' + ts.tv_nsec / 1000000 % 10);
+	out[23] = 'Z';
+	out[24] = '\0';
+}
+
+/* ---- request-owned memory -------------------------------------------- */
+
+void *http_req_alloc(struct http_request *req, size_t n)
+{
+	void *p;
+
+	if (req->nowned == req->owned_alloc) {
+		req->owned_alloc = req->owned_alloc ? 2 * req->owned_alloc : 16;
+		req->owned = model_xrealloc(req->owned, req->owned_alloc * sizeof(*req->owned));
+	}
+	p = model_xmalloc(n);
+	req->owned[req->nowned++] = p;
+	return p;
+}
+
+char *http_req_strdup(struct http_request *req, const char *s)
+{
+	size_t n;
+	char *p;
+
+	n = strlen(s);
+	p = http_req_alloc(req, n + 1);
+	memcpy(p, s, n + 1);
+	return p;
+}
+
+json_t *http_req_own(struct http_request *req, json_t *j)
+{
+	if (!j)
+		return NULL;
+	if (req->njowned == req->jowned_alloc) {
+		req->jowned_alloc = req->jowned_alloc ? 2 * req->jowned_alloc : 16;
+		req->jowned = model_xrealloc(req->jowned, req->jowned_alloc * sizeof(*req->jowned));
+	}
+	req->jowned[req->njowned++] = j;
+	return j;
+}
+
+/* The one place a request's memory is released. */
+static void req_release(struct http_request *req)
+{
+	size_t i;
+
+	for (i = 0; i < req->njowned; i++)
+		json_decref(req->jowned[i]);
+	for (i = 0; i < req->nowned; i++)
+		free(req->owned[i]);
+	free(req->jowned);
+	free(req->owned);
+	model_buf_release(&req->body);
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+static const char *status_reason(int status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 409:
+		return "Conflict";
+	case 413:
+		return "Payload Too Large";
+	case 422:
+		return "Unprocessable Entity";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Unknown";
+	}
+}
+
+/* FCGX_PutStr takes an int length: write in bounded chunks until done. */
+static int put_all(FCGX_Stream *out, const char *p, size_t n)
+{
+	int chunk, w;
+
+	while (n > 0) {
+		chunk = n > 65536 ? 65536 : (int)n;
+		w = FCGX_PutStr(p, chunk, out);
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int http_reply_json_hdr(struct http_request *req, int status, const char *extra_headers,
+                        json_t *body)
+{
+	char head[512];
+	char *text;
+	size_t len;
+	int n, rc = -1;
+
+	if (req->status) {
+		/* a handler bug: never write two replies into one response */
+		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
+		         req->method, req->path);
+		return -1;
+	}
+	text = json_dumps(body, JSON_COMPACT);
+	if (!text) {
+		/* cannot happen for the objects we build; fall back to a fixed error */
+		text = model_xstrdup(
+		    "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}");
+		status = 500;
+	}
+	len = strlen(text);
+	n = snprintf(head, sizeof(head),
+	             "Status: %d %s\r\n"
+	             "Content-Type: application/json; charset=utf-8\r\n"
+	             "Cache-Control: no-store\r\n"
+	             "X-Content-Type-Options: nosniff\r\n"
+	             "Content-Length: %zu\r\n"
+	             "%s\r\n",
+	             status, status_reason(status), len, extra_headers ? extra_headers : "");
+	req->status = status;
+	if (n < 0 || (size_t)n >= sizeof(head))
+		goto out;
+	if (put_all(req->fcgx->out, head, (size_t)n) || put_all(req->fcgx->out, text, len) ||
+	    put_all(req->fcgx->out, "", 0))
+		goto out;
+	rc = 0;
+out:
+	if (rc)
+		http_log("writing the reply failed (client gone?) for %s %s", req->method,
+		         req->path);
+	free(text);
+	return rc;
+}
+
+int http_reply_json(struct http_request *req, int status, json_t *body)
+{
+	return http_reply_json_hdr(req, status, NULL, body);
+}
+
+static int reply_error_hdr(struct http_request *req, int status, const char *code,
+                           const char *message, const char *field, const char *extra)
+{
+	json_t *e, *body, *msg;
+
+	e = json_object();
+	json_object_set_new(e, "code", json_string(code));
+	/* messages are built by us or by jansson; json_string refuses invalid
+	 * UTF-8, so fall back to a fixed text rather than drop the field */
+	msg = json_string(message);
+	json_object_set_new(e, "message", msg ? msg : json_string("invalid request"));
+	if (field && field[0])
+		json_object_set_new(e, "field", json_string(field));
+	body = http_req_own(req, json_pack("{s:o}", "error", e));
+	if (status >= 500)
+		http_log("%s %s -> %d %s", req->method ? req->method : "-",
+		         req->path ? req->path : "-", status, code);
+	http_reply_json_hdr(req, status, extra, body);
+	return 0;
+}
+
+int http_reply_error_code(struct http_request *req, int status, const char *code,
+                          const char *message, const char *field)
+{
+	return reply_error_hdr(req, status, code, message, field, NULL);
+}
+
+int http_reply_error(struct http_request *req, const struct model_error *err)
+{
+	enum model_err code;
+
+	code = err->code == MODEL_OK ? MODEL_E_INTERNAL : err->code;
+	return http_reply_error_code(req, model_error_http_status(code), model_error_name(code),
+	                             err->message[0] ? err->message : model_error_name(code),
+	                             err->field);
+}
+
+int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,
+                    struct model_error *err)
+{
+	switch (rc) {
+	case STORE_OK:
+	case STORE_ERROR:
+	case STORE_CONFLICT:
+		http_log("store error in %s: %s", what, store_last_error(req->store));
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
+	case STORE_NOT_FOUND:
+		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+	case STORE_UNAVAILABLE:
+		http_log("storage unavailable in %s: %s", what, store_last_error(req->store));
+		req->worker->store_broken = 1;
+		return model_error_set(err, MODEL_E_STORAGE, NULL, "storage unavailable");
+	}
+	return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
+}
+
+/* ---- query string ------------------------------------------------------ */
+
+const char *http_query_get(struct http_request *req, const char *name)
+{
+	const char *p, *amp, *eq;
+	size_t nlen, klen;
+	char *v;
+
+	nlen = strlen(name);
+	p = req->query;
+	while (p && *p) {
+		amp = strchr(p, '&');
+		if (!amp)
+			amp = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(amp - p));
+		klen = (size_t)((eq ? eq : amp) - p);
+		if (klen == nlen && memcmp(p, name, nlen) == 0) {
+			if (!eq)
+				return http_req_strdup(req, "");
+			v = http_req_alloc(req, (size_t)(amp - eq));
+			memcpy(v, eq + 1, (size_t)(amp - eq - 1));
+			v[amp - eq - 1] = '\0';
+			return v;
+		}
+		p = *amp ? amp + 1 : amp;
+	}
+	return NULL;
+}
+
+/* Strict decimal: optional '-', 1..10 digits, nothing else. */
+static int parse_int(const char *s, long long *out)
+{
+	const char *p = s;
+	long long v = 0;
+	int neg = 0, digits = 0;
+
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || ++digits > 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (!digits)
+		return -1;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+int http_query_int(struct http_request *req, const char *name, int def, int min, int max, int *out,
+                   struct model_error *err)
+{
+	const char *s;
+	long long v;
+
+	s = http_query_get(req, name);
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	if (parse_int(s, &v) || v < min || v > max)
+		return model_error_set(err, MODEL_E_MALFORMED, name,
+		                       "%s must be an integer from %d to %d", name, min, max);
+	*out = (int)v;
+	return 0;
+}
+
+/* ---- body --------------------------------------------------------------- */
+
+/* CONTENT_LENGTH: digits only; a value past any limit saturates, so an
+ * absurd announcement is "too large", not "malformed". */
+static int parse_length(const char *s, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	const char *p;
+
+	if (!*s)
+		return -1;
+	for (p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		if (v < (1ULL << 40))
+			v = v * 10 + (unsigned)(*p - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * Read the body announced by CONTENT_LENGTH. Returns 0, or -1 with *err:
+ * too_large (the announced size is over the limit: the bytes are dropped,
+ * never buffered) or malformed (bad header, body shorter than announced).
+ */
+static int read_body(struct http_request *req, struct model_error *err)
+{
+	static char chunk[HTTP_IO_CHUNK];
+	const char *cl;
+	unsigned long long announced;
+	size_t left, want, dropped = 0;
+	int got;
+
+	model_buf_init(&req->body, MODEL_MAX_REQUEST_BYTES);
+	cl = FCGX_GetParam("CONTENT_LENGTH", req->fcgx->envp);
+	if (!cl || !cl[0])
+		return 0; /* no body (nginx turns a chunked body into a length) */
+	if (parse_length(cl, &announced))
+		return model_error_set(err, MODEL_E_MALFORMED, NULL,
+		                       "CONTENT_LENGTH is not a valid length");
+	if (announced > MODEL_MAX_REQUEST_BYTES) {
+		left = announced > HTTP_DISCARD_MAX ? HTTP_DISCARD_MAX : (size_t)announced;
+		while (dropped < left) {
+			want = left - dropped > sizeof(chunk) ? sizeof(chunk) : left - dropped;
+			got = FCGX_GetStr(chunk, (int)want, req->fcgx->in);
+			if (got <= 0)
+				break;
+			dropped += (size_t)got;
+		}
+		return model_error_set(err, MODEL_E_TOO_LARGE, NULL,
+		                       "request body is larger than %d bytes",
+		                       MODEL_MAX_REQUEST_BYTES);
+	}
+	left = (size_t)announced;
+	while (left > 0) {
+		want = left > sizeof(chunk) ? sizeof(chunk) : left;
+		got = FCGX_GetStr(chunk, (int)want, req->fcgx->in);
+		if (got <= 0)
+			break;
+		if (model_buf_add(&req->body, chunk, (size_t)got))
+			break; /* cannot happen: announced <= cap */
+		left -= (size_t)got;
+	}
+	if (left > 0)
+		return model_error_set(err, MODEL_E_MALFORMED, NULL,
+		                       "request body is shorter than its Content-Length");
+	return 0;
+}
+
+/* Decode the body as a JSON object; an empty body is {}. */
+static int decode_body(struct http_request *req, struct model_error *err)
+{
+	json_error_t jerr;
+	json_t *j;
+
+	if (req->body.len == 0) {
+		req->json = http_req_own(req, json_object());
+		return 0;
+	}
+	j = json_loadb(req->body.data, req->body.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!j)
+		return model_error_set(err, MODEL_E_MALFORMED, NULL, "invalid JSON: %s", jerr.text);
+	http_req_own(req, j);
+	if (!json_is_object(j))
+		return model_error_set(err, MODEL_E_MALFORMED, NULL,
+		                       "request body must be a JSON object");
+	req->json = j;
+	return 0;
+}
+
+/* ---- auth ---------------------------------------------------------------- */
+
+static void sha256_hex(const char *s, size_t n, char hex[65])
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	if (!EVP_Digest(s, n, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
+		/* never compare equal to a stored digest */
+		memset(hex, 'x', 64);
+		hex[64] = '\0';
+		return;
+	}
+	for (i = 0; i < 32; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[64] = '\0';
+}
+
+/* The token of "Bearer <token>", or NULL (missing, other scheme, empty). */
+static const char *bearer_token(const char *h, size_t *len)
+{
+	const char *p, *end;
+
+	if (!h || strncasecmp(h, "Bearer", 6) != 0 || (h[6] != ' ' && h[6] != '\t'))
+		return NULL;
+	p = h + 6;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	end = p;
+	while (*end && *end != ' ' && *end != '\t')
+		end++;
+	if (end == p || (size_t)(end - p) > HTTP_MAX_TOKEN)
+		return NULL;
+	*len = (size_t)(end - p);
+	while (*end == ' ' || *end == '\t')
+		end++;
+	return *end ? NULL : p;
+}
+
+static int ensure_store(struct http_worker *w);
+
+/*
+ * Authenticate the caller. Returns 0 with req->who filled, or -1 after
+ * replying (401 for a missing or unknown token, with no detail about
+ * which; 503 when the store does not answer, after one reconnection if
+ * retry is set).
+ */
+static int authenticate(struct http_request *req, int retry)
+{
+	struct store_principal p;
+	struct model_error err;
+	const char *tok;
+	char hex[65];
+	size_t len = 0;
+	enum store_rc rc;
+
+	tok = bearer_token(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), &len);
+	if (!tok)
+		goto unauthorized;
+	sha256_hex(tok, len, hex);
+	memset(&p, 0, sizeof(p));
+	rc = store_token_lookup(req->store, hex, &p);
+	if (rc == STORE_NOT_FOUND)
+		goto unauthorized;
+	if (rc == STORE_UNAVAILABLE && retry) {
+		/* a connection lost since the last request (database restart):
+		 * the lookup only reads, so reconnect once and ask again */
+		http_store_fail(req, rc, "token lookup", &err);
+		if (ensure_store(req->worker) == 0) {
+			req->store = req->worker->store;
+			return authenticate(req, 0);
+		}
+	}
+	if (rc) {
+		http_store_fail(req, rc, "token lookup", &err);
+		http_reply_error(req, &err);
+		return -1;
+	}
+	if (strlen(p.sha256_hex) != 64 || CRYPTO_memcmp(hex, p.sha256_hex, 64) != 0)
+		goto unauthorized;
+	memcpy(req->who.tenant_id, p.tenant_id, sizeof(req->who.tenant_id));
+	req->who.tenant_id[32] = '\0';
+	memcpy(req->who.token_id, p.token_id, sizeof(req->who.token_id));
+	req->who.token_id[32] = '\0';
+	req->who.role = p.role;
+	return 0;
+unauthorized:
+	reply_error_hdr(req, 401, "unauthorized", "a valid bearer token is required", NULL,
+	                "WWW-Authenticate: Bearer\r\n");
+	return -1;
+}
+
+/* ---- store connection ---------------------------------------------------- */
+
+/* Make sure the worker holds a live connection. 0, or -1 (not connected). */
+static int ensure_store(struct http_worker *w)
+{
+	enum store_rc rc;
+
+	if (w->store && w->store_broken) {
+		store_close(w->store);
+		w->store = NULL;
+	}
+	w->store_broken = 0;
+	if (w->store)
+		return 0;
+	rc = store_open(w->cfg->dsn, &w->store);
+	if (rc) {
+		http_log("cannot connect to the store: %s", store_last_error(NULL));
+		w->store = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- routing --------------------------------------------------------------- */
+
+/*
+ * Match path against pattern segment by segment. On a match returns 1 and
+ * fills params (pointers into req-owned copies of the segments).
+ */
+static int match(struct http_request *req, const char *pattern, const char *path,
+                 const char **params, int *nparams)
+{
+	const char *pp = pattern, *sp = path, *pe, *se;
+	size_t plen, slen;
+	char *seg;
+	int n = 0;
+
+	for (;;) {
+		if (*pp != '/' || *sp != '/')
+			return 0;
+		pp++;
+		sp++;
+		pe = strchr(pp, '/');
+		if (!pe)
+			pe = pp + strlen(pp);
+		se = strchr(sp, '/');
+		if (!se)
+			se = sp + strlen(sp);
+		plen = (size_t)(pe - pp);
+		slen = (size_t)(se - sp);
+		if (plen == 4 && memcmp(pp, "{id}", 4) == 0) {
+			if (slen == 0 || n == HTTP_MAX_PARAMS)
+				return 0;
+			if (params) {
+				seg = http_req_alloc(req, slen + 1);
+				memcpy(seg, sp, slen);
+				seg[slen] = '\0';
+				params[n] = seg;
+			}
+			n++;
+		} else if (plen != slen || memcmp(pp, sp, plen) != 0) {
+			return 0;
+		}
+		pp = pe;
+		sp = se;
+		if (!*pp && !*sp)
+			break;
+	}
+	*nparams = n;
+	return 1;
+}
+
+/* The path of the request: DOCUMENT_URI (nginx, normalised), else
+ * REQUEST_URI without its query string, else SCRIPT_NAME + PATH_INFO. */
+static const char *request_path(struct http_request *req)
+{
+	const char *s, *q, *pi;
+	char *p;
+	size_t n, m;
+
+	s = FCGX_GetParam("DOCUMENT_URI", req->fcgx->envp);
+	if (s && s[0] == '/')
+		return http_req_strdup(req, s);
+	s = FCGX_GetParam("REQUEST_URI", req->fcgx->envp);
+	if (s && s[0] == '/') {
+		q = strchr(s, '?');
+		n = q ? (size_t)(q - s) : strlen(s);
+		p = http_req_alloc(req, n + 1);
+		memcpy(p, s, n);
+		p[n] = '\0';
+		return p;
+	}
+	s = FCGX_GetParam("SCRIPT_NAME", req->fcgx->envp);
+	pi = FCGX_GetParam("PATH_INFO", req->fcgx->envp);
+	s = s ? s : "";
+	pi = pi ? pi : "";
+	n = strlen(s);
+	m = strlen(pi);
+	p = http_req_alloc(req, n + m + 2);
+	memcpy(p, s, n);
+	memcpy(p + n, pi, m);
+	p[n + m] = '\0';
+	if (p[0] != '/') {
+		memmove(p + 1, p, n + m + 1);
+		p[0] = '/';
+	}
+	return p;
+}
+
+static int role_ok(const struct http_route *r, const struct http_principal *who)
+{
+	return r->min_role == HTTP_ROLE_PUBLIC || (int)who->role >= r->min_role;
+}
+
+static void route(struct http_request *req, const struct http_route *routes, size_t n)
+{
+	const struct http_route *hit = NULL, *any = NULL;
+	const char *params[HTTP_MAX_PARAMS];
+	struct model_error err;
+	char allow[128] = "Allow: ";
+	char hdr[160];
+	int nparams = 0, enabled = 0, i;
+	enum store_rc rc;
+	size_t k;
+
+	memset(&err, 0, sizeof(err));
+	/* 1. route lookup by path, then by method */
+	for (k = 0; k < n; k++) {
+		if (!match(req, routes[k].pattern, req->path, NULL, &nparams))
+			continue;
+		if (!any)
+			any = &routes[k];
+		if (strlen(allow) + strlen(routes[k].method) + 3 < sizeof(allow)) {
+			if (strlen(allow) > 7)
+				strcat(allow, ", ");
+			strcat(allow, routes[k].method);
+		}
+		if (!hit && strcmp(routes[k].method, req->method) == 0)
+			hit = &routes[k];
+	}
+	if (!any) {
+		http_reply_error_code(req, 404, "not_found", "no such resource", NULL);
+		return;
+	}
+	/* 2. auth: every route but the public ones needs a token */
+	if (ensure_store(req->worker)) {
+		http_reply_error_code(req, 503, "storage_unavailable", "storage unavailable", NULL);
+		return;
+	}
+	req->store = req->worker->store;
+	if ((hit ? hit : any)->min_role != HTTP_ROLE_PUBLIC && authenticate(req, 1))
+		return;
+	/* 3. the module gate comes before the method and role checks, so a
+	 * disabled module's routes are hidden whatever the method or role */
+	if (any->module) {
+		rc = store_module_get(req->store, req->who.tenant_id, any->module, &enabled);
+		if (rc) {
+			http_store_fail(req, rc, "module gate", &err);
+			http_reply_error(req, &err);
+			return;
+		}
+		if (!enabled) {
+			http_reply_error_code(req, 404, "module_disabled",
+			                      "the sandbox module is disabled for this tenant",
+			                      NULL);
+			return;
+		}
+	}
+	if (!hit) {
+		snprintf(hdr, sizeof(hdr), "%s\r\n", allow);
+		reply_error_hdr(req, 405, "method_not_allowed",
+		                "method not allowed on this resource", NULL, hdr);
+		return;
+	}
+	if (!role_ok(hit, &req->who)) {
+		http_reply_error_code(req, 403, "forbidden", "your role does not allow this action",
+		                      NULL);
+		return;
+	}
+	/* 4. ids: an opaque token that is not well-formed is simply not found */
+	match(req, hit->pattern, req->path, params, &nparams);
+	for (i = 0; i < nparams; i++) {
+		if (!model_id_valid(params[i])) {
+			http_reply_error_code(req, 404, "not_found", "not found", NULL);
+			return;
+		}
+		req->params[i] = params[i];
+	}
+	req->nparams = nparams;
+	/* 5. body, then the handler */
+	if (hit->body == HTTP_BODY_OBJECT && decode_body(req, &err)) {
+		http_reply_error(req, &err);
+		return;
+	}
+	memset(&err, 0, sizeof(err));
+	if (hit->handler(req, &err)) {
+		http_reply_error(req, &err);
+		return;
+	}
+	if (!req->status) {
+		http_log("handler for %s %s replied nothing", req->method, hit->pattern);
+		http_reply_error_code(req, 500, "internal", "internal error", NULL);
+	}
+}
+
+void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n)
+{
+	struct http_request req;
+	struct model_error err;
+	const char *m;
+
+	memset(&req, 0, sizeof(req));
+	memset(&err, 0, sizeof(err));
+	req.fcgx = fr;
+	req.worker = w;
+	req.cfg = w->cfg;
+	m = FCGX_GetParam("REQUEST_METHOD", fr->envp);
+	req.method = http_req_strdup(&req, m ? m : "GET");
+	req.path = request_path(&req);
+	m = FCGX_GetParam("QUERY_STRING", fr->envp);
+	req.query = http_req_strdup(&req, m ? m : "");
+	/* the body is read (or dropped) before any reply, so the web server
+	 * is never cut off while it is still sending it */
+	if (read_body(&req, &err))
+		http_reply_error(&req, &err);
+	else
+		route(&req, routes, n);
+	req_release(&req);
+}

@@ -1,0 +1,174 @@
+#ifndef OLIVARES_FCGI_HTTP_H
+#define OLIVARES_FCGI_HTTP_H
+/**
+ * The HTTP layer of olivares-fcgi: one FastCGI request in, one JSON reply
+ * out (DESIGN.md §4, briefs/api.md).
+ *
+ * A request goes through http_serve in this order:
+ *   1. body read by CONTENT_LENGTH into a buffer capped at
+ *      MODEL_MAX_REQUEST_BYTES (413 too_large above it, without buffering
+ *      it; 400 malformed when fewer bytes arrive than announced);
+ *   2. route lookup in a static table (unknown path: 404 not_found);
+ *   3. auth: "Authorization: Bearer <token>", SHA-256 hex of the token,
+ *      store_token_lookup, CRYPTO_memcmp (401 unauthorized, no detail);
+ *   4. a path that exists with another method: 405 method_not_allowed;
+ *   5. module gate for routes of a module (404 module_disabled while off);
+ *   6. role check (403 forbidden); ids in the path must be well-formed
+ *      (model_id_valid) or the reply is 404 not_found;
+ *   7. JSON body decoded with JSON_REJECT_DUPLICATES for routes that take
+ *      one (400 malformed; an empty body is {});
+ *   8. the handler.
+ * Every error reply is {"error":{"code","message","field"?}} and goes
+ * through http_reply_error / http_reply_error_code.
+ *
+ * Memory: everything a handler allocates for the request is handed to the
+ * request (http_req_alloc, http_req_strdup, http_req_own) and released in
+ * one place when the request ends (STYLE.md rule 4).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <fcgiapp.h>
+#include <jansson.h>
+
+#include "fcgi/config.h"
+#include "model/buf.h"
+#include "model/error.h"
+#include "sql/store.h"
+
+/** Per-worker state, lives for the worker's whole life. */
+struct http_worker {
+	const struct http_config *cfg; /* borrowed */
+	struct store *store;           /* this worker's own connection; NULL
+	                                * until connected (reconnected lazily
+	                                * after STORE_UNAVAILABLE) */
+	int store_broken;              /* 1: close and reopen before next use */
+};
+
+/** Who is calling: filled by auth from the token's row. */
+struct http_principal {
+	char tenant_id[33];
+	char token_id[33];
+	enum store_role role;
+};
+
+/** Maximum number of {id} segments in a route pattern. */
+#define HTTP_MAX_PARAMS 4
+
+struct http_request;
+
+/**
+ * A handler replies once (http_reply_json or an error helper) and returns
+ * 0, or returns -1 with *err filled and the router replies the error.
+ */
+typedef int (*http_handler_fn)(struct http_request *req, struct model_error *err);
+
+/** Whether a route reads a JSON object body. */
+enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_OBJECT };
+
+/** Role value for a route that needs no token (GET /healthz). */
+#define HTTP_ROLE_PUBLIC 0
+
+/**
+ * One row of the route table (STYLE.md rule 6). pattern is an absolute
+ * path whose segments are literals or "{id}" (one path segment, checked
+ * with model_id_valid, captured in order into req->params). min_role is an
+ * enum store_role value or HTTP_ROLE_PUBLIC. module is the module whose
+ * enablement gates the route ("sandbox") or NULL.
+ */
+struct http_route {
+	const char *method;
+	const char *pattern;
+	int min_role;
+	const char *module;
+	enum http_body body;
+	http_handler_fn handler;
+};
+
+/** One request. Fields are valid for the handler's whole call. */
+struct http_request {
+	FCGX_Request *fcgx;                  /* borrowed */
+	struct http_worker *worker;          /* borrowed */
+	const struct http_config *cfg;       /* == worker->cfg */
+	struct store *store;                 /* connected store (never NULL in a handler
+	                                      * of a route that is not public) */
+	const char *method;                  /* REQUEST_METHOD */
+	const char *path;                    /* without the query string */
+	const char *query;                   /* QUERY_STRING, "" when none */
+	struct model_buf body;               /* raw body bytes (NUL-terminated) */
+	json_t *json;                        /* decoded body object (HTTP_BODY_OBJECT), else NULL */
+	struct http_principal who;           /* the caller (zeroed on public routes) */
+	const char *params[HTTP_MAX_PARAMS]; /* {id} captures, in pattern order */
+	int nparams;
+	int status; /* status replied, 0 until a reply is written */
+	/* one cleanup path: pointers to free() and json references to decref */
+	void **owned;
+	size_t nowned, owned_alloc;
+	json_t **jowned;
+	size_t njowned, jowned_alloc;
+};
+
+/**
+ * Serve one accepted FastCGI request with the route table routes[0..n-1]
+ * and release everything it allocated. Never fails: every problem becomes
+ * a JSON error reply (and a log line for 5xx).
+ */
+void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n);
+
+/** Write a reply: status line, the JSON headers, extra_headers (each line
+ * ending in "\r\n", may be NULL), and the compact JSON of body (borrowed).
+ * Loops until the whole body is written. Returns 0, -1 on a write error. */
+int http_reply_json_hdr(struct http_request *req, int status, const char *extra_headers,
+                        json_t *body);
+/** http_reply_json_hdr without extra headers. */
+int http_reply_json(struct http_request *req, int status, json_t *body);
+
+/** Reply {"error":{"code","message","field"?}} for a model_error, with the
+ * status of model_error_http_status(err->code). Returns 0. */
+int http_reply_error(struct http_request *req, const struct model_error *err);
+/** Reply an error with an explicit status and code (for the HTTP-only
+ * codes: unauthorized, forbidden, module_disabled, method_not_allowed).
+ * field may be NULL or "". Returns 0. */
+int http_reply_error_code(struct http_request *req, int status, const char *code,
+                          const char *message, const char *field);
+
+/**
+ * Turn a store failure into *err (STORE_NOT_FOUND: not_found,
+ * STORE_UNAVAILABLE: storage_unavailable and the connection is reopened
+ * before the next request, anything else: internal) and log it without
+ * any request data. Returns -1 so handlers can `return http_store_fail(...)`.
+ */
+int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,
+                    struct model_error *err);
+
+/** Allocate n bytes owned by the request (abort on OOM). */
+void *http_req_alloc(struct http_request *req, size_t n);
+/** Copy of s owned by the request. */
+char *http_req_strdup(struct http_request *req, const char *s);
+/** Hand the reference j (may be NULL) to the request, which decrefs it at
+ * the end; returns j so calls can be nested. */
+json_t *http_req_own(struct http_request *req, json_t *j);
+
+/**
+ * The value of query parameter name (no percent-decoding: our values are
+ * ids, integers and words), a request-owned string, or NULL if absent.
+ * When the parameter repeats, the first one wins.
+ */
+const char *http_query_get(struct http_request *req, const char *name);
+
+/**
+ * Integer query parameter: *out = def when absent; otherwise the value must
+ * be a decimal integer in [min, max] or the call returns -1 with *err
+ * (malformed, field = name).
+ */
+int http_query_int(struct http_request *req, const char *name, int def, int min, int max, int *out,
+                   struct model_error *err);
+
+/** Current UTC time as "YYYY-MM-DDTHH:MM:SS.mmmZ" into out (25 bytes). */
+void http_now_iso(char out[25]);
+
+/** One log line on stderr: "olivares-fcgi[pid]: <message>\n". Callers never
+ * pass tokens or bodies. */
+void http_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

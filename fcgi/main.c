@@ -1,0 +1,577 @@
+/*
+ * olivares-fcgi: the composition root and the pre-fork master (DESIGN.md
+ * §1, §9).
+ *
+ * The master reads the configuration, opens the FastCGI socket (or takes
+ * the one spawn-fcgi put on fd 0), applies missing migrations, forks the
+ * workers and then only supervises: it respawns a worker that dies and, on
+ * SIGTERM or SIGINT, stops the workers, removes the socket it created and
+ * exits 0. The master handles its signals synchronously (blocked, then
+ * sigtimedwait), so no signal can slip between a check and a wait.
+ *
+ * A worker owns one store connection, opened after the fork, and serves
+ * one request at a time in an FCGX_Accept_r loop. On SIGTERM it finishes
+ * the request in progress, then exits.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "fcgi/config.h"
+#include "fcgi/handlers.h"
+#include "fcgi/http.h"
+#include "model/alloc.h"
+#include "sql/store.h"
+
+#define MAX_WORKERS 64
+#define BACKOFF_MIN_MS 250
+#define BACKOFF_MAX_MS 5000
+#define FAST_DEATH_MS 2000
+#define SHUTDOWN_GRACE_MS 5000
+
+struct slot {
+	pid_t pid;            /* 0 when not running */
+	long long started;    /* ms, monotonic */
+	long long respawn_at; /* ms, monotonic; 0 = nothing scheduled */
+	int backoff_ms;
+};
+
+/* ---- worker -------------------------------------------------------------- */
+
+static volatile sig_atomic_t worker_stop;
+static volatile sig_atomic_t worker_idle;
+static int worker_listen_fd = -1;
+
+/*
+ * While the worker waits in accept, closing its copy of the listening
+ * descriptor makes FCGX_Accept_r return at once (PHP-FPM does the same);
+ * while it serves a request, only the flag is set and the request ends
+ * normally. close() is async-signal-safe.
+ */
+static void worker_on_term(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	worker_stop = 1;
+	if (worker_idle && worker_listen_fd >= 0) {
+		close(worker_listen_fd);
+		worker_listen_fd = -1;
+	}
+	errno = saved;
+}
+
+/* Idle: no SA_RESTART, so a signal interrupts accept. Busy: SA_RESTART, so
+ * reads and writes of the request in progress are not cut short. */
+static void worker_signals(int idle)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = worker_on_term;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = idle ? 0 : SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static int worker_main(const struct http_config *cfg, int listen_fd, const sigset_t *mask)
+{
+	struct http_worker w;
+	struct sigaction sa;
+	FCGX_Request fr;
+	int rc, code = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL); /* a client gone or a runner dead: EPIPE, not death */
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL); /* the dispatcher reaps its runner by pid */
+	sigaction(SIGHUP, &sa, NULL);
+	worker_listen_fd = listen_fd;
+	worker_signals(1);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+
+	memset(&w, 0, sizeof(w));
+	w.cfg = cfg;
+	if (store_open(cfg->dsn, &w.store)) {
+		/* not fatal: requests answer 503 and the next one retries */
+		http_log("worker cannot connect to the store yet: %s", store_last_error(NULL));
+		w.store = NULL;
+	}
+	if (FCGX_InitRequest(&fr, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR)) {
+		http_log("FCGX_InitRequest failed");
+		code = 1;
+		goto out;
+	}
+	for (;;) {
+		worker_signals(1);
+		worker_idle = 1;
+		if (worker_stop)
+			break;
+		rc = FCGX_Accept_r(&fr);
+		worker_idle = 0;
+		worker_signals(0);
+		if (rc < 0) {
+			if (worker_stop)
+				break;
+			http_log("accept failed (%d: %s); worker exits", rc, strerror(errno));
+			code = 1;
+			break;
+		}
+		http_serve(&w, &fr, http_routes, http_routes_count);
+		FCGX_Finish_r(&fr);
+	}
+	FCGX_Free(&fr, 1);
+out:
+	if (w.store)
+		store_close(w.store);
+	return code;
+}
+
+/* ---- master ----------------------------------------------------------------- */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_chld(int sig)
+{
+	(void)sig; /* only so that SIGCHLD is delivered to sigtimedwait */
+}
+
+static pid_t spawn(const struct http_config *cfg, int listen_fd, const sigset_t *oldmask)
+{
+	pid_t pid, master;
+
+	master = getpid();
+	pid = fork();
+	if (pid < 0) {
+		http_log("fork failed: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		/* a worker never outlives its master (kill -9 of the master must
+		 * not leave orphans holding the socket); SIGTERM is still blocked
+		 * here, so it is handled as a normal stop once the worker runs */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != master)
+			_exit(0);
+		/* exit, not _exit: the master leaves no stdio buffered, and
+		 * a normal exit lets the leak checker of a sanitizer build
+		 * look at the worker */
+		exit(worker_main(cfg, listen_fd, oldmask));
+	}
+	return pid;
+}
+
+static void describe_exit(pid_t pid, int status)
+{
+	if (WIFEXITED(status))
+		http_log("worker %ld exited with status %d", (long)pid, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		http_log("worker %ld killed by signal %d", (long)pid, WTERMSIG(status));
+}
+
+/* Reap every dead child; mark slots and schedule their respawn. */
+static int reap(struct slot *slots, int n, int stopping)
+{
+	long long now, lived;
+	pid_t pid;
+	int status, i, reaped = 0;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			if (slots[i].pid == pid)
+				break;
+		if (i == n)
+			continue;
+		reaped++;
+		slots[i].pid = 0;
+		if (stopping)
+			continue;
+		describe_exit(pid, status);
+		now = now_ms();
+		lived = now - slots[i].started;
+		/* a worker that dies right away is restarted more and more slowly */
+		if (lived >= FAST_DEATH_MS)
+			slots[i].backoff_ms = 0;
+		else if (!slots[i].backoff_ms)
+			slots[i].backoff_ms = BACKOFF_MIN_MS;
+		else if (slots[i].backoff_ms * 2 <= BACKOFF_MAX_MS)
+			slots[i].backoff_ms *= 2;
+		else
+			slots[i].backoff_ms = BACKOFF_MAX_MS;
+		slots[i].respawn_at = now + (slots[i].backoff_ms ? slots[i].backoff_ms : 1);
+	}
+	return reaped;
+}
+
+static int running(const struct slot *slots, int n)
+{
+	int i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += slots[i].pid > 0;
+	return c;
+}
+
+static void signal_all(const struct slot *slots, int n, int sig)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (slots[i].pid > 0)
+			kill(slots[i].pid, sig);
+}
+
+static void stop_workers(struct slot *slots, int n, const sigset_t *set, int grace_ms)
+{
+	struct timespec ts = {0, 100 * 1000000};
+	long long deadline;
+	int sig, killed = 0;
+
+	signal_all(slots, n, SIGTERM);
+	deadline = now_ms() + grace_ms;
+	for (;;) {
+		reap(slots, n, 1);
+		if (!running(slots, n))
+			break;
+		if (!killed && now_ms() >= deadline) {
+			http_log("workers still running after %d ms: SIGKILL", grace_ms);
+			signal_all(slots, n, SIGKILL);
+			killed = 1;
+		}
+		sig = sigtimedwait(set, NULL, &ts);
+		if ((sig == SIGTERM || sig == SIGINT) && !killed) {
+			http_log("second stop signal: SIGKILL");
+			signal_all(slots, n, SIGKILL);
+			killed = 1;
+		}
+	}
+}
+
+static int master_loop(const struct http_config *cfg, int listen_fd)
+{
+	struct slot slots[MAX_WORKERS];
+	sigset_t set, oldmask;
+	struct sigaction sa;
+	struct timespec ts;
+	long long now, wait_ms;
+	int n, i, sig;
+	pid_t pid;
+
+	n = cfg->workers < 1 ? 1 : (cfg->workers > MAX_WORKERS ? MAX_WORKERS : cfg->workers);
+	memset(slots, 0, sizeof(slots));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sa.sa_flags = 0;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &oldmask);
+
+	for (i = 0; i < n; i++)
+		slots[i].respawn_at = 1; /* due now */
+	for (;;) {
+		now = now_ms();
+		wait_ms = 1000;
+		for (i = 0; i < n; i++) {
+			if (slots[i].pid || !slots[i].respawn_at)
+				continue;
+			if (slots[i].respawn_at <= now) {
+				pid = spawn(cfg, listen_fd, &oldmask);
+				if (pid > 0) {
+					slots[i].pid = pid;
+					slots[i].started = now;
+					slots[i].respawn_at = 0;
+					http_log("worker %ld started (slot %d)", (long)pid, i);
+					continue;
+				}
+				slots[i].respawn_at = now + BACKOFF_MAX_MS;
+			}
+			if (slots[i].respawn_at - now < wait_ms)
+				wait_ms = slots[i].respawn_at - now;
+		}
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (wait_ms % 1000) * 1000000;
+		sig = sigtimedwait(&set, NULL, &ts);
+		if (sig == SIGTERM || sig == SIGINT) {
+			http_log("received %s: stopping %d workers",
+			         sig == SIGTERM ? "SIGTERM" : "SIGINT", running(slots, n));
+			break;
+		}
+		reap(slots, n, 0);
+	}
+	stop_workers(slots, n, &set, cfg->run_timeout_ms + SHUTDOWN_GRACE_MS);
+	return 0;
+}
+
+/* ---- socket ------------------------------------------------------------------- */
+
+/* 1 if fd 0 is a listening socket (we run under spawn-fcgi). */
+static int inherited_listener(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int acc = 0;
+	socklen_t alen = sizeof(acc);
+
+	if (getsockname(0, (struct sockaddr *)&ss, &len) != 0)
+		return 0;
+	if (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen) != 0)
+		return 0;
+	return acc != 0;
+}
+
+/* A unix socket path: refuse to take over a live socket or any other file;
+ * remove a stale socket (libfcgi would unlink whatever is there). */
+static int clear_unix_path(const char *path)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd, live;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		http_log("socket path is too long: %s", path);
+		return -1;
+	}
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		http_log("%s exists and is not a socket; not replacing it", path);
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	if (live) {
+		http_log("%s is in use by another process", path);
+		return -1;
+	}
+	if (unlink(path) != 0) {
+		http_log("cannot remove stale socket %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* "host:port" or ":port" (no '/') is TCP, as libfcgi reads it; else a path. */
+static int is_tcp(const char *s)
+{
+	return strchr(s, ':') && !strchr(s, '/');
+}
+
+static int open_listener(const struct http_config *cfg, int *created)
+{
+	mode_t old;
+	int fd;
+
+	*created = 0;
+	if (!is_tcp(cfg->socket_path)) {
+		if (strchr(cfg->socket_path, ':')) {
+			http_log("socket path must not contain ':': %s", cfg->socket_path);
+			return -1;
+		}
+		if (clear_unix_path(cfg->socket_path))
+			return -1;
+	}
+	/* create the socket private, then open it up to the configured mode */
+	old = umask(0177);
+	fd = FCGX_OpenSocket(cfg->socket_path, cfg->backlog);
+	umask(old);
+	if (fd < 0) {
+		http_log("cannot listen on %s", cfg->socket_path);
+		return -1;
+	}
+	if (!is_tcp(cfg->socket_path)) {
+		*created = 1;
+		if (chmod(cfg->socket_path, (mode_t)cfg->socket_mode) != 0) {
+			http_log("chmod %o %s: %s", cfg->socket_mode, cfg->socket_path,
+			         strerror(errno));
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* ---- start-up ------------------------------------------------------------------ */
+
+static int migrate(const struct http_config *cfg)
+{
+	struct store *st = NULL;
+	int applied = 0, rc = -1;
+
+	if (store_open(cfg->dsn, &st)) {
+		http_log("cannot connect to the store: %s", store_last_error(NULL));
+		return -1;
+	}
+	if (store_migrate(st, &applied)) {
+		http_log("migration failed: %s", store_last_error(st));
+		goto out;
+	}
+	if (applied)
+		http_log("applied %d migration(s)", applied);
+	rc = 0;
+out:
+	store_close(st);
+	return rc;
+}
+
+/* The DSN without secrets, for --check-config: PWD/Password values hidden. */
+static void print_dsn(const char *dsn)
+{
+	const char *p = dsn, *semi, *eq;
+	size_t klen;
+
+	fputs("dsn=", stdout);
+	while (*p) {
+		semi = strchr(p, ';');
+		if (!semi)
+			semi = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(semi - p));
+		klen = eq ? (size_t)(eq - p) : 0;
+		if (eq && ((klen == 3 && strncasecmp(p, "PWD", 3) == 0) ||
+		           (klen == 8 && strncasecmp(p, "Password", 8) == 0)))
+			printf("%.*s=***", (int)klen, p);
+		else
+			printf("%.*s", (int)(semi - p), p);
+		if (*semi)
+			putchar(';');
+		p = *semi ? semi + 1 : semi;
+	}
+	putchar('\n');
+}
+
+static void print_config(const struct http_config *cfg)
+{
+	printf("data_dir=%s\n", cfg->data_dir);
+	print_dsn(cfg->dsn);
+	printf("socket=%s\nsocket_mode=%04o\nworkers=%d\nbacklog=%d\n", cfg->socket_path,
+	       cfg->socket_mode, cfg->workers, cfg->backlog);
+	printf("runner=%s\nrun_timeout_ms=%d\nbackends=%s\ndefault_backend=%s\nscorer=%s\n",
+	       cfg->runner_path, cfg->run_timeout_ms, cfg->backends, cfg->default_backend,
+	       cfg->scorer);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: olivares-fcgi [--config FILE] [--check-config]\n"
+	      "\n"
+	      "FastCGI application of olivares sandbox: a master that pre-forks a pool\n"
+	      "of workers on a unix socket (or on the listening socket given on fd 0 by\n"
+	      "spawn-fcgi), respawns a worker that dies, and stops cleanly on SIGTERM.\n"
+	      "Applies missing schema migrations at start-up.\n"
+	      "\n"
+	      "  --config FILE   read FILE instead of $OLIVARES_CONF or "
+	      "$OLIVARES_DATA/olivares.conf\n"
+	      "  --check-config  load the configuration, print it (secrets hidden), exit\n"
+	      "  -h, --help      this help\n"
+	      "\n"
+	      "environment: OLIVARES_DATA (data dir, default ./var), OLIVARES_DSN,\n"
+	      "OLIVARES_CONF. Logs go to stderr, one line per event.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"check-config", no_argument, NULL, 'k'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct http_config cfg;
+	char err[512];
+	int c, check = 0, created = 0, listen_fd, rc;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (setenv("OLIVARES_CONF", optarg, 1) != 0)
+				return 1;
+			break;
+		case 'k':
+			check = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	err[0] = '\0';
+	if (http_config_load(&cfg, argv[0], err, sizeof(err))) {
+		fprintf(stderr, "olivares-fcgi: configuration error: %s\n", err);
+		return 1;
+	}
+	if (check) {
+		print_config(&cfg);
+		return 0;
+	}
+
+	if (FCGX_Init() != 0) {
+		http_log("FCGX_Init failed");
+		return 1;
+	}
+	if (inherited_listener()) {
+		listen_fd = 0;
+		http_log("using the listening socket on fd 0 (spawn-fcgi)");
+	} else {
+		listen_fd = open_listener(&cfg, &created);
+		if (listen_fd < 0)
+			return 1;
+	}
+	if (migrate(&cfg)) {
+		rc = 1;
+		goto out;
+	}
+	http_log("listening on %s with %d workers", listen_fd == 0 ? "fd 0" : cfg.socket_path,
+	         cfg.workers);
+	rc = master_loop(&cfg, listen_fd);
+out:
+	if (created)
+		unlink(cfg.socket_path);
+	http_log("stopped");
+	return rc;
+}

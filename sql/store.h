@@ -43,6 +43,19 @@ struct store;
 enum store_rc store_open(const char *dsn, struct store **out);
 void store_close(struct store *st);
 
+/**
+ * Drop the connection and connect again with the same connection string.
+ * Not needed in normal use: after a lost connection (the call that noticed
+ * it returned STORE_UNAVAILABLE) the next call on st reconnects by itself,
+ * once; a write that was in flight is never replayed. Returns STORE_OK or
+ * STORE_UNAVAILABLE (store_last_error(st) says why).
+ */
+enum store_rc store_reconnect(struct store *st);
+
+/** "sqlite" or "postgres": the dialect detected at connection time
+ * (SQLGetInfo SQL_DBMS_NAME). Static storage. */
+const char *store_dialect(const struct store *st);
+
 /** Last error text of this connection (or of the last failed store_open when
  * st is NULL). Never contains bound parameter values. Static storage. */
 const char *store_last_error(const struct store *st);
@@ -59,6 +72,9 @@ enum store_rc store_check_schema(struct store *st);
 enum store_rc store_tenant_create(struct store *st, const char *name, char id_out[33]);
 /** Find a tenant by name. */
 enum store_rc store_tenant_find(struct store *st, const char *name, char id_out[33]);
+/** {"tenants":[{"id","name","created_at"}]} ordered by name (operator
+ * tool only: tenants are not tenant data). */
+enum store_rc store_tenant_list(struct store *st, json_t **out);
 
 /** Store a token: only its SHA-256 hex digest (64 chars) is kept, with the
  * role and a label. id_out gets the token's id (not secret). */

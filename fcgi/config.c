@@ -1,0 +1,381 @@
+/*
+ * Configuration loader (config.h): defaults, then the INI file (inih), then
+ * the environment. Creates nothing: the data directory is only named here
+ * (olivares-admin migrate creates it).
+ */
+#include "fcgi/config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Backends the runner knows (DESIGN.md §1); the list may allow any subset. */
+static const char *const known_backends[] = {"inproc-mock", "namespaces", "gvisor",
+					     "firecracker"};
+
+struct load_ctx {
+	struct http_config *cfg;
+	char *err;
+	size_t errlen;
+	int failed;
+	/* keys given explicitly, so derived defaults do not override them */
+	int have_dsn, have_socket, have_runner, have_data_dir;
+	char file[512];
+};
+
+static int seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Copy value into dst (size n); -1 if it does not fit. */
+static int copy_str(char *dst, size_t n, const char *value)
+{
+	size_t len = strlen(value);
+
+	if (len >= n)
+		return -1;
+	memcpy(dst, value, len + 1);
+	return 0;
+}
+
+static int parse_int(const char *value, long min, long max, int base, long *out)
+{
+	char *end = NULL;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, base);
+	if (errno || end == value || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int backend_known(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof known_backends / sizeof known_backends[0]; i++)
+		if (strlen(known_backends[i]) == len && strncmp(name, known_backends[i], len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Every comma-separated item of list is a known backend; no empty item. */
+static int backends_valid(const char *list)
+{
+	const char *p = list;
+	const char *comma;
+	size_t len;
+
+	if (!*list)
+		return 0;
+	for (;;) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (!backend_known(p, len))
+			return 0;
+		if (!comma)
+			return 1;
+		p = comma + 1;
+	}
+}
+
+static int backend_in_list(const char *list, const char *name)
+{
+	const char *p = list;
+	const char *comma;
+	size_t len;
+
+	for (;;) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == strlen(name) && strncmp(p, name, len) == 0)
+			return 1;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+static int scorer_valid(const char *v)
+{
+	if (strcmp(v, "none") == 0)
+		return 1;
+	if (strncmp(v, "builtin:", 8) == 0 && v[8])
+		return 1;
+	if (strncmp(v, "exec:", 5) == 0 && v[5])
+		return 1;
+	return 0;
+}
+
+/* inih handler: returns 1 on success, 0 to report an error on this line. */
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct load_ctx *c = user;
+	struct http_config *cfg = c->cfg;
+	long v;
+	int bad = 0;
+
+	if (c->failed)
+		return 0;
+	if (strcmp(section, "server") == 0) {
+		if (strcmp(name, "data_dir") == 0) {
+			bad = copy_str(cfg->data_dir, sizeof cfg->data_dir, value) || !*value;
+			c->have_data_dir = 1;
+		} else if (strcmp(name, "dsn") == 0) {
+			bad = copy_str(cfg->dsn, sizeof cfg->dsn, value) || !*value;
+			c->have_dsn = 1;
+		} else if (strcmp(name, "socket") == 0) {
+			bad = copy_str(cfg->socket_path, sizeof cfg->socket_path, value) || !*value;
+			c->have_socket = 1;
+		} else if (strcmp(name, "socket_mode") == 0) {
+			bad = parse_int(value, 0, 0777, 8, &v);
+			cfg->socket_mode = (unsigned)v;
+		} else if (strcmp(name, "workers") == 0) {
+			bad = parse_int(value, 1, 64, 10, &v);
+			cfg->workers = (int)v;
+		} else if (strcmp(name, "backlog") == 0) {
+			bad = parse_int(value, 1, 65535, 10, &v);
+			cfg->backlog = (int)v;
+		} else {
+			goto unknown;
+		}
+	} else if (strcmp(section, "runner") == 0) {
+		if (strcmp(name, "path") == 0) {
+			bad = copy_str(cfg->runner_path, sizeof cfg->runner_path, value) || !*value;
+			c->have_runner = 1;
+		} else if (strcmp(name, "timeout_ms") == 0) {
+			bad = parse_int(value, 1, 3600000, 10, &v);
+			cfg->run_timeout_ms = (int)v;
+		} else if (strcmp(name, "backends") == 0) {
+			bad = copy_str(cfg->backends, sizeof cfg->backends, value) ||
+			      !backends_valid(value);
+		} else if (strcmp(name, "default_backend") == 0) {
+			bad = copy_str(cfg->default_backend, sizeof cfg->default_backend, value) ||
+			      !backend_known(value, strlen(value));
+		} else {
+			goto unknown;
+		}
+	} else if (strcmp(section, "scorer") == 0) {
+		if (strcmp(name, "adapter") == 0)
+			bad = copy_str(cfg->scorer, sizeof cfg->scorer, value) || !scorer_valid(value);
+		else
+			goto unknown;
+	} else {
+		goto unknown;
+	}
+	if (bad) {
+		c->failed = 1;
+		seterr(c->err, c->errlen, "%s: bad value for [%s] %s", c->file, section, name);
+		return 0;
+	}
+	return 1;
+unknown:
+	c->failed = 1;
+	seterr(c->err, c->errlen, "%s: unknown key \"%s\" in section [%s]", c->file, name,
+	       section);
+	return 0;
+}
+
+/*
+ * inih reads a line into a 200-byte buffer (INI_MAX_LINE, as built by
+ * Debian) and parses the rest of a longer line as a new line, so a long
+ * value would be cut silently when its tail looks like a comment (a DSN's
+ * ";"). Refuse such a file instead. Returns 0, or the first long line's
+ * number, or -1 if the file cannot be read.
+ */
+#define CONFIG_MAX_LINE 198
+
+static int long_line(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int lineno = 0, found = 0;
+
+	if (!f)
+		return -1;
+	while (!found) {
+		n = getline(&line, &cap, f);
+		if (n == -1)
+			break;
+		lineno++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			n--;
+		if (n > CONFIG_MAX_LINE)
+			found = lineno;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* path made absolute against the current directory (nothing is created, so
+ * realpath cannot be used: the directory may not exist yet). */
+static int make_absolute(char *path, size_t n)
+{
+	char cwd[PATH_MAX];
+	char tmp[PATH_MAX + 512];
+	const char *rel = path;
+
+	if (path[0] == '/')
+		return 0;
+	if (!getcwd(cwd, sizeof cwd))
+		return -1;
+	while (rel[0] == '.' && rel[1] == '/')
+		rel += 2;
+	if (strcmp(rel, ".") == 0 || rel[0] == '\0')
+		snprintf(tmp, sizeof tmp, "%s", cwd);
+	else
+		snprintf(tmp, sizeof tmp, "%s/%s", cwd, rel);
+	/* drop trailing slashes, keep "/" */
+	while (strlen(tmp) > 1 && tmp[strlen(tmp) - 1] == '/')
+		tmp[strlen(tmp) - 1] = '\0';
+	return copy_str(path, n, tmp);
+}
+
+/* olivares-runner beside the running executable. */
+static void default_runner(char *out, size_t n, const char *argv0)
+{
+	char exe[PATH_MAX];
+	char *slash;
+	char *real = NULL;
+
+	real = realpath("/proc/self/exe", NULL);
+	if (!real && argv0 && strchr(argv0, '/'))
+		real = realpath(argv0, NULL);
+	if (real && strlen(real) < sizeof exe) {
+		strcpy(exe, real);
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((size_t)snprintf(out, n, "%s/olivares-runner", exe) < n) {
+				free(real);
+				return;
+			}
+		}
+	}
+	free(real);
+	snprintf(out, n, "olivares-runner");
+}
+
+int http_config_load(struct http_config *cfg, const char *argv0, char *err, size_t errlen)
+{
+	struct load_ctx c;
+	const char *env;
+	const char *conf = NULL;
+	char probe[1024];
+	struct stat sb;
+	int r;
+
+	memset(cfg, 0, sizeof *cfg);
+	memset(&c, 0, sizeof c);
+	c.cfg = cfg;
+	c.err = err;
+	c.errlen = errlen;
+	if (err && errlen)
+		err[0] = '\0';
+
+	/* 1. defaults */
+	env = getenv("OLIVARES_DATA");
+	if (copy_str(cfg->data_dir, sizeof cfg->data_dir, env && *env ? env : "./var"))
+		return seterr(err, errlen, "OLIVARES_DATA is too long");
+	cfg->socket_mode = 0600;
+	cfg->workers = 2;
+	cfg->backlog = 64;
+	cfg->run_timeout_ms = 10000;
+	strcpy(cfg->backends, "inproc-mock");
+	strcpy(cfg->default_backend, "inproc-mock");
+	strcpy(cfg->scorer, "none");
+
+	/* 2. the INI file */
+	env = getenv("OLIVARES_CONF");
+	if (env && *env) {
+		conf = env;
+	} else {
+		if ((size_t)snprintf(probe, sizeof probe, "%s/olivares.conf", cfg->data_dir) <
+			    sizeof probe &&
+		    stat(probe, &sb) == 0)
+			conf = probe;
+	}
+	if (conf) {
+		if (copy_str(c.file, sizeof c.file, conf))
+			return seterr(err, errlen, "configuration path is too long");
+		r = long_line(conf);
+		if (r == -1)
+			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
+		if (r > 0)
+			return seterr(err, errlen,
+				      "%s:%d: line longer than %d bytes (use OLIVARES_DSN for a "
+				      "long connection string)",
+				      conf, r, CONFIG_MAX_LINE);
+		r = ini_parse(conf, on_key, &c);
+		if (r == -1)
+			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
+		if (r == -2)
+			return seterr(err, errlen, "%s: out of memory", conf);
+		if (r != 0) {
+			if (!c.failed)
+				seterr(err, errlen, "%s:%d: syntax error", conf, r);
+			else if (err && errlen) {
+				char msg[512];
+
+				snprintf(msg, sizeof msg, "%s", err);
+				/* put the line number after the file name */
+				seterr(err, errlen, "%s (line %d)", msg, r);
+			}
+			return -1;
+		}
+	}
+
+	/* 3. environment: OLIVARES_DATA wins over the file's data_dir */
+	env = getenv("OLIVARES_DATA");
+	if (env && *env && copy_str(cfg->data_dir, sizeof cfg->data_dir, env))
+		return seterr(err, errlen, "OLIVARES_DATA is too long");
+	if (make_absolute(cfg->data_dir, sizeof cfg->data_dir))
+		return seterr(err, errlen, "data_dir: cannot make \"%s\" absolute", cfg->data_dir);
+	env = getenv("OLIVARES_DSN");
+	if (env && *env) {
+		if (copy_str(cfg->dsn, sizeof cfg->dsn, env))
+			return seterr(err, errlen, "OLIVARES_DSN is too long");
+		c.have_dsn = 1;
+	}
+
+	/* derived defaults, from the final data_dir */
+	if (!c.have_dsn &&
+	    (size_t)snprintf(cfg->dsn, sizeof cfg->dsn,
+			     "Driver=SQLite3;Database=%s/olivares.db;Timeout=5000;"
+			     "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1",
+			     cfg->data_dir) >= sizeof cfg->dsn)
+		return seterr(err, errlen, "data_dir is too long for the default dsn");
+	if (!c.have_socket &&
+	    (size_t)snprintf(cfg->socket_path, sizeof cfg->socket_path, "%s/olivares.sock",
+			     cfg->data_dir) >= sizeof cfg->socket_path)
+		return seterr(err, errlen, "data_dir is too long for the default socket path");
+	if (!c.have_runner)
+		default_runner(cfg->runner_path, sizeof cfg->runner_path, argv0);
+	if (!backend_in_list(cfg->backends, cfg->default_backend))
+		return seterr(err, errlen,
+			      "[runner] default_backend \"%s\" is not in [runner] backends \"%s\"",
+			      cfg->default_backend, cfg->backends);
+	return 0;
+}

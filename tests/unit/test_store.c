@@ -1,0 +1,1114 @@
+/*
+ * Unit tests of the store (sql/store.c) on SQLite through libsqliteodbc,
+ * and, when OLIVARES_TEST_PG_DSN is set, the very same cases on PostgreSQL
+ * through odbc-postgresql. Every case gets a fresh database: a new temp file
+ * for SQLite; for PostgreSQL every table is dropped first, so the suite can
+ * be run again and again on one database.
+ *
+ * A raw ODBC connection (not the store) looks at the rows themselves, to
+ * check what is stored (no token secret anywhere) and what is not (no run
+ * left behind by a failed transaction).
+ */
+#include <check.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <sql.h>
+#include <sqlext.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sql/store.h"
+
+static char g_dsn[2048];
+static char g_dir[300];
+static int g_pg;
+static struct store *st;
+
+static const char *const all_tables[] = {"tenants", "api_tokens", "module_settings",
+					 "audit_events", "scenarios", "runs",
+					 "run_outputs", "schema_migrations"};
+
+/* ---- raw ODBC, for looking at rows ------------------------------------------ */
+
+struct raw {
+	SQLHENV env;
+	SQLHDBC dbc;
+};
+
+static void raw_open(struct raw *r)
+{
+	SQLRETURN rc;
+
+	SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &r->env);
+	SQLSetEnvAttr(r->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+	SQLAllocHandle(SQL_HANDLE_DBC, r->env, &r->dbc);
+	rc = SQLDriverConnect(r->dbc, NULL, (SQLCHAR *)g_dsn, SQL_NTS, NULL, 0, NULL,
+			      SQL_DRIVER_NOPROMPT);
+	ck_assert_msg(SQL_SUCCEEDED(rc), "raw connect failed");
+}
+
+static void raw_close(struct raw *r)
+{
+	SQLDisconnect(r->dbc);
+	SQLFreeHandle(SQL_HANDLE_DBC, r->dbc);
+	SQLFreeHandle(SQL_HANDLE_ENV, r->env);
+}
+
+static int raw_exec(const char *sql)
+{
+	struct raw r;
+	SQLHSTMT h;
+	SQLRETURN rc;
+
+	raw_open(&r);
+	SQLAllocHandle(SQL_HANDLE_STMT, r.dbc, &h);
+	rc = SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS);
+	SQLFreeHandle(SQL_HANDLE_STMT, h);
+	raw_close(&r);
+	return SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA ? 0 : -1;
+}
+
+/* Whole text of the current row's column col (chunked), or NULL. */
+static char *raw_text(SQLHSTMT h, int col)
+{
+	char chunk[1024];
+	char *acc = NULL;
+	size_t len = 0, got;
+	SQLLEN ind;
+	SQLRETURN rc;
+
+	for (;;) {
+		rc = SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, chunk, sizeof chunk, &ind);
+		if (rc == SQL_NO_DATA || !SQL_SUCCEEDED(rc) || ind == SQL_NULL_DATA)
+			break;
+		got = (rc == SQL_SUCCESS_WITH_INFO && (ind == SQL_NO_TOTAL || ind >= (SQLLEN)sizeof chunk))
+			      ? sizeof chunk - 1
+			      : (size_t)ind;
+		acc = realloc(acc, len + got + 1);
+		memcpy(acc + len, chunk, got);
+		len += got;
+		acc[len] = '\0';
+		if (rc == SQL_SUCCESS)
+			break;
+	}
+	if (!acc && ind != SQL_NULL_DATA)
+		acc = strdup("");
+	return acc;
+}
+
+/* Number of cells, in every table, whose text contains needle. */
+static int raw_cells_containing(const char *needle)
+{
+	struct raw r;
+	SQLHSTMT h;
+	SQLSMALLINT ncols;
+	char sql[128];
+	char *cell;
+	size_t t;
+	int c, hits = 0;
+
+	raw_open(&r);
+	for (t = 0; t < sizeof all_tables / sizeof all_tables[0]; t++) {
+		snprintf(sql, sizeof sql, "SELECT * FROM %s", all_tables[t]);
+		SQLAllocHandle(SQL_HANDLE_STMT, r.dbc, &h);
+		ck_assert(SQL_SUCCEEDED(SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS)));
+		SQLNumResultCols(h, &ncols);
+		while (SQL_SUCCEEDED(SQLFetch(h))) {
+			for (c = 1; c <= ncols; c++) {
+				cell = raw_text(h, c);
+				if (cell && strstr(cell, needle))
+					hits++;
+				free(cell);
+			}
+		}
+		SQLFreeHandle(SQL_HANDLE_STMT, h);
+	}
+	raw_close(&r);
+	return hits;
+}
+
+static long raw_count(const char *sql)
+{
+	struct raw r;
+	SQLHSTMT h;
+	char *v;
+	long n = -1;
+
+	raw_open(&r);
+	SQLAllocHandle(SQL_HANDLE_STMT, r.dbc, &h);
+	ck_assert(SQL_SUCCEEDED(SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS)));
+	if (SQL_SUCCEEDED(SQLFetch(h))) {
+		v = raw_text(h, 1);
+		n = v ? atol(v) : -1;
+		free(v);
+	}
+	SQLFreeHandle(SQL_HANDLE_STMT, h);
+	raw_close(&r);
+	return n;
+}
+
+/* ---- fixtures -------------------------------------------------------------- */
+
+static void open_store(void)
+{
+	enum store_rc rc = store_open(g_dsn, &st);
+
+	ck_assert_msg(rc == STORE_OK, "store_open: %s", store_last_error(NULL));
+	ck_assert_str_eq(store_dialect(st), g_pg ? "postgres" : "sqlite");
+}
+
+/* One directory for the whole SQLite test case, made and removed by the
+ * parent process (so a failed test, whose forked child stops at the first
+ * failed assertion, leaves nothing behind); one subdirectory per test. */
+static char g_root[256];
+
+static void setup_root(void)
+{
+	snprintf(g_root, sizeof g_root, "/tmp/olv-test-store-XXXXXX");
+	if (!mkdtemp(g_root)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+static void teardown_root(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", g_root);
+}
+
+static void setup_sqlite(void)
+{
+	snprintf(g_dir, sizeof g_dir, "%s/XXXXXX", g_root);
+	ck_assert_ptr_nonnull(mkdtemp(g_dir));
+	snprintf(g_dsn, sizeof g_dsn,
+		 "Driver=SQLite3;Database=%s/t.db;Timeout=5000;JournalMode=WAL;"
+		 "SyncPragma=NORMAL;FKSupport=1",
+		 g_dir);
+	g_pg = 0;
+	open_store();
+}
+
+static void teardown_sqlite(void)
+{
+	char cmd[512];
+
+	store_close(st);
+	st = NULL;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", g_dir);
+}
+
+static void setup_pg(void)
+{
+	snprintf(g_dsn, sizeof g_dsn, "%s", getenv("OLIVARES_TEST_PG_DSN"));
+	g_pg = 1;
+	ck_assert_int_eq(raw_exec("DROP TABLE IF EXISTS run_outputs, runs, scenarios, "
+				  "audit_events, module_settings, api_tokens, tenants, "
+				  "schema_migrations CASCADE"),
+			 0);
+	open_store();
+}
+
+static void teardown_pg(void)
+{
+	store_close(st);
+	st = NULL;
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static void migrated(void)
+{
+	int n = -1;
+
+	ck_assert_msg(store_migrate(st, &n) == STORE_OK, "migrate: %s", store_last_error(st));
+}
+
+static void mk_tenant(const char *name, char id[33])
+{
+	ck_assert_int_eq(store_tenant_create(st, name, id), STORE_OK);
+	ck_assert_uint_eq(strlen(id), 32);
+}
+
+static void sha256_hex(const char *s, size_t n, char out[65])
+{
+	unsigned char md[32];
+	unsigned int len;
+	int i;
+
+	ck_assert(EVP_Digest(s, n, md, &len, EVP_sha256(), NULL) == 1);
+	for (i = 0; i < 32; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+static json_t *jload(const char *text)
+{
+	json_error_t e;
+	json_t *j = json_loads(text, 0, &e);
+
+	ck_assert_msg(j != NULL, "bad test JSON: %s", e.text);
+	return j;
+}
+
+static json_t *sample_scenario(const char *name)
+{
+	json_t *s = jload("{\"description\":\"d\",\"subject_kind\":\"agent\","
+			  "\"steps\":[{\"key\":\"step-1\",\"input\":\"agent:user1@example.test\"},"
+			  "{\"key\":\"step-2\",\"input\":\"agent:user2@example.test\"}],"
+			  "\"mocks\":[{\"resource\":\"agent:user1@example.test\","
+			  "\"response\":\"first synthetic account\"}]}");
+
+	json_object_set_new(s, "name", json_string(name));
+	return s;
+}
+
+static void expected_digest(json_t *steps, json_t *mocks, char out[65])
+{
+	json_t *both = json_pack("{s:O,s:O}", "steps", steps, "mocks", mocks);
+	char *canon = json_dumps(both, JSON_COMPACT | JSON_SORT_KEYS);
+
+	sha256_hex(canon, strlen(canon), out);
+	free(canon);
+	json_decref(both);
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static json_int_t jint(json_t *o, const char *k)
+{
+	ck_assert_msg(json_is_integer(json_object_get(o, k)), "%s is not an integer", k);
+	return json_integer_value(json_object_get(o, k));
+}
+
+static json_t *make_outputs(const int *seqs, int n)
+{
+	json_t *arr = json_array();
+	char key[32], in[64], outv[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof key, "step-%d", seqs[i]);
+		snprintf(in, sizeof in, "agent:user%d@example.test", seqs[i]);
+		snprintf(outv, sizeof outv, "response %d\nline two", seqs[i]);
+		json_array_append_new(
+			arr, json_pack("{s:i,s:s,s:s,s:s,s:s,s:n}", "seq", seqs[i], "key", key,
+				       "input", in, "output", outv, "status", "ok", "error_kind"));
+	}
+	return arr;
+}
+
+static struct store_run sample_run(const char *scenario_id, json_t *outputs)
+{
+	struct store_run r;
+
+	memset(&r, 0, sizeof r);
+	r.kind = "simulation";
+	r.scenario_id = scenario_id;
+	r.scenario_version = 1;
+	r.scenario_digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	r.variant = "candidate";
+	r.status = "completed";
+	r.runner = "olivares-runner/0.1.0";
+	r.backend = "inproc-mock";
+	r.isolated = 1;
+	r.destroyed = 1;
+	r.steps_total = (int)json_array_size(outputs);
+	r.steps_ok = r.steps_total;
+	r.steps_error = 0;
+	r.output_digest = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+	r.started_at = "2024-01-01T00:00:00.000Z";
+	r.finished_at = "2024-01-01T00:00:01.000Z";
+	r.outputs = outputs;
+	return r;
+}
+
+/* ---- cases -------------------------------------------------------------------- */
+
+START_TEST(test_migrate_idempotent)
+{
+	int n = -1;
+
+	ck_assert_int_eq(store_check_schema(st), STORE_UNAVAILABLE);
+	ck_assert_int_eq(store_migrate(st, &n), STORE_OK);
+	ck_assert_int_ge(n, 1);
+	ck_assert_int_eq(store_check_schema(st), STORE_OK);
+	ck_assert_int_eq(store_migrate(st, &n), STORE_OK);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(store_check_schema(st), STORE_OK);
+	ck_assert_int_ge(raw_count("SELECT COUNT(*) FROM schema_migrations"), 1);
+}
+END_TEST
+
+START_TEST(test_tenant_token)
+{
+	char a[33], b[33], found[33], tok_id[33], tok_id2[33], sha[65];
+	const char *token = "olv_5f3c0c1e9d2b4a6f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a392817";
+	struct store_principal p;
+	json_t *list = NULL;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(store_tenant_create(st, "acme", found), STORE_CONFLICT);
+	ck_assert_int_eq(store_tenant_create(st, "", found), STORE_ERROR);
+	ck_assert_int_eq(store_tenant_find(st, "acme", found), STORE_OK);
+	ck_assert_str_eq(found, a);
+	ck_assert_int_eq(store_tenant_find(st, "nobody", found), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_tenant_list(st, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "tenants")), 2);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(list, "tenants"), 0), "name"), "acme");
+	json_decref(list);
+
+	sha256_hex(token, strlen(token), sha);
+	ck_assert_int_eq(store_token_create(st, a, STORE_ROLE_EDITOR, sha, "ci", tok_id), STORE_OK);
+	ck_assert_uint_eq(strlen(tok_id), 32);
+	/* the same digest twice is refused */
+	ck_assert_int_eq(store_token_create(st, b, STORE_ROLE_ADMIN, sha, "", tok_id2),
+			 STORE_CONFLICT);
+	/* unknown tenant */
+	ck_assert_int_eq(store_token_create(st, "0123456789abcdef0123456789abcdef",
+					    STORE_ROLE_ADMIN,
+					    "aa23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+					    "", tok_id2),
+			 STORE_NOT_FOUND);
+
+	ck_assert_int_eq(store_token_lookup(st, sha, &p), STORE_OK);
+	ck_assert_str_eq(p.tenant_id, a);
+	ck_assert_str_eq(p.token_id, tok_id);
+	ck_assert_str_eq(p.sha256_hex, sha);
+	ck_assert_int_eq(p.role, STORE_ROLE_EDITOR);
+	ck_assert_int_eq(store_token_lookup(st, "00", &p), STORE_NOT_FOUND);
+	ck_assert_int_eq(
+		store_token_lookup(st,
+				   "0000000000000000000000000000000000000000000000000000000000000000",
+				   &p),
+		STORE_NOT_FOUND);
+
+	/* the digest is stored; the secret, whole or without its prefix, is not */
+	ck_assert_int_eq(raw_cells_containing(sha), 1);
+	ck_assert_int_eq(raw_cells_containing(token), 0);
+	ck_assert_int_eq(raw_cells_containing(token + 4), 0);
+
+	/* a revoked token no longer authenticates */
+	ck_assert_int_eq(raw_exec("UPDATE api_tokens SET revoked = 1"), 0);
+	ck_assert_int_eq(store_token_lookup(st, sha, &p), STORE_NOT_FOUND);
+}
+END_TEST
+
+START_TEST(test_modules)
+{
+	char a[33], b[33];
+	int on = -1;
+	json_t *list = NULL;
+	json_t *m;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	ck_assert_int_eq(store_module_get(st, a, "sandbox", &on), STORE_OK);
+	ck_assert_int_eq(on, 0);
+	ck_assert_int_eq(store_module_list(st, a, &list), STORE_OK);
+	m = json_array_get(json_object_get(list, "modules"), 0);
+	ck_assert_str_eq(jstr(m, "name"), "sandbox");
+	ck_assert(json_is_false(json_object_get(m, "enabled")));
+	json_decref(list);
+
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1), STORE_OK);
+	ck_assert_int_eq(store_module_get(st, a, "sandbox", &on), STORE_OK);
+	ck_assert_int_eq(on, 1);
+	ck_assert_int_eq(store_module_list(st, a, &list), STORE_OK);
+	ck_assert(json_is_true(json_object_get(json_array_get(json_object_get(list, "modules"), 0),
+					       "enabled")));
+	json_decref(list);
+	/* another tenant is untouched */
+	ck_assert_int_eq(store_module_get(st, b, "sandbox", &on), STORE_OK);
+	ck_assert_int_eq(on, 0);
+	/* off again (upsert), unknown modules refused */
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 0), STORE_OK);
+	ck_assert_int_eq(store_module_get(st, a, "sandbox", &on), STORE_OK);
+	ck_assert_int_eq(on, 0);
+	ck_assert_int_eq(store_module_set(st, a, "evals", 1), STORE_NOT_FOUND);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM module_settings"), 1);
+}
+END_TEST
+
+START_TEST(test_scenario_crud)
+{
+	char a[33], digest[65];
+	const char *actor = "11111111111111111111111111111111";
+	json_t *in = sample_scenario("walkthrough");
+	json_t *s = NULL, *g = NULL, *u = NULL, *list = NULL, *patch, *audit = NULL;
+	json_t *items;
+	char id[33];
+	int i;
+
+	migrated();
+	mk_tenant("acme", a);
+	ck_assert_int_eq(store_scenario_create(st, a, actor, in, &s), STORE_OK);
+	ck_assert_uint_eq(strlen(jstr(s, "id")), 32);
+	snprintf(id, sizeof id, "%s", jstr(s, "id"));
+	ck_assert_str_eq(jstr(s, "name"), "walkthrough");
+	ck_assert_int_eq(jint(s, "version"), 1);
+	expected_digest(json_object_get(in, "steps"), json_object_get(in, "mocks"), digest);
+	ck_assert_str_eq(jstr(s, "digest"), digest);
+	ck_assert_uint_eq(strlen(jstr(s, "created_at")), 24);
+	ck_assert(jstr(s, "created_at")[23] == 'Z');
+
+	ck_assert_int_eq(store_scenario_get(st, a, id, &g), STORE_OK);
+	ck_assert(json_equal(g, s));
+	ck_assert(json_equal(json_object_get(g, "steps"), json_object_get(in, "steps")));
+	ck_assert(json_equal(json_object_get(g, "mocks"), json_object_get(in, "mocks")));
+	json_decref(g);
+
+	/* name only: version bump, same digest */
+	patch = jload("{\"name\":\"renamed\"}");
+	ck_assert_int_eq(store_scenario_update(st, a, actor, id, patch, &u), STORE_OK);
+	json_decref(patch);
+	ck_assert_int_eq(jint(u, "version"), 2);
+	ck_assert_str_eq(jstr(u, "name"), "renamed");
+	ck_assert_str_eq(jstr(u, "digest"), digest);
+	ck_assert_str_eq(jstr(u, "created_at"), jstr(s, "created_at"));
+	ck_assert(strcmp(jstr(u, "updated_at"), jstr(s, "updated_at")) >= 0);
+	json_decref(u);
+	/* steps: digest changes */
+	patch = jload("{\"steps\":[{\"key\":\"step-1\",\"input\":\"other\"}]}");
+	ck_assert_int_eq(store_scenario_update(st, a, actor, id, patch, &u), STORE_OK);
+	ck_assert_int_eq(jint(u, "version"), 3);
+	ck_assert_str_ne(jstr(u, "digest"), digest);
+	expected_digest(json_object_get(patch, "steps"), json_object_get(in, "mocks"), digest);
+	ck_assert_str_eq(jstr(u, "digest"), digest);
+	json_decref(patch);
+	ck_assert_int_eq(store_scenario_get(st, a, id, &g), STORE_OK);
+	ck_assert(json_equal(g, u));
+	ck_assert_str_eq(jstr(g, "description"), "d");
+	json_decref(g);
+	json_decref(u);
+	/* unknown field in a patch: refused, nothing changes */
+	patch = jload("{\"bogus\":1}");
+	ck_assert_int_eq(store_scenario_update(st, a, actor, id, patch, &u), STORE_ERROR);
+	ck_assert_ptr_null(u);
+	json_decref(patch);
+
+	/* list: newest first, with counts; limit and offset */
+	for (i = 0; i < 2; i++) {
+		json_t *more = sample_scenario(i == 0 ? "second" : "third");
+
+		ck_assert_int_eq(store_scenario_create(st, a, actor, more, &g), STORE_OK);
+		json_decref(g);
+		json_decref(more);
+	}
+	ck_assert_int_eq(store_scenario_list(st, a, 50, 0, &list), STORE_OK);
+	items = json_object_get(list, "scenarios");
+	ck_assert_uint_eq(json_array_size(items), 3);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "name"), "third");
+	ck_assert_str_eq(jstr(json_array_get(items, 1), "name"), "second");
+	ck_assert_str_eq(jstr(json_array_get(items, 2), "name"), "renamed");
+	ck_assert_int_eq(jint(json_array_get(items, 2), "steps_count"), 1);
+	ck_assert_int_eq(jint(json_array_get(items, 2), "mocks_count"), 1);
+	ck_assert_int_eq(jint(json_array_get(items, 2), "version"), 3);
+	ck_assert_ptr_null(json_object_get(json_array_get(items, 0), "steps"));
+	json_decref(list);
+	ck_assert_int_eq(store_scenario_list(st, a, 1, 1, &list), STORE_OK);
+	items = json_object_get(list, "scenarios");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "name"), "second");
+	json_decref(list);
+
+	/* delete */
+	ck_assert_int_eq(store_scenario_delete(st, a, actor, id), STORE_OK);
+	ck_assert_int_eq(store_scenario_get(st, a, id, &g), STORE_NOT_FOUND);
+	ck_assert_ptr_null(g);
+	ck_assert_int_eq(store_scenario_delete(st, a, actor, id), STORE_NOT_FOUND);
+
+	/* audit: newest first, the actor, the targets */
+	ck_assert_int_eq(store_audit_list(st, a, 100, &audit), STORE_OK);
+	items = json_object_get(audit, "events");
+	ck_assert_uint_eq(json_array_size(items), 6);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "action"), "sandbox.scenario.delete");
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "target_id"), id);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "actor"), actor);
+	ck_assert_str_eq(jstr(json_array_get(items, 3), "action"), "sandbox.scenario.update");
+	ck_assert_int_eq(jint(json_object_get(json_array_get(items, 3), "detail"), "version"), 3);
+	ck_assert_str_eq(jstr(json_array_get(items, 5), "action"), "sandbox.scenario.create");
+	json_decref(audit);
+	ck_assert_int_eq(store_audit_list(st, a, 2, &audit), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(audit, "events")), 2);
+	json_decref(audit);
+
+	json_decref(s);
+	json_decref(in);
+}
+END_TEST
+
+/* Text that must come back byte for byte. */
+static const char *const tricky[] = {
+	"line one\nline two\n",
+	"quotes \" and 'single' and backslash \\ and \\n literal",
+	"unicode: é à ü — 日本語 — 🎉 — \xe2\x80\xa8",
+	"tabs\tand\r\nCRLF and {{index}} {{subject_kind}} {{other}} }{",
+	"",
+	"trailing newline\n",
+};
+
+START_TEST(test_roundtrip_bytes)
+{
+	char a[33];
+	json_t *in, *steps, *mocks, *s = NULL, *g = NULL, *outs, *ro = NULL, *run = NULL;
+	struct store_run r;
+	size_t big_len = 900 * 1024, i;
+	char *big;
+	char key[16];
+	char *want, *got;
+
+	migrated();
+	mk_tenant("acme", a);
+	/* ~900 KiB of mixed ASCII, newlines and multi-byte characters */
+	big = malloc(big_len + 1);
+	for (i = 0; i + 4 <= big_len; i += 4)
+		memcpy(big + i, (i / 4) % 64 == 63 ? "é\n\"" : (i / 4) % 3 ? "日\\" : "ab\nc", 4);
+	big[i] = '\0';
+	big_len = strlen(big);
+
+	steps = json_array();
+	mocks = json_array();
+	for (i = 0; i < sizeof tricky / sizeof tricky[0]; i++) {
+		snprintf(key, sizeof key, "step-%zu", i + 1);
+		json_array_append_new(steps, json_pack("{s:s,s:s}", "key", key, "input", tricky[i]));
+		json_array_append_new(mocks,
+				      json_pack("{s:s,s:s}", "resource", tricky[i], "response", tricky[i]));
+	}
+	json_array_append_new(steps, json_pack("{s:s,s:s}", "key", "big", "input", big));
+	in = json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", "名前 \"quoted\"\n", "description",
+		       tricky[1], "subject_kind", tricky[2], "steps", steps, "mocks", mocks);
+	ck_assert_int_eq(store_scenario_create(st, a, NULL, in, &s), STORE_OK);
+	ck_assert_int_eq(store_scenario_get(st, a, jstr(s, "id"), &g), STORE_OK);
+	for (i = 0; i < sizeof tricky / sizeof tricky[0]; i++) {
+		json_t *step = json_array_get(json_object_get(g, "steps"), i);
+
+		ck_assert_str_eq(jstr(step, "input"), tricky[i]);
+		ck_assert_str_eq(jstr(json_array_get(json_object_get(g, "mocks"), i), "response"),
+				 tricky[i]);
+	}
+	ck_assert_uint_eq(
+		json_string_length(json_object_get(json_array_get(json_object_get(g, "steps"), i),
+						   "input")),
+		big_len);
+	ck_assert(memcmp(jstr(json_array_get(json_object_get(g, "steps"), i), "input"), big,
+			 big_len) == 0);
+	ck_assert_str_eq(jstr(g, "name"), "名前 \"quoted\"\n");
+	ck_assert_str_eq(jstr(g, "subject_kind"), tricky[2]);
+	/* the JSON text itself survives byte for byte */
+	want = json_dumps(in, JSON_COMPACT | JSON_SORT_KEYS);
+	json_object_del(g, "id");
+	json_object_del(g, "version");
+	json_object_del(g, "digest");
+	json_object_del(g, "created_at");
+	json_object_del(g, "updated_at");
+	got = json_dumps(g, JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_str_eq(got, want);
+	free(want);
+	free(got);
+
+	/* outputs too, including a ~900 KiB one */
+	outs = json_array();
+	for (i = 0; i < sizeof tricky / sizeof tricky[0]; i++)
+		json_array_append_new(outs, json_pack("{s:i,s:s,s:s,s:s,s:s,s:s}", "seq", (int)i + 1,
+						      "key", "k", "input", tricky[i], "output",
+						      tricky[i], "status", "error", "error_kind",
+						      "mock_miss"));
+	json_array_append_new(outs, json_pack("{s:i,s:s,s:s,s:s,s:s,s:n}", "seq", (int)i + 1, "key",
+					      "big", "input", "x", "output", big, "status", "ok",
+					      "error_kind"));
+	r = sample_run(jstr(s, "id"), outs);
+	r.variant = "é\n";
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	ck_assert_str_eq(jstr(run, "variant"), "é\n");
+	ck_assert_int_eq(store_run_outputs(st, a, jstr(run, "id"), &ro), STORE_OK);
+	ck_assert(json_equal(json_object_get(ro, "outputs"), outs));
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(ro, "outputs"), 2), "output"),
+			 tricky[2]);
+
+	json_decref(ro);
+	json_decref(run);
+	json_decref(outs);
+	json_decref(g);
+	json_decref(s);
+	json_decref(in);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_runs)
+{
+	static const int seqs[] = {3, 1, 2};
+	const char *actor = "22222222222222222222222222222222";
+	char a[33];
+	json_t *sc = NULL, *in = sample_scenario("s");
+	json_t *outs = make_outputs(seqs, 3);
+	json_t *run1 = NULL, *run2 = NULL, *g = NULL, *list = NULL, *ro = NULL, *audit = NULL;
+	json_t *items, *ev;
+	struct store_run r;
+	int i;
+
+	migrated();
+	mk_tenant("acme", a);
+	ck_assert_int_eq(store_scenario_create(st, a, actor, in, &sc), STORE_OK);
+	r = sample_run(jstr(sc, "id"), outs);
+	ck_assert_int_eq(store_run_record(st, a, actor, &r, &run1), STORE_OK);
+	ck_assert_uint_eq(strlen(jstr(run1, "id")), 32);
+	ck_assert_str_eq(jstr(run1, "kind"), "simulation");
+	ck_assert_str_eq(jstr(run1, "scenario_id"), jstr(sc, "id"));
+	ck_assert_int_eq(jint(run1, "scenario_version"), 1);
+	ck_assert_str_eq(jstr(run1, "variant"), "candidate");
+	ck_assert_str_eq(jstr(run1, "status"), "completed");
+	ck_assert_str_eq(jstr(run1, "backend"), "inproc-mock");
+	ck_assert(json_is_true(json_object_get(run1, "isolated")));
+	ck_assert(json_is_true(json_object_get(run1, "destroyed")));
+	ck_assert(json_is_false(json_object_get(run1, "scored")));
+	ck_assert(json_is_null(json_object_get(run1, "score")));
+	ck_assert(json_is_null(json_object_get(run1, "passed")));
+	ck_assert(json_is_null(json_object_get(run1, "suite")));
+	ck_assert(json_is_null(json_object_get(run1, "reason")));
+	ck_assert_int_eq(jint(run1, "steps_total"), 3);
+	ck_assert_str_eq(jstr(run1, "created_by"), actor);
+	ck_assert_str_eq(jstr(run1, "started_at"), "2024-01-01T00:00:00.000Z");
+	ck_assert_uint_eq(json_object_size(run1), 23);
+
+	ck_assert_int_eq(store_run_get(st, a, jstr(run1, "id"), &g), STORE_OK);
+	ck_assert(json_equal(g, run1));
+	json_decref(g);
+
+	ck_assert_int_eq(store_run_outputs(st, a, jstr(run1, "id"), &ro), STORE_OK);
+	ck_assert_str_eq(jstr(ro, "run_id"), jstr(run1, "id"));
+	items = json_object_get(ro, "outputs");
+	ck_assert_uint_eq(json_array_size(items), 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(jint(json_array_get(items, (size_t)i), "seq"), i + 1);
+		ck_assert(json_is_null(json_object_get(json_array_get(items, (size_t)i), "error_kind")));
+	}
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "output"), "response 1\nline two");
+	json_decref(ro);
+
+	/* a second run: failed, not isolated, with a reason, no variant */
+	r.status = "failed";
+	r.isolated = 0;
+	r.destroyed = 0;
+	r.variant = NULL;
+	r.reason = "namespaces: user namespaces unavailable";
+	r.outputs = NULL;
+	ck_assert_int_eq(store_run_record(st, a, actor, &r, &run2), STORE_OK);
+	ck_assert(json_is_false(json_object_get(run2, "isolated")));
+	ck_assert(json_is_null(json_object_get(run2, "variant")));
+	ck_assert_str_eq(jstr(run2, "reason"), r.reason);
+
+	ck_assert_int_eq(store_run_list(st, a, NULL, NULL, 50, 0, &list), STORE_OK);
+	items = json_object_get(list, "runs");
+	ck_assert_uint_eq(json_array_size(items), 2);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(run2, "id"));
+	ck_assert_str_eq(jstr(json_array_get(items, 1), "id"), jstr(run1, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_run_list(st, a, NULL, "completed", 50, 0, &list), STORE_OK);
+	items = json_object_get(list, "runs");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(run1, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_run_list(st, a, jstr(sc, "id"), "failed", 50, 0, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "runs")), 1);
+	json_decref(list);
+	ck_assert_int_eq(store_run_list(st, a, "ffffffffffffffffffffffffffffffff", NULL, 50, 0, &list),
+			 STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "runs")), 0);
+	json_decref(list);
+	ck_assert_int_eq(store_run_list(st, a, NULL, NULL, 1, 1, &list), STORE_OK);
+	items = json_object_get(list, "runs");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(run1, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_run_outputs(st, a, jstr(run2, "id"), &ro), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(ro, "outputs")), 0);
+	json_decref(ro);
+
+	/* audit: "sandbox.run" with only scenario_id, variant, status */
+	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);
+	items = json_object_get(audit, "events");
+	ck_assert_uint_eq(json_array_size(items), 3);
+	ev = json_array_get(items, 1);
+	ck_assert_str_eq(jstr(ev, "action"), "sandbox.run");
+	ck_assert_str_eq(jstr(ev, "target_id"), jstr(run1, "id"));
+	ck_assert_uint_eq(json_object_size(json_object_get(ev, "detail")), 3);
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "scenario_id"), jstr(sc, "id"));
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "variant"), "candidate");
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "status"), "completed");
+	ck_assert(json_is_null(json_object_get(json_object_get(json_array_get(items, 0), "detail"),
+					       "variant")));
+	json_decref(audit);
+
+	/* unknown run */
+	ck_assert_int_eq(store_run_get(st, a, "ffffffffffffffffffffffffffffffff", &g),
+			 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_run_outputs(st, a, "not an id' OR 1=1 --", &ro), STORE_NOT_FOUND);
+
+	json_decref(run1);
+	json_decref(run2);
+	json_decref(outs);
+	json_decref(sc);
+	json_decref(in);
+}
+END_TEST
+
+START_TEST(test_run_rollback)
+{
+	static const int dup[] = {1, 2, 2};
+	char a[33];
+	json_t *outs = make_outputs(dup, 3);
+	json_t *run = NULL, *list = NULL, *audit = NULL;
+	struct store_run r = sample_run("0123456789abcdef0123456789abcdef", outs);
+	enum store_rc rc;
+
+	migrated();
+	mk_tenant("acme", a);
+	rc = store_run_record(st, a, NULL, &r, &run);
+	ck_assert_int_ne(rc, STORE_OK);
+	ck_assert_ptr_null(run);
+	ck_assert_int_eq(store_run_list(st, a, NULL, NULL, 50, 0, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "runs")), 0);
+	json_decref(list);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 0);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs"), 0);
+	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(audit, "events")), 0);
+	json_decref(audit);
+	json_decref(outs);
+
+	/* a malformed output is refused before anything is written */
+	outs = jload("[{\"seq\":1,\"key\":\"k\",\"input\":\"i\",\"output\":7,\"status\":\"ok\"}]");
+	r.outputs = outs;
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_ERROR);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 0);
+	json_decref(outs);
+
+	/* and the store still works afterwards */
+	r.outputs = NULL;
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	json_decref(run);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 1);
+}
+END_TEST
+
+START_TEST(test_tenant_isolation)
+{
+	static const int seqs[] = {1, 2};
+	char a[33], b[33];
+	json_t *in = sample_scenario("private"), *sc = NULL, *run = NULL, *x = NULL, *patch;
+	json_t *outs = make_outputs(seqs, 2);
+	struct store_run r;
+	const char *sid, *rid;
+	int on;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	ck_assert_int_eq(store_scenario_create(st, a, NULL, in, &sc), STORE_OK);
+	sid = jstr(sc, "id");
+	r = sample_run(sid, outs);
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	rid = jstr(run, "id");
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1), STORE_OK);
+
+	ck_assert_int_eq(store_scenario_get(st, b, sid, &x), STORE_NOT_FOUND);
+	ck_assert_ptr_null(x);
+	patch = jload("{\"name\":\"stolen\"}");
+	ck_assert_int_eq(store_scenario_update(st, b, NULL, sid, patch, &x), STORE_NOT_FOUND);
+	ck_assert_ptr_null(x);
+	json_decref(patch);
+	ck_assert_int_eq(store_scenario_delete(st, b, NULL, sid), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_scenario_list(st, b, 500, 0, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "scenarios")), 0);
+	json_decref(x);
+	ck_assert_int_eq(store_run_get(st, b, rid, &x), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_run_outputs(st, b, rid, &x), STORE_NOT_FOUND);
+	ck_assert_ptr_null(x);
+	ck_assert_int_eq(store_run_list(st, b, NULL, NULL, 500, 0, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "runs")), 0);
+	json_decref(x);
+	ck_assert_int_eq(store_run_list(st, b, sid, NULL, 500, 0, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "runs")), 0);
+	json_decref(x);
+	ck_assert_int_eq(store_audit_list(st, b, 500, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "events")), 0);
+	json_decref(x);
+	ck_assert_int_eq(store_module_get(st, b, "sandbox", &on), STORE_OK);
+	ck_assert_int_eq(on, 0);
+
+	/* tenant A's data is intact and untouched */
+	ck_assert_int_eq(store_scenario_get(st, a, sid, &x), STORE_OK);
+	ck_assert_str_eq(jstr(x, "name"), "private");
+	ck_assert_int_eq(jint(x, "version"), 1);
+	json_decref(x);
+	ck_assert_int_eq(store_run_outputs(st, a, rid, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "outputs")), 2);
+	json_decref(x);
+	ck_assert_int_eq(store_audit_list(st, a, 500, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "events")), 2);
+	json_decref(x);
+
+	json_decref(outs);
+	json_decref(run);
+	json_decref(sc);
+	json_decref(in);
+}
+END_TEST
+
+/* Several processes writing at once: every write lands (locks are waited
+ * for or retried, never dropped). */
+enum { WRITERS = 4, EACH = 15 };
+
+/* Fork WRITERS processes that each record EACH runs through their own
+ * connection (dsn); returns how many store_run_record calls said STORE_OK
+ * and, in *unavailable, how many said STORE_UNAVAILABLE. */
+static int concurrent_writes(const char *dsn, const char *tenant, int *unavailable)
+{
+	static const int seqs[] = {1, 2};
+	pid_t pids[WRITERS];
+	int i, status, ok = 0;
+
+	*unavailable = 0;
+	for (i = 0; i < WRITERS; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			struct store *mine = NULL;
+			json_t *outs = make_outputs(seqs, 2);
+			struct store_run r = sample_run(NULL, outs);
+			json_t *run;
+			enum store_rc rc;
+			int k, good = 0, busy = 0;
+
+			if (store_open(dsn, &mine))
+				_exit(255);
+			for (k = 0; k < EACH; k++) {
+				run = NULL;
+				rc = store_run_record(mine, tenant, NULL, &r, &run);
+				if (rc == STORE_OK)
+					good++;
+				else if (rc == STORE_UNAVAILABLE)
+					busy++;
+				else
+					_exit(254); /* any other answer is a defect */
+				json_decref(run);
+			}
+			store_close(mine);
+			json_decref(outs);
+			_exit(good * 16 + busy);
+		}
+	}
+	for (i = 0; i < WRITERS; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_lt(WEXITSTATUS(status), 254);
+		ok += WEXITSTATUS(status) / 16;
+		*unavailable += WEXITSTATUS(status) % 16;
+	}
+	return ok;
+}
+
+/* Several processes writing at once: every write lands (locks are waited
+ * for or retried, never dropped). */
+START_TEST(test_concurrent_writers)
+{
+	char a[33];
+	json_t *list = NULL;
+	int ok, unavailable;
+
+	migrated();
+	mk_tenant("acme", a);
+	store_close(st);
+	st = NULL;
+	ok = concurrent_writes(g_dsn, a, &unavailable);
+	ck_assert_int_eq(ok, WRITERS * EACH);
+	ck_assert_int_eq(unavailable, 0);
+	open_store();
+	ck_assert_int_eq(store_run_list(st, a, NULL, NULL, 500, 0, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "runs")), WRITERS * EACH);
+	json_decref(list);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs"), WRITERS * EACH * 2);
+}
+END_TEST
+
+/* Hold SQLite's write lock from another process for hold_ms; returns once
+ * the lock is held. The child commits its own row ("lockholder-<tag>"). */
+static pid_t hold_write_lock(int hold_ms, char tag)
+{
+	char sql[256];
+	int fds[2];
+	pid_t pid;
+	char c = 0;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct raw r;
+		SQLHSTMT h;
+
+		close(fds[0]);
+		raw_open(&r);
+		SQLSetConnectAttr(r.dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
+		SQLAllocHandle(SQL_HANDLE_STMT, r.dbc, &h);
+		snprintf(sql, sizeof sql,
+			 "INSERT INTO tenants (id, name, created_at) VALUES "
+			 "('ffffffffffffffffffffffffffffff%c%c', 'lockholder-%c', 'x')",
+			 tag, tag, tag);
+		if (!SQL_SUCCEEDED(SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS))) {
+			SQLCHAR state[6], msg[256];
+			SQLINTEGER nat;
+			SQLSMALLINT len;
+
+			SQLGetDiagRec(SQL_HANDLE_STMT, h, 1, state, &nat, msg, sizeof msg, &len);
+			fprintf(stderr, "lock holder: [%s] %s\n", state, msg);
+			_exit(1);
+		}
+		SQLFreeHandle(SQL_HANDLE_STMT, h);
+		if (write(fds[1], "L", 1) != 1)
+			_exit(1);
+		usleep((useconds_t)hold_ms * 1000);
+		SQLEndTran(SQL_HANDLE_DBC, r.dbc, SQL_COMMIT);
+		raw_close(&r);
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	return pid;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000L + (t1.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+/* SQLite with almost no busy wait in the driver (Timeout=1 ms; 0 would mean
+ * the driver's default): "database is locked" comes back at once, so the
+ * store's own bounded retry is what waits. A lock released in time: the
+ * write lands. A lock held past the retries: STORE_UNAVAILABLE and nothing
+ * written (never a silent loss, never a success that did not happen). */
+START_TEST(test_sqlite_locked_retry)
+{
+	char a[33], id[33];
+	char dsn[2100];
+	struct timespec t0;
+	pid_t pid;
+	int status;
+
+	migrated();
+	store_close(st);
+	snprintf(dsn, sizeof dsn,
+		 "Driver=SQLite3;Database=%s/t.db;Timeout=1;JournalMode=WAL;SyncPragma=NORMAL;"
+		 "FKSupport=1",
+		 g_dir);
+	ck_assert_int_eq(store_open(dsn, &st), STORE_OK);
+
+	pid = hold_write_lock(150, '1');
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_msg(store_tenant_create(st, "patient", a) == STORE_OK, "%s",
+		      store_last_error(st));
+	ck_assert_int_ge(ms_since(&t0), 100);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	ck_assert_int_eq(store_tenant_find(st, "patient", id), STORE_OK);
+	ck_assert_str_eq(id, a);
+
+	pid = hold_write_lock(3000, '2');
+	ck_assert_int_eq(store_tenant_create(st, "impatient", a), STORE_UNAVAILABLE);
+	ck_assert(strstr(store_last_error(st), "busy") != NULL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	ck_assert_int_eq(store_tenant_find(st, "impatient", id), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_tenant_find(st, "lockholder-1", id), STORE_OK);
+	ck_assert_int_eq(store_tenant_find(st, "lockholder-2", id), STORE_OK);
+}
+END_TEST
+
+/* PostgreSQL only: the server drops the connection; the call that notices
+ * reports STORE_UNAVAILABLE, the next one reconnects. */
+START_TEST(test_pg_connection_lost)
+{
+	char a[33], found[33];
+	enum store_rc rc;
+
+	migrated();
+	mk_tenant("acme", a);
+	ck_assert_int_eq(raw_exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+				  "WHERE datname = current_database() AND pid <> pg_backend_pid()"),
+			 0);
+	rc = store_tenant_find(st, "acme", found);
+	ck_assert_msg(rc == STORE_UNAVAILABLE, "rc %d: %s", rc, store_last_error(st));
+	ck_assert_int_eq(store_tenant_find(st, "acme", found), STORE_OK);
+	ck_assert_str_eq(found, a);
+}
+END_TEST
+
+static void add_cases(TCase *tc)
+{
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_migrate_idempotent);
+	tcase_add_test(tc, test_tenant_token);
+	tcase_add_test(tc, test_modules);
+	tcase_add_test(tc, test_scenario_crud);
+	tcase_add_test(tc, test_roundtrip_bytes);
+	tcase_add_test(tc, test_runs);
+	tcase_add_test(tc, test_run_rollback);
+	tcase_add_test(tc, test_tenant_isolation);
+	tcase_add_test(tc, test_concurrent_writers);
+}
+
+static Suite *store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc;
+	const char *pg = getenv("OLIVARES_TEST_PG_DSN");
+
+	tc = tcase_create("sqlite");
+	tcase_add_unchecked_fixture(tc, setup_root, teardown_root);
+	tcase_add_checked_fixture(tc, setup_sqlite, teardown_sqlite);
+	add_cases(tc);
+	tcase_add_test(tc, test_sqlite_locked_retry);
+	suite_add_tcase(s, tc);
+	if (pg && *pg) {
+		tc = tcase_create("postgres");
+		tcase_add_checked_fixture(tc, setup_pg, teardown_pg);
+		add_cases(tc);
+		tcase_add_test(tc, test_pg_connection_lost);
+		suite_add_tcase(s, tc);
+	} else {
+		fprintf(stderr, "test_store: OLIVARES_TEST_PG_DSN not set, PostgreSQL cases skipped\n");
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(store_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

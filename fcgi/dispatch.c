@@ -1,0 +1,730 @@
+/*
+ * Runner dispatch (dispatch.h): one fork/exec of olivares-runner per run.
+ *
+ * The worker trusts nothing the runner says until it has checked it: every
+ * line is parsed strictly, step lines must come in seq order and repeat the
+ * spec's keys and inputs, and the summary's counters must agree with the
+ * step lines. Anything else fails the run here, isolated 0, with the reason.
+ *
+ * Not thread-safe: for the duration of the call SIGPIPE is ignored (a
+ * runner that stops reading its stdin must not kill the worker) and SIGCHLD
+ * is set to its default (so no inherited handler or SIG_IGN can reap the
+ * runner behind our back); both are restored before returning. FastCGI
+ * workers are single-threaded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fcgi/dispatch.h"
+#include "model/alloc.h"
+#include "model/buf.h"
+#include "model/runspec.h"
+
+#define DISPATCH_STDOUT_MAX (16u * 1024u * 1024u)
+#define DISPATCH_STDERR_KEEP 4096u
+/* Without a pidfd, how often to look for the runner's exit (ms). */
+#define DISPATCH_EXIT_POLL_MS 5
+
+struct child {
+	pid_t pid;
+	int in;    /* write end of the runner's stdin, -1 once closed */
+	int out;   /* read end of its stdout */
+	int err;   /* read end of its stderr */
+	int pidfd; /* readable when the runner exits; -1 if unsupported */
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* SHA-256 over seq NUL key NUL output NUL status NUL, per output (dispatch.h). */
+static void digest_outputs(json_t *outputs, char hex[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	EVP_MD_CTX *ctx;
+	json_t *o;
+	size_t i;
+	unsigned int j;
+	char seq[32];
+	static const char *const fields[] = {"key", "output", "status"};
+	size_t f;
+	int ok;
+
+	ctx = EVP_MD_CTX_new();
+	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+	json_array_foreach(outputs, i, o)
+	{
+		snprintf(seq, sizeof(seq), "%" JSON_INTEGER_FORMAT,
+		         json_integer_value(json_object_get(o, "seq")));
+		ok = ok && EVP_DigestUpdate(ctx, seq, strlen(seq) + 1) == 1;
+		for (f = 0; f < 3; f++) {
+			json_t *s = json_object_get(o, fields[f]);
+
+			ok = ok && EVP_DigestUpdate(ctx, json_string_value(s),
+			                            json_string_length(s)) == 1;
+			ok = ok && EVP_DigestUpdate(ctx, "", 1) == 1;
+		}
+	}
+	ok = ok && EVP_DigestFinal_ex(ctx, md, &md_len) == 1 && md_len == 32;
+	EVP_MD_CTX_free(ctx);
+	if (!ok) {
+		/* Only an allocation failure inside OpenSSL gets here: same
+		 * policy as model/alloc.h. */
+		fputs("olivares: SHA-256 failed\n", stderr);
+		abort();
+	}
+	for (j = 0; j < md_len; j++)
+		snprintf(hex + 2 * j, 3, "%02x", md[j]);
+	hex[64] = '\0';
+}
+
+/* Copy src into dst[n], cutting only at a UTF-8 character boundary, so a
+ * stored reason is always valid UTF-8 (src is, since jansson parsed it). */
+static void copy_utf8(char *dst, size_t n, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len >= n) {
+		len = n - 1;
+		while (len > 0 && ((unsigned char)src[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The worker fails the run itself: nothing the runner said is kept. */
+static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	snprintf(res->status, sizeof(res->status), "failed");
+	res->isolated = 0;
+	res->destroyed = 0;
+	res->steps_total = res->steps_ok = res->steps_error = 0;
+	json_array_clear(res->outputs);
+	va_start(ap, fmt);
+	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
+	va_end(ap);
+	/* Parts of it may quote the runner (jansson's messages name keys and
+	 * may be cut mid-character): keep it printable ASCII. */
+	for (p = res->reason; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+	digest_outputs(res->outputs, res->output_digest);
+	return -1;
+}
+
+/* Close everything from `from` up, except `keep`. */
+static void close_from(unsigned int from, int keep, long max_fd)
+{
+	long fd;
+
+	if (keep >= (int)from) {
+		if ((unsigned int)keep > from && close_range(from, (unsigned int)keep - 1, 0) != 0)
+			goto slow;
+		if (close_range((unsigned int)keep + 1, ~0U, 0) != 0)
+			goto slow;
+		return;
+	}
+	if (close_range(from, ~0U, 0) == 0)
+		return;
+slow:
+	for (fd = from; fd < max_fd; fd++)
+		if (fd != keep)
+			close((int)fd);
+}
+
+/*
+ * In the child, between fork and exec: only async-signal-safe calls.
+ * Pipes: in_r/out_w/err_w become 0/1/2, ep_w reports an exec failure.
+ */
+static void child_exec(const char *path, char *const argv[], int in_r, int out_w, int err_w,
+                       int ep_w, long max_fd)
+{
+	static char *const envp[] = {NULL};
+	struct sigaction dfl;
+	sigset_t none;
+	int fds[4];
+	int e;
+	int sig;
+
+	setpgid(0, 0);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL); /* SIGKILL/SIGSTOP refuse: fine */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	/* Move every end above 2 first, so dup2 onto 0..2 cannot clobber one
+	 * that happened to sit there (a worker may run with 0..2 closed). */
+	fds[0] = fcntl(in_r, F_DUPFD_CLOEXEC, 3);
+	fds[1] = fcntl(out_w, F_DUPFD_CLOEXEC, 3);
+	fds[2] = fcntl(err_w, F_DUPFD_CLOEXEC, 3);
+	fds[3] = fcntl(ep_w, F_DUPFD_CLOEXEC, 3);
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0)
+		goto fail;
+	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
+		goto fail;
+	close_from(3, fds[3], max_fd);
+	execve(path, argv, envp);
+fail:
+	e = errno;
+	if (fds[3] >= 0 && write(fds[3], &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Fork and exec the runner. Returns 0, or -1 with why filled (nothing left
+ * open, no child left). */
+static int spawn(const char *path, const char *backend, struct child *c, char *why, size_t n)
+{
+	char *argv[4];
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ep[2] = {-1, -1};
+	long max_fd = sysconf(_SC_OPEN_MAX);
+	int child_errno = 0;
+	ssize_t r;
+	int rc = -1;
+
+	argv[0] = (char *)path;
+	argv[1] = (char *)"--backend";
+	argv[2] = (char *)backend;
+	argv[3] = NULL;
+	if (max_fd < 0 || max_fd > 65536)
+		max_fd = 65536;
+	c->pid = -1;
+	c->in = c->out = c->err = c->pidfd = -1;
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+	    pipe2(ep, O_CLOEXEC)) {
+		snprintf(why, n, "cannot start the runner: pipe: %s", strerror(errno));
+		goto out;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		snprintf(why, n, "cannot start the runner: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (c->pid == 0)
+		child_exec(path, argv, in[0], out[1], err[1], ep[1], max_fd);
+
+	/* Parent. Also set the group from here so a kill can never miss it,
+	 * whichever of us runs first (EACCES after exec is fine). */
+	setpgid(c->pid, c->pid);
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&err[1]);
+	close_fd(&ep[1]);
+	do {
+		r = read(ep[0], &child_errno, sizeof(child_errno));
+	} while (r < 0 && errno == EINTR);
+	if (r == (ssize_t)sizeof(child_errno)) {
+		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(child_errno));
+		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		c->pid = -1;
+		goto out;
+	}
+	c->in = in[1];
+	c->out = out[0];
+	c->err = err[0];
+	in[1] = out[0] = err[0] = -1;
+	if (set_nonblock(c->in) || set_nonblock(c->out) || set_nonblock(c->err)) {
+		snprintf(why, n, "cannot start the runner: fcntl: %s", strerror(errno));
+		kill(-c->pid, SIGKILL);
+		kill(c->pid, SIGKILL);
+		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		c->pid = -1;
+		close_fd(&c->in);
+		close_fd(&c->out);
+		close_fd(&c->err);
+		goto out;
+	}
+	/* pidfds are close-on-exec by definition; ENOSYS on old kernels. */
+	c->pidfd = pidfd_open(c->pid, 0);
+	rc = 0;
+out:
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	close_fd(&err[0]);
+	close_fd(&err[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+	return rc;
+}
+
+/* Has the runner exited? Looks without reaping: the zombie keeps its pid
+ * and process group reserved, so killing the group stays safe. */
+static int child_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return errno != EINTR;
+	return si.si_pid == pid;
+}
+
+/* Drain what is readable on fd into b (stdout: cap is an error) or keep the
+ * first bytes only (stderr). Returns 1 at EOF, 0 when drained (or after
+ * 16 reads, so a runner flooding stderr cannot keep us from the deadline
+ * check), -1 over cap. */
+static int drain(int *fd, struct model_buf *b, int is_stdout)
+{
+	char chunk[65536];
+	ssize_t r;
+	size_t room;
+	int reads;
+
+	for (reads = 0; reads < 16; reads++) {
+		r = read(*fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (r <= 0) {
+			close_fd(fd);
+			return 1;
+		}
+		if (is_stdout) {
+			if (model_buf_add(b, chunk, (size_t)r) != 0)
+				return -1;
+		} else {
+			room = b->max - b->len;
+			model_buf_add(b, chunk, (size_t)r < room ? (size_t)r : room);
+		}
+	}
+	return 0;
+}
+
+enum pump_end { PUMP_DONE, PUMP_TIMEOUT, PUMP_OVER_CAP, PUMP_ERROR };
+
+/*
+ * Feed the spec and collect stdout/stderr at the same time (a 1 MiB spec
+ * and a 16 MiB answer both exceed any pipe buffer: writing first and
+ * reading after would deadlock). Ends when the runner has exited and both
+ * pipes are at EOF, or at the deadline.
+ */
+static enum pump_end pump(struct child *c, const char *spec, size_t spec_len, int64_t deadline,
+                          struct model_buf *out, struct model_buf *err, int *sys_errno)
+{
+	struct pollfd pfd[4];
+	size_t written = 0;
+	int exited = 0;
+	int group_killed = 0;
+	int64_t left;
+	nfds_t nfd;
+	int timeout;
+	ssize_t w;
+	int i_in, i_out, i_err, i_pid;
+	int r;
+
+	for (;;) {
+		if (!exited && c->pidfd < 0)
+			exited = child_exited(c->pid);
+		if (exited && !group_killed) {
+			/* The runner is gone; anything left in its group could
+			 * only keep the pipes open. Its zombie, not yet reaped,
+			 * still holds the pgid, so this cannot hit another group. */
+			kill(-c->pid, SIGKILL);
+			group_killed = 1;
+		}
+		if (exited && c->out < 0 && c->err < 0)
+			return PUMP_DONE;
+		left = deadline - now_ms();
+		if (left <= 0)
+			return PUMP_TIMEOUT;
+		timeout = left > 1000000 ? 1000000 : (int)left;
+		nfd = 0;
+		i_in = i_out = i_err = i_pid = -1;
+		if (c->in >= 0) {
+			pfd[nfd].fd = c->in;
+			pfd[nfd].events = POLLOUT;
+			i_in = (int)nfd++;
+		}
+		if (c->out >= 0) {
+			pfd[nfd].fd = c->out;
+			pfd[nfd].events = POLLIN;
+			i_out = (int)nfd++;
+		}
+		if (c->err >= 0) {
+			pfd[nfd].fd = c->err;
+			pfd[nfd].events = POLLIN;
+			i_err = (int)nfd++;
+		}
+		if (!exited && c->pidfd >= 0) {
+			pfd[nfd].fd = c->pidfd;
+			pfd[nfd].events = POLLIN;
+			i_pid = (int)nfd++;
+		} else if (!exited && timeout > DISPATCH_EXIT_POLL_MS) {
+			timeout = DISPATCH_EXIT_POLL_MS;
+		}
+		r = poll(pfd, nfd, timeout);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*sys_errno = errno;
+			return PUMP_ERROR;
+		}
+		if (i_in >= 0 && pfd[i_in].revents) {
+			w = write(c->in, spec + written, spec_len - written);
+			if (w > 0)
+				written += (size_t)w;
+			/* EPIPE: the runner stopped reading (it may have refused
+			 * the spec already); its summary will say why. */
+			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == spec_len)
+				close_fd(&c->in);
+		}
+		if (i_out >= 0 && pfd[i_out].revents && drain(&c->out, out, 1) < 0)
+			return PUMP_OVER_CAP;
+		if (i_err >= 0 && pfd[i_err].revents)
+			drain(&c->err, err, 0);
+		if (i_pid >= 0 && pfd[i_pid].revents)
+			exited = child_exited(c->pid);
+	}
+}
+
+/* "SIGSYS (seccomp)", "SIGKILL", ... */
+static void signal_name(int sig, char *buf, size_t n)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (!abbrev)
+		snprintf(buf, n, "signal %d", sig);
+	else
+		snprintf(buf, n, "SIG%s%s", abbrev, sig == SIGSYS ? " (seccomp)" : "");
+}
+
+/* First line of the runner's stderr, printable ASCII only, for a reason. */
+static void stderr_excerpt(const struct model_buf *err, char *buf, size_t n)
+{
+	size_t i, j = 0;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < err->len && err->data[i] != '\n' && j + 1 < n && j < 200; i++) {
+		unsigned char ch = (unsigned char)err->data[i];
+
+		buf[j++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+	}
+	buf[j] = '\0';
+}
+
+/* Check one step line against the seq expected and the spec's step. */
+static int check_step(json_t *line, size_t seq, json_t *spec_steps, char *why, size_t n)
+{
+	const char *type, *status;
+	json_int_t got_seq;
+	json_t *key, *input, *output, *kind;
+	json_t *want;
+	json_error_t e;
+
+	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:I, s:o, s:o, s:o, s:s, s:o}", "type",
+	                   &type, "seq", &got_seq, "key", &key, "input", &input, "output", &output,
+	                   "status", &status, "error_kind", &kind) != 0) {
+		snprintf(why, n, "step line %zu: %s", seq, e.text);
+		return -1;
+	}
+	if (got_seq < 0 || (size_t)got_seq != seq) {
+		snprintf(why, n, "step line %zu has seq %" JSON_INTEGER_FORMAT, seq, got_seq);
+		return -1;
+	}
+	if (!json_is_string(key) || !json_is_string(input) || !json_is_string(output)) {
+		snprintf(why, n, "step %zu: key, input and output must be strings", seq);
+		return -1;
+	}
+	if (!((strcmp(status, "ok") == 0 && json_is_null(kind)) ||
+	      (strcmp(status, "error") == 0 && json_is_string(kind) &&
+	       json_string_length(kind) > 0))) {
+		snprintf(why, n, "step %zu: status and error_kind disagree", seq);
+		return -1;
+	}
+	want = json_array_get(spec_steps, seq - 1);
+	if (json_is_array(spec_steps) && (!want || !json_equal(key, json_object_get(want, "key")) ||
+	                                  !json_equal(input, json_object_get(want, "input")))) {
+		snprintf(why, n, "step %zu does not match the spec's step %zu", seq, seq);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parse the runner's stdout into res. Returns 0, or -1 with why filled
+ * (res untouched except outputs, which the caller clears).
+ */
+static int parse_output(const struct model_buf *out, json_t *spec, const char *backend,
+                        struct http_dispatch_result *res, char *why, size_t n)
+{
+	json_t *spec_steps = json_object_get(spec, "steps");
+	json_t *summary = NULL;
+	json_t *line = NULL;
+	json_t *reason;
+	json_error_t e;
+	const char *p = out->data;
+	const char *end = out->data + out->len;
+	const char *nl;
+	const char *type;
+	const char *runner, *be, *status;
+	int isolated, destroyed;
+	json_int_t total, ok, error;
+	char detail[384];
+	long n_ok = 0, n_err = 0;
+	size_t seq = 0;
+	size_t lineno = 0;
+	int rc = -1;
+
+	while (p < end) {
+		lineno++;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl) {
+			snprintf(why, n, "runner output malformed: line %zu is not terminated",
+			         lineno);
+			goto out;
+		}
+		if (summary) {
+			snprintf(why, n, "runner output inconsistent: a line follows the summary");
+			goto out;
+		}
+		line = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES, &e);
+		if (!json_is_object(line)) {
+			snprintf(why, n, "runner output malformed: line %zu is not a JSON object",
+			         lineno);
+			goto out;
+		}
+		type = json_string_value(json_object_get(line, "type"));
+		if (type && strcmp(type, "step") == 0) {
+			seq++;
+			if (check_step(line, seq, spec_steps, detail, sizeof(detail)) != 0) {
+				snprintf(why, n, "runner output inconsistent: %s", detail);
+				goto out;
+			}
+			if (strcmp(json_string_value(json_object_get(line, "status")), "ok") == 0)
+				n_ok++;
+			else
+				n_err++;
+			json_array_append_new(
+			    res->outputs, json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "seq",
+			                            json_object_get(line, "seq"), "key",
+			                            json_object_get(line, "key"), "input",
+			                            json_object_get(line, "input"), "output",
+			                            json_object_get(line, "output"), "status",
+			                            json_object_get(line, "status"), "error_kind",
+			                            json_object_get(line, "error_kind")));
+			json_decref(line);
+		} else if (type && strcmp(type, "summary") == 0) {
+			summary = line;
+		} else {
+			snprintf(why, n, "runner output malformed: line %zu has no known type",
+			         lineno);
+			goto out;
+		}
+		line = NULL;
+		p = nl + 1;
+	}
+	if (!summary) {
+		snprintf(why, n, "runner output inconsistent: no summary line");
+		goto out;
+	}
+	if (json_unpack_ex(summary, &e, JSON_STRICT,
+	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o}", "type", &type,
+	                   "runner", &runner, "backend", &be, "isolated", &isolated, "destroyed",
+	                   &destroyed, "status", &status, "steps_total", &total, "steps_ok", &ok,
+	                   "steps_error", &error, "reason", &reason) != 0) {
+		snprintf(why, n, "runner output malformed: summary: %s", e.text);
+		goto out;
+	}
+	if (strcmp(status, "completed") != 0 && strcmp(status, "failed") != 0) {
+		snprintf(why, n, "runner output inconsistent: unknown status");
+		goto out;
+	}
+	if (strcmp(be, backend) != 0) {
+		/* Never accept a run on another backend than the one asked for. */
+		snprintf(why, n,
+		         "runner output inconsistent: backend %.32s reported, %.32s requested", be,
+		         backend);
+		goto out;
+	}
+	if (total != (json_int_t)seq || ok != n_ok || error != n_err) {
+		snprintf(why, n,
+		         "runner output inconsistent: summary counts %" JSON_INTEGER_FORMAT
+		         "/%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+		         ", step lines %zu/%ld/%ld",
+		         total, ok, error, seq, n_ok, n_err);
+		goto out;
+	}
+	if (strcmp(status, "completed") == 0 && json_is_array(spec_steps) &&
+	    seq != json_array_size(spec_steps)) {
+		snprintf(why, n, "runner output inconsistent: completed with %zu of %zu steps", seq,
+		         json_array_size(spec_steps));
+		goto out;
+	}
+	if (!json_is_null(reason) && !json_is_string(reason)) {
+		snprintf(why, n, "runner output malformed: reason must be a string or null");
+		goto out;
+	}
+	if (strcmp(status, "failed") == 0 && !json_is_string(reason)) {
+		snprintf(why, n, "runner output inconsistent: failed without a reason");
+		goto out;
+	}
+	snprintf(res->status, sizeof(res->status), "%s", status);
+	copy_utf8(res->runner, sizeof(res->runner), runner);
+	res->isolated = isolated && strcmp(status, "completed") == 0;
+	res->destroyed = destroyed;
+	res->steps_total = (int)total;
+	res->steps_ok = (int)ok;
+	res->steps_error = (int)error;
+	copy_utf8(res->reason, sizeof(res->reason),
+	          json_is_string(reason) ? json_string_value(reason) : "");
+	rc = 0;
+out:
+	json_decref(line);
+	json_decref(summary);
+	return rc;
+}
+
+int http_dispatch_run(const char *runner_path, const char *backend, int timeout_ms, json_t *spec,
+                      struct http_dispatch_result *res)
+{
+	struct sigaction ign, dfl, old_pipe, old_chld;
+	struct model_buf out, err;
+	struct child c;
+	char why[512];
+	char sig[64];
+	char excerpt[256];
+	char *text = NULL;
+	int64_t deadline;
+	enum pump_end end = PUMP_ERROR;
+	int status = 0;
+	int sys_errno = 0;
+	pid_t reaped;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(res->status, sizeof(res->status), "failed");
+	snprintf(res->runner, sizeof(res->runner), "%s", MODEL_RUNNER_NAME);
+	snprintf(res->backend, sizeof(res->backend), "%s", backend ? backend : "");
+	res->outputs = json_array();
+	if (!res->outputs) {
+		fputs("olivares: out of memory\n", stderr);
+		abort();
+	}
+	model_buf_init(&out, DISPATCH_STDOUT_MAX);
+	model_buf_init(&err, DISPATCH_STDERR_KEEP);
+	c.pid = -1;
+	c.in = c.out = c.err = c.pidfd = -1;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGCHLD, &dfl, &old_chld);
+
+	if (!runner_path || !backend || !json_is_object(spec) || timeout_ms <= 0) {
+		res_fail(res, "invalid dispatch arguments");
+		goto out;
+	}
+	text = json_dumps(spec, JSON_COMPACT);
+	if (!text) {
+		res_fail(res, "cannot serialise the run spec");
+		goto out;
+	}
+	deadline = now_ms() + timeout_ms;
+	if (spawn(runner_path, backend, &c, why, sizeof(why)) != 0) {
+		res_fail(res, "%s", why);
+		goto out;
+	}
+	end = pump(&c, text, strlen(text), deadline, &out, &err, &sys_errno);
+	if (end != PUMP_DONE) {
+		kill(-c.pid, SIGKILL);
+		kill(c.pid, SIGKILL);
+	}
+	do {
+		reaped = waitpid(c.pid, &status, 0);
+	} while (reaped < 0 && errno == EINTR);
+	c.pid = -1;
+
+	stderr_excerpt(&err, excerpt, sizeof(excerpt));
+	if (end == PUMP_TIMEOUT) {
+		res_fail(res, "wall-clock limit of %d ms exceeded", timeout_ms);
+	} else if (end == PUMP_OVER_CAP) {
+		res_fail(res, "runner output over %u bytes", DISPATCH_STDOUT_MAX);
+	} else if (end == PUMP_ERROR) {
+		res_fail(res, "cannot talk to the runner: %s", strerror(sys_errno));
+	} else if (reaped < 0) {
+		res_fail(res, "runner exit status lost: %s", strerror(errno));
+	} else if (WIFSIGNALED(status)) {
+		signal_name(WTERMSIG(status), sig, sizeof(sig));
+		res_fail(res, "runner killed by %s%s%s", sig, excerpt[0] ? ": " : "", excerpt);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		res_fail(res, "runner exited with status %d%s%s",
+		         WIFEXITED(status) ? WEXITSTATUS(status) : -1, excerpt[0] ? ": " : "",
+		         excerpt);
+	} else if (parse_output(&out, spec, backend, res, why, sizeof(why)) != 0) {
+		res_fail(res, "%s", why);
+	} else {
+		digest_outputs(res->outputs, res->output_digest);
+		rc = 0;
+	}
+out:
+	close_fd(&c.in);
+	close_fd(&c.out);
+	close_fd(&c.err);
+	close_fd(&c.pidfd);
+	free(text);
+	model_buf_release(&out);
+	model_buf_release(&err);
+	sigaction(SIGCHLD, &old_chld, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}
+
+void http_dispatch_result_free(struct http_dispatch_result *res)
+{
+	if (!res)
+		return;
+	json_decref(res->outputs);
+	res->outputs = NULL;
+}

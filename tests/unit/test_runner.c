@@ -1,0 +1,775 @@
+/*
+ * Unit tests of olivares-runner (runner/) and of the worker-side dispatch
+ * (fcgi/dispatch.c) that fork/execs it.
+ *
+ * The runner under test is the built binary named by OLIVARES_RUNNER
+ * (Makefile.am's AM_TESTS_ENVIRONMENT sets it; export it when running by
+ * hand). Fake runners are scripts in tests/fixtures/runner-*, found through
+ * $srcdir (set by `make check`) or, by hand, next to this source file.
+ * This binary is also its own fake runner: run as `test_runner --backend
+ * fixture-fds` it reports the descriptors it holds and its environment
+ * (see fake_runner_fds), which a shell script could not do exactly.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fcgi/dispatch.h"
+
+extern char **environ;
+
+static char self_exe[4096];
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *runner(void)
+{
+	const char *p = getenv("OLIVARES_RUNNER");
+
+	ck_assert_msg(p && *p, "OLIVARES_RUNNER is not set (make check sets it)");
+	ck_assert_msg(access(p, X_OK) == 0, "OLIVARES_RUNNER=%s is not executable", p);
+	return p;
+}
+
+static const char *fixture(const char *name)
+{
+	static char path[4096];
+	const char *srcdir = getenv("srcdir");
+	const char *tail = "/tests/unit/test_runner.c";
+	char dir[4096];
+	size_t n;
+
+	if (srcdir && *srcdir) {
+		snprintf(dir, sizeof(dir), "%s", srcdir);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", __FILE__);
+		n = strlen(dir);
+		if (n >= strlen(tail) && strcmp(dir + n - strlen(tail), tail) == 0)
+			dir[n - strlen(tail)] = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+	}
+	snprintf(path, sizeof(path), "%s/tests/fixtures/%s", dir, name);
+	ck_assert_msg(access(path, X_OK) == 0, "fixture %s is not executable", path);
+	return path;
+}
+
+static json_t *spec_new(const char *variant)
+{
+	return json_pack("{s:o, s:[], s:[]}", "variant",
+	                 variant ? json_string(variant) : json_null(), "steps", "mocks");
+}
+
+static void spec_step(json_t *spec, const char *key, const char *input)
+{
+	json_array_append_new(json_object_get(spec, "steps"),
+	                      json_pack("{s:s, s:s}", "key", key, "input", input));
+}
+
+static void spec_mock(json_t *spec, const char *resource, const char *response, const char *variant)
+{
+	json_t *m = json_pack("{s:s, s:s}", "resource", resource, "response", response);
+
+	if (variant)
+		json_object_set_new(m, "variant", json_string(variant));
+	json_array_append_new(json_object_get(spec, "mocks"), m);
+}
+
+/* The page's walkthrough (seed 000, "Exécuter un scénario généré"). */
+static json_t *walk_spec(void)
+{
+	json_t *spec = spec_new("candidate");
+
+	spec_step(spec, "step-1", "agent:user1@example.test");
+	spec_step(spec, "step-2", "agent:user2@example.test");
+	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
+	return spec;
+}
+
+static const char *out_str(const struct http_dispatch_result *r, size_t i, const char *field)
+{
+	json_t *o = json_array_get(r->outputs, i);
+
+	ck_assert_ptr_nonnull(o);
+	return json_string_value(json_object_get(o, field));
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Wait (up to 2 s) until no descendant is left; every one reaped must have
+ * been SIGKILLed. Returns how many were reaped. Needs the subreaper bit. */
+static int reap_descendants(void)
+{
+	int64_t give_up = now_ms() + 2000;
+	int status;
+	int reaped = 0;
+	pid_t p;
+
+	for (;;) {
+		p = waitpid(-1, &status, WNOHANG);
+		if (p < 0) {
+			ck_assert_int_eq(errno, ECHILD);
+			return reaped;
+		}
+		if (p > 0) {
+			ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+			reaped++;
+			continue;
+		}
+		ck_assert_msg(now_ms() < give_up, "a runner descendant is still alive");
+		usleep(10000);
+	}
+}
+
+/* Independent SHA-256 of the walkthrough outputs, per dispatch.h. */
+static void expected_walk_digest(char hex[65])
+{
+	static const char bytes[] = "1\0step-1\0first synthetic account\0ok\0"
+	                            "2\0step-2\0[[mock-miss:agent:user2@example.test]]\0error\0";
+	unsigned char md[32];
+	unsigned int len = 0;
+	unsigned int i;
+
+	ck_assert_int_eq(EVP_Digest(bytes, sizeof(bytes) - 1, md, &len, EVP_sha256(), NULL), 1);
+	ck_assert_uint_eq(len, 32);
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Run `runner --probe op`; returns its stdout (caller frees) and status. */
+static char *run_probe(const char *op, int *status)
+{
+	char buf[4096];
+	size_t len = 0;
+	ssize_t r;
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(runner(), runner(), "--probe", op, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((r = read(fds[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, status, 0), pid);
+	return strdup(buf);
+}
+
+/* ---- the page's walkthrough --------------------------------------------- */
+
+START_TEST(test_walkthrough)
+{
+	struct http_dispatch_result r1, r2;
+	json_t *spec = walk_spec();
+	char want[65];
+	size_t i;
+
+	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r1), 0);
+	ck_assert_str_eq(r1.status, "completed");
+	ck_assert_str_eq(r1.reason, "");
+	ck_assert_str_eq(r1.backend, "inproc-mock");
+	ck_assert_msg(strncmp(r1.runner, "olivares-runner/", 16) == 0, "runner %s", r1.runner);
+	ck_assert_int_eq(r1.steps_total, 2);
+	ck_assert_int_eq(r1.steps_ok, 1);
+	ck_assert_int_eq(r1.steps_error, 1);
+	ck_assert_int_eq(r1.isolated, 1);
+	ck_assert_int_eq(r1.destroyed, 1);
+	ck_assert_uint_eq(json_array_size(r1.outputs), 2);
+
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(r1.outputs, 0), "seq")),
+	                 1);
+	ck_assert_str_eq(out_str(&r1, 0, "key"), "step-1");
+	ck_assert_str_eq(out_str(&r1, 0, "input"), "agent:user1@example.test");
+	ck_assert_str_eq(out_str(&r1, 0, "output"), "first synthetic account");
+	ck_assert_str_eq(out_str(&r1, 0, "status"), "ok");
+	ck_assert(json_is_null(json_object_get(json_array_get(r1.outputs, 0), "error_kind")));
+
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(r1.outputs, 1), "seq")),
+	                 2);
+	ck_assert_str_eq(out_str(&r1, 1, "input"), "agent:user2@example.test");
+	ck_assert_str_eq(out_str(&r1, 1, "output"), "[[mock-miss:agent:user2@example.test]]");
+	ck_assert_str_eq(out_str(&r1, 1, "status"), "error");
+	ck_assert_str_eq(out_str(&r1, 1, "error_kind"), "mock_miss");
+
+	ck_assert_uint_eq(strlen(r1.output_digest), 64);
+	for (i = 0; i < 64; i++)
+		ck_assert(strchr("0123456789abcdef", r1.output_digest[i]) != NULL);
+	expected_walk_digest(want);
+	ck_assert_str_eq(r1.output_digest, want);
+
+	/* Deterministic: the same spec gives the same outputs and digest. */
+	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r2), 0);
+	ck_assert_str_eq(r2.output_digest, r1.output_digest);
+	ck_assert(json_equal(r1.outputs, r2.outputs));
+
+	http_dispatch_result_free(&r1);
+	http_dispatch_result_free(&r2);
+	ck_assert_ptr_null(r1.outputs);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_final_newline)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+
+	/* The template ends in a newline: the input does not match the mock. */
+	spec_step(spec, "step-1", "agent:user1@example.test\n");
+	spec_step(spec, "step-2", "agent:user2@example.test\n");
+	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
+	spec_mock(spec, "agent:user2@example.test\n", "with newline", NULL);
+	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_str_eq(out_str(&r, 0, "output"), "[[mock-miss:agent:user1@example.test\n]]");
+	ck_assert_str_eq(out_str(&r, 0, "error_kind"), "mock_miss");
+	ck_assert_str_eq(out_str(&r, 1, "output"), "with newline");
+	ck_assert_int_eq(r.steps_ok, 1);
+	ck_assert_int_eq(r.steps_error, 1);
+	ck_assert_int_eq(r.isolated, 1);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+static void check_variant(const char *variant, const char *want_r, const char *want_q)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(variant);
+
+	spec_step(spec, "r", "resource-r");
+	spec_step(spec, "q", "resource-q");
+	spec_mock(spec, "resource-r", "default answer", NULL);
+	spec_mock(spec, "resource-r", "candidate answer", "candidate");
+	spec_mock(spec, "resource-q", "baseline only", "baseline");
+	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_str_eq(out_str(&r, 0, "output"), want_r);
+	ck_assert_str_eq(out_str(&r, 1, "output"), want_q);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+
+START_TEST(test_variants)
+{
+	check_variant("candidate", "candidate answer", "[[mock-miss:resource-q]]");
+	check_variant("baseline", "default answer", "baseline only");
+	check_variant(NULL, "default answer", "[[mock-miss:resource-q]]");
+	check_variant("other", "default answer", "[[mock-miss:resource-q]]");
+}
+END_TEST
+
+/* ---- the seccomp filter ------------------------------------------------- */
+
+START_TEST(test_probes_refused)
+{
+	static const char *const ops[] = {"open", "socket", "fork", "exec", "ptrace"};
+	char want[256];
+	char *out;
+	int status;
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		out = run_probe(ops[i], &status);
+		snprintf(
+		    want, sizeof(want),
+		    "{\"type\":\"probe\",\"op\":\"%s\",\"allowed\":false,\"errno\":\"EPERM\"}\n",
+		    ops[i]);
+		ck_assert_str_eq(out, want);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		free(out);
+	}
+}
+END_TEST
+
+START_TEST(test_probe_unlisted_killed)
+{
+	char *out;
+	int status;
+
+	/* A call on neither list: the default action kills the runner. */
+	out = run_probe("unlisted", &status);
+	ck_assert_str_eq(out, "");
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(WTERMSIG(status), SIGSYS);
+	free(out);
+}
+END_TEST
+
+/* ---- fail closed and honest --------------------------------------------- */
+
+START_TEST(test_unknown_backend)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+
+	ck_assert_int_eq(http_dispatch_run(runner(), "firecracker-x", 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "unknown backend: firecracker-x");
+	ck_assert_str_eq(r.backend, "firecracker-x");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_int_eq(r.steps_total, 0);
+	ck_assert_uint_eq(json_array_size(r.outputs), 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_spec_with_extra_field)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+
+	/* Nothing but steps, mocks and variant may reach the runner. */
+	json_object_set_new(spec, "tenant", json_string("t1"));
+	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "invalid run spec: unknown field \"tenant\"");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_int_eq(r.steps_total, 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_spec_over_cap)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	size_t len = 9u * 1024u * 1024u;
+	char *big = malloc(len + 1);
+
+	/* 9 MiB: the runner refuses it before reading it all; the worker
+	 * must survive the broken pipe (no SIGPIPE) and record the reason. */
+	memset(big, 'a', len);
+	big[len] = '\0';
+	spec_step(spec, "k", big);
+	free(big);
+	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 20000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "run spec over 8388608 bytes (8 MiB)");
+	ck_assert_int_eq(r.isolated, 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_timeout_kills_group)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+	int64_t t0, elapsed;
+
+	/* Orphans of the fake runner come back to us, so we can see that
+	 * none survives the kill. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), "inproc-mock", 300, spec, &r),
+	                 -1);
+	elapsed = now_ms() - t0;
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_uint_eq(json_array_size(r.outputs), 0);
+	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
+	              (long long)elapsed);
+
+	/* The background sleeper was in the runner's group: it must die too. */
+	ck_assert_int_eq(reap_descendants(), 1);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_stderr_flood_times_out)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+	int64_t t0, elapsed;
+
+	t0 = now_ms();
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-stderr-flood"), "inproc-mock", 300, spec, &r), -1);
+	elapsed = now_ms() - t0;
+	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
+	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
+	              (long long)elapsed);
+	ck_assert_int_eq(r.isolated, 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_straggler_killed_at_exit)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+	int64_t t0, elapsed;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-straggler"), "inproc-mock", 10000, spec, &r), 0);
+	elapsed = now_ms() - t0;
+	ck_assert_msg(elapsed < 2000, "waited %lld ms for a straggler", (long long)elapsed);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.steps_total, 2);
+	ck_assert_str_eq(out_str(&r, 1, "output"), "[[mock-miss:agent:user2@example.test]]");
+	ck_assert_int_eq(reap_descendants(), 1);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+static void check_fake_fails(const char *fake, const char *reason_prefix)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+
+	ck_assert_int_eq(http_dispatch_run(fixture(fake), "inproc-mock", 5000, spec, &r), -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_msg(strncmp(r.reason, reason_prefix, strlen(reason_prefix)) == 0,
+	              "%s: reason \"%s\"", fake, r.reason);
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_int_eq(r.destroyed, 0);
+	ck_assert_int_eq(r.steps_total, 0);
+	ck_assert_uint_eq(json_array_size(r.outputs), 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+
+START_TEST(test_fake_runners_fail)
+{
+	check_fake_fails("runner-garbage", "runner output malformed: line 1 is not a JSON object");
+	check_fake_fails("runner-wrong-count",
+	                 "runner output inconsistent: summary counts 2/1/1, step lines 1/1/0");
+	check_fake_fails("runner-bad-status",
+	                 "runner output inconsistent: step 1: status and error_kind disagree");
+	check_fake_fails("runner-other-backend", "runner output inconsistent: backend gvisor "
+	                                         "reported, inproc-mock requested");
+	check_fake_fails("runner-sigsys", "runner killed by SIGSYS (seccomp): about to die");
+	check_fake_fails("runner-flood", "runner output over 16777216 bytes");
+}
+END_TEST
+
+START_TEST(test_exec_failure)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+
+	ck_assert_int_eq(
+	    http_dispatch_run("/nonexistent/olivares-runner", "inproc-mock", 5000, spec, &r), -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "cannot start the runner /nonexistent/olivares-runner: "
+	                           "No such file or directory");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_fails_closed_without_filter)
+{
+	struct http_dispatch_result r;
+	scmp_filter_ctx ctx;
+	json_t *spec = walk_spec();
+	char buf[1024];
+	ssize_t n;
+	int fds[2];
+	int status;
+	pid_t pid;
+
+	/* A host where the runner cannot confine itself: a filter inherited
+	 * from us makes its prctl(PR_SET_NO_NEW_PRIVS) fail. It must run no
+	 * step and say why, isolated false. Done in a child so the filter
+	 * does not outlive this test. */
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			_exit(2);
+		ctx = seccomp_init(SCMP_ACT_ALLOW);
+		if (!ctx ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
+		                     SCMP_A0(SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS)) != 0 ||
+		    seccomp_load(ctx) != 0) {
+			json_decref(spec);
+			_exit(3);
+		}
+		seccomp_release(ctx);
+		http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r);
+		n = snprintf(buf, sizeof(buf), "%s|%d|%d|%zu|%s", r.status, r.isolated,
+		             r.steps_total, json_array_size(r.outputs), r.reason);
+		http_dispatch_result_free(&r);
+		json_decref(spec);
+		if (write(fds[1], buf, (size_t)n) != n)
+			_exit(4);
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(!WIFEXITED(status) || WEXITSTATUS(status) != 3,
+	              "cannot install a seccomp filter here (under valgrind? exclude the "
+	              "needs-seccomp tag)");
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, "failed|0|0|0|seccomp filter not in place: "
+	                      "prctl(PR_SET_NO_NEW_PRIVS) failed: Operation not permitted");
+	json_decref(spec);
+}
+END_TEST
+
+/* ---- what the child inherits -------------------------------------------- */
+
+START_TEST(test_clean_descriptors_and_env)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	int leak;
+	int p[2];
+
+	/* Descriptors a careless worker might hold: none marked CLOEXEC. */
+	leak = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(leak, 3);
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(setenv("OLIVARES_TOKEN", "olv_secret", 1), 0);
+
+	spec_step(spec, "fds", "fds");
+	spec_step(spec, "env", "env");
+	ck_assert_int_eq(http_dispatch_run(self_exe, "fixture-fds", 5000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_str_eq(out_str(&r, 0, "output"), "0,1,2");
+	ck_assert_str_eq(out_str(&r, 1, "output"), "");
+	ck_assert_int_eq(r.isolated, 0); /* the fake said so: never upgraded */
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+	close(leak);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+START_TEST(test_big_spec)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	char *input = malloc(8193);
+	char *response = malloc(65537);
+	char *huge = malloc(1024 * 1024 + 1);
+	char key[32];
+	size_t i;
+
+	/* About 2 MiB of spec (128 inputs of 8 KiB, one of 1 MiB) and about
+	 * 6 MiB of answer: far beyond a pipe buffer both ways. */
+	memset(response, 'r', 65536);
+	response[65536] = '\0';
+	for (i = 0; i < 128; i++) {
+		memset(input, 'a' + (int)(i % 26), 8192);
+		snprintf(input, 8193, "%03zu", i);
+		input[3] = 'x';
+		input[8192] = '\0';
+		snprintf(key, sizeof(key), "step-%zu", i + 1);
+		spec_step(spec, key, input);
+		if (i % 2 == 0)
+			spec_mock(spec, input, response, NULL);
+	}
+	memset(huge, 'h', 1024 * 1024);
+	huge[1024 * 1024] = '\0';
+	spec_step(spec, "huge", huge);
+
+	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 30000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.steps_total, 129);
+	ck_assert_int_eq(r.steps_ok, 64);
+	ck_assert_int_eq(r.steps_error, 65);
+	ck_assert_int_eq(r.isolated, 1);
+	ck_assert_str_eq(out_str(&r, 0, "output"), response);
+	ck_assert_uint_eq(strlen(out_str(&r, 128, "output")), 1024 * 1024 + 14);
+	ck_assert(strncmp(out_str(&r, 128, "output"), "[[mock-miss:hhh", 15) == 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+	free(input);
+	free(response);
+	free(huge);
+}
+END_TEST
+
+START_TEST(test_no_leaks_across_runs)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+	int before = count_fds();
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+		ck_assert_int_eq(r.isolated, 1);
+		http_dispatch_result_free(&r);
+		ck_assert_int_eq(
+		    http_dispatch_run(fixture("runner-garbage"), "inproc-mock", 10000, spec, &r),
+		    -1);
+		http_dispatch_result_free(&r);
+	}
+	ck_assert_int_eq(count_fds(), before);
+	/* Every runner was reaped: no child, zombie or not, is left. */
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+	ck_assert_int_eq(errno, ECHILD);
+	/* SIGPIPE and SIGCHLD dispositions are restored. */
+	{
+		struct sigaction sa;
+
+		sigaction(SIGPIPE, NULL, &sa);
+		ck_assert(sa.sa_handler == SIG_DFL);
+	}
+	json_decref(spec);
+}
+END_TEST
+
+/* ---- this binary as a fake runner --------------------------------------- */
+
+/*
+ * `test_runner --backend fixture-fds`: reads the spec, then answers two
+ * steps with the list of its open descriptors ("0,1,2") and its environment
+ * (entries joined by ';', "" when empty), with a consistent summary that
+ * does not claim isolation.
+ */
+static int fake_runner_fds(void)
+{
+	char fds[1024] = "";
+	char env[4096] = "";
+	char chunk[4096];
+	struct dirent *e;
+	DIR *d;
+	char **v;
+	json_t *line;
+
+	while (read(0, chunk, sizeof(chunk)) > 0)
+		;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return 1;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+			continue;
+		snprintf(fds + strlen(fds), sizeof(fds) - strlen(fds), "%s%s", fds[0] ? "," : "",
+		         e->d_name);
+	}
+	closedir(d);
+	for (v = environ; *v; v++)
+		snprintf(env + strlen(env), sizeof(env) - strlen(env), "%s%s", env[0] ? ";" : "",
+		         *v);
+	line = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:n}", "type", "step", "seq", 1, "key", "fds",
+	                 "input", "fds", "output", fds, "status", "ok", "error_kind");
+	json_dumpf(line, stdout, JSON_COMPACT);
+	json_decref(line);
+	line = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:n}", "type", "step", "seq", 2, "key", "env",
+	                 "input", "env", "output", env, "status", "ok", "error_kind");
+	printf("\n");
+	json_dumpf(line, stdout, JSON_COMPACT);
+	json_decref(line);
+	printf("\n{\"type\":\"summary\",\"runner\":\"fixture\",\"backend\":\"fixture-fds\","
+	       "\"isolated\":false,\"destroyed\":false,\"status\":\"completed\","
+	       "\"steps_total\":2,\"steps_ok\":2,\"steps_error\":0,\"reason\":null}\n");
+	return 0;
+}
+
+static Suite *runner_suite(void)
+{
+	Suite *s = suite_create("runner");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_walkthrough);
+	tcase_add_test(tc, test_final_newline);
+	tcase_add_test(tc, test_variants);
+	tcase_add_test(tc, test_probes_refused);
+	tcase_add_test(tc, test_probe_unlisted_killed);
+	tcase_add_test(tc, test_unknown_backend);
+	tcase_add_test(tc, test_spec_with_extra_field);
+	tcase_add_test(tc, test_spec_over_cap);
+	tcase_add_test(tc, test_timeout_kills_group);
+	tcase_add_test(tc, test_stderr_flood_times_out);
+	tcase_add_test(tc, test_straggler_killed_at_exit);
+	tcase_add_test(tc, test_fake_runners_fail);
+	tcase_add_test(tc, test_exec_failure);
+	tcase_add_test(tc, test_clean_descriptors_and_env);
+	tcase_add_test(tc, test_big_spec);
+	tcase_add_test(tc, test_no_leaks_across_runs);
+	suite_add_tcase(s, tc);
+
+	/* Installs a seccomp filter in this process (in a child): valgrind
+	 * cannot, so a valgrind run sets CK_EXCLUDE_TAGS=needs-seccomp. */
+	tc = tcase_create("inherited-filter");
+	tcase_set_tags(tc, "needs-seccomp");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_fails_closed_without_filter);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	ssize_t n;
+	int failed;
+
+	if (argc == 3 && strcmp(argv[1], "--backend") == 0 && strcmp(argv[2], "fixture-fds") == 0)
+		return fake_runner_fds();
+
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n <= 0)
+		return 1;
+	self_exe[n] = '\0';
+	sr = srunner_create(runner_suite());
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

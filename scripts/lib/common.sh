@@ -1,0 +1,65 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/*: repository paths, messages, free ports.
+# Source it; it defines functions and OLV_ROOT, nothing runs.
+
+OLV_ROOT=${OLV_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+
+olv_say() { printf '%s\n' "$*" >&2; }
+olv_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# olv_abspath PATH: PATH made absolute (the path need not exist yet).
+olv_abspath() {
+	case $1 in
+	/*) printf '%s\n' "$1" ;;
+	*) printf '%s/%s\n' "$PWD" "${1#./}" ;;
+	esac
+}
+
+# olv_port_busy PORT: true when something accepts TCP connections on
+# 127.0.0.1:PORT.
+olv_port_busy() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# olv_free_port: print a TCP port on 127.0.0.1 that nothing listens on now,
+# random in 20000..32767: below Linux's ephemeral range (32768..60999), where
+# the source port of any outgoing connection would make bind() fail. The
+# caller retries if it loses a race.
+olv_free_port() {
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + RANDOM % 12768))
+		if ! olv_port_busy "$p"; then
+			printf '%s\n' "$p"
+			return 0
+		fi
+	done
+	olv_die "no free TCP port found on 127.0.0.1"
+}
+
+# olv_build_dir: the directory holding the built binaries: $OLIVARES_BUILD,
+# else the repository root when the binaries were built in tree, else
+# <repo>/build.
+olv_build_dir() {
+	if [[ -n ${OLIVARES_BUILD:-} ]]; then
+		olv_abspath "$OLIVARES_BUILD"
+	elif [[ -x $OLV_ROOT/olivares-fcgi ]]; then
+		printf '%s\n' "$OLV_ROOT"
+	else
+		printf '%s\n' "$OLV_ROOT/build"
+	fi
+}
+
+# olv_pid_alive PIDFILE NAME: print the pid and succeed when PIDFILE names a
+# live process whose command line contains NAME (so a recycled pid is never
+# taken for ours).
+olv_pid_alive() {
+	local pidfile=$1 name=$2 pid cmd
+	[[ -s $pidfile ]] || return 1
+	pid=$(tr -dc '0-9' <"$pidfile")
+	[[ -n $pid ]] || return 1
+	[[ -r /proc/$pid/cmdline ]] || return 1
+	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+	[[ $cmd == *"$name"* ]] || return 1
+	printf '%s\n' "$pid"
+}

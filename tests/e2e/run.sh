@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# tests/e2e/run.sh [--fresh] [tNNNN...]: run the end-to-end tests in order and
+# print "N passed, M failed".
+#
+# Against a running stack: OLIVARES_URL and OLIVARES_DATA (and OLIVARES_PORT,
+# OLIVARES_DSN, OLIVARES_BUILD as it was started with) in the environment;
+# the admin token is read from $OLIVARES_DATA/admin_token unless
+# OLV_ADMIN_TOKEN is set. With --fresh (or without OLIVARES_URL), a new stack
+# is started on a free port with its data in a temp dir (on OLIVARES_DSN when
+# set, else SQLite) and stopped at the end.
+#
+# Each test file prints "ok - …" / "not ok - …" lines; a file that exits
+# non-zero without a "not ok" line counts as one failure.
+set -euo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$E2E_DIR/../.." && pwd)
+# shellcheck source=../../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+
+fresh=0
+declare -a only=()
+for a in "$@"; do
+	case $a in
+	--fresh) fresh=1 ;;
+	-h | --help)
+		sed -n '2,13p' "$0"
+		exit 0
+		;;
+	*) only+=("$a") ;;
+	esac
+done
+[[ -n ${OLIVARES_URL:-} ]] || fresh=1
+
+OLIVARES_BUILD=$(olv_build_dir)
+export OLIVARES_BUILD
+for b in olivares olivares-admin olivares-fcgi olivares-runner; do
+	[[ -x $OLIVARES_BUILD/$b ]] || olv_die "$OLIVARES_BUILD/$b not found (build first, or set OLIVARES_BUILD)"
+done
+export PATH=$OLIVARES_BUILD:$PATH
+# t0050-cli-offline.sh (the CLI helper's) finds the CLI through this
+export OLIVARES_CLI=$OLIVARES_BUILD/olivares
+
+own_dir=
+cleanup() {
+	if [[ -n $own_dir ]]; then
+		"$ROOT/scripts/stack" down >/dev/null 2>&1 || true
+		if [[ ${OLV_E2E_KEEP:-0} == 1 ]]; then
+			echo "# kept $own_dir" >&2
+		else
+			rm -rf "$own_dir"
+		fi
+	fi
+}
+trap cleanup EXIT
+
+if ((fresh)); then
+	own_dir=$(mktemp -d "${TMPDIR:-/tmp}/olv-stack.XXXXXX")
+	export OLIVARES_DATA=$own_dir/data
+	started=0
+	for try in 1 2 3; do
+		OLIVARES_PORT=$(olv_free_port)
+		export OLIVARES_PORT
+		if "$ROOT/scripts/stack" up >"$own_dir/up.out" 2>&1; then
+			started=1
+			break
+		fi
+		echo "# stack up failed on port $OLIVARES_PORT (try $try):" >&2
+		cat "$own_dir/up.out" >&2
+		"$ROOT/scripts/stack" down >/dev/null 2>&1 || true
+	done
+	if ((!started)); then
+		echo "not ok - the stack under test started"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	OLIVARES_URL=http://127.0.0.1:$OLIVARES_PORT
+	unset OLV_ADMIN_TOKEN
+fi
+export OLIVARES_URL
+OLIVARES_DATA=$(olv_abspath "${OLIVARES_DATA:?OLIVARES_DATA must name the stack data dir}")
+export OLIVARES_DATA
+export OLIVARES_PORT=${OLIVARES_PORT:-${OLIVARES_URL##*:}}
+if [[ -n ${OLIVARES_DSN:-} ]]; then export OLIVARES_DSN; fi
+if [[ -z ${OLV_ADMIN_TOKEN:-} ]]; then
+	OLV_ADMIN_TOKEN=$(<"$OLIVARES_DATA/admin_token")
+fi
+OLV_EDITOR_TOKEN=$(olivares-admin token create --tenant demo --role editor)
+OLV_VIEWER_TOKEN=$(olivares-admin token create --tenant demo --role viewer)
+export OLV_ADMIN_TOKEN OLV_EDITOR_TOKEN OLV_VIEWER_TOKEN
+export OLIVARES_TOKEN=$OLV_EDITOR_TOKEN
+
+echo "# e2e against $OLIVARES_URL (data $OLIVARES_DATA, store ${OLIVARES_DSN:-SQLite})"
+passed=0
+failed=0
+for t in "$E2E_DIR"/t*.sh; do
+	name=$(basename "$t" .sh)
+	if ((${#only[@]})); then
+		sel=0
+		for o in "${only[@]}"; do [[ $name == "$o"* ]] && sel=1; done
+		((sel)) || continue
+	fi
+	echo "# $name"
+	out=$(mktemp)
+	rc=0
+	timeout 600 bash "$t" >"$out" 2>&1 || rc=$?
+	cat "$out"
+	p=$(grep -c '^ok ' "$out" || true)
+	f=$(grep -c '^not ok ' "$out" || true)
+	if ((rc != 0 && f == 0)); then
+		echo "not ok - $name exited with status $rc without reporting a failure"
+		f=1
+	fi
+	if ((p + f == 0)); then
+		echo "not ok - $name reported no check"
+		f=1
+	fi
+	rm -f "$out"
+	passed=$((passed + p))
+	failed=$((failed + f))
+done
+
+# The server must not have reported a sanitizer error or a crash meanwhile.
+log=$OLIVARES_DATA/log/olivares-fcgi.log
+if [[ -f $log ]] && grep -Eq 'AddressSanitizer|runtime error:|LeakSanitizer' "$log"; then
+	echo "not ok - no sanitizer report in $log"
+	grep -E -m 5 -A 5 'AddressSanitizer|runtime error:|LeakSanitizer' "$log" | sed 's/^/#   /'
+	failed=$((failed + 1))
+else
+	echo "ok - no sanitizer report in the server log"
+	passed=$((passed + 1))
+fi
+
+echo "$passed passed, $failed failed"
+((failed == 0))

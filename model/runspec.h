@@ -3,15 +3,27 @@
 /**
  * The wire between the FastCGI worker and olivares-runner (DESIGN.md §1).
  *
- * argv:   olivares-runner --backend inproc-mock
+ * argv:   olivares-runner --backend inproc-mock|namespaces|gvisor|firecracker
+ *         olivares-runner --preflight NAME   (one JSON line: {"type":"preflight",
+ *           "backend":NAME,"ok":bool,"reason":null|string}; no spec read)
  * stdin:  one JSON object, the run spec, then EOF:
  *   {"variant": string or null,
  *    "steps": [{"key": string, "input": string}, ...],
- *    "mocks": [{"resource": string, "response": string, "variant": string?}, ...]}
+ *    "mocks": [{"resource": string, "response": string, "variant": string?}, ...],
+ *    "agent": absolute path of the agent program, or null/absent (optional;
+ *             OS-level backends then run the built-in mock agent; inproc-mock
+ *             refuses a spec that names an agent: it cannot run programs),
+ *    "limits": {"wall_ms": N, "cpu_seconds": N, "memory_mb": N,
+ *               "processes": N, "open_files": N, "tmpfs_mb": N} (optional,
+ *             every key optional; defaults in runner/jail.h),
+ *    "binds": [absolute host paths bound read-only into the jail] (optional;
+ *             default ["/usr"] plus the agent file; /bin, /lib, /lib64,
+ *             /sbin become symlinks into /usr as on a merged-/usr host)}
  *   Nothing else: no ids, no tenant, no token, no database handle.
+ *   The agent protocol between the runner and an agent is runner/agent.h.
  * stdout: one JSON object per line. For each step, in order:
  *   {"type":"step","seq":N (1-based),"key":…,"input":…,"output":…,
- *    "status":"ok"|"error","error_kind":null|"mock_miss"}
+ *    "status":"ok"|"error","error_kind":null|"mock_miss"|"agent_error"}
  *   then exactly one final line:
  *   {"type":"summary","runner":"olivares-runner/<version>","backend":…,
  *    "isolated":bool,"destroyed":bool,"status":"completed"|"failed",
@@ -25,5 +37,8 @@
  */
 #define MODEL_RUNNER_NAME "olivares-runner"
 #define MODEL_BACKEND_INPROC_MOCK "inproc-mock"
+#define MODEL_BACKEND_NAMESPACES "namespaces"
+#define MODEL_BACKEND_GVISOR "gvisor"
+#define MODEL_BACKEND_FIRECRACKER "firecracker"
 
 #endif

@@ -30,12 +30,33 @@
  *     cannot run a seccomp-filtered process): the backend then runs without
  *     its confinement and must report isolated 0. The worker never passes it.
  */
+struct runner_limits {
+	long wall_ms;     /* whole run, default 10000 */
+	long cpu_seconds; /* RLIMIT_CPU of the agent, default 5 */
+	long memory_mb;   /* RLIMIT_AS of the agent, default 256 */
+	long processes;   /* RLIMIT_NPROC / pids limit, default 32 */
+	long open_files;  /* RLIMIT_NOFILE, default 64 */
+	long tmpfs_mb;    /* size of the jail's tmpfs root, default 16 */
+};
+
+#define RUNNER_DEFAULT_WALL_MS 10000
+#define RUNNER_DEFAULT_CPU_SECONDS 5
+#define RUNNER_DEFAULT_MEMORY_MB 256
+#define RUNNER_DEFAULT_PROCESSES 32
+#define RUNNER_DEFAULT_OPEN_FILES 64
+#define RUNNER_DEFAULT_TMPFS_MB 16
+
 struct runner_spec {
 	json_t *root;
 	json_t *steps;
 	json_t *mocks;
 	const char *variant;
 	int unconfined;
+	/* OS-level backends (model/runspec.h): */
+	const char *agent;      /* absolute path, or NULL for the built-in mock agent */
+	const char *mock_agent; /* absolute path of olivares-agent-mock beside the runner */
+	json_t *binds;          /* array of absolute host paths to bind read-only */
+	struct runner_limits limits;
 };
 
 /**
@@ -43,12 +64,17 @@ struct runner_spec {
  * status is "completed" or "failed"; reason is "" when none. isolated is 1
  * only when the backend verified its confinement in place before the first
  * step and kept it for the whole run. destroyed is set by main.c, not by a
- * backend (it is true only once the spec has been released).
+ * backend (it is true only once the spec has been released and the
+ * backend did not set left_behind).
  */
 struct runner_summary {
 	const char *status;
 	int isolated;
 	int destroyed;
+	/* Set by a backend when something of its confinement may remain
+	 * (a process not reaped, a mount or a directory not removed):
+	 * main.c then reports destroyed false. 0 by default. */
+	int left_behind;
 	long steps_total, steps_ok, steps_error;
 	char reason[512];
 };
@@ -73,6 +99,12 @@ struct runner_backend {
 	int (*preflight)(char *why, size_t n);
 	int (*run)(const struct runner_spec *spec, FILE *out, struct runner_summary *sum);
 	int (*probe)(const char *op, FILE *out);
+	/* Optional (may be NULL): a deeper preflight for --preflight NAME
+	 * (the `backends` listing), e.g. one that tries the primitives in a
+	 * throw-away child; preflight itself stays cheap because it runs
+	 * before every run, whose own setup fails closed anyway. Same
+	 * contract as preflight. */
+	int (*preflight_full)(char *why, size_t n);
 };
 
 /** The inproc-mock backend (runner/backend_inproc_mock.c): mock resolution
@@ -80,7 +112,49 @@ struct runner_backend {
  * spec is read and before the first step. */
 extern const struct runner_backend runner_backend_inproc_mock;
 
+/** Linux namespaces + pivot_root jail (runner/backend_namespaces.c). */
+extern const struct runner_backend runner_backend_namespaces;
+/** gVisor through runsc run on a throw-away OCI bundle (runner/backend_gvisor.c). */
+extern const struct runner_backend runner_backend_gvisor;
+/** Firecracker microVM: preflight only on hosts without it; never faked
+ * (runner/backend_firecracker.c). */
+extern const struct runner_backend runner_backend_firecracker;
+
 /** The operations --probe accepts, NULL-terminated (for --help). */
 extern const char *const runner_probe_ops[];
+
+/**
+ * Extended agent driver (runner/agent.c), for backends that know more about
+ * the agent than its two pipes. runner_agent_drive() is this with io NULL.
+ *
+ * err_fd: -1, or the read end of the agent's stderr (owned by the caller,
+ *   left open). The driver drains it while it waits, so an agent cannot
+ *   stall on a full stderr pipe; the first RUNNER_AGENT_ERR_KEEP bytes are
+ *   kept in err[0..err_len) and its first line goes into an agent-error
+ *   reason.
+ * exit_reason: NULL, or called once when the agent's stdout ends mid-step
+ *   (EOF, or a read error) to say how the agent ended, e.g. "agent killed
+ *   by SIGKILL" or "agent exited with status 3". It may wait, but not past
+ *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with why filled, or -1
+ *   when it does not know (the driver then says "agent closed its output
+ *   mid-step").
+ */
+#define RUNNER_AGENT_ERR_KEEP 4096
+struct runner_agent_io {
+	int err_fd;
+	int (*exit_reason)(void *ctx, long long deadline_ms, char *why, size_t n);
+	void *ctx;
+	char err[RUNNER_AGENT_ERR_KEEP];
+	size_t err_len;
+};
+
+/** runner_agent_drive() (runner/agent.h) with the extras of struct
+ * runner_agent_io; io may be NULL. Same return and same lines. */
+int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from_agent,
+                          long long deadline_ms, FILE *out, struct runner_summary *sum,
+                          struct runner_agent_io *io);
+
+/** CLOCK_MONOTONIC now, in milliseconds (the clock of every deadline). */
+long long runner_now_ms(void);
 
 #endif

@@ -16,10 +16,19 @@
  * destroyed is true only when a spec was parsed and every byte of it (steps,
  * mocks, outputs) has been released before the summary is written; a run
  * that never got a spec (unknown backend, unreadable spec) reports false:
- * there was nothing to attest.
+ * there was nothing to attest. It is false too when a backend reports that
+ * something of its confinement may remain (runner_summary.left_behind).
+ *
+ * OS-level fields of the spec ("agent", "limits", "binds") are checked
+ * strictly here (absolute normalised paths, known limit keys within fixed
+ * bounds: refused, never clamped); the path of the built-in mock agent is
+ * resolved from /proc/self/exe before anything is closed. --preflight NAME
+ * prints one line and reads no spec.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -43,8 +52,38 @@
 
 static const struct runner_backend *const backends[] = {
     &runner_backend_inproc_mock,
+    &runner_backend_namespaces,
+    &runner_backend_gvisor,
+    &runner_backend_firecracker,
     NULL,
 };
+
+/* Bounds of the "limits" keys (model/runspec.h): a spec outside them is
+ * refused, not clamped, so what a run records is what it ran with. */
+struct limit_key {
+	const char *name;
+	size_t offset;
+	long min, max, def;
+};
+
+static const struct limit_key limit_keys[] = {
+    {"wall_ms", offsetof(struct runner_limits, wall_ms), 100, 600000, RUNNER_DEFAULT_WALL_MS},
+    {"cpu_seconds", offsetof(struct runner_limits, cpu_seconds), 1, 600,
+     RUNNER_DEFAULT_CPU_SECONDS},
+    {"memory_mb", offsetof(struct runner_limits, memory_mb), 16, 16384, RUNNER_DEFAULT_MEMORY_MB},
+    {"processes", offsetof(struct runner_limits, processes), 2, 4096, RUNNER_DEFAULT_PROCESSES},
+    {"open_files", offsetof(struct runner_limits, open_files), 8, 65536, RUNNER_DEFAULT_OPEN_FILES},
+    {"tmpfs_mb", offsetof(struct runner_limits, tmpfs_mb), 1, 4096, RUNNER_DEFAULT_TMPFS_MB},
+    {NULL, 0, 0, 0, 0},
+};
+
+#define SPEC_MAX_BINDS 32
+#define SPEC_MAX_PATH 1024
+
+/* The built-in mock agent, beside the runner's own executable; resolved
+ * first thing in main(), before descriptors are closed or filters loaded.
+ * Empty when not found. */
+static char mock_agent[4096];
 
 static const struct runner_backend *backend_find(const char *name)
 {
@@ -64,11 +103,15 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: %s --backend NAME < spec.json\n"
 	        "       %s --backend NAME --no-seccomp < spec.json   (test aid)\n"
+	        "       %s --preflight NAME\n"
 	        "       %s --probe OP [--backend NAME]\n"
 	        "       %s --help | --version\n\n"
 	        "Runs one sandbox run spec (JSON on stdin) and writes one JSON line per\n"
-	        "step, then a summary line, on stdout. Backends:",
-	        MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME);
+	        "step, then a summary line, on stdout. --preflight prints one line\n"
+	        "{\"type\":\"preflight\",\"backend\":NAME,\"ok\":bool,\"reason\":null|string}.\n"
+	        "Backends:",
+	        MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME,
+	        MODEL_RUNNER_NAME);
 	for (i = 0; backends[i]; i++)
 		fprintf(f, " %s", backends[i]->name);
 	fprintf(f, "\n\n--probe OP is a self-test of the confinement: it installs the\n"
@@ -149,11 +192,111 @@ static int only_keys(json_t *obj, const char *const *allowed, const char **bad)
 	return 0;
 }
 
+/* An absolute, normalised path: starts with '/', no empty, "." or ".."
+ * component, no trailing '/', no NUL, at most SPEC_MAX_PATH bytes. */
+static int path_ok(json_t *v)
+{
+	const char *s = json_string_value(v);
+	const char *p;
+	size_t len;
+
+	if (!s)
+		return 0;
+	len = json_string_length(v);
+	if (len < 2 || len > SPEC_MAX_PATH || strlen(s) != len || s[0] != '/' || s[len - 1] == '/')
+		return 0;
+	for (p = s; *p; p++) {
+		if (*p != '/')
+			continue;
+		if (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || !p[2])) ||
+		    (p[1] == '.' && p[2] == '.' && (p[3] == '/' || !p[3])))
+			return 0;
+	}
+	return 1;
+}
+
+/* The first component of a bind may not be one the jail itself owns. */
+static int bind_reserved(const char *s)
+{
+	static const char *const reserved[] = {"/proc", "/tmp", "/agent", NULL};
+	size_t i, n;
+
+	for (i = 0; reserved[i]; i++) {
+		n = strlen(reserved[i]);
+		if (strncmp(s, reserved[i], n) == 0 && (s[n] == '\0' || s[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* "agent", "limits", "binds" (model/runspec.h); defaults filled in. */
+static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why, size_t n)
+{
+	const struct limit_key *k;
+	const char *key;
+	json_t *v;
+	json_t *item;
+	json_int_t val;
+	size_t i;
+
+	for (k = limit_keys; k->name; k++)
+		*(long *)((char *)&spec->limits + k->offset) = k->def;
+	v = json_object_get(root, "agent");
+	if (v && !json_is_null(v) && !path_ok(v)) {
+		snprintf(why, n, "agent must be an absolute path or null");
+		return -1;
+	}
+	spec->agent = json_is_string(v) ? json_string_value(v) : NULL;
+
+	v = json_object_get(root, "limits");
+	if (v && !json_is_object(v)) {
+		snprintf(why, n, "limits must be an object");
+		return -1;
+	}
+	json_object_foreach(v, key, item)
+	{
+		for (k = limit_keys; k->name; k++)
+			if (strcmp(k->name, key) == 0)
+				break;
+		if (!k->name) {
+			snprintf(why, n, "unknown limit \"%.64s\"", key);
+			return -1;
+		}
+		val = json_is_integer(item) ? json_integer_value(item) : k->min - 1;
+		if (val < k->min || val > k->max) {
+			snprintf(why, n, "limits.%s must be an integer from %ld to %ld", k->name,
+			         k->min, k->max);
+			return -1;
+		}
+		*(long *)((char *)&spec->limits + k->offset) = (long)val;
+	}
+
+	v = json_object_get(root, "binds");
+	if (v && (!json_is_array(v) || json_array_size(v) > SPEC_MAX_BINDS)) {
+		snprintf(why, n, "binds must be an array of at most %d paths", SPEC_MAX_BINDS);
+		return -1;
+	}
+	json_array_foreach(v, i, item)
+	{
+		if (!path_ok(item) || bind_reserved(json_string_value(item))) {
+			snprintf(why, n,
+			         "binds[%zu] must be an absolute normalised path other than /, "
+			         "/proc, /tmp and /agent",
+			         i);
+			return -1;
+		}
+	}
+	spec->binds = v;
+	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
+	return 0;
+}
+
 /* Shape check of model/runspec.h. Nothing else may ride along: no id, no
  * tenant, no token. An absent "variant" is null, absent "mocks" is []. */
 static int spec_validate(json_t *root, struct runner_spec *spec, char *why, size_t n)
 {
-	static const char *const top_keys[] = {"variant", "steps", "mocks", NULL};
+	static const char *const top_keys[] = {"variant", "steps", "mocks", "agent",
+	                                       "limits",  "binds", NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
 	static const char *const mock_keys[] = {"resource", "response", "variant", NULL};
 	const char *bad = NULL;
@@ -213,6 +356,8 @@ static int spec_validate(json_t *root, struct runner_spec *spec, char *why, size
 			return -1;
 		}
 	}
+	if (validate_os_fields(root, spec, why, n) != 0)
+		return -1;
 	spec->root = root;
 	return 0;
 }
@@ -253,6 +398,53 @@ static int write_summary(const char *backend, const struct runner_summary *sum)
 out:
 	json_decref(line);
 	return rc;
+}
+
+/* --preflight NAME: one line, no spec read. An unknown name is ok false. */
+static int write_preflight(const char *backend_name)
+{
+	const struct runner_backend *be = backend_find(backend_name);
+	char name[64];
+	char why[384];
+	char reason[512];
+	json_t *line;
+	int ok = 0;
+	int rc = -1;
+
+	printable(name, sizeof(name), backend_name);
+	if (!be) {
+		snprintf(reason, sizeof(reason), "unknown backend: %s", name);
+	} else if ((be->preflight_full ? be->preflight_full : be->preflight)(why, sizeof(why)) !=
+	           0) {
+		snprintf(reason, sizeof(reason), "%s", why);
+	} else {
+		ok = 1;
+		reason[0] = '\0';
+	}
+	line = json_pack("{s:s, s:s, s:b, s:o}", "type", "preflight", "backend", name, "ok", ok,
+	                 "reason", reason_json(reason));
+	if (line && json_dumpf(line, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF &&
+	    fflush(stdout) == 0)
+		rc = 0;
+	json_decref(line);
+	return rc;
+}
+
+/* mock_agent = dirname(/proc/self/exe)/olivares-agent-mock, if executable. */
+static void resolve_mock_agent(void)
+{
+	char exe[4096];
+	ssize_t len;
+	int w;
+
+	mock_agent[0] = '\0';
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return;
+	exe[len] = '\0';
+	w = snprintf(mock_agent, sizeof(mock_agent), "%s/olivares-agent-mock", dirname(exe));
+	if (w < 0 || (size_t)w >= sizeof(mock_agent) || access(mock_agent, X_OK) != 0)
+		mock_agent[0] = '\0';
 }
 
 static void fail(struct runner_summary *sum, const char *fmt, ...)
@@ -303,13 +495,18 @@ static void run_spec(const struct runner_backend *be, int unconfined, struct run
 		goto out;
 	}
 	spec.unconfined = unconfined;
+	if (be == &runner_backend_inproc_mock && spec.agent) {
+		fail(sum, "inproc-mock cannot run agent programs; choose an OS-level backend");
+		goto out;
+	}
 	be->run(&spec, stdout, sum);
 out:
 	model_buf_release(&raw);
 	if (root) {
 		/* The one reference is ours: dropping it frees steps, mocks and
-		 * every string in them. Only then is the state destroyed. */
-		sum->destroyed = root->refcount == 1;
+		 * every string in them. Only then is the state destroyed (and
+		 * only if the backend tore its confinement down: left_behind). */
+		sum->destroyed = root->refcount == 1 && !sum->left_behind;
 		json_decref(root);
 	}
 }
@@ -317,9 +514,13 @@ out:
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"backend", required_argument, NULL, 'b'}, {"probe", required_argument, NULL, 'p'},
-	    {"no-seccomp", no_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"probe", required_argument, NULL, 'p'},
+	    {"preflight", required_argument, NULL, 'P'},
+	    {"no-seccomp", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	/* stdout gets a fixed buffer before the filter exists: stdio would
 	 * otherwise allocate one on first write, after fstat() and, on a
@@ -330,11 +531,14 @@ int main(int argc, char **argv)
 	const struct runner_backend *be;
 	const char *backend_name = NULL;
 	const char *probe_op = NULL;
+	const char *preflight_name = NULL;
 	char name[64];
 	char why[384];
 	int unconfined = 0;
 	int c;
 
+	/* Before anything is closed or filtered: where the mock agent is. */
+	resolve_mock_agent();
 	/* First, before anything can use them. */
 	close_inherited();
 	clearenv();
@@ -350,6 +554,9 @@ int main(int argc, char **argv)
 		case 'p':
 			probe_op = optarg;
 			break;
+		case 'P':
+			preflight_name = optarg;
+			break;
 		case 'n':
 			unconfined = 1;
 			break;
@@ -364,10 +571,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || (!backend_name && !probe_op)) {
+	if (optind != argc || (!backend_name && !probe_op && !preflight_name) ||
+	    (preflight_name && (backend_name || probe_op))) {
 		usage(stderr);
 		return 2;
 	}
+	if (preflight_name)
+		return write_preflight(preflight_name) == 0 ? 0 : 1;
 	if (probe_op) {
 		if (!backend_name)
 			backend_name = MODEL_BACKEND_INPROC_MOCK;

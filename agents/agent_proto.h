@@ -1,0 +1,102 @@
+#ifndef OLIVARES_AGENTS_AGENT_PROTO_H
+#define OLIVARES_AGENTS_AGENT_PROTO_H
+/**
+ * The agent side of the agent protocol (runner/agent.h), shared by the
+ * example agents (agents/) and the hostile test agent
+ * (tests/fixtures/agents/hostile.c). Header-only on purpose: each agent is
+ * one statically linked program that the jail holds as its only file.
+ *
+ * Lines are read from stdin with getline() and written to stdout, one
+ * compact JSON object a line, flushed at once (the runner waits for it).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/** Read the next JSON object from stdin. Returns it (caller decrefs), or
+ * NULL at EOF or on a malformed line. */
+static inline json_t *agent_read(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	json_t *msg;
+
+	n = getline(&line, &cap, stdin);
+	if (n <= 0) {
+		free(line);
+		return NULL;
+	}
+	msg = json_loadb(line, (size_t)n, 0, NULL);
+	free(line);
+	if (msg && !json_is_object(msg)) {
+		json_decref(msg);
+		msg = NULL;
+	}
+	return msg;
+}
+
+/** Send obj (stolen) as one line. Returns 0, -1 on a write error. */
+static inline int agent_send(json_t *obj)
+{
+	int rc = -1;
+
+	if (obj && json_dumpf(obj, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF &&
+	    fflush(stdout) == 0)
+		rc = 0;
+	json_decref(obj);
+	return rc;
+}
+
+/** Ask the runner for resource (len bytes) and wait for the answer: a copy
+ * of the response (caller frees; the mock-miss marker on a miss), or NULL
+ * when the runner's reply is not the expected line. */
+static inline char *agent_ask(const char *resource, size_t len)
+{
+	json_t *reply;
+	const char *type, *resp;
+	size_t resp_len = 0;
+	char *copy = NULL;
+
+	if (agent_send(json_pack("{s:s, s:s%}", "type", "resource", "resource", resource, len)))
+		return NULL;
+	reply = agent_read();
+	if (reply &&
+	    json_unpack(reply, "{s:s, s:s%}", "type", &type, "response", &resp, &resp_len) == 0 &&
+	    strcmp(type, "resource") == 0) {
+		copy = malloc(resp_len + 1);
+		if (copy) {
+			memcpy(copy, resp, resp_len);
+			copy[resp_len] = '\0';
+		}
+	}
+	json_decref(reply);
+	return copy;
+}
+
+/** End the current step with output (len bytes). Returns 0 or -1. */
+static inline int agent_output(const char *output, size_t len)
+{
+	return agent_send(json_pack("{s:s, s:s%}", "type", "output", "output", output, len));
+}
+
+/** Next step: returns the step line (caller decrefs) and points *input at
+ * its input (*len bytes, borrowed from the line), or NULL at EOF (the end
+ * of the run) or on a line that is not a step. */
+static inline json_t *agent_next_step(const char **input, size_t *len)
+{
+	json_t *msg = agent_read();
+	const char *type;
+
+	if (!msg)
+		return NULL;
+	if (json_unpack(msg, "{s:s, s:s%}", "type", &type, "input", input, len) != 0 ||
+	    strcmp(type, "step") != 0) {
+		json_decref(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+#endif

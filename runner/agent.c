@@ -1,0 +1,485 @@
+/*
+ * The agent driver (runner/agent.h): the runner's side of the JSON-lines
+ * protocol with an agent program running inside an OS-level backend.
+ *
+ * The agent is untrusted. Everything it says is parsed strictly (one JSON
+ * object per line, known types and keys only, at most
+ * RUNNER_AGENT_MAX_LINE bytes a line, at most RUNNER_AGENT_MAX_REQUESTS
+ * resource requests a step), every wait is bounded by the run's deadline,
+ * and the only thing it can learn through this channel is what the
+ * scenario's mocks say. Writes to the agent are non-blocking and polled, so
+ * an agent that stops reading cannot stall the runner past the deadline;
+ * SIGPIPE is ignored so an agent that dies mid-write is an agent error, not
+ * the runner's death.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/alloc.h"
+#include "model/buf.h"
+#include "model/scenario.h"
+#include "runner/agent.h"
+#include "runner/backend.h"
+
+long long runner_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* State of one drive: the pipes, the line reader, the deadline. */
+struct drive {
+	const struct runner_spec *spec;
+	int to_agent;
+	int from_agent;
+	long long deadline_ms;
+	struct runner_agent_io *io;
+	struct model_buf in; /* bytes read from the agent, not yet a full line */
+	int eof;
+};
+
+/* Why a wait ended without what it waited for. */
+enum wait_end { WAIT_OK = 0, WAIT_DEADLINE, WAIT_EOF, WAIT_ERROR };
+
+/* Drain the agent's stderr (non-blocking); keep the first bytes. */
+static void drain_err(struct drive *d)
+{
+	char chunk[4096];
+	struct runner_agent_io *io = d->io;
+	ssize_t r;
+	size_t keep;
+
+	if (!io || io->err_fd < 0)
+		return;
+	for (;;) {
+		r = read(io->err_fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+				io->err_fd = -1; /* closed or broken: stop polling it */
+			return;
+		}
+		keep = sizeof(io->err) - io->err_len;
+		if (keep > (size_t)r)
+			keep = (size_t)r;
+		memcpy(io->err + io->err_len, chunk, keep);
+		io->err_len += keep;
+	}
+}
+
+/* Poll fd for ev (plus the stderr pipe) until ready or the deadline. */
+static enum wait_end wait_fd(struct drive *d, int fd, short ev)
+{
+	struct pollfd p[2];
+	long long left;
+	nfds_t n;
+	int r;
+
+	for (;;) {
+		left = d->deadline_ms - runner_now_ms();
+		if (left <= 0)
+			return WAIT_DEADLINE;
+		if (left > 60000)
+			left = 60000;
+		p[0].fd = fd;
+		p[0].events = ev;
+		p[0].revents = 0;
+		n = 1;
+		if (d->io && d->io->err_fd >= 0) {
+			p[1].fd = d->io->err_fd;
+			p[1].events = POLLIN;
+			p[1].revents = 0;
+			n = 2;
+		}
+		r = poll(p, n, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return WAIT_ERROR;
+		if (n == 2 && p[1].revents)
+			drain_err(d);
+		if (p[0].revents & (ev | POLLHUP | POLLERR | POLLNVAL))
+			return WAIT_OK;
+	}
+}
+
+/* Write all of s (n bytes) to the agent before the deadline. */
+static enum wait_end send_all(struct drive *d, const char *s, size_t n)
+{
+	enum wait_end w;
+	ssize_t r;
+
+	while (n > 0) {
+		r = write(d->to_agent, s, n);
+		if (r > 0) {
+			s += r;
+			n -= (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			w = wait_fd(d, d->to_agent, POLLOUT);
+			if (w != WAIT_OK)
+				return w;
+			continue;
+		}
+		return r < 0 && errno == EPIPE ? WAIT_EOF : WAIT_ERROR;
+	}
+	return WAIT_OK;
+}
+
+static enum wait_end send_json(struct drive *d, json_t *obj)
+{
+	enum wait_end w;
+	char *s;
+
+	s = json_dumps(obj, JSON_COMPACT);
+	if (!s)
+		return WAIT_ERROR;
+	w = send_all(d, s, strlen(s));
+	if (w == WAIT_OK)
+		w = send_all(d, "\n", 1);
+	free(s);
+	return w;
+}
+
+/*
+ * Next line from the agent, without its newline, into *line (allocated,
+ * caller frees) and *len. Returns WAIT_OK, WAIT_DEADLINE, WAIT_EOF (the
+ * agent closed its stdout), or WAIT_ERROR with *too_long set when the line
+ * is over the cap.
+ */
+static enum wait_end next_line(struct drive *d, char **line, size_t *len, int *too_long)
+{
+	char chunk[65536];
+	enum wait_end w;
+	char *nl;
+	size_t n;
+	ssize_t r;
+
+	*too_long = 0;
+	for (;;) {
+		nl = memchr(d->in.data, '\n', d->in.len);
+		if (nl) {
+			n = (size_t)(nl - d->in.data);
+			*line = model_xmemdup(d->in.data, n);
+			*len = n;
+			memmove(d->in.data, nl + 1, d->in.len - n - 1);
+			d->in.len -= n + 1;
+			d->in.data[d->in.len] = '\0';
+			return WAIT_OK;
+		}
+		if (d->in.len > RUNNER_AGENT_MAX_LINE) {
+			*too_long = 1;
+			return WAIT_ERROR;
+		}
+		if (d->eof)
+			return WAIT_EOF;
+		r = read(d->from_agent, chunk, sizeof(chunk));
+		if (r > 0) {
+			if (model_buf_add(&d->in, chunk, (size_t)r) != 0) {
+				*too_long = 1;
+				return WAIT_ERROR;
+			}
+			continue;
+		}
+		if (r == 0) {
+			d->eof = 1;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			d->eof = 1;
+			continue;
+		}
+		w = wait_fd(d, d->from_agent, POLLIN);
+		if (w != WAIT_OK)
+			return w;
+	}
+}
+
+/* One compact JSON line to out, flushed. */
+static int write_line(FILE *out, json_t *line)
+{
+	if (json_dumpf(line, out, JSON_COMPACT) != 0)
+		return -1;
+	if (fputc('\n', out) == EOF)
+		return -1;
+	return fflush(out) == 0 ? 0 : -1;
+}
+
+static int write_step(FILE *out, size_t seq, json_t *step, json_t *output, const char *kind)
+{
+	json_t *line;
+	int rc;
+
+	line = json_pack(
+	    "{s:s, s:I, s:O, s:O, s:O, s:s, s:o}", "type", "step", "seq", (json_int_t)seq, "key",
+	    json_object_get(step, "key"), "input", json_object_get(step, "input"), "output", output,
+	    "status", kind ? "error" : "ok", "error_kind", kind ? json_string(kind) : json_null());
+	if (!line)
+		return -1;
+	rc = write_line(out, line);
+	json_decref(line);
+	return rc;
+}
+
+/* A printable excerpt of the agent's stderr (first line), or "". */
+static void err_excerpt(const struct runner_agent_io *io, char *buf, size_t n)
+{
+	size_t i, j = 0;
+	unsigned char ch;
+
+	buf[0] = '\0';
+	if (!io || n < 2)
+		return;
+	for (i = 0; i < io->err_len && io->err[i] != '\n' && j + 1 < n && j < 160; i++) {
+		ch = (unsigned char)io->err[i];
+		buf[j++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+	}
+	buf[j] = '\0';
+}
+
+/*
+ * The step failed because of the agent (or the clock): write its line with
+ * the marker, count it, fail the run. Returns -1 always (the run failed).
+ */
+static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
+                       struct runner_summary *sum, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
+                       struct runner_summary *sum, const char *fmt, ...)
+{
+	char why[320];
+	char err[192];
+	char marker[400];
+	json_t *output;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	drain_err(d);
+	err_excerpt(d->io, err, sizeof(err));
+	snprintf(marker, sizeof(marker), "[[agent-error:%s]]", why);
+	output = json_string(marker);
+	sum->status = "failed";
+	if (output && write_step(out, seq, step, output, "agent_error") == 0) {
+		sum->steps_total++;
+		sum->steps_error++;
+		if (err[0])
+			snprintf(sum->reason, sizeof(sum->reason),
+			         "agent error in step %zu: %s (agent stderr: %s)", seq, why, err);
+		else
+			snprintf(sum->reason, sizeof(sum->reason), "agent error in step %zu: %s",
+			         seq, why);
+	} else {
+		snprintf(sum->reason, sizeof(sum->reason), "cannot write the line of step %zu",
+		         seq);
+	}
+	json_decref(output);
+	return -1;
+}
+
+/* How the agent ended, once its stdout closed mid-step. */
+static void ended(struct drive *d, char *why, size_t n)
+{
+	long long until = runner_now_ms() + RUNNER_AGENT_GRACE_MS;
+
+	if (until > d->deadline_ms)
+		until = d->deadline_ms;
+	if (d->io && d->io->exit_reason && d->io->exit_reason(d->io->ctx, until, why, n) == 0)
+		return;
+	snprintf(why, n, "agent closed its output mid-step");
+}
+
+/* Run step seq (1-based). Returns 0 when its line was written and the run
+ * may go on, -1 when the run failed (sum filled). */
+static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
+                      struct runner_summary *sum)
+{
+	const struct runner_spec *spec = d->spec;
+	const char *type, *resource, *response;
+	size_t resource_len, response_len, marker_len, len = 0;
+	json_t *msg = NULL, *reply = NULL, *output;
+	json_error_t jerr;
+	enum wait_end w;
+	char *line = NULL;
+	char *marker = NULL;
+	char why[256];
+	int requests = 0, missed = 0, too_long, hit, rc = -1;
+
+	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
+	                json_object_get(step, "key"), "input", json_object_get(step, "input"));
+	w = msg ? send_json(d, msg) : WAIT_ERROR;
+	json_decref(msg);
+	msg = NULL;
+	if (w == WAIT_DEADLINE)
+		goto deadline;
+	if (w != WAIT_OK) {
+		ended(d, why, sizeof(why));
+		rc = agent_error(d, out, seq, step, sum, "%s", why);
+		goto out;
+	}
+	for (;;) {
+		free(line);
+		line = NULL;
+		json_decref(msg);
+		msg = NULL;
+		w = next_line(d, &line, &len, &too_long);
+		if (w == WAIT_DEADLINE)
+			goto deadline;
+		if (w == WAIT_EOF) {
+			ended(d, why, sizeof(why));
+			rc = agent_error(d, out, seq, step, sum, "%s", why);
+			goto out;
+		}
+		if (w != WAIT_OK) {
+			rc = agent_error(d, out, seq, step, sum, "%s",
+			                 too_long ? "line over 1 MiB" : "cannot read the agent");
+			goto out;
+		}
+		msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+		if (!msg || !json_is_object(msg) || json_unpack(msg, "{s:s}", "type", &type) != 0) {
+			rc = agent_error(d, out, seq, step, sum, "malformed line from the agent");
+			goto out;
+		}
+		if (strcmp(type, "output") == 0) {
+			if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:o}", "type", &type,
+			                   "output", &output) != 0 ||
+			    !json_is_string(output)) {
+				rc = agent_error(d, out, seq, step, sum,
+				                 "output line must be {type, output: string}");
+				goto out;
+			}
+			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL) != 0) {
+				sum->status = "failed";
+				snprintf(sum->reason, sizeof(sum->reason),
+				         "cannot write the line of step %zu", seq);
+				goto out;
+			}
+			sum->steps_total++;
+			if (missed)
+				sum->steps_error++;
+			else
+				sum->steps_ok++;
+			rc = 0;
+			goto out;
+		}
+		if (strcmp(type, "resource") != 0 ||
+		    json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:s%}", "type", &type,
+		                   "resource", &resource, &resource_len) != 0) {
+			rc = agent_error(d, out, seq, step, sum, "unexpected line from the agent");
+			goto out;
+		}
+		if (++requests > RUNNER_AGENT_MAX_REQUESTS) {
+			rc = agent_error(d, out, seq, step, sum, "more than %d resource requests",
+			                 RUNNER_AGENT_MAX_REQUESTS);
+			goto out;
+		}
+		/* Only the scenario's mocks answer; nothing real is reached. */
+		hit = model_mock_resolve(spec->mocks, spec->variant, resource, resource_len,
+		                         &response, &response_len);
+		free(marker);
+		marker = NULL;
+		if (!hit) {
+			missed = 1;
+			marker = model_mock_miss_marker(resource, resource_len, &marker_len);
+			response = marker;
+			response_len = marker_len;
+		}
+		reply =
+		    json_pack("{s:s, s:s%, s:b, s:s%}", "type", "resource", "resource", resource,
+		              resource_len, "found", hit, "response", response, response_len);
+		w = reply ? send_json(d, reply) : WAIT_ERROR;
+		json_decref(reply);
+		reply = NULL;
+		if (w == WAIT_DEADLINE)
+			goto deadline;
+		if (w != WAIT_OK) {
+			ended(d, why, sizeof(why));
+			rc = agent_error(d, out, seq, step, sum, "%s", why);
+			goto out;
+		}
+	}
+deadline:
+	rc = agent_error(d, out, seq, step, sum, "wall-clock limit of %ld ms exceeded",
+	                 spec->limits.wall_ms);
+	/* The reason names the limit, not the step: that is what the worker shows. */
+	snprintf(sum->reason, sizeof(sum->reason), "wall-clock limit of %ld ms exceeded",
+	         spec->limits.wall_ms);
+out:
+	free(line);
+	free(marker);
+	json_decref(msg);
+	return rc;
+}
+
+static void set_nonblock(int fd)
+{
+	int fl;
+
+	if (fd < 0)
+		return;
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from_agent,
+                          long long deadline_ms, FILE *out, struct runner_summary *sum,
+                          struct runner_agent_io *io)
+{
+	struct drive d;
+	size_t i;
+	int rc = 0;
+
+	memset(&d, 0, sizeof(d));
+	d.spec = spec;
+	d.to_agent = to_agent;
+	d.from_agent = from_agent;
+	d.deadline_ms = deadline_ms;
+	d.io = io;
+	model_buf_init(&d.in, RUNNER_AGENT_MAX_LINE + 1);
+	if (io)
+		io->err_len = 0;
+	/* A dead reader must be an error return, not the runner's death. */
+	signal(SIGPIPE, SIG_IGN);
+	set_nonblock(to_agent);
+	set_nonblock(from_agent);
+	if (io)
+		set_nonblock(io->err_fd);
+
+	for (i = 0; i < json_array_size(spec->steps); i++) {
+		if (drive_step(&d, i + 1, json_array_get(spec->steps, i), out, sum) != 0) {
+			rc = -1;
+			goto out;
+		}
+	}
+	sum->status = "completed";
+	sum->reason[0] = '\0';
+out:
+	model_buf_release(&d.in);
+	return rc;
+}
+
+int runner_agent_drive(const struct runner_spec *spec, int to_agent, int from_agent,
+                       long long deadline_ms, FILE *out, struct runner_summary *sum)
+{
+	return runner_agent_drive_ex(spec, to_agent, from_agent, deadline_ms, out, sum, NULL);
+}

@@ -1,0 +1,55 @@
+#ifndef OLIVARES_RUNNER_AGENT_H
+#define OLIVARES_RUNNER_AGENT_H
+/**
+ * The agent protocol: how olivares-runner drives an agent program that runs
+ * inside an OS-level backend (namespaces, gvisor). Newline-delimited JSON,
+ * one object per line, UTF-8, each line at most RUNNER_AGENT_MAX_LINE bytes.
+ *
+ * runner -> agent (agent's stdin)
+ *   {"type":"step","seq":N,"key":K,"input":I}      start step N
+ *   {"type":"resource","resource":R,"found":true,"response":S}
+ *   {"type":"resource","resource":R,"found":false,"response":"[[mock-miss:R]]"}
+ *                                                  answer to a request
+ *   EOF on stdin after the last step: the agent must exit (grace period
+ *   RUNNER_AGENT_GRACE_MS, then it is killed).
+ * agent -> runner (agent's stdout)
+ *   {"type":"resource","resource":R}               ask for a resource; the
+ *       runner answers ONLY from the scenario's mocks (variant-aware,
+ *       model_mock_resolve); a miss gets the marker and marks the step
+ *       status "error", error_kind "mock_miss". The agent never reaches a
+ *       real resource through this channel.
+ *   {"type":"output","output":O}                   ends the step; O is the
+ *       step's output.
+ *   At most RUNNER_AGENT_MAX_REQUESTS requests per step. Anything else (bad
+ *   JSON, unknown type, a line too long, EOF or death mid-step) is an agent
+ *   error: the step is recorded with status "error", error_kind
+ *   "agent_error" and the output "[[agent-error:<reason>]]", and the run is
+ *   failed with that reason; no later step runs.
+ * stderr of the agent is discarded (first 4 KiB kept for the reason).
+ *
+ * The built-in mock agent (agents/mock-resolver, installed beside the
+ * runner as olivares-agent-mock) asks for its step's input as a resource
+ * and answers the response, so a scenario behaves the same on every backend
+ * as on inproc-mock (page walkthrough: same outputs, same counters).
+ */
+#include <stdio.h>
+
+#include "runner/backend.h"
+
+#define RUNNER_AGENT_MAX_LINE (1024 * 1024)
+#define RUNNER_AGENT_MAX_REQUESTS 100
+#define RUNNER_AGENT_GRACE_MS 1000
+
+/**
+ * Drive the agent whose stdin is to_agent and stdout is from_agent (both
+ * owned by the caller, left open) through every step of spec, writing one
+ * step line per step to out (model/runspec.h) and filling sum's counters.
+ * deadline is a CLOCK_MONOTONIC time in ms after which the run fails with
+ * reason "wall-clock limit of N ms exceeded". Returns 0 when every step
+ * completed, -1 when the run failed (sum->status "failed", sum->reason set).
+ * Closes nothing; the caller closes to_agent to signal the end and reaps.
+ */
+int runner_agent_drive(const struct runner_spec *spec, int to_agent, int from_agent,
+		       long long deadline_ms, FILE *out, struct runner_summary *sum);
+
+#endif

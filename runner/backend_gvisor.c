@@ -1,0 +1,28 @@
+/* Placeholder while the gvisor backend is being written: it can never run,
+ * so every run on it fails closed with this reason. */
+#include <stdio.h>
+
+#include "runner/backend.h"
+
+static int gvisor_preflight(char *why, size_t n)
+{
+	snprintf(why, n, "gvisor backend is not built in this version");
+	return -1;
+}
+
+static int gvisor_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
+{
+	(void)spec;
+	(void)out;
+	sum->status = "failed";
+	sum->isolated = 0;
+	snprintf(sum->reason, sizeof(sum->reason), "gvisor backend is not built in this version");
+	return -1;
+}
+
+const struct runner_backend runner_backend_gvisor = {
+    .name = "gvisor",
+    .preflight = gvisor_preflight,
+    .run = gvisor_run,
+    .probe = NULL,
+};

@@ -1,0 +1,96 @@
+/*
+ * namespaces: the agent runs in a jail of Linux namespaces with pivot_root
+ * into a fresh tmpfs (runner/jail.h), and the runner drives it through the
+ * agent protocol (runner/agent.h).
+ *
+ * isolated is 1 only when every setup step of the jail succeeded (pid 1
+ * reported it) and the runner verified from outside that the agent runs
+ * in its own namespaces under seccomp, no_new_privs, no capabilities and
+ * the unprivileged host uid; otherwise no step runs and the reason names
+ * the failing primitive. The run's jail is always torn down before run()
+ * returns: pid 1 is SIGKILLed (the kernel kills the whole pid namespace)
+ * and reaped; with its last process gone, the mount namespace and the
+ * tmpfs in it are gone too. If pid 1 could not be reaped, left_behind is
+ * set and the summary says destroyed false.
+ *
+ * The runner process itself stays unfiltered here: it must keep wait4,
+ * kill and poll, and it is the one process outside the jail; what it reads
+ * from the agent is parsed strictly and bounded (runner/agent.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "runner/agent.h"
+#include "runner/backend.h"
+#include "runner/jail.h"
+
+/* Before every run: cheap checks only; runner_jail_start() checks every
+ * primitive anyway and fails closed naming the one that is missing. */
+static int ns_preflight(char *why, size_t n)
+{
+	return runner_jail_preflight(0, why, n);
+}
+
+/* --preflight namespaces: also try the primitives in a throw-away child. */
+static int ns_preflight_full(char *why, size_t n)
+{
+	return runner_jail_preflight(1, why, n);
+}
+
+static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
+{
+	struct runner_agent_io io;
+	struct runner_jail j;
+	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
+	char why[384];
+	long long deadline;
+	int rc;
+
+	sum->isolated = 0;
+	sum->status = "failed";
+	if (spec->unconfined) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "namespaces backend has no unconfined mode (--no-seccomp)");
+		return -1;
+	}
+	if (!agent) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "no agent program: the built-in mock agent was not found beside the "
+		         "runner");
+		return -1;
+	}
+	deadline = runner_now_ms() + spec->limits.wall_ms;
+	if (runner_jail_start(spec, agent, &j, why, sizeof(why)) != 0) {
+		if (runner_jail_destroy(&j, 0) != 0)
+			sum->left_behind = 1;
+		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s", why);
+		return -1;
+	}
+	sum->isolated = 1;
+	memset(&io, 0, sizeof(io));
+	io.err_fd = j.err_agent;
+	io.exit_reason = runner_jail_agent_reason;
+	io.ctx = &j;
+	rc = runner_agent_drive_ex(spec, j.to_agent, j.from_agent, deadline, out, sum, &io);
+	/* Done or failed: the agent gets its grace period to exit on EOF,
+	 * never past the run's deadline, then the whole jail is killed. */
+	if (runner_jail_destroy(&j, rc == 0 ? runner_now_ms() + RUNNER_AGENT_GRACE_MS : 0) != 0) {
+		sum->left_behind = 1;
+		if (rc == 0) {
+			sum->status = "failed";
+			snprintf(sum->reason, sizeof(sum->reason),
+			         "the jail's pid 1 could not be reaped");
+			rc = -1;
+		}
+	}
+	(void)deadline;
+	return rc;
+}
+
+const struct runner_backend runner_backend_namespaces = {
+    .name = "namespaces",
+    .preflight = ns_preflight,
+    .run = ns_run,
+    .probe = NULL,
+    .preflight_full = ns_preflight_full,
+};

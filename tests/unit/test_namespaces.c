@@ -1,0 +1,811 @@
+/*
+ * The containment suite of the namespaces backend (issue 3, "What it must
+ * show"): the built runner (OLIVARES_RUNNER) runs the hostile agent
+ * (OLIVARES_HOSTILE_AGENT, tests/fixtures/agents/hostile.c) in its jail,
+ * one test per attack, each asserting the exact outcome the agent saw.
+ * Plus: the page walkthrough gives the same lines on namespaces as on
+ * inproc-mock, the example agent shows a variant difference, bad specs and
+ * a missing agent fail closed, and nothing of a jail is left behind (no
+ * process of the jail's host uid, no new mount, no new entry in /tmp).
+ *
+ * Makefile.am's AM_TESTS_ENVIRONMENT sets the OLIVARES_* paths; export them
+ * when running by hand. The runner's stdout is parsed directly (one JSON
+ * object per line, model/runspec.h).
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JAIL_HOST_UID 200000
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *env_path(const char *name)
+{
+	const char *p = getenv(name);
+
+	ck_assert_msg(p && *p, "%s is not set (make check sets it)", name);
+	ck_assert_msg(access(p, X_OK) == 0, "%s=%s is not executable", name, p);
+	return p;
+}
+
+static const char *hostile(void)
+{
+	return env_path("OLIVARES_HOSTILE_AGENT");
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The runner's result: its step lines and its summary. */
+struct result {
+	json_t *steps;   /* array of step objects */
+	json_t *summary; /* the summary object, or NULL */
+	int status;      /* wait status of the runner */
+	long long ms;    /* wall time */
+};
+
+static void result_free(struct result *r)
+{
+	json_decref(r->steps);
+	json_decref(r->summary);
+}
+
+/* Run `runner argv...` with spec on stdin and extra_env as its whole
+ * environment; parse every stdout line (each must be JSON). */
+static struct result run_argv(const char *const *args, json_t *spec, char *const *extra_env)
+{
+	struct result r;
+	char *text = spec ? json_dumps(spec, JSON_COMPACT) : strdup("");
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+	char buf[65536];
+	char *line, *save = NULL;
+	int in[2], outp[2];
+	json_t *j;
+	json_error_t e;
+	ssize_t n;
+	pid_t pid;
+
+	memset(&r, 0, sizeof(r));
+	r.steps = json_array();
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(outp), 0);
+	r.ms = now_ms();
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(outp[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(outp[0]);
+		close(outp[1]);
+		execve(args[0], (char *const *)args, extra_env);
+		_exit(127);
+	}
+	close(in[0]);
+	close(outp[1]);
+	ck_assert_int_eq(write(in[1], text, strlen(text)), (ssize_t)strlen(text));
+	close(in[1]);
+	free(text);
+	while ((n = read(outp[0], buf, sizeof(buf))) > 0) {
+		if (len + (size_t)n + 1 > cap) {
+			cap = (len + (size_t)n + 1) * 2;
+			out = realloc(out, cap);
+			ck_assert_ptr_nonnull(out);
+		}
+		memcpy(out + len, buf, (size_t)n);
+		len += (size_t)n;
+	}
+	close(outp[0]);
+	ck_assert_int_eq(waitpid(pid, &r.status, 0), pid);
+	r.ms = now_ms() - r.ms;
+	if (!out)
+		out = strdup("");
+	out[len] = '\0';
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		j = json_loads(line, 0, &e);
+		ck_assert_msg(j != NULL, "runner line is not JSON: %s", line);
+		if (strcmp(json_string_value(json_object_get(j, "type")), "step") == 0) {
+			json_array_append_new(r.steps, j);
+		} else {
+			ck_assert_msg(r.summary == NULL, "two summary lines");
+			r.summary = j;
+		}
+	}
+	free(out);
+	return r;
+}
+
+static struct result run_backend(const char *backend, json_t *spec)
+{
+	static char *const env[] = {"OLIVARES_DB_PASSWORD=server-secret", "HOME=/root", NULL};
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	struct result r = run_argv(args, spec, env);
+
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	return r;
+}
+
+static json_t *spec_new(const char *variant, const char *agent)
+{
+	json_t *s = json_pack("{s:o, s:[], s:[]}", "variant",
+	                      variant ? json_string(variant) : json_null(), "steps", "mocks");
+
+	if (agent)
+		json_object_set_new(s, "agent", json_string(agent));
+	return s;
+}
+
+static void spec_step(json_t *spec, const char *key, const char *input)
+{
+	json_array_append_new(json_object_get(spec, "steps"),
+	                      json_pack("{s:s, s:s}", "key", key, "input", input));
+}
+
+static void spec_mock(json_t *spec, const char *resource, const char *response, const char *variant)
+{
+	json_t *m = json_pack("{s:s, s:s}", "resource", resource, "response", response);
+
+	if (variant)
+		json_object_set_new(m, "variant", json_string(variant));
+	json_array_append_new(json_object_get(spec, "mocks"), m);
+}
+
+static void spec_limit(json_t *spec, const char *key, long value)
+{
+	json_t *l = json_object_get(spec, "limits");
+
+	if (!l) {
+		l = json_object();
+		json_object_set_new(spec, "limits", l);
+	}
+	json_object_set_new(l, key, json_integer(value));
+}
+
+static const char *sum_str(const struct result *r, const char *key)
+{
+	return json_string_value(json_object_get(r->summary, key));
+}
+
+static long long sum_int(const struct result *r, const char *key)
+{
+	return json_integer_value(json_object_get(r->summary, key));
+}
+
+static int sum_bool(const struct result *r, const char *key)
+{
+	return json_is_true(json_object_get(r->summary, key));
+}
+
+static const char *step_str(const struct result *r, size_t i, const char *key)
+{
+	json_t *s = json_array_get(r->steps, i);
+
+	ck_assert_msg(s != NULL, "no step line %zu", i + 1);
+	return json_string_value(json_object_get(s, key));
+}
+
+/* Run the hostile agent on one probe with the given limits (0 = default);
+ * the run must be isolated and destroyed. */
+static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	struct result r;
+
+	spec_step(spec, "probe", input);
+	if (cpu)
+		spec_limit(spec, "cpu_seconds", cpu);
+	if (mem)
+		spec_limit(spec, "memory_mb", mem);
+	if (procs)
+		spec_limit(spec, "processes", procs);
+	if (wall)
+		spec_limit(spec, "wall_ms", wall);
+	r = run_backend("namespaces", spec);
+	json_decref(spec);
+	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
+	ck_assert(sum_bool(&r, "destroyed"));
+	ck_assert_str_eq(sum_str(&r, "backend"), "namespaces");
+	return r;
+}
+
+/* One probe that completes: returns its output (static copy). */
+static const char *probe(const char *input)
+{
+	static char out[8192];
+	struct result r = probe_limits(input, 0, 0, 0, 0);
+
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_int_eq(sum_int(&r, "steps_total"), 1);
+	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
+	snprintf(out, sizeof(out), "%s", step_str(&r, 0, "output"));
+	result_free(&r);
+	return out;
+}
+
+/* ---- containment: one test per attack ------------------------------------ */
+
+START_TEST(test_connect_host_loopback)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct pollfd p;
+	char input[64], want[128];
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(s, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(s, 4), 0);
+	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(input, sizeof(input), "connect 127.0.0.1:%d", ntohs(sa.sin_port));
+	snprintf(want, sizeof(want), "%s: denied (ENETUNREACH)", input);
+	ck_assert_str_eq(probe(input), want);
+	/* and nothing reached the host's listener */
+	p.fd = s;
+	p.events = POLLIN;
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	close(s);
+}
+END_TEST
+
+/* A host file with a secret, outside the jail. */
+static void secret_file(char *dir, size_t dn, char *file, size_t fn)
+{
+	FILE *f;
+
+	snprintf(dir, dn, "/tmp/olv-ns-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(file, fn, "%s/secret", dir);
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("host secret 7c1f\n", f);
+	fclose(f);
+}
+
+START_TEST(test_read_host_file)
+{
+	char dir[64], file[128], input[160], want[200];
+
+	secret_file(dir, sizeof(dir), file, sizeof(file));
+	snprintf(input, sizeof(input), "read %s", file);
+	snprintf(want, sizeof(want), "%s: denied (ENOENT)", input);
+	ck_assert_str_eq(probe(input), want);
+	ck_assert_str_eq(probe("read /etc/passwd"), "read /etc/passwd: denied (ENOENT)");
+	ck_assert_str_eq(probe("read /root/.bash_history"),
+	                 "read /root/.bash_history: denied (ENOENT)");
+	unlink(file);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_read_host_file_through_symlink)
+{
+	char dir[64], file[128], input[160], want[200];
+
+	secret_file(dir, sizeof(dir), file, sizeof(file));
+	snprintf(input, sizeof(input), "read-symlink %s", file);
+	snprintf(want, sizeof(want), "%s: denied (ENOENT)", input);
+	ck_assert_str_eq(probe(input), want);
+	ck_assert_str_eq(probe("read-symlink /etc/shadow"),
+	                 "read-symlink /etc/shadow: denied (ENOENT)");
+	unlink(file);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_write_outside_tmpfs)
+{
+	struct stat st;
+
+	ck_assert_str_eq(probe("write /usr/olv-ns-x"), "write /usr/olv-ns-x: denied (EROFS)");
+	ck_assert_str_eq(probe("write /olv-ns-outside"), "write /olv-ns-outside: denied (EROFS)");
+	ck_assert_str_eq(probe("write /agent"), "write /agent: denied (EROFS)");
+	/* the jail's own /tmp is writable, and is not the host's */
+	ck_assert_str_eq(probe("write /tmp/olv-ns-inside"), "write /tmp/olv-ns-inside: allowed");
+	ck_assert_int_ne(stat("/usr/olv-ns-x", &st), 0);
+	ck_assert_int_ne(stat("/olv-ns-outside", &st), 0);
+	ck_assert_int_ne(stat("/tmp/olv-ns-inside", &st), 0);
+}
+END_TEST
+
+START_TEST(test_proc_shows_only_the_jail)
+{
+	ck_assert_str_eq(probe("proc"), "proc: 2 pids: 1 2");
+}
+END_TEST
+
+START_TEST(test_fork_bomb_stopped)
+{
+	struct result r = probe_limits("forkbomb", 0, 0, 16, 0);
+	const char *out = step_str(&r, 0, "output");
+	int forks = -1;
+
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(sscanf(out, "forkbomb: stopped after %d forks", &forks) == 1, "%s", out);
+	/* 16 processes for the jail's uid: pid 1 and the agent hold two */
+	ck_assert_int_eq(forks, 14);
+	ck_assert_ptr_nonnull(strstr(out, "(EAGAIN)"));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_cpu_spin_killed_by_rlimit)
+{
+	struct result r = probe_limits("spin", 1, 0, 0, 20000);
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(step_str(&r, 0, "output"), "[[agent-error:agent killed by SIGXCPU]]");
+	ck_assert_str_eq(step_str(&r, 0, "status"), "error");
+	ck_assert_str_eq(step_str(&r, 0, "error_kind"), "agent_error");
+	ck_assert_str_eq(sum_str(&r, "reason"), "agent error in step 1: agent killed by SIGXCPU");
+	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
+	ck_assert_msg(r.ms < 5000, "took %lld ms", r.ms);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_cpu_spin_killed_by_wall_clock)
+{
+	struct result r = probe_limits("spin", 60, 0, 0, 800);
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(step_str(&r, 0, "output"),
+	                 "[[agent-error:wall-clock limit of 800 ms exceeded]]");
+	ck_assert_str_eq(step_str(&r, 0, "error_kind"), "agent_error");
+	ck_assert_str_eq(sum_str(&r, "reason"), "wall-clock limit of 800 ms exceeded");
+	ck_assert_msg(r.ms >= 800 && r.ms < 3000, "took %lld ms", r.ms);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_memory_balloon_stopped)
+{
+	struct result r = probe_limits("balloon", 0, 64, 0, 0);
+	const char *out = step_str(&r, 0, "output");
+	int mib = -1;
+
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(sscanf(out, "balloon: stopped at %d MiB", &mib) == 1, "%s", out);
+	ck_assert_int_gt(mib, 0);
+	ck_assert_int_lt(mib, 64);
+	ck_assert_ptr_nonnull(strstr(out, "(ENOMEM)"));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_mount_refused)
+{
+	ck_assert_str_eq(probe("mount"), "mount: denied (EPERM)");
+	ck_assert_str_eq(probe("unshare"), "unshare: denied (EPERM)");
+}
+END_TEST
+
+START_TEST(test_ptrace_refused)
+{
+	ck_assert_str_eq(probe("ptrace"),
+	                 "ptrace: attach 1 denied (EPERM), traceme denied (EPERM)");
+}
+END_TEST
+
+START_TEST(test_no_descriptor_inherited)
+{
+	/* A descriptor the worker forgot to close (no CLOEXEC): it must not
+	 * reach the agent. */
+	int leak = open("/etc/hostname", O_RDONLY);
+
+	ck_assert_int_ge(leak, 3);
+	ck_assert_str_eq(probe("fds"), "fds: 0 1 2");
+	close(leak);
+}
+END_TEST
+
+START_TEST(test_environment_clean)
+{
+	ck_assert_str_eq(probe("env"), "env: HOME=/ LANG=C.UTF-8 PATH=/usr/bin:/bin");
+}
+END_TEST
+
+START_TEST(test_identity_and_host_view)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "uid: uid=0 gid=0 map=0 %d 1", JAIL_HOST_UID);
+	ck_assert_str_eq(probe("uid"), want);
+	ck_assert_str_eq(probe("caps"), "caps: CapEff=0000000000000000");
+	ck_assert_str_eq(probe("hostname"), "hostname: sandbox");
+	ck_assert_str_eq(probe("net"), "net: lo down");
+}
+END_TEST
+
+START_TEST(test_agent_exit_mid_step)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	struct result r;
+
+	spec_step(spec, "a", "env");
+	spec_step(spec, "b", "exit 3");
+	spec_step(spec, "c", "env");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_int_eq(json_array_size(r.steps), 2);
+	ck_assert_str_eq(step_str(&r, 1, "output"), "[[agent-error:agent exited with status 3]]");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 2: agent exited with status 3");
+	ck_assert_int_eq(sum_int(&r, "steps_total"), 2);
+	ck_assert_int_eq(sum_int(&r, "steps_ok"), 1);
+	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
+	ck_assert(sum_bool(&r, "destroyed"));
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_stderr_flood_drained)
+{
+	ck_assert_str_eq(probe("stderr"), "stderr: done");
+}
+END_TEST
+
+/* ---- same results as inproc-mock ----------------------------------------- */
+
+static json_t *walk_spec(void)
+{
+	json_t *spec = spec_new("candidate", NULL);
+
+	spec_step(spec, "step-1", "agent:user1@example.test");
+	spec_step(spec, "step-2", "agent:user2@example.test");
+	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
+	return spec;
+}
+
+START_TEST(test_walkthrough_same_as_inproc)
+{
+	json_t *spec = walk_spec();
+	struct result a = run_backend("inproc-mock", spec);
+	struct result b = run_backend("namespaces", spec);
+	static const char *const counters[] = {"status",   "steps_total", "steps_ok", "steps_error",
+	                                       "isolated", "destroyed",   "reason"};
+	size_t i;
+
+	ck_assert_int_eq(json_array_size(b.steps), 2);
+	ck_assert_msg(json_equal(a.steps, b.steps), "step lines differ");
+	ck_assert_str_eq(step_str(&b, 0, "output"), "first synthetic account");
+	ck_assert_str_eq(step_str(&b, 1, "output"), "[[mock-miss:agent:user2@example.test]]");
+	ck_assert_str_eq(step_str(&b, 1, "error_kind"), "mock_miss");
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		ck_assert_msg(json_equal(json_object_get(a.summary, counters[i]),
+		                         json_object_get(b.summary, counters[i])),
+		              "summary %s differs", counters[i]);
+	ck_assert(sum_bool(&b, "isolated"));
+	ck_assert_str_eq(sum_str(&b, "status"), "completed");
+	result_free(&a);
+	result_free(&b);
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_profile_bot_variants)
+{
+	const char *bot = env_path("OLIVARES_PROFILE_BOT");
+	const char *variants[] = {"baseline", "candidate"};
+	const char *want[] = {"hello Alice (baseline)", "hello Alice (candidate)"};
+	json_t *spec;
+	struct result r;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		spec = spec_new(variants[i], bot);
+		spec_step(spec, "s1", "alice");
+		spec_step(spec, "s2", "bob");
+		spec_mock(spec, "profile:alice", "Alice (baseline)", "baseline");
+		spec_mock(spec, "profile:alice", "Alice (candidate)", "candidate");
+		r = run_backend("namespaces", spec);
+		ck_assert_str_eq(sum_str(&r, "status"), "completed");
+		ck_assert_str_eq(step_str(&r, 0, "output"), want[i]);
+		ck_assert_str_eq(step_str(&r, 1, "output"), "hello [[mock-miss:profile:bob]]");
+		ck_assert_str_eq(step_str(&r, 1, "error_kind"), "mock_miss");
+		ck_assert_int_eq(sum_int(&r, "steps_ok"), 1);
+		ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
+		result_free(&r);
+		json_decref(spec);
+	}
+}
+END_TEST
+
+/* ---- fail closed ----------------------------------------------------------- */
+
+static void assert_refused(json_t *spec, const char *backend, const char *reason)
+{
+	struct result r = run_backend(backend, spec);
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert(!sum_bool(&r, "isolated"));
+	ck_assert_int_eq(json_array_size(r.steps), 0);
+	ck_assert_int_eq(sum_int(&r, "steps_total"), 0);
+	ck_assert_str_eq(sum_str(&r, "reason"), reason);
+	result_free(&r);
+	json_decref(spec);
+}
+
+START_TEST(test_fail_closed)
+{
+	char dir[64], file[128];
+	json_t *spec;
+
+	spec = walk_spec();
+	json_object_set_new(spec, "agent", json_string("/nonexistent/agent"));
+	assert_refused(spec, "namespaces",
+	               "namespace jail not in place: cannot open the agent program: ENOENT");
+
+	secret_file(dir, sizeof(dir), file, sizeof(file));
+	ck_assert_int_eq(chmod(file, 0644), 0);
+	spec = walk_spec();
+	json_object_set_new(spec, "agent", json_string(file));
+	assert_refused(spec, "namespaces",
+	               "namespace jail not in place: the agent program is not a file every user "
+	               "may execute");
+	/* executable but not a program: exec fails inside, reported as such */
+	ck_assert_int_eq(chmod(file, 0755), 0);
+	spec = walk_spec();
+	json_object_set_new(spec, "agent", json_string(file));
+	assert_refused(spec, "namespaces",
+	               "namespace jail not in place: execve /agent failed: ENOEXEC");
+	unlink(file);
+	rmdir(dir);
+
+	spec = walk_spec();
+	json_object_set_new(spec, "binds", json_pack("[s]", "/nonexistent-bind"));
+	assert_refused(spec, "namespaces",
+	               "namespace jail not in place: cannot open bind /nonexistent-bind: ENOENT");
+
+	spec = walk_spec();
+	json_object_set_new(spec, "agent", json_string(hostile()));
+	assert_refused(spec, "inproc-mock",
+	               "inproc-mock cannot run agent programs; choose an OS-level backend");
+}
+END_TEST
+
+START_TEST(test_spec_fields_strict)
+{
+	json_t *spec;
+
+	spec = walk_spec();
+	spec_limit(spec, "wall_ms", 5);
+	assert_refused(spec, "namespaces",
+	               "invalid run spec: limits.wall_ms must be an integer from 100 to 600000");
+
+	spec = walk_spec();
+	spec_limit(spec, "swap_mb", 5);
+	assert_refused(spec, "namespaces", "invalid run spec: unknown limit \"swap_mb\"");
+
+	spec = walk_spec();
+	json_object_set_new(spec, "limits", json_pack("{s:s}", "memory_mb", "64"));
+	assert_refused(spec, "namespaces",
+	               "invalid run spec: limits.memory_mb must be an integer from 16 to 16384");
+
+	spec = walk_spec();
+	json_object_set_new(spec, "agent", json_string("relative/agent"));
+	assert_refused(spec, "namespaces",
+	               "invalid run spec: agent must be an absolute path or null");
+
+	spec = walk_spec();
+	json_object_set_new(spec, "agent", json_string("/usr/../etc/agent"));
+	assert_refused(spec, "namespaces",
+	               "invalid run spec: agent must be an absolute path or null");
+
+	spec = walk_spec();
+	json_object_set_new(spec, "binds", json_pack("[s]", "/"));
+	assert_refused(
+	    spec, "namespaces",
+	    "invalid run spec: binds[0] must be an absolute normalised path other than /, "
+	    "/proc, /tmp and /agent");
+
+	spec = walk_spec();
+	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", "/tmp/x"));
+	assert_refused(
+	    spec, "namespaces",
+	    "invalid run spec: binds[1] must be an absolute normalised path other than /, "
+	    "/proc, /tmp and /agent");
+}
+END_TEST
+
+START_TEST(test_preflight_lines)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--preflight", "namespaces", NULL};
+	const char *args2[] = {env_path("OLIVARES_RUNNER"), "--preflight", "warp-drive", NULL};
+	char *const env[] = {NULL};
+	struct result r = run_argv(args, NULL, env);
+
+	ck_assert_ptr_nonnull(r.summary);
+	ck_assert_str_eq(sum_str(&r, "type"), "preflight");
+	ck_assert_str_eq(sum_str(&r, "backend"), "namespaces");
+	ck_assert(sum_bool(&r, "ok"));
+	ck_assert(json_is_null(json_object_get(r.summary, "reason")));
+	result_free(&r);
+	r = run_argv(args2, NULL, env);
+	ck_assert(!sum_bool(&r, "ok"));
+	ck_assert_str_eq(sum_str(&r, "reason"), "unknown backend: warp-drive");
+	result_free(&r);
+}
+END_TEST
+
+/* ---- nothing left behind ------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+	char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return strdup(buf);
+}
+
+/*
+ * Processes left of a jail. This test process is a child subreaper, so a
+ * jail's pid 1 that outlived the runner would be re-parented here (and the
+ * agent and its children cannot outlive their pid 1: the kernel kills the
+ * pid namespace with it). Counts processes of the jail's host uid whose
+ * parent is this process, plus one if any child at all (live or zombie)
+ * is left. A global count of the jail's uid would race with other jails
+ * running at the same time (make -j check, the gvisor suite).
+ */
+static int jail_leftovers(void)
+{
+	char path[300], want[64], *st, *u;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	snprintf(want, sizeof(want), "\nPPid:\t%d\n", (int)getpid());
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		if (access(path, R_OK) != 0)
+			continue;
+		st = slurp(path);
+		u = strstr(st, "\nUid:\t");
+		/* our descendant, or a jail process at all */
+		if (strstr(st, want) && u && atoi(u + 6) == JAIL_HOST_UID)
+			n++;
+		free(st);
+	}
+	closedir(d);
+	/* no child of ours at all, not even a zombie */
+	if (waitpid(-1, NULL, WNOHANG) != -1 || errno != ECHILD)
+		n++;
+	return n;
+}
+
+/* Entries of the host's /tmp a jail could have made: owned by the jail's
+ * host uid, or named like the file the test's agent writes in its /tmp.
+ * (Counting all of /tmp would race with other processes of the host.) */
+static int tmp_jail_entries(void)
+{
+	char path[600];
+	struct dirent *e;
+	struct stat st;
+	DIR *d = opendir("/tmp");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+		if (lstat(path, &st) == 0 &&
+		    (st.st_uid == JAIL_HOST_UID || strcmp(e->d_name, "olv-ns-inside") == 0))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_nothing_left_behind)
+{
+	char *mounts_before = slurp("/proc/self/mountinfo");
+	char *mounts_after;
+	struct result r;
+	json_t *spec = spec_new(NULL, hostile());
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(jail_leftovers(), 0);
+	ck_assert_int_eq(tmp_jail_entries(), 0);
+	spec_step(spec, "a", "write /tmp/olv-ns-inside");
+	spec_step(spec, "b", "forkbomb");
+	spec_step(spec, "c", "spin");
+	spec_limit(spec, "cpu_seconds", 1);
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert(sum_bool(&r, "destroyed"));
+	ck_assert_int_eq(json_array_size(r.steps), 3);
+	result_free(&r);
+	/* the runner has exited and reaped its jail: nothing of it is left */
+	ck_assert_int_eq(jail_leftovers(), 0);
+	mounts_after = slurp("/proc/self/mountinfo");
+	ck_assert_str_eq(mounts_before, mounts_after);
+	ck_assert_int_eq(tmp_jail_entries(), 0);
+	free(mounts_before);
+	free(mounts_after);
+	json_decref(spec);
+}
+END_TEST
+
+static Suite *namespaces_suite(void)
+{
+	Suite *s = suite_create("namespaces");
+	TCase *tc = tcase_create("containment");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_connect_host_loopback);
+	tcase_add_test(tc, test_read_host_file);
+	tcase_add_test(tc, test_read_host_file_through_symlink);
+	tcase_add_test(tc, test_write_outside_tmpfs);
+	tcase_add_test(tc, test_proc_shows_only_the_jail);
+	tcase_add_test(tc, test_fork_bomb_stopped);
+	tcase_add_test(tc, test_cpu_spin_killed_by_rlimit);
+	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);
+	tcase_add_test(tc, test_memory_balloon_stopped);
+	tcase_add_test(tc, test_mount_refused);
+	tcase_add_test(tc, test_ptrace_refused);
+	tcase_add_test(tc, test_no_descriptor_inherited);
+	tcase_add_test(tc, test_environment_clean);
+	tcase_add_test(tc, test_identity_and_host_view);
+	tcase_add_test(tc, test_agent_exit_mid_step);
+	tcase_add_test(tc, test_stderr_flood_drained);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("behaviour");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_walkthrough_same_as_inproc);
+	tcase_add_test(tc, test_profile_bot_variants);
+	tcase_add_test(tc, test_fail_closed);
+	tcase_add_test(tc, test_spec_fields_strict);
+	tcase_add_test(tc, test_preflight_lines);
+	tcase_add_test(tc, test_nothing_left_behind);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(namespaces_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -16,7 +16,10 @@
  *                   Timeout=5000;JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1"
  *   socket          default <data_dir>/olivares.sock
  *   socket_mode     default 0600 (octal)
- *   workers         default 2 (1..64)
+ *   workers         default 2 x the online CPUs (2..64): a worker waits
+ *                   for nginx's close after each reply and for the runner
+ *                   during a run, so one per core leaves cores idle
+ *                   (measured: README "Performance"); 1..64
  *   backlog         default 64
  *   [runner] path   default: olivares-runner next to the running executable
  *   [runner] timeout_ms  wall-clock limit per run, default 10000

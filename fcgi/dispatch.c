@@ -1,5 +1,5 @@
 /*
- * Runner dispatch (dispatch.h): one fork/exec of olivares-runner per run.
+ * Runner dispatch (dispatch.h): one posix_spawn of olivares-runner per run.
  *
  * The worker trusts nothing the runner says until it has checked it: every
  * line is parsed strictly, step lines must come in seq order and repeat the
@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -144,67 +145,6 @@ static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
 	return -1;
 }
 
-/* Close everything from `from` up, except `keep`. */
-static void close_from(unsigned int from, int keep, long max_fd)
-{
-	long fd;
-
-	if (keep >= (int)from) {
-		if ((unsigned int)keep > from && close_range(from, (unsigned int)keep - 1, 0) != 0)
-			goto slow;
-		if (close_range((unsigned int)keep + 1, ~0U, 0) != 0)
-			goto slow;
-		return;
-	}
-	if (close_range(from, ~0U, 0) == 0)
-		return;
-slow:
-	for (fd = from; fd < max_fd; fd++)
-		if (fd != keep)
-			close((int)fd);
-}
-
-/*
- * In the child, between fork and exec: only async-signal-safe calls.
- * Pipes: in_r/out_w/err_w become 0/1/2, ep_w reports an exec failure.
- */
-static void child_exec(const char *path, char *const argv[], int in_r, int out_w, int err_w,
-                       int ep_w, long max_fd)
-{
-	static char *const envp[] = {NULL};
-	struct sigaction dfl;
-	sigset_t none;
-	int fds[4];
-	int e;
-	int sig;
-
-	setpgid(0, 0);
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL); /* SIGKILL/SIGSTOP refuse: fine */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-
-	/* Move every end above 2 first, so dup2 onto 0..2 cannot clobber one
-	 * that happened to sit there (a worker may run with 0..2 closed). */
-	fds[0] = fcntl(in_r, F_DUPFD_CLOEXEC, 3);
-	fds[1] = fcntl(out_w, F_DUPFD_CLOEXEC, 3);
-	fds[2] = fcntl(err_w, F_DUPFD_CLOEXEC, 3);
-	fds[3] = fcntl(ep_w, F_DUPFD_CLOEXEC, 3);
-	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || fds[3] < 0)
-		goto fail;
-	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
-		goto fail;
-	close_from(3, fds[3], max_fd);
-	execve(path, argv, envp);
-fail:
-	e = errno;
-	if (fds[3] >= 0 && write(fds[3], &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
 static int set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -214,56 +154,121 @@ static int set_nonblock(int fd)
 	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* Fork and exec the runner. Returns 0, or -1 with why filled (nothing left
- * open, no child left). */
+/* Move *fd above 2 (close-on-exec), so the child's dup2 onto 0..2 can never
+ * clobber another end that happened to sit there (a worker may run with
+ * 0..2 closed). */
+static int lift_fd(int *fd)
+{
+	int nfd;
+
+	if (*fd > 2)
+		return 0;
+	nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+	if (nfd < 0)
+		return -1;
+	close(*fd);
+	*fd = nfd;
+	return 0;
+}
+
+/*
+ * Start the runner with posix_spawn. glibc implements it with
+ * clone(CLONE_VM | CLONE_VFORK): no copy of the worker's page tables (a
+ * fork did copy them, for a process that execs at once), and an exec
+ * failure comes back as the return value. The guarantees of the fork +
+ * exec it replaces, all applied in the child before exec:
+ *   - fds: the pipe ends dup2'ed onto 0/1/2, everything from 3 up closed
+ *     (addclosefrom_np, glibc 2.34), so the runner holds nothing else;
+ *   - its own process group (SETPGROUP 0), so a kill of the group reaches
+ *     anything it started;
+ *   - every signal back to its default action (SETSIGDEF over a full set:
+ *     SIG_IGN dispositions such as the worker's SIGPIPE survive exec
+ *     otherwise) and an empty signal mask (SETSIGMASK). One difference
+ *     with the fork + exec it replaces: glibc leaves its two internal
+ *     signals (32 and 33, which sigfillset leaves out and no glibc program
+ *     can handle) ignored in the child; the worker only ever stops a runner
+ *     with SIGKILL, so nothing depends on them;
+ *   - an empty environment (envp = {NULL}).
+ * Returns 0 with *pid set, or an errno value (nothing started).
+ */
+static int spawn_runner(const char *path, char *const argv[], int in_r, int out_w, int err_w,
+                        pid_t *pid)
+{
+	static char *const envp[] = {NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t all, none;
+	int rc;
+
+	*pid = -1;
+	rc = posix_spawn_file_actions_init(&fa);
+	if (rc)
+		return rc;
+	rc = posix_spawnattr_init(&at);
+	if (rc) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	sigfillset(&all);
+	sigemptyset(&none);
+	rc = posix_spawn_file_actions_adddup2(&fa, in_r, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, out_w, 1);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, err_w, 2);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+		                                       POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawnattr_setpgroup(&at, 0);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&at, &all);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawn(pid, path, &fa, &at, argv, envp);
+	if (rc)
+		*pid = -1;
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+/* Spawn the runner. Returns 0, or -1 with why filled (nothing left open,
+ * no child left). */
 static int spawn(const char *path, const char *backend, struct child *c, char *why, size_t n)
 {
 	char *argv[4];
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ep[2] = {-1, -1};
-	long max_fd = sysconf(_SC_OPEN_MAX);
-	int child_errno = 0;
-	ssize_t r;
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+	int e;
 	int rc = -1;
 
 	argv[0] = (char *)path;
 	argv[1] = (char *)"--backend";
 	argv[2] = (char *)backend;
 	argv[3] = NULL;
-	if (max_fd < 0 || max_fd > 65536)
-		max_fd = 65536;
 	c->pid = -1;
 	c->in = c->out = c->err = c->pidfd = -1;
 
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-	    pipe2(ep, O_CLOEXEC)) {
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
 		snprintf(why, n, "cannot start the runner: pipe: %s", strerror(errno));
 		goto out;
 	}
-	c->pid = fork();
-	if (c->pid < 0) {
-		snprintf(why, n, "cannot start the runner: fork: %s", strerror(errno));
+	if (lift_fd(&in[0]) || lift_fd(&out[1]) || lift_fd(&err[1])) {
+		snprintf(why, n, "cannot start the runner: fcntl: %s", strerror(errno));
 		goto out;
 	}
-	if (c->pid == 0)
-		child_exec(path, argv, in[0], out[1], err[1], ep[1], max_fd);
-
-	/* Parent. Also set the group from here so a kill can never miss it,
-	 * whichever of us runs first (EACCES after exec is fine). */
-	setpgid(c->pid, c->pid);
-	close_fd(&in[0]);
-	close_fd(&out[1]);
-	close_fd(&err[1]);
-	close_fd(&ep[1]);
-	do {
-		r = read(ep[0], &child_errno, sizeof(child_errno));
-	} while (r < 0 && errno == EINTR);
-	if (r == (ssize_t)sizeof(child_errno)) {
-		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(child_errno));
-		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	e = spawn_runner(path, argv, in[0], out[1], err[1], &c->pid);
+	if (e) {
+		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(e));
 		c->pid = -1;
 		goto out;
 	}
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&err[1]);
 	c->in = in[1];
 	c->out = out[0];
 	c->err = err[0];
@@ -290,8 +295,6 @@ out:
 	close_fd(&out[1]);
 	close_fd(&err[0]);
 	close_fd(&err[1]);
-	close_fd(&ep[0]);
-	close_fd(&ep[1]);
 	return rc;
 }
 

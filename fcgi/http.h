@@ -11,6 +11,8 @@
  *   2. route lookup in a static table (unknown path: 404 not_found);
  *   3. auth: "Authorization: Bearer <token>", SHA-256 hex of the token,
  *      store_token_lookup, CRYPTO_memcmp (401 unauthorized, no detail);
+ *      for routes of a module, store_token_lookup_module reads the
+ *      module's setting for the caller's tenant in the same query;
  *   4. a path that exists with another method: 405 method_not_allowed;
  *   5. module gate for routes of a module (404 module_disabled while off);
  *   6. role check (403 forbidden); ids in the path must be well-formed

@@ -66,6 +66,24 @@ extern const size_t store_migrations_count;
 
 enum store_dialect { DIALECT_SQLITE, DIALECT_POSTGRES };
 
+/*
+ * Prepared statements are kept per connection, one per SQL text, and run
+ * again with new parameters (SQLFreeStmt SQL_CLOSE + SQL_RESET_PARAMS in
+ * between): preparing is most of the cost of a small query on SQLite (the
+ * driver also reads every column's metadata at prepare time). The cache is
+ * emptied with the connection, and a statement whose execution failed is
+ * dropped from it, so an error never sticks to a cached handle.
+ */
+#define STORE_STMT_CACHE 48
+
+struct stmt_slot {
+	SQLHSTMT h;         /* SQL_NULL_HSTMT when the slot is free */
+	char *sql;          /* own copy of the text it was prepared from */
+	unsigned long hash; /* of sql, to skip most strcmp calls */
+	unsigned long used; /* st->tick of the last use, for LRU eviction */
+	int busy;           /* handed out and not yet released */
+};
+
 struct store {
 	SQLHENV env;
 	SQLHDBC dbc;
@@ -75,6 +93,9 @@ struct store {
 	int broken; /* connection lost: reconnect before the next call */
 	int busy;   /* the last failure is a lock/serialization conflict */
 	char err[512];
+	int autocommit; /* the connection's current mode (store_call) */
+	struct stmt_slot stmts[STORE_STMT_CACHE];
+	unsigned long tick;
 };
 
 static char store_open_err[512];
@@ -318,14 +339,138 @@ struct param {
 #define PI(x) {.type = P_INT, .i = (x)}
 #define NPARAMS(a) (sizeof(a) / sizeof((a)[0]))
 
-/*
- * Prepare sql, bind params and execute. If out is not NULL the statement is
- * handed to the caller (fetch with q_fetch, free with q_free); otherwise it
- * is freed here and *rows (if not NULL) receives the affected row count.
- */
-static enum store_rc q_exec(struct store *st, const char *sql, struct param *p, size_t n,
-			    SQLHSTMT *out, SQLLEN *rows)
+static unsigned long sql_hash(const char *sql)
 {
+	unsigned long h = 5381;
+
+	while (*sql)
+		h = h * 33 ^ (unsigned char)*sql++;
+	return h;
+}
+
+static void stmt_slot_drop(struct stmt_slot *slot)
+{
+	if (slot->h != SQL_NULL_HSTMT)
+		SQLFreeHandle(SQL_HANDLE_STMT, slot->h);
+	free(slot->sql);
+	memset(slot, 0, sizeof *slot);
+	slot->h = SQL_NULL_HSTMT;
+}
+
+/* Drop every cached statement (before a disconnect). */
+static void stmt_cache_clear(struct store *st)
+{
+	size_t i;
+
+	for (i = 0; i < STORE_STMT_CACHE; i++)
+		stmt_slot_drop(&st->stmts[i]);
+}
+
+static struct stmt_slot *stmt_slot_of(struct store *st, SQLHSTMT h)
+{
+	size_t i;
+
+	for (i = 0; i < STORE_STMT_CACHE; i++)
+		if (st->stmts[i].h == h && h != SQL_NULL_HSTMT)
+			return &st->stmts[i];
+	return NULL;
+}
+
+/*
+ * A statement for sql: the cached one (not in use), or a new prepared one
+ * stored in a free or the least recently used idle slot when cache is set.
+ * *slot is NULL for a statement that is not cached (free it after use).
+ */
+static enum store_rc stmt_get(struct store *st, const char *sql, int cache, SQLHSTMT *out,
+			      struct stmt_slot **slot)
+{
+	struct stmt_slot *victim = NULL;
+	unsigned long hash = 0;
+	SQLHSTMT h = SQL_NULL_HSTMT;
+	SQLRETURN r;
+	enum store_rc rc;
+	size_t i;
+
+	*out = SQL_NULL_HSTMT;
+	*slot = NULL;
+	st->tick++;
+	if (cache) {
+		hash = sql_hash(sql);
+		for (i = 0; i < STORE_STMT_CACHE; i++) {
+			struct stmt_slot *s = &st->stmts[i];
+
+			if (s->h != SQL_NULL_HSTMT && !s->busy && s->hash == hash &&
+			    strcmp(s->sql, sql) == 0) {
+				s->busy = 1;
+				s->used = st->tick;
+				*out = s->h;
+				*slot = s;
+				return STORE_OK;
+			}
+			if (s->busy)
+				continue;
+			if (!victim || (victim->h != SQL_NULL_HSTMT &&
+					(s->h == SQL_NULL_HSTMT || s->used < victim->used)))
+				victim = s;
+		}
+	}
+	r = SQLAllocHandle(SQL_HANDLE_STMT, st->dbc, &h);
+	if (!SQL_SUCCEEDED(r))
+		return odbc_fail(st, SQL_HANDLE_DBC, st->dbc, "allocate statement");
+	r = SQLPrepare(h, (SQLCHAR *)sql, SQL_NTS);
+	if (!SQL_SUCCEEDED(r)) {
+		rc = odbc_fail(st, SQL_HANDLE_STMT, h, "prepare");
+		SQLFreeHandle(SQL_HANDLE_STMT, h);
+		return rc;
+	}
+	if (victim) {
+		stmt_slot_drop(victim);
+		victim->h = h;
+		victim->sql = model_xstrdup(sql);
+		victim->hash = hash;
+		victim->used = st->tick;
+		victim->busy = 1;
+		*slot = victim;
+	}
+	*out = h;
+	return STORE_OK;
+}
+
+/*
+ * Give a statement back: a cached one has its cursor closed and its
+ * parameters unbound (they point into the caller's stack) and stays
+ * prepared; when failed is set, or for an uncached one, it is freed.
+ */
+static void stmt_put(struct store *st, SQLHSTMT h, struct stmt_slot *slot, int failed)
+{
+	SQLRETURN r1, r2;
+
+	(void)st;
+	if (h == SQL_NULL_HSTMT)
+		return;
+	if (!slot) {
+		SQLFreeHandle(SQL_HANDLE_STMT, h);
+		return;
+	}
+	r1 = failed ? SQL_ERROR : SQLFreeStmt(h, SQL_CLOSE);
+	r2 = failed ? SQL_ERROR : SQLFreeStmt(h, SQL_RESET_PARAMS);
+	if (!SQL_SUCCEEDED(r1) || !SQL_SUCCEEDED(r2)) {
+		stmt_slot_drop(slot);
+		return;
+	}
+	slot->busy = 0;
+}
+
+/*
+ * Prepare sql (or take it from the statement cache when cache is set), bind
+ * params and execute. If out is not NULL the statement is handed to the
+ * caller (fetch with q_fetch, give back with q_free); otherwise it is given
+ * back here and *rows (if not NULL) receives the affected row count.
+ */
+static enum store_rc q_run(struct store *st, const char *sql, struct param *p, size_t n,
+			   SQLHSTMT *out, SQLLEN *rows, int cache)
+{
+	struct stmt_slot *slot = NULL;
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	SQLRETURN r;
 	enum store_rc rc = STORE_OK;
@@ -336,14 +481,9 @@ static enum store_rc q_exec(struct store *st, const char *sql, struct param *p, 
 		*out = SQL_NULL_HSTMT;
 	if (rows)
 		*rows = 0;
-	r = SQLAllocHandle(SQL_HANDLE_STMT, st->dbc, &h);
-	if (!SQL_SUCCEEDED(r))
-		return odbc_fail(st, SQL_HANDLE_DBC, st->dbc, "allocate statement");
-	r = SQLPrepare(h, (SQLCHAR *)sql, SQL_NTS);
-	if (!SQL_SUCCEEDED(r)) {
-		rc = odbc_fail(st, SQL_HANDLE_STMT, h, "prepare");
-		goto out;
-	}
+	rc = stmt_get(st, sql, cache, &h, &slot);
+	if (rc)
+		return rc;
 	for (k = 0; k < n; k++) {
 		if (p[k].type == P_INT) {
 			p[k].iv = (SQLINTEGER)p[k].i;
@@ -384,15 +524,22 @@ static enum store_rc q_exec(struct store *st, const char *sql, struct param *p, 
 		h = SQL_NULL_HSTMT;
 	}
 out:
-	if (h != SQL_NULL_HSTMT)
-		SQLFreeHandle(SQL_HANDLE_STMT, h);
+	stmt_put(st, h, slot, rc != STORE_OK);
 	return rc;
 }
 
-static void q_free(SQLHSTMT h)
+/* q_run through the statement cache: every statement of the store but DDL. */
+static enum store_rc q_exec(struct store *st, const char *sql, struct param *p, size_t n,
+			    SQLHSTMT *out, SQLLEN *rows)
 {
-	if (h != SQL_NULL_HSTMT)
-		SQLFreeHandle(SQL_HANDLE_STMT, h);
+	return q_run(st, sql, p, n, out, rows, 1);
+}
+
+/* Give back a statement handed out by q_exec; failed drops it from the
+ * cache (a statement that failed mid-fetch is not reused). */
+static void q_free(struct store *st, SQLHSTMT h, int failed)
+{
+	stmt_put(st, h, stmt_slot_of(st, h), failed);
 }
 
 /* *row = 1 and the cursor on the next row, or *row = 0 at the end. */
@@ -496,16 +643,76 @@ struct colspec {
 	enum ctype type;
 };
 
+/*
+ * A text column as a JSON value (a string, or the decoded JSON of a C_JSON
+ * column; null for SQL NULL). A value that fits the first chunk is decoded
+ * from the stack buffer with no other copy; a longer one goes through
+ * col_text's chunked read, which is joined before decoding. *v is NULL when
+ * the text does not decode.
+ */
+static enum store_rc col_json(struct store *st, SQLHSTMT h, int col, enum ctype type, json_t **v)
+{
+	char chunk[4096];
+	json_error_t jerr;
+	struct model_buf b;
+	SQLLEN ind = 0;
+	SQLRETURN r;
+	char *rest = NULL;
+	size_t len = 0;
+	size_t got;
+	enum store_rc rc;
+
+	*v = NULL;
+	r = SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, chunk, sizeof chunk, &ind);
+	if (r == SQL_NO_DATA) {
+		/* nothing more to read: empty text, as col_text gives */
+		r = SQL_SUCCESS;
+		ind = 0;
+		chunk[0] = '\0';
+	}
+	if (!SQL_SUCCEEDED(r))
+		return odbc_fail(st, SQL_HANDLE_STMT, h, "read column");
+	if (ind == SQL_NULL_DATA) {
+		*v = json_null();
+		return STORE_OK;
+	}
+	/* a truncated chunk fills the buffer minus its NUL (as in col_text) */
+	if (!(r == SQL_SUCCESS_WITH_INFO && (ind == SQL_NO_TOTAL || ind >= (SQLLEN)sizeof chunk))) {
+		got = ind == SQL_NO_TOTAL ? strlen(chunk) : (size_t)ind;
+		if (type == C_JSON)
+			*v = json_loadb(chunk, got, JSON_DECODE_ANY, &jerr);
+		else
+			*v = json_stringn(chunk, got);
+		return STORE_OK;
+	}
+	/* truncated: this chunk, then the rest read whole by col_text */
+	rc = col_text(st, h, col, &rest, &len);
+	if (rc)
+		return rc;
+	model_buf_init(&b, STORE_TEXT_MAX);
+	if (model_buf_add(&b, chunk, sizeof chunk - 1) ||
+	    (rest && model_buf_add(&b, rest, len))) {
+		free(rest);
+		model_buf_release(&b);
+		st_seterr(st, "column %d is larger than %u bytes", col, STORE_TEXT_MAX);
+		return STORE_ERROR;
+	}
+	free(rest);
+	if (type == C_JSON)
+		*v = json_loadb(b.data, b.len, JSON_DECODE_ANY, &jerr);
+	else
+		*v = json_stringn(b.data, b.len);
+	model_buf_release(&b);
+	return STORE_OK;
+}
+
 static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colspec *cols,
 				size_t n, json_t **out)
 {
 	json_t *obj;
 	json_t *v;
-	json_error_t jerr;
 	enum store_rc rc = STORE_OK;
 	size_t k;
-	char *s = NULL;
-	size_t len = 0;
 	long long i = 0;
 	double d = 0;
 	int null = 0;
@@ -517,17 +724,9 @@ static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colsp
 		switch (cols[k].type) {
 		case C_TEXT:
 		case C_JSON:
-			rc = col_text(st, h, (int)k + 1, &s, &len);
+			rc = col_json(st, h, (int)k + 1, cols[k].type, &v);
 			if (rc)
 				goto out;
-			if (!s)
-				v = json_null();
-			else if (cols[k].type == C_TEXT)
-				v = json_stringn(s, len);
-			else
-				v = json_loadb(s, len, JSON_DECODE_ANY, &jerr);
-			free(s);
-			s = NULL;
 			break;
 		case C_INT:
 		case C_BOOL:
@@ -554,7 +753,7 @@ static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colsp
 			rc = STORE_ERROR;
 			goto out;
 		}
-		json_object_set_new(obj, cols[k].name, v);
+		json_object_set_new_nocheck(obj, cols[k].name, v);
 	}
 	*out = obj;
 	obj = NULL;
@@ -584,7 +783,7 @@ static enum store_rc q_rows(struct store *st, const char *sql, struct param *p, 
 			break;
 		json_array_append_new(arr, obj);
 	}
-	q_free(h);
+	q_free(st, h, rc != STORE_OK);
 	return rc;
 }
 
@@ -592,16 +791,20 @@ static enum store_rc q_rows(struct store *st, const char *sql, struct param *p, 
 static enum store_rc q_row(struct store *st, const char *sql, struct param *p, size_t n,
 			   const struct colspec *cols, size_t ncols, json_t **out)
 {
-	json_t *arr = json_array();
+	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
+	int row = 0;
 
 	*out = NULL;
-	rc = q_rows(st, sql, p, n, cols, ncols, arr);
-	if (!rc && json_array_size(arr) == 0)
+	rc = q_exec(st, sql, p, n, &h, NULL);
+	if (rc)
+		return rc;
+	rc = q_fetch(st, h, &row);
+	if (!rc && !row)
 		rc = STORE_NOT_FOUND;
 	if (!rc)
-		*out = json_incref(json_array_get(arr, 0));
-	json_decref(arr);
+		rc = row_object(st, h, cols, ncols, out);
+	q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
 	return rc;
 }
 
@@ -617,7 +820,7 @@ static enum store_rc q_exists(struct store *st, const char *sql, struct param *p
 	if (rc)
 		return rc;
 	rc = q_fetch(st, h, found);
-	q_free(h);
+	q_free(st, h, rc != STORE_OK);
 	return rc;
 }
 
@@ -625,6 +828,7 @@ static enum store_rc q_exists(struct store *st, const char *sql, struct param *p
 
 static void st_disconnect(struct store *st)
 {
+	stmt_cache_clear(st);
 	if (st->dbc != SQL_NULL_HDBC) {
 		if (st->connected) {
 			SQLEndTran(SQL_HANDLE_DBC, st->dbc, SQL_ROLLBACK);
@@ -681,6 +885,7 @@ static enum store_rc st_connect(struct store *st)
 		rc = STORE_UNAVAILABLE;
 		goto fail;
 	}
+	st->autocommit = 0;
 	return STORE_OK;
 fail:
 	st_disconnect(st);
@@ -767,6 +972,22 @@ static long jitter_ms(long max)
 	return max > 0 ? (long)(x % (unsigned long)max) : 0;
 }
 
+/* Switch the connection's autocommit mode, only when it changes (no
+ * transaction is open at either switch: the driver sends nothing). */
+static enum store_rc set_autocommit(struct store *st, int on)
+{
+	SQLRETURN r;
+
+	if (st->autocommit == on)
+		return STORE_OK;
+	r = SQLSetConnectAttr(st->dbc, SQL_ATTR_AUTOCOMMIT,
+			      (SQLPOINTER)(SQLULEN)(on ? SQL_AUTOCOMMIT_ON : SQL_AUTOCOMMIT_OFF), 0);
+	if (!SQL_SUCCEEDED(r))
+		return odbc_fail(st, SQL_HANDLE_DBC, st->dbc, on ? "autocommit on" : "autocommit off");
+	st->autocommit = on;
+	return STORE_OK;
+}
+
 typedef enum store_rc (*store_tx_fn)(struct store *st, void *arg);
 
 /*
@@ -775,8 +996,16 @@ typedef enum store_rc (*store_tx_fn)(struct store *st, void *arg);
  * from the start (up to STORE_RETRIES attempts, back-off doubling from
  * STORE_BACKOFF_MS), then give STORE_UNAVAILABLE. fn must be re-runnable:
  * it resets its outputs at its start.
+ *
+ * With write = 0 (store_read) fn only reads and runs in autocommit mode:
+ * each of its SELECTs is its own statement-level snapshot, and the BEGIN
+ * and COMMIT that an explicit transaction costs on every call (two more
+ * statements on SQLite, two more round trips on PostgreSQL) are saved.
+ * Only functions whose reads need no common snapshot use it: one SELECT,
+ * or reads of rows that are written together and never changed (a run and
+ * its append-only outputs).
  */
-static enum store_rc store_tx(struct store *st, store_tx_fn fn, void *arg)
+static enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
 {
 	enum store_rc rc;
 	int attempt;
@@ -791,12 +1020,14 @@ static enum store_rc store_tx(struct store *st, store_tx_fn fn, void *arg)
 	for (attempt = 1;; attempt++) {
 		st->busy = 0;
 		st->err[0] = '\0';
-		rc = fn(st, arg);
+		rc = set_autocommit(st, !write);
 		if (rc == STORE_OK)
+			rc = fn(st, arg);
+		if (rc == STORE_OK && write)
 			rc = end_tran(st, SQL_COMMIT);
 		if (rc == STORE_OK)
 			return STORE_OK;
-		if (!st->broken)
+		if (!st->broken && write && !st->autocommit)
 			end_tran(st, SQL_ROLLBACK);
 		if (st->broken)
 			return STORE_UNAVAILABLE;
@@ -813,15 +1044,28 @@ static enum store_rc store_tx(struct store *st, store_tx_fn fn, void *arg)
 	}
 }
 
+/* A transaction that may write (store_call above). */
+static enum store_rc store_tx(struct store *st, store_tx_fn fn, void *arg)
+{
+	return store_call(st, fn, arg, 1);
+}
+
+/* A read without an explicit transaction (store_call above). */
+static enum store_rc store_read(struct store *st, store_tx_fn fn, void *arg)
+{
+	return store_call(st, fn, arg, 0);
+}
+
 /* ---- migrations ------------------------------------------------------------ */
 
 static enum store_rc tx_create_migrations_table(struct store *st, void *arg)
 {
 	(void)arg;
-	return q_exec(st,
-		      "CREATE TABLE IF NOT EXISTS schema_migrations ("
-		      "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-		      NULL, 0, NULL, NULL);
+	/* DDL is never cached: it runs once per process */
+	return q_run(st,
+		     "CREATE TABLE IF NOT EXISTS schema_migrations ("
+		     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+		     NULL, 0, NULL, NULL, 0);
 }
 
 struct migrate_arg {
@@ -866,7 +1110,7 @@ static enum store_rc exec_script(struct store *st, const char *sql)
 				if (!isspace((unsigned char)*p))
 					blank = 0;
 			if (!blank) {
-				rc = q_exec(st, stmt.data, NULL, 0, NULL, NULL);
+				rc = q_run(st, stmt.data, NULL, 0, NULL, NULL, 0);
 				if (rc)
 					break;
 			}
@@ -975,7 +1219,7 @@ enum store_rc store_check_schema(struct store *st)
 {
 	enum store_rc rc;
 
-	rc = store_tx(st, tx_check_schema, NULL);
+	rc = store_read(st, tx_check_schema, NULL);
 	if (rc == STORE_ERROR || rc == STORE_NOT_FOUND || rc == STORE_CONFLICT) {
 		char why[sizeof st->err];
 
@@ -984,6 +1228,16 @@ enum store_rc store_check_schema(struct store *st)
 		rc = STORE_UNAVAILABLE;
 	}
 	return rc;
+}
+
+static int module_known(const char *module)
+{
+	size_t i;
+
+	for (i = 0; module && i < sizeof store_known_modules / sizeof store_known_modules[0]; i++)
+		if (strcmp(module, store_known_modules[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /* ---- tenants and tokens --------------------------------------------------- */
@@ -1060,7 +1314,7 @@ enum store_rc store_tenant_find(struct store *st, const char *name, char id_out[
 	id_out[0] = '\0';
 	if (!name)
 		return STORE_NOT_FOUND;
-	return store_tx(st, tx_tenant_find, &a);
+	return store_read(st, tx_tenant_find, &a);
 }
 
 static enum store_rc tx_tenant_list(struct store *st, void *arg)
@@ -1088,7 +1342,7 @@ enum store_rc store_tenant_list(struct store *st, json_t **out)
 	struct tenant_arg a = {0};
 	enum store_rc rc;
 
-	rc = store_tx(st, tx_tenant_list, &a);
+	rc = store_read(st, tx_tenant_list, &a);
 	if (rc) {
 		json_decref(a.out);
 		a.out = NULL;
@@ -1101,6 +1355,8 @@ struct token_arg {
 	const char *tenant_id;
 	enum store_role role;
 	const char *sha;
+	const char *module; /* store_token_lookup_module, else NULL */
+	int enabled;
 	const char *label;
 	char *id_out;
 	struct store_principal *pr;
@@ -1158,40 +1414,96 @@ enum store_rc store_token_create(struct store *st, const char *tenant_id, enum s
 	return store_tx(st, tx_token_create, &a);
 }
 
+/*
+ * Read text column col of the current row into buf (n bytes with its NUL):
+ * for short values of a known shape (ids, digests), without any
+ * allocation. A NULL or a longer value is malformed: *ok = 0.
+ */
+static enum store_rc col_fixed(struct store *st, SQLHSTMT h, int col, char *buf, size_t n,
+			       int *ok)
+{
+	SQLLEN ind = 0;
+	SQLRETURN r;
+
+	*ok = 0;
+	buf[0] = '\0';
+	r = SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, buf, (SQLLEN)n, &ind);
+	if (r == SQL_NO_DATA)
+		return STORE_OK;
+	if (!SQL_SUCCEEDED(r))
+		return odbc_fail(st, SQL_HANDLE_STMT, h, "read column");
+	/* SQL_SUCCESS_WITH_INFO is a truncation: too long to be well-formed */
+	*ok = r == SQL_SUCCESS && ind != SQL_NULL_DATA && ind >= 0 && (size_t)ind < n;
+	if (!*ok)
+		buf[0] = '\0';
+	return STORE_OK;
+}
+
 static enum store_rc tx_token_lookup(struct store *st, void *arg)
 {
-	static const struct colspec cols[] = {
-		{"id", C_TEXT}, {"tenant_id", C_TEXT}, {"role", C_INT}, {"token_sha256", C_TEXT}};
-	struct token_arg *a = arg;
-	struct param p[] = {PT(a->sha)};
-	json_t *row = NULL;
-	enum store_rc rc;
-	const char *id, *tid, *sha;
-	json_int_t role;
-
 	/* Authentication is the one lookup that precedes knowing the tenant:
-	 * the digest itself selects the row (unique), revoked tokens excluded. */
-	rc = q_row(st,
-		   "SELECT id, tenant_id, role, token_sha256 FROM api_tokens "
-		   "WHERE token_sha256 = ? AND revoked = 0",
-		   p, NPARAMS(p), cols, NPARAMS(cols), &row);
+	 * the digest itself selects the row (unique), revoked tokens excluded.
+	 * With a module, the same statement reads that module's setting for
+	 * the token's own tenant (the join is on t.tenant_id): one query
+	 * authenticates and gates a request. */
+	static const char *const sql_token =
+		"SELECT id, tenant_id, role, token_sha256 FROM api_tokens "
+		"WHERE token_sha256 = ? AND revoked = 0";
+	static const char *const sql_module =
+		"SELECT t.id, t.tenant_id, t.role, t.token_sha256, m.enabled "
+		"FROM api_tokens t LEFT JOIN module_settings m "
+		"ON m.tenant_id = t.tenant_id AND m.module = ? "
+		"WHERE t.token_sha256 = ? AND t.revoked = 0";
+	struct token_arg *a = arg;
+	struct param p1[] = {PT(a->sha)};
+	struct param p2[] = {PT(a->module), PT(a->sha)};
+	struct store_principal *pr = a->pr;
+	SQLHSTMT h = SQL_NULL_HSTMT;
+	enum store_rc rc;
+	long long role = 0, on = 0;
+	int row = 0, ok1 = 0, ok2 = 0, ok3 = 0, null = 1, null_on = 1;
+
+	memset(pr, 0, sizeof *pr);
+	a->enabled = 0;
+	if (a->module)
+		rc = q_exec(st, sql_module, p2, NPARAMS(p2), &h, NULL);
+	else
+		rc = q_exec(st, sql_token, p1, NPARAMS(p1), &h, NULL);
 	if (rc)
 		return rc;
-	id = json_string_value(json_object_get(row, "id"));
-	tid = json_string_value(json_object_get(row, "tenant_id"));
-	sha = json_string_value(json_object_get(row, "token_sha256"));
-	role = json_integer_value(json_object_get(row, "role"));
-	if (!is_lower_hex(id, 32) || !is_lower_hex(tid, 32) || !is_lower_hex(sha, 64) ||
+	rc = q_fetch(st, h, &row);
+	if (rc)
+		goto out;
+	if (!row) {
+		rc = STORE_NOT_FOUND;
+		goto out;
+	}
+	rc = col_fixed(st, h, 1, pr->token_id, sizeof pr->token_id, &ok1);
+	if (!rc)
+		rc = col_fixed(st, h, 2, pr->tenant_id, sizeof pr->tenant_id, &ok2);
+	if (!rc)
+		rc = col_int(st, h, 3, &role, &null);
+	if (!rc)
+		rc = col_fixed(st, h, 4, pr->sha256_hex, sizeof pr->sha256_hex, &ok3);
+	if (!rc && a->module)
+		rc = col_int(st, h, 5, &on, &null_on);
+	if (rc)
+		goto out;
+	if (!ok1 || !ok2 || !ok3 || null || !is_lower_hex(pr->token_id, 32) ||
+	    !is_lower_hex(pr->tenant_id, 32) || !is_lower_hex(pr->sha256_hex, 64) ||
 	    role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN) {
+		memset(pr, 0, sizeof *pr);
 		st_seterr(st, "malformed token row in the database");
 		rc = STORE_ERROR;
-	} else {
-		memcpy(a->pr->token_id, id, 33);
-		memcpy(a->pr->tenant_id, tid, 33);
-		memcpy(a->pr->sha256_hex, sha, 65);
-		a->pr->role = (enum store_role)role;
+		goto out;
 	}
-	json_decref(row);
+	pr->role = (enum store_role)role;
+	/* no row for the module: off (a new tenant has every module off) */
+	a->enabled = !null_on && on != 0;
+out:
+	q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
+	if (rc)
+		memset(pr, 0, sizeof *pr);
 	return rc;
 }
 
@@ -1203,20 +1515,30 @@ enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
 	memset(out, 0, sizeof *out);
 	if (!is_lower_hex(sha256_hex, 64))
 		return STORE_NOT_FOUND;
-	return store_tx(st, tx_token_lookup, &a);
+	return store_read(st, tx_token_lookup, &a);
+}
+
+enum store_rc store_token_lookup_module(struct store *st, const char *sha256_hex,
+					const char *module, struct store_principal *out,
+					int *enabled)
+{
+	struct token_arg a = {.sha = sha256_hex, .pr = out};
+	enum store_rc rc;
+
+	memset(out, 0, sizeof *out);
+	*enabled = 0;
+	if (!is_lower_hex(sha256_hex, 64))
+		return STORE_NOT_FOUND;
+	if (!module_known(module))
+		return store_read(st, tx_token_lookup, &a); /* an unknown module is off */
+	a.module = module;
+	rc = store_read(st, tx_token_lookup, &a);
+	if (!rc)
+		*enabled = a.enabled;
+	return rc;
 }
 
 /* ---- modules ----------------------------------------------------------------- */
-
-static int module_known(const char *module)
-{
-	size_t i;
-
-	for (i = 0; module && i < sizeof store_known_modules / sizeof store_known_modules[0]; i++)
-		if (strcmp(module, store_known_modules[i]) == 0)
-			return 1;
-	return 0;
-}
 
 struct module_arg {
 	const char *tenant_id;
@@ -1261,7 +1583,7 @@ enum store_rc store_module_get(struct store *st, const char *tenant_id, const ch
 	*enabled = 0;
 	if (!tenant_id || !module_known(module))
 		return STORE_OK;
-	rc = store_tx(st, tx_module_get, &a);
+	rc = store_read(st, tx_module_get, &a);
 	if (!rc)
 		*enabled = a.enabled;
 	return rc;
@@ -1336,7 +1658,7 @@ enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t 
 	struct module_arg a = {.tenant_id = tenant_id ? tenant_id : ""};
 	enum store_rc rc;
 
-	rc = store_tx(st, tx_module_list, &a);
+	rc = store_read(st, tx_module_list, &a);
 	if (rc) {
 		json_decref(a.out);
 		a.out = NULL;
@@ -1441,7 +1763,7 @@ enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limi
 	struct audit_arg a = {.tenant_id = tenant_id ? tenant_id : "", .limit = clamp_limit(limit)};
 	enum store_rc rc;
 
-	rc = store_tx(st, tx_audit_list, &a);
+	rc = store_read(st, tx_audit_list, &a);
 	if (rc) {
 		json_decref(a.out);
 		a.out = NULL;
@@ -1656,13 +1978,14 @@ static enum store_rc tx_scenario_get(struct store *st, void *arg)
 	return scenario_read(st, a->tenant_id, a->id, &a->out);
 }
 
-/* Run a read transaction that leaves its result in a->out. */
+/* Run fn (a read when write is 0, see store_call) that leaves its result
+ * in a->out. */
 static enum store_rc scenario_call(struct store *st, store_tx_fn fn, struct scenario_arg *a,
-				   json_t **out)
+				   json_t **out, int write)
 {
 	enum store_rc rc;
 
-	rc = store_tx(st, fn, a);
+	rc = store_call(st, fn, a, write);
 	if (rc) {
 		json_decref(a->out);
 		a->out = NULL;
@@ -1682,7 +2005,7 @@ enum store_rc store_scenario_get(struct store *st, const char *tenant_id, const 
 	*out = NULL;
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
-	return scenario_call(st, tx_scenario_get, &a, out);
+	return scenario_call(st, tx_scenario_get, &a, out, 0);
 }
 
 static enum store_rc tx_scenario_list(struct store *st, void *arg)
@@ -1714,7 +2037,7 @@ enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int l
 				 .limit = clamp_limit(limit), .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
-	return scenario_call(st, tx_scenario_list, &a, out);
+	return scenario_call(st, tx_scenario_list, &a, out, 0);
 }
 
 static enum store_rc tx_scenario_update(struct store *st, void *arg)
@@ -1829,7 +2152,7 @@ enum store_rc store_scenario_update(struct store *st, const char *tenant_id,
 		st_seterr(st, "scenario update: object required");
 		return STORE_ERROR;
 	}
-	return scenario_call(st, tx_scenario_update, &a, out);
+	return scenario_call(st, tx_scenario_update, &a, out, 1);
 }
 
 static enum store_rc tx_scenario_delete(struct store *st, void *arg)
@@ -1855,7 +2178,7 @@ enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
 
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
-	return scenario_call(st, tx_scenario_delete, &a, NULL);
+	return scenario_call(st, tx_scenario_delete, &a, NULL, 1);
 }
 
 /* ---- runs and outputs ------------------------------------------------------------ */
@@ -1913,6 +2236,72 @@ static int output_ok(json_t *o)
 	       (!ek || json_is_null(ek) || json_is_string(ek));
 }
 
+/*
+ * Insert the outputs of run run_id, OUTPUTS_PER_INSERT rows per statement:
+ * libsqliteodbc prepares a non-SELECT statement again on every execution
+ * (measured: one sqlite3_prepare_v2 and one sqlite3_finalize per
+ * SQLExecute of an INSERT, even on a kept handle), so ten one-row INSERTs
+ * cost ten compilations where one ten-row INSERT costs one. The SQL text
+ * is built from fixed fragments only (one "(?, …)" group per row); every
+ * value is bound. At most OUTPUTS_PER_INSERT distinct texts exist, so the
+ * statement cache holds them all.
+ */
+#define OUTPUTS_PER_INSERT 10
+#define OUTPUT_COLS 8
+
+static enum store_rc outputs_insert(struct store *st, const char *run_id, const char *tenant_id,
+				    json_t *outputs)
+{
+	static const char head[] = "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, "
+				   "output, status, error_kind) VALUES ";
+	static const char row[] = "(?, ?, ?, ?, ?, ?, ?, ?)";
+	char sql[sizeof head + OUTPUTS_PER_INSERT * (sizeof row + 2)];
+	struct param p[OUTPUTS_PER_INSERT * OUTPUT_COLS];
+	size_t total = json_array_size(outputs);
+	size_t done, k, n, len;
+	enum store_rc rc;
+	json_t *o;
+
+	for (done = 0; done < total; done += n) {
+		n = total - done < OUTPUTS_PER_INSERT ? total - done : OUTPUTS_PER_INSERT;
+		memcpy(sql, head, sizeof head - 1);
+		len = sizeof head - 1;
+		memset(p, 0, sizeof p);
+		for (k = 0; k < n; k++) {
+			struct param *q = &p[k * OUTPUT_COLS];
+
+			if (k) {
+				memcpy(sql + len, ", ", 2);
+				len += 2;
+			}
+			memcpy(sql + len, row, sizeof row - 1);
+			len += sizeof row - 1;
+			o = json_array_get(outputs, done + k);
+			q[0].type = P_TEXT;
+			q[0].s = run_id;
+			q[1].type = P_TEXT;
+			q[1].s = tenant_id;
+			q[2].type = P_INT;
+			q[2].i = json_integer_value(json_object_get(o, "seq"));
+			q[3].type = P_TEXT;
+			q[3].s = json_string_value(json_object_get(o, "key"));
+			q[4].type = P_TEXT;
+			q[4].s = json_string_value(json_object_get(o, "input"));
+			q[5].type = P_TEXT;
+			q[5].s = json_string_value(json_object_get(o, "output"));
+			q[6].type = P_TEXT;
+			q[6].s = json_string_value(json_object_get(o, "status"));
+			q[7].type = P_TEXT;
+			q[7].s = json_string_value(json_object_get(o, "error_kind"));
+		}
+		sql[len] = '\0';
+		rc = q_exec(st, sql, p, n * OUTPUT_COLS, NULL, NULL);
+		if (rc)
+			return rc;
+	}
+	return STORE_OK;
+}
+
 static enum store_rc tx_run_record(struct store *st, void *arg)
 {
 	struct run_arg *a = arg;
@@ -1920,9 +2309,7 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
 	char id[33];
 	char now[32];
 	enum store_rc rc;
-	json_t *o;
 	json_t *detail;
-	size_t i;
 
 	json_decref(a->out);
 	a->out = NULL;
@@ -1967,23 +2354,9 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
 	}
 	if (rc)
 		return rc;
-	json_array_foreach(r->outputs, i, o) {
-		struct param p[] = {PT(id),
-				    PT(a->tenant_id),
-				    PI(json_integer_value(json_object_get(o, "seq"))),
-				    PT(json_string_value(json_object_get(o, "key"))),
-				    PT(json_string_value(json_object_get(o, "input"))),
-				    PT(json_string_value(json_object_get(o, "output"))),
-				    PT(json_string_value(json_object_get(o, "status"))),
-				    PT(json_string_value(json_object_get(o, "error_kind")))};
-
-		rc = q_exec(st,
-			    "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, output, "
-			    "status, error_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
-		if (rc)
-			return rc;
-	}
+	rc = outputs_insert(st, id, a->tenant_id, r->outputs);
+	if (rc)
+		return rc;
 	detail = json_pack("{s:s?,s:s?,s:s}", "scenario_id", r->scenario_id, "variant",
 			   r->variant, "status", r->status);
 	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.run", id, detail);
@@ -2043,11 +2416,13 @@ static enum store_rc tx_run_get(struct store *st, void *arg)
 	return run_read(st, a->tenant_id, a->id, &a->out);
 }
 
+/* Run a read of runs (store_read: a run and its outputs are written in
+ * one transaction and never changed, so no common snapshot is needed). */
 static enum store_rc run_call(struct store *st, store_tx_fn fn, struct run_arg *a, json_t **out)
 {
 	enum store_rc rc;
 
-	rc = store_tx(st, fn, a);
+	rc = store_read(st, fn, a);
 	if (rc) {
 		json_decref(a->out);
 		a->out = NULL;

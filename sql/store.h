@@ -94,6 +94,15 @@ struct store_principal {
 enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
 				 struct store_principal *out);
 
+/** store_token_lookup and store_module_get in one query (the API's hot
+ * path: every request authenticates, and most are gated by a module).
+ * *enabled = 1 if module is on for the token's own tenant (0 for no row or
+ * an unknown module). STORE_NOT_FOUND when the token is unknown (*out
+ * zeroed, *enabled 0). */
+enum store_rc store_token_lookup_module(struct store *st, const char *sha256_hex,
+					const char *module, struct store_principal *out,
+					int *enabled);
+
 /* ---- modules --------------------------------------------------------- */
 
 /** *enabled = 1 if the module is on for the tenant; a tenant with no row has

@@ -394,8 +394,15 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized, struc
 		                       "an update must contain at least one field");
 	ret = -1;
 	out = json_object();
-	if (check_top_string(&c, body, out, "name", 1, MODEL_MAX_NAME_BYTES, NULL, is_update) ||
-	    check_top_string(&c, body, out, "description", 0, MODEL_MAX_DESCRIPTION_BYTES, "",
+	if (check_top_string(&c, body, out, "name", 1, MODEL_MAX_NAME_BYTES, NULL, is_update))
+		goto out;
+	/* a name of white space only says nothing; the same class of refusal
+	 * as an empty one (an empty name was refused just above) */
+	v = json_object_get(out, "name");
+	if (v && json_string_length(v) > 0 &&
+	    model_text_is_blank(json_string_value(v), json_string_length(v)))
+		refuse(&c, MODEL_E_LIMIT, "name", "name must not be blank");
+	if (check_top_string(&c, body, out, "description", 0, MODEL_MAX_DESCRIPTION_BYTES, "",
 	                     is_update) ||
 	    check_top_string(&c, body, out, "subject_kind", 1, MODEL_MAX_SUBJECT_BYTES,
 	                     MODEL_DEFAULT_SUBJECT, is_update))

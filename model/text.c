@@ -95,6 +95,46 @@ static int is_lhex(unsigned char c)
 	return is_digit(c) || (c >= 'a' && c <= 'f');
 }
 
+static int is_hex(unsigned char c)
+{
+	return is_lhex(c) || (c >= 'A' && c <= 'F');
+}
+
+/* [A-Za-z0-9_]: the bytes of a key name such as aws_secret_access_key */
+static int is_word(unsigned char c)
+{
+	return is_alnum(c) || c == '_';
+}
+
+/* the alphabet of an AWS secret access key: [A-Za-z0-9/+] */
+static int is_b64(unsigned char c)
+{
+	return is_alnum(c) || c == '/' || c == '+';
+}
+
+/* RFC 6750 b64token, without its trailing "=" padding: [A-Za-z0-9-._~+/] */
+static int is_b64token(unsigned char c)
+{
+	return is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/';
+}
+
+static int is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* what may stand between a key name and its value: blanks, quotes, = and :
+ * (aws_secret_access_key = X, "aws_secret_access_key": "X", KEY=X, KEY X) */
+static int is_key_sep(unsigned char c)
+{
+	return is_blank(c) || c == '"' || c == '\'' || c == '=' || c == ':';
+}
+
+static unsigned char to_lower(unsigned char c)
+{
+	return is_upper(c) ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
 /* c is one of the bytes of set (never matches the NUL terminator). */
 static int one_of(char c, const char *set)
 {
@@ -108,6 +148,21 @@ static int at(const char *s, size_t n, size_t i, const char *lit)
 
 	m = strlen(lit);
 	return n - i >= m && memcmp(s + i, lit, m) == 0;
+}
+
+/* Does s[i..n) start with lit (lowercase ASCII), in any case? */
+static int at_ci(const char *s, size_t n, size_t i, const char *lit)
+{
+	size_t m;
+	size_t k;
+
+	m = strlen(lit);
+	if (n - i < m)
+		return 0;
+	for (k = 0; k < m; k++)
+		if (to_lower((unsigned char)s[i + k]) != (unsigned char)lit[k])
+			return 0;
+	return 1;
 }
 
 /* Length of the run of bytes from s[i] that satisfy cls. */
@@ -245,19 +300,118 @@ static int stripe_live_key(const char *s, size_t n, size_t i)
 	return starts_word(s, i, is_alnum) && run(s, n, i + 8, is_alnum) >= 16;
 }
 
-/* This service's tokens: "olv_" + 64 lowercase hex. */
+/* This service's tokens: "olv_" + 64 hex, in any case (the server issues
+ * lowercase, but an upper-cased copy, OLV_…, is the same secret to a
+ * reader). */
 static int olivares_token(const char *s, size_t n, size_t i)
 {
 	size_t p;
 
 	p = strlen(MODEL_TOKEN_PREFIX);
-	return at(s, n, i, MODEL_TOKEN_PREFIX) && starts_word(s, i, is_alnum) &&
-	       run(s, n, i + p, is_lhex) >= 64;
+	return at_ci(s, n, i, MODEL_TOKEN_PREFIX) && starts_word(s, i, is_alnum) &&
+	       run(s, n, i + p, is_hex) >= 64;
+}
+
+/*
+ * An AWS secret access key after its key name: "aws_secret" in any case,
+ * not preceded by a letter or digit, the rest of the name ([A-Za-z0-9_]*: "_access_key"),
+ * 1 to 8 separator bytes (blanks, quotes, '=', ':'), then exactly 40
+ * [A-Za-z0-9/+] (the length of every AWS secret key). The key name is what
+ * tells a secret key from any other 40-character string, which alone would
+ * match too much (a SHA-1 in hex is 40 characters).
+ */
+static int aws_secret_key(const char *s, size_t n, size_t i)
+{
+	size_t j;
+	size_t sep;
+
+	/* a prefix before it is fine: MY_AWS_SECRET_ACCESS_KEY= */
+	if (!at_ci(s, n, i, "aws_secret") || !starts_word(s, i, is_alnum))
+		return 0;
+	j = i + strlen("aws_secret");
+	j += run(s, n, j, is_word);
+	sep = run(s, n, j, is_key_sep);
+	if (sep < 1 || sep > 8)
+		return 0;
+	return run(s, n, j + sep, is_b64) == 40;
+}
+
+/*
+ * A JSON Web Token (RFC 7519, JWS compact form): three base64url segments
+ * joined by '.', the first two being JSON objects, hence starting "eyJ"
+ * (base64 of '{"'). Sizes that keep fragments out: header and payload of 10
+ * or more characters (the shortest useful header, {"alg":"HS256"}, is 20),
+ * a signature of 16 or more (HS256 gives 43). "eyJ" alone, or a header
+ * alone, is not a token.
+ */
+static int jwt(const char *s, size_t n, size_t i)
+{
+	size_t j;
+	size_t len;
+	int seg;
+
+	if (!starts_word(s, i, is_keych))
+		return 0;
+	j = i;
+	for (seg = 0; seg < 2; seg++) {
+		if (!at(s, n, j, "eyJ"))
+			return 0;
+		len = run(s, n, j, is_keych);
+		if (len < 10 || j + len >= n || s[j + len] != '.')
+			return 0;
+		j += len + 1;
+	}
+	return run(s, n, j, is_keych) >= 16;
+}
+
+/*
+ * "Bearer <token>" (RFC 6750, also inside "Authorization: Bearer …"):
+ * "bearer" in any case starting a word, blanks, then 20 or more b64token
+ * characters holding a digit or both cases. That last rule keeps prose and
+ * placeholders out ("bearer tokens are short-lived", "Bearer
+ * YOUR_ACCESS_TOKEN_HERE") while a random token of 20 characters lacks it
+ * with probability below 1e-7. On a match *span and *span_len give the token,
+ * so that the caller can name a more precise format found inside it.
+ */
+static int bearer_token(const char *s, size_t n, size_t i, size_t *span, size_t *span_len)
+{
+	size_t j;
+	size_t len;
+	size_t k;
+	int digit;
+	int upper;
+	int lower;
+
+	if (!at_ci(s, n, i, "bearer") || !starts_word(s, i, is_alnum))
+		return 0;
+	j = i + strlen("bearer");
+	k = run(s, n, j, is_blank);
+	if (k < 1)
+		return 0;
+	j += k;
+	len = run(s, n, j, is_b64token);
+	if (len < 20)
+		return 0;
+	digit = 0;
+	upper = 0;
+	lower = 0;
+	for (k = j; k < j + len; k++) {
+		digit |= is_digit((unsigned char)s[k]);
+		upper |= is_upper((unsigned char)s[k]);
+		lower |= is_lower((unsigned char)s[k]);
+	}
+	if (!digit && !(upper && lower))
+		return 0;
+	*span = j;
+	*span_len = len;
+	return 1;
 }
 
 int model_text_find_credential(const char *s, size_t n, const char **kind)
 {
 	size_t i;
+	size_t span;
+	size_t span_len;
 	const char *found;
 
 	found = NULL;
@@ -272,6 +426,25 @@ int model_text_find_credential(const char *s, size_t n, const char **kind)
 				found = "AWS access key id";
 			else if (google_api_key(s, n, i))
 				found = "Google API key";
+			else if (aws_secret_key(s, n, i))
+				found = "AWS secret access key";
+			break;
+		case 'a':
+			if (aws_secret_key(s, n, i))
+				found = "AWS secret access key";
+			break;
+		case 'B':
+		case 'b':
+			/* the token's own format when it has one (a JWT, an
+			 * olivares token), else "bearer token"; the token is
+			 * shorter than s, so the recursion ends */
+			if (bearer_token(s, n, i, &span, &span_len) &&
+			    !model_text_find_credential(s + span, span_len, &found))
+				found = "bearer token";
+			break;
+		case 'e':
+			if (jwt(s, n, i))
+				found = "JSON Web Token";
 			break;
 		case 'g':
 			if (github_token(s, n, i))
@@ -292,6 +465,7 @@ int model_text_find_credential(const char *s, size_t n, const char **kind)
 				found = "Stripe live key";
 			break;
 		case 'o':
+		case 'O':
 			if (olivares_token(s, n, i))
 				found = "olivares API token";
 			break;
@@ -303,6 +477,53 @@ int model_text_find_credential(const char *s, size_t n, const char **kind)
 		return 0;
 	if (kind)
 		*kind = found;
+	return 1;
+}
+
+/* Unicode white space above ASCII (text.h), by code point. */
+static int is_unicode_space(uint32_t cp)
+{
+	return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200B) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000 ||
+	       cp == 0xFEFF;
+}
+
+int model_text_is_blank(const char *s, size_t n)
+{
+	const unsigned char *p;
+	size_t i;
+	size_t more;
+	size_t k;
+	uint32_t cp;
+
+	p = (const unsigned char *)s;
+	i = 0;
+	while (i < n) {
+		if (p[i] < 0x80) {
+			if (!one_of((char)p[i], " \t\n\v\f\r"))
+				return 0;
+			i++;
+			continue;
+		}
+		/* well-formed input: the lead byte gives the length */
+		if (p[i] >= 0xF0) {
+			more = 3;
+			cp = p[i] & 0x07;
+		} else if (p[i] >= 0xE0) {
+			more = 2;
+			cp = p[i] & 0x0F;
+		} else {
+			more = 1;
+			cp = p[i] & 0x1F;
+		}
+		if (n - i - 1 < more)
+			return 0;
+		for (k = 1; k <= more; k++)
+			cp = (cp << 6) | (p[i + k] & 0x3F);
+		if (!is_unicode_space(cp))
+			return 0;
+		i += more + 1;
+	}
 	return 1;
 }
 

@@ -15,25 +15,51 @@ int model_text_valid_utf8(const char *s, size_t n);
 /**
  * Look for content that resembles a credential in the n bytes at s.
  * Recognised: PEM private-key blocks ("-----BEGIN ... PRIVATE KEY-----"),
- * AWS access key ids (AKIA/ASIA + 16 [A-Z0-9]), GitHub tokens (ghp_, gho_,
- * ghu_, ghs_, ghr_ + 36 alnum; github_pat_), Slack tokens (xox[abprs]-),
- * Google API keys (AIza + 35 [A-Za-z0-9_-]), OpenAI/Anthropic-style keys
- * (sk- + 20 or more [A-Za-z0-9_-]), Stripe live keys (sk_live_/rk_live_),
- * and this service's own API tokens (MODEL_TOKEN_PREFIX + 64 hex).
+ * AWS access key ids (AKIA/ASIA + 16 [A-Z0-9]), AWS secret access keys (a
+ * key name starting "aws_secret", any case, e.g. aws_secret_access_key or
+ * AWS_SECRET_ACCESS_KEY, then 1..8 bytes of blanks, quotes, '=' or ':',
+ * then exactly 40 [A-Za-z0-9/+]), GitHub tokens (ghp_, gho_, ghu_, ghs_,
+ * ghr_ + 36 alnum; github_pat_), Slack tokens (xox[abprs]-), Google API
+ * keys (AIza + 35 [A-Za-z0-9_-]), OpenAI/Anthropic-style keys (sk- + 20 or
+ * more [A-Za-z0-9_-]), Stripe live keys (sk_live_/rk_live_), JSON Web
+ * Tokens (three base64url segments joined by '.', the first two starting
+ * "eyJ": header and payload 10+ characters, signature 16+), bearer tokens
+ * ("Bearer", any case, blanks, then 20+ RFC 6750 token characters
+ * [A-Za-z0-9-._~+/] holding a digit or both cases; "Authorization: Bearer
+ * …" included), and this service's own API tokens (MODEL_TOKEN_PREFIX + 64
+ * hex, prefix and hex in any case: OLV_… too).
  * To keep ordinary text out, a key must start a word (the byte before it
  * is not part of the key alphabet: "task-…" is not "sk-…"), an AWS id is
  * exactly 20 characters, Slack tokens need 10+ [A-Za-z0-9-] with a digit,
  * github_pat_ needs 22+ [A-Za-z0-9_], Stripe keys 16+ alnum, and an sk- run
  * must contain a digit or an uppercase letter (kebab-case prose does not).
+ * "Bearer" or "eyJ" alone, a short or lowercase-only word after "Bearer",
+ * an AWS secret key name without a 40-character value, an e-mail address
+ * are not credentials.
  * A PEM header is "-----BEGIN " + optional uppercase label + "PRIVATE KEY"
  * (+ " BLOCK" for PGP) + "-----" on one line.
  * s need not be NUL-terminated. The secret itself is never copied anywhere.
  * Returns 1 and sets *kind (a static string naming the format, e.g.
- * "private key block") if found, else 0.
+ * "private key block", "AWS secret access key", "JSON Web Token", "bearer
+ * token") if found, else 0. The first credential in s is reported; for a
+ * bearer token whose value has a format of its own (a JWT, an olivares
+ * token), *kind names that format.
  */
 int model_text_find_credential(const char *s, size_t n, const char **kind);
 
-/** Prefix of this service's API tokens: "olv_" followed by 64 lowercase hex. */
+/**
+ * 1 if the n bytes at s (well-formed UTF-8, see model_text_valid_utf8) hold
+ * only white space, 0 otherwise; n = 0 counts as blank. White space: ASCII
+ * space, \t, \n, \v, \f, \r, and the Unicode space separators and line
+ * breaks (U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F,
+ * U+205F, U+3000) plus the invisible U+200B (zero width space) and U+FEFF
+ * (byte order mark). Source: a scenario name must say something (tester
+ * report: a name of "   " was accepted).
+ */
+int model_text_is_blank(const char *s, size_t n);
+
+/** Prefix of this service's API tokens: "olv_" followed by 64 lowercase hex
+ * (as issued; model_text_find_credential matches both in any case). */
 #define MODEL_TOKEN_PREFIX "olv_"
 
 /** 1 if s is a well-formed id (exactly MODEL_ID_LEN lowercase hex chars). */

@@ -63,3 +63,16 @@ olv_pid_alive() {
 	[[ $cmd == *"$name"* ]] || return 1
 	printf '%s\n' "$pid"
 }
+
+# olv_proc_gone PID: true when PID has exited. A zombie counts as gone:
+# `kill -0` succeeds on a zombie, and a daemon's zombie (nginx, olivares-fcgi
+# are children of init) lasts until init reaps it, which some inits do only
+# every few seconds (measured: ~2 s on the test VMs' init).
+olv_proc_gone() {
+	local stat
+	[[ -r /proc/$1/stat ]] || return 0
+	stat=$(<"/proc/$1/stat") 2>/dev/null || return 0
+	# state is the field after the ")" that closes the command name
+	stat=${stat##*) }
+	[[ ${stat%% *} == Z ]]
+}

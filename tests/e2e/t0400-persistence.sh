@@ -3,6 +3,8 @@
 # still there after `scripts/stack down` and `scripts/stack up`, and so are
 # the tokens.
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/lib/common.sh
+. "$OLV_ROOT/scripts/lib/common.sh"
 e2e_require
 module_on "$OLV_ADMIN_TOKEN" || exit 1
 ED=$OLV_EDITOR_TOKEN
@@ -41,7 +43,9 @@ rc=0
 is "scripts/stack status after down: exit 3" 3 "$rc"
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$OLIVARES_URL/healthz" || true)
 is "nothing answers after down" 000 "$code"
-if [[ -n $fcgi_pid ]] && ! kill -0 "$fcgi_pid" 2>/dev/null; then
+# gone: exited, a zombie included (init reaps it when it gets to it;
+# scripts/stack down does not wait for that)
+if [[ -n $fcgi_pid ]] && olv_proc_gone "$fcgi_pid"; then
 	ok "the FastCGI master is gone after down"
 else
 	not_ok "the FastCGI master is gone after down (pid ${fcgi_pid:-unknown})"

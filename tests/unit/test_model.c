@@ -344,6 +344,129 @@ START_TEST(test_credential_formats)
 }
 END_TEST
 
+/* this service's tokens in any case: an upper-cased copy is the same secret */
+START_TEST(test_credential_olivares_any_case)
+{
+	ck_assert_str_eq(
+	    cred_kind("OLV_0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"),
+	    "olivares API token");
+	ck_assert_str_eq(
+	    cred_kind("olv_0123456789ABCDEF0123456789abcdef0123456789ABCDEF0123456789abcdef"),
+	    "olivares API token");
+	ck_assert_str_eq(
+	    cred_kind("token=OLV_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+	    "olivares API token");
+	/* 63 hex, a non-hex byte inside, a longer word before: not tokens */
+	ck_assert_ptr_null(
+	    cred_kind("OLV_0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDE"));
+	ck_assert_ptr_null(
+	    cred_kind("OLV_0123456789ABCDEF0123456789ABCDEFG123456789ABCDEF0123456789ABCDEF"));
+	ck_assert_ptr_null(
+	    cred_kind("xOLV_0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"));
+}
+END_TEST
+
+START_TEST(test_credential_aws_secret)
+{
+	const char *const k = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"; /* 40 */
+	char text[256];
+
+	ck_assert_uint_eq(strlen(k), 40);
+	snprintf(text, sizeof(text), "aws_secret_access_key=%s", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+	snprintf(text, sizeof(text), "[default]\naws_secret_access_key = %s\n", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+	snprintf(text, sizeof(text), "aws_secret_access_key: %s", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+	snprintf(text, sizeof(text), "{\"aws_secret_access_key\": \"%s\"}", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+	snprintf(text, sizeof(text), "export AWS_SECRET_ACCESS_KEY=%s", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+	snprintf(text, sizeof(text), "MY_AWS_SECRET_ACCESS_KEY='%s'", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+	/* a bare value right after an aws_secret key name */
+	snprintf(text, sizeof(text), "aws_secret_key %s", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+	snprintf(text, sizeof(text), "aws_secret\t%s", k);
+	ck_assert_str_eq(cred_kind(text), "AWS secret access key");
+
+	/* not 40 characters, a placeholder, no key name, no separator */
+	snprintf(text, sizeof(text), "aws_secret_access_key=%.39s", k);
+	ck_assert_ptr_null(cred_kind(text));
+	snprintf(text, sizeof(text), "aws_secret_access_key=%sX", k);
+	ck_assert_ptr_null(cred_kind(text));
+	ck_assert_ptr_null(cred_kind("aws_secret_access_key=<your secret key>"));
+	ck_assert_ptr_null(cred_kind("aws_secret_access_key: ${AWS_SECRET_ACCESS_KEY}"));
+	ck_assert_ptr_null(cred_kind("set aws_secret_access_key in ~/.aws/credentials"));
+	ck_assert_ptr_null(cred_kind("aws_secret_access_key"));
+	ck_assert_ptr_null(cred_kind(k));
+	snprintf(text, sizeof(text), "aws_secret_access_key=          %s", k);
+	ck_assert_ptr_null(cred_kind(text)); /* 10 separator bytes: too far */
+	snprintf(text, sizeof(text), "notaws_secret_key=%s", k);
+	ck_assert_ptr_null(cred_kind(text));
+}
+END_TEST
+
+START_TEST(test_credential_jwt)
+{
+	static const char *const jwt =
+	    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+	    "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ."
+	    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+	char text[512];
+
+	ck_assert_str_eq(cred_kind(jwt), "JSON Web Token");
+	snprintf(text, sizeof(text), "the cookie was session=%s; path=/", jwt);
+	ck_assert_str_eq(cred_kind(text), "JSON Web Token");
+	snprintf(text, sizeof(text), "Authorization: Bearer %s", jwt);
+	ck_assert_str_eq(cred_kind(text), "JSON Web Token");
+	ck_assert_str_eq(cred_kind("eyJhbGciOiJFUzI1NiJ9.eyJhIjoxfQ.MEUCIQDx-4_b9sVNb2q8"),
+	                 "JSON Web Token");
+
+	ck_assert_ptr_null(cred_kind("eyJ"));
+	ck_assert_ptr_null(cred_kind("a JWT starts with eyJ, the base64 of {\""));
+	ck_assert_ptr_null(cred_kind("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"));
+	ck_assert_ptr_null(
+	    cred_kind("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"));
+	/* no signature, a short signature, a short payload, a payload not "eyJ" */
+	ck_assert_ptr_null(cred_kind("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxMjM0NTY3ODkwIn0."));
+	ck_assert_ptr_null(cred_kind("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc"));
+	ck_assert_ptr_null(cred_kind("eyJhbGciOiJIUzI1NiJ9.eyJhIn0.SflKxwRJSMeKKF2QT4fwpMeJf36P"));
+	ck_assert_ptr_null(
+	    cred_kind("eyJhbGciOiJIUzI1NiJ9.abcdefghijklmn.SflKxwRJSMeKKF2QT4fwpMeJf36P"));
+	ck_assert_ptr_null(cred_kind("keyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+	                             "SflKxwRJSMeKKF2QT4fwpMeJf36P"));
+}
+END_TEST
+
+START_TEST(test_credential_bearer)
+{
+	ck_assert_str_eq(cred_kind("Authorization: Bearer 2YotnFZFEjr1zCsicMWpAA"), "bearer token");
+	ck_assert_str_eq(cred_kind("curl -H 'Authorization: Bearer mF_9.B5f-4.1JqM~+/xyz0==' -H x"),
+	                 "bearer token");
+	ck_assert_str_eq(cred_kind("bearer 0123456789abcdef0123456789abcdef01234567"),
+	                 "bearer token");
+	ck_assert_str_eq(cred_kind("BEARER\tya29.a0AfH6SMBx3kVabcdefghijklmnop"), "bearer token");
+	ck_assert_str_eq(cred_kind("Bearer abcdefghijklmnopqrstuvwXYZ=="), "bearer token");
+	/* a format of its own inside wins */
+	ck_assert_str_eq(cred_kind("Bearer ghp_0123456789abcdefghijABCDEFGHIJklmnop"),
+	                 "GitHub token");
+
+	ck_assert_ptr_null(cred_kind("Bearer"));
+	ck_assert_ptr_null(cred_kind("the Bearer scheme of RFC 6750"));
+	ck_assert_ptr_null(cred_kind("bearer tokens are short-lived by design"));
+	ck_assert_ptr_null(cred_kind("Authorization: Bearer <token>"));
+	ck_assert_ptr_null(cred_kind("Authorization: Bearer $OLIVARES_TOKEN"));
+	ck_assert_ptr_null(cred_kind("Authorization: Bearer YOUR_ACCESS_TOKEN_HERE"));
+	ck_assert_ptr_null(cred_kind("Bearer mF_9.B5f-4.1JqM")); /* RFC 6750's: 15 < 20 */
+	ck_assert_ptr_null(
+	    cred_kind("bearer internationalization-of-strings")); /* one case, no digit */
+	ck_assert_ptr_null(
+	    cred_kind("Bearer\n2YotnFZFEjr1zCsicMWpAA")); /* blanks only, no newline */
+	ck_assert_ptr_null(cred_kind("cardbearer 2YotnFZFEjr1zCsicMWpAA"));
+}
+END_TEST
+
 START_TEST(test_credential_false_positives)
 {
 	static const char *const clean[] = {
@@ -375,7 +498,16 @@ START_TEST(test_credential_false_positives)
 	    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
 	    "sk_live_",
 	    "olv_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde",
-	    "olv_0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF",
+	    "Bearer",
+	    "Authorization: Bearer",
+	    "the bearer of this letter",
+	    "eyJ",
+	    "eyJhbGciOiJIUzI1NiJ9",
+	    "aws_secret_access_key",
+	    "AWS_SECRET_ACCESS_KEY=",
+	    "alice.bearer@example.com",
+	    "bearer.of.news@example.org",
+	    "da39a3ee5e6b4b0d3255bfef95601890afd80709", /* a SHA-1 alone: 40 chars */
 	    "{{subject_kind}}:user{{index}}@example.test",
 	    "first synthetic account",
 	    "",
@@ -1150,6 +1282,64 @@ START_TEST(test_scn_string_bounds)
 }
 END_TEST
 
+/* a name of white space only is refused like an empty one, with its own
+ * message; a name with white space around words is fine */
+static void blank_name_expect(json_t *body, int is_update)
+{
+	struct model_error e;
+	json_t *n;
+
+	n = NULL;
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(model_scenario_check(body, is_update, &n, &e), -1);
+	json_decref(body);
+	ck_assert_ptr_null(n);
+	ck_assert_int_eq(e.code, MODEL_E_LIMIT);
+	ck_assert_str_eq(e.field, "name");
+	ck_assert_str_eq(e.message, "name must not be blank");
+}
+
+START_TEST(test_scn_blank_name)
+{
+	static const char *const blank[] = {
+	    " ",
+	    "   ",
+	    "\t",
+	    " \n\r\t\v\f ",
+	    "\xC2\xA0",                  /* U+00A0 no-break space */
+	    "\xE3\x80\x80 \xE2\x80\x83", /* U+3000 ideographic space, U+2003 em space */
+	    "\xE2\x80\x8B\xEF\xBB\xBF",  /* U+200B zero width space, U+FEFF */
+	};
+	json_t *n;
+	size_t i;
+
+	for (i = 0; i < sizeof(blank) / sizeof(blank[0]); i++) {
+		ck_assert_int_eq(model_text_is_blank(blank[i], strlen(blank[i])), 1);
+		blank_name_expect(with(scn_body(), "name", json_string(blank[i])), 0);
+		blank_name_expect(json_pack("{s:s}", "name", blank[i]), 1);
+	}
+	ck_assert_int_eq(model_text_is_blank("", 0), 1);
+	ck_assert_int_eq(model_text_is_blank(" a ", 3), 0);
+	ck_assert_int_eq(model_text_is_blank(" \xC3\xA9", 3), 0);    /* U+00E9 */
+	ck_assert_int_eq(model_text_is_blank("\xE2\x80\x8C", 3), 0); /* U+200C: a joiner */
+	ck_assert_int_eq(model_text_is_blank("\xF0\x9F\x98\x80", 4), 0);
+	/* the bound still wins when it comes first: 129 spaces */
+	scn_expect(with(scn_body(), "name", jstr_rep(' ', 129)), 0, MODEL_E_LIMIT, "name");
+	/* an empty name keeps its own message */
+	scn_expect(with(scn_body(), "name", json_string("")), 0, MODEL_E_LIMIT, "name");
+	/* words with spaces around are a name */
+	n = scn_ok(with(scn_body(), "name", json_string("  walkthrough  ")), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(n, "name")), "  walkthrough  ");
+	json_decref(n);
+	n = scn_ok(json_pack("{s:s}", "name", "\xC2\xA0x"), 1);
+	json_decref(n);
+	/* blank name and a later credential: the first refusal is the name */
+	blank_name_expect(with(with(scn_body(), "name", json_string("  ")), "description",
+	                       json_string("AKIAIOSFODNN7EXAMPLE")),
+	                  0);
+}
+END_TEST
+
 START_TEST(test_scn_array_bounds)
 {
 	json_t *steps;
@@ -1268,6 +1458,11 @@ static const struct cred_case cred_cases[] = {
     {"sk-proj-AbCdEf0123456789xyzXYZ", "API secret key"},
     {"sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Stripe live key"},
     {"olv_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "olivares API token"},
+    {"OLV_0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF", "olivares API token"},
+    {"aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS secret access key"},
+    {"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+     "JSON Web Token"},
+    {"Bearer 2YotnFZFEjr1zCsicMWpAA", "bearer token"},
 };
 
 /* the refusal names the field and the format, never the secret */
@@ -1525,6 +1720,10 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_credential_formats);
 	tcase_add_test(tc, test_credential_false_positives);
 	tcase_add_test(tc, test_credential_length_bound);
+	tcase_add_test(tc, test_credential_olivares_any_case);
+	tcase_add_test(tc, test_credential_aws_secret);
+	tcase_add_test(tc, test_credential_jwt);
+	tcase_add_test(tc, test_credential_bearer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("generate_parse");
@@ -1558,6 +1757,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_scn_required_and_types);
 	tcase_add_test(tc, test_scn_unknown_fields);
 	tcase_add_test(tc, test_scn_string_bounds);
+	tcase_add_test(tc, test_scn_blank_name);
 	tcase_add_test(tc, test_scn_array_bounds);
 	tcase_add_test(tc, test_scn_duplicate_steps);
 	tcase_add_test(tc, test_scn_duplicate_mocks);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# scripts/stack on a running stack: `status` reports the port nginx really
+# listens on (not OLIVARES_PORT), `up` on a running stack says "already
+# running at URL" and prints that stack's url=/admin_token= lines at once,
+# `down` is prompt, and admin_url= is printed only when the admin view
+# answers.
+. "$(dirname "$0")/lib.sh"
+e2e_require
+STACK=$OLV_ROOT/scripts/stack
+PORT=${OLIVARES_URL##*:}
+TOKEN=$(<"$OLIVARES_DATA/admin_token")
+
+# whatever happens below, leave the stack up for the next test
+trap '"$STACK" status >/dev/null 2>&1 || "$STACK" up >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
+
+# a port that is not the stack's
+OTHER=$((PORT == 20000 ? 20001 : 20000))
+
+# ---- status: the running port
+rc=0
+OLIVARES_PORT=$OTHER "$STACK" status >"$E2E_TMP/status.out" 2>&1 || rc=$?
+is "status (OLIVARES_PORT elsewhere): exit 0" 0 "$rc"
+if grep -q "nginx: running (pid [0-9]*, http://127.0.0.1:$PORT)" "$E2E_TMP/status.out"; then
+	ok "status names the port nginx listens on ($PORT), not OLIVARES_PORT ($OTHER)"
+else
+	not_ok "status names the port nginx listens on ($PORT), not OLIVARES_PORT ($OTHER) (got $(short "$(cat "$E2E_TMP/status.out")"))"
+fi
+
+# ---- up on a running stack, from an environment naming another port
+rc=0
+start=$(date +%s%N)
+OLIVARES_PORT=$OTHER "$STACK" up >"$E2E_TMP/up.out" 2>"$E2E_TMP/up.err" || rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+is "up on a running stack: exit 0" 0 "$rc"
+if grep -q "already running at http://127.0.0.1:$PORT" "$E2E_TMP/up.err"; then
+	ok "up on a running stack says 'already running at' its URL"
+else
+	not_ok "up on a running stack says 'already running at' its URL (stderr $(short "$(cat "$E2E_TMP/up.err")"))"
+fi
+is "up on a running stack: url= of the running stack" "http://127.0.0.1:$PORT" "$(sed -n 's/^url=//p' "$E2E_TMP/up.out")"
+is "up on a running stack: admin_token= of the data dir" "$TOKEN" "$(sed -n 's/^admin_token=//p' "$E2E_TMP/up.out")"
+if ((took < 5000)); then
+	ok "up on a running stack answers at once (${took} ms)"
+else
+	not_ok "up on a running stack answers at once (took ${took} ms)"
+fi
+
+# ---- admin_url= only when the admin view answers
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$OLIVARES_URL/admin/")
+if [[ $code == 404 || $code == 5* || $code == 000 ]]; then
+	if grep -q '^admin_url=' "$E2E_TMP/up.out"; then
+		not_ok "no admin_url= while GET /admin/ gives $code"
+	else
+		ok "no admin_url= while GET /admin/ gives $code"
+	fi
+else
+	is "admin_url= printed since GET /admin/ answers $code" "$OLIVARES_URL/admin/" "$(sed -n 's/^admin_url=//p' "$E2E_TMP/up.out")"
+fi
+
+# ---- down is prompt, up comes back on the same port
+start=$(date +%s%N)
+if "$STACK" down >"$E2E_TMP/down.out" 2>&1; then ok "down"; else not_ok "down ($(cat "$E2E_TMP/down.out"))"; fi
+took=$((($(date +%s%N) - start) / 1000000))
+if ((took < 1500)); then
+	ok "down takes less than 1.5 s (${took} ms)"
+else
+	not_ok "down takes less than 1.5 s (took ${took} ms)"
+fi
+rc=0
+"$STACK" status >/dev/null 2>&1 || rc=$?
+is "status after down: exit 3" 3 "$rc"
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$OLIVARES_URL/healthz" || true)
+is "nothing answers after down" 000 "$code"
+rc=0
+"$STACK" up >"$E2E_TMP/up2.out" 2>"$E2E_TMP/up2.err" || rc=$?
+is "up after down: exit 0" 0 "$rc"
+is "up after down: url=" "$OLIVARES_URL" "$(sed -n 's/^url=//p' "$E2E_TMP/up2.out")"
+if grep -q 'already running' "$E2E_TMP/up2.err"; then
+	not_ok "up after down does not say 'already running'"
+else
+	ok "up after down does not say 'already running'"
+fi
+req "$OLV_VIEWER_TOKEN" GET /v1/modules
+is_status "the API answers after down + up" 200
+done_testing

@@ -1,28 +1,1060 @@
-/* Placeholder while the gvisor backend is being written: it can never run,
- * so every run on it fails closed with this reason. */
+/*
+ * gvisor: the agent runs in a gVisor sandbox started by `runsc create` +
+ * `runsc start` on a throw-away OCI bundle (issue 3 §4), and the runner
+ * drives it through the agent protocol (runner/agent.h). `runsc do` is not
+ * used: it shows the host's root filesystem and environment to the agent.
+ *
+ * The bundle lives in a fresh directory (mkdtemp, 0700) under /run, or /tmp
+ * when /run is not writable, holding:
+ *   bundle/config.json  built here with jansson (below);
+ *   bundle/rootfs/      empty but for the mount points, read-only root;
+ *   state/              runsc --root, the container's state;
+ *   sandbox.pid         runsc create --pid-file.
+ * What the agent sees: / read-only with only the binds of the spec (default
+ * /usr; /bin /lib /lib64 /sbin symlinks into usr/ unless a bind takes the
+ * name), the agent program at /agent (read-only), its own /proc, a /tmp
+ * tmpfs of limits.tmpfs_mb, uid/gid 65534, no capability, no_new_privs, the
+ * environment PATH, HOME, LANG only, descriptors 0-2 only, hostname
+ * "sandbox", new pid, network, ipc, uts and mount namespaces, and runsc's
+ * --network=none (a loopback of the sandbox's own netstack, nothing else).
+ *
+ * Limits, as measured with runsc 0.0~20221219 on ptrace (tests/unit/
+ * test_gvisor.c shows each one):
+ *   RLIMIT_NPROC  = processes, enforced by the sentry (a fork bomb stops at
+ *                   processes - 1 children with EAGAIN); the spec's
+ *                   linux.resources.pids.limit cannot be processes: runsc
+ *                   puts the sentry's and the gofer's own threads in that
+ *                   host cgroup (a 32 limit kills the gofer at boot, and 31
+ *                   sandboxed processes take about 430 host tasks), so it is
+ *                   a host-side backstop of GV_PIDS_BASE + GV_PIDS_PER_PROC
+ *                   * processes;
+ *   RLIMIT_AS     = memory_mb, enforced by the sentry (mmap fails ENOMEM);
+ *   RLIMIT_NOFILE = open_files;
+ *   RLIMIT_CPU    = cpu_seconds is passed but this runsc does NOT enforce
+ *                   it (a spin ran 30 s under a 2 s limit): a CPU spin is
+ *                   stopped by the run's wall-clock limit, which tears the
+ *                   whole sandbox down.
+ *
+ * isolated is 1 only when runsc create exited 0 (the sandbox booted with
+ * this config), the sandbox process it names is alive, is runsc's "boot" of
+ * this container id and has --network=none on its command line, and runsc
+ * start exited 0 (the agent's ELF was loaded and started in it). Otherwise no step is sent and the
+ * run fails closed with the reason; nothing falls back to another backend.
+ *
+ * Why create + start and not `runsc run`: with run, a sandbox that fails
+ * to start would only show as an agent that never answers its first step;
+ * with create + start the runner knows before sending any step. runsc is
+ * run as `runsc --root <state> --network=none --platform=ptrace <cmd>`
+ * with an empty environment; cgroups are left on (runsc applies the pids
+ * backstop with them).
+ *
+ * The guard: a fork of the runner in its own session, started before the
+ * bundle is filled, that deletes the container and the directory if the
+ * runner dies first (a worker SIGKILLing a runner must not leave a sandbox
+ * spinning: runsc create's sandbox is not tied to the runner's life). It
+ * is dismissed by the normal teardown.
+ *
+ * Teardown (always, also on the deadline): stdin of the agent closed, a
+ * grace period for it to exit, `runsc delete --force`, SIGKILL of every
+ * descendant left (the runner is their subreaper: runsc create's gofer and
+ * sandbox, and the sandbox's ptrace stubs, are re-parented to it) until
+ * wait reports no child, the container's cgroups checked gone, the
+ * directory removed without crossing a mount point and checked gone. If any
+ * of it fails, left_behind is set and the summary says destroyed false.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "runner/agent.h"
 #include "runner/backend.h"
 
-static int gvisor_preflight(char *why, size_t n)
+/* Where runsc may be installed; the runner has no PATH. */
+static const char *const runsc_paths[] = {"/usr/bin/runsc", "/usr/sbin/runsc",
+                                          "/usr/local/bin/runsc", NULL};
+/* Where the throw-away bundle goes, first writable wins. */
+static const char *const tmp_dirs[] = {"/run", "/tmp", NULL};
+/* The container cgroups runsc creates (v1 controllers here, v2 root). */
+static const char *const cgroup_roots[] = {"/sys/fs/cgroup/pids",
+                                           "/sys/fs/cgroup/memory",
+                                           "/sys/fs/cgroup/cpu",
+                                           "/sys/fs/cgroup/cpuacct",
+                                           "/sys/fs/cgroup/cpuset",
+                                           "/sys/fs/cgroup/devices",
+                                           "/sys/fs/cgroup/freezer",
+                                           "/sys/fs/cgroup/blkio",
+                                           "/sys/fs/cgroup/systemd",
+                                           "/sys/fs/cgroup/perf_event",
+                                           "/sys/fs/cgroup/hugetlb",
+                                           "/sys/fs/cgroup",
+                                           NULL};
+
+/* The gVisor platform: ptrace works on these machines (DESIGN.md §9). */
+#define GV_PLATFORM "ptrace"
+/* uid and gid of the agent inside the sandbox. */
+#define GV_UID 65534
+#define GV_GID 65534
+/* Host pids cgroup backstop (see the header comment). */
+#define GV_PIDS_BASE 256
+#define GV_PIDS_PER_PROC 32
+/* Bounds of the runsc helper commands that do not run the agent. */
+#define GV_CMD_MS 5000
+#define GV_TEARDOWN_MS 5000
+
+/* One sandbox, from bundle to teardown. Descriptors are -1 once closed. */
+struct gv {
+	const char *runsc;
+	char top[64];                        /* the mkdtemp directory, "" until made */
+	char path[4][128];                   /* bundle, rootfs, state, pid file */
+	char id[48];                         /* container id: olivares-<32 hex> */
+	int created;                         /* runsc create was started */
+	pid_t sandbox;                       /* the sandbox process, -1 when unknown or reaped */
+	int sandbox_status;                  /* its wait status once reaped, else -1 */
+	int to_agent, from_agent, err_agent; /* runner's ends */
+	pid_t guard;                         /* the guard process, -1 when none */
+	int guard_fd;                        /* write end of the guard's pipe */
+};
+
+enum { P_BUNDLE, P_ROOTFS, P_STATE, P_PIDFILE };
+
+static long long now_ms(void)
 {
-	snprintf(why, n, "gvisor backend is not built in this version");
+	return runner_now_ms();
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static const char *find_runsc(void)
+{
+	struct stat st;
+	size_t i;
+
+	for (i = 0; runsc_paths[i]; i++)
+		if (stat(runsc_paths[i], &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(runsc_paths[i], X_OK) == 0)
+			return runsc_paths[i];
+	return NULL;
+}
+
+/* The first line of what a failed runsc said, trimmed, for a reason. */
+static void first_line(char *dst, size_t n, const char *src, size_t len)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < len && src[i] == '\n'; i++)
+		;
+	for (; i < len && src[i] != '\n' && j + 1 < n; i++)
+		dst[j++] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[j] = '\0';
+}
+
+/* Read what is in fd now (non-blocking), at most n - 1 bytes, as text. */
+static void read_now(int fd, char *buf, size_t n)
+{
+	size_t len = 0;
+	ssize_t r;
+	int fl;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while (len + 1 < n) {
+		r = read(fd, buf + len, n - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+}
+
+/*
+ * Wait for the child pid until deadline without killing it, reaping every
+ * other child that ends meanwhile: runsc waits for the gofer and the
+ * sandbox to be gone, and once they are the runner's children (it is
+ * their subreaper) a zombie would still count as there. The sandbox's
+ * status is kept in g. Returns 0 with *status set once pid is reaped, 1
+ * when it still runs at the deadline, -1 on error (pid is no child).
+ */
+static int wait_pid(struct gv *g, pid_t pid, long long deadline, int *status)
+{
+	long step = 1;
+	pid_t r;
+	int st;
+
+	for (;;) {
+		r = waitpid(-1, &st, WNOHANG);
+		if (r > 0) {
+			if (r == g->sandbox) {
+				g->sandbox = -1;
+				g->sandbox_status = st;
+			}
+			if (r == pid) {
+				*status = st;
+				return 0;
+			}
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (now_ms() >= deadline)
+			return 1;
+		sleep_ms(step);
+		if (step < 8)
+			step *= 2;
+	}
+}
+
+/* Wait for the child pid until deadline; SIGKILL it (and its process
+ * group) then. Returns 0 with *status set, 1 when it had to be killed, -1
+ * on error. */
+static int wait_until(struct gv *g, pid_t pid, long long deadline, int *status)
+{
+	int w = wait_pid(g, pid, deadline, status);
+
+	if (w != 1)
+		return w;
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return 1;
+}
+
+/*
+ * Run `runsc --root STATE --network=none --platform=P <cmd...>` with in,
+ * out, err as its stdio (-1: /dev/null; err -1 gets a pipe whose first
+ * line goes to msg). Returns 0 when it exited 0 before deadline, -1
+ * otherwise with msg saying why.
+ */
+static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int err,
+                     long long deadline, char *msg, size_t n)
+{
+	char *argv[16];
+	char *const envp[] = {NULL};
+	char said[512];
+	int errp[2] = {-1, -1};
+	int status = 0, null, w, rc = -1;
+	size_t k = 0, i;
+	pid_t pid;
+
+	msg[0] = '\0';
+	argv[k++] = (char *)g->runsc;
+	argv[k++] = (char *)"--root";
+	argv[k++] = (char *)g->path[P_STATE];
+	argv[k++] = (char *)"--network=none";
+	argv[k++] = (char *)"--platform=" GV_PLATFORM;
+	for (i = 0; cmd[i] && k + 1 < sizeof(argv) / sizeof(argv[0]); i++)
+		argv[k++] = (char *)cmd[i];
+	argv[k] = NULL;
+	if (err < 0) {
+		if (pipe2(errp, O_CLOEXEC) != 0) {
+			snprintf(msg, n, "pipe: %s", strerror(errno));
+			return -1;
+		}
+		err = errp[1];
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(msg, n, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		/* Its own process group, so that a deadline kills runsc and
+		 * whatever it forked that did not leave the group. */
+		setpgid(0, 0);
+		/* A runsc command never outlives the process that waits for it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		null = open("/dev/null", O_RDWR);
+		if (null < 0 || dup2(in >= 0 ? in : null, 0) < 0 ||
+		    dup2(out >= 0 ? out : null, 1) < 0 || dup2(err, 2) < 0)
+			_exit(126);
+		close_range(3, ~0U, 0);
+		execve(g->runsc, argv, envp);
+		_exit(127);
+	}
+	close_fd(&errp[1]);
+	w = wait_until(g, pid, deadline, &status);
+	read_now(errp[0], said, sizeof(said));
+	if (w == 1) {
+		snprintf(msg, n, "runsc %s did not finish in time", cmd[0]);
+		goto out;
+	}
+	if (w < 0) {
+		snprintf(msg, n, "waiting for runsc %s: %s", cmd[0], strerror(errno));
+		goto out;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		rc = 0;
+		goto out;
+	}
+	first_line(said, sizeof(said), said, strlen(said));
+	if (WIFSIGNALED(status))
+		snprintf(msg, n, "runsc %s killed by signal %d%s%s", cmd[0], WTERMSIG(status),
+		         said[0] ? ": " : "", said);
+	else
+		snprintf(msg, n, "runsc %s exited with status %d%s%s", cmd[0], WEXITSTATUS(status),
+		         said[0] ? ": " : "", said);
+out:
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
+	return rc;
+}
+
+/* ---- the bundle ----------------------------------------------------------- */
+
+/* mkdir -p of path (absolute, inside the rootfs), 0755. */
+static int mkdirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* An empty mount point in the rootfs for host path src: a directory for a
+ * directory, an empty file for anything else that is a regular file. */
+static int mount_point(const struct gv *g, const char *src, const char *dst, char *why, size_t n)
+{
+	char target[4096];
+	struct stat st;
+	char *slash;
+	int fd;
+
+	if (stat(src, &st) != 0) {
+		snprintf(why, n, "bind %.200s: %s", src, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		snprintf(why, n, "bind %.200s: not a directory or a regular file", src);
+		return -1;
+	}
+	if ((size_t)snprintf(target, sizeof(target), "%s%s", g->path[P_ROOTFS], dst) >=
+	    sizeof(target)) {
+		snprintf(why, n, "bind %.200s: path too long", src);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (mkdirs(target) != 0)
+			goto fail;
+		return 0;
+	}
+	slash = strrchr(target, '/');
+	*slash = '\0';
+	if (slash != target && mkdirs(target) != 0)
+		goto fail;
+	*slash = '/';
+	fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		goto fail;
+	close(fd);
+	return 0;
+fail:
+	snprintf(why, n, "mount point for %.200s: %s", src, strerror(errno));
 	return -1;
 }
 
-static int gvisor_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
+static json_t *rlimit(const char *type, long long v)
 {
-	(void)spec;
-	(void)out;
-	sum->status = "failed";
+	return json_pack("{s:s, s:I, s:I}", "type", type, "hard", (json_int_t)v, "soft",
+	                 (json_int_t)v);
+}
+
+static json_t *bind_mount(const char *src, const char *dst)
+{
+	return json_pack("{s:s, s:s, s:s, s:[s,s,s,s]}", "destination", dst, "type", "bind",
+	                 "source", src, "options", "rbind", "ro", "nosuid", "nodev");
+}
+
+/* Is name (one path component, e.g. "lib") the first component of a bind? */
+static int bind_takes(json_t *binds, const char *name)
+{
+	const char *b;
+	size_t i, len = strlen(name);
+
+	for (i = 0; i < json_array_size(binds); i++) {
+		b = json_string_value(json_array_get(binds, i));
+		if (b && strncmp(b + 1, name, len) == 0 &&
+		    (b[1 + len] == '\0' || b[1 + len] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* config.json (OCI runtime spec 1.0) for spec, agent bound at /agent. */
+static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const char *agent)
+{
+	const struct runner_limits *l = &spec->limits;
+	char tmpfs_size[32];
+	json_t *cfg, *mounts;
+	size_t i;
+
+	snprintf(tmpfs_size, sizeof(tmpfs_size), "size=%ldm", l->tmpfs_mb);
+	mounts =
+	    json_pack("[{s:s, s:s, s:s, s:[s,s,s]}, {s:s, s:s, s:s, s:[s,s,s,s]}]", "destination",
+	              "/proc", "type", "proc", "source", "proc", "options", "nosuid", "nodev",
+	              "noexec", "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
+	              "options", "nosuid", "nodev", "mode=1777", tmpfs_size);
+	for (i = 0; mounts && i < json_array_size(binds); i++)
+		json_array_append_new(mounts,
+		                      bind_mount(json_string_value(json_array_get(binds, i)),
+		                                 json_string_value(json_array_get(binds, i))));
+	if (mounts)
+		json_array_append_new(mounts, bind_mount(agent, "/agent"));
+	cfg = json_pack(
+	    "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s,s,s], s:s, s:b,"
+	    "  s:{s:[], s:[], s:[], s:[], s:[]}, s:[o,o,o,o,o]},"
+	    " s:{s:s, s:b}, s:s, s:o,"
+	    " s:{s:[{s:s},{s:s},{s:s},{s:s},{s:s}], s:{s:{s:I}}}}",
+	    "ociVersion", "1.0.2", "process", "terminal", 0, "user", "uid", GV_UID, "gid", GV_GID,
+	    "args", "/agent", "env", "PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8", "cwd", "/",
+	    "noNewPrivileges", 1, "capabilities", "bounding", "effective", "inheritable",
+	    "permitted", "ambient", "rlimits", rlimit("RLIMIT_CPU", l->cpu_seconds),
+	    rlimit("RLIMIT_AS", (long long)l->memory_mb * 1024 * 1024),
+	    rlimit("RLIMIT_NOFILE", l->open_files), rlimit("RLIMIT_NPROC", l->processes),
+	    rlimit("RLIMIT_CORE", 0), "root", "path", "rootfs", "readonly", 1, "hostname",
+	    "sandbox", "mounts", mounts, "linux", "namespaces", "type", "pid", "type", "network",
+	    "type", "ipc", "type", "uts", "type", "mount", "resources", "pids", "limit",
+	    (json_int_t)(GV_PIDS_BASE + GV_PIDS_PER_PROC * l->processes));
+	return cfg;
+}
+
+/* Pick the container id and make the run's directory (0700) with its
+ * bundle and state directories. Returns 0 or -1 + why. */
+static int bundle_dir(struct gv *g, char *why, size_t n)
+{
+	unsigned char rnd[16];
+	size_t i;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		snprintf(why, n, "no random bytes for the container id");
+		return -1;
+	}
+	memcpy(g->id, "olivares-", 9);
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(g->id + 9 + 2 * i, 3, "%02x", rnd[i]);
+	for (i = 0; tmp_dirs[i]; i++) {
+		snprintf(g->top, sizeof(g->top), "%s/olivares-gvisor.XXXXXX", tmp_dirs[i]);
+		if (access(tmp_dirs[i], W_OK) == 0 && mkdtemp(g->top))
+			break;
+		g->top[0] = '\0';
+	}
+	if (!g->top[0]) {
+		snprintf(why, n, "cannot make the bundle directory under /run or /tmp: %s",
+		         strerror(errno));
+		return -1;
+	}
+	snprintf(g->path[P_BUNDLE], sizeof(g->path[0]), "%s/bundle", g->top);
+	snprintf(g->path[P_ROOTFS], sizeof(g->path[0]), "%s/bundle/rootfs", g->top);
+	snprintf(g->path[P_STATE], sizeof(g->path[0]), "%s/state", g->top);
+	snprintf(g->path[P_PIDFILE], sizeof(g->path[0]), "%s/sandbox.pid", g->top);
+	if (mkdir(g->path[P_BUNDLE], 0700) != 0 || mkdir(g->path[P_ROOTFS], 0755) != 0 ||
+	    mkdir(g->path[P_STATE], 0700) != 0) {
+		snprintf(why, n, "cannot make the bundle: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Fill the rootfs with its mount points and write config.json. Returns 0
+ * or -1 + why. */
+static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char *agent, char *why,
+                       size_t n)
+{
+	static const char *const links[][2] = {
+	    {"usr/bin", "bin"}, {"usr/sbin", "sbin"}, {"usr/lib", "lib"}, {"usr/lib64", "lib64"}};
+	char path[4096];
+	json_t *binds = NULL, *cfg = NULL;
+	size_t i;
+	int rc = -1;
+
+	binds = spec->binds ? json_incref(spec->binds) : json_pack("[s]", "/usr");
+	for (i = 0; i < json_array_size(binds); i++) {
+		const char *b = json_string_value(json_array_get(binds, i));
+
+		if (mount_point(g, b, b, why, n) != 0)
+			goto out;
+	}
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		if (bind_takes(binds, links[i][1]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", g->path[P_ROOTFS], links[i][1]);
+		if (symlink(links[i][0], path) != 0) {
+			snprintf(why, n, "symlink /%s: %s", links[i][1], strerror(errno));
+			goto out;
+		}
+	}
+	if (mount_point(g, agent, "/agent", why, n) != 0)
+		goto out;
+	snprintf(path, sizeof(path), "%s/proc", g->path[P_ROOTFS]);
+	if (mkdir(path, 0555) != 0)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/tmp", g->path[P_ROOTFS]);
+	if (mkdir(path, 01777) != 0)
+		goto fail;
+	cfg = oci_config(spec, binds, agent);
+	snprintf(path, sizeof(path), "%s/config.json", g->path[P_BUNDLE]);
+	if (!cfg || json_dump_file(cfg, path, JSON_COMPACT) != 0) {
+		snprintf(why, n, "cannot write the OCI config");
+		goto out;
+	}
+	rc = 0;
+	goto out;
+fail:
+	snprintf(why, n, "cannot make the rootfs: %s", strerror(errno));
+out:
+	json_decref(cfg);
+	json_decref(binds);
+	return rc;
+}
+
+/* ---- checks from outside ---------------------------------------------------- */
+
+static pid_t read_pidfile(const char *path)
+{
+	char buf[32];
+	long v;
+	char *end;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	buf[r] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || v <= 1)
+		return -1;
+	return (pid_t)v;
+}
+
+/* Is pid runsc's sandbox ("boot") of container id, with --network=none? */
+static int sandbox_verified(pid_t pid, const char *id, char *why, size_t n)
+{
+	char path[64], buf[4096];
+	const char *arg, *last = NULL;
+	int boot = 0, nonet = 0, fd;
+	ssize_t r;
+	size_t off;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, n, "the sandbox process %d is gone", (int)pid);
+		return -1;
+	}
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0) {
+		snprintf(why, n, "the sandbox process %d has no command line", (int)pid);
+		return -1;
+	}
+	buf[r] = '\0';
+	for (off = 0; off < (size_t)r; off += strlen(buf + off) + 1) {
+		arg = buf + off;
+		if (strcmp(arg, "boot") == 0)
+			boot = 1;
+		if (strcmp(arg, "--network=none") == 0)
+			nonet = 1;
+		last = arg;
+	}
+	if (!boot || !nonet || !last || strcmp(last, id) != 0) {
+		snprintf(why, n,
+		         "process %d is not the gVisor sandbox of this run with "
+		         "--network=none",
+		         (int)pid);
+		return -1;
+	}
+	return 0;
+}
+
+/* The agent's end as text, from the sandbox's exit status: runsc boot exits
+ * with the root container's status (128 + n when signal n killed it).
+ * Shape of runner_agent_io.exit_reason. */
+static int agent_end(void *ctx, long long deadline_ms, char *why, size_t n)
+{
+	struct gv *g = ctx;
+	int st = g->sandbox_status;
+	int code;
+
+	if (g->sandbox > 0 && st < 0) {
+		if (wait_pid(g, g->sandbox, deadline_ms, &st) != 0)
+			return -1;
+	}
+	if (st < 0)
+		return -1;
+	if (WIFSIGNALED(st)) {
+		snprintf(why, n, "the gVisor sandbox was killed by SIG%s",
+		         sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+		return 0;
+	}
+	code = WEXITSTATUS(st);
+	if (code > 128 && code < 128 + 65 && sigabbrev_np(code - 128))
+		snprintf(why, n, "agent killed by SIG%s", sigabbrev_np(code - 128));
+	else
+		snprintf(why, n, "agent exited with status %d", code);
+	return 0;
+}
+
+/* ---- start and teardown ----------------------------------------------------- */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/*
+ * The guard: a process outside the sandbox, in its own session, that
+ * deletes the container and removes the directory if the runner dies
+ * before its own teardown (a worker that SIGKILLs a runner past the
+ * deadline must not leave a sandbox running). It waits on a pipe whose
+ * only write end the runner holds: 'q' means the runner tore everything
+ * down itself; EOF means the runner is gone.
+ */
+static int guard_start(struct gv *g, char *why, size_t n)
+{
+	const char *del[] = {"delete", "--force", g->id, NULL};
+	char msg[384];
+	int p[2], null;
+	ssize_t r;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		snprintf(why, n, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, n, "fork of the guard: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		setsid();
+		/* Never hold the runner's stdout (the worker reads it to EOF). */
+		null = open("/dev/null", O_RDWR);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			_exit(1);
+		close(p[1]);
+		if (dup2(p[0], 3) < 0)
+			_exit(1);
+		close_range(4, ~0U, 0);
+		do
+			r = read(3, &c, 1);
+		while (r < 0 && errno == EINTR);
+		if (r == 1 && c == 'q')
+			_exit(0);
+		g->sandbox = -1;
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg));
+		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		_exit(0);
+	}
+	close(p[0]);
+	g->guard = pid;
+	g->guard_fd = p[1];
+	return 0;
+}
+
+/* The runner tore the sandbox down itself: the guard may go. */
+static void guard_dismiss(struct gv *g)
+{
+	ssize_t r;
+
+	if (g->guard_fd < 0)
+		return;
+	do
+		r = write(g->guard_fd, "q", 1);
+	while (r < 0 && errno == EINTR);
+	close_fd(&g->guard_fd);
+}
+
+/*
+ * Create and start the sandbox for spec with agent at /agent. Returns 0
+ * once it is verified in place (see the header comment), -1 with why.
+ */
+static int gv_start(struct gv *g, const struct runner_spec *spec, const char *agent,
+                    long long deadline, char *why, size_t n)
+{
+	const char *create[] = {
+	    "create", "--bundle", g->path[P_BUNDLE], "--pid-file", g->path[P_PIDFILE], g->id, NULL};
+	const char *start[] = {"start", g->id, NULL};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+	char msg[384], said[256];
+	int rc = -1;
+
+	if (bundle_dir(g, why, n) != 0)
+		return -1;
+	/* From here on a dying runner leaves nothing: the guard removes it. */
+	if (guard_start(g, why, n) != 0)
+		return -1;
+	if (bundle_fill(g, spec, agent, why, n) != 0)
+		return -1;
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+		snprintf(why, n, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	/* The container's stdio are runsc create's: it hands them to the
+	 * sandbox, which keeps them after create exits. */
+	g->created = 1;
+	if (runsc_cmd(g, create, in[0], out[1], err[1], deadline, msg, sizeof(msg)) != 0) {
+		/* What runsc create said went to the container's stderr. */
+		read_now(err[0], said, sizeof(said));
+		first_line(said, sizeof(said), said, strlen(said));
+		snprintf(why, n, "gVisor sandbox not created: %s%s%s", msg, said[0] ? ": " : "",
+		         said);
+		goto out;
+	}
+	g->sandbox = read_pidfile(g->path[P_PIDFILE]);
+	if (g->sandbox <= 0) {
+		snprintf(why, n, "runsc create wrote no sandbox pid");
+		goto out;
+	}
+	/* Checked while it waits for start: an agent that exits at once
+	 * takes its sandbox with it. */
+	if (sandbox_verified(g->sandbox, g->id, msg, sizeof(msg)) != 0) {
+		snprintf(why, n, "gVisor sandbox not in place: %s", msg);
+		goto out;
+	}
+	if (runsc_cmd(g, start, -1, -1, -1, deadline, msg, sizeof(msg)) != 0) {
+		snprintf(why, n, "gVisor container not started: %s", msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&err[1]);
+	g->to_agent = in[1];
+	g->from_agent = out[0];
+	g->err_agent = err[0];
+	return rc;
+}
+
+/* SIGKILL every child of this process (found through /proc). */
+static void kill_children(void)
+{
+	char path[64], buf[512];
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	pid_t self = getpid();
+	char *p;
+	int ppid, fd;
+	ssize_t r;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything, so
+		 * parse from the last ')'. */
+		p = strrchr(buf, ')');
+		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+			continue;
+		if (ppid == self)
+			kill(atoi(e->d_name), SIGKILL);
+	}
+	closedir(d);
+}
+
+/* Reap every descendant (the runner is their subreaper), killing what
+ * still runs, until none is left. Returns 0 when wait says no child, -1
+ * at the deadline. */
+static int reap_all(struct gv *g, long long deadline)
+{
+	pid_t r;
+	int st;
+
+	for (;;) {
+		while ((r = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (r == g->sandbox) {
+				g->sandbox = -1;
+				g->sandbox_status = st;
+			}
+		}
+		if (r < 0 && errno == ECHILD)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (now_ms() >= deadline)
+			return -1;
+		kill_children();
+		sleep_ms(2);
+	}
+}
+
+/* Tear the sandbox down; returns 0 when nothing of it is left. */
+static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t n)
+{
+	const char *del[] = {"delete", "--force", g->id, NULL};
+	long long deadline = now_ms() + GV_TEARDOWN_MS;
+	char path[256], msg[384];
+	struct stat st;
+	size_t i;
+	int ok = 1, st_exit;
+
+	why[0] = '\0';
+	/* EOF on its stdin is the agent's cue to exit; the sandbox exits
+	 * with it. */
+	close_fd(&g->to_agent);
+	if (g->sandbox > 0)
+		wait_pid(g, g->sandbox, grace_deadline, &st_exit);
+	/* delete kills the sandbox and the gofer and removes the state and
+	 * the cgroups; whether it worked is checked below, not taken from
+	 * its exit status (it fails on a container that was never made). */
+	if (g->created)
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg));
+	guard_dismiss(g);
+	if (reap_all(g, deadline) != 0) {
+		ok = 0;
+		snprintf(why, n, "a process of the gVisor sandbox could not be reaped");
+	}
+	close_fd(&g->from_agent);
+	close_fd(&g->err_agent);
+	for (i = 0; g->created && cgroup_roots[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", cgroup_roots[i], g->id);
+		if (lstat(path, &st) == 0 && rmdir(path) != 0 && errno != ENOENT) {
+			ok = 0;
+			snprintf(why, n, "cgroup %.200s left behind", path);
+		}
+	}
+	if (g->top[0]) {
+		/* Never across a mount point: nothing of the host is removed
+		 * even if something were mounted in the rootfs. */
+		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		if (lstat(g->top, &st) == 0 || errno != ENOENT) {
+			ok = 0;
+			snprintf(why, n, "bundle directory %.200s left behind", g->top);
+		} else {
+			g->top[0] = '\0';
+		}
+	}
+	return ok ? 0 : -1;
+}
+
+/* ---- the backend ------------------------------------------------------------ */
+
+static int gv_preflight(char *why, size_t n)
+{
+	const char *version[] = {"--version", NULL};
+	struct gv g;
+	char msg[384];
+
+	memset(&g, 0, sizeof(g));
+	g.runsc = find_runsc();
+	if (!g.runsc) {
+		snprintf(why, n,
+		         "runsc binary not found (looked in /usr/bin, /usr/sbin, "
+		         "/usr/local/bin)");
+		return -1;
+	}
+	if (geteuid() != 0) {
+		snprintf(why, n, "runsc run needs root (the runner runs as uid %d)",
+		         (int)geteuid());
+		return -1;
+	}
+	/* --version takes no --root; runsc ignores the extra flags for it,
+	 * but keep the call minimal: a state dir that does not exist. */
+	snprintf(g.path[P_STATE], sizeof(g.path[0]), "/nonexistent");
+	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg)) != 0) {
+		snprintf(why, n, "runsc does not run: %s", msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Shared by run and the full preflight: prepare, mark the runner as the
+ * subreaper of everything runsc starts. */
+static int gv_init(struct gv *g, char *why, size_t n)
+{
+	memset(g, 0, sizeof(*g));
+	g->sandbox = -1;
+	g->sandbox_status = -1;
+	g->to_agent = g->from_agent = g->err_agent = -1;
+	g->guard = -1;
+	g->guard_fd = -1;
+	g->runsc = find_runsc();
+	if (!g->runsc) {
+		snprintf(why, n, "runsc binary not found");
+		return -1;
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		snprintf(why, n, "PR_SET_CHILD_SUBREAPER failed: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* --preflight gvisor: also boot a throw-away sandbox running /usr/bin/true
+ * exactly as a run would, and check it exits 0 and is torn down. */
+static int gv_preflight_full(char *why, size_t n)
+{
+	struct runner_spec spec;
+	struct gv g;
+	char msg[384];
+	int rc = -1, st;
+
+	if (gv_preflight(why, n) != 0)
+		return -1;
+	memset(&spec, 0, sizeof(spec));
+	spec.limits = (struct runner_limits){RUNNER_DEFAULT_WALL_MS,    RUNNER_DEFAULT_CPU_SECONDS,
+	                                     RUNNER_DEFAULT_MEMORY_MB,  RUNNER_DEFAULT_PROCESSES,
+	                                     RUNNER_DEFAULT_OPEN_FILES, RUNNER_DEFAULT_TMPFS_MB};
+	if (gv_init(&g, why, n) != 0)
+		return -1;
+	if (gv_start(&g, &spec, "/usr/bin/true", now_ms() + RUNNER_DEFAULT_WALL_MS, why, n) != 0)
+		goto out;
+	if (agent_end(&g, now_ms() + RUNNER_DEFAULT_WALL_MS, msg, sizeof(msg)) != 0) {
+		snprintf(why, n, "trial sandbox running /usr/bin/true did not exit");
+		goto out;
+	}
+	st = g.sandbox_status;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		snprintf(why, n, "trial sandbox running /usr/bin/true: %s", msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (gv_destroy(&g, 0, msg, sizeof(msg)) != 0 && rc == 0) {
+		snprintf(why, n, "trial sandbox not torn down: %s", msg);
+		rc = -1;
+	}
+	return rc;
+}
+
+static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
+{
+	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
+	struct runner_agent_io io;
+	struct stat st;
+	struct gv g;
+	char why[384], msg[384];
+	long long deadline = now_ms() + spec->limits.wall_ms;
+	int rc = -1;
+
 	sum->isolated = 0;
-	snprintf(sum->reason, sizeof(sum->reason), "gvisor backend is not built in this version");
-	return -1;
+	sum->status = "failed";
+	if (spec->unconfined) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "gvisor backend has no unconfined mode (--no-seccomp)");
+		return -1;
+	}
+	if (!agent) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "no agent program: the built-in mock agent was not found beside the "
+		         "runner");
+		return -1;
+	}
+	if (stat(agent, &st) != 0 || !S_ISREG(st.st_mode) || access(agent, X_OK) != 0) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "agent program %.200s is not an executable regular file", agent);
+		return -1;
+	}
+	if (gv_init(&g, why, sizeof(why)) != 0) {
+		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s", why);
+		return -1;
+	}
+	if (gv_start(&g, spec, agent, deadline, why, sizeof(why)) != 0) {
+		if (now_ms() >= deadline)
+			snprintf(sum->reason, sizeof(sum->reason),
+			         "wall-clock limit of %ld ms exceeded while the gVisor sandbox "
+			         "was starting",
+			         spec->limits.wall_ms);
+		else
+			snprintf(sum->reason, sizeof(sum->reason), "%s", why);
+		goto out;
+	}
+	sum->isolated = 1;
+	memset(&io, 0, sizeof(io));
+	io.err_fd = g.err_agent;
+	io.exit_reason = agent_end;
+	io.ctx = &g;
+	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
+out:
+	/* Done or failed: the agent gets its grace period to exit on EOF,
+	 * never past the run's deadline, then the sandbox is deleted. */
+	if (gv_destroy(&g,
+	               rc == 0 ? (now_ms() + RUNNER_AGENT_GRACE_MS < deadline
+	                              ? now_ms() + RUNNER_AGENT_GRACE_MS
+	                              : deadline)
+	                       : 0,
+	               msg, sizeof(msg)) != 0) {
+		sum->left_behind = 1;
+		if (rc == 0) {
+			sum->status = "failed";
+			snprintf(sum->reason, sizeof(sum->reason),
+			         "the gVisor sandbox was not torn down: %s", msg);
+			rc = -1;
+		}
+	}
+	return rc;
 }
 
 const struct runner_backend runner_backend_gvisor = {
     .name = "gvisor",
-    .preflight = gvisor_preflight,
-    .run = gvisor_run,
+    .preflight = gv_preflight,
+    .run = gv_run,
     .probe = NULL,
+    .preflight_full = gv_preflight_full,
 };

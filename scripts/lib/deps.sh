@@ -10,6 +10,7 @@ OLV_DEPS_PACKAGES=(
 	libjansson-dev libxml2-dev libssl-dev libcurl4-openssl-dev libinih-dev
 	libseccomp-dev check
 	nginx-light postgresql spawn-fcgi wrk jq curl sqlite3 valgrind
+	runsc
 )
 
 # olv_deps_missing: print the packages of OLV_DEPS_PACKAGES not installed.

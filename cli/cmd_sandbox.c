@@ -1,6 +1,7 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
- * runs list|get|outputs (the /v1/m/sandbox routes of /work/briefs/api.md).
+ * runs list|get|outputs, backends (the /v1/m/sandbox routes of
+ * /work/briefs/api.md).
  *
  * Every command builds a path (ids percent-encoded: they are opaque tokens
  * and the server is the one that says "not found") and maybe a body, makes
@@ -357,7 +358,8 @@ static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 	int rc;
 
 	body = json_object();
-	if (set_string_opt(ctx, body, "variant", a, "variant")) {
+	if (set_string_opt(ctx, body, "variant", a, "variant") ||
+	    set_string_opt(ctx, body, "backend", a, "backend")) {
 		json_decref(body);
 		return CLI_EXIT_USAGE;
 	}
@@ -408,6 +410,41 @@ static int cmd_runs_outputs(struct cli_ctx *ctx, const struct cli_args *a)
 	return rc;
 }
 
+/* ---- backends ------------------------------------------------------------ */
+
+/* "ok" or "failed", from the item's preflight.ok */
+static char *preflight_cell(const json_t *item)
+{
+	const json_t *pf = json_object_get(item, "preflight");
+
+	return model_xstrdup(json_is_true(json_object_get(pf, "ok")) ? "ok" : "failed");
+}
+
+static char *preflight_reason(const json_t *item)
+{
+	return cli_render(json_object_get(json_object_get(item, "preflight"), "reason"));
+}
+
+static const struct cli_column backend_columns[] = {
+    {"NAME", "name", NULL},
+    {"ALLOWED", "allowed", NULL},
+    {"DEFAULT", "default", NULL},
+    {"PREFLIGHT", NULL, preflight_cell},
+    {"REASON", NULL, preflight_reason},
+    {NULL, NULL, NULL},
+};
+
+static void print_backends(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "backends"), backend_columns);
+}
+
+static int cmd_backends(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	(void)a;
+	return call_and_print(ctx, "GET", "/v1/m/sandbox/backends", NULL, print_backends);
+}
+
 /* ---- command tables ------------------------------------------------------ */
 
 static const struct cli_opt generate_opts[] = {
@@ -427,21 +464,22 @@ static const struct cli_opt create_opts[] = {
 };
 
 static const struct cli_opt scenarios_list_opts[] = {
-    {"limit", "N", "at most N scenarios"},
-    {"offset", "N", "skip the first N scenarios"},
+    {"limit", "N", "at most N scenarios, 1..500 (default 50)"},
+    {"offset", "N", "skip the first N scenarios, 0..1000000000 (default 0)"},
     {NULL, NULL, NULL},
 };
 
 static const struct cli_opt run_opts[] = {
     {"variant", "V", "variant to run (selects the mocks of that variant)"},
+    {"backend", "NAME", "isolation backend (default: your tenant's; see 'sandbox backends')"},
     {NULL, NULL, NULL},
 };
 
 static const struct cli_opt runs_list_opts[] = {
     {"scenario", "ID", "only the runs of this scenario"},
     {"status", "S", "only runs with this status (completed, failed, degraded, running)"},
-    {"limit", "N", "at most N runs"},
-    {"offset", "N", "skip the first N runs"},
+    {"limit", "N", "at most N runs, 1..500 (default 50)"},
+    {"offset", "N", "skip the first N runs, 0..1000000000 (default 0)"},
     {NULL, NULL, NULL},
 };
 
@@ -465,6 +503,9 @@ static const struct cli_command scenarios_commands[] = {
      "(RESOURCE VARIANT RESPONSE); control characters are shown escaped (\\n, \\t, \\\\).\n"},
     {"list", cmd_scenarios_list, "List scenarios (any role).", NULL, scenarios_list_opts, NULL,
      "GET /v1/m/sandbox/scenarios?limit=N&offset=N.\n"
+     "Scenarios come newest first, one page at a time: without --limit the server\n"
+     "returns at most 50 (the largest page is 500; a value outside 1..500 is refused\n"
+     "with 400). Page with --offset: --limit 50 --offset 50 gives the next 50.\n"
      "Table output: one row per scenario: ID NAME SUBJECT VERSION STEPS MOCKS UPDATED_AT.\n"},
     {"get", cmd_scenarios_get, "Show one scenario with its steps and mocks (any role).", NULL,
      no_opts, "ID",
@@ -475,9 +516,16 @@ static const struct cli_command scenarios_commands[] = {
      "DELETE /v1/m/sandbox/scenarios/ID.\n"
      "Table output: id and deleted.\n"},
     {"run", cmd_scenarios_run, "Run a scenario against its mocks (editor).", NULL, run_opts, "ID",
-     "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V} (backend inproc-mock).\n"
-     "A step whose input matches no mock gives [[mock-miss:<input>]] and counts in\n"
-     "steps_error; the run still completes.\n"
+     "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V,\"backend\":NAME}.\n"
+     "Without --backend the run uses your tenant's default backend (inproc-mock\n"
+     "unless the server's policy says otherwise); a backend the policy does not\n"
+     "allow is refused (422) and nothing runs. A backend the host cannot provide\n"
+     "fails closed: the run is recorded failed, isolated false, with the reason.\n"
+     "A variant that names an agent program on the server runs it (OS-level\n"
+     "backends only). A step whose input matches no mock gives\n"
+     "[[mock-miss:<input>]] and counts in steps_error; the run still completes.\n"
+     "Example:\n"
+     "  olivares sandbox scenarios run ID --variant candidate --backend namespaces\n"
      "Table output: the run's fields, one per line (id, status, steps_total, steps_ok,\n"
      "steps_error, isolated, destroyed, backend, …); null is shown as '-'.\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
@@ -486,6 +534,9 @@ static const struct cli_command scenarios_commands[] = {
 static const struct cli_command runs_commands[] = {
     {"list", cmd_runs_list, "List runs (any role).", NULL, runs_list_opts, NULL,
      "GET /v1/m/sandbox/runs?scenario=ID&status=S&limit=N&offset=N.\n"
+     "Runs come newest first, one page at a time: without --limit the server returns\n"
+     "at most 50 (the largest page is 500; a value outside 1..500 is refused with\n"
+     "400). Page with --offset: --limit 50 --offset 50 gives the next 50.\n"
      "Table output: one row per run: ID STATUS SCENARIO VARIANT BACKEND ISOLATED TOTAL\n"
      "OK ERRORS STARTED_AT.\n"},
     {"get", cmd_runs_get, "Show one run (any role).", NULL, no_opts, "ID",
@@ -517,5 +568,15 @@ const struct cli_command cli_sandbox_commands[] = {
     {"scenarios", NULL, "Create, list, show, delete and run scenarios.", scenarios_commands, NULL,
      NULL, NULL},
     {"runs", NULL, "List runs, show a run and its outputs.", runs_commands, NULL, NULL, NULL},
+    {"backends", cmd_backends,
+     "List the isolation backends, your policy and their preflight (any role).", NULL, no_opts,
+     NULL,
+     "GET /v1/m/sandbox/backends.\n"
+     "One row per backend the runner knows (inproc-mock, namespaces, gvisor,\n"
+     "firecracker): ALLOWED and DEFAULT from your tenant's policy (server\n"
+     "configuration), PREFLIGHT ok or failed as olivares-runner --preflight NAME\n"
+     "says on the server host, and REASON, the missing primitive when it failed.\n"
+     "A run on a backend whose preflight fails is recorded failed, isolated false.\n"
+     "Table output: NAME ALLOWED DEFAULT PREFLIGHT REASON.\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -5,6 +5,7 @@
  */
 #include "fcgi/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <limits.h>
@@ -16,8 +17,34 @@
 #include <unistd.h>
 
 /* Backends the runner knows (DESIGN.md §1); the list may allow any subset. */
-static const char *const known_backends[] = {"inproc-mock", "namespaces", "gvisor",
-					     "firecracker"};
+const char *const http_config_known_backends[] = {"inproc-mock", "namespaces", "gvisor",
+                                                  "firecracker", NULL};
+
+/* Defaults and bounds of the agent limits: those of runner/backend.h
+ * (RUNNER_DEFAULT_*) and of the runner's spec check (runner/main.c,
+ * limit_keys), so a configuration the loader accepts is never refused by
+ * the runner. fcgi/ does not include runner/ headers (DESIGN.md §2). */
+struct limit_key {
+	const char *name;
+	size_t offset;
+	long min, max, def;
+};
+
+static const struct limit_key limit_keys[] = {
+    {"cpu_seconds", offsetof(struct http_run_limits, cpu_seconds), 1, 600, 5},
+    {"memory_mb", offsetof(struct http_run_limits, memory_mb), 16, 16384, 256},
+    {"processes", offsetof(struct http_run_limits, processes), 2, 4096, 32},
+    {"open_files", offsetof(struct http_run_limits, open_files), 8, 65536, 64},
+    {"tmpfs_mb", offsetof(struct http_run_limits, tmpfs_mb), 1, 4096, 16},
+    {NULL, 0, 0, 0, 0},
+};
+
+/* Bounds of [runner] timeout_ms: the runner's limits.wall_ms bounds. */
+#define TIMEOUT_MS_MIN 100
+#define TIMEOUT_MS_MAX 600000
+#define MAX_BINDS 32
+#define MAX_BIND_PATH 1024
+#define TENANT_PREFIX "tenant "
 
 struct load_ctx {
 	struct http_config *cfg;
@@ -25,12 +52,12 @@ struct load_ctx {
 	size_t errlen;
 	int failed;
 	/* keys given explicitly, so derived defaults do not override them */
-	int have_dsn, have_socket, have_runner, have_data_dir;
+	int have_dsn, have_socket, have_runner, have_data_dir, have_agents_dir;
 	char file[512];
 };
 
 static int seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int seterr(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -72,13 +99,56 @@ static int backend_known(const char *name, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof known_backends / sizeof known_backends[0]; i++)
-		if (strlen(known_backends[i]) == len && strncmp(name, known_backends[i], len) == 0)
+	for (i = 0; http_config_known_backends[i]; i++)
+		if (strlen(http_config_known_backends[i]) == len &&
+		    strncmp(name, http_config_known_backends[i], len) == 0)
 			return 1;
 	return 0;
 }
 
-/* Every comma-separated item of list is a known backend; no empty item. */
+/*
+ * Copy the comma list value into dst (size n) with the blanks around each
+ * item removed. Returns 0, or -1 when it does not fit or an item is empty
+ * (allow_empty: the whole list may be empty).
+ */
+static int normalize_list(char *dst, size_t n, const char *value, int allow_empty)
+{
+	const char *p = value;
+	const char *b, *e;
+	size_t used = 0, len;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!*p) {
+		if (!allow_empty || n == 0)
+			return -1;
+		dst[0] = '\0';
+		return 0;
+	}
+	for (;;) {
+		b = p;
+		while (*p && *p != ',')
+			p++;
+		e = p;
+		while (b < e && isspace((unsigned char)*b))
+			b++;
+		while (e > b && isspace((unsigned char)e[-1]))
+			e--;
+		len = (size_t)(e - b);
+		if (len == 0 || used + len + 2 > n)
+			return -1;
+		if (used)
+			dst[used++] = ',';
+		memcpy(dst + used, b, len);
+		used += len;
+		dst[used] = '\0';
+		if (!*p)
+			return 0;
+		p++;
+	}
+}
+
+/* Every item of a normalised list is a known backend. */
 static int backends_valid(const char *list)
 {
 	const char *p = list;
@@ -98,12 +168,14 @@ static int backends_valid(const char *list)
 	}
 }
 
-static int backend_in_list(const char *list, const char *name)
+int http_config_list_has(const char *list, const char *name)
 {
 	const char *p = list;
 	const char *comma;
 	size_t len;
 
+	if (!*list)
+		return 0;
 	for (;;) {
 		comma = strchr(p, ',');
 		len = comma ? (size_t)(comma - p) : strlen(p);
@@ -112,6 +184,93 @@ static int backend_in_list(const char *list, const char *name)
 		if (!comma)
 			return 0;
 		p = comma + 1;
+	}
+}
+
+/* A bind the runner accepts (runner/main.c path_ok, bind_reserved): an
+ * absolute path, no empty, "." or ".." component, no trailing '/', not /
+ * itself, not /proc, /tmp, /agent or anything under them. */
+static int bind_valid(const char *s, size_t len)
+{
+	static const char *const reserved[] = {"/proc", "/tmp", "/agent", NULL};
+	size_t i, rl;
+
+	if (len < 2 || len > MAX_BIND_PATH || s[0] != '/' || s[len - 1] == '/')
+		return 0;
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+		if (s[i] != '/')
+			continue;
+		if (i + 1 < len && s[i + 1] == '/')
+			return 0;
+		if (i + 1 < len && s[i + 1] == '.' && (i + 2 == len || s[i + 2] == '/'))
+			return 0;
+		if (i + 2 < len && s[i + 1] == '.' && s[i + 2] == '.' &&
+		    (i + 3 == len || s[i + 3] == '/'))
+			return 0;
+	}
+	for (i = 0; reserved[i]; i++) {
+		rl = strlen(reserved[i]);
+		if (len >= rl && strncmp(s, reserved[i], rl) == 0 && (len == rl || s[rl] == '/'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Every item of a normalised list is a valid bind; at most MAX_BINDS. */
+static int binds_valid(const char *list)
+{
+	const char *p = list;
+	const char *comma;
+	size_t len;
+	int count = 0;
+
+	if (!*list)
+		return 1;
+	for (;;) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (!bind_valid(p, len) || ++count > MAX_BINDS)
+			return 0;
+		if (!comma)
+			return 1;
+		p = comma + 1;
+	}
+}
+
+/* The [tenant NAME] entry for name, created if new; NULL when full. */
+static struct http_tenant_policy *tenant_entry(struct http_config *cfg, const char *name)
+{
+	struct http_tenant_policy *t;
+	int i;
+
+	for (i = 0; i < cfg->ntenants; i++)
+		if (strcmp(cfg->tenants[i].name, name) == 0)
+			return &cfg->tenants[i];
+	if (cfg->ntenants == HTTP_MAX_TENANT_POLICIES)
+		return NULL;
+	t = &cfg->tenants[cfg->ntenants++];
+	memset(t, 0, sizeof(*t));
+	memcpy(t->name, name, strlen(name) + 1);
+	return t;
+}
+
+void http_config_policy(const struct http_config *cfg, const char *tenant_name,
+                        const char **backends, const char **default_backend)
+{
+	int i;
+
+	*backends = cfg->backends;
+	*default_backend = cfg->default_backend;
+	if (!tenant_name)
+		return;
+	for (i = 0; i < cfg->ntenants; i++) {
+		if (strcmp(cfg->tenants[i].name, tenant_name) == 0) {
+			*backends = cfg->tenants[i].backends;
+			*default_backend = cfg->tenants[i].default_backend;
+			return;
+		}
 	}
 }
 
@@ -131,6 +290,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
 {
 	struct load_ctx *c = user;
 	struct http_config *cfg = c->cfg;
+	const struct limit_key *k;
+	struct http_tenant_policy *t;
+	const char *tname;
 	long v;
 	int bad = 0;
 
@@ -163,20 +325,59 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			bad = copy_str(cfg->runner_path, sizeof cfg->runner_path, value) || !*value;
 			c->have_runner = 1;
 		} else if (strcmp(name, "timeout_ms") == 0) {
-			bad = parse_int(value, 1, 3600000, 10, &v);
+			bad = parse_int(value, TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, 10, &v);
 			cfg->run_timeout_ms = (int)v;
 		} else if (strcmp(name, "backends") == 0) {
-			bad = copy_str(cfg->backends, sizeof cfg->backends, value) ||
-			      !backends_valid(value);
+			bad = normalize_list(cfg->backends, sizeof cfg->backends, value, 0) ||
+			      !backends_valid(cfg->backends);
 		} else if (strcmp(name, "default_backend") == 0) {
 			bad = copy_str(cfg->default_backend, sizeof cfg->default_backend, value) ||
 			      !backend_known(value, strlen(value));
+		} else if (strcmp(name, "agents_dir") == 0) {
+			bad = copy_str(cfg->agents_dir, sizeof cfg->agents_dir, value) || !*value;
+			c->have_agents_dir = 1;
+		} else if (strcmp(name, "binds") == 0) {
+			bad = normalize_list(cfg->binds, sizeof cfg->binds, value, 1) ||
+			      !binds_valid(cfg->binds);
 		} else {
-			goto unknown;
+			for (k = limit_keys; k->name; k++)
+				if (strcmp(k->name, name) == 0)
+					break;
+			if (!k->name)
+				goto unknown;
+			bad = parse_int(value, k->min, k->max, 10, &v);
+			if (!bad)
+				*(long *)((char *)&cfg->limits + k->offset) = v;
 		}
+	} else if (strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0) {
+		tname = section + strlen(TENANT_PREFIX);
+		while (*tname == ' ')
+			tname++;
+		if (!*tname || strlen(tname) > 128) {
+			c->failed = 1;
+			seterr(c->err, c->errlen, "%s: [%s]: a tenant name is 1 to 128 bytes",
+			       c->file, section);
+			return 0;
+		}
+		t = tenant_entry(cfg, tname);
+		if (!t) {
+			c->failed = 1;
+			seterr(c->err, c->errlen, "%s: more than %d [tenant NAME] sections",
+			       c->file, HTTP_MAX_TENANT_POLICIES);
+			return 0;
+		}
+		if (strcmp(name, "backends") == 0)
+			bad = normalize_list(t->backends, sizeof t->backends, value, 0) ||
+			      !backends_valid(t->backends);
+		else if (strcmp(name, "default_backend") == 0)
+			bad = copy_str(t->default_backend, sizeof t->default_backend, value) ||
+			      !backend_known(value, strlen(value));
+		else
+			goto unknown;
 	} else if (strcmp(section, "scorer") == 0) {
 		if (strcmp(name, "adapter") == 0)
-			bad = copy_str(cfg->scorer, sizeof cfg->scorer, value) || !scorer_valid(value);
+			bad = copy_str(cfg->scorer, sizeof cfg->scorer, value) ||
+			      !scorer_valid(value);
 		else
 			goto unknown;
 	} else {
@@ -190,8 +391,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	return 1;
 unknown:
 	c->failed = 1;
-	seterr(c->err, c->errlen, "%s: unknown key \"%s\" in section [%s]", c->file, name,
-	       section);
+	seterr(c->err, c->errlen, "%s: unknown key \"%s\" in section [%s]", c->file, name, section);
 	return 0;
 }
 
@@ -304,9 +504,11 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	struct load_ctx c;
 	const char *env;
 	const char *conf = NULL;
+	const struct limit_key *k;
+	struct http_tenant_policy *t;
 	char probe[1024];
 	struct stat sb;
-	int r;
+	int r, i;
 
 	memset(cfg, 0, sizeof *cfg);
 	memset(&c, 0, sizeof c);
@@ -322,11 +524,14 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		return seterr(err, errlen, "OLIVARES_DATA is too long");
 	cfg->socket_mode = 0600;
 	cfg->workers = default_workers();
-	cfg->backlog = 64;
+	cfg->backlog = 1024;
 	cfg->run_timeout_ms = 10000;
 	strcpy(cfg->backends, "inproc-mock");
 	strcpy(cfg->default_backend, "inproc-mock");
 	strcpy(cfg->scorer, "none");
+	strcpy(cfg->binds, "/usr");
+	for (k = limit_keys; k->name; k++)
+		*(long *)((char *)&cfg->limits + k->offset) = k->def;
 
 	/* 2. the INI file */
 	env = getenv("OLIVARES_CONF");
@@ -334,7 +539,7 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		conf = env;
 	} else {
 		if ((size_t)snprintf(probe, sizeof probe, "%s/olivares.conf", cfg->data_dir) <
-			    sizeof probe &&
+		        sizeof probe &&
 		    stat(probe, &sb) == 0)
 			conf = probe;
 	}
@@ -346,9 +551,9 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
 		if (r > 0)
 			return seterr(err, errlen,
-				      "%s:%d: line longer than %d bytes (use OLIVARES_DSN for a "
-				      "long connection string)",
-				      conf, r, CONFIG_MAX_LINE);
+			              "%s:%d: line longer than %d bytes (use OLIVARES_DSN for a "
+			              "long connection string)",
+			              conf, r, CONFIG_MAX_LINE);
 		r = ini_parse(conf, on_key, &c);
 		if (r == -1)
 			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
@@ -382,21 +587,41 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	}
 
 	/* derived defaults, from the final data_dir */
-	if (!c.have_dsn &&
-	    (size_t)snprintf(cfg->dsn, sizeof cfg->dsn,
-			     "Driver=SQLite3;Database=%s/olivares.db;Timeout=5000;"
-			     "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1",
-			     cfg->data_dir) >= sizeof cfg->dsn)
+	if (!c.have_dsn && (size_t)snprintf(cfg->dsn, sizeof cfg->dsn,
+	                                    "Driver=SQLite3;Database=%s/olivares.db;Timeout=2000;"
+	                                    "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1",
+	                                    cfg->data_dir) >= sizeof cfg->dsn)
 		return seterr(err, errlen, "data_dir is too long for the default dsn");
 	if (!c.have_socket &&
 	    (size_t)snprintf(cfg->socket_path, sizeof cfg->socket_path, "%s/olivares.sock",
-			     cfg->data_dir) >= sizeof cfg->socket_path)
+	                     cfg->data_dir) >= sizeof cfg->socket_path)
 		return seterr(err, errlen, "data_dir is too long for the default socket path");
 	if (!c.have_runner)
 		default_runner(cfg->runner_path, sizeof cfg->runner_path, argv0);
-	if (!backend_in_list(cfg->backends, cfg->default_backend))
+	if (!c.have_agents_dir &&
+	    (size_t)snprintf(cfg->agents_dir, sizeof cfg->agents_dir, "%s/agents", cfg->data_dir) >=
+	        sizeof cfg->agents_dir)
+		return seterr(err, errlen, "data_dir is too long for the default agents_dir");
+	if (make_absolute(cfg->agents_dir, sizeof cfg->agents_dir))
+		return seterr(err, errlen, "agents_dir: cannot make \"%s\" absolute",
+		              cfg->agents_dir);
+	if (!http_config_list_has(cfg->backends, cfg->default_backend))
 		return seterr(err, errlen,
-			      "[runner] default_backend \"%s\" is not in [runner] backends \"%s\"",
-			      cfg->default_backend, cfg->backends);
+		              "[runner] default_backend \"%s\" is not in [runner] backends \"%s\"",
+		              cfg->default_backend, cfg->backends);
+	/* complete each tenant's policy from the [runner] pair (the sections
+	 * may come before [runner] in the file, so only now) */
+	for (i = 0; i < cfg->ntenants; i++) {
+		t = &cfg->tenants[i];
+		if (!t->backends[0])
+			strcpy(t->backends, cfg->backends);
+		if (!t->default_backend[0])
+			strcpy(t->default_backend, cfg->default_backend);
+		if (!http_config_list_has(t->backends, t->default_backend))
+			return seterr(err, errlen,
+			              "[tenant %s] default_backend \"%s\" is not in its backends "
+			              "\"%s\" (set default_backend in the section)",
+			              t->name, t->default_backend, t->backends);
+	}
 	return 0;
 }

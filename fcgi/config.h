@@ -13,21 +13,74 @@
  * INI keys (section [server] unless noted):
  *   data_dir        default $OLIVARES_DATA or ./var (made absolute)
  *   dsn             default "Driver=SQLite3;Database=<data_dir>/olivares.db;
- *                   Timeout=5000;JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1"
+ *                   Timeout=2000;JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1"
+ *                   (Timeout: SQLite's busy wait per attempt, ms; with the
+ *                   store's retry budget (sql/store.c) a locked database
+ *                   gives a 503 storage_unavailable in about 10 s, well
+ *                   under nginx's fastcgi_read_timeout of 60 s)
  *   socket          default <data_dir>/olivares.sock
  *   socket_mode     default 0600 (octal)
  *   workers         default 2 x the online CPUs (2..64): a worker waits
  *                   for nginx's close after each reply and for the runner
  *                   during a run, so one per core leaves cores idle
  *                   (measured: README "Performance"); 1..64
- *   backlog         default 64
+ *   backlog         default 1024 (1..65535): the listen(2) queue of the
+ *                   FastCGI socket, where nginx's connections wait for a
+ *                   free worker; 64 made a burst of 150 parallel requests
+ *                   get 502. The kernel silently caps it at
+ *                   net.core.somaxconn (4096 on current kernels).
  *   [runner] path   default: olivares-runner next to the running executable
- *   [runner] timeout_ms  wall-clock limit per run, default 10000
- *   [runner] backends    allowed backends, comma list, default "inproc-mock"
- *   [runner] default_backend  default "inproc-mock"
+ *   [runner] timeout_ms  wall-clock limit per run (the spec's
+ *                   limits.wall_ms), 100..600000, default 10000
+ *   [runner] backends    backends tenants may use, comma list of
+ *                   inproc-mock, namespaces, gvisor, firecracker;
+ *                   default "inproc-mock"
+ *   [runner] default_backend  default "inproc-mock"; must be in backends
+ *   [runner] agents_dir  directory of operator-provisioned agent programs,
+ *                   one executable per variant name; default
+ *                   <data_dir>/agents (need not exist)
+ *   [runner] binds  host paths bound read-only into the jail of the
+ *                   OS-level backends, comma list of absolute normalised
+ *                   paths other than /, /proc, /tmp, /agent (at most 32);
+ *                   default "/usr"; empty: none
+ *   [runner] cpu_seconds (1..600, default 5), memory_mb (16..16384,
+ *                   default 256), processes (2..4096, default 32),
+ *                   open_files (8..65536, default 64), tmpfs_mb (1..4096,
+ *                   default 16): the spec's limits (model/runspec.h); the
+ *                   defaults and bounds are those of runner/backend.h and
+ *                   runner/main.c, so the runner never refuses them
+ *   [tenant NAME] backends, default_backend: the policy of the tenant named
+ *                   NAME (as created with olivares-admin), replacing the
+ *                   [runner] pair for it. An absent backends is the
+ *                   [runner] list; an absent default_backend is the
+ *                   [runner] default, which must then be in the list.
+ *                   At most HTTP_MAX_TENANT_POLICIES sections.
  *   [scorer] adapter     default "none"
+ *
+ * Validation at load: an unknown backend name, a default that is not in
+ * its allowed list, a bad bind or a limit out of bounds is an error.
  */
 #include <stddef.h>
+
+/** Most [tenant NAME] sections in one file. */
+#define HTTP_MAX_TENANT_POLICIES 32
+
+/** The agent limits sent in every run spec (model/runspec.h "limits";
+ * wall_ms is http_config.run_timeout_ms). Units as named. */
+struct http_run_limits {
+	long cpu_seconds;
+	long memory_mb;
+	long processes;
+	long open_files;
+	long tmpfs_mb;
+};
+
+/** One [tenant NAME] section, completed at load: both fields always set. */
+struct http_tenant_policy {
+	char name[129];           /* tenant name, 1..128 bytes */
+	char backends[256];       /* allowed backends, comma list, no spaces */
+	char default_backend[64]; /* one of backends */
+};
 
 struct http_config {
 	char data_dir[512];
@@ -38,9 +91,14 @@ struct http_config {
 	int backlog;
 	char runner_path[512];
 	int run_timeout_ms;
-	char backends[256];
+	char backends[256]; /* comma list, no spaces */
 	char default_backend[64];
 	char scorer[512];
+	char agents_dir[512]; /* absolute */
+	char binds[1024];     /* comma list, no spaces; "" for none */
+	struct http_run_limits limits;
+	struct http_tenant_policy tenants[HTTP_MAX_TENANT_POLICIES];
+	int ntenants;
 };
 
 /**
@@ -50,5 +108,20 @@ struct http_config {
  * bad value.
  */
 int http_config_load(struct http_config *cfg, const char *argv0, char *err, size_t errlen);
+
+/**
+ * The backend policy of the tenant named tenant_name: its [tenant NAME]
+ * section if there is one, else the [runner] pair. tenant_name may be NULL
+ * (the [runner] pair). *backends and *default_backend point into cfg.
+ */
+void http_config_policy(const struct http_config *cfg, const char *tenant_name,
+                        const char **backends, const char **default_backend);
+
+/** 1 when name is one of the items of the comma list list (exact match). */
+int http_config_list_has(const char *list, const char *name);
+
+/** The backends the runner knows, in listing order, NULL-terminated:
+ * inproc-mock, namespaces, gvisor, firecracker (model/runspec.h). */
+extern const char *const http_config_known_backends[];
 
 #endif

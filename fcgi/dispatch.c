@@ -1,5 +1,6 @@
 /*
- * Runner dispatch (dispatch.h): one posix_spawn of olivares-runner per run.
+ * Runner dispatch (dispatch.h): one posix_spawn of olivares-runner per run
+ * (or per preflight question).
  *
  * The worker trusts nothing the runner says until it has checked it: every
  * line is parsed strictly, step lines must come in seq order and repeat the
@@ -34,8 +35,9 @@
 #include "model/buf.h"
 #include "model/runspec.h"
 
-#define DISPATCH_STDOUT_MAX (16u * 1024u * 1024u)
 #define DISPATCH_STDERR_KEEP 4096u
+/* A preflight answer is one short line. */
+#define DISPATCH_PREFLIGHT_MAX 65536u
 /* Without a pidfd, how often to look for the runner's exit (ms). */
 #define DISPATCH_EXIT_POLL_MS 5
 
@@ -236,19 +238,14 @@ static int spawn_runner(const char *path, char *const argv[], int in_r, int out_
 	return rc;
 }
 
-/* Spawn the runner. Returns 0, or -1 with why filled (nothing left open,
- * no child left). */
-static int spawn(const char *path, const char *backend, struct child *c, char *why, size_t n)
+/* Spawn the runner with argv (argv[0] is path). Returns 0, or -1 with why
+ * filled (nothing left open, no child left). */
+static int spawn(const char *path, char *const argv[], struct child *c, char *why, size_t n)
 {
-	char *argv[4];
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
 	int e;
 	int rc = -1;
 
-	argv[0] = (char *)path;
-	argv[1] = (char *)"--backend";
-	argv[2] = (char *)backend;
-	argv[3] = NULL;
 	c->pid = -1;
 	c->in = c->out = c->err = c->pidfd = -1;
 
@@ -346,7 +343,7 @@ enum pump_end { PUMP_DONE, PUMP_TIMEOUT, PUMP_OVER_CAP, PUMP_ERROR };
 
 /*
  * Feed the spec and collect stdout/stderr at the same time (a 1 MiB spec
- * and a 16 MiB answer both exceed any pipe buffer: writing first and
+ * and a 4 MiB answer both exceed any pipe buffer: writing first and
  * reading after would deadlock). Ends when the runner has exited and both
  * pipes are at EOF, or at the deadline.
  */
@@ -613,7 +610,11 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 	}
 	snprintf(res->status, sizeof(res->status), "%s", status);
 	copy_utf8(res->runner, sizeof(res->runner), runner);
-	res->isolated = isolated && strcmp(status, "completed") == 0;
+	/* As the runner says: a jail in place when a limit killed the agent
+	 * (status failed) was still a jail. The worker's own failures
+	 * (res_fail) always record 0. */
+	res->isolated = isolated ? 1 : 0;
+	copy_utf8(res->backend, sizeof(res->backend), be);
 	res->destroyed = destroyed;
 	res->steps_total = (int)total;
 	res->steps_ok = (int)ok;
@@ -627,21 +628,108 @@ out:
 	return rc;
 }
 
+/* How one spawned child ended (exec_child). */
+struct child_end {
+	enum pump_end end;
+	int sys_errno;  /* PUMP_ERROR: errno of poll */
+	pid_t reaped;   /* waitpid's answer, -1 when lost */
+	int reap_errno; /* reaped < 0: errno */
+	int status;     /* wait status when reaped */
+};
+
+/*
+ * Spawn path with argv, write input (input_len bytes, may be 0) to its
+ * stdin, collect stdout into out (its cap is out->max) and the first bytes
+ * of stderr into err, until it exits with both pipes at EOF or timeout_ms
+ * passes; then kill its group and reap it. Returns 0 with *ce filled, or
+ * -1 with why filled when nothing could be started. Restores SIGPIPE and
+ * SIGCHLD before returning (file comment).
+ */
+static int exec_child(const char *path, char *const argv[], const char *input, size_t input_len,
+                      int timeout_ms, struct model_buf *out, struct model_buf *err,
+                      struct child_end *ce, char *why, size_t n)
+{
+	struct sigaction ign, dfl, old_pipe, old_chld;
+	struct child c;
+	int64_t deadline;
+	int rc = -1;
+
+	memset(ce, 0, sizeof(*ce));
+	ce->end = PUMP_ERROR;
+	ce->reaped = -1;
+	c.pid = -1;
+	c.in = c.out = c.err = c.pidfd = -1;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGCHLD, &dfl, &old_chld);
+
+	deadline = now_ms() + timeout_ms;
+	if (spawn(path, argv, &c, why, n) != 0)
+		goto out;
+	if (input_len == 0)
+		close_fd(&c.in); /* nothing to say: EOF at once */
+	ce->end = pump(&c, input, input_len, deadline, out, err, &ce->sys_errno);
+	if (ce->end != PUMP_DONE) {
+		kill(-c.pid, SIGKILL);
+		kill(c.pid, SIGKILL);
+	}
+	do {
+		ce->reaped = waitpid(c.pid, &ce->status, 0);
+	} while (ce->reaped < 0 && errno == EINTR);
+	if (ce->reaped < 0)
+		ce->reap_errno = errno;
+	c.pid = -1;
+	rc = 0;
+out:
+	close_fd(&c.in);
+	close_fd(&c.out);
+	close_fd(&c.err);
+	close_fd(&c.pidfd);
+	sigaction(SIGCHLD, &old_chld, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}
+
+/* Why a child did not end well, into why; 0 when it exited 0 in time.
+ * PUMP_OVER_CAP is the caller's to word (its cap). */
+static int child_failed(const struct child_end *ce, const struct model_buf *err, int timeout_ms,
+                        char *why, size_t n)
+{
+	char sig[64];
+	char excerpt[256];
+
+	stderr_excerpt(err, excerpt, sizeof(excerpt));
+	if (ce->end == PUMP_TIMEOUT) {
+		snprintf(why, n, "wall-clock limit of %d ms exceeded", timeout_ms);
+	} else if (ce->end == PUMP_ERROR) {
+		snprintf(why, n, "cannot talk to the runner: %s", strerror(ce->sys_errno));
+	} else if (ce->reaped < 0) {
+		snprintf(why, n, "runner exit status lost: %s", strerror(ce->reap_errno));
+	} else if (WIFSIGNALED(ce->status)) {
+		signal_name(WTERMSIG(ce->status), sig, sizeof(sig));
+		snprintf(why, n, "runner killed by %s%s%s", sig, excerpt[0] ? ": " : "", excerpt);
+	} else if (!WIFEXITED(ce->status) || WEXITSTATUS(ce->status) != 0) {
+		snprintf(why, n, "runner exited with status %d%s%s",
+		         WIFEXITED(ce->status) ? WEXITSTATUS(ce->status) : -1,
+		         excerpt[0] ? ": " : "", excerpt);
+	} else {
+		return 0;
+	}
+	return -1;
+}
+
 int http_dispatch_run(const char *runner_path, const char *backend, int timeout_ms, json_t *spec,
                       struct http_dispatch_result *res)
 {
-	struct sigaction ign, dfl, old_pipe, old_chld;
 	struct model_buf out, err;
-	struct child c;
+	struct child_end ce;
+	char *argv[4];
 	char why[512];
-	char sig[64];
-	char excerpt[256];
 	char *text = NULL;
-	int64_t deadline;
-	enum pump_end end = PUMP_ERROR;
-	int status = 0;
-	int sys_errno = 0;
-	pid_t reaped;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -653,17 +741,8 @@ int http_dispatch_run(const char *runner_path, const char *backend, int timeout_
 		fputs("olivares: out of memory\n", stderr);
 		abort();
 	}
-	model_buf_init(&out, DISPATCH_STDOUT_MAX);
+	model_buf_init(&out, HTTP_DISPATCH_OUTPUT_MAX);
 	model_buf_init(&err, DISPATCH_STDERR_KEEP);
-	c.pid = -1;
-	c.in = c.out = c.err = c.pidfd = -1;
-
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGPIPE, &ign, &old_pipe);
-	sigaction(SIGCHLD, &dfl, &old_chld);
 
 	if (!runner_path || !backend || !json_is_object(spec) || timeout_ms <= 0) {
 		res_fail(res, "invalid dispatch arguments");
@@ -674,37 +753,19 @@ int http_dispatch_run(const char *runner_path, const char *backend, int timeout_
 		res_fail(res, "cannot serialise the run spec");
 		goto out;
 	}
-	deadline = now_ms() + timeout_ms;
-	if (spawn(runner_path, backend, &c, why, sizeof(why)) != 0) {
+	argv[0] = (char *)runner_path;
+	argv[1] = (char *)"--backend";
+	argv[2] = (char *)backend;
+	argv[3] = NULL;
+	if (exec_child(runner_path, argv, text, strlen(text), timeout_ms, &out, &err, &ce, why,
+	               sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
 		goto out;
 	}
-	end = pump(&c, text, strlen(text), deadline, &out, &err, &sys_errno);
-	if (end != PUMP_DONE) {
-		kill(-c.pid, SIGKILL);
-		kill(c.pid, SIGKILL);
-	}
-	do {
-		reaped = waitpid(c.pid, &status, 0);
-	} while (reaped < 0 && errno == EINTR);
-	c.pid = -1;
-
-	stderr_excerpt(&err, excerpt, sizeof(excerpt));
-	if (end == PUMP_TIMEOUT) {
-		res_fail(res, "wall-clock limit of %d ms exceeded", timeout_ms);
-	} else if (end == PUMP_OVER_CAP) {
-		res_fail(res, "runner output over %u bytes", DISPATCH_STDOUT_MAX);
-	} else if (end == PUMP_ERROR) {
-		res_fail(res, "cannot talk to the runner: %s", strerror(sys_errno));
-	} else if (reaped < 0) {
-		res_fail(res, "runner exit status lost: %s", strerror(errno));
-	} else if (WIFSIGNALED(status)) {
-		signal_name(WTERMSIG(status), sig, sizeof(sig));
-		res_fail(res, "runner killed by %s%s%s", sig, excerpt[0] ? ": " : "", excerpt);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		res_fail(res, "runner exited with status %d%s%s",
-		         WIFEXITED(status) ? WEXITSTATUS(status) : -1, excerpt[0] ? ": " : "",
-		         excerpt);
+	if (ce.end == PUMP_OVER_CAP) {
+		res_fail(res, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
+	} else if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0) {
+		res_fail(res, "%s", why);
 	} else if (parse_output(&out, spec, backend, res, why, sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
 	} else {
@@ -712,15 +773,97 @@ int http_dispatch_run(const char *runner_path, const char *backend, int timeout_
 		rc = 0;
 	}
 out:
-	close_fd(&c.in);
-	close_fd(&c.out);
-	close_fd(&c.err);
-	close_fd(&c.pidfd);
 	free(text);
 	model_buf_release(&out);
 	model_buf_release(&err);
-	sigaction(SIGCHLD, &old_chld, NULL);
-	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}
+
+/* The one line of --preflight NAME, checked strictly. */
+static int parse_preflight(const struct model_buf *out, const char *backend,
+                           struct http_preflight *pf, char *why, size_t n)
+{
+	json_t *line = NULL;
+	json_t *reason = NULL;
+	json_error_t e;
+	const char *type, *be;
+	const char *nl;
+	int ok = 0;
+	int rc = -1;
+
+	nl = out->len ? memchr(out->data, '\n', out->len) : NULL;
+	if (!nl || (size_t)(nl - out->data) + 1 != out->len) {
+		snprintf(why, n, "preflight answer malformed: not one line");
+		goto out;
+	}
+	line = json_loadb(out->data, (size_t)(nl - out->data), JSON_REJECT_DUPLICATES, &e);
+	if (!line ||
+	    json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:s, s:b, s:o}", "type", &type, "backend",
+	                   &be, "ok", &ok, "reason", &reason) != 0 ||
+	    strcmp(type, "preflight") != 0) {
+		snprintf(why, n, "preflight answer malformed");
+		goto out;
+	}
+	if (strcmp(be, backend) != 0) {
+		snprintf(why, n, "preflight answer is about another backend");
+		goto out;
+	}
+	if ((ok && !json_is_null(reason)) || (!ok && !json_is_string(reason))) {
+		snprintf(why, n, "preflight answer inconsistent: ok and reason disagree");
+		goto out;
+	}
+	pf->ok = ok ? 1 : 0;
+	copy_utf8(pf->reason, sizeof(pf->reason), ok ? "" : json_string_value(reason));
+	rc = 0;
+out:
+	json_decref(line);
+	return rc;
+}
+
+int http_dispatch_preflight(const char *runner_path, const char *backend, int timeout_ms,
+                            struct http_preflight *pf)
+{
+	struct model_buf out, err;
+	struct child_end ce;
+	char *argv[4];
+	char why[512];
+	int rc = -1;
+
+	memset(pf, 0, sizeof(*pf));
+	model_buf_init(&out, DISPATCH_PREFLIGHT_MAX);
+	model_buf_init(&err, DISPATCH_STDERR_KEEP);
+	if (!runner_path || !backend || timeout_ms <= 0) {
+		snprintf(why, sizeof(why), "invalid dispatch arguments");
+		goto out;
+	}
+	argv[0] = (char *)runner_path;
+	argv[1] = (char *)"--preflight";
+	argv[2] = (char *)backend;
+	argv[3] = NULL;
+	if (exec_child(runner_path, argv, "", 0, timeout_ms, &out, &err, &ce, why, sizeof(why)) !=
+	    0)
+		goto out;
+	if (ce.end == PUMP_TIMEOUT) {
+		snprintf(why, sizeof(why), "preflight did not answer within %d ms", timeout_ms);
+		goto out;
+	}
+	if (ce.end == PUMP_OVER_CAP) {
+		snprintf(why, sizeof(why), "preflight answer over %u bytes",
+		         DISPATCH_PREFLIGHT_MAX);
+		goto out;
+	}
+	if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0)
+		goto out;
+	if (parse_preflight(&out, backend, pf, why, sizeof(why)) != 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc) {
+		pf->ok = 0;
+		copy_utf8(pf->reason, sizeof(pf->reason), why);
+	}
+	model_buf_release(&out);
+	model_buf_release(&err);
 	return rc;
 }
 

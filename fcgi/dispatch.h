@@ -1,35 +1,55 @@
 #ifndef OLIVARES_FCGI_DISPATCH_H
 #define OLIVARES_FCGI_DISPATCH_H
 /**
- * Runner dispatch: fork/exec olivares-runner for one run, feed it the spec,
- * read its JSON lines, enforce the wall-clock limit (DESIGN.md §1,
- * model/runspec.h for the wire).
+ * Runner dispatch: posix_spawn olivares-runner for one run, feed it the
+ * spec, read its JSON lines, enforce a deadline (DESIGN.md §1,
+ * model/runspec.h for the wire). Also asks it for a backend's preflight.
  *
- * The child gets: argv {runner_path, "--backend", backend, NULL}; an empty
- * environment (envp = {NULL}); stdin/stdout/stderr on pipes; every other
- * descriptor closed before exec (the worker's FastCGI socket, ODBC
- * connection, log file never leak). stdout is capped (16 MiB); stderr is
- * kept (first 4 KiB) for the reason of a failure. At the deadline the child
- * gets SIGKILL and the run is failed with reason "wall-clock limit of N ms
- * exceeded". The child is always reaped before return.
+ * The child gets: argv {runner_path, "--backend", backend, NULL} (a run) or
+ * {runner_path, "--preflight", backend, NULL}; an empty environment
+ * (envp = {NULL}); stdin/stdout/stderr on pipes; every other descriptor
+ * closed before exec (the worker's FastCGI socket, ODBC connection, log
+ * file never leak); its own process group, killed whole at the end. A
+ * run's stdout is capped at HTTP_DISPATCH_OUTPUT_MAX (4 MiB): a 1 MiB
+ * scenario whose 250 steps all hit one 64 KiB mock writes 16 MiB, so the
+ * cap, not the request limit, bounds what a worker buffers. stderr is kept
+ * (first 4 KiB) for the reason of a failure. At the deadline the child's
+ * group gets SIGKILL and the run is failed with reason "wall-clock limit of
+ * N ms exceeded". The child is always reaped before return.
  */
 #include <jansson.h>
 
+/** Cap of a run's runner output (stdout), bytes. Over it the run fails
+ * with reason "runner output over 4194304 bytes". */
+#define HTTP_DISPATCH_OUTPUT_MAX (4u * 1024u * 1024u)
+
+/** What a caller adds to a run's own wall-clock limit (the spec's
+ * limits.wall_ms, which the runner enforces itself and reports cleanly) to
+ * get the dispatch deadline: the backend's setup and teardown (a gVisor
+ * sandbox takes a few hundred ms) and the agent's grace period. Only a
+ * runner that ignores its own limit reaches it. */
+#define HTTP_DISPATCH_GRACE_MS 3000
+
 struct http_dispatch_result {
-	char status[16];      /* "completed" | "failed" */
-	char runner[64];      /* from the summary, or "olivares-runner" */
-	char backend[32];     /* backend requested/reported */
-	int isolated;         /* 1 only if the runner's summary said so AND the run completed */
+	char status[16];  /* "completed" | "failed" */
+	char runner[64];  /* from the summary, or "olivares-runner" */
+	char backend[32]; /* the backend the runner reported (== the one requested:
+	                   * anything else fails the run); the requested one when
+	                   * the worker failed the run itself */
+	int isolated;     /* the runner's summary as is (a jail that was in place when a
+	                   * limit killed the agent is still isolated); 0 whenever
+	                   * the worker failed the run itself */
 	int destroyed;
 	int steps_total, steps_ok, steps_error;
-	char reason[512];     /* "" when none */
+	char reason[512];       /* "" when none */
 	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
-	json_t *outputs;      /* array of {"seq","key","input","output","status","error_kind"}; owned */
+	json_t *outputs; /* array of {"seq","key","input","output","status","error_kind"}; owned */
 };
 
 /**
  * Run spec (an object per model/runspec.h, borrowed) on backend with the
- * runner at runner_path, with timeout_ms wall-clock limit. Always fills
+ * runner at runner_path, killing it timeout_ms after the start (callers
+ * pass the spec's limits.wall_ms + HTTP_DISPATCH_GRACE_MS). Always fills
  * *res (release with http_dispatch_result_free); returns 0 when the runner
  * produced a well-formed, consistent result (res->status may still be
  * "failed" if the runner said so), -1 when the worker had to fail the run
@@ -40,9 +60,27 @@ struct http_dispatch_result {
  * output_digest: SHA-256 over, for each output in seq order, the decimal
  * seq, NUL, key, NUL, output, NUL, status, NUL. Same outputs, same digest.
  */
-int http_dispatch_run(const char *runner_path, const char *backend, int timeout_ms,
-		      json_t *spec, struct http_dispatch_result *res);
+int http_dispatch_run(const char *runner_path, const char *backend, int timeout_ms, json_t *spec,
+                      struct http_dispatch_result *res);
 
 void http_dispatch_result_free(struct http_dispatch_result *res);
+
+/** A backend's preflight on this host, as the runner reports it. */
+struct http_preflight {
+	int ok;           /* 1: the backend can run here */
+	char reason[512]; /* "" when ok, else the missing primitive */
+};
+
+/**
+ * Ask the runner at runner_path for backend's preflight
+ * (olivares-runner --preflight NAME, one line {"type":"preflight",
+ * "backend","ok","reason"}), through the same spawn as a run: empty
+ * environment, no inherited descriptor, nothing on stdin, killed at
+ * timeout_ms. Returns 0 when the runner answered a well-formed line for
+ * that backend (*out from it), -1 when it did not (out->ok 0, reason says
+ * why, e.g. "preflight did not answer within 8000 ms").
+ */
+int http_dispatch_preflight(const char *runner_path, const char *backend, int timeout_ms,
+                            struct http_preflight *out);
 
 #endif

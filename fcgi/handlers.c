@@ -6,7 +6,14 @@
  */
 #include "fcgi/handlers.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -22,6 +29,14 @@
 #define AUDIT_LIMIT_DEFAULT 100
 #define OFFSET_MAX 1000000000
 #define MODULE_SANDBOX "sandbox"
+/* GET /v1/m/sandbox/backends: each preflight may take this long (a gVisor
+ * preflight starts a sandbox), and its answer is reused by this worker for
+ * PREFLIGHT_CACHE_MS, so a viewer polling the listing does not start four
+ * runners per request. */
+#define PREFLIGHT_TIMEOUT_MS 8000
+#define PREFLIGHT_CACHE_MS 5000
+/* A variant name that may name an agent program: [A-Za-z0-9][A-Za-z0-9._-]{0,63}. */
+#define AGENT_NAME_MAX 64
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -50,6 +65,16 @@ static int list_window(struct http_request *req, int *limit, int *offset, struct
 	if (http_query_int(req, "limit", LIST_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX, limit, err))
 		return -1;
 	return http_query_int(req, "offset", 0, 0, OFFSET_MAX, offset, err);
+}
+
+/* A printable ASCII copy (at most n-1 bytes) of untrusted text for a message. */
+static void printable(char *dst, size_t n, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n && src[i]; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[i] = '\0';
 }
 
 /* SHA-256 hex of nothing: the digest of a run with no outputs. */
@@ -118,6 +143,16 @@ static int h_module_set(struct http_request *req, struct model_error *err)
 	return http_reply_json(
 	    req, 200,
 	    http_req_own(req, json_pack("{s:s,s:b}", "name", MODULE_SANDBOX, "enabled", on)));
+}
+
+/* PUT /v1/modules/{name} for any other name than the modules above. */
+static int h_module_unknown(struct http_request *req, struct model_error *err)
+{
+	char shown[72];
+
+	printable(shown, sizeof(shown), req->params[0]);
+	return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "unknown module %s (known: %s)", shown,
+	                       MODULE_SANDBOX);
 }
 
 /* ---- POST /v1/m/sandbox/synthetic-data -------------------------------------- */
@@ -221,19 +256,215 @@ static int h_scenario_delete(struct http_request *req, struct model_error *err)
 	    http_req_own(req, json_pack("{s:s,s:b}", "id", req->params[0], "deleted", 1)));
 }
 
+/* ---- backend policy and agents (issue 3 §6, §7) ------------------------------- */
+
+/*
+ * The backend policy of the caller's tenant (fcgi/config.h): the [tenant
+ * NAME] section whose tenant is the caller's, else the [runner] pair. The
+ * names of the sections are resolved to ids through the store once per
+ * worker (a name whose tenant does not exist yet is asked again next time).
+ */
+static int tenant_policy(struct http_request *req, const char **backends, const char **def,
+                         struct model_error *err)
+{
+	const struct http_config *cfg = req->cfg;
+	struct http_worker *w = req->worker;
+	char id[33];
+	enum store_rc rc;
+	int i;
+
+	http_config_policy(cfg, NULL, backends, def);
+	for (i = 0; i < cfg->ntenants; i++) {
+		if (!w->policy_tenant_ids[i][0]) {
+			memset(id, 0, sizeof(id));
+			rc = store_tenant_find(req->store, cfg->tenants[i].name, id);
+			if (rc == STORE_NOT_FOUND)
+				continue;
+			if (rc)
+				return http_store_fail(req, rc, "tenant policy", err);
+			memcpy(w->policy_tenant_ids[i], id, sizeof(id));
+			w->policy_tenant_ids[i][32] = '\0';
+		}
+		if (strcmp(w->policy_tenant_ids[i], req->who.tenant_id) == 0) {
+			*backends = cfg->tenants[i].backends;
+			*def = cfg->tenants[i].default_backend;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The backend of a run: requested (may be NULL: the tenant's default) if
+ * the tenant's policy allows it, else 422 invalid. An unknown name is just
+ * one that no policy allows.
+ */
+static int choose_backend(struct http_request *req, const char *requested, const char **backend,
+                          struct model_error *err)
+{
+	const char *allowed, *def;
+	char shown[72];
+	char list[320];
+	size_t i, j;
+
+	if (tenant_policy(req, &allowed, &def, err))
+		return -1;
+	if (!requested) {
+		*backend = def;
+		return 0;
+	}
+	if (http_config_list_has(allowed, requested)) {
+		*backend = requested;
+		return 0;
+	}
+	printable(shown, sizeof(shown), requested);
+	for (i = 0, j = 0; allowed[i] && j + 3 < sizeof(list); i++) {
+		list[j++] = allowed[i];
+		if (allowed[i] == ',')
+			list[j++] = ' ';
+	}
+	list[j] = '\0';
+	return model_error_set(err, MODEL_E_INVALID, "backend",
+	                       "backend %s is not allowed by policy (allowed: %s)", shown, list);
+}
+
+/* [A-Za-z0-9][A-Za-z0-9._-]{0,63}: the only variant names looked up in
+ * the agents directory ("." and ".." cannot match, nor can a '/'). */
+static int agent_name_ok(const char *v)
+{
+	size_t i;
+	char ch;
+
+	for (i = 0; v[i]; i++) {
+		ch = v[i];
+		if (i == AGENT_NAME_MAX)
+			return 0;
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= '0' && ch <= '9'))
+			continue;
+		if (i > 0 && (ch == '.' || ch == '_' || ch == '-'))
+			continue;
+		return 0;
+	}
+	return i > 0;
+}
+
+/*
+ * The agent program of variant (DESIGN.md §5, issue 3 §6): the file
+ * <agents_dir>/<variant> when it exists, canonicalised with realpath and
+ * required to lie inside realpath(agents_dir) and to be a regular
+ * executable file; *agent is then a request-owned absolute path. No such
+ * file (or a variant that cannot name one): *agent is NULL. Anything else
+ * (a symlink out of the directory, a dangling one, a directory, a file
+ * that is not executable) is refused with 422 invalid.
+ *
+ * This is an application check, not a kernel boundary (seed 004): the
+ * file can change between this check and the runner's exec. Isolation
+ * never relies on it: whatever the path names runs inside the backend's
+ * jail, which is the boundary.
+ */
+static int resolve_agent(struct http_request *req, const char *variant, const char **agent,
+                         struct model_error *err)
+{
+	char path[PATH_MAX];
+	char *real = NULL, *root = NULL;
+	struct stat sb;
+	size_t rl;
+	int ret = -1;
+
+	*agent = NULL;
+	if (!variant || !agent_name_ok(variant))
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", req->cfg->agents_dir, variant) >=
+	    sizeof(path))
+		return 0;
+	if (lstat(path, &sb) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		http_log("agents directory: cannot look up a variant: %s", strerror(errno));
+		return model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                       "cannot read the agents directory");
+	}
+	root = realpath(req->cfg->agents_dir, NULL);
+	real = realpath(path, NULL);
+	if (!root || !real) {
+		model_error_set(err, MODEL_E_INVALID, "variant",
+		                "variant %s names an agent program that cannot be resolved",
+		                variant);
+		goto out;
+	}
+	rl = strlen(root);
+	if (strncmp(real, root, rl) != 0 || real[rl] != '/' || !real[rl + 1]) {
+		model_error_set(err, MODEL_E_INVALID, "variant",
+		                "variant %s names an agent program outside the agents directory "
+		                "(refused)",
+		                variant);
+		goto out;
+	}
+	if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode) || access(real, X_OK) != 0) {
+		model_error_set(
+		    err, MODEL_E_INVALID, "variant",
+		    "variant %s names an agent program that is not a regular executable "
+		    "file",
+		    variant);
+		goto out;
+	}
+	if (strlen(real) > 1024) {
+		model_error_set(err, MODEL_E_INVALID, "variant",
+		                "variant %s names an agent program whose path is too long",
+		                variant);
+		goto out;
+	}
+	*agent = http_req_strdup(req, real);
+	ret = 0;
+out:
+	free(real);
+	free(root);
+	return ret;
+}
+
+/* The spec's "binds": the configured comma list as an array. */
+static json_t *binds_array(const char *list)
+{
+	json_t *a = json_array();
+	const char *p = list;
+	const char *comma;
+
+	while (*p) {
+		comma = strchr(p, ',');
+		if (!comma) {
+			json_array_append_new(a, json_string(p));
+			break;
+		}
+		json_array_append_new(a, json_stringn(p, (size_t)(comma - p)));
+		p = comma + 1;
+	}
+	return a;
+}
+
 /* ---- POST /v1/m/sandbox/scenarios/{id}/runs ------------------------------------ */
 
-/* Body {"variant": string or null}: *variant is NULL or a request-owned copy. */
-static int parse_run_body(struct http_request *req, const char **variant, struct model_error *err)
+/* Body {"variant": string or null, "backend": string or absent}: *variant
+ * is NULL or a request-owned copy; *backend NULL (the tenant's default) or
+ * the name asked for (borrowed from the body). */
+static int parse_run_body(struct http_request *req, const char **variant, const char **backend,
+                          struct model_error *err)
 {
-	static const char *const fields[] = {"variant", NULL};
+	static const char *const fields[] = {"variant", "backend", NULL};
 	const char *kind;
 	json_t *v;
 	size_t n;
 
 	*variant = NULL;
+	*backend = NULL;
 	if (only_fields(req->json, fields, err))
 		return -1;
+	v = json_object_get(req->json, "backend");
+	if (v && !json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "backend",
+		                       "backend must be a string");
+	if (v)
+		*backend = json_string_value(v);
 	v = json_object_get(req->json, "variant");
 	if (!v || json_is_null(v))
 		return 0;
@@ -254,18 +485,49 @@ static int parse_run_body(struct http_request *req, const char **variant, struct
 	return 0;
 }
 
+/* The run spec (model/runspec.h): steps, mocks, variant, agent, limits,
+ * binds. Nothing else: no id, tenant or token. */
+static json_t *run_spec(struct http_request *req, json_t *sc, const char *variant,
+                        const char *agent)
+{
+	const struct http_config *cfg = req->cfg;
+	json_t *mocks = json_object_get(sc, "mocks");
+
+	if (!json_is_array(mocks))
+		mocks = http_req_own(req, json_array());
+	return json_pack("{s:s?, s:O, s:O, s:o, s:{s:i, s:I, s:I, s:I, s:I, s:I}, s:o}", "variant",
+	                 variant, "steps", json_object_get(sc, "steps"), "mocks", mocks, "agent",
+	                 agent ? json_string(agent) : json_null(), "limits", "wall_ms",
+	                 cfg->run_timeout_ms, "cpu_seconds", (json_int_t)cfg->limits.cpu_seconds,
+	                 "memory_mb", (json_int_t)cfg->limits.memory_mb, "processes",
+	                 (json_int_t)cfg->limits.processes, "open_files",
+	                 (json_int_t)cfg->limits.open_files, "tmpfs_mb",
+	                 (json_int_t)cfg->limits.tmpfs_mb, "binds", binds_array(cfg->binds));
+}
+
 static int h_run_create(struct http_request *req, struct model_error *err)
 {
 	struct http_dispatch_result res;
 	struct store_run run;
-	json_t *sc = NULL, *spec, *mocks, *out = NULL, *outputs;
-	const char *variant, *digest;
+	json_t *sc = NULL, *spec, *out = NULL, *outputs;
+	const char *variant, *requested, *backend = NULL, *agent = NULL, *digest;
 	char started[25], finished[25], nodigest[65];
 	enum store_rc rc;
 	int ret = -1;
 
-	if (parse_run_body(req, &variant, err))
+	/* every refusal comes before the runner starts: nothing is written */
+	if (parse_run_body(req, &variant, &requested, err))
 		return -1;
+	if (choose_backend(req, requested, &backend, err))
+		return -1;
+	if (resolve_agent(req, variant, &agent, err))
+		return -1;
+	if (agent && strcmp(backend, MODEL_BACKEND_INPROC_MOCK) == 0)
+		return model_error_set(err, MODEL_E_INVALID, "backend",
+		                       "variant %s runs agent program %s from the agents "
+		                       "directory; backend inproc-mock cannot run programs; "
+		                       "choose an OS-level backend",
+		                       variant, variant);
 	rc = store_scenario_get(req->store, req->who.tenant_id, req->params[0], &sc);
 	if (rc)
 		return http_store_fail(req, rc, "run: scenario get", err);
@@ -275,19 +537,16 @@ static int h_run_create(struct http_request *req, struct model_error *err)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL,
 		                       "stored scenario is incomplete");
 
-	/* the runner gets the steps and mocks only: no id, tenant or token */
-	mocks = json_object_get(sc, "mocks");
-	if (!json_is_array(mocks))
-		mocks = http_req_own(req, json_array());
-	spec = http_req_own(req, json_pack("{s:s?,s:O,s:O}", "variant", variant, "steps",
-	                                   json_object_get(sc, "steps"), "mocks", mocks));
+	spec = http_req_own(req, run_spec(req, sc, variant, agent));
 	if (!spec)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
 
 	memset(&res, 0, sizeof(res));
 	http_now_iso(started);
-	if (http_dispatch_run(req->cfg->runner_path, MODEL_BACKEND_INPROC_MOCK,
-	                      req->cfg->run_timeout_ms, spec, &res))
+	/* the runner enforces wall_ms itself; the worker's deadline is the
+	 * backstop for a runner that does not (dispatch.h) */
+	if (http_dispatch_run(req->cfg->runner_path, backend,
+	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &res))
 		http_log("run of a scenario failed in dispatch (recorded as failed)");
 	http_now_iso(finished);
 
@@ -303,7 +562,9 @@ static int h_run_create(struct http_request *req, struct model_error *err)
 	run.variant = variant;
 	run.status = strcmp(res.status, "completed") == 0 ? "completed" : "failed";
 	run.runner = res.runner[0] ? res.runner : MODEL_RUNNER_NAME;
-	run.backend = res.backend[0] ? res.backend : MODEL_BACKEND_INPROC_MOCK;
+	/* the backend the runner reported having run (dispatch refuses any
+	 * other than the one asked for) */
+	run.backend = res.backend[0] ? res.backend : backend;
 	run.isolated = res.isolated ? 1 : 0;
 	run.destroyed = res.destroyed ? 1 : 0;
 	run.steps_total = res.steps_total;
@@ -326,6 +587,65 @@ static int h_run_create(struct http_request *req, struct model_error *err)
 out:
 	http_dispatch_result_free(&res);
 	return ret;
+}
+
+/* ---- GET /v1/m/sandbox/backends -------------------------------------------------- */
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* This worker's last preflight answers, by index in http_config_known_backends. */
+static struct {
+	long long at_ms; /* 0: none yet */
+	struct http_preflight pf;
+} preflight_cache[8];
+
+static void preflight(const struct http_config *cfg, size_t i, const char *name,
+                      struct http_preflight *pf)
+{
+	long long now = mono_ms();
+
+	if (i < sizeof(preflight_cache) / sizeof(preflight_cache[0]) && preflight_cache[i].at_ms &&
+	    now - preflight_cache[i].at_ms < PREFLIGHT_CACHE_MS) {
+		*pf = preflight_cache[i].pf;
+		return;
+	}
+	if (http_dispatch_preflight(cfg->runner_path, name, PREFLIGHT_TIMEOUT_MS, pf))
+		http_log("preflight of %s: no answer from the runner (%s)", name, pf->reason);
+	if (i < sizeof(preflight_cache) / sizeof(preflight_cache[0])) {
+		preflight_cache[i].at_ms = mono_ms();
+		preflight_cache[i].pf = *pf;
+	}
+}
+
+static int h_backends(struct http_request *req, struct model_error *err)
+{
+	struct http_preflight pf;
+	const char *allowed, *def, *name;
+	json_t *list, *item;
+	size_t i;
+
+	if (tenant_policy(req, &allowed, &def, err))
+		return -1;
+	list = http_req_own(req, json_array());
+	for (i = 0; http_config_known_backends[i]; i++) {
+		name = http_config_known_backends[i];
+		preflight(req->cfg, i, name, &pf);
+		item = json_pack("{s:s, s:b, s:b, s:{s:b, s:o}}", "name", name, "allowed",
+		                 http_config_list_has(allowed, name), "default",
+		                 strcmp(def, name) == 0, "preflight", "ok", pf.ok, "reason",
+		                 pf.ok ? json_null() : json_string(pf.reason));
+		if (!item)
+			return model_error_set(err, MODEL_E_INTERNAL, NULL,
+			                       "cannot render the backends");
+		json_array_append_new(list, item);
+	}
+	return http_reply_json(req, 200, http_req_own(req, json_pack("{s:O}", "backends", list)));
 }
 
 /* ---- runs ------------------------------------------------------------------------- */
@@ -410,7 +730,9 @@ static int h_audit_list(struct http_request *req, struct model_error *err)
 const struct http_route http_routes[] = {
     {"GET", "/healthz", HTTP_ROLE_PUBLIC, NULL, NOB, h_healthz},
     {"GET", "/v1/modules", V, NULL, NOB, h_modules_list},
+    /* first: the literal wins over {name} below */
     {"PUT", "/v1/modules/sandbox", A, NULL, OBJ, h_module_set},
+    {"PUT", "/v1/modules/{name}", A, NULL, OBJ, h_module_unknown},
     {"POST", "/v1/m/sandbox/synthetic-data", E, SB, OBJ, h_generate},
     {"POST", "/v1/m/sandbox/scenarios", E, SB, OBJ, h_scenario_create},
     {"GET", "/v1/m/sandbox/scenarios", V, SB, NOB, h_scenario_list},
@@ -421,6 +743,7 @@ const struct http_route http_routes[] = {
     {"GET", "/v1/m/sandbox/runs", V, SB, NOB, h_run_list},
     {"GET", "/v1/m/sandbox/runs/{id}", V, SB, NOB, h_run_get},
     {"GET", "/v1/m/sandbox/runs/{id}/outputs", V, SB, NOB, h_run_outputs},
+    {"GET", "/v1/m/sandbox/backends", V, SB, NOB, h_backends},
     {"GET", "/v1/m/sandbox/audit", A, SB, NOB, h_audit_list},
 };
 

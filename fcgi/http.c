@@ -576,16 +576,21 @@ static int ensure_store(struct http_worker *w)
 
 /*
  * Match path against pattern segment by segment. On a match returns 1 and
- * fills params (pointers into req-owned copies of the segments).
+ * fills params (pointers into req-owned copies of the segments) and, in
+ * *ids, one bit per param that is an {id} (a {name} param is checked by
+ * its handler).
  */
 static int match(struct http_request *req, const char *pattern, const char *path,
-                 const char **params, int *nparams)
+                 const char **params, int *nparams, unsigned *ids)
 {
 	const char *pp = pattern, *sp = path, *pe, *se;
 	size_t plen, slen;
 	char *seg;
 	int n = 0;
+	int is_id;
 
+	if (ids)
+		*ids = 0;
 	for (;;) {
 		if (*pp != '/' || *sp != '/')
 			return 0;
@@ -599,7 +604,8 @@ static int match(struct http_request *req, const char *pattern, const char *path
 			se = sp + strlen(sp);
 		plen = (size_t)(pe - pp);
 		slen = (size_t)(se - sp);
-		if (plen == 4 && memcmp(pp, "{id}", 4) == 0) {
+		is_id = plen == 4 && memcmp(pp, "{id}", 4) == 0;
+		if (is_id || (plen == 6 && memcmp(pp, "{name}", 6) == 0)) {
 			if (slen == 0 || n == HTTP_MAX_PARAMS)
 				return 0;
 			if (params) {
@@ -608,6 +614,8 @@ static int match(struct http_request *req, const char *pattern, const char *path
 				seg[slen] = '\0';
 				params[n] = seg;
 			}
+			if (is_id && ids)
+				*ids |= 1u << n;
 			n++;
 		} else if (plen != slen || memcmp(pp, sp, plen) != 0) {
 			return 0;
@@ -663,6 +671,20 @@ static int role_ok(const struct http_route *r, const struct http_principal *who)
 	return r->min_role == HTTP_ROLE_PUBLIC || (int)who->role >= r->min_role;
 }
 
+static const char *role_name(int role)
+{
+	switch (role) {
+	case STORE_ROLE_VIEWER:
+		return "viewer";
+	case STORE_ROLE_EDITOR:
+		return "editor";
+	case STORE_ROLE_ADMIN:
+		return "admin";
+	default:
+		return "none";
+	}
+}
+
 static void route(struct http_request *req, const struct http_route *routes, size_t n)
 {
 	const struct http_route *hit = NULL, *any = NULL;
@@ -670,13 +692,15 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 	struct model_error err;
 	char allow[128] = "Allow: ";
 	char hdr[160];
+	char msg[128];
+	unsigned ids = 0;
 	int nparams = 0, enabled = 0, i;
 	size_t k;
 
 	memset(&err, 0, sizeof(err));
 	/* 1. route lookup by path, then by method */
 	for (k = 0; k < n; k++) {
-		if (!match(req, routes[k].pattern, req->path, NULL, &nparams))
+		if (!match(req, routes[k].pattern, req->path, NULL, &nparams, NULL))
 			continue;
 		if (!any)
 			any = &routes[k];
@@ -720,14 +744,17 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		return;
 	}
 	if (!role_ok(hit, &req->who)) {
-		http_reply_error_code(req, 403, "forbidden", "your role does not allow this action",
-		                      NULL);
+		/* say which role is needed and which one the token has: the
+		 * caller knows its own token's role anyway */
+		snprintf(msg, sizeof(msg), "requires role %s; your token has %s",
+		         role_name(hit->min_role), role_name((int)req->who.role));
+		http_reply_error_code(req, 403, "forbidden", msg, NULL);
 		return;
 	}
 	/* 4. ids: an opaque token that is not well-formed is simply not found */
-	match(req, hit->pattern, req->path, params, &nparams);
+	match(req, hit->pattern, req->path, params, &nparams, &ids);
 	for (i = 0; i < nparams; i++) {
-		if (!model_id_valid(params[i])) {
+		if ((ids & (1u << i)) && !model_id_valid(params[i])) {
 			http_reply_error_code(req, 404, "not_found", "not found", NULL);
 			return;
 		}

@@ -15,8 +15,9 @@
  *      module's setting for the caller's tenant in the same query;
  *   4. a path that exists with another method: 405 method_not_allowed;
  *   5. module gate for routes of a module (404 module_disabled while off);
- *   6. role check (403 forbidden); ids in the path must be well-formed
- *      (model_id_valid) or the reply is 404 not_found;
+ *   6. role check (403 forbidden, "requires role R; your token has R'");
+ *      ids in the path must be well-formed (model_id_valid) or the reply
+ *      is 404 not_found;
  *   7. JSON body decoded with JSON_REJECT_DUPLICATES for routes that take
  *      one (400 malformed; an empty body is {});
  *   8. the handler.
@@ -45,6 +46,10 @@ struct http_worker {
 	                                * until connected (reconnected lazily
 	                                * after STORE_UNAVAILABLE) */
 	int store_broken;              /* 1: close and reopen before next use */
+	/* ids of the tenants named by cfg->tenants[i] (handlers.c, backend
+	 * policy), "" until found: a name is looked up until its tenant
+	 * exists, then kept (a tenant's id never changes) */
+	char policy_tenant_ids[HTTP_MAX_TENANT_POLICIES][33];
 };
 
 /** Who is calling: filled by auth from the token's row. */
@@ -73,8 +78,9 @@ enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_OBJECT };
 
 /**
  * One row of the route table (STYLE.md rule 6). pattern is an absolute
- * path whose segments are literals or "{id}" (one path segment, checked
- * with model_id_valid, captured in order into req->params). min_role is an
+ * path whose segments are literals, "{id}" (one path segment, checked
+ * with model_id_valid, captured in order into req->params) or "{name}"
+ * (one non-empty path segment captured as is: the handler checks it). min_role is an
  * enum store_role value or HTTP_ROLE_PUBLIC. module is the module whose
  * enablement gates the route ("sandbox") or NULL.
  */

@@ -32,6 +32,7 @@
 #include <fcgiapp.h>
 
 #include "fcgi/config.h"
+#include "fcgi/dispatch.h"
 #include "fcgi/handlers.h"
 #include "fcgi/http.h"
 #include "model/alloc.h"
@@ -141,6 +142,23 @@ out:
 	if (w.store)
 		store_close(w.store);
 	return code;
+}
+
+/* listen(2) silently caps the backlog at net.core.somaxconn: say so when
+ * the configured one is above it, so a 502 under a burst is explained. */
+static void note_somaxconn(int backlog)
+{
+	FILE *f = fopen("/proc/sys/net/core/somaxconn", "r");
+	long cap = -1;
+
+	if (!f)
+		return;
+	if (fscanf(f, "%ld", &cap) != 1)
+		cap = -1;
+	fclose(f);
+	if (cap > 0 && cap < backlog)
+		http_log("backlog %d is capped by the kernel at net.core.somaxconn = %ld", backlog,
+		         cap);
 }
 
 /* ---- master ----------------------------------------------------------------- */
@@ -331,7 +349,8 @@ static int master_loop(const struct http_config *cfg, int listen_fd)
 		}
 		reap(slots, n, 0);
 	}
-	stop_workers(slots, n, &set, cfg->run_timeout_ms + SHUTDOWN_GRACE_MS);
+	stop_workers(slots, n, &set,
+	             cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS + SHUTDOWN_GRACE_MS);
 	return 0;
 }
 
@@ -417,6 +436,7 @@ static int open_listener(const struct http_config *cfg, int *created)
 		http_log("cannot listen on %s", cfg->socket_path);
 		return -1;
 	}
+	note_somaxconn(cfg->backlog);
 	if (!is_tcp(cfg->socket_path)) {
 		*created = 1;
 		if (chmod(cfg->socket_path, (mode_t)cfg->socket_mode) != 0) {
@@ -478,6 +498,8 @@ static void print_dsn(const char *dsn)
 
 static void print_config(const struct http_config *cfg)
 {
+	int i;
+
 	printf("data_dir=%s\n", cfg->data_dir);
 	print_dsn(cfg->dsn);
 	printf("socket=%s\nsocket_mode=%04o\nworkers=%d\nbacklog=%d\n", cfg->socket_path,
@@ -485,6 +507,13 @@ static void print_config(const struct http_config *cfg)
 	printf("runner=%s\nrun_timeout_ms=%d\nbackends=%s\ndefault_backend=%s\nscorer=%s\n",
 	       cfg->runner_path, cfg->run_timeout_ms, cfg->backends, cfg->default_backend,
 	       cfg->scorer);
+	printf("agents_dir=%s\nbinds=%s\n", cfg->agents_dir, cfg->binds);
+	printf("limits=cpu_seconds:%ld,memory_mb:%ld,processes:%ld,open_files:%ld,tmpfs_mb:%ld\n",
+	       cfg->limits.cpu_seconds, cfg->limits.memory_mb, cfg->limits.processes,
+	       cfg->limits.open_files, cfg->limits.tmpfs_mb);
+	for (i = 0; i < cfg->ntenants; i++)
+		printf("tenant.%s=backends:%s,default_backend:%s\n", cfg->tenants[i].name,
+		       cfg->tenants[i].backends, cfg->tenants[i].default_backend);
 }
 
 static void usage(FILE *f)

@@ -60,6 +60,13 @@ extern const size_t store_migrations_count;
 
 #define STORE_RETRIES 6            /* attempts of one transaction on a lock */
 #define STORE_BACKOFF_MS 10        /* first back-off, doubled each attempt */
+/* Total time one call may spend on a lock, busy waits of the driver
+ * included (SQLite's Timeout, default 2000 ms in fcgi/config.c): no new
+ * attempt starts past it. With the default DSN a locked database gives
+ * STORE_UNAVAILABLE (a JSON 503) after at most about 8 + 2 s, well under
+ * nginx's fastcgi_read_timeout of 60 s; 6 attempts x a 5 s busy wait made
+ * the client wait 60 s for nginx's 504 instead. */
+#define STORE_RETRY_BUDGET_MS 8000
 #define STORE_TEXT_MAX (64u << 20) /* refuse to read a column above 64 MiB */
 #define STORE_LONG_TEXT 4000       /* bind longer strings as SQL_LONGVARCHAR */
 #define STORE_LIST_MAX 500
@@ -994,7 +1001,8 @@ typedef enum store_rc (*store_tx_fn)(struct store *st, void *arg);
  * Run fn in a transaction: commit on STORE_OK, roll back otherwise. When the
  * failure is a lock or serialization conflict, roll back and run fn again
  * from the start (up to STORE_RETRIES attempts, back-off doubling from
- * STORE_BACKOFF_MS), then give STORE_UNAVAILABLE. fn must be re-runnable:
+ * STORE_BACKOFF_MS, no attempt started past STORE_RETRY_BUDGET_MS), then
+ * give STORE_UNAVAILABLE. fn must be re-runnable:
  * it resets its outputs at its start.
  *
  * With write = 0 (store_read) fn only reads and runs in autocommit mode:
@@ -1005,11 +1013,20 @@ typedef enum store_rc (*store_tx_fn)(struct store *st, void *arg);
  * or reads of rows that are written together and never changed (a run and
  * its append-only outputs).
  */
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
 {
 	enum store_rc rc;
 	int attempt;
 	long backoff = STORE_BACKOFF_MS;
+	long long start = mono_ms();
 
 	if (st->broken || !st->connected) {
 		st_disconnect(st);
@@ -1033,8 +1050,10 @@ static enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int
 			return STORE_UNAVAILABLE;
 		if (!st->busy)
 			return rc;
-		if (attempt >= STORE_RETRIES) {
-			st_seterr(st, "database busy: gave up after %d attempts", attempt);
+		if (attempt >= STORE_RETRIES ||
+		    mono_ms() - start + 2 * backoff >= STORE_RETRY_BUDGET_MS) {
+			st_seterr(st, "database busy: gave up after %d attempts in %lld ms", attempt,
+				  mono_ms() - start);
 			return STORE_UNAVAILABLE;
 		}
 		/* jitter (from the clock and the pid, so forked workers differ)

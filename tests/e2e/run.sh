@@ -3,11 +3,12 @@
 # print "N passed, M failed".
 #
 # Against a running stack: OLIVARES_URL and OLIVARES_DATA (and OLIVARES_PORT,
-# OLIVARES_DSN, OLIVARES_BUILD as it was started with) in the environment;
-# the admin token is read from $OLIVARES_DATA/admin_token unless
+# OLIVARES_DSN, OLIVARES_BUILD, OLIVARES_CONF as it was started with) in the
+# environment; the admin token is read from $OLIVARES_DATA/admin_token unless
 # OLV_ADMIN_TOKEN is set. With --fresh (or without OLIVARES_URL), a new stack
 # is started on a free port with its data in a temp dir (on OLIVARES_DSN when
-# set, else SQLite) and stopped at the end.
+# set, else SQLite) and an OLIVARES_CONF of its own (backend policy, agents:
+# see below), and stopped at the end.
 #
 # Each test file prints "ok - …" / "not ok - …" lines; a file that exits
 # non-zero without a "not ok" line counts as one failure.
@@ -24,7 +25,7 @@ for a in "$@"; do
 	case $a in
 	--fresh) fresh=1 ;;
 	-h | --help)
-		sed -n '2,13p' "$0"
+		sed -n '2,14p' "$0"
 		exit 0
 		;;
 	*) only+=("$a") ;;
@@ -57,6 +58,29 @@ trap cleanup EXIT
 if ((fresh)); then
 	own_dir=$(mktemp -d "${TMPDIR:-/tmp}/olv-stack.XXXXXX")
 	export OLIVARES_DATA=$own_dir/data
+	# The backend policy and agents under test (t0900): tenant "demo" may
+	# use all four backends (default inproc-mock, so the other tests see
+	# the skeleton's behaviour), tenant $OLV_RESTRICTED_TENANT only
+	# inproc-mock. The agents directory holds the example agent as
+	# variant "profile" and two names that must be refused: "escape", a
+	# symlink out of the directory, and "dangling", one that climbs out
+	# to nothing.
+	OLV_AGENTS_DIR=$own_dir/agents
+	OLV_RESTRICTED_TENANT=olv-policy-restricted
+	mkdir -p "$OLV_AGENTS_DIR"
+	cp "$OLIVARES_BUILD/olivares-agent-profile-bot" "$OLV_AGENTS_DIR/profile"
+	ln -s /bin/sh "$OLV_AGENTS_DIR/escape"
+	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
+	cat >"$own_dir/olivares.conf" <<-CONF
+		[runner]
+		agents_dir = $OLV_AGENTS_DIR
+		[tenant demo]
+		backends = inproc-mock, namespaces, gvisor, firecracker
+		default_backend = inproc-mock
+		[tenant $OLV_RESTRICTED_TENANT]
+		backends = inproc-mock
+	CONF
+	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

@@ -75,7 +75,7 @@ body '{"name":"x","name":"y","steps":[{"input":"a"}]}'; bad "create: duplicate k
 body '{"name":"x","steps":[{"input":"a","input":"b"}]}'; bad "create: duplicate key in a step -> 400" $S POST
 body '{"name":"x","steps":[{"input":"\\ud83d"}]}'; bad "create: unpaired surrogate in a step -> 400" $S POST
 body '{"variant":5}'; bad "run: variant as a number -> 400" "$S/$SID/runs" POST
-body '{"variant":"a","backend":"other"}'; bad "run: unknown field -> 400" "$S/$SID/runs" POST
+body '{"variant":"a","runner":"other"}'; bad "run: unknown field -> 400" "$S/$SID/runs" POST
 body '{"enabled":"yes"}'; bad "module switch: enabled as a string -> 400" /v1/modules/sandbox PUT
 req "$TK" POST $S '{"name":"x"}'
 is_one_of "create without steps: 400 or 422" "$STATUS" 400 422

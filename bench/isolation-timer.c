@@ -1,0 +1,203 @@
+/*
+ * bench/isolation-timer: the timing harness of bench/isolation (not part of
+ * the build; bench/isolation compiles it with cc into a temp dir).
+ *
+ *   isolation-timer N WARMUP INPUT EXPECT -- PROGRAM [ARG...]
+ *
+ * Starts PROGRAM N times (after WARMUP untimed starts), one at a time, the
+ * way the worker starts the runner: posix_spawn with stdin, stdout and
+ * stderr on pipes, an empty environment; writes the file INPUT ("-" for
+ * nothing) to its stdin, reads its stdout to EOF, reaps it. The time of one
+ * iteration is from just before posix_spawn to just after waitpid
+ * (CLOCK_MONOTONIC). A run counts as good when it exits 0 and, if EXPECT is
+ * not "-", its stdout contains EXPECT. Prints one line:
+ *   n=N good=G median_ms=M p95_ms=P min_ms=X max_ms=Y
+ * Exit 0 when every run was good.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f;
+	char *buf = NULL;
+	long n;
+
+	*len = 0;
+	if (strcmp(path, "-") == 0)
+		return calloc(1, 1);
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+			buf[n] = '\0';
+			*len = (size_t)n;
+		} else {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* One start: returns 1 when good, 0 when not, -1 when it could not start. */
+static int one(char *const argv[], const char *input, size_t input_len, const char *expect,
+               char *out, size_t out_cap)
+{
+	static char *const envp[] = {NULL};
+	posix_spawn_file_actions_t fa;
+	int in[2], o[2], e[2];
+	struct pollfd pfd[3];
+	size_t written = 0, got = 0;
+	char sink[4096];
+	pid_t pid;
+	ssize_t r;
+	int status = 0, rc, open_fds;
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+	rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	close(in[0]);
+	close(o[1]);
+	close(e[1]);
+	if (rc) {
+		close(in[1]);
+		close(o[0]);
+		close(e[0]);
+		errno = rc;
+		return -1;
+	}
+	if (input_len == 0) {
+		close(in[1]);
+		in[1] = -1;
+	}
+	out[0] = '\0';
+	for (;;) {
+		open_fds = 0;
+		pfd[0].fd = in[1];
+		pfd[0].events = POLLOUT;
+		pfd[1].fd = o[0];
+		pfd[1].events = POLLIN;
+		pfd[2].fd = e[0];
+		pfd[2].events = POLLIN;
+		open_fds = (in[1] >= 0) + (o[0] >= 0) + (e[0] >= 0);
+		if (!open_fds)
+			break;
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (in[1] >= 0 && pfd[0].revents) {
+			r = write(in[1], input + written, input_len - written);
+			if (r > 0)
+				written += (size_t)r;
+			if (r < 0 || written == input_len) {
+				close(in[1]);
+				in[1] = -1;
+			}
+		}
+		if (o[0] >= 0 && pfd[1].revents) {
+			r = read(o[0], sink, sizeof(sink));
+			if (r <= 0) {
+				close(o[0]);
+				o[0] = -1;
+			} else if (got + (size_t)r < out_cap) {
+				memcpy(out + got, sink, (size_t)r);
+				got += (size_t)r;
+				out[got] = '\0';
+			}
+		}
+		if (e[0] >= 0 && pfd[2].revents) {
+			r = read(e[0], sink, sizeof(sink));
+			if (r <= 0) {
+				close(e[0]);
+				e[0] = -1;
+			}
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	       (strcmp(expect, "-") == 0 || strstr(out, expect) != NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static char out[1 << 20];
+	double *t;
+	double t0;
+	char *input;
+	size_t input_len;
+	long n, warm, i, good = 0;
+	int r;
+
+	if (argc < 7 || strcmp(argv[5], "--") != 0) {
+		fprintf(stderr, "usage: %s N WARMUP INPUT EXPECT -- PROGRAM [ARG...]\n", argv[0]);
+		return 2;
+	}
+	n = strtol(argv[1], NULL, 10);
+	warm = strtol(argv[2], NULL, 10);
+	input = slurp(argv[3], &input_len);
+	if (n < 1 || warm < 0 || !input) {
+		fprintf(stderr, "%s: bad N, WARMUP or INPUT\n", argv[0]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	t = calloc((size_t)n, sizeof(*t));
+	for (i = 0; i < warm; i++)
+		one(argv + 6, input, input_len, argv[4], out, sizeof(out));
+	for (i = 0; i < n; i++) {
+		t0 = now_ms();
+		r = one(argv + 6, input, input_len, argv[4], out, sizeof(out));
+		t[i] = now_ms() - t0;
+		if (r < 0) {
+			fprintf(stderr, "%s: cannot start %s: %s\n", argv[0], argv[6],
+			        strerror(errno));
+			return 1;
+		}
+		good += r;
+		if (!r && good == i)
+			fprintf(stderr, "first bad run's output: %.300s\n", out);
+	}
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	printf("n=%ld good=%ld median_ms=%.3f p95_ms=%.3f min_ms=%.3f max_ms=%.3f\n", n, good,
+	       n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2,
+	       t[(size_t)((double)n * 0.95 + 0.999) - 1], t[0], t[n - 1]);
+	free(t);
+	free(input);
+	return good == n ? 0 : 1;
+}

@@ -1,0 +1,58 @@
+#ifndef OLIVARES_MODEL_VERDICT_H
+#define OLIVARES_MODEL_VERDICT_H
+/**
+ * Verdict rules of a pre/post-deployment comparison (sandbox page:
+ * "Comparaison pré/post-déploiement — exécuter le même scénario contre une
+ * variante de référence et une variante candidate, noter les deux, et
+ * enregistrer un verdict (improved / regressed / unchanged / inconclusive)
+ * avec le delta").
+ *
+ * Rules:
+ *   - both runs completed AND scored: delta = candidate - baseline;
+ *       delta >  tolerance  -> improved
+ *       delta < -tolerance  -> regressed
+ *       otherwise           -> unchanged
+ *   - otherwise (either run failed, degraded, or not scored): inconclusive,
+ *     no delta, and a reason naming the side and the cause
+ *     ("candidate run failed: …", "baseline run not scored: …").
+ * tolerance is in [0, 1]; default MODEL_DEFAULT_TOLERANCE.
+ */
+#include <stddef.h>
+
+#define MODEL_DEFAULT_TOLERANCE 0.0
+
+enum model_verdict {
+	MODEL_VERDICT_IMPROVED,
+	MODEL_VERDICT_REGRESSED,
+	MODEL_VERDICT_UNCHANGED,
+	MODEL_VERDICT_INCONCLUSIVE,
+};
+
+/** One side of a comparison as the rules need it. status is the run's
+ * status ("completed", "failed", "degraded"); reason its reason or NULL. */
+struct model_verdict_side {
+	const char *status;
+	int scored;
+	double score;
+	const char *reason;
+};
+
+/**
+ * Decide. Fills *verdict; *has_delta = 1 and *delta set when both sides are
+ * scored and completed, else *has_delta = 0; why gets a one-line
+ * explanation (n bytes). Returns 0, or -1 if tolerance is outside [0, 1]
+ * or a side is malformed (NULL status).
+ */
+int model_verdict_decide(const struct model_verdict_side *baseline,
+			 const struct model_verdict_side *candidate, double tolerance,
+			 enum model_verdict *verdict, int *has_delta, double *delta, char *why,
+			 size_t n);
+
+/** "improved", "regressed", "unchanged", "inconclusive". */
+const char *model_verdict_name(enum model_verdict v);
+
+/** 1 when a deployment gate may pass on this verdict (improved or
+ * unchanged), else 0. */
+int model_verdict_gate_passes(enum model_verdict v);
+
+#endif

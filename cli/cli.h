@@ -10,6 +10,9 @@
  *                      a local file could not be read or is not valid input
  *   CLI_EXIT_USAGE  2  bad command line (unknown command or option, missing
  *                      or malformed value); the message ends with a hint to --help
+ *   CLI_EXIT_NO_COMPARISON 3  `sandbox gate` only: the scenario has no
+ *                      comparison (a gate that finds no evidence stays closed;
+ *                      regressed and inconclusive verdicts exit 1)
  *
  * Every message goes to stderr, starts with "olivares: " and never contains
  * the API token.
@@ -23,6 +26,7 @@ enum {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_FAIL = 1,
 	CLI_EXIT_USAGE = 2,
+	CLI_EXIT_NO_COMPARISON = 3,
 };
 
 /** Largest file the CLI reads (seed, steps, mocks): the API's request limit,
@@ -92,6 +96,29 @@ struct cli_command {
 /** The command tables (cli/cmd_modules.c, cli/cmd_sandbox.c). */
 extern const struct cli_command cli_modules_commands[];
 extern const struct cli_command cli_sandbox_commands[];
+
+/* ---- comparisons, gate, JUnit export (cli/cmd_compare.c) -----------------
+ * Registered in cli_sandbox_commands (cli/cmd_sandbox.c): each leaf is its
+ * function, its option list (terminated by {NULL}) and its --help text. */
+
+/** `sandbox compare`: POST /v1/m/sandbox/comparisons (/work/briefs/api4.md). */
+int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *args);
+extern const struct cli_opt cli_compare_opts[];
+extern const char cli_compare_help[];
+
+/** `sandbox gate --scenario ID`: the verdict of the newest comparison as the
+ * exit status: CLI_EXIT_OK for improved or unchanged, CLI_EXIT_FAIL for
+ * regressed, inconclusive or any error, CLI_EXIT_NO_COMPARISON for none. */
+int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *args);
+extern const struct cli_opt cli_gate_opts[];
+extern const char cli_gate_help[];
+
+/** `sandbox runs junit ID`: the run's JUnit XML, printed byte for byte. */
+int cli_cmd_runs_junit(struct cli_ctx *ctx, const struct cli_args *args);
+extern const char cli_runs_junit_help[];
+
+/** `sandbox comparisons list|get`. */
+extern const struct cli_command cli_comparisons_commands[];
 
 /* ---- messages (cli/main.c) ---------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
- * runs list|get|outputs, backends (the /v1/m/sandbox routes of
- * /work/briefs/api.md).
+ * runs list|get|outputs|junit, backends, compare, comparisons, gate (the
+ * /v1/m/sandbox routes of /work/briefs/api.md and api4.md; the last four
+ * live in cli/cmd_compare.c).
  *
  * Every command builds a path (ids percent-encoded: they are opaque tokens
  * and the server is the one that says "not found") and maybe a body, makes
@@ -359,7 +360,8 @@ static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 
 	body = json_object();
 	if (set_string_opt(ctx, body, "variant", a, "variant") ||
-	    set_string_opt(ctx, body, "backend", a, "backend")) {
+	    set_string_opt(ctx, body, "backend", a, "backend") ||
+	    set_string_opt(ctx, body, "suite", a, "suite")) {
 		json_decref(body);
 		return CLI_EXIT_USAGE;
 	}
@@ -472,6 +474,7 @@ static const struct cli_opt scenarios_list_opts[] = {
 static const struct cli_opt run_opts[] = {
     {"variant", "V", "variant to run (selects the mocks of that variant)"},
     {"backend", "NAME", "isolation backend (default: your tenant's; see 'sandbox backends')"},
+    {"suite", "S", "score the run's outputs against suite S (see 'sandbox compare --help')"},
     {NULL, NULL, NULL},
 };
 
@@ -516,7 +519,7 @@ static const struct cli_command scenarios_commands[] = {
      "DELETE /v1/m/sandbox/scenarios/ID.\n"
      "Table output: id and deleted.\n"},
     {"run", cmd_scenarios_run, "Run a scenario against its mocks (editor).", NULL, run_opts, "ID",
-     "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V,\"backend\":NAME}.\n"
+     "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V,\"backend\":NAME,\"suite\":S}.\n"
      "Without --backend the run uses your tenant's default backend (inproc-mock\n"
      "unless the server's policy says otherwise); a backend the policy does not\n"
      "allow is refused (422) and nothing runs. A backend the host cannot provide\n"
@@ -524,8 +527,13 @@ static const struct cli_command scenarios_commands[] = {
      "A variant that names an agent program on the server runs it (OS-level\n"
      "backends only). A step whose input matches no mock gives\n"
      "[[mock-miss:<input>]] and counts in steps_error; the run still completes.\n"
+     "With --suite the completed run is scored by the server's scorer adapter:\n"
+     "scored, score (0..1), passed and score_details are recorded; with no scorer\n"
+     "wired, an unknown suite or a scorer failure the run is 'executed, not\n"
+     "scored' (scored false, passed null) and reason says why: never a silent pass.\n"
      "Example:\n"
      "  olivares sandbox scenarios run ID --variant candidate --backend namespaces\n"
+     "  olivares sandbox scenarios run ID --variant v2 --suite walkthrough\n"
      "Table output: the run's fields, one per line (id, status, steps_total, steps_ok,\n"
      "steps_error, isolated, destroyed, backend, …); null is shown as '-'.\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
@@ -548,6 +556,8 @@ static const struct cli_command runs_commands[] = {
      "GET /v1/m/sandbox/runs/ID/outputs.\n"
      "Table output: one row per step: SEQ KEY STATUS OUTPUT, where STATUS is 'ok' or\n"
      "'error (<kind>)'; control characters in outputs are shown escaped (\\n, \\t, \\\\).\n"},
+    {"junit", cli_cmd_runs_junit, "Export a run as JUnit XML for CI systems (any role).", NULL,
+     no_opts, "ID", cli_runs_junit_help},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -567,7 +577,8 @@ const struct cli_command cli_sandbox_commands[] = {
      "  olivares sandbox generate --count 2 --seed-file seed.txt -o json > steps.json\n"},
     {"scenarios", NULL, "Create, list, show, delete and run scenarios.", scenarios_commands, NULL,
      NULL, NULL},
-    {"runs", NULL, "List runs, show a run and its outputs.", runs_commands, NULL, NULL, NULL},
+    {"runs", NULL, "List runs, show a run, its outputs, its JUnit XML.", runs_commands, NULL, NULL,
+     NULL},
     {"backends", cmd_backends,
      "List the isolation backends, your policy and their preflight (any role).", NULL, no_opts,
      NULL,
@@ -578,5 +589,12 @@ const struct cli_command cli_sandbox_commands[] = {
      "says on the server host, and REASON, the missing primitive when it failed.\n"
      "A run on a backend whose preflight fails is recorded failed, isolated false.\n"
      "Table output: NAME ALLOWED DEFAULT PREFLIGHT REASON.\n"},
+    {"compare", cli_cmd_compare,
+     "Run and score a baseline and a candidate variant, record the verdict (admin).", NULL,
+     cli_compare_opts, NULL, cli_compare_help},
+    {"comparisons", NULL, "List and show recorded comparisons.", cli_comparisons_commands, NULL,
+     NULL, NULL},
+    {"gate", cli_cmd_gate, "Exit 0 only if the latest comparison improved or unchanged (any role).",
+     NULL, cli_gate_opts, NULL, cli_gate_help},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

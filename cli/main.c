@@ -137,7 +137,8 @@ static void print_group_help(const struct cli_ctx *ctx, const struct cli_command
 		      "printed)\n"
 		      "\nExit status: 0 success; 1 error (refused by the server, server "
 		      "unreachable,\n"
-		      "unreadable or invalid input file); 2 usage error.\n"
+		      "unreadable or invalid input file); 2 usage error; 3 'sandbox gate' found\n"
+		      "no comparison.\n"
 		      "Server errors are printed as: olivares: <message> (<code>, HTTP <status>)\n",
 		      f);
 	} else {

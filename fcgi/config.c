@@ -4,6 +4,7 @@
  * (olivares-admin migrate creates it).
  */
 #include "fcgi/config.h"
+#include "fcgi/scorer.h" /* the [scorer] timeout_ms bounds (macros only) */
 
 #include <ctype.h>
 #include <errno.h>
@@ -274,13 +275,16 @@ void http_config_policy(const struct http_config *cfg, const char *tenant_name,
 	}
 }
 
+/* The syntax of fcgi/scorer.h (http_scorer_spec_valid, not linked into
+ * olivares-admin): "none", "builtin:" + a directory, "exec:" + at least
+ * one word. */
 static int scorer_valid(const char *v)
 {
 	if (strcmp(v, "none") == 0)
 		return 1;
 	if (strncmp(v, "builtin:", 8) == 0 && v[8])
 		return 1;
-	if (strncmp(v, "exec:", 5) == 0 && v[5])
+	if (strncmp(v, "exec:", 5) == 0 && v[5 + strspn(v + 5, " ")])
 		return 1;
 	return 0;
 }
@@ -375,11 +379,17 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		else
 			goto unknown;
 	} else if (strcmp(section, "scorer") == 0) {
-		if (strcmp(name, "adapter") == 0)
+		if (strcmp(name, "adapter") == 0) {
 			bad = copy_str(cfg->scorer, sizeof cfg->scorer, value) ||
 			      !scorer_valid(value);
-		else
+		} else if (strcmp(name, "timeout_ms") == 0) {
+			bad = parse_int(value, HTTP_SCORER_TIMEOUT_MIN_MS,
+			                HTTP_SCORER_TIMEOUT_MAX_MS, 10, &v);
+			if (!bad)
+				cfg->scorer_timeout_ms = (int)v;
+		} else {
 			goto unknown;
+		}
 	} else {
 		goto unknown;
 	}
@@ -529,6 +539,7 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	strcpy(cfg->backends, "inproc-mock");
 	strcpy(cfg->default_backend, "inproc-mock");
 	strcpy(cfg->scorer, "none");
+	cfg->scorer_timeout_ms = HTTP_SCORER_TIMEOUT_DEFAULT_MS;
 	strcpy(cfg->binds, "/usr");
 	for (k = limit_keys; k->name; k++)
 		*(long *)((char *)&cfg->limits + k->offset) = k->def;

@@ -55,7 +55,12 @@
  *                   [runner] list; an absent default_backend is the
  *                   [runner] default, which must then be in the list.
  *                   At most HTTP_MAX_TENANT_POLICIES sections.
- *   [scorer] adapter     default "none"
+ *   [scorer] adapter     none | builtin:<dir> | exec:<command line>
+ *                   (fcgi/scorer.h); default "none"; the syntax is checked
+ *                   at load, the directory or program when the worker
+ *                   builds the adapter (http_scorer_from_config)
+ *   [scorer] timeout_ms  time limit of one exec scorer call, 100..600000,
+ *                   default 5000
  *
  * Validation at load: an unknown backend name, a default that is not in
  * its allowed list, a bad bind or a limit out of bounds is an error.
@@ -93,7 +98,8 @@ struct http_config {
 	int run_timeout_ms;
 	char backends[256]; /* comma list, no spaces */
 	char default_backend[64];
-	char scorer[512];
+	char scorer[512];      /* [scorer] adapter */
+	int scorer_timeout_ms; /* [scorer] timeout_ms */
 	char agents_dir[512]; /* absolute */
 	char binds[1024];     /* comma list, no spaces; "" for none */
 	struct http_run_limits limits;

@@ -18,11 +18,14 @@
 #include <openssl/evp.h>
 
 #include "fcgi/dispatch.h"
+#include "fcgi/junit.h"
 #include "model/generate.h"
 #include "model/limits.h"
 #include "model/runspec.h"
 #include "model/scenario.h"
+#include "model/scorer.h"
 #include "model/text.h"
+#include "model/verdict.h"
 
 #define LIST_LIMIT_DEFAULT 50
 #define LIST_LIMIT_MAX 500
@@ -442,46 +445,109 @@ static json_t *binds_array(const char *list)
 	return a;
 }
 
-/* ---- POST /v1/m/sandbox/scenarios/{id}/runs ------------------------------------ */
+/* ---- run execution (runs and comparisons) ------------------------------------ */
 
-/* Body {"variant": string or null, "backend": string or absent}: *variant
- * is NULL or a request-owned copy; *backend NULL (the tenant's default) or
- * the name asked for (borrowed from the body). */
-static int parse_run_body(struct http_request *req, const char **variant, const char **backend,
-                          struct model_error *err)
+/*
+ * A variant given in a body: NULL or absent gives *variant NULL when
+ * optional (runs), is refused when required (comparisons); otherwise a
+ * non-empty string of at most MODEL_MAX_VARIANT_BYTES that does not look
+ * like a credential, copied into request memory.
+ */
+static int parse_variant(struct http_request *req, json_t *v, const char *field, int required,
+                         const char **variant, struct model_error *err)
 {
-	static const char *const fields[] = {"variant", "backend", NULL};
 	const char *kind;
-	json_t *v;
 	size_t n;
 
 	*variant = NULL;
-	*backend = NULL;
-	if (only_fields(req->json, fields, err))
-		return -1;
-	v = json_object_get(req->json, "backend");
-	if (v && !json_is_string(v))
-		return model_error_set(err, MODEL_E_MALFORMED, "backend",
-		                       "backend must be a string");
-	if (v)
-		*backend = json_string_value(v);
-	v = json_object_get(req->json, "variant");
-	if (!v || json_is_null(v))
-		return 0;
+	if (!v || json_is_null(v)) {
+		if (!required)
+			return 0;
+		return model_error_set(err, MODEL_E_MALFORMED, field, "%s is required (a variant)",
+		                       field);
+	}
 	if (!json_is_string(v))
-		return model_error_set(err, MODEL_E_MALFORMED, "variant",
-		                       "variant must be a string or null");
+		return model_error_set(
+		    err, MODEL_E_MALFORMED, field,
+		    required ? "%s must be a string" : "%s must be a string or null", field);
 	n = json_string_length(v);
 	if (n == 0)
-		return model_error_set(err, MODEL_E_INVALID, "variant",
-		                       "variant must not be empty");
+		return model_error_set(err, MODEL_E_INVALID, field, "%s must not be empty", field);
 	if (n > MODEL_MAX_VARIANT_BYTES)
-		return model_error_set(err, MODEL_E_LIMIT, "variant",
-		                       "variant must be at most %d bytes", MODEL_MAX_VARIANT_BYTES);
+		return model_error_set(err, MODEL_E_LIMIT, field, "%s must be at most %d bytes",
+		                       field, MODEL_MAX_VARIANT_BYTES);
 	if (model_text_find_credential(json_string_value(v), n, &kind))
-		return model_error_set(err, MODEL_E_INVALID, "variant",
-		                       "variant looks like a credential (%s)", kind);
+		return model_error_set(err, MODEL_E_INVALID, field,
+		                       "%s looks like a credential (%s)", field, kind);
 	*variant = http_req_strdup(req, json_string_value(v));
+	return 0;
+}
+
+/* "suite": absent or null gives *suite NULL unless required; else a name
+ * of model_suite_name_valid (model/scorer.h), 422 otherwise. */
+static int parse_suite(json_t *v, int required, const char **suite, struct model_error *err)
+{
+	*suite = NULL;
+	if (!v || json_is_null(v)) {
+		if (!required)
+			return 0;
+		return model_error_set(err, MODEL_E_MALFORMED, "suite", "suite is required");
+	}
+	if (!json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "suite", "suite must be a string");
+	if (!model_suite_name_valid(json_string_value(v)))
+		return model_error_set(err, MODEL_E_INVALID, "suite",
+		                       "suite must be 1..128 characters of [A-Za-z0-9._-], "
+		                       "starting with a letter or digit");
+	*suite = json_string_value(v);
+	return 0;
+}
+
+/* "backend": absent gives NULL (the tenant's default), else a string. */
+static int parse_backend(json_t *v, const char **backend, struct model_error *err)
+{
+	*backend = NULL;
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "backend",
+		                       "backend must be a string");
+	*backend = json_string_value(v);
+	return 0;
+}
+
+/* The agent program of variant on backend (resolve_agent), refusing the
+ * one combination that cannot run: a program on inproc-mock. */
+static int variant_agent(struct http_request *req, const char *variant, const char *backend,
+                         const char **agent, struct model_error *err)
+{
+	if (resolve_agent(req, variant, agent, err))
+		return -1;
+	if (*agent && strcmp(backend, MODEL_BACKEND_INPROC_MOCK) == 0)
+		return model_error_set(err, MODEL_E_INVALID, "backend",
+		                       "variant %s runs agent program %s from the agents "
+		                       "directory; backend inproc-mock cannot run programs; "
+		                       "choose an OS-level backend",
+		                       variant, variant);
+	return 0;
+}
+
+/* The caller's stored scenario id (request-owned), with the fields a run
+ * needs. */
+static int load_scenario(struct http_request *req, const char *id, json_t **sc,
+                         struct model_error *err)
+{
+	enum store_rc rc;
+
+	*sc = NULL;
+	rc = store_scenario_get(req->store, req->who.tenant_id, id, sc);
+	if (rc)
+		return http_store_fail(req, rc, "run: scenario get", err);
+	http_req_own(req, *sc);
+	if (!json_is_array(json_object_get(*sc, "steps")) ||
+	    !json_string_value(json_object_get(*sc, "digest")))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                       "stored scenario is incomplete");
 	return 0;
 }
 
@@ -505,79 +571,153 @@ static json_t *run_spec(struct http_request *req, json_t *sc, const char *varian
 	                 (json_int_t)cfg->limits.tmpfs_mb, "binds", binds_array(cfg->binds));
 }
 
+/*
+ * One run to execute: what the request chose (filled by the caller), then
+ * what happened (filled by run_execute). run is ready for the store once
+ * run_execute returns; its strings point into this struct, the request or
+ * res, so the job lives until the run is recorded. Release with
+ * run_job_free.
+ */
+struct run_job {
+	const char *kind;        /* "simulation" | "comparison" */
+	const char *scenario_id; /* request-owned */
+	json_t *sc;              /* the stored scenario (request-owned) */
+	const char *variant;     /* may be NULL */
+	const char *backend;
+	const char *agent; /* may be NULL */
+	const char *suite; /* may be NULL: not scored, no reason added */
+	struct http_dispatch_result res;
+	struct model_score_result score;
+	struct store_run run;
+	char started[25], finished[25];
+	char nodigest[65];
+	char reason[640];
+};
+
+static void run_job_free(struct run_job *job)
+{
+	http_dispatch_result_free(&job->res);
+	model_score_result_clear(&job->score);
+}
+
+/*
+ * Score a completed run with the wired adapter (issue 4): scored, score,
+ * passed and details when it answers a score in [0, 1]; otherwise
+ * "executed, not scored: <cause>". A run that did not complete is never
+ * sent to the scorer: its reason stays its failure.
+ */
+static void run_score(struct http_request *req, struct run_job *job)
+{
+	static const struct model_scorer none = {&model_scorer_none, NULL};
+	const struct model_scorer *sc = req->worker->scorer ? req->worker->scorer : &none;
+	struct store_run *run = &job->run;
+	struct model_score_result *res = &job->score;
+	const char *cause;
+	int rc;
+
+	run->suite = job->suite;
+	if (!job->suite || strcmp(run->status, "completed") != 0)
+		return;
+	memset(res, 0, sizeof(*res));
+	rc = sc->ops->score(sc->ctx, job->suite, run->outputs, res);
+	if (rc == 0 && res->scored && res->score >= 0.0 && res->score <= 1.0 &&
+	    (!res->details || json_is_array(res->details))) {
+		run->scored = 1;
+		run->score = res->score;
+		run->passed = res->passed ? 1 : 0;
+		run->score_details = res->details;
+		return;
+	}
+	if (rc == 0 && res->scored)
+		cause = "the scorer answered a score outside [0, 1] or malformed details";
+	else
+		cause = res->reason[0] ? res->reason : "the scorer gave no reason";
+	snprintf(job->reason, sizeof(job->reason), "executed, not scored: %s", cause);
+	run->scored = 0;
+	run->reason = job->reason;
+	if (strcmp(sc->ops->name, "none") != 0)
+		http_log("run not scored by the %s scorer", sc->ops->name);
+}
+
+/*
+ * Execute one run of job->sc on job->backend (the runner, then the scorer
+ * when a suite is named) and fill job->run for the store. A run that fails
+ * is still a run (recorded with its reason), so this only fails when the
+ * spec cannot be built.
+ */
+static int run_execute(struct http_request *req, struct run_job *job, struct model_error *err)
+{
+	struct store_run *run = &job->run;
+	json_t *spec;
+
+	spec = http_req_own(req, run_spec(req, job->sc, job->variant, job->agent));
+	if (!spec)
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
+	memset(&job->res, 0, sizeof(job->res));
+	http_now_iso(job->started);
+	/* the runner enforces wall_ms itself; the worker's deadline is the
+	 * backstop for a runner that does not (dispatch.h) */
+	if (http_dispatch_run(req->cfg->runner_path, job->backend,
+	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &job->res))
+		http_log("run of a scenario failed in dispatch (recorded as failed)");
+	http_now_iso(job->finished);
+
+	if (!job->res.output_digest[0])
+		empty_digest(job->nodigest);
+	memset(run, 0, sizeof(*run));
+	run->kind = job->kind;
+	run->scenario_id = job->scenario_id;
+	run->scenario_version = (int)json_integer_value(json_object_get(job->sc, "version"));
+	run->scenario_digest = json_string_value(json_object_get(job->sc, "digest"));
+	run->variant = job->variant;
+	run->status = strcmp(job->res.status, "completed") == 0 ? "completed" : "failed";
+	run->runner = job->res.runner[0] ? job->res.runner : MODEL_RUNNER_NAME;
+	/* the backend the runner reported having run (dispatch refuses any
+	 * other than the one asked for) */
+	run->backend = job->res.backend[0] ? job->res.backend : job->backend;
+	run->isolated = job->res.isolated ? 1 : 0;
+	run->destroyed = job->res.destroyed ? 1 : 0;
+	run->steps_total = job->res.steps_total;
+	run->steps_ok = job->res.steps_ok;
+	run->steps_error = job->res.steps_error;
+	run->scored = 0;
+	run->reason = job->res.reason[0] ? job->res.reason : NULL;
+	run->output_digest = job->res.output_digest[0] ? job->res.output_digest : job->nodigest;
+	run->started_at = job->started;
+	run->finished_at = job->finished;
+	run->outputs = job->res.outputs ? job->res.outputs : http_req_own(req, json_array());
+	run_score(req, job);
+	return 0;
+}
+
+/* ---- POST /v1/m/sandbox/scenarios/{id}/runs ------------------------------------ */
+
 static int h_run_create(struct http_request *req, struct model_error *err)
 {
-	struct http_dispatch_result res;
-	struct store_run run;
-	json_t *sc = NULL, *spec, *out = NULL, *outputs;
-	const char *variant, *requested, *backend = NULL, *agent = NULL, *digest;
-	char started[25], finished[25], nodigest[65];
+	static const char *const fields[] = {"variant", "backend", "suite", NULL};
+	struct run_job job;
+	const char *requested;
+	json_t *out = NULL;
 	enum store_rc rc;
 	int ret = -1;
 
+	memset(&job, 0, sizeof(job));
+	job.kind = "simulation";
+	job.scenario_id = req->params[0];
 	/* every refusal comes before the runner starts: nothing is written */
-	if (parse_run_body(req, &variant, &requested, err))
+	if (only_fields(req->json, fields, err) ||
+	    parse_backend(json_object_get(req->json, "backend"), &requested, err) ||
+	    parse_variant(req, json_object_get(req->json, "variant"), "variant", 0, &job.variant,
+	                  err) ||
+	    parse_suite(json_object_get(req->json, "suite"), 0, &job.suite, err))
 		return -1;
-	if (choose_backend(req, requested, &backend, err))
+	if (choose_backend(req, requested, &job.backend, err) ||
+	    variant_agent(req, job.variant, job.backend, &job.agent, err) ||
+	    load_scenario(req, job.scenario_id, &job.sc, err))
 		return -1;
-	if (resolve_agent(req, variant, &agent, err))
-		return -1;
-	if (agent && strcmp(backend, MODEL_BACKEND_INPROC_MOCK) == 0)
-		return model_error_set(err, MODEL_E_INVALID, "backend",
-		                       "variant %s runs agent program %s from the agents "
-		                       "directory; backend inproc-mock cannot run programs; "
-		                       "choose an OS-level backend",
-		                       variant, variant);
-	rc = store_scenario_get(req->store, req->who.tenant_id, req->params[0], &sc);
-	if (rc)
-		return http_store_fail(req, rc, "run: scenario get", err);
-	http_req_own(req, sc);
-	digest = json_string_value(json_object_get(sc, "digest"));
-	if (!json_is_array(json_object_get(sc, "steps")) || !digest)
-		return model_error_set(err, MODEL_E_INTERNAL, NULL,
-		                       "stored scenario is incomplete");
-
-	spec = http_req_own(req, run_spec(req, sc, variant, agent));
-	if (!spec)
-		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
-
-	memset(&res, 0, sizeof(res));
-	http_now_iso(started);
-	/* the runner enforces wall_ms itself; the worker's deadline is the
-	 * backstop for a runner that does not (dispatch.h) */
-	if (http_dispatch_run(req->cfg->runner_path, backend,
-	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &res))
-		http_log("run of a scenario failed in dispatch (recorded as failed)");
-	http_now_iso(finished);
-
-	/* a failed run is still a run: it is recorded with its reason */
-	outputs = res.outputs ? res.outputs : http_req_own(req, json_array());
-	if (!res.output_digest[0])
-		empty_digest(nodigest);
-	memset(&run, 0, sizeof(run));
-	run.kind = "simulation";
-	run.scenario_id = req->params[0];
-	run.scenario_version = (int)json_integer_value(json_object_get(sc, "version"));
-	run.scenario_digest = digest;
-	run.variant = variant;
-	run.status = strcmp(res.status, "completed") == 0 ? "completed" : "failed";
-	run.runner = res.runner[0] ? res.runner : MODEL_RUNNER_NAME;
-	/* the backend the runner reported having run (dispatch refuses any
-	 * other than the one asked for) */
-	run.backend = res.backend[0] ? res.backend : backend;
-	run.isolated = res.isolated ? 1 : 0;
-	run.destroyed = res.destroyed ? 1 : 0;
-	run.steps_total = res.steps_total;
-	run.steps_ok = res.steps_ok;
-	run.steps_error = res.steps_error;
-	run.suite = NULL;
-	run.scored = 0;
-	run.reason = res.reason[0] ? res.reason : NULL;
-	run.output_digest = res.output_digest[0] ? res.output_digest : nodigest;
-	run.started_at = started;
-	run.finished_at = finished;
-	run.outputs = outputs;
-	rc = store_run_record(req->store, req->who.tenant_id, req->who.token_id, &run, &out);
+	if (run_execute(req, &job, err))
+		goto out;
+	rc = store_run_record(req->store, req->who.tenant_id, req->who.token_id, &job.run, &out);
 	if (rc) {
 		http_store_fail(req, rc, "run record", err);
 		goto out;
@@ -585,8 +725,198 @@ static int h_run_create(struct http_request *req, struct model_error *err)
 	http_reply_json(req, 201, http_req_own(req, out));
 	ret = 0;
 out:
-	http_dispatch_result_free(&res);
+	run_job_free(&job);
 	return ret;
+}
+
+/* ---- comparisons (issue 4) -------------------------------------------------------- */
+
+/* The tolerance of a comparison body: absent gives the default, anything
+ * but a number in [0, 1] is 422. */
+static int parse_tolerance(json_t *v, double *tolerance, struct model_error *err)
+{
+	*tolerance = MODEL_DEFAULT_TOLERANCE;
+	if (!v)
+		return 0;
+	if (!json_is_number(v) || !(json_number_value(v) >= 0.0 && json_number_value(v) <= 1.0))
+		return model_error_set(err, MODEL_E_INVALID, "tolerance",
+		                       "tolerance must be a number from 0 to 1");
+	*tolerance = json_number_value(v);
+	return 0;
+}
+
+/*
+ * The steps whose outputs differ between two runs, by seq (both arrays in
+ * seq order, as dispatch guarantees): [{"seq","key","baseline_output",
+ * "candidate_output"}], a side that has no such step giving null.
+ */
+static json_t *differing_steps(json_t *base, json_t *cand)
+{
+	json_t *diff = json_array();
+	json_t *b, *c, *bo, *co;
+	json_int_t bs, cs;
+	size_t i = 0, j = 0;
+
+	while (i < json_array_size(base) || j < json_array_size(cand)) {
+		b = json_array_get(base, i);
+		c = json_array_get(cand, j);
+		bs = b ? json_integer_value(json_object_get(b, "seq")) : 0;
+		cs = c ? json_integer_value(json_object_get(c, "seq")) : 0;
+		if (b && c && bs == cs) {
+			i++;
+			j++;
+		} else if (b && (!c || bs < cs)) {
+			c = NULL;
+			i++;
+		} else {
+			b = NULL;
+			j++;
+		}
+		bo = b ? json_object_get(b, "output") : NULL;
+		co = c ? json_object_get(c, "output") : NULL;
+		if (bo && co && json_equal(bo, co))
+			continue;
+		json_array_append_new(diff, json_pack("{s:I, s:O, s:O, s:O}", "seq", b ? bs : cs,
+		                                      "key", json_object_get(b ? b : c, "key"),
+		                                      "baseline_output", bo ? bo : json_null(),
+		                                      "candidate_output", co ? co : json_null()));
+	}
+	return diff;
+}
+
+/* The verdict side of a recorded-to-be run. */
+static void verdict_side(const struct store_run *run, struct model_verdict_side *side)
+{
+	side->status = run->status;
+	side->scored = run->scored;
+	side->score = run->score;
+	side->reason = run->reason;
+}
+
+static int h_comparison_create(struct http_request *req, struct model_error *err)
+{
+	static const char *const fields[] = {"scenario_id", "baseline", "candidate", "suite",
+	                                     "tolerance",   "backend",  NULL};
+	struct run_job base, cand;
+	struct store_comparison cmp;
+	struct model_verdict_side bs, cs;
+	enum model_verdict verdict;
+	const char *requested, *suite, *scenario_id;
+	char why[1400];
+	json_t *v, *out = NULL;
+	enum store_rc rc;
+	int ret = -1;
+
+	memset(&base, 0, sizeof(base));
+	memset(&cand, 0, sizeof(cand));
+	memset(&cmp, 0, sizeof(cmp));
+	/* the whole body is checked before anything runs: nothing is written */
+	if (only_fields(req->json, fields, err))
+		return -1;
+	v = json_object_get(req->json, "scenario_id");
+	if (!json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "scenario_id",
+		                       "scenario_id is required (a scenario id)");
+	scenario_id = json_string_value(v);
+	if (parse_variant(req, json_object_get(req->json, "baseline"), "baseline", 1, &base.variant,
+	                  err) ||
+	    parse_variant(req, json_object_get(req->json, "candidate"), "candidate", 1,
+	                  &cand.variant, err) ||
+	    parse_suite(json_object_get(req->json, "suite"), 1, &suite, err) ||
+	    parse_tolerance(json_object_get(req->json, "tolerance"), &cmp.tolerance, err) ||
+	    parse_backend(json_object_get(req->json, "backend"), &requested, err))
+		return -1;
+	if (choose_backend(req, requested, &base.backend, err))
+		return -1;
+	cand.backend = base.backend;
+	if (variant_agent(req, base.variant, base.backend, &base.agent, err) ||
+	    variant_agent(req, cand.variant, cand.backend, &cand.agent, err))
+		return -1;
+	/* an id that is not well-formed names no scenario: 404, as in paths */
+	if (!model_id_valid(scenario_id))
+		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+	scenario_id = http_req_strdup(req, scenario_id);
+	if (load_scenario(req, scenario_id, &base.sc, err))
+		return -1;
+	base.kind = cand.kind = "comparison";
+	base.scenario_id = cand.scenario_id = scenario_id;
+	cand.sc = base.sc;
+	base.suite = cand.suite = suite;
+
+	/* one after the other, on the same scenario version */
+	if (run_execute(req, &base, err) || run_execute(req, &cand, err))
+		goto out;
+	verdict_side(&base.run, &bs);
+	verdict_side(&cand.run, &cs);
+	why[0] = '\0';
+	if (model_verdict_decide(&bs, &cs, cmp.tolerance, &verdict, &cmp.has_delta, &cmp.delta, why,
+	                         sizeof(why))) {
+		model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot decide the verdict");
+		goto out;
+	}
+	cmp.scenario_id = scenario_id;
+	cmp.scenario_version = base.run.scenario_version;
+	cmp.suite = suite;
+	cmp.baseline = &base.run;
+	cmp.candidate = &cand.run;
+	cmp.verdict = model_verdict_name(verdict);
+	/* the reason says why a comparison is inconclusive, and only then */
+	cmp.reason = verdict == MODEL_VERDICT_INCONCLUSIVE && why[0] ? why : NULL;
+	cmp.differing_steps =
+	    http_req_own(req, differing_steps(base.run.outputs, cand.run.outputs));
+	rc = store_comparison_record(req->store, req->who.tenant_id, req->who.token_id, &cmp, &out);
+	if (rc) {
+		http_store_fail(req, rc, "comparison record", err);
+		goto out;
+	}
+	http_reply_json(req, 201, http_req_own(req, out));
+	ret = 0;
+out:
+	run_job_free(&base);
+	run_job_free(&cand);
+	return ret;
+}
+
+static int h_comparison_list(struct http_request *req, struct model_error *err)
+{
+	const char *scenario, *latest;
+	json_t *out = NULL;
+	enum store_rc rc;
+	int limit, offset;
+
+	if (list_window(req, &limit, &offset, err))
+		return -1;
+	scenario = http_query_get(req, "scenario");
+	if (scenario && !model_id_valid(scenario))
+		return model_error_set(err, MODEL_E_MALFORMED, "scenario",
+		                       "scenario must be a scenario id");
+	latest = http_query_get(req, "latest");
+	if (latest && strcmp(latest, "true") != 0 && strcmp(latest, "false") != 0)
+		return model_error_set(err, MODEL_E_MALFORMED, "latest",
+		                       "latest must be true or false");
+	if (latest && strcmp(latest, "true") == 0) {
+		/* what a deployment gate reads: the newest of one scenario */
+		if (!scenario)
+			return model_error_set(err, MODEL_E_MALFORMED, "scenario",
+			                       "latest=true requires scenario");
+		limit = 1;
+		offset = 0;
+	}
+	rc = store_comparison_list(req->store, req->who.tenant_id, scenario, limit, offset, &out);
+	if (rc)
+		return http_store_fail(req, rc, "comparison list", err);
+	return http_reply_json(req, 200, http_req_own(req, out));
+}
+
+static int h_comparison_get(struct http_request *req, struct model_error *err)
+{
+	json_t *out = NULL;
+	enum store_rc rc;
+
+	rc = store_comparison_get(req->store, req->who.tenant_id, req->params[0], &out);
+	if (rc)
+		return http_store_fail(req, rc, "comparison get", err);
+	return http_reply_json(req, 200, http_req_own(req, out));
 }
 
 /* ---- GET /v1/m/sandbox/backends -------------------------------------------------- */
@@ -702,6 +1032,29 @@ static int h_run_outputs(struct http_request *req, struct model_error *err)
 	return http_reply_json(req, 200, http_req_own(req, out));
 }
 
+/* GET /v1/m/sandbox/runs/{id}/junit: the run as JUnit XML (fcgi/junit.h). */
+static int h_run_junit(struct http_request *req, struct model_error *err)
+{
+	json_t *run = NULL, *outputs = NULL;
+	enum store_rc rc;
+	char *xml = NULL;
+	size_t len = 0;
+
+	rc = store_run_get(req->store, req->who.tenant_id, req->params[0], &run);
+	if (rc)
+		return http_store_fail(req, rc, "junit: run get", err);
+	http_req_own(req, run);
+	rc = store_run_outputs(req->store, req->who.tenant_id, req->params[0], &outputs);
+	if (rc)
+		return http_store_fail(req, rc, "junit: run outputs", err);
+	http_req_own(req, outputs);
+	if (http_junit_render(run, json_object_get(outputs, "outputs"), &xml, &len))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot render the JUnit XML");
+	http_reply_body(req, 200, "application/xml; charset=utf-8", xml, len);
+	free(xml);
+	return 0;
+}
+
 /* ---- GET /v1/m/sandbox/audit --------------------------------------------------- */
 
 static int h_audit_list(struct http_request *req, struct model_error *err)
@@ -743,6 +1096,12 @@ const struct http_route http_routes[] = {
     {"GET", "/v1/m/sandbox/runs", V, SB, NOB, h_run_list},
     {"GET", "/v1/m/sandbox/runs/{id}", V, SB, NOB, h_run_get},
     {"GET", "/v1/m/sandbox/runs/{id}/outputs", V, SB, NOB, h_run_outputs},
+    {"GET", "/v1/m/sandbox/runs/{id}/junit", V, SB, NOB, h_run_junit},
+    /* comparisons are append-only evidence: no PUT or DELETE route exists,
+     * so the router answers 405 to both */
+    {"POST", "/v1/m/sandbox/comparisons", A, SB, OBJ, h_comparison_create},
+    {"GET", "/v1/m/sandbox/comparisons", V, SB, NOB, h_comparison_list},
+    {"GET", "/v1/m/sandbox/comparisons/{id}", V, SB, NOB, h_comparison_get},
     {"GET", "/v1/m/sandbox/backends", V, SB, NOB, h_backends},
     {"GET", "/v1/m/sandbox/audit", A, SB, NOB, h_audit_list},
 };

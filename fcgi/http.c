@@ -178,16 +178,49 @@ static int put_all(FCGX_Stream *out, const char *p, size_t n)
 	return 0;
 }
 
-int http_reply_json_hdr(struct http_request *req, int status, const char *extra_headers,
-                        json_t *body)
+/* Write the head and len bytes of body, once per request. */
+static int reply_raw(struct http_request *req, int status, const char *content_type,
+                     const char *extra_headers, const char *body, size_t len)
 {
 	char head[512];
-	char *text;
-	size_t len;
 	int n, rc = -1;
 
 	if (req->status) {
 		/* a handler bug: never write two replies into one response */
+		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
+		         req->method, req->path);
+		return -1;
+	}
+	n = snprintf(head, sizeof(head),
+	             "Status: %d %s\r\n"
+	             "Content-Type: %s\r\n"
+	             "Cache-Control: no-store\r\n"
+	             "X-Content-Type-Options: nosniff\r\n"
+	             "Content-Length: %zu\r\n"
+	             "%s\r\n",
+	             status, status_reason(status), content_type, len,
+	             extra_headers ? extra_headers : "");
+	req->status = status;
+	if (n < 0 || (size_t)n >= sizeof(head))
+		goto out;
+	if (put_all(req->fcgx->out, head, (size_t)n) || put_all(req->fcgx->out, body, len) ||
+	    put_all(req->fcgx->out, "", 0))
+		goto out;
+	rc = 0;
+out:
+	if (rc)
+		http_log("writing the reply failed (client gone?) for %s %s", req->method,
+		         req->path);
+	return rc;
+}
+
+int http_reply_json_hdr(struct http_request *req, int status, const char *extra_headers,
+                        json_t *body)
+{
+	char *text;
+	int rc;
+
+	if (req->status) {
 		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
 		         req->method, req->path);
 		return -1;
@@ -199,28 +232,16 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
 		    "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}");
 		status = 500;
 	}
-	len = strlen(text);
-	n = snprintf(head, sizeof(head),
-	             "Status: %d %s\r\n"
-	             "Content-Type: application/json; charset=utf-8\r\n"
-	             "Cache-Control: no-store\r\n"
-	             "X-Content-Type-Options: nosniff\r\n"
-	             "Content-Length: %zu\r\n"
-	             "%s\r\n",
-	             status, status_reason(status), len, extra_headers ? extra_headers : "");
-	req->status = status;
-	if (n < 0 || (size_t)n >= sizeof(head))
-		goto out;
-	if (put_all(req->fcgx->out, head, (size_t)n) || put_all(req->fcgx->out, text, len) ||
-	    put_all(req->fcgx->out, "", 0))
-		goto out;
-	rc = 0;
-out:
-	if (rc)
-		http_log("writing the reply failed (client gone?) for %s %s", req->method,
-		         req->path);
+	rc = reply_raw(req, status, "application/json; charset=utf-8", extra_headers, text,
+	               strlen(text));
 	free(text);
 	return rc;
+}
+
+int http_reply_body(struct http_request *req, int status, const char *content_type,
+                    const char *body, size_t len)
+{
+	return reply_raw(req, status, content_type, NULL, body, len);
 }
 
 int http_reply_json(struct http_request *req, int status, json_t *body)

@@ -37,6 +37,7 @@
 #include "fcgi/config.h"
 #include "model/buf.h"
 #include "model/error.h"
+#include "model/scorer.h"
 #include "sql/store.h"
 
 /** Per-worker state, lives for the worker's whole life. */
@@ -50,6 +51,10 @@ struct http_worker {
 	 * policy), "" until found: a name is looked up until its tenant
 	 * exists, then kept (a tenant's id never changes) */
 	char policy_tenant_ids[HTTP_MAX_TENANT_POLICIES][33];
+	/* the scorer adapter, built by the composition root (fcgi/main.c,
+	 * the only place that chooses it) for this worker; borrowed. NULL
+	 * means none is wired (model_scorer_none). */
+	const struct model_scorer *scorer;
 };
 
 /** Who is calling: filled by auth from the token's row. */
@@ -130,6 +135,13 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
                         json_t *body);
 /** http_reply_json_hdr without extra headers. */
 int http_reply_json(struct http_request *req, int status, json_t *body);
+
+/** Write a reply that is not JSON (the JUnit XML export): status line,
+ * "Content-Type: content_type", the same caching and nosniff headers as
+ * the JSON replies, and len bytes of body (borrowed), written whole.
+ * Returns 0, -1 on a write error. */
+int http_reply_body(struct http_request *req, int status, const char *content_type,
+                    const char *body, size_t len);
 
 /** Reply {"error":{"code","message","field"?}} for a model_error, with the
  * status of model_error_http_status(err->code). Returns 0. */

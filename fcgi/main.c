@@ -12,6 +12,14 @@
  * A worker owns one store connection, opened after the fork, and serves
  * one request at a time in an FCGX_Accept_r loop. On SIGTERM it finishes
  * the request in progress, then exits.
+ *
+ * This is the composition root: the only place that chooses the scorer
+ * adapter (model/scorer.h), from [scorer] adapter and timeout_ms, with
+ * http_scorer_from_config (fcgi/scorer.h). The master builds it once at
+ * start-up to refuse a configuration that names an adapter that cannot be
+ * built (a missing suites directory, a command that is not executable);
+ * each worker then builds its own and hands it to the handlers through
+ * struct http_worker.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,6 +43,7 @@
 #include "fcgi/dispatch.h"
 #include "fcgi/handlers.h"
 #include "fcgi/http.h"
+#include "fcgi/scorer.h"
 #include "model/alloc.h"
 #include "sql/store.h"
 
@@ -93,8 +102,10 @@ static void worker_signals(int idle)
 static int worker_main(const struct http_config *cfg, int listen_fd, const sigset_t *mask)
 {
 	struct http_worker w;
+	struct model_scorer scorer;
 	struct sigaction sa;
 	FCGX_Request fr;
+	char err[512];
 	int rc, code = 0;
 
 	memset(&sa, 0, sizeof(sa));
@@ -109,6 +120,14 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 
 	memset(&w, 0, sizeof(w));
 	w.cfg = cfg;
+	memset(&scorer, 0, sizeof(scorer));
+	if (http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, err,
+	                            sizeof(err))) {
+		/* the master built it at start-up; if it cannot be built now,
+		 * *out is the none adapter: runs say "not scored", never pass */
+		http_log("worker cannot build the scorer adapter (%s); none is wired", err);
+	}
+	w.scorer = &scorer;
 	if (store_open(cfg->dsn, &w.store)) {
 		/* not fatal: requests answer 503 and the next one retries */
 		http_log("worker cannot connect to the store yet: %s", store_last_error(NULL));
@@ -141,6 +160,7 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 out:
 	if (w.store)
 		store_close(w.store);
+	http_scorer_release(&scorer);
 	return code;
 }
 
@@ -471,6 +491,26 @@ out:
 	return rc;
 }
 
+/* Build the configured scorer adapter once and release it: a
+ * configuration whose adapter cannot be built is refused at start-up. */
+static int check_scorer(const struct http_config *cfg)
+{
+	struct model_scorer scorer;
+	char err[512];
+	int rc;
+
+	memset(&scorer, 0, sizeof(scorer));
+	err[0] = '\0';
+	rc =
+	    http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, err, sizeof(err));
+	if (rc)
+		http_log("scorer adapter cannot be built: %s", err);
+	else
+		http_log("scorer adapter: %s", scorer.ops ? scorer.ops->name : "none");
+	http_scorer_release(&scorer);
+	return rc;
+}
+
 /* The DSN without secrets, for --check-config: PWD/Password values hidden. */
 static void print_dsn(const char *dsn)
 {
@@ -507,6 +547,7 @@ static void print_config(const struct http_config *cfg)
 	printf("runner=%s\nrun_timeout_ms=%d\nbackends=%s\ndefault_backend=%s\nscorer=%s\n",
 	       cfg->runner_path, cfg->run_timeout_ms, cfg->backends, cfg->default_backend,
 	       cfg->scorer);
+	printf("scorer_timeout_ms=%d\n", cfg->scorer_timeout_ms);
 	printf("agents_dir=%s\nbinds=%s\n", cfg->agents_dir, cfg->binds);
 	printf("limits=cpu_seconds:%ld,memory_mb:%ld,processes:%ld,open_files:%ld,tmpfs_mb:%ld\n",
 	       cfg->limits.cpu_seconds, cfg->limits.memory_mb, cfg->limits.processes,
@@ -591,7 +632,7 @@ int main(int argc, char **argv)
 		if (listen_fd < 0)
 			return 1;
 	}
-	if (migrate(&cfg)) {
+	if (check_scorer(&cfg) || migrate(&cfg)) {
 		rc = 1;
 		goto out;
 	}

@@ -30,7 +30,9 @@
  *   passed:  score >= the suite's threshold.
  *   details: array of {"seq": N, "key": K, "passed": bool, "check": string,
  *            "message": string} (one per evaluated expectation), or NULL;
- *            owned by the result.
+ *            owned by the result. The builtin adapter always fills all
+ *            five keys (model/suite.h); an exec scorer's lines carry
+ *            "passed" and any of the others (fcgi/scorer_exec.h).
  *   reason:  "" when scored.
  */
 struct model_score_result {
@@ -55,8 +57,7 @@ void model_score_result_clear(struct model_score_result *res);
  */
 struct model_scorer_ops {
 	const char *name;
-	int (*score)(void *ctx, const char *suite, json_t *outputs,
-		     struct model_score_result *res);
+	int (*score)(void *ctx, const char *suite, json_t *outputs, struct model_score_result *res);
 	void (*destroy)(void *ctx);
 };
 

@@ -19,6 +19,35 @@
  * the run fails ("no such step").
  * score = sum(weights of expectations that hold) / sum(all weights);
  * passed = score >= threshold.
+ *
+ * Details of the implementation (model/suite.c):
+ *   - "name" is required (1..128 bytes); "key" is 1..128 bytes; "weight"
+ *     is at most 1000000; "regex" at most 1024 bytes, without NUL, and
+ *     must compile (REG_EXTENDED | REG_NOSUB, no REG_NEWLINE: "^"/"$" are
+ *     the ends of the whole output); a "seq"/"key" selects the first
+ *     output with that seq/key.
+ *   - "step": "*" counts as one expectation per step of the run, each
+ *     with the expectation's weight; on a run without steps it is one
+ *     failed line ("run has no steps"), never a vacuous pass.
+ *   - content checks (equals/contains/regex) on an output that is not a
+ *     string fail ("step has no output"); not_mock_miss fails when the
+ *     output's error_kind is "mock_miss".
+ *   - details: one line per evaluated expectation, in suite order (a "*"
+ *     expands in step order): {"seq": N|null, "key": K|null, "passed":
+ *     bool, "check": "equals"|"contains"|"regex"|"not_mock_miss",
+ *     "message": fixed English sentence} — never the output's text.
+ *   - check errors: structure (wrong type, unknown or missing field, not
+ *     exactly one selector / one check) MODEL_E_MALFORMED; a bound
+ *     (threshold, weight, seq, lengths, 1..1000 expectations)
+ *     MODEL_E_LIMIT; not_mock_miss false, a regex that does not compile
+ *     MODEL_E_INVALID. err->field is the JSON path
+ *     ("expectations[3].regex").
+ *
+ * Example (tests/fixtures/suites/walkthrough.json, the page's walkthrough:
+ * step-1 answers "first synthetic account", step-2 is a mock miss):
+ *   [{"key":"step-1","equals":"first synthetic account","weight":2},
+ *    {"step":"*","not_mock_miss":true}], threshold 0.5
+ *   -> (2 + 1 + 0) / (2 + 1 + 1) = 0.75, passed.
  */
 #include <jansson.h>
 

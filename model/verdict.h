@@ -16,6 +16,15 @@
  *     no delta, and a reason naming the side and the cause
  *     ("candidate run failed: …", "baseline run not scored: …").
  * tolerance is in [0, 1]; default MODEL_DEFAULT_TOLERANCE.
+ *
+ * delta is rounded to 9 decimal places (half away from zero, never -0)
+ * before it is compared and recorded: 0.8 - 0.7 is 0.10000000000000009 in
+ * binary and must sit on the edge of a 0.1 tolerance (unchanged), and the
+ * same two scores must always give the same recorded delta.
+ * A side's status other than "completed" is a failure whatever its score.
+ * A reason starting "executed, not scored: " (how the store words it) is
+ * quoted without that prefix; with both sides inconclusive both are named,
+ * baseline first, joined by "; ".
  */
 #include <stddef.h>
 
@@ -40,13 +49,17 @@ struct model_verdict_side {
 /**
  * Decide. Fills *verdict; *has_delta = 1 and *delta set when both sides are
  * scored and completed, else *has_delta = 0; why gets a one-line
- * explanation (n bytes). Returns 0, or -1 if tolerance is outside [0, 1]
- * or a side is malformed (NULL status).
+ * explanation (n bytes; may be NULL): the inconclusive reason above, or
+ * for a scored pair "delta +0.25 (candidate 0.75 - baseline 0.5) above
+ * tolerance 0" (the API records it only when inconclusive). Returns 0,
+ * or -1 if tolerance is outside [0, 1] (or NaN), a side is NULL or has a
+ * NULL status, a scored side's score is outside [0, 1], or an out
+ * pointer (verdict, has_delta, delta) is NULL.
  */
 int model_verdict_decide(const struct model_verdict_side *baseline,
-			 const struct model_verdict_side *candidate, double tolerance,
-			 enum model_verdict *verdict, int *has_delta, double *delta, char *why,
-			 size_t n);
+                         const struct model_verdict_side *candidate, double tolerance,
+                         enum model_verdict *verdict, int *has_delta, double *delta, char *why,
+                         size_t n);
 
 /** "improved", "regressed", "unchanged", "inconclusive". */
 const char *model_verdict_name(enum model_verdict v);

@@ -332,18 +332,24 @@ static int clamp_limit(int limit)
 
 /* ---- statements: bind, execute, read ------------------------------------- */
 
-enum ptype { P_TEXT, P_INT };
+enum ptype { P_TEXT, P_INT, P_REAL };
 
 struct param {
 	enum ptype type;
 	const char *s; /* P_TEXT; NULL binds SQL NULL */
 	long long i;   /* P_INT */
+	double d;      /* P_REAL */
+	int null;      /* P_INT, P_REAL: bind SQL NULL */
 	SQLINTEGER iv;
+	SQLDOUBLE dv;
 	SQLLEN ind;
 };
 
 #define PT(x) {.type = P_TEXT, .s = (x)}
 #define PI(x) {.type = P_INT, .i = (x)}
+/* an integer / a real, or SQL NULL when has is 0 */
+#define PIN(has, x) {.type = P_INT, .i = (x), .null = !(has)}
+#define PR(has, x) {.type = P_REAL, .d = (x), .null = !(has)}
 #define NPARAMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static unsigned long sql_hash(const char *sql)
@@ -494,9 +500,14 @@ static enum store_rc q_run(struct store *st, const char *sql, struct param *p, s
 	for (k = 0; k < n; k++) {
 		if (p[k].type == P_INT) {
 			p[k].iv = (SQLINTEGER)p[k].i;
-			p[k].ind = 0;
+			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
 			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_SLONG,
 					     SQL_INTEGER, 0, 0, &p[k].iv, 0, &p[k].ind);
+		} else if (p[k].type == P_REAL) {
+			p[k].dv = (SQLDOUBLE)p[k].d;
+			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
+			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_DOUBLE,
+					     SQL_DOUBLE, 15, 0, &p[k].dv, 0, &p[k].ind);
 		} else if (!p[k].s) {
 			p[k].ind = SQL_NULL_DATA;
 			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_CHAR,
@@ -2210,12 +2221,12 @@ static const struct colspec run_cols[] = {
 	{"steps_ok", C_INT},	  {"steps_error", C_INT},      {"suite", C_TEXT},
 	{"scored", C_BOOL},	  {"score", C_REAL},	       {"passed", C_BOOL},
 	{"reason", C_TEXT},	  {"output_digest", C_TEXT},   {"started_at", C_TEXT},
-	{"finished_at", C_TEXT},	  {"created_by", C_TEXT}};
+	{"finished_at", C_TEXT},	  {"created_by", C_TEXT},      {"score_details", C_JSON}};
 #define RUN_SELECT                                                                          \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "  \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "    \
-	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by "   \
-	"FROM runs"
+	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "  \
+	"score_details FROM runs"
 
 static const struct colspec output_cols[] = {{"seq", C_INT},	  {"key", C_TEXT},
 					     {"input", C_TEXT},	  {"output", C_TEXT},
@@ -2321,24 +2332,36 @@ static enum store_rc outputs_insert(struct store *st, const char *run_id, const 
 	return STORE_OK;
 }
 
-static enum store_rc tx_run_record(struct store *st, void *arg)
+/*
+ * Insert one run, its outputs and its "sandbox.run" audit event inside the
+ * caller's transaction (store_run_record, store_comparison_record); id_out
+ * gets the new run's id. score and passed are bound only for a scored run,
+ * score_details only when it is an array.
+ */
+static enum store_rc run_insert(struct store *st, const char *tenant_id, const char *actor,
+				const struct store_run *r, char id_out[33])
 {
-	struct run_arg *a = arg;
-	const struct store_run *r = a->run;
 	char id[33];
 	char now[32];
+	char *details = NULL;
 	enum store_rc rc;
 	json_t *detail;
 
-	json_decref(a->out);
-	a->out = NULL;
+	id_out[0] = '\0';
 	rc = new_id(st, id);
 	if (rc)
 		return rc;
+	if (json_is_array(r->score_details)) {
+		details = json_dumps(r->score_details, JSON_COMPACT);
+		if (!details) {
+			st_seterr(st, "run: score_details do not encode");
+			return STORE_ERROR;
+		}
+	}
 	now_iso(now);
 	{
 		struct param p[] = {PT(id),
-				    PT(a->tenant_id),
+				    PT(tenant_id),
 				    PT(r->kind),
 				    PT(r->scenario_id),
 				    PI(r->scenario_version),
@@ -2354,54 +2377,82 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
 				    PI(r->steps_error),
 				    PT(r->suite),
 				    PI(r->scored ? 1 : 0),
+				    PR(r->scored, r->score),
+				    PIN(r->scored, r->passed ? 1 : 0),
 				    PT(r->reason),
 				    PT(r->output_digest),
 				    PT(r->started_at),
 				    PT(r->finished_at),
-				    PT(a->actor),
-				    PT(now)};
+				    PT(actor),
+				    PT(now),
+				    PT(details)};
 
-		/* score and passed stay NULL: nothing is scored in this version */
+		/* score and passed are NULL for a run that was not scored:
+		 * never a silent pass (DESIGN.md §5) */
 		rc = q_exec(st,
 			    "INSERT INTO runs (id, tenant_id, kind, scenario_id, scenario_version, "
 			    "scenario_digest, variant, status, runner, backend, isolated, destroyed, "
 			    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
-			    "output_digest, started_at, finished_at, created_by, created_at) VALUES "
-			    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, "
-			    "?, ?)",
+			    "output_digest, started_at, finished_at, created_by, created_at, "
+			    "score_details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			    p, NPARAMS(p), NULL, NULL);
 	}
+	free(details);
 	if (rc)
 		return rc;
-	rc = outputs_insert(st, id, a->tenant_id, r->outputs);
+	rc = outputs_insert(st, id, tenant_id, r->outputs);
 	if (rc)
 		return rc;
 	detail = json_pack("{s:s?,s:s?,s:s}", "scenario_id", r->scenario_id, "variant",
 			   r->variant, "status", r->status);
-	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.run", id, detail);
+	rc = audit_insert(st, tenant_id, actor, "sandbox.run", id, detail);
 	json_decref(detail);
+	if (rc)
+		return rc;
+	memcpy(id_out, id, 33);
+	return STORE_OK;
+}
+
+static enum store_rc tx_run_record(struct store *st, void *arg)
+{
+	struct run_arg *a = arg;
+	char id[33];
+	enum store_rc rc;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = run_insert(st, a->tenant_id, a->actor, a->run, id);
 	if (rc)
 		return rc;
 	return run_read(st, a->tenant_id, id, &a->out);
 }
 
-enum store_rc store_run_record(struct store *st, const char *tenant_id,
-			       const char *actor_token_id, const struct store_run *run,
-			       json_t **out)
+/*
+ * Check a run before anything is written. *copy is filled with *run, with
+ * an empty outputs array (*empty, to decref by the caller) when it has none.
+ */
+static enum store_rc run_check(struct store *st, const struct store_run *run,
+			       struct store_run *copy, json_t **empty)
 {
-	struct run_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .run = run};
-	struct store_run copy;
-	json_t *empty = NULL;
 	json_t *o;
 	size_t i;
-	enum store_rc rc;
 
-	*out = NULL;
-	if (!tenant_id || !run || !run->kind || !run->status || !run->runner || !run->backend ||
+	*empty = NULL;
+	if (!run || !run->kind || !run->status || !run->runner || !run->backend ||
 	    !run->output_digest || !run->started_at || !run->finished_at ||
 	    (run->outputs && !json_is_array(run->outputs))) {
 		st_seterr(st, "run: kind, status, runner, backend, output_digest, started_at, "
 			      "finished_at are required; outputs must be an array");
+		return STORE_ERROR;
+	}
+	if (run->scored && !(run->score >= 0.0 && run->score <= 1.0)) {
+		st_seterr(st, "run: a scored run needs a score in [0, 1]");
+		return STORE_ERROR;
+	}
+	if (run->score_details && !json_is_array(run->score_details) &&
+	    !json_is_null(run->score_details)) {
+		st_seterr(st, "run: score_details must be an array");
 		return STORE_ERROR;
 	}
 	json_array_foreach(run->outputs, i, o) {
@@ -2410,12 +2461,32 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
 			return STORE_ERROR;
 		}
 	}
+	*copy = *run;
 	if (!run->outputs) {
-		copy = *run;
-		empty = json_array();
-		copy.outputs = empty;
-		a.run = &copy;
+		*empty = json_array();
+		copy->outputs = *empty;
 	}
+	return STORE_OK;
+}
+
+enum store_rc store_run_record(struct store *st, const char *tenant_id,
+			       const char *actor_token_id, const struct store_run *run,
+			       json_t **out)
+{
+	struct run_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
+	struct store_run copy;
+	json_t *empty = NULL;
+	enum store_rc rc;
+
+	*out = NULL;
+	if (!tenant_id) {
+		st_seterr(st, "run: tenant required");
+		return STORE_ERROR;
+	}
+	rc = run_check(st, run, &copy, &empty);
+	if (rc)
+		return rc;
+	a.run = &copy;
 	rc = store_tx(st, tx_run_record, &a);
 	json_decref(empty);
 	if (rc) {
@@ -2557,4 +2628,318 @@ enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const c
 	if (!tenant_id || !run_id)
 		return STORE_NOT_FOUND;
 	return run_call(st, tx_run_outputs, &a, out);
+}
+
+/* ---- comparisons (append-only) --------------------------------------------------- */
+
+/* The flat row; comparison_shape nests it as store.h documents. status and
+ * scored of each side are read from its run (the runs are written with the
+ * comparison and never change). */
+static const struct colspec comparison_cols[] = {
+	{"id", C_TEXT},		       {"scenario_id", C_TEXT},	   {"scenario_version", C_INT},
+	{"suite", C_TEXT},	       {"tolerance", C_REAL},	   {"b_variant", C_TEXT},
+	{"b_run_id", C_TEXT},	       {"b_status", C_TEXT},	   {"b_scored", C_BOOL},
+	{"b_score", C_REAL},	       {"c_variant", C_TEXT},	   {"c_run_id", C_TEXT},
+	{"c_status", C_TEXT},	       {"c_scored", C_BOOL},	   {"c_score", C_REAL},
+	{"delta", C_REAL},	       {"verdict", C_TEXT},	   {"reason", C_TEXT},
+	{"differing_steps", C_JSON},   {"decided_by", C_TEXT},	   {"created_at", C_TEXT}};
+/* Both joins stay inside the tenant: a run id of another tenant never
+ * matches. */
+#define COMPARISON_SELECT                                                                    \
+	"SELECT c.id, c.scenario_id, c.scenario_version, c.suite, c.tolerance, "             \
+	"c.baseline_variant, c.baseline_run_id, b.status, b.scored, c.baseline_score, "      \
+	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "   \
+	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at "       \
+	"FROM comparisons c "                                                                \
+	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "             \
+	"JOIN runs k ON k.tenant_id = c.tenant_id AND k.id = c.candidate_run_id"
+
+static const char *const comparison_verdicts[] = {"improved", "regressed", "unchanged",
+						  "inconclusive"};
+
+struct comparison_arg {
+	const char *tenant_id;
+	const char *actor;
+	const char *id;
+	const struct store_comparison *cmp;
+	const char *scenario_id;
+	int limit, offset;
+	json_t *out;
+};
+
+/* One side {"variant","run_id","status","scored","score"} from the flat
+ * row's columns prefixed p ("b_" or "c_"). */
+static json_t *comparison_side(json_t *flat, const char *p)
+{
+	static const char *const keys[] = {"variant", "run_id", "status", "scored", "score"};
+	char col[32];
+	json_t *side = json_object();
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		snprintf(col, sizeof col, "%s%s", p, keys[i]);
+		v = json_object_get(flat, col);
+		json_object_set_nocheck(side, keys[i], v ? v : json_null());
+	}
+	return side;
+}
+
+/* The API object of a flat comparison row (new reference; flat borrowed). */
+static json_t *comparison_shape(json_t *flat)
+{
+	static const char *const top[] = {"id", "scenario_id", "scenario_version", "suite",
+					  "tolerance"};
+	static const char *const rest[] = {"delta", "verdict", "reason", "differing_steps",
+					   "decided_by", "created_at"};
+	json_t *o = json_object();
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < sizeof top / sizeof top[0]; i++) {
+		v = json_object_get(flat, top[i]);
+		json_object_set_nocheck(o, top[i], v ? v : json_null());
+	}
+	json_object_set_new_nocheck(o, "baseline", comparison_side(flat, "b_"));
+	json_object_set_new_nocheck(o, "candidate", comparison_side(flat, "c_"));
+	for (i = 0; i < sizeof rest / sizeof rest[0]; i++) {
+		v = json_object_get(flat, rest[i]);
+		json_object_set_nocheck(o, rest[i], v ? v : json_null());
+	}
+	return o;
+}
+
+/* Every row of sql into arr as API objects. */
+static enum store_rc comparison_rows(struct store *st, const char *sql, struct param *p,
+				     size_t n, json_t *arr)
+{
+	json_t *flat = json_array();
+	json_t *row;
+	enum store_rc rc;
+	size_t i;
+
+	rc = q_rows(st, sql, p, n, comparison_cols, NPARAMS(comparison_cols), flat);
+	if (!rc)
+		json_array_foreach(flat, i, row)
+			json_array_append_new(arr, comparison_shape(row));
+	json_decref(flat);
+	return rc;
+}
+
+static enum store_rc comparison_read(struct store *st, const char *tenant_id, const char *id,
+				     json_t **out)
+{
+	struct param p[] = {PT(tenant_id), PT(id)};
+	json_t *arr = json_array();
+	enum store_rc rc;
+
+	*out = NULL;
+	rc = comparison_rows(st, COMPARISON_SELECT " WHERE c.tenant_id = ? AND c.id = ?", p,
+			     NPARAMS(p), arr);
+	if (!rc && json_array_size(arr) == 0)
+		rc = STORE_NOT_FOUND;
+	if (!rc)
+		*out = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	return rc;
+}
+
+static enum store_rc tx_comparison_record(struct store *st, void *arg)
+{
+	struct comparison_arg *a = arg;
+	const struct store_comparison *c = a->cmp;
+	const struct store_run *b = c->baseline, *k = c->candidate;
+	char bid[33], kid[33], id[33];
+	char now[32];
+	char *diff = NULL;
+	enum store_rc rc;
+	json_t *detail;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = run_insert(st, a->tenant_id, a->actor, b, bid);
+	if (rc)
+		return rc;
+	rc = run_insert(st, a->tenant_id, a->actor, k, kid);
+	if (rc)
+		return rc;
+	rc = new_id(st, id);
+	if (rc)
+		return rc;
+	diff = json_dumps(c->differing_steps, JSON_COMPACT);
+	if (!diff) {
+		st_seterr(st, "comparison: differing_steps do not encode");
+		return STORE_ERROR;
+	}
+	now_iso(now);
+	{
+		struct param p[] = {PT(id),
+				    PT(a->tenant_id),
+				    PT(c->scenario_id),
+				    PI(c->scenario_version),
+				    PT(c->suite),
+				    PR(1, c->tolerance),
+				    PT(b->variant),
+				    PT(bid),
+				    PR(b->scored, b->score),
+				    PT(k->variant),
+				    PT(kid),
+				    PR(k->scored, k->score),
+				    PR(c->has_delta, c->delta),
+				    PT(c->verdict),
+				    PT(c->reason),
+				    PT(diff),
+				    PT(a->actor),
+				    PT(now)};
+
+		rc = q_exec(st,
+			    "INSERT INTO comparisons (id, tenant_id, scenario_id, scenario_version, "
+			    "suite, tolerance, baseline_variant, baseline_run_id, baseline_score, "
+			    "candidate_variant, candidate_run_id, candidate_score, delta, verdict, "
+			    "reason, differing_steps, decided_by, created_at) VALUES (?, ?, ?, ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			    p, NPARAMS(p), NULL, NULL);
+	}
+	free(diff);
+	if (rc)
+		return rc;
+	detail = json_pack("{s:s,s:s,s:s,s:s}", "scenario_id", c->scenario_id, "baseline_run_id",
+			   bid, "candidate_run_id", kid, "verdict", c->verdict);
+	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.compare", id, detail);
+	json_decref(detail);
+	if (rc)
+		return rc;
+	return comparison_read(st, a->tenant_id, id, &a->out);
+}
+
+static int verdict_known(const char *v)
+{
+	size_t i;
+
+	for (i = 0; v && i < sizeof comparison_verdicts / sizeof comparison_verdicts[0]; i++)
+		if (strcmp(v, comparison_verdicts[i]) == 0)
+			return 1;
+	return 0;
+}
+
+enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
+				      const char *actor_token_id,
+				      const struct store_comparison *cmp, json_t **out)
+{
+	struct comparison_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
+	struct store_comparison c;
+	struct store_run b, k;
+	json_t *bempty = NULL, *kempty = NULL;
+	enum store_rc rc;
+
+	*out = NULL;
+	if (!tenant_id || !cmp || !text_ok(cmp->scenario_id, 1, 128) ||
+	    !text_ok(cmp->suite, 1, 128) || !verdict_known(cmp->verdict) ||
+	    !(cmp->tolerance >= 0.0 && cmp->tolerance <= 1.0) ||
+	    !json_is_array(cmp->differing_steps)) {
+		st_seterr(st, "comparison: tenant, scenario_id, suite (1..128 bytes), a known "
+			      "verdict, a tolerance in [0, 1] and a differing_steps array are "
+			      "required");
+		return STORE_ERROR;
+	}
+	rc = run_check(st, cmp->baseline, &b, &bempty);
+	if (!rc)
+		rc = run_check(st, cmp->candidate, &k, &kempty);
+	if (rc)
+		goto out;
+	if (cmp->has_delta && (!b.scored || !k.scored)) {
+		st_seterr(st, "comparison: a delta needs both runs scored");
+		rc = STORE_ERROR;
+		goto out;
+	}
+	c = *cmp;
+	c.baseline = &b;
+	c.candidate = &k;
+	a.cmp = &c;
+	rc = store_tx(st, tx_comparison_record, &a);
+	if (rc) {
+		json_decref(a.out);
+		a.out = NULL;
+	}
+	*out = a.out;
+out:
+	json_decref(bempty);
+	json_decref(kempty);
+	return rc;
+}
+
+static enum store_rc tx_comparison_get(struct store *st, void *arg)
+{
+	struct comparison_arg *a = arg;
+
+	json_decref(a->out);
+	a->out = NULL;
+	return comparison_read(st, a->tenant_id, a->id, &a->out);
+}
+
+/* A read of comparisons (store_read: a comparison and its runs are written
+ * in one transaction and never changed). */
+static enum store_rc comparison_call(struct store *st, store_tx_fn fn,
+				     struct comparison_arg *a, json_t **out)
+{
+	enum store_rc rc;
+
+	rc = store_read(st, fn, a);
+	if (rc) {
+		json_decref(a->out);
+		a->out = NULL;
+	}
+	*out = a->out;
+	return rc;
+}
+
+enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
+				   json_t **out)
+{
+	struct comparison_arg a = {.tenant_id = tenant_id, .id = id};
+
+	*out = NULL;
+	if (!tenant_id || !id)
+		return STORE_NOT_FOUND;
+	return comparison_call(st, tx_comparison_get, &a, out);
+}
+
+static enum store_rc tx_comparison_list(struct store *st, void *arg)
+{
+	/* WHERE variants are fixed text; values are always bound. */
+	static const char *const sql_all =
+		COMPARISON_SELECT " WHERE c.tenant_id = ? ORDER BY c.ord DESC LIMIT ? OFFSET ?";
+	static const char *const sql_scenario =
+		COMPARISON_SELECT " WHERE c.tenant_id = ? AND c.scenario_id = ? "
+				  "ORDER BY c.ord DESC LIMIT ? OFFSET ?";
+	struct comparison_arg *a = arg;
+	struct param p1[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
+	struct param p2[] = {PT(a->tenant_id), PT(a->scenario_id), PI(a->limit), PI(a->offset)};
+	json_t *arr = json_array();
+	enum store_rc rc;
+
+	json_decref(a->out);
+	a->out = NULL;
+	if (a->scenario_id)
+		rc = comparison_rows(st, sql_scenario, p2, NPARAMS(p2), arr);
+	else
+		rc = comparison_rows(st, sql_all, p1, NPARAMS(p1), arr);
+	if (rc) {
+		json_decref(arr);
+		return rc;
+	}
+	a->out = json_pack("{s:o}", "comparisons", arr);
+	return STORE_OK;
+}
+
+enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
+				    const char *scenario_id, int limit, int offset, json_t **out)
+{
+	struct comparison_arg a = {.tenant_id = tenant_id ? tenant_id : "",
+				   .scenario_id = scenario_id,
+				   .limit = clamp_limit(limit),
+				   .offset = offset < 0 ? 0 : offset};
+
+	*out = NULL;
+	return comparison_call(st, tx_comparison_list, &a, out);
 }

@@ -9,7 +9,9 @@
  * Ids are generated here (16 random bytes from OpenSSL as 32 lowercase hex)
  * and timestamps too (UTC "YYYY-MM-DDTHH:MM:SS.mmmZ"), so the same SQL runs
  * on both dialects. Booleans are SMALLINT 0/1 in the database and JSON true/
- * false in the objects returned.
+ * false in the objects returned. Reals (scores, tolerance, delta) keep 15
+ * significant digits (DBL_DIG): libsqliteodbc reads them back as "%.15g"
+ * text; PostgreSQL returns them exactly.
  *
  * Return codes: every function returns enum store_rc. STORE_OK is 0, so
  * `if (rc)` tests for failure. "database is locked" is retried internally
@@ -181,12 +183,20 @@ struct store_run {
 	int isolated, destroyed;
 	int steps_total, steps_ok, steps_error;
 	const char *suite;            /* may be NULL */
-	int scored;                   /* 0 in this version */
+	int scored;                   /* 1: score and passed are recorded (issue 4) */
 	const char *reason;           /* why failed / not scored; may be NULL */
 	const char *output_digest;    /* 64 hex, SHA-256 over the ordered outputs */
 	const char *started_at, *finished_at; /* ISO 8601 UTC */
 	json_t *outputs;              /* array of {"seq","key","input","output",
 				       * "status","error_kind"} (borrowed) */
+	/* Scoring (issue 4; appended, so a zeroed struct is "not scored").
+	 * score and passed are stored only when scored is 1 (else NULL);
+	 * score must then be in [0, 1]. score_details is the details array of
+	 * struct model_score_result (model/scorer.h), borrowed, stored as is
+	 * when it is an array (NULL: stored NULL). */
+	double score;
+	int passed;
+	json_t *score_details;
 };
 
 /** Record a run and its outputs; *out receives the stored run object (see
@@ -198,7 +208,8 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
 /** {"id","kind","scenario_id","scenario_version","scenario_digest","variant",
  *  "status","runner","backend","isolated","destroyed","steps_total",
  *  "steps_ok","steps_error","suite","scored","score","passed","reason",
- *  "output_digest","started_at","finished_at","created_by"} (null for absent). */
+ *  "output_digest","started_at","finished_at","created_by","score_details"}
+ *  (null for absent; score_details is the stored array or null). */
 enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
 			    json_t **out);
 
@@ -212,5 +223,61 @@ enum store_rc store_run_list(struct store *st, const char *tenant_id,
  * ordered by seq. STORE_NOT_FOUND when the run is unknown for the tenant. */
 enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const char *run_id,
 				json_t **out);
+
+/* ---- comparisons (append-only) ------------------------------------------ */
+
+/*
+ * A pre/post-deployment comparison (model/verdict.h, briefs/api4.md).
+ * Comparisons are evidence: there is no function to update or delete one,
+ * and the schema refuses UPDATE and DELETE on the table (triggers of
+ * migration 002).
+ */
+struct store_comparison {
+	const char *scenario_id;
+	int scenario_version;
+	const char *suite;               /* 1..128 bytes */
+	double tolerance;                /* in [0, 1] */
+	const struct store_run *baseline;  /* recorded by the same call */
+	const struct store_run *candidate; /* (kind "comparison" expected) */
+	const char *verdict;             /* "improved" | "regressed" | "unchanged" |
+					  * "inconclusive" (model_verdict_name) */
+	int has_delta;                   /* 1: delta is recorded (both sides scored) */
+	double delta;                    /* candidate score - baseline score */
+	const char *reason;              /* why inconclusive; may be NULL */
+	json_t *differing_steps;         /* array of {"seq","key","baseline_output",
+					  * "candidate_output"} (borrowed) */
+};
+
+/**
+ * Record a comparison whole, in ONE transaction: the baseline run and its
+ * outputs, the candidate run and its outputs (each with its "sandbox.run"
+ * audit event, as store_run_record), the comparison row, and the audit
+ * event "sandbox.compare" (detail: scenario_id, baseline_run_id,
+ * candidate_run_id, verdict) by actor, who is also "decided_by". Any
+ * failure rolls everything back: no run, output, comparison or event is
+ * left. Both runs are checked as store_run_record checks one; the verdict
+ * must be one of the four names; has_delta requires both runs scored.
+ * *out receives the stored comparison (see store_comparison_get).
+ */
+enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
+				      const char *actor_token_id,
+				      const struct store_comparison *cmp, json_t **out);
+
+/** {"id","scenario_id","scenario_version","suite","tolerance",
+ *  "baseline":{"variant","run_id","status","scored","score"},
+ *  "candidate":{"variant","run_id","status","scored","score"},
+ *  "delta": number|null, "verdict", "reason": string|null,
+ *  "differing_steps":[…], "decided_by", "created_at"}
+ *  (status and scored are those of the recorded runs). STORE_NOT_FOUND for
+ *  an unknown id or another tenant's id. */
+enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
+				   json_t **out);
+
+/** {"comparisons":[comparison objects]}, newest first; scenario_id may be
+ *  NULL (every scenario); limit 1..500, offset >= 0. The latest comparison
+ *  of a scenario (what a deployment gate reads) is limit 1, offset 0. */
+enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
+				    const char *scenario_id, int limit, int offset,
+				    json_t **out);
 
 #endif

@@ -7,8 +7,8 @@
 # environment; the admin token is read from $OLIVARES_DATA/admin_token unless
 # OLV_ADMIN_TOKEN is set. With --fresh (or without OLIVARES_URL), a new stack
 # is started on a free port with its data in a temp dir (on OLIVARES_DSN when
-# set, else SQLite) and an OLIVARES_CONF of its own (backend policy, agents:
-# see below), and stopped at the end.
+# set, else SQLite) and an OLIVARES_CONF of its own (backend policy, agents,
+# scorer: see below), and stopped at the end.
 #
 # Each test file prints "ok - …" / "not ok - …" lines; a file that exits
 # non-zero without a "not ok" line counts as one failure.
@@ -64,8 +64,10 @@ if ((fresh)); then
 	# inproc-mock. The agents directory holds the example agent as
 	# variant "profile" and two names that must be refused: "escape", a
 	# symlink out of the directory, and "dangling", one that climbs out
-	# to nothing.
+	# to nothing. The scorer (t1000, t1100) is the builtin reference
+	# adapter reading the suites in tests/fixtures/suites.
 	OLV_AGENTS_DIR=$own_dir/agents
+	OLV_SUITES_DIR=$ROOT/tests/fixtures/suites
 	OLV_RESTRICTED_TENANT=olv-policy-restricted
 	mkdir -p "$OLV_AGENTS_DIR"
 	cp "$OLIVARES_BUILD/olivares-agent-profile-bot" "$OLV_AGENTS_DIR/profile"
@@ -79,8 +81,10 @@ if ((fresh)); then
 		default_backend = inproc-mock
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
+		[scorer]
+		adapter = builtin:$OLV_SUITES_DIR
 	CONF
-	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT
+	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_SUITES_DIR
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

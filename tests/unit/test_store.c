@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <sql.h>
 #include <sqlext.h>
@@ -28,9 +29,9 @@ static char g_dir[300];
 static int g_pg;
 static struct store *st;
 
-static const char *const all_tables[] = {"tenants", "api_tokens", "module_settings",
-					 "audit_events", "scenarios", "runs",
-					 "run_outputs", "schema_migrations"};
+static const char *const all_tables[] = {"tenants",	 "api_tokens",  "module_settings",
+					 "audit_events", "scenarios",   "runs",
+					 "run_outputs",	 "comparisons", "schema_migrations"};
 
 /* ---- raw ODBC, for looking at rows ------------------------------------------ */
 
@@ -211,8 +212,8 @@ static void setup_pg(void)
 {
 	snprintf(g_dsn, sizeof g_dsn, "%s", getenv("OLIVARES_TEST_PG_DSN"));
 	g_pg = 1;
-	ck_assert_int_eq(raw_exec("DROP TABLE IF EXISTS run_outputs, runs, scenarios, "
-				  "audit_events, module_settings, api_tokens, tenants, "
+	ck_assert_int_eq(raw_exec("DROP TABLE IF EXISTS comparisons, run_outputs, runs, "
+				  "scenarios, audit_events, module_settings, api_tokens, tenants, "
 				  "schema_migrations CASCADE"),
 			 0);
 	open_store();
@@ -685,7 +686,8 @@ START_TEST(test_runs)
 	ck_assert_int_eq(jint(run1, "steps_total"), 3);
 	ck_assert_str_eq(jstr(run1, "created_by"), actor);
 	ck_assert_str_eq(jstr(run1, "started_at"), "2024-01-01T00:00:00.000Z");
-	ck_assert_uint_eq(json_object_size(run1), 23);
+	ck_assert(json_is_null(json_object_get(run1, "score_details")));
+	ck_assert_uint_eq(json_object_size(run1), 24);
 
 	ck_assert_int_eq(store_run_get(st, a, jstr(run1, "id"), &g), STORE_OK);
 	ck_assert(json_equal(g, run1));
@@ -869,6 +871,438 @@ START_TEST(test_tenant_isolation)
 	json_decref(run);
 	json_decref(sc);
 	json_decref(in);
+}
+END_TEST
+
+/* ---- scoring and comparisons (issue 4) -------------------------------------- */
+
+START_TEST(test_run_scored)
+{
+	static const int seqs[] = {1, 2};
+	char a[33];
+	json_t *outs = make_outputs(seqs, 2);
+	json_t *details = jload("[{\"seq\":1,\"key\":\"step-1\",\"passed\":true,\"check\":"
+				"\"equals\",\"message\":\"ok\"},{\"seq\":2,\"key\":\"step-2\","
+				"\"passed\":false,\"check\":\"contains\",\"message\":\"<&\\\"é\"}]");
+	json_t *run = NULL, *g = NULL;
+	struct store_run r = sample_run("0123456789abcdef0123456789abcdef", outs);
+
+	migrated();
+	mk_tenant("acme", a);
+	r.suite = "smoke.v1";
+	r.scored = 1;
+	r.score = 0.75;
+	r.passed = 0;
+	r.score_details = details;
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	ck_assert_str_eq(jstr(run, "suite"), "smoke.v1");
+	ck_assert(json_is_true(json_object_get(run, "scored")));
+	ck_assert(json_real_value(json_object_get(run, "score")) == 0.75);
+	ck_assert(json_is_false(json_object_get(run, "passed")));
+	ck_assert(json_equal(json_object_get(run, "score_details"), details));
+	ck_assert_int_eq(store_run_get(st, a, jstr(run, "id"), &g), STORE_OK);
+	ck_assert(json_equal(g, run));
+	json_decref(g);
+	json_decref(run);
+
+	/* a score with no short decimal form keeps 15 significant digits
+	 * (libsqliteodbc reads reals as "%.15g" text; PostgreSQL is exact) */
+	r.score = 2.0 / 3.0;
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	ck_assert_msg(fabs(json_real_value(json_object_get(run, "score")) - 2.0 / 3.0) < 1e-14,
+		      "score %.17g", json_real_value(json_object_get(run, "score")));
+	json_decref(run);
+
+	/* passed true and a perfect score */
+	r.score = 1.0;
+	r.passed = 1;
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	ck_assert(json_is_true(json_object_get(run, "passed")));
+	ck_assert(json_real_value(json_object_get(run, "score")) == 1.0);
+	json_decref(run);
+
+	/* not scored: score and passed are null whatever the struct holds */
+	r.scored = 0;
+	r.score = 0.5;
+	r.passed = 1;
+	r.score_details = NULL;
+	r.reason = "executed, not scored: no scorer adapter is wired";
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	ck_assert(json_is_false(json_object_get(run, "scored")));
+	ck_assert(json_is_null(json_object_get(run, "score")));
+	ck_assert(json_is_null(json_object_get(run, "passed")));
+	ck_assert(json_is_null(json_object_get(run, "score_details")));
+	ck_assert_str_eq(jstr(run, "reason"), r.reason);
+	json_decref(run);
+
+	/* a score outside [0, 1] or details that are not an array: refused */
+	r.scored = 1;
+	r.score = 1.5;
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_ERROR);
+	r.score = -0.1;
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_ERROR);
+	r.score = 0.5;
+	r.score_details = json_object_get(json_array_get(outs, 0), "key");
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_ERROR);
+	ck_assert_ptr_null(run);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 4);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs WHERE score IS NULL"), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs WHERE passed IS NULL"), 1);
+
+	json_decref(details);
+	json_decref(outs);
+}
+END_TEST
+
+/* Outputs of one side of a comparison: step-1 "same", step-2 "<text>". */
+static json_t *side_outputs(const char *second)
+{
+	return json_pack("[{s:i,s:s,s:s,s:s,s:s,s:n},{s:i,s:s,s:s,s:s,s:s,s:n}]", "seq", 1, "key",
+			 "step-1", "input", "agent:user1@example.test", "output", "same", "status",
+			 "ok", "error_kind", "seq", 2, "key", "step-2", "input",
+			 "agent:user2@example.test", "output", second, "status", "ok",
+			 "error_kind");
+}
+
+struct cmp_fixture {
+	json_t *bouts, *kouts, *diff;
+	struct store_run b, k;
+	struct store_comparison c;
+};
+
+static void cmp_fixture(struct cmp_fixture *f, const char *scenario_id)
+{
+	memset(f, 0, sizeof *f);
+	f->bouts = side_outputs("old answer");
+	f->kouts = side_outputs("new answer");
+	f->diff = jload("[{\"seq\":2,\"key\":\"step-2\",\"baseline_output\":\"old answer\","
+			"\"candidate_output\":\"new answer\"}]");
+	f->b = sample_run(scenario_id, f->bouts);
+	f->b.kind = "comparison";
+	f->b.variant = "v1";
+	f->b.suite = "smoke";
+	f->b.scored = 1;
+	f->b.score = 0.25;
+	f->b.passed = 0;
+	f->k = f->b;
+	f->k.outputs = f->kouts;
+	f->k.variant = "v2";
+	f->k.score = 0.75;
+	f->k.passed = 1;
+	f->c.scenario_id = scenario_id;
+	f->c.scenario_version = 3;
+	f->c.suite = "smoke";
+	f->c.tolerance = 0.1;
+	f->c.baseline = &f->b;
+	f->c.candidate = &f->k;
+	f->c.verdict = "improved";
+	f->c.has_delta = 1;
+	f->c.delta = 0.5;
+	f->c.reason = NULL;
+	f->c.differing_steps = f->diff;
+}
+
+static void cmp_fixture_free(struct cmp_fixture *f)
+{
+	json_decref(f->bouts);
+	json_decref(f->kouts);
+	json_decref(f->diff);
+}
+
+START_TEST(test_comparisons)
+{
+	const char *actor = "33333333333333333333333333333333";
+	const char *sid = "0123456789abcdef0123456789abcdef";
+	const char *other = "fedcba9876543210fedcba9876543210";
+	char a[33];
+	struct cmp_fixture f;
+	json_t *c1 = NULL, *c2 = NULL, *c3 = NULL, *g = NULL, *list = NULL, *x = NULL;
+	json_t *side, *items, *ev;
+
+	migrated();
+	mk_tenant("acme", a);
+	cmp_fixture(&f, sid);
+	ck_assert_int_eq(store_comparison_record(st, a, actor, &f.c, &c1), STORE_OK);
+	ck_assert_uint_eq(strlen(jstr(c1, "id")), 32);
+	ck_assert_str_eq(jstr(c1, "scenario_id"), sid);
+	ck_assert_int_eq(jint(c1, "scenario_version"), 3);
+	ck_assert_str_eq(jstr(c1, "suite"), "smoke");
+	ck_assert(json_real_value(json_object_get(c1, "tolerance")) == 0.1);
+	ck_assert_str_eq(jstr(c1, "verdict"), "improved");
+	ck_assert(json_real_value(json_object_get(c1, "delta")) == 0.5);
+	ck_assert(json_is_null(json_object_get(c1, "reason")));
+	ck_assert(json_equal(json_object_get(c1, "differing_steps"), f.diff));
+	ck_assert_str_eq(jstr(c1, "decided_by"), actor);
+	ck_assert_uint_eq(strlen(jstr(c1, "created_at")), 24);
+	ck_assert_uint_eq(json_object_size(c1), 13);
+	side = json_object_get(c1, "baseline");
+	ck_assert_uint_eq(json_object_size(side), 5);
+	ck_assert_str_eq(jstr(side, "variant"), "v1");
+	ck_assert_str_eq(jstr(side, "status"), "completed");
+	ck_assert(json_is_true(json_object_get(side, "scored")));
+	ck_assert(json_real_value(json_object_get(side, "score")) == 0.25);
+	side = json_object_get(c1, "candidate");
+	ck_assert_str_eq(jstr(side, "variant"), "v2");
+	ck_assert(json_real_value(json_object_get(side, "score")) == 0.75);
+
+	/* both runs are recorded, kind "comparison", with their outputs */
+	ck_assert_int_eq(store_run_get(st, a, jstr(json_object_get(c1, "baseline"), "run_id"), &x),
+			 STORE_OK);
+	ck_assert_str_eq(jstr(x, "kind"), "comparison");
+	ck_assert_str_eq(jstr(x, "variant"), "v1");
+	ck_assert_str_eq(jstr(x, "created_by"), actor);
+	json_decref(x);
+	ck_assert_int_eq(
+		store_run_outputs(st, a, jstr(json_object_get(c1, "candidate"), "run_id"), &x),
+		STORE_OK);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(x, "outputs"), 1), "output"),
+			 "new answer");
+	json_decref(x);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs WHERE kind = 'comparison'"), 2);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs"), 4);
+
+	/* audit: two "sandbox.run" and one "sandbox.compare", newest first */
+	ck_assert_int_eq(store_audit_list(st, a, 10, &x), STORE_OK);
+	items = json_object_get(x, "events");
+	ck_assert_uint_eq(json_array_size(items), 3);
+	ev = json_array_get(items, 0);
+	ck_assert_str_eq(jstr(ev, "action"), "sandbox.compare");
+	ck_assert_str_eq(jstr(ev, "target_id"), jstr(c1, "id"));
+	ck_assert_str_eq(jstr(ev, "actor"), actor);
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "verdict"), "improved");
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "candidate_run_id"),
+			 jstr(json_object_get(c1, "candidate"), "run_id"));
+	ck_assert_str_eq(jstr(json_array_get(items, 1), "action"), "sandbox.run");
+	ck_assert_str_eq(jstr(json_array_get(items, 2), "action"), "sandbox.run");
+	json_decref(x);
+
+	/* get gives back exactly what record returned */
+	ck_assert_int_eq(store_comparison_get(st, a, jstr(c1, "id"), &g), STORE_OK);
+	ck_assert(json_equal(g, c1));
+	json_decref(g);
+
+	/* the same comparison again: same verdict and delta */
+	ck_assert_int_eq(store_comparison_record(st, a, actor, &f.c, &c2), STORE_OK);
+	ck_assert_str_ne(jstr(c2, "id"), jstr(c1, "id"));
+	ck_assert_str_eq(jstr(c2, "verdict"), jstr(c1, "verdict"));
+	ck_assert(json_equal(json_object_get(c2, "delta"), json_object_get(c1, "delta")));
+
+	/* inconclusive on another scenario: candidate failed, not scored */
+	f.c.scenario_id = other;
+	f.k.status = "failed";
+	f.k.scored = 0;
+	f.k.reason = "wall-clock limit of 10000 ms exceeded";
+	f.k.outputs = NULL;
+	f.c.verdict = "inconclusive";
+	f.c.has_delta = 0;
+	f.c.reason = "candidate run failed: wall-clock limit of 10000 ms exceeded";
+	json_decref(f.diff);
+	f.diff = json_array();
+	f.c.differing_steps = f.diff;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c3), STORE_OK);
+	ck_assert_str_eq(jstr(c3, "verdict"), "inconclusive");
+	ck_assert(json_is_null(json_object_get(c3, "delta")));
+	ck_assert(json_is_null(json_object_get(c3, "decided_by")));
+	ck_assert_str_eq(jstr(c3, "reason"), f.c.reason);
+	ck_assert_uint_eq(json_array_size(json_object_get(c3, "differing_steps")), 0);
+	side = json_object_get(c3, "candidate");
+	ck_assert_str_eq(jstr(side, "status"), "failed");
+	ck_assert(json_is_false(json_object_get(side, "scored")));
+	ck_assert(json_is_null(json_object_get(side, "score")));
+	ck_assert(json_real_value(json_object_get(json_object_get(c3, "baseline"), "score")) ==
+		  0.25);
+
+	/* list: newest first, filtered by scenario, latest = limit 1 */
+	ck_assert_int_eq(store_comparison_list(st, a, NULL, 50, 0, &list), STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 3);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c3, "id"));
+	ck_assert_str_eq(jstr(json_array_get(items, 1), "id"), jstr(c2, "id"));
+	ck_assert_str_eq(jstr(json_array_get(items, 2), "id"), jstr(c1, "id"));
+	ck_assert(json_equal(json_array_get(items, 2), c1));
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list(st, a, sid, 50, 0, &list), STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 2);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c2, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list(st, a, sid, 1, 0, &list), STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c2, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list(st, a, other, 1, 0, &list), STORE_OK);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(list, "comparisons"), 0), "id"),
+			 jstr(c3, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list(st, a, sid, 50, 1, &list), STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c1, "id"));
+	json_decref(list);
+	ck_assert_int_eq(
+		store_comparison_list(st, a, "ffffffffffffffffffffffffffffffff", 1, 0, &list),
+		STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	json_decref(list);
+
+	/* unknown or malformed ids */
+	ck_assert_int_eq(store_comparison_get(st, a, "ffffffffffffffffffffffffffffffff", &g),
+			 STORE_NOT_FOUND);
+	ck_assert_ptr_null(g);
+	ck_assert_int_eq(store_comparison_get(st, a, "x' OR '1'='1", &g), STORE_NOT_FOUND);
+
+	json_decref(c1);
+	json_decref(c2);
+	json_decref(c3);
+	cmp_fixture_free(&f);
+}
+END_TEST
+
+/* Nothing of a comparison is left when any part of it fails. */
+static void assert_nothing_written(const char *tenant)
+{
+	json_t *x = NULL;
+
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 0);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs"), 0);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparisons"), 0);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 0);
+	ck_assert_int_eq(store_comparison_list(st, tenant, NULL, 50, 0, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "comparisons")), 0);
+	json_decref(x);
+}
+
+START_TEST(test_comparison_rollback)
+{
+	static const int dup[] = {1, 2, 2};
+	const char *sid = "0123456789abcdef0123456789abcdef";
+	char a[33];
+	struct cmp_fixture f;
+	json_t *dups = make_outputs(dup, 3);
+	json_t *c = NULL, *bad;
+
+	migrated();
+	mk_tenant("acme", a);
+	cmp_fixture(&f, sid);
+
+	/* the candidate's outputs break a constraint after the baseline run,
+	 * its outputs and its audit event were written: all rolled back */
+	f.k.outputs = dups;
+	ck_assert_int_ne(store_comparison_record(st, a, NULL, &f.c, &c), STORE_OK);
+	ck_assert_ptr_null(c);
+	assert_nothing_written(a);
+	f.k.outputs = f.kouts;
+
+	/* an unknown tenant: a foreign key fails inside the transaction:
+	 * nothing written */
+	ck_assert_int_ne(store_comparison_record(st, "99999999999999999999999999999999", NULL,
+						 &f.c, &c),
+			 STORE_OK);
+	ck_assert_ptr_null(c);
+	assert_nothing_written(a);
+
+	/* refused before anything runs: bad verdict, tolerance, delta without
+	 * scores, malformed output, missing differing_steps */
+	f.c.verdict = "better";
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_ERROR);
+	f.c.verdict = "improved";
+	f.c.tolerance = 1.5;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_ERROR);
+	f.c.tolerance = -0.01;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_ERROR);
+	f.c.tolerance = 0;
+	f.k.scored = 0;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_ERROR);
+	f.k.scored = 1;
+	bad = jload("[{\"seq\":1,\"key\":\"k\",\"input\":\"i\",\"output\":7,\"status\":\"ok\"}]");
+	f.b.outputs = bad;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_ERROR);
+	f.b.outputs = f.bouts;
+	json_decref(bad);
+	f.c.differing_steps = NULL;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_ERROR);
+	f.c.differing_steps = f.diff;
+	f.c.suite = "";
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_ERROR);
+	f.c.suite = "smoke";
+	ck_assert_ptr_null(c);
+	assert_nothing_written(a);
+
+	/* and the store still works afterwards */
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_OK);
+	ck_assert_str_eq(jstr(c, "verdict"), "improved");
+	json_decref(c);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparisons"), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 2);
+
+	json_decref(dups);
+	cmp_fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_comparison_tenant_isolation)
+{
+	const char *sid = "0123456789abcdef0123456789abcdef";
+	char a[33], b[33];
+	struct cmp_fixture f;
+	json_t *c = NULL, *x = NULL;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	cmp_fixture(&f, sid);
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_OK);
+
+	ck_assert_int_eq(store_comparison_get(st, b, jstr(c, "id"), &x), STORE_NOT_FOUND);
+	ck_assert_ptr_null(x);
+	ck_assert_int_eq(store_comparison_list(st, b, NULL, 500, 0, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "comparisons")), 0);
+	json_decref(x);
+	ck_assert_int_eq(store_comparison_list(st, b, sid, 1, 0, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "comparisons")), 0);
+	json_decref(x);
+	ck_assert_int_eq(store_run_get(st, b, jstr(json_object_get(c, "baseline"), "run_id"), &x),
+			 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_audit_list(st, b, 500, &x), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(x, "events")), 0);
+	json_decref(x);
+
+	/* tenant A still sees it */
+	ck_assert_int_eq(store_comparison_get(st, a, jstr(c, "id"), &x), STORE_OK);
+	ck_assert(json_equal(x, c));
+	json_decref(x);
+	json_decref(c);
+	cmp_fixture_free(&f);
+}
+END_TEST
+
+/* Append-only: the store has no update or delete function for comparisons
+ * (store.h), and the schema refuses both to any other writer. */
+START_TEST(test_comparison_append_only)
+{
+	const char *sid = "0123456789abcdef0123456789abcdef";
+	char a[33];
+	struct cmp_fixture f;
+	json_t *c = NULL, *x = NULL;
+
+	migrated();
+	mk_tenant("acme", a);
+	cmp_fixture(&f, sid);
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_OK);
+
+	ck_assert_int_ne(raw_exec("UPDATE comparisons SET verdict = 'regressed'"), 0);
+	ck_assert_int_ne(raw_exec("UPDATE comparisons SET delta = NULL"), 0);
+	ck_assert_int_ne(raw_exec("DELETE FROM comparisons"), 0);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparisons"), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparisons WHERE verdict = 'improved' "
+				   "AND delta IS NOT NULL"),
+			 1);
+	ck_assert_int_eq(store_comparison_get(st, a, jstr(c, "id"), &x), STORE_OK);
+	ck_assert(json_equal(x, c));
+	json_decref(x);
+	json_decref(c);
+	cmp_fixture_free(&f);
 }
 END_TEST
 
@@ -1075,6 +1509,11 @@ static void add_cases(TCase *tc)
 	tcase_add_test(tc, test_runs);
 	tcase_add_test(tc, test_run_rollback);
 	tcase_add_test(tc, test_tenant_isolation);
+	tcase_add_test(tc, test_run_scored);
+	tcase_add_test(tc, test_comparisons);
+	tcase_add_test(tc, test_comparison_rollback);
+	tcase_add_test(tc, test_comparison_tenant_isolation);
+	tcase_add_test(tc, test_comparison_append_only);
 	tcase_add_test(tc, test_concurrent_writers);
 }
 

@@ -1,0 +1,609 @@
+/*
+ * olivares sandbox compare | comparisons list|get | gate | runs junit: the
+ * comparison and export routes of issue 4 (/work/briefs/api4.md).
+ *
+ * compare posts one comparison (both variants run and scored on the server,
+ * the verdict decided there by model/verdict.h); gate reads the newest
+ * comparison of a scenario and turns its verdict into the exit status a CI
+ * pipeline gates on; runs junit prints the server's JUnit XML byte for byte.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "model/alloc.h"
+#include "model/buf.h"
+
+#define PATH_MAX_BYTES (64 * 1024)
+#define SNIPPET_BYTES 200
+
+/* ---- rendering ----------------------------------------------------------- */
+
+/* A JSON number as the shortest decimal that reads back as the same double
+ * ("0.1", not "0.10000000000000001"); null as "null"; malloc'ed. */
+static char *number_text(const json_t *v)
+{
+	char buf[64];
+	double d;
+	int prec;
+
+	if (json_is_integer(v)) {
+		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return model_xstrdup(buf);
+	}
+	if (!json_is_real(v))
+		return model_xstrdup(json_is_null(v) || !v ? "null" : "?");
+	d = json_real_value(v);
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return model_xstrdup(buf);
+}
+
+static char *delta_cell(const json_t *item)
+{
+	const json_t *d = json_object_get(item, "delta");
+
+	return json_is_number(d) ? number_text(d) : model_xstrdup("-");
+}
+
+static char *score_cell(const json_t *item)
+{
+	const json_t *s = json_object_get(item, "score");
+
+	return json_is_number(s) ? number_text(s) : model_xstrdup("-");
+}
+
+static char *baseline_cell(const json_t *item)
+{
+	return cli_render(json_object_get(json_object_get(item, "baseline"), "variant"));
+}
+
+static char *candidate_cell(const json_t *item)
+{
+	return cli_render(json_object_get(json_object_get(item, "candidate"), "variant"));
+}
+
+static const struct cli_column side_columns[] = {
+    {"SIDE", "side", NULL},     {"VARIANT", "variant", NULL}, {"RUN", "run_id", NULL},
+    {"STATUS", "status", NULL}, {"SCORED", "scored", NULL},   {"SCORE", NULL, score_cell},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_column differing_columns[] = {
+    {"SEQ", "seq", NULL},
+    {"KEY", "key", NULL},
+    {"BASELINE", "baseline_output", NULL},
+    {"CANDIDATE", "candidate_output", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_column comparison_columns[] = {
+    {"ID", "id", NULL},
+    {"SCENARIO", "scenario_id", NULL},
+    {"SUITE", "suite", NULL},
+    {"BASELINE", NULL, baseline_cell},
+    {"CANDIDATE", NULL, candidate_cell},
+    {"VERDICT", "verdict", NULL},
+    {"DELTA", NULL, delta_cell},
+    {"CREATED_AT", "created_at", NULL},
+    {NULL, NULL, NULL},
+};
+
+/* The comparison's own fields, then one row per side, then the steps whose
+ * outputs differ. */
+static void print_comparison(const json_t *c)
+{
+	static const char *const skip[] = {"baseline", "candidate", "differing_steps", NULL};
+	static const char *const sides[] = {"baseline", "candidate"};
+	const json_t *diff = json_object_get(c, "differing_steps");
+	json_t *fields, *rows, *row;
+	char *delta;
+	size_t i;
+
+	/* numbers in the shortest exact form, as the gate prints them */
+	fields = json_copy((json_t *)c);
+	if (json_is_number(json_object_get(c, "delta"))) {
+		delta = delta_cell(c);
+		json_object_set_new(fields, "delta", json_string(delta));
+		free(delta);
+	}
+	if (json_is_number(json_object_get(c, "tolerance"))) {
+		delta = number_text(json_object_get(c, "tolerance"));
+		json_object_set_new(fields, "tolerance", json_string(delta));
+		free(delta);
+	}
+	cli_print_fields(fields, skip);
+	json_decref(fields);
+
+	rows = json_array();
+	for (i = 0; i < 2; i++) {
+		row = json_deep_copy(json_object_get(c, sides[i]));
+		if (!json_is_object(row)) {
+			json_decref(row);
+			row = json_object();
+		}
+		json_object_set_new(row, "side", json_string(sides[i]));
+		json_array_append_new(rows, row);
+	}
+	fputc('\n', stdout);
+	cli_print_table(rows, side_columns);
+	json_decref(rows);
+	printf("\ndiffering steps (%zu):\n", json_array_size(diff));
+	cli_print_table(diff, differing_columns);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* Set body[key] to option --key's value if given (UTF-8 text). */
+static int set_string(struct cli_ctx *ctx, json_t *body, const struct cli_args *a, const char *opt,
+                      const char *key)
+{
+	const char *v = cli_arg(a, opt);
+	json_t *s;
+
+	if (!v)
+		return 0;
+	s = json_string(v);
+	if (!s) {
+		cli_usage_error(ctx, "--%s must be UTF-8 text", opt);
+		return -1;
+	}
+	json_object_set_new(body, key, s);
+	return 0;
+}
+
+/* Append "?name=value" or "&name=value" (value escaped) if value is set. */
+static int add_query(struct cli_ctx *ctx, struct model_buf *path, const char *name,
+                     const char *value)
+{
+	char *e;
+	int rc;
+
+	if (!value)
+		return 0;
+	e = cli_http_escape(value);
+	rc = model_buf_printf(path, "%c%s=%s", strchr(path->data, '?') ? '&' : '?', name, e);
+	free(e);
+	if (rc)
+		cli_usage_error(ctx, "--%s is too long", name);
+	return rc;
+}
+
+static int add_int_query(struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
+                         const char *name)
+{
+	const char *v = cli_arg(a, name);
+	char num[32];
+	long long n;
+
+	if (!v)
+		return 0;
+	if (cli_parse_int(ctx, name, v, &n))
+		return -1;
+	snprintf(num, sizeof(num), "%lld", n);
+	return add_query(ctx, path, name, num);
+}
+
+/* prefix + escaped id + suffix, into *path (initialised here) */
+static void id_path(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
+{
+	char *e = cli_http_escape(id);
+
+	model_buf_init(path, PATH_MAX_BYTES);
+	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
+		/* a path this long cannot be an id: let the server refuse a stub */
+		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
+	free(e);
+}
+
+/* ---- compare ------------------------------------------------------------- */
+
+int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	static const char *const required[] = {"scenario", "baseline", "candidate", "suite", NULL};
+	const char *tol = cli_arg(a, "tolerance");
+	json_t *body, *resp = NULL;
+	char *end;
+	double t;
+	int rc = CLI_EXIT_USAGE;
+	int i;
+
+	body = json_object();
+	for (i = 0; required[i]; i++) {
+		if (!cli_arg(a, required[i])) {
+			cli_usage_error(ctx, "--%s is required", required[i]);
+			goto out;
+		}
+	}
+	if (set_string(ctx, body, a, "scenario", "scenario_id") ||
+	    set_string(ctx, body, a, "baseline", "baseline") ||
+	    set_string(ctx, body, a, "candidate", "candidate") ||
+	    set_string(ctx, body, a, "suite", "suite") ||
+	    set_string(ctx, body, a, "backend", "backend"))
+		goto out;
+	if (tol) {
+		/* a number here; whether it is in [0, 1] is the server's rule */
+		errno = 0;
+		t = strtod(tol, &end);
+		if (tol[0] == '\0' || tol[0] == ' ' || *end != '\0' || errno != 0 || !isfinite(t)) {
+			cli_usage_error(ctx, "--tolerance expects a number, got '%s'", tol);
+			goto out;
+		}
+		json_object_set_new(body, "tolerance", json_real(t));
+	}
+	rc = CLI_EXIT_FAIL;
+	if (cli_http_call(ctx, "POST", "/v1/m/sandbox/comparisons", body, &resp))
+		goto out;
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		print_comparison(resp);
+	rc = CLI_EXIT_OK;
+out:
+	json_decref(resp);
+	json_decref(body);
+	return rc;
+}
+
+/* ---- comparisons list | get ---------------------------------------------- */
+
+static int cmd_comparisons_list(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	json_t *resp = NULL;
+	int rc = CLI_EXIT_USAGE;
+
+	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_adds(&path, "/v1/m/sandbox/comparisons");
+	if (add_query(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
+	    add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+		goto out;
+	rc = CLI_EXIT_FAIL;
+	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
+		goto out;
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		cli_print_table(json_object_get(resp, "comparisons"), comparison_columns);
+	rc = CLI_EXIT_OK;
+out:
+	json_decref(resp);
+	model_buf_release(&path);
+	return rc;
+}
+
+static int cmd_comparisons_get(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	json_t *resp = NULL;
+	int rc = CLI_EXIT_FAIL;
+
+	id_path(&path, "/v1/m/sandbox/comparisons/", a->pos, "");
+	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
+		goto out;
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		print_comparison(resp);
+	rc = CLI_EXIT_OK;
+out:
+	json_decref(resp);
+	model_buf_release(&path);
+	return rc;
+}
+
+/* ---- gate ---------------------------------------------------------------- */
+
+int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	const char *scenario = cli_arg(a, "scenario");
+	const json_t *list, *c, *v;
+	const char *verdict;
+	struct model_buf path;
+	json_t *resp = NULL;
+	char *delta = NULL, *id = NULL, *reason = NULL;
+	int rc = CLI_EXIT_USAGE;
+
+	model_buf_init(&path, PATH_MAX_BYTES);
+	if (!scenario || scenario[0] == '\0') {
+		cli_usage_error(ctx, "--scenario is required");
+		goto out;
+	}
+	model_buf_adds(&path, "/v1/m/sandbox/comparisons");
+	if (add_query(ctx, &path, "scenario", scenario))
+		goto out;
+	model_buf_adds(&path, "&latest=true");
+	rc = CLI_EXIT_FAIL;
+	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
+		goto out;
+	list = json_object_get(resp, "comparisons");
+	if (!json_is_array(list)) {
+		cli_fail("unexpected response: no \"comparisons\" array");
+		goto out;
+	}
+	if (json_array_size(list) == 0) {
+		reason = cli_escape(scenario, strlen(scenario));
+		cli_fail("no comparison recorded for scenario %s: the gate stays closed", reason);
+		rc = CLI_EXIT_NO_COMPARISON;
+		goto out;
+	}
+	c = json_array_get(list, 0);
+	v = json_object_get(c, "verdict");
+	verdict = json_is_string(v) ? json_string_value(v) : "";
+	delta = number_text(json_object_get(c, "delta"));
+	id = cli_render(json_object_get(c, "id"));
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(c);
+	else
+		printf("verdict=%s delta=%s comparison=%s\n", verdict[0] ? verdict : "?", delta,
+		       id);
+	if (strcmp(verdict, "improved") == 0 || strcmp(verdict, "unchanged") == 0) {
+		rc = CLI_EXIT_OK;
+		goto out;
+	}
+	/* regressed, inconclusive, or a verdict this CLI does not know */
+	reason = cli_render(json_object_get(c, "reason"));
+	if (strcmp(verdict, "regressed") == 0)
+		cli_fail("gate closed: the candidate regressed (delta %s)", delta);
+	else if (strcmp(verdict, "inconclusive") == 0)
+		cli_fail("gate closed: the comparison is inconclusive (%s)", reason);
+	else
+		cli_fail("gate closed: unknown verdict in the response");
+	rc = CLI_EXIT_FAIL;
+out:
+	free(delta);
+	free(id);
+	free(reason);
+	json_decref(resp);
+	model_buf_release(&path);
+	return rc;
+}
+
+/* ---- runs junit ---------------------------------------------------------- */
+
+/*
+ * cli_http_call (cli/http.c) only hands back JSON; the export is XML, so
+ * this is one GET whose body is kept as bytes. Same rules: the token only in
+ * the Authorization header (never printed, wiped after use), no redirects,
+ * the same size cap and timeouts, and a JSON error body reported as
+ * "olivares: <message> (<code>, HTTP <status>)".
+ */
+struct raw_response {
+	struct model_buf body;
+	int overflow;
+};
+
+static size_t on_raw(char *p, size_t size, size_t nmemb, void *userdata)
+{
+	struct raw_response *r = userdata;
+	size_t n = size * nmemb;
+
+	if (model_buf_add(&r->body, p, n)) {
+		r->overflow = 1;
+		return 0;
+	}
+	return n;
+}
+
+static int token_ok(const char *t)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)t; *p; p++) {
+		if (*p <= 0x20 || *p >= 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+static void report_raw_error(long status, const struct raw_response *r)
+{
+	json_t *doc, *error, *code, *message;
+	char *msg;
+	size_t n;
+
+	doc = json_loadb(r->body.data, r->body.len, 0, NULL);
+	error = json_object_get(doc, "error");
+	code = json_object_get(error, "code");
+	message = json_object_get(error, "message");
+	if (json_is_string(code) && json_is_string(message)) {
+		msg = cli_escape(json_string_value(message), json_string_length(message));
+		cli_fail("%s (%s, HTTP %ld)", msg, json_string_value(code), status);
+	} else {
+		n = r->body.len < SNIPPET_BYTES ? r->body.len : SNIPPET_BYTES;
+		msg = cli_escape(r->body.data, n);
+		cli_fail("HTTP %ld: %s%s", status, n ? msg : "(empty body)",
+		         n < r->body.len ? "…" : "");
+	}
+	free(msg);
+	json_decref(doc);
+}
+
+static int get_raw(const struct cli_ctx *ctx, const char *path, struct raw_response *r)
+{
+	char errbuf[CURL_ERROR_SIZE];
+	struct curl_slist *headers = NULL, *h;
+	struct model_buf url, auth;
+	CURL *curl = NULL;
+	CURLcode res;
+	long status = 0;
+	size_t base_len;
+	int rc = -1;
+
+	model_buf_init(&url, PATH_MAX_BYTES);
+	model_buf_init(&auth, PATH_MAX_BYTES);
+	if (!ctx->token) {
+		cli_fail("no API token: set OLIVARES_TOKEN or pass --token");
+		goto out;
+	}
+	if (!token_ok(ctx->token)) {
+		cli_fail("the API token contains spaces or control characters");
+		goto out;
+	}
+	base_len = strlen(ctx->url);
+	while (base_len > 0 && ctx->url[base_len - 1] == '/')
+		base_len--;
+	if (model_buf_add(&url, ctx->url, base_len) || model_buf_adds(&url, path) ||
+	    model_buf_printf(&auth, "Authorization: Bearer %s", ctx->token)) {
+		cli_fail("URL or token too long");
+		goto out;
+	}
+	curl = curl_easy_init();
+	if (!curl) {
+		cli_fail("cannot initialise libcurl");
+		goto out;
+	}
+	headers = curl_slist_append(NULL, auth.data);
+	h = headers ? curl_slist_append(headers, "Accept: application/xml") : NULL;
+	if (!h) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	errbuf[0] = '\0';
+	curl_easy_setopt(curl, CURLOPT_URL, url.data);
+	curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, CLI_TIMEOUT_SECONDS);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_raw);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "olivares-cli");
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+	res = curl_easy_perform(curl);
+	if (res == CURLE_WRITE_ERROR && r->overflow) {
+		cli_fail("the response from %.*s is larger than %u bytes", (int)base_len, ctx->url,
+		         CLI_MAX_RESPONSE_BYTES);
+		goto out;
+	}
+	if (res != CURLE_OK) {
+		cli_fail("cannot reach %.*s: %s", (int)base_len, ctx->url,
+		         errbuf[0] ? errbuf : curl_easy_strerror(res));
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status > 299) {
+		report_raw_error(status, r);
+		goto out;
+	}
+	rc = 0;
+out:
+	curl_slist_free_all(headers);
+	if (curl)
+		curl_easy_cleanup(curl);
+	model_buf_release(&url);
+	/* our copy of the Authorization line held the token: wipe it */
+	memset(auth.data, 0, auth.len);
+	model_buf_release(&auth);
+	return rc;
+}
+
+int cli_cmd_runs_junit(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct raw_response r;
+	struct model_buf path;
+	int rc = CLI_EXIT_FAIL;
+
+	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
+	r.overflow = 0;
+	id_path(&path, "/v1/m/sandbox/runs/", a->pos, "/junit");
+	if (get_raw(ctx, path.data, &r))
+		goto out;
+	/* the document as received, byte for byte (-o does not apply) */
+	if (r.body.len && fwrite(r.body.data, 1, r.body.len, stdout) != r.body.len)
+		goto out;
+	if (r.body.len && r.body.data[r.body.len - 1] != '\n')
+		fputc('\n', stdout);
+	rc = CLI_EXIT_OK;
+out:
+	model_buf_release(&path);
+	model_buf_release(&r.body);
+	return rc;
+}
+
+/* ---- command tables ------------------------------------------------------ */
+
+const struct cli_opt cli_compare_opts[] = {
+    {"scenario", "ID", "scenario to run on both variants (required)"},
+    {"baseline", "V", "baseline variant, e.g. the deployed one (required)"},
+    {"candidate", "V", "candidate variant, the one to deploy (required)"},
+    {"suite", "S", "suite both runs are scored against (required)"},
+    {"tolerance", "T", "|delta| <= T counts as unchanged, 0..1 (default 0)"},
+    {"backend", "NAME", "isolation backend of both runs (default: your tenant's)"},
+    {NULL, NULL, NULL},
+};
+
+const char cli_compare_help[] =
+    "POST /v1/m/sandbox/comparisons {\"scenario_id\",\"baseline\",\"candidate\",\"suite\",\n"
+    "\"tolerance\",\"backend\"}. Admin only (an editor gets 403).\n"
+    "The server runs the scenario once per variant, scores both runs against the\n"
+    "suite and records both runs, the comparison and an audit event together.\n"
+    "Verdict: both runs completed and scored: delta = candidate - baseline;\n"
+    "improved if delta > T, regressed if delta < -T, unchanged otherwise. Either\n"
+    "run failed, degraded or not scored: inconclusive, no delta, and a reason.\n"
+    "Comparisons are append-only evidence: they cannot be changed or deleted.\n"
+    "Example:\n"
+    "  olivares sandbox compare --scenario ID --baseline v1 --candidate v2 \\\n"
+    "      --suite walkthrough --tolerance 0.05\n"
+    "Table output: the comparison's fields (verdict, delta, reason, …), one row per\n"
+    "side (SIDE VARIANT RUN STATUS SCORED SCORE), then the steps whose outputs\n"
+    "differ (SEQ KEY BASELINE CANDIDATE).\n";
+
+const struct cli_opt cli_gate_opts[] = {
+    {"scenario", "ID", "scenario whose latest comparison decides (required)"},
+    {NULL, NULL, NULL},
+};
+
+const char cli_gate_help[] =
+    "GET /v1/m/sandbox/comparisons?scenario=ID&latest=true (any role): the newest\n"
+    "comparison of the scenario decides, so a CI pipeline can gate a deployment:\n"
+    "  olivares sandbox compare --scenario ID --baseline v1 --candidate v2 --suite S\n"
+    "  olivares sandbox gate --scenario ID || exit 1\n"
+    "Exit status: 0 when the verdict is improved or unchanged; 1 when it is\n"
+    "regressed or inconclusive, or on any error (server refused or unreachable);\n"
+    "3 when the scenario has no comparison at all; 2 on a usage error.\n"
+    "Table output: one line 'verdict=V delta=D comparison=ID' (delta 'null' when\n"
+    "inconclusive); when the gate stays closed, stderr says why.\n"
+    "JSON output: the comparison object.\n";
+
+const char cli_runs_junit_help[] =
+    "GET /v1/m/sandbox/runs/ID/junit.\n"
+    "Prints the server's JUnit XML as received (-o has no effect): one testsuite\n"
+    "for the run (properties run_id, backend, isolated, scored, …) and one\n"
+    "testcase per step; a mock miss, an agent error or a failed suite expectation\n"
+    "is a <failure>. The document follows the common JUnit schema read by\n"
+    "Jenkins, GitLab and others.\n"
+    "Example:\n"
+    "  olivares sandbox runs junit RUN_ID > olivares-junit.xml\n";
+
+static const struct cli_opt comparisons_list_opts[] = {
+    {"scenario", "ID", "only the comparisons of this scenario"},
+    {"limit", "N", "at most N comparisons, 1..500 (default 50)"},
+    {"offset", "N", "skip the first N comparisons (default 0)"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt comparisons_no_opts[] = {{NULL, NULL, NULL}};
+
+const struct cli_command cli_comparisons_commands[] = {
+    {"list", cmd_comparisons_list, "List comparisons, newest first (any role).", NULL,
+     comparisons_list_opts, NULL,
+     "GET /v1/m/sandbox/comparisons?scenario=ID&limit=N&offset=N.\n"
+     "Table output: one row per comparison: ID SCENARIO SUITE BASELINE CANDIDATE\n"
+     "VERDICT DELTA CREATED_AT (BASELINE and CANDIDATE are the variants; DELTA '-'\n"
+     "when inconclusive).\n"},
+    {"get", cmd_comparisons_get, "Show one comparison (any role).", NULL, comparisons_no_opts, "ID",
+     "GET /v1/m/sandbox/comparisons/ID.\n"
+     "Table output: the comparison's fields, one row per side (SIDE VARIANT RUN\n"
+     "STATUS SCORED SCORE), then the steps whose outputs differ.\n"},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,47 @@
+#ifndef OLIVARES_FCGI_JUNIT_H
+#define OLIVARES_FCGI_JUNIT_H
+/**
+ * JUnit XML export of one run (issue 4 §5, briefs/api4.md), for CI
+ * systems: built with libxml2's tree API, so every name, value and text is
+ * escaped by construction, and valid against tests/fixtures/junit.xsd (the
+ * common JUnit vocabulary that Ant, Jenkins and GitLab read).
+ *
+ *   <testsuites name="olivares-sandbox" tests=N failures=F errors=E>
+ *     <testsuite name="<scenario_id>:<variant>" id=run_id tests=N
+ *                failures=F errors=E skipped="0" time="0" timestamp=started_at>
+ *       <properties> run_id, kind, scenario_id, scenario_version, variant,
+ *         status, backend, runner, isolated, destroyed, suite, scored,
+ *         score, passed, reason, output_digest, steps_total, steps_ok,
+ *         steps_error (absent values are left out) </properties>
+ *       <testcase name=<step key> classname="olivares.sandbox.<scenario_id>"
+ *                 time="0">   one per output, in seq order, with
+ *         <failure type="mock_miss" message="mock miss">   for a mock miss,
+ *         <failure type="agent_error" message="agent error"> for an agent error,
+ *         <failure type="expectation" message="…"> for each failed expectation
+ *                  of score_details whose seq (or key) is this step's;
+ *       <testcase name="suite <suite>"> holds the failed expectations that
+ *                 name no step of the run ("no such step"), when there are any;
+ *       <testcase name="run"> with <error type="run_<status>"> when the run
+ *                 did not complete (failed or degraded), so a run that could
+ *                 not execute is never exported as a green suite.
+ * failures counts the test cases with at least one failure; errors the
+ * error test case (0 or 1). A variant of null is written "default"; a run
+ * without a scenario uses "run" for the scenario part. Text that XML 1.0
+ * cannot carry (control characters other than tab, newline and carriage
+ * return, U+FFFE, U+FFFF) is replaced with U+FFFD; the input is UTF-8 (as
+ * the store returns it).
+ */
+#include <stddef.h>
+
+#include <jansson.h>
+
+/**
+ * Render run (a run object of store_run_get, borrowed) and outputs (the
+ * "outputs" array of store_run_outputs, borrowed) as a UTF-8 XML document
+ * with an XML declaration. *out receives a NUL-terminated buffer of *len
+ * bytes allocated with malloc (the caller frees it). Returns 0, or -1 (out
+ * of memory in libxml2, or a run object without an id) with *out NULL.
+ */
+int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len);
+
+#endif

@@ -623,7 +623,8 @@ static void run_score(struct http_request *req, struct run_job *job)
 	if (rc == 0 && res->scored && res->score >= 0.0 && res->score <= 1.0 &&
 	    (!res->details || json_is_array(res->details))) {
 		run->scored = 1;
-		run->score = res->score;
+		/* recorded to 9 decimals: it reads back the same on every store */
+		run->score = model_score_round(res->score);
 		run->passed = res->passed ? 1 : 0;
 		run->score_details = res->details;
 		return;
@@ -731,15 +732,19 @@ out:
 
 /* ---- comparisons (issue 4) -------------------------------------------------------- */
 
-/* The tolerance of a comparison body: absent gives the default, anything
- * but a number in [0, 1] is 422. */
+/* The tolerance of a comparison body: absent gives the default; a value
+ * that is not a number is malformed (400, like every wrong type); a number
+ * outside [0, 1] is over its bound (422). */
 static int parse_tolerance(json_t *v, double *tolerance, struct model_error *err)
 {
 	*tolerance = MODEL_DEFAULT_TOLERANCE;
 	if (!v)
 		return 0;
-	if (!json_is_number(v) || !(json_number_value(v) >= 0.0 && json_number_value(v) <= 1.0))
-		return model_error_set(err, MODEL_E_INVALID, "tolerance",
+	if (!json_is_number(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "tolerance",
+		                       "tolerance must be a number");
+	if (!(json_number_value(v) >= 0.0 && json_number_value(v) <= 1.0))
+		return model_error_set(err, MODEL_E_LIMIT, "tolerance",
 		                       "tolerance must be a number from 0 to 1");
 	*tolerance = json_number_value(v);
 	return 0;

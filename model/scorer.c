@@ -58,3 +58,13 @@ int model_suite_name_valid(const char *name)
 	}
 	return 1;
 }
+
+double model_score_round(double x)
+{
+	double y = x * 1e9;
+	long long k;
+
+	/* without libm: |x| is at most 1 for scores and deltas */
+	k = (long long)(y < 0 ? y - 0.5 : y + 0.5);
+	return k == 0 ? 0.0 : (double)k / 1e9; /* no "-0" */
+}

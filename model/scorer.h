@@ -69,6 +69,17 @@ struct model_scorer {
 /** The "none" adapter: never scores; reason "no scorer adapter is wired". */
 extern const struct model_scorer_ops model_scorer_none;
 
+/**
+ * Round a score or a delta to 9 decimal places (half away from zero, never
+ * -0). Scores are ratios of small weights: 0.8 - 0.7 is
+ * 0.10000000000000009 in binary and must equal a tolerance of 0.1 (the edge
+ * is "unchanged"); and the SQLite ODBC driver reads a REAL back through
+ * 15-digit text, so an unrounded 2/3 would read back differently on SQLite
+ * and PostgreSQL. Every recorded score and delta goes through this, so the
+ * same run reads back the same on every store. |x| must be <= 1e9.
+ */
+double model_score_round(double x);
+
 /** 1 if name is a well-formed suite name (see above), else 0. */
 int model_suite_name_valid(const char *name);
 

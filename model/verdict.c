@@ -1,6 +1,7 @@
 /*
  * Verdict rules of a comparison (verdict.h).
  */
+#include "scorer.h"
 #include "verdict.h"
 
 #include <math.h> /* isfinite: a macro, no libm */
@@ -64,24 +65,6 @@ static const char *side_cause(const struct model_verdict_side *s, char *buf, siz
 	return NULL;
 }
 
-/*
- * delta rounded to 9 decimal places: scores are ratios of small weights,
- * and a binary difference such as 0.8 - 0.7 = 0.10000000000000009 must
- * compare equal to a tolerance of 0.1 (the edge is "unchanged"). The
- * rounded value is the one recorded, so the same two scores always give
- * the same delta and verdict.
- */
-static double round_delta(double d)
-{
-	double x = d * 1e9;
-	long long k;
-
-	/* |d| <= 1, so x fits a long long; round half away from zero
-	 * without libm */
-	k = (long long)(x < 0 ? x - 0.5 : x + 0.5);
-	return k == 0 ? 0.0 : (double)k / 1e9; /* no "-0" */
-}
-
 int model_verdict_decide(const struct model_verdict_side *baseline,
                          const struct model_verdict_side *candidate, double tolerance,
                          enum model_verdict *verdict, int *has_delta, double *delta, char *why,
@@ -110,7 +93,7 @@ int model_verdict_decide(const struct model_verdict_side *baseline,
 		}
 		return 0;
 	}
-	d = round_delta(candidate->score - baseline->score);
+	d = model_score_round(candidate->score - baseline->score);
 	*has_delta = 1;
 	*delta = d;
 	if (d > tolerance)

@@ -20,6 +20,12 @@
  * Import is faithful, not judgemental: a history source may be broken, and
  * the store keeps it as it was recorded (bounded, UTF-8, no credential, no
  * unknown field) so that a replay can say exactly what breaks it.
+ * Import details (model_session_check): "external_id", "events" and each
+ * event's "kind" are required; "text" of any other kind (tool_call, an
+ * unknown kind) is bounded like a tool_result's (65536 bytes); "seq" is kept
+ * as recorded whatever its type, but every string inside it (object keys
+ * included) must be UTF-8 and no credential; "text", "resource", "key" may
+ * be empty strings at import (the rebuild decides what an empty one means).
  *
  * Reconstruction rules (model_timeline_rebuild), in this order; the first
  * that fails makes the timeline impossible, with a reason naming the
@@ -39,6 +45,33 @@
  * {"resource", "response"}; recorded[i] is the text of the last "output"
  * event between step i's input and the next input (JSON null when none).
  * tool_call events only document the order; they carry no data we replay.
+ *
+ * Precisely (the reason texts are part of the contract):
+ *   - "event N" is the event's 1-based position in "events" (the first
+ *     event is "event 1"), "seq S" its seq.
+ *   - Rules 2 and 3 walk "events" in array order; rule 2 reports the first
+ *     unusable seq. A usable seq is a JSON integer >= 1: 1.5, 1.0, 1e0, "1",
+ *     null, absent are not. Rule 3 reports the first event (array order)
+ *     whose seq repeats an earlier one, with the first event holding that
+ *     seq: "events 2 and 5 share seq 4". Rule 4 reports the lowest gap:
+ *     "seq 3 is missing (between 2 and 4)"; seqs need not start at 1, and
+ *     with 2 then 6 the reason is "seq 3 is missing (between 2 and 6)".
+ *   - Rules 5 to 8 are each checked over the whole timeline, in seq order,
+ *     before the next rule: "event 4 (seq 4) has unknown kind \"x\"",
+ *     "input event 1 (seq 1) has no text", "tool_result event 3 (seq 3)
+ *     has no resource" (absent or empty), "tool_result event 3 (seq 3) has
+ *     no text" (absent; an empty text is an empty recorded result, as an
+ *     empty input text is an empty input). Kinds are exact and case
+ *     sensitive ("Input" is unknown).
+ *   - Rule 8: two tool_results for one resource with the same text are one
+ *     mock; with different texts the reason names the resource (its first
+ *     200 bytes, then "…" when longer) and the seq of its first result and
+ *     of the first later result that differs; of several such resources,
+ *     the one whose differing result comes first in seq order.
+ *   - Keys: an absent or empty "key" gives "seq-<seq>"; keys are not
+ *     required to be unique (a history is replayed as recorded).
+ *   - mocks are in the seq order of each resource's first result; an
+ *     "output" before the first input, or with no text, records nothing.
  */
 #include <jansson.h>
 #include <stddef.h>
@@ -52,8 +85,14 @@
 /**
  * Validate an import body (shape, bounds, UTF-8, credentials, unknown
  * fields refused). On success *normalized is a new object
- * {"external_id","events"} (caller owns). 400 malformed / 422 limit_exceeded
- * / 422 invalid via *err, *normalized untouched.
+ * {"external_id","events"} (caller owns), the events copied as given.
+ * 400 malformed / 422 limit_exceeded / 422 invalid via *err, *normalized
+ * untouched; err->field is the JSON path ("external_id", "events",
+ * "events[3].text": 0-based, as in scenario errors). As in
+ * model_scenario_check, a malformed problem anywhere wins over a 422, and
+ * among 422s the first in document order is reported; a credential is
+ * reported before a bound of the same string (message names its format,
+ * never its value).
  */
 int model_session_check(json_t *body, json_t **normalized, struct model_error *err);
 
@@ -65,11 +104,16 @@ struct model_timeline {
 };
 
 /**
- * Rebuild the timeline of events (the "events" array of a stored session).
- * Returns 0 and fills *tl, or -1 with why (n bytes) and *tl zeroed.
+ * Rebuild the timeline of events (the "events" array of a stored session;
+ * borrowed, any JSON value accepted: a non-array has no input). Returns 0
+ * and fills *tl (new values, not shared with events), or -1 with the reason
+ * in why (n bytes, NUL-terminated, cut on a UTF-8 character boundary; why
+ * may be NULL when n is 0) and *tl zeroed. Pure: no I/O, no clock.
  */
 int model_timeline_rebuild(json_t *events, struct model_timeline *tl, char *why, size_t n);
 
+/** Release every member of *tl and zero it; tl may be NULL, and a zeroed or
+ * already cleared timeline is fine. */
 void model_timeline_clear(struct model_timeline *tl);
 
 /**
@@ -77,6 +121,12 @@ void model_timeline_clear(struct model_timeline *tl);
  * runner produced them) with recorded (from the timeline). Returns a new
  * object {"compared": N (steps with a recorded output), "diverging": N,
  * "first": null | {"seq","key","recorded","replayed"}} (caller owns).
+ * Both arrays are borrowed; step i is matched with outputs[i] and compared
+ * byte for byte with its "output" text. "seq" and "key" are those of the
+ * output object (the run's 1-based step number and the step key); a step
+ * with a recorded output but no output object (a run that stopped early)
+ * diverges with "seq" i + 1, "key" null and "replayed" null. Steps whose
+ * recorded entry is null are not compared.
  */
 json_t *model_replay_divergence(json_t *recorded, json_t *outputs);
 

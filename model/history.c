@@ -1,0 +1,645 @@
+/*
+ * Historical sessions: import check, timeline reconstruction, divergence
+ * (history.h).
+ *
+ * The import check follows scenario.c's error priority: a structural
+ * problem (wrong type, unknown or missing field, bad UTF-8: malformed, 400)
+ * wins over a refusal of well-formed content (a bound or a credential:
+ * 422), and among refusals the first met in document order is reported.
+ *
+ * The reconstruction never trusts the stored events: it is pure, takes any
+ * JSON value, and either rebuilds the whole timeline or says which event
+ * makes it impossible. It never repairs a history (no renumbering, no
+ * guessing of a missing seq): a replay of a repaired history would be a
+ * fabricated one.
+ */
+#include "history.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "limits.h"
+#include "text.h"
+
+/* ---- import check ------------------------------------------------------- */
+
+struct chk {
+	struct model_error *err;
+	int refused; /* a 422-class error was recorded in refusal */
+	struct model_error refusal;
+};
+
+__attribute__((format(printf, 3, 4))) static int malformed(struct chk *c, const char *field,
+                                                           const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	model_error_setv(c->err, MODEL_E_MALFORMED, field, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Keep the first refusal and go on looking for structural errors. */
+__attribute__((format(printf, 4, 5))) static void refuse(struct chk *c, enum model_err code,
+                                                         const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->refused)
+		return;
+	va_start(ap, fmt);
+	model_error_setv(&c->refusal, code, field, fmt, ap);
+	va_end(ap);
+	c->refused = 1;
+}
+
+static int check_keys(struct chk *c, json_t *obj, const char *prefix, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+	char path[64];
+
+	json_object_foreach(obj, key, v)
+	{
+		for (i = 0; allowed[i]; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (allowed[i])
+			continue;
+		if (prefix[0])
+			snprintf(path, sizeof(path), "%s.%s", prefix, key);
+		else
+			snprintf(path, sizeof(path), "%s", key);
+		return malformed(c, path, "unknown field \"%s\"", path);
+	}
+	return 0;
+}
+
+/* UTF-8 is structural; a credential, then the bounds [min, max], are
+ * refusals (a credential is not made acceptable by cutting it short). */
+static int check_text(struct chk *c, const char *s, size_t n, const char *path, size_t min,
+                      size_t max)
+{
+	const char *kind;
+
+	/* jansson refuses these at decode; bodies built in code
+	 * (json_stringn_nocheck) do not pass through the decoder */
+	if (!model_text_valid_utf8(s, n))
+		return malformed(c, path, "%s must be valid UTF-8 without NUL bytes", path);
+	if (model_text_find_credential(s, n, &kind))
+		refuse(c, MODEL_E_INVALID, path, "%s looks like a credential (%s)", path, kind);
+	else if (n < min)
+		refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
+	else if (n > max)
+		refuse(c, MODEL_E_LIMIT, path, "%s must be at most %zu bytes", path, max);
+	return 0;
+}
+
+static int check_string(struct chk *c, json_t *v, const char *path, size_t min, size_t max)
+{
+	if (!json_is_string(v))
+		return malformed(c, path, "%s must be a string", path);
+	return check_text(c, json_string_value(v), json_string_length(v), path, min, max);
+}
+
+/*
+ * seq is kept as recorded, whatever its type (a broken source is imported
+ * so that the replay can name what breaks it), but every string inside it,
+ * object keys included, is text like any other: UTF-8, no credential.
+ */
+static int check_seq_value(struct chk *c, json_t *v, const char *path)
+{
+	const char *key;
+	json_t *item;
+	size_t i;
+
+	if (json_is_string(v))
+		return check_text(c, json_string_value(v), json_string_length(v), path, 0,
+		                  (size_t)-1);
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+		{
+			if (check_seq_value(c, item, path))
+				return -1;
+		}
+		return 0;
+	}
+	if (json_is_object(v)) {
+		json_object_foreach(v, key, item)
+		{
+			if (check_text(c, key, strlen(key), path, 0, (size_t)-1) ||
+			    check_seq_value(c, item, path))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static const char *const top_fields[] = {"external_id", "events", NULL};
+static const char *const event_fields[] = {"seq", "kind", "text", "resource", "key", NULL};
+
+/* The bound of an event's text by kind (history.h). */
+static size_t text_max(const char *kind)
+{
+	if (strcmp(kind, "input") == 0 || strcmp(kind, "output") == 0)
+		return MODEL_MAX_INPUT_BYTES;
+	return MODEL_MAX_RESPONSE_BYTES;
+}
+
+static int check_event(struct chk *c, json_t *ev, size_t i, json_t *out)
+{
+	json_t *v;
+	json_t *kind;
+	char prefix[32];
+	char path[48];
+
+	snprintf(prefix, sizeof(prefix), "events[%zu]", i);
+	if (!json_is_object(ev))
+		return malformed(c, prefix, "%s must be an object", prefix);
+	if (check_keys(c, ev, prefix, event_fields))
+		return -1;
+	kind = json_object_get(ev, "kind");
+	snprintf(path, sizeof(path), "%s.kind", prefix);
+	if (!kind)
+		return malformed(c, path, "%s is required", path);
+	if (check_string(c, kind, path, 1, MODEL_MAX_KIND_BYTES))
+		return -1;
+	v = json_object_get(ev, "seq");
+	snprintf(path, sizeof(path), "%s.seq", prefix);
+	if (v && check_seq_value(c, v, path))
+		return -1;
+	v = json_object_get(ev, "text");
+	snprintf(path, sizeof(path), "%s.text", prefix);
+	if (v && check_string(c, v, path, 0, text_max(json_string_value(kind))))
+		return -1;
+	v = json_object_get(ev, "resource");
+	snprintf(path, sizeof(path), "%s.resource", prefix);
+	if (v && check_string(c, v, path, 0, MODEL_MAX_RESOURCE_BYTES))
+		return -1;
+	v = json_object_get(ev, "key");
+	snprintf(path, sizeof(path), "%s.key", prefix);
+	if (v && check_string(c, v, path, 0, MODEL_MAX_KEY_BYTES))
+		return -1;
+	/* only known members are left: the copy is the event as recorded */
+	json_array_append_new(out, json_deep_copy(ev));
+	return 0;
+}
+
+int model_session_check(json_t *body, json_t **normalized, struct model_error *err)
+{
+	struct chk c;
+	json_t *v;
+	json_t *events;
+	json_t *ev;
+	json_t *out;
+	size_t i;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.err = err;
+	if (!json_is_object(body))
+		return model_error_set(err, MODEL_E_MALFORMED, "", "body must be a JSON object");
+	if (check_keys(&c, body, "", top_fields))
+		return -1;
+	v = json_object_get(body, "external_id");
+	if (!v)
+		return malformed(&c, "external_id", "external_id is required");
+	if (check_string(&c, v, "external_id", 1, MODEL_MAX_EXTERNAL_ID_BYTES))
+		return -1;
+	events = json_object_get(body, "events");
+	if (!events)
+		return malformed(&c, "events", "events is required");
+	if (!json_is_array(events))
+		return malformed(&c, "events", "events must be an array");
+	if (json_array_size(events) > MODEL_MAX_SESSION_EVENTS)
+		refuse(&c, MODEL_E_LIMIT, "events", "events must hold at most %d items",
+		       MODEL_MAX_SESSION_EVENTS);
+	ret = -1;
+	out = json_pack("{s:o,s:[]}", "external_id", json_copy(v), "events");
+	json_array_foreach(events, i, ev)
+	{
+		if (check_event(&c, ev, i, json_object_get(out, "events")))
+			goto out;
+	}
+	if (c.refused) {
+		if (err)
+			*err = c.refusal;
+		goto out;
+	}
+	*normalized = out;
+	out = NULL;
+	ret = 0;
+out:
+	json_decref(out);
+	return ret;
+}
+
+/* ---- timeline ----------------------------------------------------------- */
+
+/* how much of a resource a reason shows, in bytes */
+#define RESOURCE_SHOWN 200
+
+/* An event of the timeline: its 1-based position in "events", its seq. */
+struct ev_ref {
+	size_t pos;
+	json_int_t seq;
+	json_t *ev;
+};
+
+/* The length of the longest prefix of s (n bytes of UTF-8) that holds at
+ * most max bytes and does not end inside a character. */
+static size_t utf8_prefix(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+/* Print the reason into why (n bytes). The reason goes into JSON: a cut
+ * must not end inside a UTF-8 sequence. */
+__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	size_t len;
+	int i;
+
+	if (!why || n == 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	len = strlen(why);
+	/* at most 3 bytes of a cut sequence to drop */
+	for (i = 0; i < 3 && len > 0 && !model_text_valid_utf8(why, len); i++)
+		why[--len] = '\0';
+	return -1;
+}
+
+static int seq_cmp(const void *pa, const void *pb)
+{
+	const struct ev_ref *a = pa;
+	const struct ev_ref *b = pb;
+
+	if (a->seq != b->seq)
+		return (a->seq > b->seq) - (a->seq < b->seq);
+	return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static int kind_is(json_t *ev, const char *kind)
+{
+	json_t *k;
+
+	k = json_object_get(ev, "kind");
+	return json_is_string(k) && strcmp(json_string_value(k), kind) == 0 &&
+	       strlen(kind) == json_string_length(k);
+}
+
+static int kind_known(json_t *ev)
+{
+	return kind_is(ev, "input") || kind_is(ev, "tool_call") || kind_is(ev, "tool_result") ||
+	       kind_is(ev, "output");
+}
+
+/* A string member, or NULL when absent or of another type. */
+static json_t *str_member(json_t *ev, const char *name)
+{
+	json_t *v;
+
+	v = json_object_get(ev, name);
+	return json_is_string(v) ? v : NULL;
+}
+
+static int same_bytes(json_t *a, json_t *b)
+{
+	return json_string_length(a) == json_string_length(b) &&
+	       memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0;
+}
+
+static int bytes_cmp(json_t *a, json_t *b)
+{
+	size_t alen;
+	size_t blen;
+	int r;
+
+	alen = json_string_length(a);
+	blen = json_string_length(b);
+	r = memcmp(json_string_value(a), json_string_value(b), alen < blen ? alen : blen);
+	if (r)
+		return r;
+	return (alen > blen) - (alen < blen);
+}
+
+/* tool_results sorted by (resource, seq): equal resources adjacent, in
+ * timeline order */
+static int result_cmp(const void *pa, const void *pb)
+{
+	const struct ev_ref *a = pa;
+	const struct ev_ref *b = pb;
+	int r;
+
+	r = bytes_cmp(json_object_get(a->ev, "resource"), json_object_get(b->ev, "resource"));
+	if (r)
+		return r;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Rule 8: of every pair of tool_results for one resource with different
+ * texts, report the one whose later result comes first in the timeline,
+ * with the seq of the first result for that resource. */
+static int check_results(struct ev_ref *refs, size_t n, char *why, size_t why_n)
+{
+	struct ev_ref *res;
+	struct ev_ref *first;
+	struct ev_ref *bad_first;
+	struct ev_ref *bad;
+	size_t m;
+	size_t i;
+	int ret;
+
+	res = model_xcalloc(n ? n : 1, sizeof(*res));
+	m = 0;
+	for (i = 0; i < n; i++)
+		if (kind_is(refs[i].ev, "tool_result"))
+			res[m++] = refs[i];
+	qsort(res, m, sizeof(*res), result_cmp);
+	first = NULL;
+	bad = NULL;
+	bad_first = NULL;
+	for (i = 0; i < m; i++) {
+		if (!first || !same_bytes(json_object_get(first->ev, "resource"),
+		                          json_object_get(res[i].ev, "resource"))) {
+			first = &res[i];
+			continue;
+		}
+		if (same_bytes(json_object_get(first->ev, "text"),
+		               json_object_get(res[i].ev, "text")))
+			continue;
+		if (!bad || res[i].seq < bad->seq) {
+			bad = &res[i];
+			bad_first = first;
+		}
+		/* the rest of this resource's results come later */
+		while (i + 1 < m && same_bytes(json_object_get(first->ev, "resource"),
+		                               json_object_get(res[i + 1].ev, "resource")))
+			i++;
+	}
+	ret = 0;
+	if (bad) {
+		json_t *r;
+		size_t len;
+
+		r = json_object_get(bad->ev, "resource");
+		/* a resource may hold 8192 bytes: name it by its first ones */
+		len = utf8_prefix(json_string_value(r), json_string_length(r), RESOURCE_SHOWN);
+		ret = fail(
+		    why, why_n,
+		    "resource %.*s%s has two different recorded results (seq %" JSON_INTEGER_FORMAT
+		    ", %" JSON_INTEGER_FORMAT ")",
+		    (int)len, json_string_value(r), len < json_string_length(r) ? "…" : "",
+		    bad_first->seq, bad->seq);
+	}
+	free(res);
+	return ret;
+}
+
+/* Rules 5 to 8, each over the whole timeline in seq order. */
+static int check_events(struct ev_ref *refs, size_t n, char *why, size_t why_n)
+{
+	json_t *k;
+	json_t *r;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (kind_known(refs[i].ev))
+			continue;
+		k = str_member(refs[i].ev, "kind");
+		return fail(why, why_n,
+		            "event %zu (seq %" JSON_INTEGER_FORMAT ") has unknown kind \"%.*s\"",
+		            refs[i].pos, refs[i].seq,
+		            k ? (int)utf8_prefix(json_string_value(k), json_string_length(k),
+		                                 MODEL_MAX_KIND_BYTES)
+		              : 0,
+		            k ? json_string_value(k) : "");
+	}
+	for (i = 0; i < n; i++)
+		if (kind_is(refs[i].ev, "input") && !str_member(refs[i].ev, "text"))
+			return fail(why, why_n,
+			            "input event %zu (seq %" JSON_INTEGER_FORMAT ") has no text",
+			            refs[i].pos, refs[i].seq);
+	for (i = 0; i < n; i++) {
+		if (!kind_is(refs[i].ev, "tool_result"))
+			continue;
+		r = str_member(refs[i].ev, "resource");
+		/* an empty resource is no resource: no step can request it */
+		if (!r || json_string_length(r) == 0)
+			return fail(why, why_n,
+			            "tool_result event %zu (seq %" JSON_INTEGER_FORMAT
+			            ") has no resource",
+			            refs[i].pos, refs[i].seq);
+		if (!str_member(refs[i].ev, "text"))
+			return fail(why, why_n,
+			            "tool_result event %zu (seq %" JSON_INTEGER_FORMAT
+			            ") has no text",
+			            refs[i].pos, refs[i].seq);
+	}
+	return check_results(refs, n, why, why_n);
+}
+
+/* Rules 2 to 4: every seq usable, unique and consecutive. On success refs
+ * is sorted by seq. */
+static int check_seqs(struct ev_ref *refs, size_t n, char *why, size_t why_n)
+{
+	struct ev_ref *dup;
+	struct ev_ref *orig;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *s;
+
+		s = json_object_get(refs[i].ev, "seq");
+		/* only a JSON integer: 1.0 or 1e0 is a real, "1" a string */
+		if (!json_is_integer(s) || json_integer_value(s) < 1)
+			return fail(why, why_n, "event %zu has no usable seq", refs[i].pos);
+		refs[i].seq = json_integer_value(s);
+	}
+	qsort(refs, n, sizeof(*refs), seq_cmp);
+	/* the first event (in "events" order) that repeats an earlier seq,
+	 * named with the first event holding that seq */
+	dup = NULL;
+	orig = NULL;
+	for (i = 1; i < n; i++) {
+		if (refs[i].seq != refs[i - 1].seq)
+			continue;
+		if (!dup || refs[i].pos < dup->pos) {
+			size_t j;
+
+			j = i - 1;
+			while (j > 0 && refs[j - 1].seq == refs[i].seq)
+				j--;
+			dup = &refs[i];
+			orig = &refs[j];
+		}
+	}
+	if (dup)
+		return fail(why, why_n, "events %zu and %zu share seq %" JSON_INTEGER_FORMAT,
+		            orig->pos, dup->pos, dup->seq);
+	for (i = 1; i < n; i++)
+		if (refs[i].seq != refs[i - 1].seq + 1)
+			return fail(why, why_n,
+			            "seq %" JSON_INTEGER_FORMAT
+			            " is missing (between %" JSON_INTEGER_FORMAT
+			            " and %" JSON_INTEGER_FORMAT ")",
+			            refs[i - 1].seq + 1, refs[i - 1].seq, refs[i].seq);
+	return 0;
+}
+
+/* Build steps, mocks and recorded from a timeline that passed every rule. */
+static void build(struct ev_ref *refs, size_t n, struct model_timeline *tl)
+{
+	json_t *ev;
+	json_t *key;
+	json_t *text;
+	json_t *res;
+	json_t *m;
+	size_t i;
+	size_t j;
+	size_t steps;
+	char defkey[48];
+	int known;
+
+	tl->steps = json_array();
+	tl->mocks = json_array();
+	tl->recorded = json_array();
+	steps = 0;
+	for (i = 0; i < n; i++) {
+		ev = refs[i].ev;
+		text = str_member(ev, "text");
+		if (kind_is(ev, "input")) {
+			key = str_member(ev, "key");
+			/* an empty key says nothing: the default names the step */
+			if (!key || json_string_length(key) == 0) {
+				snprintf(defkey, sizeof(defkey), "seq-%" JSON_INTEGER_FORMAT,
+				         refs[i].seq);
+				key = json_string(defkey);
+			} else {
+				key = json_copy(key);
+			}
+			json_array_append_new(tl->steps, json_pack("{s:o,s:o}", "key", key, "input",
+			                                           json_copy(text)));
+			json_array_append_new(tl->recorded, json_null());
+			steps++;
+		} else if (kind_is(ev, "output") && text && steps > 0) {
+			/* the last output before the next input wins; outputs
+			 * before the first input answer nothing we replay */
+			json_array_set_new(tl->recorded, steps - 1, json_copy(text));
+		} else if (kind_is(ev, "tool_result")) {
+			res = json_object_get(ev, "resource");
+			known = 0;
+			json_array_foreach(tl->mocks, j, m)
+			{
+				if (same_bytes(json_object_get(m, "resource"), res)) {
+					known = 1;
+					break;
+				}
+			}
+			if (!known)
+				json_array_append_new(
+				    tl->mocks, json_pack("{s:o,s:o}", "resource", json_copy(res),
+				                         "response", json_copy(text)));
+		}
+	}
+}
+
+int model_timeline_rebuild(json_t *events, struct model_timeline *tl, char *why, size_t n)
+{
+	struct ev_ref *refs;
+	size_t count;
+	size_t i;
+	int has_input;
+	int ret;
+
+	memset(tl, 0, sizeof(*tl));
+	if (why && n)
+		why[0] = '\0';
+	count = json_is_array(events) ? json_array_size(events) : 0;
+	has_input = 0;
+	for (i = 0; i < count; i++)
+		if (kind_is(json_array_get(events, i), "input"))
+			has_input = 1;
+	if (!has_input)
+		return fail(why, n, "session has no input");
+	refs = model_xcalloc(count, sizeof(*refs));
+	for (i = 0; i < count; i++) {
+		refs[i].pos = i + 1;
+		refs[i].ev = json_array_get(events, i);
+	}
+	ret = -1;
+	if (check_seqs(refs, count, why, n))
+		goto out;
+	if (check_events(refs, count, why, n))
+		goto out;
+	build(refs, count, tl);
+	ret = 0;
+out:
+	free(refs);
+	return ret;
+}
+
+void model_timeline_clear(struct model_timeline *tl)
+{
+	if (!tl)
+		return;
+	json_decref(tl->steps);
+	json_decref(tl->mocks);
+	json_decref(tl->recorded);
+	memset(tl, 0, sizeof(*tl));
+}
+
+/* ---- divergence --------------------------------------------------------- */
+
+json_t *model_replay_divergence(json_t *recorded, json_t *outputs)
+{
+	json_t *rec;
+	json_t *out;
+	json_t *replayed;
+	json_t *first;
+	json_t *seq;
+	json_t *key;
+	size_t i;
+	size_t compared;
+	size_t diverging;
+
+	compared = 0;
+	diverging = 0;
+	first = NULL;
+	json_array_foreach(recorded, i, rec)
+	{
+		if (!json_is_string(rec))
+			continue;
+		compared++;
+		out = json_array_get(outputs, i);
+		replayed = str_member(out, "output");
+		if (replayed && same_bytes(rec, replayed))
+			continue;
+		diverging++;
+		if (first)
+			continue;
+		/* a step the runner never reached has no output object: name
+		 * it by its position, as the runner would have */
+		seq = json_object_get(out, "seq");
+		key = json_object_get(out, "key");
+		first = json_pack("{s:o,s:o,s:o,s:o}", "seq",
+		                  seq ? json_copy(seq) : json_integer((json_int_t)(i + 1)), "key",
+		                  key ? json_copy(key) : json_null(), "recorded", json_copy(rec),
+		                  "replayed", replayed ? json_copy(replayed) : json_null());
+	}
+	return json_pack("{s:I,s:I,s:o}", "compared", (json_int_t)compared, "diverging",
+	                 (json_int_t)diverging, "first", first ? first : json_null());
+}

@@ -120,6 +120,20 @@ extern const char cli_runs_junit_help[];
 /** `sandbox comparisons list|get`. */
 extern const struct cli_command cli_comparisons_commands[];
 
+/* ---- sessions and replay (cli/cmd_replay.c) ------------------------------
+ * /work/briefs/api5.md; registered in cli_sandbox_commands. */
+
+/** `sandbox replay SESSION`: POST /v1/m/sandbox/replays; the run, and in a
+ * table its divergence from the recorded outputs. */
+int cli_cmd_replay(struct cli_ctx *ctx, const struct cli_args *args);
+extern const struct cli_opt cli_replay_opts[];
+extern const char cli_replay_help[];
+
+/** `sandbox sessions import|list|get`. import reads a JSON array or JSON
+ * lines of at most 16 MiB, checks all of it, then posts one session per
+ * request and stops at the first refusal. */
+extern const struct cli_command cli_sessions_commands[];
+
 /* ---- messages (cli/main.c) ---------------------------------------------- */
 
 /** Print "olivares: <message>" to stderr; returns CLI_EXIT_FAIL. */

@@ -1,8 +1,9 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
- * runs list|get|outputs|junit, backends, compare, comparisons, gate (the
- * /v1/m/sandbox routes of /work/briefs/api.md and api4.md; the last four
- * live in cli/cmd_compare.c).
+ * runs list|get|outputs|junit, backends, compare, comparisons, gate,
+ * sessions, replay (the /v1/m/sandbox routes of /work/briefs/api.md, api4.md
+ * and api5.md; compare, comparisons, gate and runs junit live in
+ * cli/cmd_compare.c, sessions and replay in cli/cmd_replay.c).
  *
  * Every command builds a path (ids percent-encoded: they are opaque tokens
  * and the server is the one that says "not found") and maybe a body, makes
@@ -97,6 +98,7 @@ static const struct cli_column run_columns[] = {
     {"OK", "steps_ok", NULL},
     {"ERRORS", "steps_error", NULL},
     {"STARTED_AT", "started_at", NULL},
+    {"KIND", "kind", NULL},
     {NULL, NULL, NULL},
 };
 
@@ -382,6 +384,8 @@ static int cmd_runs_list(struct cli_ctx *ctx, const struct cli_args *a)
 	model_buf_adds(&path, "/v1/m/sandbox/runs");
 	if (add_query(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
 	    add_query(ctx, &path, "status", cli_arg(a, "status")) ||
+	    add_query(ctx, &path, "kind", cli_arg(a, "kind")) ||
+	    add_query(ctx, &path, "session", cli_arg(a, "session")) ||
 	    add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
 		goto out;
 	rc = call_and_print(ctx, "GET", path.data, NULL, print_run_list);
@@ -481,6 +485,8 @@ static const struct cli_opt run_opts[] = {
 static const struct cli_opt runs_list_opts[] = {
     {"scenario", "ID", "only the runs of this scenario"},
     {"status", "S", "only runs with this status (completed, failed, degraded, running)"},
+    {"kind", "K", "only runs of this kind (simulation, replay, comparison)"},
+    {"session", "ID", "only the replays of this session"},
     {"limit", "N", "at most N runs, 1..500 (default 50)"},
     {"offset", "N", "skip the first N runs, 0..1000000000 (default 0)"},
     {NULL, NULL, NULL},
@@ -541,12 +547,12 @@ static const struct cli_command scenarios_commands[] = {
 
 static const struct cli_command runs_commands[] = {
     {"list", cmd_runs_list, "List runs (any role).", NULL, runs_list_opts, NULL,
-     "GET /v1/m/sandbox/runs?scenario=ID&status=S&limit=N&offset=N.\n"
+     "GET /v1/m/sandbox/runs?scenario=ID&status=S&kind=K&session=ID&limit=N&offset=N.\n"
      "Runs come newest first, one page at a time: without --limit the server returns\n"
      "at most 50 (the largest page is 500; a value outside 1..500 is refused with\n"
      "400). Page with --offset: --limit 50 --offset 50 gives the next 50.\n"
      "Table output: one row per run: ID STATUS SCENARIO VARIANT BACKEND ISOLATED TOTAL\n"
-     "OK ERRORS STARTED_AT.\n"},
+     "OK ERRORS STARTED_AT KIND.\n"},
     {"get", cmd_runs_get, "Show one run (any role).", NULL, no_opts, "ID",
      "GET /v1/m/sandbox/runs/ID.\n"
      "Table output: the run's fields, one per line (id, status, steps_total, steps_ok,\n"
@@ -596,5 +602,10 @@ const struct cli_command cli_sandbox_commands[] = {
      NULL, NULL},
     {"gate", cli_cmd_gate, "Exit 0 only if the latest comparison improved or unchanged (any role).",
      NULL, cli_gate_opts, NULL, cli_gate_help},
+    {"sessions", NULL, "Import, list and show historical sessions.", cli_sessions_commands, NULL,
+     NULL, NULL},
+    {"replay", cli_cmd_replay,
+     "Replay a session's inputs against its recorded tool results (editor).", NULL, cli_replay_opts,
+     "SESSION", cli_replay_help},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

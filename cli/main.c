@@ -35,7 +35,7 @@ enum {
 static const struct cli_command root_commands[] = {
     {"modules", NULL, "List modules, turn the sandbox module on or off.", cli_modules_commands,
      NULL, NULL, NULL},
-    {"sandbox", NULL, "Generate inputs, manage and run scenarios, read runs and outputs.",
+    {"sandbox", NULL, "Generate inputs, manage and run scenarios, replay sessions, read runs.",
      cli_sandbox_commands, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

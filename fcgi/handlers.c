@@ -20,6 +20,7 @@
 #include "fcgi/dispatch.h"
 #include "fcgi/junit.h"
 #include "model/generate.h"
+#include "model/history.h"
 #include "model/limits.h"
 #include "model/runspec.h"
 #include "model/scenario.h"
@@ -579,9 +580,12 @@ static json_t *run_spec(struct http_request *req, json_t *sc, const char *varian
  * run_job_free.
  */
 struct run_job {
-	const char *kind;        /* "simulation" | "comparison" */
-	const char *scenario_id; /* request-owned */
-	json_t *sc;              /* the stored scenario (request-owned) */
+	const char *kind;        /* "simulation" | "comparison" | "replay" */
+	const char *scenario_id; /* request-owned; NULL for a replay without one */
+	json_t *sc;              /* the stored scenario (request-owned), or NULL */
+	json_t *plan;            /* {"steps","mocks"} to run (request-owned);
+	                          * NULL: the scenario's own */
+	const char *session_id;  /* the session a replay replays, else NULL */
 	const char *variant;     /* may be NULL */
 	const char *backend;
 	const char *agent; /* may be NULL */
@@ -640,8 +644,24 @@ static void run_score(struct http_request *req, struct run_job *job)
 		http_log("run not scored by the %s scorer", sc->ops->name);
 }
 
+/* What a run is of, whatever happens to it: kind, scenario (id, version,
+ * digest; none for a replay without a scenario), variant and session. */
+static void run_identity(struct run_job *job)
+{
+	struct store_run *run = &job->run;
+
+	run->kind = job->kind;
+	run->scenario_id = job->scenario_id;
+	run->scenario_version =
+	    job->sc ? (int)json_integer_value(json_object_get(job->sc, "version")) : 0;
+	run->scenario_digest =
+	    job->sc ? json_string_value(json_object_get(job->sc, "digest")) : NULL;
+	run->variant = job->variant;
+	run->session_id = job->session_id;
+}
+
 /*
- * Execute one run of job->sc on job->backend (the runner, then the scorer
+ * Execute one run of job->sc (or of job->plan) on job->backend (the runner, then the scorer
  * when a suite is named) and fill job->run for the store. A run that fails
  * is still a run (recorded with its reason), so this only fails when the
  * spec cannot be built.
@@ -651,7 +671,8 @@ static int run_execute(struct http_request *req, struct run_job *job, struct mod
 	struct store_run *run = &job->run;
 	json_t *spec;
 
-	spec = http_req_own(req, run_spec(req, job->sc, job->variant, job->agent));
+	spec = http_req_own(
+	    req, run_spec(req, job->plan ? job->plan : job->sc, job->variant, job->agent));
 	if (!spec)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
 	memset(&job->res, 0, sizeof(job->res));
@@ -660,17 +681,13 @@ static int run_execute(struct http_request *req, struct run_job *job, struct mod
 	 * backstop for a runner that does not (dispatch.h) */
 	if (http_dispatch_run(req->cfg->runner_path, job->backend,
 	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &job->res))
-		http_log("run of a scenario failed in dispatch (recorded as failed)");
+		http_log("a %s run failed in dispatch (recorded as failed)", job->kind);
 	http_now_iso(job->finished);
 
 	if (!job->res.output_digest[0])
 		empty_digest(job->nodigest);
 	memset(run, 0, sizeof(*run));
-	run->kind = job->kind;
-	run->scenario_id = job->scenario_id;
-	run->scenario_version = (int)json_integer_value(json_object_get(job->sc, "version"));
-	run->scenario_digest = json_string_value(json_object_get(job->sc, "digest"));
-	run->variant = job->variant;
+	run_identity(job);
 	run->status = strcmp(job->res.status, "completed") == 0 ? "completed" : "failed";
 	run->runner = job->res.runner[0] ? job->res.runner : MODEL_RUNNER_NAME;
 	/* the backend the runner reported having run (dispatch refuses any
@@ -924,6 +941,223 @@ static int h_comparison_get(struct http_request *req, struct model_error *err)
 	return http_reply_json(req, 200, http_req_own(req, out));
 }
 
+/* ---- sessions and replays (issue 5) ----------------------------------------------- */
+
+static int h_session_create(struct http_request *req, struct model_error *err)
+{
+	json_t *norm = NULL, *out = NULL;
+	enum store_rc rc;
+
+	if (model_session_check(req->json, &norm, err))
+		return -1;
+	http_req_own(req, norm);
+	rc = store_session_create(req->store, req->who.tenant_id, req->who.token_id, norm, &out);
+	if (rc)
+		return http_store_fail(req, rc, "session import", err);
+	return http_reply_json(req, 201, http_req_own(req, out));
+}
+
+static int h_session_list(struct http_request *req, struct model_error *err)
+{
+	json_t *out = NULL;
+	enum store_rc rc;
+	int limit, offset;
+
+	if (list_window(req, &limit, &offset, err))
+		return -1;
+	rc = store_session_list(req->store, req->who.tenant_id, limit, offset, &out);
+	if (rc)
+		return http_store_fail(req, rc, "session list", err);
+	return http_reply_json(req, 200, http_req_own(req, out));
+}
+
+static int h_session_get(struct http_request *req, struct model_error *err)
+{
+	json_t *out = NULL;
+	enum store_rc rc;
+
+	rc = store_session_get(req->store, req->who.tenant_id, req->params[0], &out);
+	if (rc)
+		return http_store_fail(req, rc, "session get", err);
+	return http_reply_json(req, 200, http_req_own(req, out));
+}
+
+/*
+ * The mocks of a replay (new array): the session's recorded results, then
+ * the mocks of the scenario sc (may be NULL) whose resource has no
+ * recorded result. A recorded result wins on its resource, whatever the
+ * variant of the scenario's mock, so no resource is ever answered twice
+ * (the timeline's results are distinct per resource, the scenario's per
+ * resource and variant).
+ */
+static json_t *replay_mocks(json_t *recorded, json_t *sc)
+{
+	json_t *all = json_array();
+	json_t *seen = json_object();
+	json_t *m;
+	const char *res;
+	size_t i;
+
+	json_array_foreach(recorded, i, m)
+	{
+		res = json_string_value(json_object_get(m, "resource"));
+		if (res)
+			json_object_set_new(seen, res, json_true());
+		json_array_append(all, m);
+	}
+	json_array_foreach(json_object_get(sc, "mocks"), i, m)
+	{
+		res = json_string_value(json_object_get(m, "resource"));
+		if (!res || json_object_get(seen, res))
+			continue;
+		json_array_append(all, m);
+	}
+	json_decref(seen);
+	return all;
+}
+
+/*
+ * A replay whose timeline cannot be rebuilt (api5.md, DESIGN.md §5): it is
+ * recorded, never fabricated, and nothing runs: status "degraded", no step
+ * and no output, runner "none", the backend that would have run, not
+ * isolated and not destroyed (no runner existed), the digest of no output,
+ * and the model's reason. A suite it names is kept; it is not scored.
+ */
+static void replay_degraded(struct http_request *req, struct run_job *job, const char *why)
+{
+	struct store_run *run = &job->run;
+
+	http_now_iso(job->started);
+	memcpy(job->finished, job->started, sizeof(job->finished));
+	empty_digest(job->nodigest);
+	snprintf(job->reason, sizeof(job->reason), "timeline cannot be rebuilt: %s", why);
+	memset(run, 0, sizeof(*run));
+	run_identity(job);
+	run->status = "degraded";
+	run->runner = "none";
+	run->backend = job->backend;
+	run->suite = job->suite;
+	run->reason = job->reason;
+	run->output_digest = job->nodigest;
+	run->started_at = job->started;
+	run->finished_at = job->finished;
+	run->outputs = http_req_own(req, json_array());
+}
+
+/* Load session_id of the caller's tenant through the history port:
+ * *events request-owned; 404 when it has no such session, 503 when the
+ * source cannot answer. */
+static int load_session(struct http_request *req, const char *session_id, json_t **events,
+                        struct model_error *err)
+{
+	const struct model_history_source *hs = req->worker->history;
+	char external_id[MODEL_MAX_EXTERNAL_ID_BYTES + 1];
+	char why[512];
+	int rc;
+
+	*events = NULL;
+	if (!hs || !hs->ops || !hs->ops->load) {
+		http_log("replay: no history source is wired");
+		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
+	}
+	why[0] = '\0';
+	rc = hs->ops->load(hs->ctx, req->who.tenant_id, session_id, events, external_id,
+	                   sizeof(external_id), why, sizeof(why));
+	if (rc < 0) {
+		http_log("replay: the %s history source is unavailable (%s)", hs->ops->name, why);
+		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
+	}
+	if (rc > 0 || !*events)
+		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+	http_req_own(req, *events);
+	return 0;
+}
+
+/*
+ * POST /v1/m/sandbox/replays (briefs/api5.md): rebuild the session's
+ * timeline and run it like a simulation (same policy, agent resolution,
+ * dispatch and scoring: run_execute), with the recorded tool results as
+ * mocks; then compare the outputs with the recorded ones. The digest is
+ * dispatch's, over the ordered outputs: the same session, variant and
+ * backend give the same digest.
+ */
+static int h_replay_create(struct http_request *req, struct model_error *err)
+{
+	static const char *const fields[] = {"session_id", "variant",     "backend",
+	                                     "suite",      "scenario_id", NULL};
+	struct model_timeline tl;
+	struct run_job job;
+	const char *requested, *session_id, *scenario_id;
+	char why[512];
+	json_t *v, *events = NULL, *out = NULL;
+	enum store_rc rc;
+	int ret = -1;
+
+	memset(&job, 0, sizeof(job));
+	memset(&tl, 0, sizeof(tl));
+	job.kind = "replay";
+	/* the whole body is checked and every id resolved before anything
+	 * runs: a refused request writes nothing */
+	if (only_fields(req->json, fields, err))
+		return -1;
+	v = json_object_get(req->json, "session_id");
+	if (!json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "session_id",
+		                       "session_id is required (a session id)");
+	session_id = json_string_value(v);
+	v = json_object_get(req->json, "scenario_id");
+	if (v && !json_is_null(v) && !json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "scenario_id",
+		                       "scenario_id must be a scenario id or null");
+	scenario_id = json_string_value(v);
+	if (parse_backend(json_object_get(req->json, "backend"), &requested, err) ||
+	    parse_variant(req, json_object_get(req->json, "variant"), "variant", 0, &job.variant,
+	                  err) ||
+	    parse_suite(json_object_get(req->json, "suite"), 0, &job.suite, err))
+		return -1;
+	if (choose_backend(req, requested, &job.backend, err) ||
+	    variant_agent(req, job.variant, job.backend, &job.agent, err))
+		return -1;
+	/* ids that are not well-formed name nothing: 404, as in paths */
+	if (!model_id_valid(session_id) || (scenario_id && !model_id_valid(scenario_id)))
+		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+	job.session_id = http_req_strdup(req, session_id);
+	if (load_session(req, job.session_id, &events, err))
+		return -1;
+	if (scenario_id) {
+		job.scenario_id = http_req_strdup(req, scenario_id);
+		if (load_scenario(req, job.scenario_id, &job.sc, err))
+			return -1;
+	}
+
+	why[0] = '\0';
+	if (model_timeline_rebuild(events, &tl, why, sizeof(why))) {
+		replay_degraded(req, &job, why[0] ? why : "the history source gave no reason");
+	} else {
+		job.plan = http_req_own(req, json_pack("{s:O, s:o}", "steps", tl.steps, "mocks",
+		                                       replay_mocks(tl.mocks, job.sc)));
+		if (!job.plan) {
+			model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the replay");
+			goto out;
+		}
+		if (run_execute(req, &job, err))
+			goto out;
+		job.run.divergence =
+		    http_req_own(req, model_replay_divergence(tl.recorded, job.run.outputs));
+	}
+	rc = store_run_record(req->store, req->who.tenant_id, req->who.token_id, &job.run, &out);
+	if (rc) {
+		http_store_fail(req, rc, "replay record", err);
+		goto out;
+	}
+	http_reply_json(req, 201, http_req_own(req, out));
+	ret = 0;
+out:
+	model_timeline_clear(&tl);
+	run_job_free(&job);
+	return ret;
+}
+
 /* ---- GET /v1/m/sandbox/backends -------------------------------------------------- */
 
 static long long mono_ms(void)
@@ -985,31 +1219,46 @@ static int h_backends(struct http_request *req, struct model_error *err)
 
 /* ---- runs ------------------------------------------------------------------------- */
 
+/* 1 if word is one of the NULL-terminated list words. */
+static int one_of(const char *word, const char *const *words)
+{
+	size_t i;
+
+	for (i = 0; words[i]; i++)
+		if (strcmp(word, words[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static int h_run_list(struct http_request *req, struct model_error *err)
 {
 	static const char *const statuses[] = {"running", "completed", "failed", "degraded", NULL};
-	const char *scenario, *status;
+	static const char *const kinds[] = {"simulation", "replay", "comparison", NULL};
+	struct store_run_filter f;
 	json_t *out = NULL;
 	enum store_rc rc;
-	int limit, offset, i;
+	int limit, offset;
 
 	if (list_window(req, &limit, &offset, err))
 		return -1;
-	scenario = http_query_get(req, "scenario");
-	if (scenario && !model_id_valid(scenario))
+	memset(&f, 0, sizeof(f));
+	f.scenario_id = http_query_get(req, "scenario");
+	if (f.scenario_id && !model_id_valid(f.scenario_id))
 		return model_error_set(err, MODEL_E_MALFORMED, "scenario",
 		                       "scenario must be a scenario id");
-	status = http_query_get(req, "status");
-	if (status) {
-		for (i = 0; statuses[i]; i++)
-			if (strcmp(status, statuses[i]) == 0)
-				break;
-		if (!statuses[i])
-			return model_error_set(
-			    err, MODEL_E_MALFORMED, "status",
-			    "status must be running, completed, failed or degraded");
-	}
-	rc = store_run_list(req->store, req->who.tenant_id, scenario, status, limit, offset, &out);
+	f.status = http_query_get(req, "status");
+	if (f.status && !one_of(f.status, statuses))
+		return model_error_set(err, MODEL_E_MALFORMED, "status",
+		                       "status must be running, completed, failed or degraded");
+	f.kind = http_query_get(req, "kind");
+	if (f.kind && !one_of(f.kind, kinds))
+		return model_error_set(err, MODEL_E_MALFORMED, "kind",
+		                       "kind must be simulation, replay or comparison");
+	f.session_id = http_query_get(req, "session");
+	if (f.session_id && !model_id_valid(f.session_id))
+		return model_error_set(err, MODEL_E_MALFORMED, "session",
+		                       "session must be a session id");
+	rc = store_run_list_filtered(req->store, req->who.tenant_id, &f, limit, offset, &out);
 	if (rc)
 		return http_store_fail(req, rc, "run list", err);
 	return http_reply_json(req, 200, http_req_own(req, out));
@@ -1107,6 +1356,12 @@ const struct http_route http_routes[] = {
     {"POST", "/v1/m/sandbox/comparisons", A, SB, OBJ, h_comparison_create},
     {"GET", "/v1/m/sandbox/comparisons", V, SB, NOB, h_comparison_list},
     {"GET", "/v1/m/sandbox/comparisons/{id}", V, SB, NOB, h_comparison_get},
+    /* sessions are append-only history (issue 5): no PUT or DELETE route
+     * exists, so the router answers 405 to both */
+    {"POST", "/v1/m/sandbox/sessions", E, SB, OBJ, h_session_create},
+    {"GET", "/v1/m/sandbox/sessions", V, SB, NOB, h_session_list},
+    {"GET", "/v1/m/sandbox/sessions/{id}", V, SB, NOB, h_session_get},
+    {"POST", "/v1/m/sandbox/replays", E, SB, OBJ, h_replay_create},
     {"GET", "/v1/m/sandbox/backends", V, SB, NOB, h_backends},
     {"GET", "/v1/m/sandbox/audit", A, SB, NOB, h_audit_list},
 };

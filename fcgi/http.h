@@ -37,6 +37,7 @@
 #include "fcgi/config.h"
 #include "model/buf.h"
 #include "model/error.h"
+#include "model/history.h"
 #include "model/scorer.h"
 #include "sql/store.h"
 
@@ -55,6 +56,10 @@ struct http_worker {
 	 * the only place that chooses it) for this worker; borrowed. NULL
 	 * means none is wired (model_scorer_none). */
 	const struct model_scorer *scorer;
+	/* the history source of replays (model/history.h), wired by the
+	 * composition root (fcgi/main.c, the only place that chooses it);
+	 * borrowed. NULL: none is wired, replays answer 503. */
+	const struct model_history_source *history;
 };
 
 /** Who is calling: filled by auth from the token's row. */

@@ -20,6 +20,10 @@
  * built (a missing suites directory, a command that is not executable);
  * each worker then builds its own and hands it to the handlers through
  * struct http_worker.
+ *
+ * It is also the only place that chooses the history source of replays
+ * (model/history.h): the store adapter (fcgi/history_store.h), which reads
+ * the sessions imported into the worker's own store connection.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,6 +46,7 @@
 #include "fcgi/config.h"
 #include "fcgi/dispatch.h"
 #include "fcgi/handlers.h"
+#include "fcgi/history_store.h"
 #include "fcgi/http.h"
 #include "fcgi/scorer.h"
 #include "model/alloc.h"
@@ -103,6 +108,7 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 {
 	struct http_worker w;
 	struct model_scorer scorer;
+	struct model_history_source history;
 	struct sigaction sa;
 	FCGX_Request fr;
 	char err[512];
@@ -128,6 +134,9 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 		http_log("worker cannot build the scorer adapter (%s); none is wired", err);
 	}
 	w.scorer = &scorer;
+	/* sessions come from the store: the adapter reads w.store at each load */
+	http_history_store(&w, &history);
+	w.history = &history;
 	if (store_open(cfg->dsn, &w.store)) {
 		/* not fatal: requests answer 503 and the next one retries */
 		http_log("worker cannot connect to the store yet: %s", store_last_error(NULL));

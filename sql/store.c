@@ -2221,12 +2221,13 @@ static const struct colspec run_cols[] = {
 	{"steps_ok", C_INT},	  {"steps_error", C_INT},      {"suite", C_TEXT},
 	{"scored", C_BOOL},	  {"score", C_REAL},	       {"passed", C_BOOL},
 	{"reason", C_TEXT},	  {"output_digest", C_TEXT},   {"started_at", C_TEXT},
-	{"finished_at", C_TEXT},	  {"created_by", C_TEXT},      {"score_details", C_JSON}};
+	{"finished_at", C_TEXT},	  {"created_by", C_TEXT},      {"score_details", C_JSON},
+	{"session_id", C_TEXT},	  {"divergence", C_JSON}};
 #define RUN_SELECT                                                                          \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "  \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "    \
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "  \
-	"score_details FROM runs"
+	"score_details, session_id, divergence FROM runs"
 
 static const struct colspec output_cols[] = {{"seq", C_INT},	  {"key", C_TEXT},
 					     {"input", C_TEXT},	  {"output", C_TEXT},
@@ -2237,8 +2238,7 @@ struct run_arg {
 	const char *actor;
 	const char *id;
 	const struct store_run *run;
-	const char *scenario_id;
-	const char *status;
+	struct store_run_filter filter;
 	int limit, offset;
 	json_t *out;
 };
@@ -2332,11 +2332,32 @@ static enum store_rc outputs_insert(struct store *st, const char *run_id, const 
 	return STORE_OK;
 }
 
+/* The session a replay names must be one of the tenant's (the foreign key
+ * alone would accept another tenant's id). */
+static enum store_rc session_owned(struct store *st, const char *tenant_id,
+				   const char *session_id)
+{
+	struct param p[] = {PT(tenant_id), PT(session_id)};
+	enum store_rc rc;
+	int found = 0;
+
+	rc = q_exists(st, "SELECT 1 FROM sessions WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
+		      &found);
+	if (rc)
+		return rc;
+	if (!found) {
+		st_seterr(st, "run: no such session for this tenant");
+		return STORE_NOT_FOUND;
+	}
+	return STORE_OK;
+}
+
 /*
  * Insert one run, its outputs and its "sandbox.run" audit event inside the
  * caller's transaction (store_run_record, store_comparison_record); id_out
  * gets the new run's id. score and passed are bound only for a scored run,
- * score_details only when it is an array.
+ * score_details only when it is an array, divergence only when it is an
+ * object, scenario_version only when there is a scenario.
  */
 static enum store_rc run_insert(struct store *st, const char *tenant_id, const char *actor,
 				const struct store_run *r, char id_out[33])
@@ -2344,10 +2365,16 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 	char id[33];
 	char now[32];
 	char *details = NULL;
+	char *divergence = NULL;
 	enum store_rc rc;
 	json_t *detail;
 
 	id_out[0] = '\0';
+	if (r->session_id) {
+		rc = session_owned(st, tenant_id, r->session_id);
+		if (rc)
+			return rc;
+	}
 	rc = new_id(st, id);
 	if (rc)
 		return rc;
@@ -2358,13 +2385,21 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 			return STORE_ERROR;
 		}
 	}
+	if (json_is_object(r->divergence)) {
+		divergence = json_dumps(r->divergence, JSON_COMPACT);
+		if (!divergence) {
+			free(details);
+			st_seterr(st, "run: divergence does not encode");
+			return STORE_ERROR;
+		}
+	}
 	now_iso(now);
 	{
 		struct param p[] = {PT(id),
 				    PT(tenant_id),
 				    PT(r->kind),
 				    PT(r->scenario_id),
-				    PI(r->scenario_version),
+				    PIN(r->scenario_id != NULL, r->scenario_version),
 				    PT(r->scenario_digest),
 				    PT(r->variant),
 				    PT(r->status),
@@ -2385,7 +2420,9 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 				    PT(r->finished_at),
 				    PT(actor),
 				    PT(now),
-				    PT(details)};
+				    PT(details),
+				    PT(r->session_id),
+				    PT(divergence)};
 
 		/* score and passed are NULL for a run that was not scored:
 		 * never a silent pass (DESIGN.md §5) */
@@ -2394,11 +2431,12 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 			    "scenario_digest, variant, status, runner, backend, isolated, destroyed, "
 			    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
 			    "output_digest, started_at, finished_at, created_by, created_at, "
-			    "score_details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-			    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			    "score_details, session_id, divergence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			    p, NPARAMS(p), NULL, NULL);
 	}
 	free(details);
+	free(divergence);
 	if (rc)
 		return rc;
 	rc = outputs_insert(st, id, tenant_id, r->outputs);
@@ -2406,6 +2444,9 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 		return rc;
 	detail = json_pack("{s:s?,s:s?,s:s}", "scenario_id", r->scenario_id, "variant",
 			   r->variant, "status", r->status);
+	/* a replay also names its session (ids only, never content) */
+	if (detail && r->session_id)
+		json_object_set_new(detail, "session_id", json_string(r->session_id));
 	rc = audit_insert(st, tenant_id, actor, "sandbox.run", id, detail);
 	json_decref(detail);
 	if (rc)
@@ -2453,6 +2494,12 @@ static enum store_rc run_check(struct store *st, const struct store_run *run,
 	if (run->score_details && !json_is_array(run->score_details) &&
 	    !json_is_null(run->score_details)) {
 		st_seterr(st, "run: score_details must be an array");
+		return STORE_ERROR;
+	}
+	if ((run->divergence && !json_is_object(run->divergence) &&
+	     !json_is_null(run->divergence)) ||
+	    (run->session_id && !is_lower_hex(run->session_id, 32))) {
+		st_seterr(st, "run: divergence must be an object, session_id a session id");
 		return STORE_ERROR;
 	}
 	json_array_foreach(run->outputs, i, o) {
@@ -2532,43 +2579,50 @@ enum store_rc store_run_get(struct store *st, const char *tenant_id, const char 
 	return run_call(st, tx_run_get, &a, out);
 }
 
+/*
+ * The list of runs: the WHERE clause is built from fixed fragments, one
+ * "AND col = ?" per filter given (at most 16 distinct texts, all kept by
+ * the statement cache); every value is bound.
+ */
 static enum store_rc tx_run_list(struct store *st, void *arg)
 {
-	/* WHERE variants are fixed text; values are always bound. */
-	static const char *const sql[4] = {
-		RUN_SELECT " WHERE tenant_id = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
-		RUN_SELECT " WHERE tenant_id = ? AND scenario_id = ? ORDER BY ord DESC LIMIT ? "
-			   "OFFSET ?",
-		RUN_SELECT " WHERE tenant_id = ? AND status = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
-		RUN_SELECT " WHERE tenant_id = ? AND scenario_id = ? AND status = ? ORDER BY ord "
-			   "DESC LIMIT ? OFFSET ?"};
 	struct run_arg *a = arg;
-	struct param p[5];
-	size_t n = 0;
-	int which = 0;
-	json_t *arr = json_array();
+	const struct store_run_filter *f = &a->filter;
+	const struct {
+		const char *value;
+		const char *sql;
+	} conds[] = {{f->scenario_id, " AND scenario_id = ?"},
+		     {f->status, " AND status = ?"},
+		     {f->kind, " AND kind = ?"},
+		     {f->session_id, " AND session_id = ?"}};
+	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
+	struct model_buf sql;
+	size_t n = 0, i;
+	json_t *arr;
 	enum store_rc rc;
 
 	json_decref(a->out);
 	a->out = NULL;
 	memset(p, 0, sizeof p);
+	model_buf_init(&sql, 4096);
+	model_buf_adds(&sql, RUN_SELECT " WHERE tenant_id = ?");
 	p[n].type = P_TEXT;
 	p[n++].s = a->tenant_id;
-	if (a->scenario_id) {
-		which |= 1;
+	for (i = 0; i < NPARAMS(conds); i++) {
+		if (!conds[i].value)
+			continue;
+		model_buf_adds(&sql, conds[i].sql);
 		p[n].type = P_TEXT;
-		p[n++].s = a->scenario_id;
+		p[n++].s = conds[i].value;
 	}
-	if (a->status) {
-		which |= 2;
-		p[n].type = P_TEXT;
-		p[n++].s = a->status;
-	}
+	model_buf_adds(&sql, " ORDER BY ord DESC LIMIT ? OFFSET ?");
 	p[n].type = P_INT;
 	p[n++].i = a->limit;
 	p[n].type = P_INT;
 	p[n++].i = a->offset;
-	rc = q_rows(st, sql[which], p, n, run_cols, NPARAMS(run_cols), arr);
+	arr = json_array();
+	rc = q_rows(st, sql.data, p, n, run_cols, NPARAMS(run_cols), arr);
+	model_buf_release(&sql);
 	if (rc) {
 		json_decref(arr);
 		return rc;
@@ -2577,17 +2631,26 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 	return STORE_OK;
 }
 
-enum store_rc store_run_list(struct store *st, const char *tenant_id, const char *scenario_id,
-			     const char *status, int limit, int offset, json_t **out)
+enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
+				      const struct store_run_filter *filter, int limit,
+				      int offset, json_t **out)
 {
 	struct run_arg a = {.tenant_id = tenant_id ? tenant_id : "",
-			    .scenario_id = scenario_id,
-			    .status = status,
 			    .limit = clamp_limit(limit),
 			    .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
+	if (filter)
+		a.filter = *filter;
 	return run_call(st, tx_run_list, &a, out);
+}
+
+enum store_rc store_run_list(struct store *st, const char *tenant_id, const char *scenario_id,
+			     const char *status, int limit, int offset, json_t **out)
+{
+	struct store_run_filter f = {.scenario_id = scenario_id, .status = status};
+
+	return store_run_list_filtered(st, tenant_id, &f, limit, offset, out);
 }
 
 static enum store_rc tx_run_outputs(struct store *st, void *arg)
@@ -2942,4 +3005,171 @@ enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
 
 	*out = NULL;
 	return comparison_call(st, tx_comparison_list, &a, out);
+}
+
+/* ---- history sessions (append-only, issue 5) -------------------------------------- */
+
+static const struct colspec session_cols[] = {{"id", C_TEXT},
+					      {"external_id", C_TEXT},
+					      {"events", C_JSON},
+					      {"events_count", C_INT},
+					      {"created_at", C_TEXT}};
+static const struct colspec session_summary_cols[] = {{"id", C_TEXT},
+						      {"external_id", C_TEXT},
+						      {"events_count", C_INT},
+						      {"created_at", C_TEXT}};
+
+struct session_arg {
+	const char *tenant_id;
+	const char *actor;
+	const char *id;
+	const char *external_id;
+	const char *events; /* JSON array text */
+	size_t count;
+	int limit, offset;
+	json_t *out;
+};
+
+static enum store_rc tx_session_create(struct store *st, void *arg)
+{
+	struct session_arg *a = arg;
+	char id[33];
+	char now[32];
+	enum store_rc rc;
+	json_t *detail;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = new_id(st, id);
+	if (rc)
+		return rc;
+	now_iso(now);
+	{
+		struct param p[] = {PT(id),	    PT(a->tenant_id),	      PT(a->external_id),
+				    PT(a->events), PI((long long)a->count), PT(now)};
+
+		rc = q_exec(st,
+			    "INSERT INTO sessions (id, tenant_id, external_id, events, "
+			    "events_count, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+			    p, NPARAMS(p), NULL, NULL);
+	}
+	if (rc)
+		return rc;
+	/* the count only: events may hold what users typed (api5.md) */
+	detail = json_pack("{s:I}", "events", (json_int_t)a->count);
+	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.session.import", id, detail);
+	json_decref(detail);
+	if (rc)
+		return rc;
+	a->out = json_pack("{s:s,s:s,s:I,s:s}", "id", id, "external_id", a->external_id,
+			   "events_count", (json_int_t)a->count, "created_at", now);
+	if (!a->out) {
+		st_seterr(st, "session: cannot build the stored object");
+		return STORE_ERROR;
+	}
+	return STORE_OK;
+}
+
+enum store_rc store_session_create(struct store *st, const char *tenant_id,
+				   const char *actor_token_id, json_t *session, json_t **out)
+{
+	struct session_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
+	json_t *events = json_object_get(session, "events");
+	char *text = NULL;
+	enum store_rc rc;
+
+	*out = NULL;
+	a.external_id = json_string_value(json_object_get(session, "external_id"));
+	if (!tenant_id || !json_is_object(session) || !text_ok(a.external_id, 1, 128) ||
+	    !json_is_array(events)) {
+		st_seterr(st, "session: tenant, external_id (1..128 bytes) and an events array "
+			      "are required");
+		return STORE_ERROR;
+	}
+	text = json_dumps(events, JSON_COMPACT);
+	if (!text) {
+		st_seterr(st, "session: events do not encode");
+		return STORE_ERROR;
+	}
+	a.events = text;
+	a.count = json_array_size(events);
+	rc = store_tx(st, tx_session_create, &a);
+	free(text);
+	if (rc) {
+		json_decref(a.out);
+		a.out = NULL;
+	}
+	*out = a.out;
+	return rc;
+}
+
+static enum store_rc tx_session_get(struct store *st, void *arg)
+{
+	struct session_arg *a = arg;
+	struct param p[] = {PT(a->tenant_id), PT(a->id)};
+
+	json_decref(a->out);
+	a->out = NULL;
+	return q_row(st,
+		     "SELECT id, external_id, events, events_count, created_at FROM sessions "
+		     "WHERE tenant_id = ? AND id = ?",
+		     p, NPARAMS(p), session_cols, NPARAMS(session_cols), &a->out);
+}
+
+static enum store_rc tx_session_list(struct store *st, void *arg)
+{
+	struct session_arg *a = arg;
+	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
+	json_t *arr = json_array();
+	enum store_rc rc;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = q_rows(st,
+		    "SELECT id, external_id, events_count, created_at FROM sessions "
+		    "WHERE tenant_id = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
+		    p, NPARAMS(p), session_summary_cols, NPARAMS(session_summary_cols), arr);
+	if (rc) {
+		json_decref(arr);
+		return rc;
+	}
+	a->out = json_pack("{s:o}", "sessions", arr);
+	return STORE_OK;
+}
+
+/* A read of sessions (store_read: one SELECT of rows never changed). */
+static enum store_rc session_call(struct store *st, store_tx_fn fn, struct session_arg *a,
+				  json_t **out)
+{
+	enum store_rc rc;
+
+	rc = store_read(st, fn, a);
+	if (rc) {
+		json_decref(a->out);
+		a->out = NULL;
+	}
+	*out = a->out;
+	return rc;
+}
+
+enum store_rc store_session_get(struct store *st, const char *tenant_id, const char *id,
+				json_t **out)
+{
+	struct session_arg a = {.tenant_id = tenant_id, .id = id};
+
+	*out = NULL;
+	if (!tenant_id || !id)
+		return STORE_NOT_FOUND;
+	return session_call(st, tx_session_get, &a, out);
+}
+
+enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,
+				 int offset, json_t **out)
+{
+	struct session_arg a = {.tenant_id = tenant_id ? tenant_id : "",
+				.limit = clamp_limit(limit),
+				.offset = offset < 0 ? 0 : offset};
+
+	*out = NULL;
+	return session_call(st, tx_session_list, &a, out);
 }

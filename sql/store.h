@@ -172,8 +172,8 @@ enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
  * "running" by a crash, because nothing is written until it is terminal.
  */
 struct store_run {
-	const char *kind;             /* "simulation" (later "replay", "comparison") */
-	const char *scenario_id;
+	const char *kind;             /* "simulation" | "replay" | "comparison" */
+	const char *scenario_id;      /* NULL only for a replay run without a scenario */
 	int scenario_version;
 	const char *scenario_digest;  /* 64 hex */
 	const char *variant;          /* may be NULL */
@@ -197,10 +197,23 @@ struct store_run {
 	double score;
 	int passed;
 	json_t *score_details;
+	/* Replay (issue 5; appended, so a zeroed tail is "not a replay").
+	 * session_id names a session of the same tenant (checked when the run
+	 * is recorded: another tenant's or an unknown one gives
+	 * STORE_NOT_FOUND and nothing is written); NULL for other kinds.
+	 * divergence is the object of model_replay_divergence (model/
+	 * history.h), borrowed, stored as is when it is an object (NULL: stored
+	 * NULL, as for a degraded replay). When scenario_id is NULL (a replay
+	 * without a scenario) scenario_version is stored NULL too. */
+	const char *session_id;
+	json_t *divergence;
 };
 
 /** Record a run and its outputs; *out receives the stored run object (see
- * store_run_get). */
+ * store_run_get). The "sandbox.run" audit event's detail is {"scenario_id",
+ * "variant","status"}, plus "session_id" for a run that names a session.
+ * A session_id that is not one of the tenant's sessions gives
+ * STORE_NOT_FOUND and writes nothing. */
 enum store_rc store_run_record(struct store *st, const char *tenant_id,
 			       const char *actor_token_id, const struct store_run *run,
 			       json_t **out);
@@ -208,16 +221,35 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
 /** {"id","kind","scenario_id","scenario_version","scenario_digest","variant",
  *  "status","runner","backend","isolated","destroyed","steps_total",
  *  "steps_ok","steps_error","suite","scored","score","passed","reason",
- *  "output_digest","started_at","finished_at","created_by","score_details"}
- *  (null for absent; score_details is the stored array or null). */
+ *  "output_digest","started_at","finished_at","created_by","score_details",
+ *  "session_id","divergence"}
+ *  (null for absent; score_details is the stored array or null; divergence
+ *  the stored object or null). */
 enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
 			    json_t **out);
 
 /** {"runs":[run objects]}, newest first; scenario_id and status filters may
- * be NULL; limit 1..500, offset >= 0. */
+ * be NULL; limit 1..500, offset >= 0. Same as store_run_list_filtered with
+ * only those two filters. */
 enum store_rc store_run_list(struct store *st, const char *tenant_id,
 			     const char *scenario_id, const char *status, int limit,
 			     int offset, json_t **out);
+
+/** Filters of store_run_list_filtered: each NULL member matches every run;
+ * the others must all match (exact text; a value that names nothing
+ * matches no run). */
+struct store_run_filter {
+	const char *scenario_id;
+	const char *status;     /* "running" | "completed" | "failed" | "degraded" */
+	const char *kind;       /* "simulation" | "replay" | "comparison" */
+	const char *session_id; /* the session a replay replayed (issue 5) */
+};
+
+/** {"runs":[run objects]} of the tenant that match every filter of *filter
+ * (may be NULL: no filter), newest first; limit 1..500, offset >= 0. */
+enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
+				      const struct store_run_filter *filter, int limit,
+				      int offset, json_t **out);
 
 /** {"run_id","outputs":[{"seq","key","input","output","status","error_kind"}]}
  * ordered by seq. STORE_NOT_FOUND when the run is unknown for the tenant. */
@@ -279,5 +311,36 @@ enum store_rc store_comparison_get(struct store *st, const char *tenant_id, cons
 enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
 				    const char *scenario_id, int limit, int offset,
 				    json_t **out);
+
+/* ---- history sessions (append-only, issue 5) ----------------------------- */
+
+/*
+ * Sessions imported for replay (model/history.h, briefs/api5.md). Like
+ * comparisons they are evidence: there is no function to update or delete
+ * one, and the schema refuses UPDATE and DELETE on the table (triggers of
+ * migration 003).
+ */
+
+/**
+ * Insert a session from an object normalised by model_session_check
+ * ({"external_id": 1..128 bytes of UTF-8, "events": array}, borrowed; the
+ * events are stored as they are, in order) and append the audit event
+ * "sandbox.session.import" by actor, detail {"events": N} only (never the
+ * content), in the same transaction. *out receives
+ * {"id","external_id","events_count","created_at"}. STORE_ERROR (nothing
+ * written) for a malformed object.
+ */
+enum store_rc store_session_create(struct store *st, const char *tenant_id,
+				   const char *actor_token_id, json_t *session, json_t **out);
+
+/** {"id","external_id","events":[… as imported …],"events_count",
+ *  "created_at"}. STORE_NOT_FOUND for an unknown id or another tenant's. */
+enum store_rc store_session_get(struct store *st, const char *tenant_id, const char *id,
+				json_t **out);
+
+/** {"sessions":[{"id","external_id","events_count","created_at"}]}, newest
+ *  first, limit 1..500, offset >= 0. */
+enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,
+				 int offset, json_t **out);
 
 #endif

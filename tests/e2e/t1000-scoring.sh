@@ -99,13 +99,12 @@ if ((have_builtin)); then
 	req "$ED" POST "/v1/m/sandbox/scenarios/$SID/runs" '{"variant":"candidate","suite":"walkthrough-strict"}'
 	is_status "run with suite walkthrough-strict: 201" 201
 	RID_STRICT=$(jqb .id)
-	# 2/3 is not a binary fraction: the store keeps 15 significant digits
-	# (0.666666666666667), so the check allows 1e-12; the dyadic scores
-	# (0.75, 0.5, 0.25, 1) are checked exactly
+	# scores are recorded to 9 decimals (model_score_round), so 2/3 reads
+	# back as exactly 0.666666667 on SQLite and PostgreSQL alike
 	is "walkthrough-strict: scored, not passed (threshold 1.0)" \
 		"completed suite=walkthrough-strict scored=true passed=false" \
 		"$(jqb '"\(.status) suite=\(.suite) scored=\(.scored) passed=\(.passed)"')"
-	is "walkthrough-strict: score is 2/3 (within 1e-12)" true "$(jqb '(.score - 2/3) | fabs < 1e-12')"
+	is "walkthrough-strict: score is 2/3 recorded to 9 decimals" 0.666666667 "$(jqb .score)"
 	echo "# walkthrough-strict score as recorded: $(jqb .score)"
 
 	# a variant that also answers step-2: 1.0 on both suites

@@ -1,0 +1,582 @@
+/*
+ * olivares sandbox sessions import|list|get | replay: the historical
+ * sessions and replay routes of issue 5 (/work/briefs/api5.md; session
+ * format and reconstruction rules in model/history.h).
+ *
+ * import reads a sessions file (a JSON array of session objects, or JSON
+ * lines: one session per line), checks all of it locally, then posts one
+ * session per request, stopping at the first refusal; replay posts one
+ * replay run and shows, besides the run, how its outputs diverge from the
+ * recorded ones.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "model/alloc.h"
+#include "model/buf.h"
+#include "model/limits.h"
+
+#define PATH_MAX_BYTES (64 * 1024)
+
+/* A sessions file may hold many sessions (each posted on its own, each
+ * within the API's 1 MiB request limit): 16 MiB for the whole file. */
+#define SESSIONS_FILE_MAX_BYTES (16u * 1024 * 1024)
+
+/* ---- reading the sessions file ------------------------------------------- */
+
+static const char *display_name(const char *name)
+{
+	return strcmp(name, "-") == 0 ? "<stdin>" : name;
+}
+
+/* The file's bytes as they are (no newline translation), capped. */
+static int read_sessions_file(const char *name, struct model_buf *out)
+{
+	char chunk[65536];
+	FILE *f;
+	size_t n;
+	int rc = -1;
+
+	if (strcmp(name, "-") == 0) {
+		f = stdin;
+	} else {
+		f = fopen(name, "rb");
+		if (!f) {
+			cli_fail("%s: %s", name, strerror(errno));
+			return -1;
+		}
+	}
+	model_buf_init(out, SESSIONS_FILE_MAX_BYTES);
+	for (;;) {
+		n = fread(chunk, 1, sizeof(chunk), f);
+		if (n > 0 && model_buf_add(out, chunk, n)) {
+			cli_fail("%s: larger than %u bytes (16 MiB, the limit of a sessions file)",
+			         display_name(name), SESSIONS_FILE_MAX_BYTES);
+			goto out;
+		}
+		if (n < sizeof(chunk)) {
+			if (ferror(f)) {
+				cli_fail("%s: %s", display_name(name), strerror(errno));
+				goto out;
+			}
+			if (feof(f))
+				break;
+		}
+	}
+	rc = 0;
+out:
+	if (f != stdin)
+		fclose(f);
+	if (rc)
+		model_buf_release(out);
+	return rc;
+}
+
+/*
+ * One session of the file, and where it came from for messages: "index 3"
+ * (0-based, in an array) or "line 7" (1-based, in JSON lines).
+ */
+struct session_item {
+	json_t *session;
+	char where[48];
+};
+
+struct session_list {
+	struct session_item *items;
+	size_t n, alloc;
+};
+
+static void list_push(struct session_list *l, json_t *session, const char *where)
+{
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? l->alloc * 2 : 16;
+		l->items = model_xrealloc(l->items, l->alloc * sizeof(*l->items));
+	}
+	l->items[l->n].session = session;
+	snprintf(l->items[l->n].where, sizeof(l->items[l->n].where), "%s", where);
+	l->n++;
+}
+
+static void list_clear(struct session_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		json_decref(l->items[i].session);
+	free(l->items);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Each session must be an object and fit one request once encoded the way
+ * cli_http_call sends it. */
+static int check_session(const char *name, const json_t *s, const char *where)
+{
+	char *enc;
+	size_t len;
+
+	if (!json_is_object(s)) {
+		cli_fail("%s: %s: a session must be a JSON object", display_name(name), where);
+		return -1;
+	}
+	enc = json_dumps(s, JSON_COMPACT);
+	if (!enc) {
+		cli_fail("%s: %s: cannot encode the session", display_name(name), where);
+		return -1;
+	}
+	len = strlen(enc);
+	free(enc);
+	if (len > MODEL_MAX_REQUEST_BYTES) {
+		cli_fail("%s: %s: the session is %zu bytes as JSON, more than the API's "
+		         "request limit of %d bytes (1 MiB)",
+		         display_name(name), where, len, MODEL_MAX_REQUEST_BYTES);
+		return -1;
+	}
+	return 0;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int parse_array(const char *name, const struct model_buf *file, struct session_list *l)
+{
+	json_error_t jerr;
+	json_t *doc, *item;
+	char where[48];
+	size_t i;
+	int rc = -1;
+
+	doc = json_loadb(file->data, file->len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		cli_fail("%s: invalid JSON at line %d column %d: %s", display_name(name), jerr.line,
+		         jerr.column, jerr.text);
+		return -1;
+	}
+	if (!json_is_array(doc)) {
+		cli_fail("%s: expected a JSON array of sessions or JSON lines", display_name(name));
+		goto out;
+	}
+	json_array_foreach(doc, i, item)
+	{
+		snprintf(where, sizeof(where), "index %zu", i);
+		if (check_session(name, item, where))
+			goto out;
+		list_push(l, json_incref(item), where);
+	}
+	rc = 0;
+out:
+	json_decref(doc);
+	return rc;
+}
+
+/* JSON lines: one session per line; blank lines are skipped. */
+static int parse_lines(const char *name, const struct model_buf *file, struct session_list *l)
+{
+	const char *p = file->data, *end = file->data + file->len, *eol;
+	json_error_t jerr;
+	json_t *s;
+	char where[48];
+	size_t line = 0, i, len;
+	int blank;
+
+	while (p < end) {
+		line++;
+		eol = memchr(p, '\n', (size_t)(end - p));
+		len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+		blank = 1;
+		for (i = 0; i < len && blank; i++)
+			blank = is_space(p[i]);
+		snprintf(where, sizeof(where), "line %zu", line);
+		if (!blank) {
+			s = json_loadb(p, len, JSON_REJECT_DUPLICATES, &jerr);
+			if (!s) {
+				cli_fail("%s: line %zu: invalid JSON at column %d: %s",
+				         display_name(name), line, jerr.column, jerr.text);
+				return -1;
+			}
+			if (check_session(name, s, where)) {
+				json_decref(s);
+				return -1;
+			}
+			list_push(l, s, where);
+		}
+		p += len + (eol ? 1 : 0);
+	}
+	return 0;
+}
+
+/* A file that is one JSON object as a whole (one session, maybe spread over
+ * several lines as an exporter indents it): 1 and the session, else 0 (JSON
+ * lines: more than one value, or not JSON at all). */
+static int parse_single(const char *name, const struct model_buf *file, struct session_list *l,
+                        int *rc)
+{
+	json_t *doc;
+
+	doc = json_loadb(file->data, file->len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		return 0;
+	}
+	*rc = check_session(name, doc, "the session");
+	if (*rc)
+		json_decref(doc);
+	else
+		list_push(l, doc, "the session");
+	return 1;
+}
+
+/*
+ * The whole file, checked before anything is sent: a broken line 5 must not
+ * leave lines 1..4 imported. The first non-blank byte decides: '[' is one
+ * JSON array; otherwise a file that is a single JSON object is one session,
+ * and anything else is JSON lines.
+ */
+static int load_sessions(const char *name, struct session_list *l)
+{
+	struct model_buf file;
+	size_t i;
+	int rc = -1;
+
+	if (read_sessions_file(name, &file))
+		return -1;
+	for (i = 0; i < file.len && is_space(file.data[i]); i++)
+		;
+	if (i < file.len && file.data[i] == '[')
+		rc = parse_array(name, &file, l);
+	else if (!parse_single(name, &file, l, &rc))
+		rc = parse_lines(name, &file, l);
+	if (rc == 0 && l->n == 0) {
+		cli_fail("%s: no session to import", display_name(name));
+		rc = -1;
+	}
+	model_buf_release(&file);
+	return rc;
+}
+
+/* ---- sessions import ----------------------------------------------------- */
+
+/* One line per imported session: id external_id events_count */
+static void print_import_line(const json_t *resp)
+{
+	char *id = cli_render(json_object_get(resp, "id"));
+	char *ext = cli_render(json_object_get(resp, "external_id"));
+	char *n = cli_render(json_object_get(resp, "events_count"));
+
+	printf("%s %s %s\n", id, ext, n);
+	/* a long import shows its progress */
+	fflush(stdout);
+	free(id);
+	free(ext);
+	free(n);
+}
+
+static int cmd_sessions_import(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	const char *file = cli_arg(a, "file");
+	struct session_list l = {NULL, 0, 0};
+	json_t *done, *resp;
+	size_t i;
+	int rc = CLI_EXIT_USAGE;
+
+	done = json_array();
+	if (!file || file[0] == '\0') {
+		cli_usage_error(ctx, "--file is required (a file, or '-' for stdin)");
+		goto out;
+	}
+	rc = CLI_EXIT_FAIL;
+	if (load_sessions(file, &l))
+		goto out;
+	for (i = 0; i < l.n; i++) {
+		if (cli_http_call(ctx, "POST", "/v1/m/sandbox/sessions", l.items[i].session,
+		                  &resp)) {
+			cli_fail("%s: %s (session %zu of %zu) was not imported; %zu imported "
+			         "before it, none after",
+			         display_name(file), l.items[i].where, i + 1, l.n, i);
+			goto print;
+		}
+		json_array_append_new(done, resp);
+		if (ctx->format == CLI_FORMAT_TABLE)
+			print_import_line(resp);
+	}
+	rc = CLI_EXIT_OK;
+print:
+	/* -o json: the responses of the sessions imported, even after a refusal */
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(done);
+out:
+	list_clear(&l);
+	json_decref(done);
+	return rc;
+}
+
+/* ---- sessions list | get ------------------------------------------------- */
+
+static int add_query(struct cli_ctx *ctx, struct model_buf *path, const char *name,
+                     const char *value)
+{
+	char *e;
+	int rc;
+
+	if (!value)
+		return 0;
+	e = cli_http_escape(value);
+	rc = model_buf_printf(path, "%c%s=%s", strchr(path->data, '?') ? '&' : '?', name, e);
+	free(e);
+	if (rc)
+		cli_usage_error(ctx, "--%s is too long", name);
+	return rc;
+}
+
+static int add_int_query(struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
+                         const char *name)
+{
+	const char *v = cli_arg(a, name);
+	char num[32];
+	long long n;
+
+	if (!v)
+		return 0;
+	if (cli_parse_int(ctx, name, v, &n))
+		return -1;
+	snprintf(num, sizeof(num), "%lld", n);
+	return add_query(ctx, path, name, num);
+}
+
+static const struct cli_column session_columns[] = {
+    {"ID", "id", NULL},
+    {"EXTERNAL_ID", "external_id", NULL},
+    {"EVENTS", "events_count", NULL},
+    {"CREATED_AT", "created_at", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_column event_columns[] = {
+    {"SEQ", "seq", NULL},           {"KIND", "kind", NULL}, {"KEY", "key", NULL},
+    {"RESOURCE", "resource", NULL}, {"TEXT", "text", NULL}, {NULL, NULL, NULL},
+};
+
+static int cmd_sessions_list(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	json_t *resp = NULL;
+	int rc = CLI_EXIT_USAGE;
+
+	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_adds(&path, "/v1/m/sandbox/sessions");
+	if (add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+		goto out;
+	rc = CLI_EXIT_FAIL;
+	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
+		goto out;
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		cli_print_table(json_object_get(resp, "sessions"), session_columns);
+	rc = CLI_EXIT_OK;
+out:
+	json_decref(resp);
+	model_buf_release(&path);
+	return rc;
+}
+
+/* prefix + escaped id + suffix, into *path (initialised here) */
+static void id_path(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
+{
+	char *e = cli_http_escape(id);
+
+	model_buf_init(path, PATH_MAX_BYTES);
+	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
+		/* a path this long cannot be an id: let the server refuse a stub */
+		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
+	free(e);
+}
+
+static int cmd_sessions_get(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	static const char *const skip[] = {"events", NULL};
+	struct model_buf path;
+	json_t *resp = NULL;
+	int rc = CLI_EXIT_FAIL;
+
+	id_path(&path, "/v1/m/sandbox/sessions/", a->pos, "");
+	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
+		goto out;
+	if (ctx->format == CLI_FORMAT_JSON) {
+		cli_print_json(resp);
+	} else {
+		cli_print_fields(resp, skip);
+		printf("\nevents (%zu):\n", json_array_size(json_object_get(resp, "events")));
+		cli_print_table(json_object_get(resp, "events"), event_columns);
+	}
+	rc = CLI_EXIT_OK;
+out:
+	json_decref(resp);
+	model_buf_release(&path);
+	return rc;
+}
+
+/* ---- replay -------------------------------------------------------------- */
+
+/* The run's fields, then its divergence from the recorded outputs. */
+static void print_replay(const json_t *run)
+{
+	static const char *const skip[] = {"divergence", NULL};
+	const json_t *div = json_object_get(run, "divergence");
+	const json_t *first = json_object_get(div, "first");
+	json_t *rows;
+
+	cli_print_fields(run, skip);
+	fputc('\n', stdout);
+	if (!json_is_object(div)) {
+		/* degraded: nothing was replayed, so nothing was compared */
+		puts("divergence: - (nothing replayed)");
+		return;
+	}
+	rows = json_object();
+	json_object_set(rows, "compared", json_object_get(div, "compared"));
+	json_object_set(rows, "diverging", json_object_get(div, "diverging"));
+	if (json_is_object(first)) {
+		json_object_set(rows, "first_seq", json_object_get(first, "seq"));
+		json_object_set(rows, "first_key", json_object_get(first, "key"));
+		json_object_set(rows, "first_recorded", json_object_get(first, "recorded"));
+		json_object_set(rows, "first_replayed", json_object_get(first, "replayed"));
+	} else {
+		json_object_set_new(rows, "first", json_null());
+	}
+	puts("divergence:");
+	cli_print_fields(rows, NULL);
+	json_decref(rows);
+}
+
+static int set_string(struct cli_ctx *ctx, json_t *body, const struct cli_args *a, const char *opt,
+                      const char *key)
+{
+	const char *v = cli_arg(a, opt);
+	json_t *s;
+
+	if (!v)
+		return 0;
+	s = json_string(v);
+	if (!s) {
+		cli_usage_error(ctx, "--%s must be UTF-8 text", opt);
+		return -1;
+	}
+	json_object_set_new(body, key, s);
+	return 0;
+}
+
+int cli_cmd_replay(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	json_t *body, *resp = NULL, *sid;
+	int rc = CLI_EXIT_USAGE;
+
+	body = json_object();
+	sid = json_string(a->pos);
+	if (!sid) {
+		cli_usage_error(ctx, "SESSION must be UTF-8 text");
+		goto out;
+	}
+	json_object_set_new(body, "session_id", sid);
+	if (set_string(ctx, body, a, "variant", "variant") ||
+	    set_string(ctx, body, a, "backend", "backend") ||
+	    set_string(ctx, body, a, "suite", "suite") ||
+	    set_string(ctx, body, a, "scenario", "scenario_id"))
+		goto out;
+	rc = CLI_EXIT_FAIL;
+	if (cli_http_call(ctx, "POST", "/v1/m/sandbox/replays", body, &resp))
+		goto out;
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		print_replay(resp);
+	rc = CLI_EXIT_OK;
+out:
+	json_decref(resp);
+	json_decref(body);
+	return rc;
+}
+
+/* ---- command tables ------------------------------------------------------ */
+
+const struct cli_opt cli_replay_opts[] = {
+    {"variant", "V", "variant replayed (selects mocks and agent like a run)"},
+    {"backend", "NAME", "isolation backend (default: your tenant's)"},
+    {"suite", "S", "score the replay's outputs against suite S"},
+    {"scenario", "ID", "also use this scenario's mocks (the session's win)"},
+    {NULL, NULL, NULL},
+};
+
+const char cli_replay_help[] =
+    "POST /v1/m/sandbox/replays {\"session_id\",\"variant\",\"backend\",\"suite\",\n"
+    "\"scenario_id\"} (editor). The server rebuilds the session's input timeline\n"
+    "(model/history.h: inputs ordered by seq; the recorded tool results become\n"
+    "the mocks, plus the mocks of --scenario, a session result winning on the\n"
+    "same resource) and runs it like a scenario, as a run of kind replay: same\n"
+    "runner, backends, policy checks, agents and scoring.\n"
+    "A timeline that cannot be rebuilt (no input, a missing, duplicated or\n"
+    "non-integer seq, an input without text, …) is still recorded, as a run\n"
+    "with status degraded, zero steps, no outputs, isolated false and a reason\n"
+    "naming the event that breaks it: never a fabricated replay.\n"
+    "The same session, variant and backend always give the same output_digest\n"
+    "(SHA-256 of the ordered outputs). divergence compares the replayed outputs\n"
+    "with the session's recorded output events: compared (steps with a recorded\n"
+    "output), diverging, and the first diverging step with both texts.\n"
+    "Example:\n"
+    "  olivares sandbox replay SESSION_ID --variant candidate\n"
+    "  olivares sandbox runs outputs RUN_ID\n"
+    "Table output: the run's fields (status, steps_total, output_digest, reason,\n"
+    "…), then 'divergence:' with compared, diverging and first_seq, first_key,\n"
+    "first_recorded, first_replayed (or first -), or 'divergence: -' for a\n"
+    "degraded replay.\n";
+
+static const struct cli_opt import_opts[] = {
+    {"file", "FILE|-", "sessions file (required); '-' reads stdin"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt sessions_list_opts[] = {
+    {"limit", "N", "at most N sessions, 1..500 (default 50)"},
+    {"offset", "N", "skip the first N sessions (default 0)"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_opt no_opts[] = {{NULL, NULL, NULL}};
+
+const struct cli_command cli_sessions_commands[] = {
+    {"import", cmd_sessions_import, "Import historical sessions from a file (editor).", NULL,
+     import_opts, NULL,
+     "POST /v1/m/sandbox/sessions, once per session. The file (at most 16 MiB, read\n"
+     "byte for byte) is either a JSON array of session objects or JSON lines, one\n"
+     "session object per line (blank lines skipped): a first non-blank byte '['\n"
+     "means an array; a file that is one JSON object is one session. A session is\n"
+     "  {\"external_id\":\"…\",\"events\":[{\"seq\":1,\"kind\":\"input\",\"text\":\"…\"},\n"
+     "   {\"seq\":2,\"kind\":\"tool_result\",\"resource\":\"…\",\"text\":\"…\"},\n"
+     "   {\"seq\":3,\"kind\":\"output\",\"text\":\"…\"},…]}\n"
+     "(kinds input, tool_call, tool_result, output; optional key). The server\n"
+     "keeps a session as recorded, broken or not: a replay says what breaks it.\n"
+     "The whole file is checked first (JSON, one object per session, each within\n"
+     "the 1 MiB request limit) and nothing is sent if any of it is wrong; then the\n"
+     "sessions are posted in order and the import stops at the first refusal,\n"
+     "naming its index (array, from 0) or line (from 1).\n"
+     "Sessions are append-only: they cannot be changed or deleted.\n"
+     "Example:\n"
+     "  olivares sandbox sessions import --file sessions.jsonl\n"
+     "  export-history | olivares sandbox sessions import --file -\n"
+     "Table output: one line per imported session: ID EXTERNAL_ID EVENTS_COUNT.\n"
+     "JSON output: the array of the server's answers (those imported, on error).\n"},
+    {"list", cmd_sessions_list, "List imported sessions, newest first (any role).", NULL,
+     sessions_list_opts, NULL,
+     "GET /v1/m/sandbox/sessions?limit=N&offset=N.\n"
+     "Table output: one row per session: ID EXTERNAL_ID EVENTS CREATED_AT.\n"},
+    {"get", cmd_sessions_get, "Show one session with its events as imported (any role).", NULL,
+     no_opts, "ID",
+     "GET /v1/m/sandbox/sessions/ID.\n"
+     "Table output: the session's fields, then its events in the order imported\n"
+     "(SEQ KIND KEY RESOURCE TEXT); control characters are shown escaped.\n"},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};

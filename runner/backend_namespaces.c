@@ -5,8 +5,8 @@
  *
  * isolated is 1 only when every setup step of the jail succeeded (pid 1
  * reported it) and the runner verified from outside that the agent runs
- * in its own namespaces under seccomp, no_new_privs, no capabilities and
- * the unprivileged host uid; otherwise no step runs and the reason names
+ * in its own namespaces, in the jail's root, under seccomp, no_new_privs,
+ * no capabilities and the unprivileged host uid; otherwise no step runs and the reason names
  * the failing primitive. The run's jail is always torn down before run()
  * returns: pid 1 is SIGKILLed (the kernel kills the whole pid namespace)
  * and reaped; with its last process gone, the mount namespace and the

@@ -6,8 +6,10 @@
  *   uid), creates the pipes, clone()s pid 1 into new namespaces, writes its
  *   uid/gid maps, lets it go, then waits for its report and verifies the
  *   agent's confinement from outside through /proc;
- * - pid 1 (inside): builds the filesystem, pivots into it, forks the agent
- *   (which confines itself and execs /agent), and then only reaps.
+ * - pid 1 (inside): forks the agent first (which makes the network
+ *   namespace and confines itself meanwhile, agent_main), builds the
+ *   filesystem, pivots into it, joins the agent's network namespace, lets
+ *   the agent exec /agent, and then only reaps.
  *
  * Every setup step is checked; the first one that fails is reported to the
  * runner with its errno ("pivot_root failed: EPERM"), and the run fails
@@ -24,6 +26,8 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -56,6 +60,8 @@ struct report {
 	int err;    /* errno of the failed step */
 	int status; /* wait status of the agent (REPORT_EXITED) */
 	char what[160];
+	/* pid 1's root once the jail is built (REPORT_READY from pid 1) */
+	unsigned long long root_dev, root_ino;
 };
 
 /* What pid 1 needs, prepared by the runner before clone(). */
@@ -77,10 +83,21 @@ static const char *ename(int e)
 	return n ? n : "unknown error";
 }
 
+static void report_raw(int fd, const struct report *r)
+{
+	ssize_t w;
+
+	/* fd is a report socket or, in the agent before exec, a pipe. */
+	do {
+		w = send(fd, r, sizeof(*r), MSG_NOSIGNAL);
+		if (w < 0 && errno == ENOTSOCK)
+			w = write(fd, r, sizeof(*r));
+	} while (w < 0 && errno == EINTR);
+}
+
 static void report_send(int fd, int kind, int err, int status, const char *what)
 {
 	struct report r;
-	ssize_t w;
 
 	memset(&r, 0, sizeof(r));
 	r.kind = kind;
@@ -88,12 +105,7 @@ static void report_send(int fd, int kind, int err, int status, const char *what)
 	r.status = status;
 	if (what)
 		snprintf(r.what, sizeof(r.what), "%s", what);
-	/* fd is the report socket or, in the agent before exec, a pipe. */
-	do {
-		w = send(fd, &r, sizeof(r), MSG_NOSIGNAL);
-		if (w < 0 && errno == ENOTSOCK)
-			w = write(fd, &r, sizeof(r));
-	} while (w < 0 && errno == EINTR);
+	report_raw(fd, &r);
 }
 
 /* A setup step failed inside the jail: say which, then die. */
@@ -105,90 +117,10 @@ static void __attribute__((noreturn)) die(int fd, const char *what)
 
 /* ---- the agent: confine, then exec ---------------------------------------- */
 
-/* Refused with EPERM for the agent: calls that reach the kernel's global
- * state, other namespaces or other processes. Everything else is allowed:
- * the jail's namespaces, rlimits and empty capability set bound it. The new
- * mount API is refused too, or "mount refused" would be a half-truth. */
-static const int agent_refused[] = {
-    SCMP_SYS(mount),
-    SCMP_SYS(umount2),
-    SCMP_SYS(pivot_root),
-    SCMP_SYS(chroot),
-    SCMP_SYS(fsopen),
-    SCMP_SYS(fsconfig),
-    SCMP_SYS(fsmount),
-    SCMP_SYS(fspick),
-    SCMP_SYS(move_mount),
-    SCMP_SYS(open_tree),
-    SCMP_SYS(mount_setattr),
-    SCMP_SYS(ptrace),
-    SCMP_SYS(process_vm_readv),
-    SCMP_SYS(process_vm_writev),
-    SCMP_SYS(kexec_load),
-    SCMP_SYS(kexec_file_load),
-    SCMP_SYS(bpf),
-    SCMP_SYS(keyctl),
-    SCMP_SYS(add_key),
-    SCMP_SYS(request_key),
-    SCMP_SYS(unshare),
-    SCMP_SYS(setns),
-    SCMP_SYS(init_module),
-    SCMP_SYS(finit_module),
-    SCMP_SYS(delete_module),
-    SCMP_SYS(swapon),
-    SCMP_SYS(swapoff),
-    SCMP_SYS(reboot),
-    SCMP_SYS(perf_event_open),
-    SCMP_SYS(userfaultfd),
-    SCMP_SYS(open_by_handle_at),
-    SCMP_SYS(name_to_handle_at),
-    SCMP_SYS(acct),
-    SCMP_SYS(quotactl),
-    SCMP_SYS(lookup_dcookie),
-    SCMP_SYS(iopl),
-    SCMP_SYS(ioperm),
-    SCMP_SYS(settimeofday),
-    SCMP_SYS(clock_settime),
-    SCMP_SYS(clock_adjtime),
-    SCMP_SYS(adjtimex),
-    SCMP_SYS(pidfd_getfd),
-    SCMP_SYS(kcmp),
-};
-
-/* clone() flags that would create a namespace: refused one by one through
- * an argument filter (clone's flags are a plain register). */
-static const unsigned long ns_flags[] = {
-    CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
-    CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
-};
-
-static int agent_filter(void)
-{
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	size_t i;
-	int rc = -1;
-
-	if (!ctx)
-		return -1;
-	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0)
-		goto out;
-	for (i = 0; i < sizeof(agent_refused) / sizeof(agent_refused[0]); i++)
-		if (agent_refused[i] >= 0 &&
-		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), agent_refused[i], 0) != 0)
-			goto out;
-	for (i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-		                     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) != 0)
-			goto out;
-	/* clone3 passes its flags in memory, out of a filter's reach: ENOSYS
-	 * makes libc fall back to clone(), whose flags are checked above. */
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0)
-		goto out;
-	rc = seccomp_load(ctx) == 0 ? 0 : -1;
-out:
-	seccomp_release(ctx);
-	return rc;
-}
+/* The agent's seccomp program: the refused calls are listed in
+ * runner/agent-filter-gen.c, which libseccomp compiles into this array when
+ * the runner is built (runner/agent-filter.inc, in the build tree). */
+#include "runner/agent-filter.inc"
 
 static void set_limit(int fd, int res, rlim_t cur, rlim_t max, const char *what)
 {
@@ -200,15 +132,14 @@ static void set_limit(int fd, int res, rlim_t cur, rlim_t max, const char *what)
 		die(fd, what);
 }
 
-/* Runs in the agent process (a child of pid 1), inside the finished jail.
- * Reports failures on execp (close-on-exec: EOF means the exec happened). */
-static void __attribute__((noreturn)) agent_exec(const struct jail_args *a, int execp)
+/* The agent's own confinement, in the jail's namespaces as the jail's
+ * root, before its exec (agent_main). Reports failures on execp. */
+static void agent_confine(const struct jail_args *a, int execp)
 {
-	static char *const argv[] = {"agent", NULL};
-	static char *const envp[] = {"PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8", NULL};
 	const struct runner_limits *l = &a->spec->limits;
 	struct __user_cap_header_struct hdr;
 	struct __user_cap_data_struct data[2];
+	struct sock_fprog prog;
 	int c;
 
 	/* Tell the runner our pid (the kernel stamps the message with it as
@@ -241,10 +172,108 @@ static void __attribute__((noreturn)) agent_exec(const struct jail_args *a, int 
 		die(execp, "capset");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die(execp, "PR_SET_NO_NEW_PRIVS");
-	if (agent_filter() != 0) {
-		errno = EINVAL;
+	/* As seccomp_load() would: after no_new_privs, no flag. (The kernel
+	 * copies the program; it never writes to it.) */
+	prog.len = sizeof(agent_filter_insns) / sizeof(agent_filter_insns[0]);
+	prog.filter = (struct sock_filter *)agent_filter_insns;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
 		die(execp, "seccomp filter");
-	}
+}
+
+/* One byte from pid 1 on fsp. Returns 0, or -1 when pid 1 is gone (it
+ * reports why itself, and its exit ends every process of the jail). */
+static int await_pid1(int fsp)
+{
+	ssize_t got;
+	char b;
+
+	do
+		got = read(fsp, &b, 1);
+	while (got < 0 && errno == EINTR);
+	return got == 1 ? 0 : -1;
+}
+
+/*
+ * The agent, from its fork to its exec. pid 1 forks it first thing, so
+ * that the two longest steps of a jail run side by side: the agent makes
+ * the jail's network namespace (unshare: about half a millisecond of
+ * kernel work on these machines, the most costly namespace by far) and
+ * confines itself while pid 1 builds the filesystem. pid 1 joins that
+ * namespace (its descriptor travels on netp: pid 1 may not open this
+ * process's /proc entries, which is not dumpable), and says on fsp when
+ * the uid maps are written ("g": the agent may take the jail's uid) and
+ * when the jail is complete ("f": the agent may exec). Until then the agent
+ * runs only this code, and of the host it holds only what pid 1 held when
+ * it forked: its root (which pivot_root() moves to the new root for every
+ * process of the mount namespace that was on the old one; verify_agent()
+ * checks it from outside), its working directory (left here for "/") and
+ * close-on-exec descriptors. Reports failures on netp until the namespace
+ * exists, then on execp (close-on-exec: EOF means the exec happened).
+ */
+static void __attribute__((noreturn))
+agent_main(const struct jail_args *a, int netp, int fsp, int execp)
+{
+	static char *const argv[] = {"agent", NULL};
+	static char *const envp[] = {"PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8", NULL};
+	const struct runner_limits *l = &a->spec->limits;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct report r;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *c;
+	ssize_t got;
+	int nsfd;
+
+	if (unshare(CLONE_NEWNET) != 0)
+		die(netp, "unshare of the network namespace");
+	nsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		die(netp, "opening the network namespace");
+	memset(&r, 0, sizeof(r));
+	r.kind = REPORT_READY;
+	memset(&mh, 0, sizeof(mh));
+	memset(&cbuf, 0, sizeof(cbuf));
+	iov.iov_base = &r;
+	iov.iov_len = sizeof(r);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof(cbuf.buf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
+	do
+		got = sendmsg(netp, &mh, MSG_NOSIGNAL);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(r))
+		die(netp, "sending the network namespace");
+	close(nsfd);
+	close(netp);
+
+	if (await_pid1(fsp) != 0)
+		_exit(127);
+	/* As pid 1 does: the jail's root, and nobody reads our copy of the
+	 * spec until the exec replaces it. */
+	if (setresgid(0, 0, 0) != 0)
+		die(execp, "setresgid");
+	if (setresuid(0, 0, 0) != 0)
+		die(execp, "setresuid");
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		die(execp, "PR_SET_DUMPABLE");
+	agent_confine(a, execp);
+
+	if (await_pid1(fsp) != 0)
+		_exit(127);
+	close(fsp);
+	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0)
+		die(execp, "dup2");
+	if (chdir("/") != 0)
+		die(execp, "chdir /");
 	/* Every descriptor above stderr closes at exec (execp included: its
 	 * EOF is how pid 1 learns that exec succeeded). */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
@@ -258,6 +287,56 @@ static void __attribute__((noreturn)) agent_exec(const struct jail_args *a, int 
 }
 
 /* ---- pid 1: build the jail ---------------------------------------------- */
+
+/* One byte to the agent on fsp. A failure means the agent is gone: it has
+ * said why (netp or execp), or pid 1 sees it die. */
+static void tell_agent(int fsp, char what)
+{
+	ssize_t w;
+
+	do
+		w = write(fsp, &what, 1);
+	while (w < 0 && errno == EINTR);
+}
+
+/* The agent's first report on netp, and the descriptor it carries (*nsfd,
+ * -1 if none). Returns 1, or 0 on EOF, a short message or an error. */
+static int recv_netns(int fd, struct report *r, int *nsfd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *c;
+	ssize_t got;
+
+	*nsfd = -1;
+	memset(&mh, 0, sizeof(mh));
+	memset(r, 0, sizeof(*r));
+	iov.iov_base = r;
+	iov.iov_len = sizeof(*r);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof(cbuf.buf);
+	do
+		got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	for (c = CMSG_FIRSTHDR(&mh); got > 0 && c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(nsfd, CMSG_DATA(c), sizeof(int));
+	if (got != (ssize_t)sizeof(*r)) {
+		if (*nsfd >= 0)
+			close(*nsfd);
+		*nsfd = -1;
+		return 0;
+	}
+	r->what[sizeof(r->what) - 1] = '\0';
+	return 1;
+}
 
 static void mkdirs(int fd, char *path, mode_t mode)
 {
@@ -335,9 +414,11 @@ static void __attribute__((noreturn)) jail_init(struct jail_args *a)
 	char opts[64];
 	char path[4200];
 	struct report r;
+	struct stat st;
 	int fd = a->report_w;
-	int execp[2];
+	int netp[2], fsp[2], execp[2];
 	int status;
+	int nsfd;
 	size_t i;
 	ssize_t got;
 	pid_t agent, p;
@@ -348,13 +429,44 @@ static void __attribute__((noreturn)) jail_init(struct jail_args *a)
 	close(a->err_r);
 	close(a->go_w);
 	close(a->report_r);
-	/* Wait until the runner has written our uid/gid maps. */
+	/* The agent first: it makes the network namespace meanwhile
+	 * (agent_main). */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, netp) != 0 ||
+	    pipe2(fsp, O_CLOEXEC) != 0 || pipe2(execp, O_CLOEXEC) != 0)
+		die(fd, "pipes to the agent");
+	agent = fork();
+	if (agent < 0)
+		die(fd, "fork of the agent");
+	if (agent == 0) {
+		close(netp[0]);
+		close(fsp[1]);
+		close(execp[0]);
+		close(a->go_r);
+		agent_main(a, netp[1], fsp[0], execp[1]);
+	}
+	close(netp[1]);
+	close(fsp[0]);
+	close(execp[1]);
+	/* A write to an agent that died is an error return (and after the
+	 * fork: the agent must not inherit an ignored SIGPIPE). */
+	signal(SIGPIPE, SIG_IGN);
+	/* The agent's stdio is the agent's: pid 1 drops its copies (and the
+	 * runner's stdio) so that the runner sees EOF when the agent is gone. */
+	close(a->in_r);
+	close(a->out_w);
+	close(a->err_w);
+	close(0);
+	close(1);
+	close(2);
+	/* Wait until the runner has written our uid/gid maps, and pass it on
+	 * (an agent that died meanwhile has said why on netp). */
 	do
 		got = read(a->go_r, &go, 1);
 	while (got < 0 && errno == EINTR);
 	if (got != 1)
 		_exit(127);
 	close(a->go_r);
+	tell_agent(fsp[1], 'g');
 	/*
 	 * Open what the jail will hold now, in this mount namespace (a bind
 	 * source must be a mount of the namespace it is bound in: the
@@ -423,26 +535,24 @@ static void __attribute__((noreturn)) jail_init(struct jail_args *a)
 		die(fd, "read-only remount of /");
 	if (sethostname(RUNNER_JAIL_HOSTNAME, strlen(RUNNER_JAIL_HOSTNAME)) != 0)
 		die(fd, "sethostname");
-	/* The agent's stdio; pid 1 then drops its copies so that the runner
-	 * sees EOF when the agent is gone. */
-	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0)
-		die(fd, "dup2");
-	close(a->in_r);
-	close(a->out_w);
-	close(a->err_w);
-	if (pipe2(execp, O_CLOEXEC) != 0)
-		die(fd, "pipe2");
-	agent = fork();
-	if (agent < 0)
-		die(fd, "fork of the agent");
-	if (agent == 0) {
-		close(execp[0]);
-		agent_exec(a, execp[1]);
+	/* Into the agent's network namespace (nothing of the jail stays in
+	 * the host's), once it exists. */
+	got = recv_netns(netp[0], &r, &nsfd);
+	close(netp[0]);
+	if (got == 1 && r.kind == REPORT_FAILED) {
+		report_send(fd, REPORT_FAILED, r.err, 0, r.what);
+		_exit(127);
 	}
-	close(execp[1]);
-	close(0);
-	close(1);
-	close(2);
+	if (got != 1 || r.kind != REPORT_READY || nsfd < 0) {
+		errno = ECHILD;
+		die(fd, "starting the agent");
+	}
+	if (setns(nsfd, CLONE_NEWNET) != 0)
+		die(fd, "joining the agent's network namespace");
+	close(nsfd);
+	/* The jail is complete: the agent may exec. */
+	tell_agent(fsp[1], 'f');
+	close(fsp[1]);
 	do
 		got = read(execp[0], &r, sizeof(r));
 	while (got < 0 && errno == EINTR);
@@ -460,7 +570,16 @@ static void __attribute__((noreturn)) jail_init(struct jail_args *a)
 		errno = ECHILD;
 		die(fd, "starting the agent");
 	}
-	report_send(fd, REPORT_READY, 0, 0, NULL);
+	/* Ready, with the identity of the jail's root, which the runner
+	 * compares with the agent's (it may not read pid 1's /proc entries:
+	 * pid 1 is not dumpable). */
+	if (stat("/", &st) != 0)
+		die(fd, "stat of the new root");
+	memset(&r, 0, sizeof(r));
+	r.kind = REPORT_READY;
+	r.root_dev = (unsigned long long)st.st_dev;
+	r.root_ino = (unsigned long long)st.st_ino;
+	report_raw(fd, &r);
 	for (;;) {
 		p = waitpid(-1, &status, 0);
 		if (p < 0 && errno == EINTR)
@@ -532,6 +651,28 @@ static int report_recv(int fd, long long deadline_ms, struct report *r, pid_t *p
 	return 1;
 }
 
+/* The namespace kinds of the jail, as named under /proc/PID/ns. */
+static const char *const ns_names[] = {"user", "pid", "mnt", "net", "ipc", "uts", "cgroup"};
+#define NS_KINDS (sizeof(ns_names) / sizeof(ns_names[0]))
+
+/* The runner's own namespace i ("net:[4026531833]"), read once per
+ * process (the runner never changes namespace); "" if unreadable. */
+static const char *own_ns(size_t i)
+{
+	static char ids[NS_KINDS][64];
+	static int done[NS_KINDS];
+	char path[64];
+	ssize_t len;
+
+	if (!done[i]) {
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[i]);
+		len = readlink(path, ids[i], sizeof(ids[i]) - 1);
+		ids[i][len > 0 ? len : 0] = '\0';
+		done[i] = 1;
+	}
+	return ids[i];
+}
+
 /* Read "Key:\tvalue" of /proc/PID/status into val. Returns 0 or -1. */
 static int status_field(const char *status, const char *key, char *val, size_t n)
 {
@@ -557,27 +698,36 @@ static int status_field(const char *status, const char *key, char *val, size_t n
 }
 
 /* From outside the jail, check what the agent runs under: its own
- * namespaces (none shared with the runner), seccomp filter mode,
- * no_new_privs, no capability, the unprivileged host uid. */
-static int verify_agent(pid_t agent, uid_t host_uid, char *why, size_t n)
+ * namespaces (none shared with the runner), the jail's root (the one pid 1
+ * reported in ready, not the runner's), seccomp filter mode, no_new_privs,
+ * no capability, the unprivileged host uid. */
+static int verify_agent(pid_t agent, const struct report *ready, uid_t host_uid, char *why,
+                        size_t n)
 {
-	static const char *const ns[] = {"user", "pid", "mnt", "net", "ipc", "uts", "cgroup"};
-	char path[64], mine[64], theirs[64], status[4096], val[64], want[64];
+	char path[64], theirs[64], status[4096], val[64], want[64];
+	struct stat ra, rr;
+	const char *mine;
 	ssize_t len;
 	size_t i;
 	int fd;
 
-	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i]);
-		len = readlink(path, mine, sizeof(mine) - 1);
-		mine[len > 0 ? len : 0] = '\0';
-		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)agent, ns[i]);
+	for (i = 0; i < NS_KINDS; i++) {
+		mine = own_ns(i);
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)agent, ns_names[i]);
 		len = readlink(path, theirs, sizeof(theirs) - 1);
 		theirs[len > 0 ? len : 0] = '\0';
 		if (!mine[0] || !theirs[0] || strcmp(mine, theirs) == 0) {
-			snprintf(why, n, "agent is not in a %s namespace of its own", ns[i]);
+			snprintf(why, n, "agent is not in a %s namespace of its own", ns_names[i]);
 			return -1;
 		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)agent);
+	if (stat(path, &ra) != 0 || stat("/proc/self/root", &rr) != 0 ||
+	    (unsigned long long)ra.st_dev != ready->root_dev ||
+	    (unsigned long long)ra.st_ino != ready->root_ino ||
+	    (ra.st_dev == rr.st_dev && ra.st_ino == rr.st_ino)) {
+		snprintf(why, n, "agent's root is not the jail's");
+		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)agent);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -641,8 +791,10 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
                       char *why, size_t n)
 {
 	static const char *const default_binds[] = {"/usr"};
-	const unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
-	                            CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	/* The seventh, the network namespace, is made by the agent itself
+	 * while pid 1 builds the filesystem (agent_main). */
+	const unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+	                            CLONE_NEWUTS | CLONE_NEWCGROUP;
 	struct jail_args a;
 	struct report r;
 	struct stat st;
@@ -733,6 +885,10 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	}
 	if (j->pid == 0)
 		jail_init(&a);
+	/* From here on a write to a dead pid 1 is an error return, not the
+	 * runner's death (set after the clone: the agent must not inherit an
+	 * ignored SIGPIPE). */
+	signal(SIGPIPE, SIG_IGN);
 
 	close_fd(&in[0]);
 	close_fd(&out[1]);
@@ -785,7 +941,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		snprintf(why, n, "the agent's pid is unknown: cannot verify its confinement");
 		goto out;
 	}
-	if (verify_agent(agent, host_uid, why, n) != 0)
+	if (verify_agent(agent, &r, host_uid, why, n) != 0)
 		goto out;
 	j->to_agent = in[1];
 	j->from_agent = out[0];
@@ -874,8 +1030,6 @@ int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 
 int runner_jail_preflight(int trial, char *why, size_t n)
 {
-	static const char *const ns[] = {"user", "pid", "mnt", "net", "ipc", "uts", "cgroup"};
-	char path[64];
 	FILE *f;
 	long max = 0;
 	size_t i;
@@ -883,10 +1037,10 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 	int step;
 	pid_t pid;
 
-	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i]);
-		if (access(path, F_OK) != 0) {
-			snprintf(why, n, "%s namespaces unavailable in this kernel", ns[i]);
+	/* Read once here, compared with the agent's by verify_agent(). */
+	for (i = 0; i < NS_KINDS; i++) {
+		if (!own_ns(i)[0]) {
+			snprintf(why, n, "%s namespaces unavailable in this kernel", ns_names[i]);
 			return -1;
 		}
 	}

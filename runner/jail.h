@@ -14,12 +14,15 @@
  * (RUNNER_JAIL_HOST_UID when the runner is root, the runner's own uid
  * otherwise); hostname "sandbox"; no network interface up.
  *
- * Processes: the jail's pid 1 is a copy of the runner that builds the jail,
- * forks the agent, reaps every process and reports the agent's end, then
- * exits (the kernel then kills whatever is left in the pid namespace). The
- * agent gets rlimits (CPU, AS, NOFILE, NPROC, CORE 0), an empty capability
- * set, no_new_privs, a seccomp filter (jail.c lists the refused calls),
- * descriptors 0-2 only, and the environment PATH, HOME, LANG only.
+ * Processes: the jail's pid 1 is a copy of the runner that forks the agent,
+ * builds the jail, lets the agent exec, reaps every process and reports the
+ * agent's end, then exits (the kernel then kills whatever is left in the pid
+ * namespace). The agent (pid 2) makes the jail's network namespace while
+ * pid 1 builds the filesystem, and pid 1 joins it. Before its exec the agent
+ * gives itself rlimits (CPU, AS, NOFILE, NPROC, CORE 0), an empty
+ * capability set, no_new_privs, a seccomp filter (compiled when the runner
+ * is built: runner/agent-filter-gen.c lists the refused calls), descriptors
+ * 0-2 only, and the environment PATH, HOME, LANG only.
  *
  * Limit defaults are the RUNNER_DEFAULT_* of runner/backend.h.
  */
@@ -62,8 +65,9 @@ int runner_jail_preflight(int trial, char *why, size_t n);
  * Build the jail for spec and start agent_path (absolute path of a host
  * file, bound read-only at /agent) in it. Returns 0 once pid 1 reported the
  * jail complete and the agent exec'd, and the runner verified from outside
- * that the agent runs with seccomp filter mode, no_new_privs and no
- * capabilities; -1 otherwise, with why naming the step that failed
+ * that the agent runs in namespaces of its own, with pid 1's root, seccomp
+ * filter mode, no_new_privs, no capabilities and the jail's host uid; -1
+ * otherwise, with why naming the step that failed
  * ("pivot_root failed: EPERM"); the jail is then already destroyed (j->pid
  * is -1) unless runner_jail_destroy() is still needed (j->pid > 0).
  */

@@ -167,6 +167,17 @@ int cli_parse_int(const struct cli_ctx *ctx, const char *opt, const char *s, lon
 int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                   json_t **out);
 
+/**
+ * GET ctx->url + `path` (as for cli_http_call) with "Accept: <accept>" and
+ * keep the 2xx body as bytes in *out (initialised here, capped at
+ * CLI_MAX_RESPONSE_BYTES; caller model_buf_release, also on failure).
+ * Same token, timeout and no-redirect rules as cli_http_call. Returns 0,
+ * or -1 after printing the error ("olivares: <message> (<code>, HTTP
+ * <status>)", "olivares: HTTP <status>: <start of the body>", …).
+ */
+int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *accept,
+                     struct model_buf *out);
+
 /** Percent-encode s for one path segment or query value (RFC 3986
  * unreserved characters kept). Returns a malloc'ed string (caller frees). */
 char *cli_http_escape(const char *s);
@@ -180,6 +191,13 @@ char *cli_http_escape(const char *s);
  * "olivares: <name>: <reason>".
  */
 int cli_read_file(const char *name, struct model_buf *out);
+
+/**
+ * cli_read_file with another cap: refuses a file larger than max bytes
+ * with "olivares: <name>: larger than <max> bytes (<limit>)", limit
+ * naming the rule (e.g. "16 MiB, the limit of a sessions file").
+ */
+int cli_read_file_max(const char *name, size_t max, const char *limit, struct model_buf *out);
 
 /** cli_read_file, then check the bytes are valid UTF-8 without NUL (the
  * seed becomes a JSON string; the server refuses anything else). */

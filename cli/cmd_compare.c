@@ -7,7 +7,6 @@
  * comparison of a scenario and turns its verdict into the exit status a CI
  * pipeline gates on; runs junit prints the server's JUnit XML byte for byte.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +18,6 @@
 #include "model/buf.h"
 
 #define PATH_MAX_BYTES (64 * 1024)
-#define SNIPPET_BYTES 200
 
 /* ---- rendering ----------------------------------------------------------- */
 
@@ -368,165 +366,25 @@ out:
 
 /* ---- runs junit ---------------------------------------------------------- */
 
-/*
- * cli_http_call (cli/http.c) only hands back JSON; the export is XML, so
- * this is one GET whose body is kept as bytes. Same rules: the token only in
- * the Authorization header (never printed, wiped after use), no redirects,
- * the same size cap and timeouts, and a JSON error body reported as
- * "olivares: <message> (<code>, HTTP <status>)".
- */
-struct raw_response {
-	struct model_buf body;
-	int overflow;
-};
-
-static size_t on_raw(char *p, size_t size, size_t nmemb, void *userdata)
-{
-	struct raw_response *r = userdata;
-	size_t n = size * nmemb;
-
-	if (model_buf_add(&r->body, p, n)) {
-		r->overflow = 1;
-		return 0;
-	}
-	return n;
-}
-
-static int token_ok(const char *t)
-{
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)t; *p; p++) {
-		if (*p <= 0x20 || *p >= 0x7f)
-			return 0;
-	}
-	return 1;
-}
-
-static void report_raw_error(long status, const struct raw_response *r)
-{
-	json_t *doc, *error, *code, *message;
-	char *msg;
-	size_t n;
-
-	doc = json_loadb(r->body.data, r->body.len, 0, NULL);
-	error = json_object_get(doc, "error");
-	code = json_object_get(error, "code");
-	message = json_object_get(error, "message");
-	if (json_is_string(code) && json_is_string(message)) {
-		msg = cli_escape(json_string_value(message), json_string_length(message));
-		cli_fail("%s (%s, HTTP %ld)", msg, json_string_value(code), status);
-	} else {
-		n = r->body.len < SNIPPET_BYTES ? r->body.len : SNIPPET_BYTES;
-		msg = cli_escape(r->body.data, n);
-		cli_fail("HTTP %ld: %s%s", status, n ? msg : "(empty body)",
-		         n < r->body.len ? "…" : "");
-	}
-	free(msg);
-	json_decref(doc);
-}
-
-static int get_raw(const struct cli_ctx *ctx, const char *path, struct raw_response *r)
-{
-	char errbuf[CURL_ERROR_SIZE];
-	struct curl_slist *headers = NULL, *h;
-	struct model_buf url, auth;
-	CURL *curl = NULL;
-	CURLcode res;
-	long status = 0;
-	size_t base_len;
-	int rc = -1;
-
-	model_buf_init(&url, PATH_MAX_BYTES);
-	model_buf_init(&auth, PATH_MAX_BYTES);
-	if (!ctx->token) {
-		cli_fail("no API token: set OLIVARES_TOKEN or pass --token");
-		goto out;
-	}
-	if (!token_ok(ctx->token)) {
-		cli_fail("the API token contains spaces or control characters");
-		goto out;
-	}
-	base_len = strlen(ctx->url);
-	while (base_len > 0 && ctx->url[base_len - 1] == '/')
-		base_len--;
-	if (model_buf_add(&url, ctx->url, base_len) || model_buf_adds(&url, path) ||
-	    model_buf_printf(&auth, "Authorization: Bearer %s", ctx->token)) {
-		cli_fail("URL or token too long");
-		goto out;
-	}
-	curl = curl_easy_init();
-	if (!curl) {
-		cli_fail("cannot initialise libcurl");
-		goto out;
-	}
-	headers = curl_slist_append(NULL, auth.data);
-	h = headers ? curl_slist_append(headers, "Accept: application/xml") : NULL;
-	if (!h) {
-		cli_fail("out of memory");
-		goto out;
-	}
-	errbuf[0] = '\0';
-	curl_easy_setopt(curl, CURLOPT_URL, url.data);
-	curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, CLI_TIMEOUT_SECONDS);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_raw);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(curl, CURLOPT_USERAGENT, "olivares-cli");
-	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-	res = curl_easy_perform(curl);
-	if (res == CURLE_WRITE_ERROR && r->overflow) {
-		cli_fail("the response from %.*s is larger than %u bytes", (int)base_len, ctx->url,
-		         CLI_MAX_RESPONSE_BYTES);
-		goto out;
-	}
-	if (res != CURLE_OK) {
-		cli_fail("cannot reach %.*s: %s", (int)base_len, ctx->url,
-		         errbuf[0] ? errbuf : curl_easy_strerror(res));
-		goto out;
-	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status < 200 || status > 299) {
-		report_raw_error(status, r);
-		goto out;
-	}
-	rc = 0;
-out:
-	curl_slist_free_all(headers);
-	if (curl)
-		curl_easy_cleanup(curl);
-	model_buf_release(&url);
-	/* our copy of the Authorization line held the token: wipe it */
-	memset(auth.data, 0, auth.len);
-	model_buf_release(&auth);
-	return rc;
-}
-
 int cli_cmd_runs_junit(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct raw_response r;
+	struct model_buf body;
 	struct model_buf path;
 	int rc = CLI_EXIT_FAIL;
 
-	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
-	r.overflow = 0;
 	id_path(&path, "/v1/m/sandbox/runs/", a->pos, "/junit");
-	if (get_raw(ctx, path.data, &r))
+	/* the export is XML: kept as bytes (cli_http_call only hands back JSON) */
+	if (cli_http_get_raw(ctx, path.data, "application/xml", &body))
 		goto out;
 	/* the document as received, byte for byte (-o does not apply) */
-	if (r.body.len && fwrite(r.body.data, 1, r.body.len, stdout) != r.body.len)
+	if (body.len && fwrite(body.data, 1, body.len, stdout) != body.len)
 		goto out;
-	if (r.body.len && r.body.data[r.body.len - 1] != '\n')
+	if (body.len && body.data[body.len - 1] != '\n')
 		fputc('\n', stdout);
 	rc = CLI_EXIT_OK;
 out:
 	model_buf_release(&path);
-	model_buf_release(&r.body);
+	model_buf_release(&body);
 	return rc;
 }
 

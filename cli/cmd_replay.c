@@ -32,49 +32,6 @@ static const char *display_name(const char *name)
 	return strcmp(name, "-") == 0 ? "<stdin>" : name;
 }
 
-/* The file's bytes as they are (no newline translation), capped. */
-static int read_sessions_file(const char *name, struct model_buf *out)
-{
-	char chunk[65536];
-	FILE *f;
-	size_t n;
-	int rc = -1;
-
-	if (strcmp(name, "-") == 0) {
-		f = stdin;
-	} else {
-		f = fopen(name, "rb");
-		if (!f) {
-			cli_fail("%s: %s", name, strerror(errno));
-			return -1;
-		}
-	}
-	model_buf_init(out, SESSIONS_FILE_MAX_BYTES);
-	for (;;) {
-		n = fread(chunk, 1, sizeof(chunk), f);
-		if (n > 0 && model_buf_add(out, chunk, n)) {
-			cli_fail("%s: larger than %u bytes (16 MiB, the limit of a sessions file)",
-			         display_name(name), SESSIONS_FILE_MAX_BYTES);
-			goto out;
-		}
-		if (n < sizeof(chunk)) {
-			if (ferror(f)) {
-				cli_fail("%s: %s", display_name(name), strerror(errno));
-				goto out;
-			}
-			if (feof(f))
-				break;
-		}
-	}
-	rc = 0;
-out:
-	if (f != stdin)
-		fclose(f);
-	if (rc)
-		model_buf_release(out);
-	return rc;
-}
-
 /*
  * One session of the file, and where it came from for messages: "index 3"
  * (0-based, in an array) or "line 7" (1-based, in JSON lines).
@@ -242,7 +199,8 @@ static int load_sessions(const char *name, struct session_list *l)
 	size_t i;
 	int rc = -1;
 
-	if (read_sessions_file(name, &file))
+	if (cli_read_file_max(name, SESSIONS_FILE_MAX_BYTES, "16 MiB, the limit of a sessions file",
+	                      &file))
 		return -1;
 	for (i = 0; i < file.len && is_space(file.data[i]); i++)
 		;

@@ -18,6 +18,7 @@
 struct response {
 	struct model_buf body;
 	int overflow; /* the body crossed CLI_MAX_RESPONSE_BYTES */
+	long status;  /* the HTTP status, once answered */
 };
 
 static size_t on_data(char *p, size_t size, size_t nmemb, void *userdata)
@@ -59,6 +60,8 @@ static int token_ok(const char *t)
 	return 1;
 }
 
+/* A non-2xx answer, on stderr. url NULL: the shorter form of
+ * cli_http_get_raw (no URL, no field line). */
 static void report_http_error(long status, const struct response *r, const char *url)
 {
 	json_t *doc = NULL, *error, *code, *message, *field;
@@ -74,7 +77,7 @@ static void report_http_error(long status, const struct response *r, const char 
 		fprintf(stderr, "olivares: %s (%s, HTTP %ld)\n", msg, json_string_value(code),
 		        status);
 		field = json_object_get(error, "field");
-		if (json_is_string(field) && json_string_length(field) > 0) {
+		if (url && json_is_string(field) && json_string_length(field) > 0) {
 			free(msg);
 			msg = cli_escape(json_string_value(field), json_string_length(field));
 			fprintf(stderr, "olivares: field: %s\n", msg);
@@ -82,27 +85,38 @@ static void report_http_error(long status, const struct response *r, const char 
 		goto out;
 	}
 	if (r->body.len == 0) {
-		fprintf(stderr, "olivares: HTTP %ld from %s (empty body)\n", status, url);
+		if (url)
+			fprintf(stderr, "olivares: HTTP %ld from %s (empty body)\n", status, url);
+		else
+			fprintf(stderr, "olivares: HTTP %ld: (empty body)\n", status);
 		goto out;
 	}
 	n = r->body.len < SNIPPET_BYTES ? r->body.len : SNIPPET_BYTES;
 	snippet = cli_escape(r->body.data, n);
-	fprintf(stderr, "olivares: HTTP %ld from %s: %s%s\n", status, url, snippet,
-	        n < r->body.len ? "…" : "");
+	if (url)
+		fprintf(stderr, "olivares: HTTP %ld from %s: %s%s\n", status, url, snippet,
+		        n < r->body.len ? "…" : "");
+	else
+		fprintf(stderr, "olivares: HTTP %ld: %s%s\n", status, snippet,
+		        n < r->body.len ? "…" : "");
 out:
 	free(msg);
 	free(snippet);
 	json_decref(doc);
 }
 
-int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                  json_t **out)
+/*
+ * One request: method on ctx->url + path, with "Accept: <accept>" and, when
+ * body is not NULL, body as compact JSON. The 2xx response's body is left
+ * in r->body (initialised by the caller). Returns 0, or -1 after printing
+ * why (a non-2xx answer in the short form when raw).
+ */
+static int perform(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                   const char *accept, int raw, struct response *r)
 {
 	char errbuf[CURL_ERROR_SIZE];
 	struct curl_slist *headers = NULL;
-	struct response r;
 	struct model_buf url, auth;
-	json_error_t jerr;
 	char *payload = NULL;
 	CURL *curl = NULL;
 	CURLcode res;
@@ -110,9 +124,6 @@ int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *pat
 	size_t base_len;
 	int rc = -1;
 
-	*out = NULL;
-	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
-	r.overflow = 0;
 	model_buf_init(&url, 64 * 1024);
 	model_buf_init(&auth, 64 * 1024);
 
@@ -140,7 +151,7 @@ int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *pat
 		goto out;
 	}
 	headers = curl_slist_append(headers, auth.data);
-	headers = curl_slist_append(headers, "Accept: application/json");
+	headers = curl_slist_append(headers, accept);
 	/* no "Expect: 100-continue" round trip for bodies near 1 MiB */
 	headers = curl_slist_append(headers, "Expect:");
 	if (body) {
@@ -167,7 +178,7 @@ int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *pat
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, "olivares-cli");
 	/* redirects are not followed: the bearer token stays with this server */
 	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
@@ -180,7 +191,7 @@ int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *pat
 		curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 
 	res = curl_easy_perform(curl);
-	if (res == CURLE_WRITE_ERROR && r.overflow) {
+	if (res == CURLE_WRITE_ERROR && r->overflow) {
 		fprintf(stderr, "olivares: the response from %.*s is larger than %u bytes\n",
 		        (int)base_len, ctx->url, CLI_MAX_RESPONSE_BYTES);
 		goto out;
@@ -191,14 +202,9 @@ int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *pat
 		goto out;
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	r->status = status;
 	if (status < 200 || status > 299) {
-		report_http_error(status, &r, url.data);
-		goto out;
-	}
-	*out = json_loadb(r.body.data, r.body.len, 0, &jerr);
-	if (!*out) {
-		fprintf(stderr, "olivares: invalid JSON in the response (HTTP %ld): %s\n", status,
-		        jerr.text);
+		report_http_error(status, r, raw ? NULL : url.data);
 		goto out;
 	}
 	rc = 0;
@@ -211,6 +217,53 @@ out:
 	/* our copy of the Authorization line held the token: wipe it */
 	memset(auth.data, 0, auth.len);
 	model_buf_release(&auth);
+	return rc;
+}
+
+int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                  json_t **out)
+{
+	struct response r;
+	json_error_t jerr;
+	int rc = -1;
+
+	*out = NULL;
+	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
+	r.overflow = 0;
+	r.status = 0;
+	if (perform(ctx, method, path, body, "Accept: application/json", 0, &r))
+		goto out;
+	*out = json_loadb(r.body.data, r.body.len, 0, &jerr);
+	if (!*out) {
+		/* only a 2xx answer gets here */
+		fprintf(stderr, "olivares: invalid JSON in the response (HTTP %ld): %s\n", r.status,
+		        jerr.text);
+		goto out;
+	}
+	rc = 0;
+out:
 	model_buf_release(&r.body);
+	return rc;
+}
+
+int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *accept,
+                     struct model_buf *out)
+{
+	struct response r;
+	struct model_buf header;
+	int rc;
+
+	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
+	r.overflow = 0;
+	r.status = 0;
+	model_buf_init(&header, 1024);
+	if (model_buf_printf(&header, "Accept: %s", accept)) {
+		fputs("olivares: Accept header too long\n", stderr);
+		rc = -1;
+	} else {
+		rc = perform(ctx, "GET", path, NULL, header.data, 1, &r);
+	}
+	model_buf_release(&header);
+	*out = r.body; /* the caller's to release, also on failure */
 	return rc;
 }

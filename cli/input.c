@@ -16,7 +16,7 @@ static const char *display_name(const char *name)
 	return strcmp(name, "-") == 0 ? "<stdin>" : name;
 }
 
-int cli_read_file(const char *name, struct model_buf *out)
+int cli_read_file_max(const char *name, size_t max, const char *limit, struct model_buf *out)
 {
 	char chunk[65536];
 	FILE *f;
@@ -32,12 +32,11 @@ int cli_read_file(const char *name, struct model_buf *out)
 			return -1;
 		}
 	}
-	model_buf_init(out, CLI_MAX_FILE_BYTES);
+	model_buf_init(out, max);
 	for (;;) {
 		n = fread(chunk, 1, sizeof(chunk), f);
 		if (n > 0 && model_buf_add(out, chunk, n)) {
-			cli_fail("%s: larger than %d bytes (1 MiB, the API's request limit)",
-			         display_name(name), CLI_MAX_FILE_BYTES);
+			cli_fail("%s: larger than %zu bytes (%s)", display_name(name), max, limit);
 			goto out;
 		}
 		if (n < sizeof(chunk)) {
@@ -56,6 +55,11 @@ out:
 	if (rc)
 		model_buf_release(out);
 	return rc;
+}
+
+int cli_read_file(const char *name, struct model_buf *out)
+{
+	return cli_read_file_max(name, CLI_MAX_FILE_BYTES, "1 MiB, the API's request limit", out);
 }
 
 int cli_read_text_file(const char *name, struct model_buf *out)

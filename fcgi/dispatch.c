@@ -7,30 +7,20 @@
  * spec's keys and inputs, and the summary's counters must agree with the
  * step lines. Anything else fails the run here, isolated 0, with the reason.
  *
- * Not thread-safe: for the duration of the call SIGPIPE is ignored (a
- * runner that stops reading its stdin must not kill the worker) and SIGCHLD
- * is set to its default (so no inherited handler or SIG_IGN can reap the
- * runner behind our back); both are restored before returning. FastCGI
- * workers are single-threaded.
+ * The spawn itself, the feeding of the spec, the reading under a deadline
+ * and the reaping are fcgi/spawn.c's; not thread-safe, as it is.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <openssl/evp.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "fcgi/dispatch.h"
+#include "fcgi/spawn.h"
 #include "model/alloc.h"
 #include "model/buf.h"
 #include "model/runspec.h"
@@ -38,32 +28,6 @@
 #define DISPATCH_STDERR_KEEP 4096u
 /* A preflight answer is one short line. */
 #define DISPATCH_PREFLIGHT_MAX 65536u
-/* Without a pidfd, how often to look for the runner's exit (ms). */
-#define DISPATCH_EXIT_POLL_MS 5
-
-struct child {
-	pid_t pid;
-	int in;    /* write end of the runner's stdin, -1 once closed */
-	int out;   /* read end of its stdout */
-	int err;   /* read end of its stderr */
-	int pidfd; /* readable when the runner exits; -1 if unsupported */
-};
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* SHA-256 over seq NUL key NUL output NUL status NUL, per output (dispatch.h). */
 static void digest_outputs(json_t *outputs, char hex[65])
 {
@@ -145,285 +109,6 @@ static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
 			*p = '?';
 	digest_outputs(res->outputs, res->output_digest);
 	return -1;
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0)
-		return -1;
-	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
-/* Move *fd above 2 (close-on-exec), so the child's dup2 onto 0..2 can never
- * clobber another end that happened to sit there (a worker may run with
- * 0..2 closed). */
-static int lift_fd(int *fd)
-{
-	int nfd;
-
-	if (*fd > 2)
-		return 0;
-	nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
-	if (nfd < 0)
-		return -1;
-	close(*fd);
-	*fd = nfd;
-	return 0;
-}
-
-/*
- * Start the runner with posix_spawn. glibc implements it with
- * clone(CLONE_VM | CLONE_VFORK): no copy of the worker's page tables (a
- * fork did copy them, for a process that execs at once), and an exec
- * failure comes back as the return value. The guarantees of the fork +
- * exec it replaces, all applied in the child before exec:
- *   - fds: the pipe ends dup2'ed onto 0/1/2, everything from 3 up closed
- *     (addclosefrom_np, glibc 2.34), so the runner holds nothing else;
- *   - its own process group (SETPGROUP 0), so a kill of the group reaches
- *     anything it started;
- *   - every signal back to its default action (SETSIGDEF over a full set:
- *     SIG_IGN dispositions such as the worker's SIGPIPE survive exec
- *     otherwise) and an empty signal mask (SETSIGMASK). One difference
- *     with the fork + exec it replaces: glibc leaves its two internal
- *     signals (32 and 33, which sigfillset leaves out and no glibc program
- *     can handle) ignored in the child; the worker only ever stops a runner
- *     with SIGKILL, so nothing depends on them;
- *   - an empty environment (envp = {NULL}).
- * Returns 0 with *pid set, or an errno value (nothing started).
- */
-static int spawn_runner(const char *path, char *const argv[], int in_r, int out_w, int err_w,
-                        pid_t *pid)
-{
-	static char *const envp[] = {NULL};
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t all, none;
-	int rc;
-
-	*pid = -1;
-	rc = posix_spawn_file_actions_init(&fa);
-	if (rc)
-		return rc;
-	rc = posix_spawnattr_init(&at);
-	if (rc) {
-		posix_spawn_file_actions_destroy(&fa);
-		return rc;
-	}
-	sigfillset(&all);
-	sigemptyset(&none);
-	rc = posix_spawn_file_actions_adddup2(&fa, in_r, 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, out_w, 1);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, err_w, 2);
-	if (!rc)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-		                                       POSIX_SPAWN_SETSIGMASK);
-	if (!rc)
-		rc = posix_spawnattr_setpgroup(&at, 0);
-	if (!rc)
-		rc = posix_spawnattr_setsigdefault(&at, &all);
-	if (!rc)
-		rc = posix_spawnattr_setsigmask(&at, &none);
-	if (!rc)
-		rc = posix_spawn(pid, path, &fa, &at, argv, envp);
-	if (rc)
-		*pid = -1;
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
-}
-
-/* Spawn the runner with argv (argv[0] is path). Returns 0, or -1 with why
- * filled (nothing left open, no child left). */
-static int spawn(const char *path, char *const argv[], struct child *c, char *why, size_t n)
-{
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-	int e;
-	int rc = -1;
-
-	c->pid = -1;
-	c->in = c->out = c->err = c->pidfd = -1;
-
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-		snprintf(why, n, "cannot start the runner: pipe: %s", strerror(errno));
-		goto out;
-	}
-	if (lift_fd(&in[0]) || lift_fd(&out[1]) || lift_fd(&err[1])) {
-		snprintf(why, n, "cannot start the runner: fcntl: %s", strerror(errno));
-		goto out;
-	}
-	e = spawn_runner(path, argv, in[0], out[1], err[1], &c->pid);
-	if (e) {
-		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(e));
-		c->pid = -1;
-		goto out;
-	}
-	close_fd(&in[0]);
-	close_fd(&out[1]);
-	close_fd(&err[1]);
-	c->in = in[1];
-	c->out = out[0];
-	c->err = err[0];
-	in[1] = out[0] = err[0] = -1;
-	if (set_nonblock(c->in) || set_nonblock(c->out) || set_nonblock(c->err)) {
-		snprintf(why, n, "cannot start the runner: fcntl: %s", strerror(errno));
-		kill(-c->pid, SIGKILL);
-		kill(c->pid, SIGKILL);
-		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		c->pid = -1;
-		close_fd(&c->in);
-		close_fd(&c->out);
-		close_fd(&c->err);
-		goto out;
-	}
-	/* pidfds are close-on-exec by definition; ENOSYS on old kernels. */
-	c->pidfd = pidfd_open(c->pid, 0);
-	rc = 0;
-out:
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&out[0]);
-	close_fd(&out[1]);
-	close_fd(&err[0]);
-	close_fd(&err[1]);
-	return rc;
-}
-
-/* Has the runner exited? Looks without reaping: the zombie keeps its pid
- * and process group reserved, so killing the group stays safe. */
-static int child_exited(pid_t pid)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
-		return errno != EINTR;
-	return si.si_pid == pid;
-}
-
-/* Drain what is readable on fd into b (stdout: cap is an error) or keep the
- * first bytes only (stderr). Returns 1 at EOF, 0 when drained (or after
- * 16 reads, so a runner flooding stderr cannot keep us from the deadline
- * check), -1 over cap. */
-static int drain(int *fd, struct model_buf *b, int is_stdout)
-{
-	char chunk[65536];
-	ssize_t r;
-	size_t room;
-	int reads;
-
-	for (reads = 0; reads < 16; reads++) {
-		r = read(*fd, chunk, sizeof(chunk));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (r <= 0) {
-			close_fd(fd);
-			return 1;
-		}
-		if (is_stdout) {
-			if (model_buf_add(b, chunk, (size_t)r) != 0)
-				return -1;
-		} else {
-			room = b->max - b->len;
-			model_buf_add(b, chunk, (size_t)r < room ? (size_t)r : room);
-		}
-	}
-	return 0;
-}
-
-enum pump_end { PUMP_DONE, PUMP_TIMEOUT, PUMP_OVER_CAP, PUMP_ERROR };
-
-/*
- * Feed the spec and collect stdout/stderr at the same time (a 1 MiB spec
- * and a 4 MiB answer both exceed any pipe buffer: writing first and
- * reading after would deadlock). Ends when the runner has exited and both
- * pipes are at EOF, or at the deadline.
- */
-static enum pump_end pump(struct child *c, const char *spec, size_t spec_len, int64_t deadline,
-                          struct model_buf *out, struct model_buf *err, int *sys_errno)
-{
-	struct pollfd pfd[4];
-	size_t written = 0;
-	int exited = 0;
-	int group_killed = 0;
-	int64_t left;
-	nfds_t nfd;
-	int timeout;
-	ssize_t w;
-	int i_in, i_out, i_err, i_pid;
-	int r;
-
-	for (;;) {
-		if (!exited && c->pidfd < 0)
-			exited = child_exited(c->pid);
-		if (exited && !group_killed) {
-			/* The runner is gone; anything left in its group could
-			 * only keep the pipes open. Its zombie, not yet reaped,
-			 * still holds the pgid, so this cannot hit another group. */
-			kill(-c->pid, SIGKILL);
-			group_killed = 1;
-		}
-		if (exited && c->out < 0 && c->err < 0)
-			return PUMP_DONE;
-		left = deadline - now_ms();
-		if (left <= 0)
-			return PUMP_TIMEOUT;
-		timeout = left > 1000000 ? 1000000 : (int)left;
-		nfd = 0;
-		i_in = i_out = i_err = i_pid = -1;
-		if (c->in >= 0) {
-			pfd[nfd].fd = c->in;
-			pfd[nfd].events = POLLOUT;
-			i_in = (int)nfd++;
-		}
-		if (c->out >= 0) {
-			pfd[nfd].fd = c->out;
-			pfd[nfd].events = POLLIN;
-			i_out = (int)nfd++;
-		}
-		if (c->err >= 0) {
-			pfd[nfd].fd = c->err;
-			pfd[nfd].events = POLLIN;
-			i_err = (int)nfd++;
-		}
-		if (!exited && c->pidfd >= 0) {
-			pfd[nfd].fd = c->pidfd;
-			pfd[nfd].events = POLLIN;
-			i_pid = (int)nfd++;
-		} else if (!exited && timeout > DISPATCH_EXIT_POLL_MS) {
-			timeout = DISPATCH_EXIT_POLL_MS;
-		}
-		r = poll(pfd, nfd, timeout);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			*sys_errno = errno;
-			return PUMP_ERROR;
-		}
-		if (i_in >= 0 && pfd[i_in].revents) {
-			w = write(c->in, spec + written, spec_len - written);
-			if (w > 0)
-				written += (size_t)w;
-			/* EPIPE: the runner stopped reading (it may have refused
-			 * the spec already); its summary will say why. */
-			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == spec_len)
-				close_fd(&c->in);
-		}
-		if (i_out >= 0 && pfd[i_out].revents && drain(&c->out, out, 1) < 0)
-			return PUMP_OVER_CAP;
-		if (i_err >= 0 && pfd[i_err].revents)
-			drain(&c->err, err, 0);
-		if (i_pid >= 0 && pfd[i_pid].revents)
-			exited = child_exited(c->pid);
-	}
 }
 
 /* "SIGSYS (seccomp)", "SIGKILL", ... */
@@ -628,84 +313,33 @@ out:
 	return rc;
 }
 
-/* How one spawned child ended (exec_child). */
-struct child_end {
-	enum pump_end end;
-	int sys_errno;  /* PUMP_ERROR: errno of poll */
-	pid_t reaped;   /* waitpid's answer, -1 when lost */
-	int reap_errno; /* reaped < 0: errno */
-	int status;     /* wait status when reaped */
-};
-
-/*
- * Spawn path with argv, write input (input_len bytes, may be 0) to its
- * stdin, collect stdout into out (its cap is out->max) and the first bytes
- * of stderr into err, until it exits with both pipes at EOF or timeout_ms
- * passes; then kill its group and reap it. Returns 0 with *ce filled, or
- * -1 with why filled when nothing could be started. Restores SIGPIPE and
- * SIGCHLD before returning (file comment).
- */
-static int exec_child(const char *path, char *const argv[], const char *input, size_t input_len,
-                      int timeout_ms, struct model_buf *out, struct model_buf *err,
-                      struct child_end *ce, char *why, size_t n)
+/* http_spawn_run, with the runner's words for what could not be started. */
+static int spawn_runner(const char *path, char *const argv[], const char *input, size_t input_len,
+                        int timeout_ms, struct model_buf *out, struct model_buf *err,
+                        struct http_spawn_result *ce, char *why, size_t n)
 {
-	struct sigaction ign, dfl, old_pipe, old_chld;
-	struct child c;
-	int64_t deadline;
-	int rc = -1;
-
-	memset(ce, 0, sizeof(*ce));
-	ce->end = PUMP_ERROR;
-	ce->reaped = -1;
-	c.pid = -1;
-	c.in = c.out = c.err = c.pidfd = -1;
-
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGPIPE, &ign, &old_pipe);
-	sigaction(SIGCHLD, &dfl, &old_chld);
-
-	deadline = now_ms() + timeout_ms;
-	if (spawn(path, argv, &c, why, n) != 0)
-		goto out;
-	if (input_len == 0)
-		close_fd(&c.in); /* nothing to say: EOF at once */
-	ce->end = pump(&c, input, input_len, deadline, out, err, &ce->sys_errno);
-	if (ce->end != PUMP_DONE) {
-		kill(-c.pid, SIGKILL);
-		kill(c.pid, SIGKILL);
-	}
-	do {
-		ce->reaped = waitpid(c.pid, &ce->status, 0);
-	} while (ce->reaped < 0 && errno == EINTR);
-	if (ce->reaped < 0)
-		ce->reap_errno = errno;
-	c.pid = -1;
-	rc = 0;
-out:
-	close_fd(&c.in);
-	close_fd(&c.out);
-	close_fd(&c.err);
-	close_fd(&c.pidfd);
-	sigaction(SIGCHLD, &old_chld, NULL);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	return rc;
+	if (http_spawn_run(path, argv, input, input_len, timeout_ms, out, err, ce) == 0)
+		return 0;
+	if (strcmp(ce->start_step, "spawn") == 0)
+		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(ce->start_errno));
+	else
+		snprintf(why, n, "cannot start the runner: %s: %s", ce->start_step,
+		         strerror(ce->start_errno));
+	return -1;
 }
 
 /* Why a child did not end well, into why; 0 when it exited 0 in time.
- * PUMP_OVER_CAP is the caller's to word (its cap). */
-static int child_failed(const struct child_end *ce, const struct model_buf *err, int timeout_ms,
-                        char *why, size_t n)
+ * HTTP_SPAWN_OVER_CAP is the caller's to word (its cap). */
+static int child_failed(const struct http_spawn_result *ce, const struct model_buf *err,
+                        int timeout_ms, char *why, size_t n)
 {
 	char sig[64];
 	char excerpt[256];
 
 	stderr_excerpt(err, excerpt, sizeof(excerpt));
-	if (ce->end == PUMP_TIMEOUT) {
+	if (ce->end == HTTP_SPAWN_TIMEOUT) {
 		snprintf(why, n, "wall-clock limit of %d ms exceeded", timeout_ms);
-	} else if (ce->end == PUMP_ERROR) {
+	} else if (ce->end == HTTP_SPAWN_ERROR) {
 		snprintf(why, n, "cannot talk to the runner: %s", strerror(ce->sys_errno));
 	} else if (ce->reaped < 0) {
 		snprintf(why, n, "runner exit status lost: %s", strerror(ce->reap_errno));
@@ -726,7 +360,7 @@ int http_dispatch_run(const char *runner_path, const char *backend, int timeout_
                       struct http_dispatch_result *res)
 {
 	struct model_buf out, err;
-	struct child_end ce;
+	struct http_spawn_result ce;
 	char *argv[4];
 	char why[512];
 	char *text = NULL;
@@ -757,12 +391,12 @@ int http_dispatch_run(const char *runner_path, const char *backend, int timeout_
 	argv[1] = (char *)"--backend";
 	argv[2] = (char *)backend;
 	argv[3] = NULL;
-	if (exec_child(runner_path, argv, text, strlen(text), timeout_ms, &out, &err, &ce, why,
-	               sizeof(why)) != 0) {
+	if (spawn_runner(runner_path, argv, text, strlen(text), timeout_ms, &out, &err, &ce, why,
+	                 sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
 		goto out;
 	}
-	if (ce.end == PUMP_OVER_CAP) {
+	if (ce.end == HTTP_SPAWN_OVER_CAP) {
 		res_fail(res, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
 	} else if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
@@ -824,7 +458,7 @@ int http_dispatch_preflight(const char *runner_path, const char *backend, int ti
                             struct http_preflight *pf)
 {
 	struct model_buf out, err;
-	struct child_end ce;
+	struct http_spawn_result ce;
 	char *argv[4];
 	char why[512];
 	int rc = -1;
@@ -840,14 +474,14 @@ int http_dispatch_preflight(const char *runner_path, const char *backend, int ti
 	argv[1] = (char *)"--preflight";
 	argv[2] = (char *)backend;
 	argv[3] = NULL;
-	if (exec_child(runner_path, argv, "", 0, timeout_ms, &out, &err, &ce, why, sizeof(why)) !=
+	if (spawn_runner(runner_path, argv, "", 0, timeout_ms, &out, &err, &ce, why, sizeof(why)) !=
 	    0)
 		goto out;
-	if (ce.end == PUMP_TIMEOUT) {
+	if (ce.end == HTTP_SPAWN_TIMEOUT) {
 		snprintf(why, sizeof(why), "preflight did not answer within %d ms", timeout_ms);
 		goto out;
 	}
-	if (ce.end == PUMP_OVER_CAP) {
+	if (ce.end == HTTP_SPAWN_OVER_CAP) {
 		snprintf(why, sizeof(why), "preflight answer over %u bytes",
 		         DISPATCH_PREFLIGHT_MAX);
 		goto out;

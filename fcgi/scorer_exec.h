@@ -24,7 +24,7 @@
  *   "scorer answer: <what is wrong>"     (missing score, score out of range,
  *                                         passed not a boolean, ...)
  *   "cannot start the scorer: <errno>"
- * Not thread-safe (as fcgi/dispatch.c: SIGPIPE ignored and SIGCHLD at its
+ * Not thread-safe (fcgi/spawn.h: SIGPIPE ignored and SIGCHLD at its
  * default for the duration of a call, then restored).
  */
 #include <stddef.h>

@@ -1,0 +1,388 @@
+/*
+ * One child process run to its end under a deadline (spawn.h): the spawn,
+ * the feeding of its stdin and the reading of its stdout/stderr, the kill
+ * of its group and the reaping, for fcgi/dispatch.c and fcgi/scorer_exec.c.
+ */
+#include "fcgi/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Without a pidfd, how often to look for the child's exit (ms). */
+#define SPAWN_EXIT_POLL_MS 5
+
+struct child {
+	pid_t pid;
+	int in;    /* write end of its stdin, -1 once closed */
+	int out;   /* read end of its stdout, -1 at EOF */
+	int err;   /* read end of its stderr, -1 at EOF or when not kept */
+	int pidfd; /* readable when it exits; -1 if unsupported */
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Move *fd above 2 (close-on-exec), so the child's dup2 onto 0..2 can never
+ * clobber another end that happened to sit there (a worker may run with
+ * 0..2 closed). */
+static int lift_fd(int *fd)
+{
+	int nfd;
+
+	if (*fd < 0 || *fd > 2)
+		return 0;
+	nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+	if (nfd < 0)
+		return -1;
+	close(*fd);
+	*fd = nfd;
+	return 0;
+}
+
+/*
+ * posix_spawn. glibc implements it with clone(CLONE_VM | CLONE_VFORK): no
+ * copy of the worker's page tables (a fork did copy them, for a process
+ * that execs at once), and an exec failure comes back as the return value.
+ * The guarantees of the fork + exec it replaces, all applied in the child
+ * before exec:
+ *   - fds: the pipe ends dup2'ed onto 0/1/2 (2: /dev/null when err_w < 0),
+ *     everything from 3 up closed (addclosefrom_np, glibc 2.34);
+ *   - its own process group (SETPGROUP 0);
+ *   - every signal back to its default action (SETSIGDEF over a full set:
+ *     SIG_IGN dispositions such as the worker's SIGPIPE survive exec
+ *     otherwise) and an empty signal mask (SETSIGMASK). One difference
+ *     with the fork + exec it replaces: glibc leaves its two internal
+ *     signals (32 and 33, which sigfillset leaves out and no glibc program
+ *     can handle) ignored in the child; the worker only ever stops a child
+ *     with SIGKILL, so nothing depends on them;
+ *   - an empty environment (envp = {NULL}).
+ * Returns 0 with *pid set, or an errno value (nothing started).
+ */
+static int spawn_child(const char *path, char *const argv[], int in_r, int out_w, int err_w,
+                       pid_t *pid)
+{
+	static char *const envp[] = {NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t all, none;
+	int rc;
+
+	*pid = -1;
+	rc = posix_spawn_file_actions_init(&fa);
+	if (rc)
+		return rc;
+	rc = posix_spawnattr_init(&at);
+	if (rc) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	sigfillset(&all);
+	sigemptyset(&none);
+	rc = posix_spawn_file_actions_adddup2(&fa, in_r, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, out_w, 1);
+	if (!rc && err_w >= 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, err_w, 2);
+	else if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+		                                       POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawnattr_setpgroup(&at, 0);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&at, &all);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawn(pid, path, &fa, &at, argv, envp);
+	if (rc)
+		*pid = -1;
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+/* Kill the child's group (and the child, should it have left it) and reap
+ * it; *status receives the wait status (0 when waitpid failed). */
+static pid_t kill_reap(pid_t pid, int *status, int *reap_errno)
+{
+	pid_t r;
+
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	do {
+		r = waitpid(pid, status, 0);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0 && reap_errno)
+		*reap_errno = errno;
+	return r;
+}
+
+/* Start the child (stderr on a pipe when keep_err). Returns 0, or -1 with
+ * res->start_step and res->start_errno (nothing left open or running). */
+static int start(const char *path, char *const argv[], int keep_err, struct child *c,
+                 struct http_spawn_result *res)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+	int status;
+	int e;
+	int rc = -1;
+
+	c->pid = -1;
+	c->in = c->out = c->err = c->pidfd = -1;
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || (keep_err && pipe2(err, O_CLOEXEC))) {
+		res->start_step = "pipe";
+		res->start_errno = errno;
+		goto out;
+	}
+	if (lift_fd(&in[0]) || lift_fd(&out[1]) || lift_fd(&err[1])) {
+		res->start_step = "fcntl";
+		res->start_errno = errno;
+		goto out;
+	}
+	e = spawn_child(path, argv, in[0], out[1], err[1], &c->pid);
+	if (e) {
+		res->start_step = "spawn";
+		res->start_errno = e;
+		c->pid = -1;
+		goto out;
+	}
+	c->in = in[1];
+	c->out = out[0];
+	c->err = err[0];
+	in[1] = out[0] = err[0] = -1;
+	if (set_nonblock(c->in) || set_nonblock(c->out) || (c->err >= 0 && set_nonblock(c->err))) {
+		res->start_step = "fcntl";
+		res->start_errno = errno;
+		kill_reap(c->pid, &status, NULL);
+		c->pid = -1;
+		close_fd(&c->in);
+		close_fd(&c->out);
+		close_fd(&c->err);
+		goto out;
+	}
+	/* pidfds are close-on-exec by definition; ENOSYS on old kernels. */
+	c->pidfd = pidfd_open(c->pid, 0);
+	rc = 0;
+out:
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	close_fd(&err[0]);
+	close_fd(&err[1]);
+	return rc;
+}
+
+/* Has the child exited? Looks without reaping: the zombie keeps its pid
+ * and process group reserved, so killing the group stays safe. */
+static int child_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return errno != EINTR;
+	return si.si_pid == pid;
+}
+
+/* Drain what is readable on fd into b (stdout: the cap is an error) or keep
+ * the first bytes only (stderr). Returns 1 at EOF, 0 when drained (or after
+ * 16 reads, so a child flooding a pipe cannot keep us from the deadline
+ * check), -1 over cap. */
+static int drain(int *fd, struct model_buf *b, int is_stdout)
+{
+	char chunk[65536];
+	ssize_t r;
+	size_t room;
+	int reads;
+
+	for (reads = 0; reads < 16; reads++) {
+		r = read(*fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (r <= 0) {
+			close_fd(fd);
+			return 1;
+		}
+		if (is_stdout) {
+			if (model_buf_add(b, chunk, (size_t)r) != 0)
+				return -1;
+		} else {
+			room = b->max - b->len;
+			model_buf_add(b, chunk, (size_t)r < room ? (size_t)r : room);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Feed stdin and collect stdout/stderr at the same time. Ends when the
+ * child has exited and its pipes are at EOF, or at the deadline.
+ */
+static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, int64_t deadline,
+                                struct model_buf *out, struct model_buf *err, int *sys_errno)
+{
+	struct pollfd pfd[4];
+	size_t written = 0;
+	int exited = 0;
+	int group_killed = 0;
+	int64_t left;
+	nfds_t nfd;
+	int timeout;
+	ssize_t w;
+	int i_in, i_out, i_err, i_pid;
+	int r;
+
+	for (;;) {
+		if (!exited && c->pidfd < 0)
+			exited = child_exited(c->pid);
+		if (exited && !group_killed) {
+			/* The child is gone; anything left in its group could
+			 * only keep the pipes open. Its zombie, not yet reaped,
+			 * still holds the pgid, so this cannot hit another group. */
+			kill(-c->pid, SIGKILL);
+			group_killed = 1;
+		}
+		if (exited && c->out < 0 && c->err < 0)
+			return HTTP_SPAWN_DONE;
+		left = deadline - now_ms();
+		if (left <= 0)
+			return HTTP_SPAWN_TIMEOUT;
+		timeout = left > 1000000 ? 1000000 : (int)left;
+		nfd = 0;
+		i_in = i_out = i_err = i_pid = -1;
+		if (c->in >= 0) {
+			pfd[nfd].fd = c->in;
+			pfd[nfd].events = POLLOUT;
+			i_in = (int)nfd++;
+		}
+		if (c->out >= 0) {
+			pfd[nfd].fd = c->out;
+			pfd[nfd].events = POLLIN;
+			i_out = (int)nfd++;
+		}
+		if (c->err >= 0) {
+			pfd[nfd].fd = c->err;
+			pfd[nfd].events = POLLIN;
+			i_err = (int)nfd++;
+		}
+		if (!exited && c->pidfd >= 0) {
+			pfd[nfd].fd = c->pidfd;
+			pfd[nfd].events = POLLIN;
+			i_pid = (int)nfd++;
+		} else if (!exited && timeout > SPAWN_EXIT_POLL_MS) {
+			timeout = SPAWN_EXIT_POLL_MS;
+		}
+		r = poll(pfd, nfd, timeout);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*sys_errno = errno;
+			return HTTP_SPAWN_ERROR;
+		}
+		if (i_in >= 0 && pfd[i_in].revents) {
+			w = write(c->in, in + written, in_len - written);
+			if (w > 0)
+				written += (size_t)w;
+			/* EPIPE: the child stopped reading (it may have refused
+			 * its input already); what it answers will say why. */
+			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == in_len)
+				close_fd(&c->in);
+		}
+		if (i_out >= 0 && pfd[i_out].revents && drain(&c->out, out, 1) < 0)
+			return HTTP_SPAWN_OVER_CAP;
+		if (i_err >= 0 && pfd[i_err].revents)
+			drain(&c->err, err, 0);
+		if (i_pid >= 0 && pfd[i_pid].revents)
+			exited = child_exited(c->pid);
+	}
+}
+
+int http_spawn_run(const char *path, char *const argv[], const char *input, size_t input_len,
+                   int timeout_ms, struct model_buf *out, struct model_buf *err,
+                   struct http_spawn_result *res)
+{
+	struct sigaction ign, dfl, old_pipe, old_chld;
+	struct child c;
+	int64_t deadline;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	res->end = HTTP_SPAWN_ERROR;
+	res->reaped = -1;
+	c.pid = -1;
+	c.in = c.out = c.err = c.pidfd = -1;
+
+	memset(&ign, 0, sizeof(ign));
+	sigemptyset(&ign.sa_mask);
+	ign.sa_handler = SIG_IGN;
+	memset(&dfl, 0, sizeof(dfl));
+	sigemptyset(&dfl.sa_mask);
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGCHLD, &dfl, &old_chld);
+
+	deadline = now_ms() + timeout_ms;
+	if (start(path, argv, err != NULL, &c, res) != 0)
+		goto out;
+	if (input_len == 0)
+		close_fd(&c.in); /* nothing to say: EOF at once */
+	res->end = pump(&c, input, input_len, deadline, out, err, &res->sys_errno);
+	if (res->end != HTTP_SPAWN_DONE) {
+		res->reaped = kill_reap(c.pid, &res->status, &res->reap_errno);
+	} else {
+		do {
+			res->reaped = waitpid(c.pid, &res->status, 0);
+		} while (res->reaped < 0 && errno == EINTR);
+		if (res->reaped < 0)
+			res->reap_errno = errno;
+	}
+	if (res->reaped < 0)
+		res->status = 0;
+	c.pid = -1;
+	rc = 0;
+out:
+	close_fd(&c.in);
+	close_fd(&c.out);
+	close_fd(&c.err);
+	close_fd(&c.pidfd);
+	sigaction(SIGCHLD, &old_chld, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}

@@ -217,7 +217,13 @@ out:
 int http_reply_json_hdr(struct http_request *req, int status, const char *extra_headers,
                         json_t *body)
 {
+	/* One reply buffer per worker process (workers serve one request at a
+	 * time): jansson encodes into it in one pass, with no growth and no
+	 * final copy (json_dumpb); a larger reply takes json_dumps. Same
+	 * bytes either way (JSON_COMPACT). */
+	static char quick[64 * 1024];
 	char *text;
+	size_t n;
 	int rc;
 
 	if (req->status) {
@@ -225,6 +231,10 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
 		         req->method, req->path);
 		return -1;
 	}
+	n = json_dumpb(body, quick, sizeof(quick), JSON_COMPACT);
+	if (n > 0 && n <= sizeof(quick))
+		return reply_raw(req, status, "application/json; charset=utf-8", extra_headers,
+		                 quick, n);
 	text = json_dumps(body, JSON_COMPACT);
 	if (!text) {
 		/* cannot happen for the objects we build; fall back to a fixed error */

@@ -182,6 +182,25 @@ int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *ac
  * unreserved characters kept). Returns a malloc'ed string (caller frees). */
 char *cli_http_escape(const char *s);
 
+/** Longest request path the CLI builds (ids, query strings). */
+#define CLI_PATH_MAX_BYTES (64 * 1024)
+
+/** prefix + escaped id + suffix into *path (initialised here, capped at
+ * CLI_PATH_MAX_BYTES; caller model_buf_release). An id too long to fit is
+ * replaced by "-", so the server answers 404 instead of the CLI guessing. */
+void cli_path_id(struct model_buf *path, const char *prefix, const char *id,
+                 const char *suffix);
+
+/** Append "?name=value" or "&name=value" (value escaped) when value is not
+ * NULL. Returns 0, or -1 after a usage error (the path would be too long). */
+int cli_query_add(const struct cli_ctx *ctx, struct model_buf *path, const char *name,
+                  const char *value);
+
+/** Check the integer option `name` of a (if given) and append it to the
+ * query in canonical form. Returns 0, or -1 after a usage error. */
+int cli_query_add_int(const struct cli_ctx *ctx, struct model_buf *path,
+                      const struct cli_args *a, const char *name);
+
 /* ---- input files (cli/input.c) ------------------------------------------ */
 
 /**

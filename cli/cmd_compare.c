@@ -17,7 +17,6 @@
 #include "model/alloc.h"
 #include "model/buf.h"
 
-#define PATH_MAX_BYTES (64 * 1024)
 
 /* ---- rendering ----------------------------------------------------------- */
 
@@ -157,50 +156,6 @@ static int set_string(struct cli_ctx *ctx, json_t *body, const struct cli_args *
 	return 0;
 }
 
-/* Append "?name=value" or "&name=value" (value escaped) if value is set. */
-static int add_query(struct cli_ctx *ctx, struct model_buf *path, const char *name,
-                     const char *value)
-{
-	char *e;
-	int rc;
-
-	if (!value)
-		return 0;
-	e = cli_http_escape(value);
-	rc = model_buf_printf(path, "%c%s=%s", strchr(path->data, '?') ? '&' : '?', name, e);
-	free(e);
-	if (rc)
-		cli_usage_error(ctx, "--%s is too long", name);
-	return rc;
-}
-
-static int add_int_query(struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
-                         const char *name)
-{
-	const char *v = cli_arg(a, name);
-	char num[32];
-	long long n;
-
-	if (!v)
-		return 0;
-	if (cli_parse_int(ctx, name, v, &n))
-		return -1;
-	snprintf(num, sizeof(num), "%lld", n);
-	return add_query(ctx, path, name, num);
-}
-
-/* prefix + escaped id + suffix, into *path (initialised here) */
-static void id_path(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
-{
-	char *e = cli_http_escape(id);
-
-	model_buf_init(path, PATH_MAX_BYTES);
-	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
-		/* a path this long cannot be an id: let the server refuse a stub */
-		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
-	free(e);
-}
-
 /* ---- compare ------------------------------------------------------------- */
 
 int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
@@ -258,10 +213,10 @@ static int cmd_comparisons_list(struct cli_ctx *ctx, const struct cli_args *a)
 	json_t *resp = NULL;
 	int rc = CLI_EXIT_USAGE;
 
-	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
 	model_buf_adds(&path, "/v1/m/sandbox/comparisons");
-	if (add_query(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
-	    add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+	if (cli_query_add(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
+	    cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
 		goto out;
 	rc = CLI_EXIT_FAIL;
 	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
@@ -283,7 +238,7 @@ static int cmd_comparisons_get(struct cli_ctx *ctx, const struct cli_args *a)
 	json_t *resp = NULL;
 	int rc = CLI_EXIT_FAIL;
 
-	id_path(&path, "/v1/m/sandbox/comparisons/", a->pos, "");
+	cli_path_id(&path, "/v1/m/sandbox/comparisons/", a->pos, "");
 	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
 		goto out;
 	if (ctx->format == CLI_FORMAT_JSON)
@@ -309,13 +264,13 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	char *delta = NULL, *id = NULL, *reason = NULL;
 	int rc = CLI_EXIT_USAGE;
 
-	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
 	if (!scenario || scenario[0] == '\0') {
 		cli_usage_error(ctx, "--scenario is required");
 		goto out;
 	}
 	model_buf_adds(&path, "/v1/m/sandbox/comparisons");
-	if (add_query(ctx, &path, "scenario", scenario))
+	if (cli_query_add(ctx, &path, "scenario", scenario))
 		goto out;
 	model_buf_adds(&path, "&latest=true");
 	rc = CLI_EXIT_FAIL;
@@ -372,7 +327,7 @@ int cli_cmd_runs_junit(struct cli_ctx *ctx, const struct cli_args *a)
 	struct model_buf path;
 	int rc = CLI_EXIT_FAIL;
 
-	id_path(&path, "/v1/m/sandbox/runs/", a->pos, "/junit");
+	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "/junit");
 	/* the export is XML: kept as bytes (cli_http_call only hands back JSON) */
 	if (cli_http_get_raw(ctx, path.data, "application/xml", &body))
 		goto out;

@@ -19,7 +19,6 @@
 #include "model/buf.h"
 #include "model/limits.h"
 
-#define PATH_MAX_BYTES (64 * 1024)
 
 /* A sessions file may hold many sessions (each posted on its own, each
  * within the API's 1 MiB request limit): 16 MiB for the whole file. */
@@ -274,37 +273,6 @@ out:
 
 /* ---- sessions list | get ------------------------------------------------- */
 
-static int add_query(struct cli_ctx *ctx, struct model_buf *path, const char *name,
-                     const char *value)
-{
-	char *e;
-	int rc;
-
-	if (!value)
-		return 0;
-	e = cli_http_escape(value);
-	rc = model_buf_printf(path, "%c%s=%s", strchr(path->data, '?') ? '&' : '?', name, e);
-	free(e);
-	if (rc)
-		cli_usage_error(ctx, "--%s is too long", name);
-	return rc;
-}
-
-static int add_int_query(struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
-                         const char *name)
-{
-	const char *v = cli_arg(a, name);
-	char num[32];
-	long long n;
-
-	if (!v)
-		return 0;
-	if (cli_parse_int(ctx, name, v, &n))
-		return -1;
-	snprintf(num, sizeof(num), "%lld", n);
-	return add_query(ctx, path, name, num);
-}
-
 static const struct cli_column session_columns[] = {
     {"ID", "id", NULL},
     {"EXTERNAL_ID", "external_id", NULL},
@@ -324,9 +292,9 @@ static int cmd_sessions_list(struct cli_ctx *ctx, const struct cli_args *a)
 	json_t *resp = NULL;
 	int rc = CLI_EXIT_USAGE;
 
-	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
 	model_buf_adds(&path, "/v1/m/sandbox/sessions");
-	if (add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+	if (cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
 		goto out;
 	rc = CLI_EXIT_FAIL;
 	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
@@ -342,18 +310,6 @@ out:
 	return rc;
 }
 
-/* prefix + escaped id + suffix, into *path (initialised here) */
-static void id_path(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
-{
-	char *e = cli_http_escape(id);
-
-	model_buf_init(path, PATH_MAX_BYTES);
-	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
-		/* a path this long cannot be an id: let the server refuse a stub */
-		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
-	free(e);
-}
-
 static int cmd_sessions_get(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	static const char *const skip[] = {"events", NULL};
@@ -361,7 +317,7 @@ static int cmd_sessions_get(struct cli_ctx *ctx, const struct cli_args *a)
 	json_t *resp = NULL;
 	int rc = CLI_EXIT_FAIL;
 
-	id_path(&path, "/v1/m/sandbox/sessions/", a->pos, "");
+	cli_path_id(&path, "/v1/m/sandbox/sessions/", a->pos, "");
 	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
 		goto out;
 	if (ctx->format == CLI_FORMAT_JSON) {

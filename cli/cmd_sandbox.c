@@ -17,7 +17,6 @@
 #include "model/alloc.h"
 #include "model/buf.h"
 
-#define PATH_MAX_BYTES (64 * 1024)
 
 typedef void (*table_printer)(const json_t *resp);
 
@@ -158,52 +157,6 @@ static int call_and_print(struct cli_ctx *ctx, const char *method, const char *p
 	return CLI_EXIT_OK;
 }
 
-/* prefix + escaped id + suffix, into *path (initialised here) */
-static void id_path(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
-{
-	char *e = cli_http_escape(id);
-
-	model_buf_init(path, PATH_MAX_BYTES);
-	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
-		/* a path this long cannot be an id: let the server refuse a stub */
-		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
-	free(e);
-}
-
-/* Append "?name=value" or "&name=value" (value escaped) if value is set.
- * Returns 0, or -1 after a usage error (the path would be too long). */
-static int add_query(struct cli_ctx *ctx, struct model_buf *path, const char *name,
-                     const char *value)
-{
-	char *e;
-	int rc;
-
-	if (!value)
-		return 0;
-	e = cli_http_escape(value);
-	rc = model_buf_printf(path, "%c%s=%s", strchr(path->data, '?') ? '&' : '?', name, e);
-	free(e);
-	if (rc)
-		cli_usage_error(ctx, "--%s is too long", name);
-	return rc;
-}
-
-/* Check an integer option and append it to the query in canonical form. */
-static int add_int_query(struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
-                         const char *name)
-{
-	const char *v = cli_arg(a, name);
-	char num[32];
-	long long n;
-
-	if (!v)
-		return 0;
-	if (cli_parse_int(ctx, name, v, &n))
-		return -1;
-	snprintf(num, sizeof(num), "%lld", n);
-	return add_query(ctx, path, name, num);
-}
-
 /* Set body[key] to the string value of option --opt if given; it must be
  * UTF-8 (jansson refuses anything else). */
 static int set_string_opt(struct cli_ctx *ctx, json_t *body, const char *key,
@@ -322,9 +275,9 @@ static int cmd_scenarios_list(struct cli_ctx *ctx, const struct cli_args *a)
 	struct model_buf path;
 	int rc = CLI_EXIT_USAGE;
 
-	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
 	model_buf_adds(&path, "/v1/m/sandbox/scenarios");
-	if (add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+	if (cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
 		goto out;
 	rc = call_and_print(ctx, "GET", path.data, NULL, print_scenario_list);
 out:
@@ -337,7 +290,7 @@ static int cmd_scenarios_get(struct cli_ctx *ctx, const struct cli_args *a)
 	struct model_buf path;
 	int rc;
 
-	id_path(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
+	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
 	rc = call_and_print(ctx, "GET", path.data, NULL, print_scenario);
 	model_buf_release(&path);
 	return rc;
@@ -348,7 +301,7 @@ static int cmd_scenarios_delete(struct cli_ctx *ctx, const struct cli_args *a)
 	struct model_buf path;
 	int rc;
 
-	id_path(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
+	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
 	rc = call_and_print(ctx, "DELETE", path.data, NULL, print_fields);
 	model_buf_release(&path);
 	return rc;
@@ -367,7 +320,7 @@ static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 		json_decref(body);
 		return CLI_EXIT_USAGE;
 	}
-	id_path(&path, "/v1/m/sandbox/scenarios/", a->pos, "/runs");
+	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "/runs");
 	rc = call_and_print(ctx, "POST", path.data, body, print_fields);
 	model_buf_release(&path);
 	return rc;
@@ -380,13 +333,13 @@ static int cmd_runs_list(struct cli_ctx *ctx, const struct cli_args *a)
 	struct model_buf path;
 	int rc = CLI_EXIT_USAGE;
 
-	model_buf_init(&path, PATH_MAX_BYTES);
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
 	model_buf_adds(&path, "/v1/m/sandbox/runs");
-	if (add_query(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
-	    add_query(ctx, &path, "status", cli_arg(a, "status")) ||
-	    add_query(ctx, &path, "kind", cli_arg(a, "kind")) ||
-	    add_query(ctx, &path, "session", cli_arg(a, "session")) ||
-	    add_int_query(ctx, &path, a, "limit") || add_int_query(ctx, &path, a, "offset"))
+	if (cli_query_add(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
+	    cli_query_add(ctx, &path, "status", cli_arg(a, "status")) ||
+	    cli_query_add(ctx, &path, "kind", cli_arg(a, "kind")) ||
+	    cli_query_add(ctx, &path, "session", cli_arg(a, "session")) ||
+	    cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
 		goto out;
 	rc = call_and_print(ctx, "GET", path.data, NULL, print_run_list);
 out:
@@ -399,7 +352,7 @@ static int cmd_runs_get(struct cli_ctx *ctx, const struct cli_args *a)
 	struct model_buf path;
 	int rc;
 
-	id_path(&path, "/v1/m/sandbox/runs/", a->pos, "");
+	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "");
 	rc = call_and_print(ctx, "GET", path.data, NULL, print_fields);
 	model_buf_release(&path);
 	return rc;
@@ -410,7 +363,7 @@ static int cmd_runs_outputs(struct cli_ctx *ctx, const struct cli_args *a)
 	struct model_buf path;
 	int rc;
 
-	id_path(&path, "/v1/m/sandbox/runs/", a->pos, "/outputs");
+	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "/outputs");
 	rc = call_and_print(ctx, "GET", path.data, NULL, print_outputs);
 	model_buf_release(&path);
 	return rc;

@@ -267,3 +267,46 @@ int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *ac
 	*out = r.body; /* the caller's to release, also on failure */
 	return rc;
 }
+
+void cli_path_id(struct model_buf *path, const char *prefix, const char *id,
+                 const char *suffix)
+{
+	char *e = cli_http_escape(id);
+
+	model_buf_init(path, CLI_PATH_MAX_BYTES);
+	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
+		/* a path this long cannot be an id: send "-", which the server refuses */
+		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
+	free(e);
+}
+
+int cli_query_add(const struct cli_ctx *ctx, struct model_buf *path, const char *name,
+                  const char *value)
+{
+	char *e;
+	int rc;
+
+	if (!value)
+		return 0;
+	e = cli_http_escape(value);
+	rc = model_buf_printf(path, "%c%s=%s", strchr(path->data, '?') ? '&' : '?', name, e);
+	free(e);
+	if (rc)
+		cli_usage_error(ctx, "--%s is too long", name);
+	return rc;
+}
+
+int cli_query_add_int(const struct cli_ctx *ctx, struct model_buf *path,
+                      const struct cli_args *a, const char *name)
+{
+	const char *v = cli_arg(a, name);
+	char num[32];
+	long long n;
+
+	if (!v)
+		return 0;
+	if (cli_parse_int(ctx, name, v, &n))
+		return -1;
+	snprintf(num, sizeof(num), "%lld", n);
+	return cli_query_add(ctx, path, name, num);
+}

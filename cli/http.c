@@ -268,8 +268,7 @@ int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *ac
 	return rc;
 }
 
-void cli_path_id(struct model_buf *path, const char *prefix, const char *id,
-                 const char *suffix)
+void cli_path_id(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
 {
 	char *e = cli_http_escape(id);
 
@@ -296,8 +295,8 @@ int cli_query_add(const struct cli_ctx *ctx, struct model_buf *path, const char 
 	return rc;
 }
 
-int cli_query_add_int(const struct cli_ctx *ctx, struct model_buf *path,
-                      const struct cli_args *a, const char *name)
+int cli_query_add_int(const struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
+                      const char *name)
 {
 	const char *v = cli_arg(a, name);
 	char num[32];

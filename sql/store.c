@@ -1469,6 +1469,41 @@ static enum store_rc col_fixed(struct store *st, SQLHSTMT h, int col, char *buf,
 	return STORE_OK;
 }
 
+/*
+ * Read a principal from columns 1..4 of the current row (token id, tenant
+ * id, role, a SHA-256 hex) and check their shape: a malformed row is
+ * STORE_ERROR, never a half-filled principal (*pr is zeroed on any error).
+ * Shared by the token lookups and the admin view's session lookup.
+ */
+static enum store_rc principal_row(struct store *st, SQLHSTMT h, struct store_principal *pr)
+{
+	enum store_rc rc;
+	long long role = 0;
+	int ok1 = 0, ok2 = 0, ok3 = 0, null = 1;
+
+	memset(pr, 0, sizeof *pr);
+	rc = col_fixed(st, h, 1, pr->token_id, sizeof pr->token_id, &ok1);
+	if (!rc)
+		rc = col_fixed(st, h, 2, pr->tenant_id, sizeof pr->tenant_id, &ok2);
+	if (!rc)
+		rc = col_int(st, h, 3, &role, &null);
+	if (!rc)
+		rc = col_fixed(st, h, 4, pr->sha256_hex, sizeof pr->sha256_hex, &ok3);
+	if (rc) {
+		memset(pr, 0, sizeof *pr);
+		return rc;
+	}
+	if (!ok1 || !ok2 || !ok3 || null || !is_lower_hex(pr->token_id, 32) ||
+	    !is_lower_hex(pr->tenant_id, 32) || !is_lower_hex(pr->sha256_hex, 64) ||
+	    role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN) {
+		memset(pr, 0, sizeof *pr);
+		st_seterr(st, "malformed token row in the database");
+		return STORE_ERROR;
+	}
+	pr->role = (enum store_role)role;
+	return STORE_OK;
+}
+
 static enum store_rc tx_token_lookup(struct store *st, void *arg)
 {
 	/* Authentication is the one lookup that precedes knowing the tenant:
@@ -1490,8 +1525,8 @@ static enum store_rc tx_token_lookup(struct store *st, void *arg)
 	struct store_principal *pr = a->pr;
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
-	long long role = 0, on = 0;
-	int row = 0, ok1 = 0, ok2 = 0, ok3 = 0, null = 1, null_on = 1;
+	long long on = 0;
+	int row = 0, null_on = 1;
 
 	memset(pr, 0, sizeof *pr);
 	a->enabled = 0;
@@ -1508,26 +1543,11 @@ static enum store_rc tx_token_lookup(struct store *st, void *arg)
 		rc = STORE_NOT_FOUND;
 		goto out;
 	}
-	rc = col_fixed(st, h, 1, pr->token_id, sizeof pr->token_id, &ok1);
-	if (!rc)
-		rc = col_fixed(st, h, 2, pr->tenant_id, sizeof pr->tenant_id, &ok2);
-	if (!rc)
-		rc = col_int(st, h, 3, &role, &null);
-	if (!rc)
-		rc = col_fixed(st, h, 4, pr->sha256_hex, sizeof pr->sha256_hex, &ok3);
+	rc = principal_row(st, h, pr);
 	if (!rc && a->module)
 		rc = col_int(st, h, 5, &on, &null_on);
 	if (rc)
 		goto out;
-	if (!ok1 || !ok2 || !ok3 || null || !is_lower_hex(pr->token_id, 32) ||
-	    !is_lower_hex(pr->tenant_id, 32) || !is_lower_hex(pr->sha256_hex, 64) ||
-	    role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN) {
-		memset(pr, 0, sizeof *pr);
-		st_seterr(st, "malformed token row in the database");
-		rc = STORE_ERROR;
-		goto out;
-	}
-	pr->role = (enum store_role)role;
 	/* no row for the module: off (a new tenant has every module off) */
 	a->enabled = !null_on && on != 0;
 out:
@@ -1738,7 +1758,7 @@ struct audit_arg {
 	const char *action;
 	const char *target_id;
 	json_t *detail;
-	int limit;
+	int limit, offset;
 	json_t *out;
 };
 
@@ -1769,7 +1789,7 @@ static enum store_rc tx_audit_list(struct store *st, void *arg)
 					      {"action", C_TEXT},    {"target_id", C_TEXT},
 					      {"detail", C_JSON},    {"created_at", C_TEXT}};
 	struct audit_arg *a = arg;
-	struct param p[] = {PT(a->tenant_id), PI(a->limit)};
+	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
 	json_t *arr = json_array();
 	enum store_rc rc;
 
@@ -1777,7 +1797,7 @@ static enum store_rc tx_audit_list(struct store *st, void *arg)
 	a->out = NULL;
 	rc = q_rows(st,
 		    "SELECT id, actor, action, target_id, detail, created_at FROM audit_events "
-		    "WHERE tenant_id = ? ORDER BY ord DESC LIMIT ?",
+		    "WHERE tenant_id = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
 		    p, NPARAMS(p), cols, NPARAMS(cols), arr);
 	if (rc) {
 		json_decref(arr);
@@ -1787,10 +1807,12 @@ static enum store_rc tx_audit_list(struct store *st, void *arg)
 	return STORE_OK;
 }
 
-enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit,
-			       json_t **out)
+enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int limit,
+				    int offset, json_t **out)
 {
-	struct audit_arg a = {.tenant_id = tenant_id ? tenant_id : "", .limit = clamp_limit(limit)};
+	struct audit_arg a = {.tenant_id = tenant_id ? tenant_id : "",
+			      .limit = clamp_limit(limit),
+			      .offset = offset < 0 ? 0 : offset};
 	enum store_rc rc;
 
 	rc = store_read(st, tx_audit_list, &a);
@@ -1800,6 +1822,12 @@ enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limi
 	}
 	*out = a.out;
 	return rc;
+}
+
+enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit,
+			       json_t **out)
+{
+	return store_audit_list_page(st, tenant_id, limit, 0, out);
 }
 
 /* ---- scenarios ----------------------------------------------------------------- */
@@ -2725,7 +2753,8 @@ struct comparison_arg {
 	const char *actor;
 	const char *id;
 	const struct store_comparison *cmp;
-	const char *scenario_id;
+	const char *scenario_id; /* list filters; NULL matches every row */
+	const char *verdict;
 	int limit, offset;
 	json_t *out;
 };
@@ -2967,26 +2996,47 @@ enum store_rc store_comparison_get(struct store *st, const char *tenant_id, cons
 	return comparison_call(st, tx_comparison_get, &a, out);
 }
 
+/*
+ * The list of comparisons: the WHERE clause is built from fixed fragments,
+ * one "AND col = ?" per filter given (4 distinct texts, all kept by the
+ * statement cache); every value is bound, so a verdict that names none of
+ * the four matches no row.
+ */
 static enum store_rc tx_comparison_list(struct store *st, void *arg)
 {
-	/* WHERE variants are fixed text; values are always bound. */
-	static const char *const sql_all =
-		COMPARISON_SELECT " WHERE c.tenant_id = ? ORDER BY c.ord DESC LIMIT ? OFFSET ?";
-	static const char *const sql_scenario =
-		COMPARISON_SELECT " WHERE c.tenant_id = ? AND c.scenario_id = ? "
-				  "ORDER BY c.ord DESC LIMIT ? OFFSET ?";
 	struct comparison_arg *a = arg;
-	struct param p1[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
-	struct param p2[] = {PT(a->tenant_id), PT(a->scenario_id), PI(a->limit), PI(a->offset)};
-	json_t *arr = json_array();
+	const struct {
+		const char *value;
+		const char *sql;
+	} conds[] = {{a->scenario_id, " AND c.scenario_id = ?"}, {a->verdict, " AND c.verdict = ?"}};
+	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
+	struct model_buf sql;
+	size_t n = 0, i;
+	json_t *arr;
 	enum store_rc rc;
 
 	json_decref(a->out);
 	a->out = NULL;
-	if (a->scenario_id)
-		rc = comparison_rows(st, sql_scenario, p2, NPARAMS(p2), arr);
-	else
-		rc = comparison_rows(st, sql_all, p1, NPARAMS(p1), arr);
+	memset(p, 0, sizeof p);
+	model_buf_init(&sql, 4096);
+	model_buf_adds(&sql, COMPARISON_SELECT " WHERE c.tenant_id = ?");
+	p[n].type = P_TEXT;
+	p[n++].s = a->tenant_id;
+	for (i = 0; i < NPARAMS(conds); i++) {
+		if (!conds[i].value)
+			continue;
+		model_buf_adds(&sql, conds[i].sql);
+		p[n].type = P_TEXT;
+		p[n++].s = conds[i].value;
+	}
+	model_buf_adds(&sql, " ORDER BY c.ord DESC LIMIT ? OFFSET ?");
+	p[n].type = P_INT;
+	p[n++].i = a->limit;
+	p[n].type = P_INT;
+	p[n++].i = a->offset;
+	arr = json_array();
+	rc = comparison_rows(st, sql.data, p, n, arr);
+	model_buf_release(&sql);
 	if (rc) {
 		json_decref(arr);
 		return rc;
@@ -2995,16 +3045,25 @@ static enum store_rc tx_comparison_list(struct store *st, void *arg)
 	return STORE_OK;
 }
 
-enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
-				    const char *scenario_id, int limit, int offset, json_t **out)
+enum store_rc store_comparison_list_filtered(struct store *st, const char *tenant_id,
+					     const char *scenario_id, const char *verdict,
+					     int limit, int offset, json_t **out)
 {
 	struct comparison_arg a = {.tenant_id = tenant_id ? tenant_id : "",
 				   .scenario_id = scenario_id,
+				   .verdict = verdict,
 				   .limit = clamp_limit(limit),
 				   .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
 	return comparison_call(st, tx_comparison_list, &a, out);
+}
+
+enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
+				    const char *scenario_id, int limit, int offset, json_t **out)
+{
+	return store_comparison_list_filtered(st, tenant_id, scenario_id, NULL, limit, offset,
+					      out);
 }
 
 /* ---- history sessions (append-only, issue 5) -------------------------------------- */
@@ -3172,4 +3231,205 @@ enum store_rc store_session_list(struct store *st, const char *tenant_id, int li
 
 	*out = NULL;
 	return session_call(st, tx_session_list, &a, out);
+}
+
+/* ---- admin view sessions (issue 6) ------------------------------------------------ */
+
+/*
+ * Sessions of the admin HTML view: only the SHA-256 hex of the cookie
+ * secret is stored (column sha256), with the token the session was made
+ * from. The role is never copied: every lookup joins api_tokens, so a
+ * revoked token (revoked = 1) ends its sessions at once and a role change
+ * applies to them too. Times are ISO text of one fixed format, compared as
+ * text (they sort as they compare; the PostgreSQL column is COLLATE "C").
+ */
+
+struct web_session_arg {
+	const char *tenant_id;
+	const char *token_id; /* create: the token; delete: the actor */
+	const char *sha;
+	const char *now;
+	const char *expires_at;
+	char id[33];
+	struct store_principal *pr;
+};
+
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ", the one format of every stored timestamp
+ * (now_iso): text comparison of two of them is time comparison. */
+static int iso_ok(const char *s)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+	size_t i;
+
+	if (!s || strlen(s) != sizeof shape - 1)
+		return 0;
+	for (i = 0; shape[i]; i++) {
+		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i]) : s[i] != shape[i])
+			return 0;
+	}
+	return 1;
+}
+
+static enum store_rc tx_web_session_create(struct store *st, void *arg)
+{
+	struct web_session_arg *a = arg;
+	struct param tok[] = {PT(a->token_id), PT(a->tenant_id)};
+	struct param purge[] = {PT(a->now)};
+	enum store_rc rc;
+	json_t *detail;
+	int found = 0;
+
+	a->id[0] = '\0';
+	/* the token must be one of the tenant's and unrevoked: checked before
+	 * anything is written (no purge either) */
+	rc = q_exists(st, "SELECT 1 FROM api_tokens WHERE id = ? AND tenant_id = ? AND revoked = 0",
+		      tok, NPARAMS(tok), &found);
+	if (rc)
+		return rc;
+	if (!found) {
+		st_seterr(st, "web session: no such unrevoked token for this tenant");
+		return STORE_NOT_FOUND;
+	}
+	/* no other cleanup job exists: every sign-in purges the expired
+	 * sessions of every tenant (they no longer authenticate anyway) */
+	rc = q_exec(st, "DELETE FROM web_sessions WHERE expires_at < ?", purge, NPARAMS(purge), NULL,
+		    NULL);
+	if (rc)
+		return rc;
+	rc = new_id(st, a->id);
+	if (rc)
+		return rc;
+	{
+		struct param p[] = {PT(a->id),	PT(a->tenant_id), PT(a->token_id),
+				    PT(a->sha), PT(a->now),	  PT(a->expires_at)};
+
+		rc = q_exec(st,
+			    "INSERT INTO web_sessions (id, tenant_id, token_id, sha256, created_at, "
+			    "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+			    p, NPARAMS(p), NULL, NULL);
+	}
+	if (rc)
+		return rc;
+	/* the id only: never the hash, which identifies the cookie */
+	detail = json_pack("{s:s}", "session_id", a->id);
+	rc = audit_insert(st, a->tenant_id, a->token_id, "admin.signin", a->id, detail);
+	json_decref(detail);
+	return rc;
+}
+
+enum store_rc store_web_session_create(struct store *st, const char *tenant_id,
+				       const char *token_id, const char *sha256_hex,
+				       const char *now_iso, const char *expires_at,
+				       char id_out[33])
+{
+	struct web_session_arg a = {.tenant_id = tenant_id, .token_id = token_id,
+				    .sha = sha256_hex, .now = now_iso, .expires_at = expires_at};
+	enum store_rc rc;
+
+	id_out[0] = '\0';
+	if (!is_lower_hex(tenant_id, 32) || !is_lower_hex(token_id, 32))
+		return STORE_NOT_FOUND;
+	if (!is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso) || !iso_ok(expires_at)) {
+		st_seterr(st, "web session: a 64 lowercase hex digest and ISO UTC times "
+			      "(YYYY-MM-DDTHH:MM:SS.mmmZ) are required");
+		return STORE_ERROR;
+	}
+	rc = store_tx(st, tx_web_session_create, &a);
+	if (!rc)
+		memcpy(id_out, a.id, 33);
+	return rc;
+}
+
+static enum store_rc tx_web_session_lookup(struct store *st, void *arg)
+{
+	/* Like a token lookup, this precedes knowing the tenant: the digest
+	 * selects the row (unique). The token is joined inside the session's
+	 * tenant, unrevoked, for the current role. */
+	static const char *const sql =
+		"SELECT t.id, w.tenant_id, t.role, w.sha256 FROM web_sessions w "
+		"JOIN api_tokens t ON t.id = w.token_id AND t.tenant_id = w.tenant_id "
+		"WHERE w.sha256 = ? AND w.expires_at > ? AND t.revoked = 0";
+	struct web_session_arg *a = arg;
+	struct param p[] = {PT(a->sha), PT(a->now)};
+	SQLHSTMT h = SQL_NULL_HSTMT;
+	enum store_rc rc;
+	int row = 0;
+
+	memset(a->pr, 0, sizeof *a->pr);
+	rc = q_exec(st, sql, p, NPARAMS(p), &h, NULL);
+	if (rc)
+		return rc;
+	rc = q_fetch(st, h, &row);
+	if (!rc && !row)
+		rc = STORE_NOT_FOUND;
+	if (!rc)
+		rc = principal_row(st, h, a->pr);
+	q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
+	if (rc)
+		memset(a->pr, 0, sizeof *a->pr);
+	return rc;
+}
+
+enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
+				       const char *now_iso, struct store_principal *out)
+{
+	struct web_session_arg a = {.sha = sha256_hex, .now = now_iso, .pr = out};
+
+	memset(out, 0, sizeof *out);
+	if (!is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso))
+		return STORE_NOT_FOUND;
+	return store_read(st, tx_web_session_lookup, &a);
+}
+
+static enum store_rc tx_web_session_delete(struct store *st, void *arg)
+{
+	static const struct colspec cols[] = {{"id", C_TEXT}};
+	struct web_session_arg *a = arg;
+	struct param p[] = {PT(a->tenant_id), PT(a->sha)};
+	json_t *row = NULL;
+	json_t *detail;
+	const char *id;
+	enum store_rc rc;
+	SQLLEN n = 0;
+
+	a->id[0] = '\0';
+	rc = q_row(st, "SELECT id FROM web_sessions WHERE tenant_id = ? AND sha256 = ?", p,
+		   NPARAMS(p), cols, NPARAMS(cols), &row);
+	if (rc)
+		return rc;
+	id = json_string_value(json_object_get(row, "id"));
+	if (!is_lower_hex(id, 32)) {
+		json_decref(row);
+		st_seterr(st, "malformed web session row in the database");
+		return STORE_ERROR;
+	}
+	memcpy(a->id, id, 33);
+	json_decref(row);
+	{
+		struct param d[] = {PT(a->tenant_id), PT(a->id)};
+
+		rc = q_exec(st, "DELETE FROM web_sessions WHERE tenant_id = ? AND id = ?", d,
+			    NPARAMS(d), NULL, &n);
+	}
+	if (rc)
+		return rc;
+	if (n != 1) {
+		st_seterr(st, "web session: deleted %ld rows, expected 1", (long)n);
+		return STORE_NOT_FOUND;
+	}
+	detail = json_pack("{s:s}", "session_id", a->id);
+	rc = audit_insert(st, a->tenant_id, a->token_id, "admin.signout", a->id, detail);
+	json_decref(detail);
+	return rc;
+}
+
+enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
+				       const char *actor_token_id, const char *sha256_hex)
+{
+	struct web_session_arg a = {.tenant_id = tenant_id, .token_id = actor_token_id,
+				    .sha = sha256_hex};
+
+	if (!is_lower_hex(tenant_id, 32) || !is_lower_hex(sha256_hex, 64))
+		return STORE_NOT_FOUND;
+	return store_tx(st, tx_web_session_delete, &a);
 }

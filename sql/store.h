@@ -343,4 +343,62 @@ enum store_rc store_session_get(struct store *st, const char *tenant_id, const c
 enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,
 				 int offset, json_t **out);
 
+/* ---- admin view sessions (issue 6) --------------------------------------- */
+
+/*
+ * Sign-in sessions of the admin HTML view (fcgi/view.c). A session is made
+ * when a user signs in with an API token: the browser keeps a random secret
+ * in a cookie, and only the SHA-256 hex of that secret is stored here,
+ * beside the token it was made from. A session gives exactly the rights of
+ * its token: the role is read from the token on every lookup, and revoking
+ * the token ends its sessions.
+ */
+
+/**
+ * Store a new session for the token token_id of tenant_id: sha256_hex is
+ * the SHA-256 hex (64 chars) of the cookie secret, expires_at an ISO UTC
+ * time ("YYYY-MM-DDTHH:MM:SS.mmmZ"). In the same transaction: delete the
+ * sessions of every tenant whose expires_at is before now_iso (no other
+ * cleanup job exists), and append the audit event "admin.signin" by the
+ * token (detail {"session_id"} only). id_out gets the session id.
+ * STORE_NOT_FOUND (nothing written) when the token is not an unrevoked
+ * token of tenant_id.
+ */
+enum store_rc store_web_session_create(struct store *st, const char *tenant_id,
+				       const char *token_id, const char *sha256_hex,
+				       const char *now_iso, const char *expires_at,
+				       char id_out[33]);
+
+/**
+ * Find the session whose secret hashes to sha256_hex, that has not expired
+ * (expires_at > now_iso) and whose token is not revoked. out gets the
+ * session's tenant_id, its token's token_id and current role, and in
+ * sha256_hex the stored session hash (for the caller's constant-time
+ * compare). STORE_NOT_FOUND otherwise (*out zeroed).
+ */
+enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
+				       const char *now_iso, struct store_principal *out);
+
+/**
+ * Delete the session of tenant_id whose secret hashes to sha256_hex (sign-
+ * out) and append the audit event "admin.signout" by actor_token_id, in one
+ * transaction. STORE_NOT_FOUND (nothing written) when there is none.
+ */
+enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
+				       const char *actor_token_id, const char *sha256_hex);
+
+/* ---- listings with more filters (issue 6: the admin view's lists) -------- */
+
+/** store_comparison_list with one more filter: verdict (NULL: every
+ *  verdict; else one of "improved", "regressed", "unchanged",
+ *  "inconclusive"; any other text matches nothing). */
+enum store_rc store_comparison_list_filtered(struct store *st, const char *tenant_id,
+					     const char *scenario_id, const char *verdict,
+					     int limit, int offset, json_t **out);
+
+/** store_audit_list with an offset (>= 0) into the newest-first list, for
+ *  pagination. */
+enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int limit,
+				    int offset, json_t **out);
+
 #endif

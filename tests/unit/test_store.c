@@ -32,7 +32,7 @@ static struct store *st;
 static const char *const all_tables[] = {"tenants",	    "api_tokens",  "module_settings",
 					 "audit_events",    "scenarios",   "runs",
 					 "run_outputs",	    "comparisons", "sessions",
-					 "schema_migrations"};
+					 "web_sessions",    "schema_migrations"};
 
 /* ---- raw ODBC, for looking at rows ------------------------------------------ */
 
@@ -213,9 +213,9 @@ static void setup_pg(void)
 {
 	snprintf(g_dsn, sizeof g_dsn, "%s", getenv("OLIVARES_TEST_PG_DSN"));
 	g_pg = 1;
-	ck_assert_int_eq(raw_exec("DROP TABLE IF EXISTS comparisons, run_outputs, runs, "
-				  "sessions, scenarios, audit_events, module_settings, api_tokens, "
-				  "tenants, schema_migrations CASCADE"),
+	ck_assert_int_eq(raw_exec("DROP TABLE IF EXISTS web_sessions, comparisons, run_outputs, "
+				  "runs, sessions, scenarios, audit_events, module_settings, "
+				  "api_tokens, tenants, schema_migrations CASCADE"),
 			 0);
 	open_store();
 }
@@ -1671,6 +1671,520 @@ START_TEST(test_run_replay)
 }
 END_TEST
 
+/* ---- admin view sessions and listings (issue 6) ------------------------------ */
+
+/* A token of tenant with role; id gets its id. The secret is derived from
+ * name (never stored: only its digest is). */
+static void mk_token(const char *tenant, enum store_role role, const char *name, char id[33])
+{
+	char secret[128], sha[65];
+
+	snprintf(secret, sizeof secret, "olv_test_token_%s", name);
+	sha256_hex(secret, strlen(secret), sha);
+	ck_assert_int_eq(store_token_create(st, tenant, role, sha, name, id), STORE_OK);
+}
+
+/* The stored digest of a cookie secret named name, as fcgi/view.c makes it. */
+static void cookie_sha(const char *name, char out[65])
+{
+	char secret[128];
+
+	snprintf(secret, sizeof secret, "cookie-secret-%s", name);
+	sha256_hex(secret, strlen(secret), out);
+}
+
+static long count_where(const char *table, const char *col, const char *value)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE %s = '%s'", table, col, value);
+	return raw_count(sql);
+}
+
+static void assert_not_found_zeroed(const char *sha, const char *now)
+{
+	struct store_principal p;
+
+	memset(&p, 0x5a, sizeof p);
+	ck_assert_int_eq(store_web_session_lookup(st, sha, now, &p), STORE_NOT_FOUND);
+	ck_assert_str_eq(p.tenant_id, "");
+	ck_assert_str_eq(p.token_id, "");
+	ck_assert_str_eq(p.sha256_hex, "");
+	ck_assert_int_eq(p.role, 0);
+}
+
+#define T0 "2030-01-01T00:00:00.000Z"
+#define T8 "2030-01-01T08:00:00.000Z"
+
+START_TEST(test_web_sessions)
+{
+	char a[33], tok_e[33], tok_v[33], id1[33], id2[33], s1[65], s2[65], sql[512];
+	struct store_principal p;
+	json_t *audit = NULL, *ev, *detail;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_token(a, STORE_ROLE_EDITOR, "editor", tok_e);
+	mk_token(a, STORE_ROLE_VIEWER, "viewer", tok_v);
+	cookie_sha("1", s1);
+	cookie_sha("2", s2);
+
+	ck_assert_msg(store_web_session_create(st, a, tok_e, s1, T0, T8, id1) == STORE_OK, "%s",
+		      store_last_error(st));
+	ck_assert_uint_eq(strlen(id1), 32);
+
+	/* found while now < expires_at, with the token's tenant, id and role */
+	memset(&p, 0, sizeof p);
+	ck_assert_int_eq(store_web_session_lookup(st, s1, T0, &p), STORE_OK);
+	ck_assert_str_eq(p.tenant_id, a);
+	ck_assert_str_eq(p.token_id, tok_e);
+	ck_assert_str_eq(p.sha256_hex, s1);
+	ck_assert_int_eq(p.role, STORE_ROLE_EDITOR);
+	ck_assert_int_eq(store_web_session_lookup(st, s1, "2030-01-01T07:59:59.999Z", &p),
+			 STORE_OK);
+	ck_assert_str_eq(p.token_id, tok_e);
+	/* expired: at expires_at and after */
+	assert_not_found_zeroed(s1, T8);
+	assert_not_found_zeroed(s1, "2030-01-01T08:00:00.001Z");
+	assert_not_found_zeroed(s1, "2031-06-01T00:00:00.000Z");
+	/* unknown, malformed, upper-case or SQL-looking digests; a bad "now" */
+	assert_not_found_zeroed(s2, T0);
+	assert_not_found_zeroed("abc", T0);
+	assert_not_found_zeroed("' OR '1'='1", T0);
+	{
+		char up[65];
+		size_t i;
+
+		for (i = 0; i < 64; i++)
+			up[i] = (char)(s1[i] >= 'a' && s1[i] <= 'f' ? s1[i] - 32 : s1[i]);
+		up[64] = '\0';
+		ck_assert_str_ne(up, s1); /* a SHA-256 hex has letters */
+		assert_not_found_zeroed(up, T0);
+	}
+	assert_not_found_zeroed(s1, "now");
+
+	/* the role is read from the token on every lookup */
+	snprintf(sql, sizeof sql, "UPDATE api_tokens SET role = 3 WHERE id = '%s'", tok_e);
+	ck_assert_int_eq(raw_exec(sql), 0);
+	ck_assert_int_eq(store_web_session_lookup(st, s1, T0, &p), STORE_OK);
+	ck_assert_int_eq(p.role, STORE_ROLE_ADMIN);
+	snprintf(sql, sizeof sql, "UPDATE api_tokens SET role = 1 WHERE id = '%s'", tok_e);
+	ck_assert_int_eq(raw_exec(sql), 0);
+	ck_assert_int_eq(store_web_session_lookup(st, s1, T0, &p), STORE_OK);
+	ck_assert_int_eq(p.role, STORE_ROLE_VIEWER);
+
+	/* a second session, of the viewer token; revoking that token ends it
+	 * and leaves the editor's session alone */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_v, s2, T0, T8, id2), STORE_OK);
+	ck_assert_str_ne(id1, id2);
+	ck_assert_int_eq(store_web_session_lookup(st, s2, T0, &p), STORE_OK);
+	ck_assert_str_eq(p.token_id, tok_v);
+	ck_assert_int_eq(p.role, STORE_ROLE_VIEWER);
+	snprintf(sql, sizeof sql, "UPDATE api_tokens SET revoked = 1 WHERE id = '%s'", tok_v);
+	ck_assert_int_eq(raw_exec(sql), 0);
+	assert_not_found_zeroed(s2, T0);
+	ck_assert_int_eq(store_web_session_lookup(st, s1, T0, &p), STORE_OK);
+	ck_assert_str_eq(p.token_id, tok_e);
+
+	/* stored: the digest, the token, the times; never the secret */
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+	snprintf(sql, sizeof sql,
+		 "SELECT COUNT(*) FROM web_sessions WHERE id = '%s' AND tenant_id = '%s' AND "
+		 "token_id = '%s' AND sha256 = '%s' AND created_at = '%s' AND expires_at = '%s'",
+		 id1, a, tok_e, s1, T0, T8);
+	ck_assert_int_eq(raw_count(sql), 1);
+	ck_assert_int_eq(raw_cells_containing(s1), 1);
+	ck_assert_int_eq(raw_cells_containing("cookie-secret-"), 0);
+
+	/* audit: "admin.signin" by the token, target and detail the session id */
+	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(audit, "events")), 2);
+	ev = json_array_get(json_object_get(audit, "events"), 1);
+	ck_assert_str_eq(jstr(ev, "action"), "admin.signin");
+	ck_assert_str_eq(jstr(ev, "actor"), tok_e);
+	ck_assert_str_eq(jstr(ev, "target_id"), id1);
+	detail = json_object_get(ev, "detail");
+	ck_assert_uint_eq(json_object_size(detail), 1);
+	ck_assert_str_eq(jstr(detail, "session_id"), id1);
+	ev = json_array_get(json_object_get(audit, "events"), 0);
+	ck_assert_str_eq(jstr(ev, "action"), "admin.signin");
+	ck_assert_str_eq(jstr(ev, "actor"), tok_v);
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "session_id"), id2);
+	json_decref(audit);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE detail LIKE "
+				   "'%cookie%'"),
+			 0);
+	ck_assert_int_eq(raw_cells_containing(s2), 1);
+}
+END_TEST
+
+/* Every refused sign-in writes nothing: no session, no purge, no event. */
+START_TEST(test_web_session_refused)
+{
+	char a[33], b[33], tok_a[33], tok_r[33], tok_b[33], id[33], s1[65], s2[65], s3[65];
+	char sql[256];
+	struct store_principal p;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	mk_token(a, STORE_ROLE_ADMIN, "admin-a", tok_a);
+	mk_token(a, STORE_ROLE_ADMIN, "revoked-a", tok_r);
+	mk_token(b, STORE_ROLE_ADMIN, "admin-b", tok_b);
+	snprintf(sql, sizeof sql, "UPDATE api_tokens SET revoked = 1 WHERE id = '%s'", tok_r);
+	ck_assert_int_eq(raw_exec(sql), 0);
+	cookie_sha("1", s1);
+	cookie_sha("2", s2);
+	cookie_sha("3", s3);
+	/* a live session (s3), and an expired one (s1) that a successful
+	 * sign-in would purge */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s3, "2020-01-01T00:00:00.000Z", T8,
+						  id),
+			 STORE_OK);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, "2020-01-01T00:00:00.000Z",
+						  "2020-01-01T08:00:00.000Z", id),
+			 STORE_OK);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 2);
+
+	/* a revoked token, another tenant's token, an unknown or malformed
+	 * token id, an unknown tenant: STORE_NOT_FOUND */
+	strcpy(id, "x");
+	ck_assert_int_eq(store_web_session_create(st, a, tok_r, s2, T0, T8, id), STORE_NOT_FOUND);
+	ck_assert_str_eq(id, "");
+	ck_assert_int_eq(store_web_session_create(st, a, tok_b, s2, T0, T8, id), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_web_session_create(st, b, tok_a, s2, T0, T8, id), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_web_session_create(st, a, "ffffffffffffffffffffffffffffffff", s2,
+						  T0, T8, id),
+			 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_web_session_create(st, a, "' OR '1'='1", s2, T0, T8, id),
+			 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_web_session_create(st, "99999999999999999999999999999999", tok_a,
+						  s2, T0, T8, id),
+			 STORE_NOT_FOUND);
+	/* malformed digest or times: STORE_ERROR */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, "abc", T0, T8, id), STORE_ERROR);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s2, "now", T8, id), STORE_ERROR);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s2, T0, "2030-01-01 08:00:00", id),
+			 STORE_ERROR);
+	ck_assert_str_eq(id, "");
+	/* the digest of a live session again: the unique index refuses it
+	 * after the purge ran, and the purge is rolled back with it */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s3, T0, T8, id), STORE_CONFLICT);
+	ck_assert_str_eq(id, "");
+
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s1), 1);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s3), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 2);
+	assert_not_found_zeroed(s2, T0);
+
+	/* and a good sign-in still works afterwards (and purges) */
+	ck_assert_int_eq(store_web_session_create(st, b, tok_b, s2, T0, T8, id), STORE_OK);
+	ck_assert_int_eq(store_web_session_lookup(st, s2, T0, &p), STORE_OK);
+	ck_assert_str_eq(p.tenant_id, b);
+	ck_assert_str_eq(p.token_id, tok_b);
+	ck_assert_int_eq(p.role, STORE_ROLE_ADMIN);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s1), 0);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s3), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 3);
+}
+END_TEST
+
+/* A sign-in deletes the expired sessions of every tenant, and only those. */
+START_TEST(test_web_session_purge)
+{
+	char a[33], b[33], tok_a[33], tok_b[33], id[33], live[33];
+	char s1[65], s2[65], s3[65], s4[65], s5[65];
+	struct store_principal p;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	mk_token(a, STORE_ROLE_EDITOR, "a", tok_a);
+	mk_token(b, STORE_ROLE_VIEWER, "b", tok_b);
+	cookie_sha("1", s1);
+	cookie_sha("2", s2);
+	cookie_sha("3", s3);
+	cookie_sha("4", s4);
+	cookie_sha("5", s5);
+	/* expires at T8 (tenant a), at 00:10 (tenant b), at T8 + 1 day (b) */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id), STORE_OK);
+	ck_assert_int_eq(store_web_session_create(st, b, tok_b, s2, T0,
+						  "2030-01-01T00:10:00.000Z", id),
+			 STORE_OK);
+	ck_assert_int_eq(store_web_session_create(st, b, tok_b, s3, T0,
+						  "2030-01-02T08:00:00.000Z", live),
+			 STORE_OK);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 3);
+
+	/* at 08:00 exactly, s1 (expires_at = now) is not purged: only
+	 * expires_at < now is; s2 is */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s4, T8, "2030-01-01T09:00:00.000Z",
+						  id),
+			 STORE_OK);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 3);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s1), 1);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s2), 0);
+
+	/* a day later: s1 and s4 of tenant a go; s3 of tenant b stays */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s5, "2030-01-02T00:00:00.000Z",
+						  "2030-01-02T08:00:00.000Z", id),
+			 STORE_OK);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s1), 0);
+	ck_assert_int_eq(count_where("web_sessions", "sha256", s4), 0);
+	ck_assert_int_eq(count_where("web_sessions", "id", live), 1);
+	ck_assert_int_eq(store_web_session_lookup(st, s3, "2030-01-02T01:00:00.000Z", &p),
+			 STORE_OK);
+	ck_assert_str_eq(p.tenant_id, b);
+	ck_assert_int_eq(store_web_session_lookup(st, s5, "2030-01-02T01:00:00.000Z", &p),
+			 STORE_OK);
+	ck_assert_str_eq(p.tenant_id, a);
+	/* the events are kept: one sign-in each */
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE action = "
+				   "'admin.signin'"),
+			 5);
+}
+END_TEST
+
+START_TEST(test_web_session_delete)
+{
+	const char *zeros = "0000000000000000000000000000000000000000000000000000000000000000";
+	char a[33], b[33], tok_a[33], tok_a2[33], tok_b[33], id1[33], id2[33], s1[65], s2[65];
+	struct store_principal p;
+	json_t *audit = NULL, *ev;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	mk_token(a, STORE_ROLE_EDITOR, "a", tok_a);
+	mk_token(a, STORE_ROLE_ADMIN, "a2", tok_a2);
+	mk_token(b, STORE_ROLE_ADMIN, "b", tok_b);
+	cookie_sha("1", s1);
+	cookie_sha("2", s2);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1), STORE_OK);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a2, s2, T0, T8, id2), STORE_OK);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 2);
+
+	/* another tenant cannot end it: STORE_NOT_FOUND, nothing deleted or
+	 * recorded */
+	ck_assert_int_eq(store_web_session_delete(st, b, tok_b, s1), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_web_session_lookup(st, s1, T0, &p), STORE_OK);
+	ck_assert_str_eq(p.token_id, tok_a);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 2);
+	ck_assert_int_eq(store_audit_list(st, b, 10, &audit), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(audit, "events")), 0);
+	json_decref(audit);
+	/* unknown or malformed digests */
+	ck_assert_int_eq(store_web_session_delete(st, a, tok_a, zeros), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_web_session_delete(st, a, tok_a, "' OR '1'='1"), STORE_NOT_FOUND);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+
+	/* sign-out: gone, the other session of the tenant stays */
+	ck_assert_int_eq(store_web_session_delete(st, a, tok_a, s1), STORE_OK);
+	assert_not_found_zeroed(s1, T0);
+	ck_assert_int_eq(count_where("web_sessions", "id", id1), 0);
+	ck_assert_int_eq(store_web_session_lookup(st, s2, T0, &p), STORE_OK);
+	ck_assert_str_eq(p.token_id, tok_a2);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 3);
+	ck_assert_int_eq(store_audit_list(st, a, 1, &audit), STORE_OK);
+	ev = json_array_get(json_object_get(audit, "events"), 0);
+	ck_assert_str_eq(jstr(ev, "action"), "admin.signout");
+	ck_assert_str_eq(jstr(ev, "actor"), tok_a);
+	ck_assert_str_eq(jstr(ev, "target_id"), id1);
+	ck_assert_uint_eq(json_object_size(json_object_get(ev, "detail")), 1);
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "session_id"), id1);
+	json_decref(audit);
+
+	/* twice: STORE_NOT_FOUND, no second event */
+	ck_assert_int_eq(store_web_session_delete(st, a, tok_a, s1), STORE_NOT_FOUND);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 3);
+}
+END_TEST
+
+START_TEST(test_comparison_verdict_filter)
+{
+	const char *sid = "0123456789abcdef0123456789abcdef";
+	const char *other = "fedcba9876543210fedcba9876543210";
+	char a[33], b[33];
+	struct cmp_fixture f;
+	json_t *c1 = NULL, *c2 = NULL, *c3 = NULL, *c4 = NULL, *list = NULL, *all = NULL;
+	json_t *items;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	cmp_fixture(&f, sid);
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c1), STORE_OK);
+	f.c.verdict = "regressed";
+	f.c.delta = -0.5;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c2), STORE_OK);
+	f.c.scenario_id = other;
+	f.c.verdict = "inconclusive";
+	f.c.has_delta = 0;
+	f.c.reason = "no suite";
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c3), STORE_OK);
+	f.c.verdict = "improved";
+	f.c.has_delta = 1;
+	f.c.delta = 0.5;
+	f.c.reason = NULL;
+	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c4), STORE_OK);
+	/* tenant b has an improved one too: never listed for a */
+	ck_assert_int_eq(store_comparison_record(st, b, NULL, &f.c, &list), STORE_OK);
+	json_decref(list);
+
+	/* a verdict alone: newest first, only that verdict */
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "improved", 50, 0, &list),
+			 STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 2);
+	ck_assert(json_equal(json_array_get(items, 0), c4));
+	ck_assert(json_equal(json_array_get(items, 1), c1));
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "regressed", 50, 0, &list),
+			 STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert(json_equal(json_array_get(items, 0), c2));
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "verdict"), "regressed");
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "inconclusive", 50, 0, &list),
+			 STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c3, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "unchanged", 50, 0, &list),
+			 STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	json_decref(list);
+	/* any other text matches nothing */
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "' OR '1'='1", 50, 0, &list),
+			 STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "Improved", 50, 0, &list),
+			 STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	json_decref(list);
+
+	/* with the scenario filter, and paging */
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, sid, "improved", 50, 0, &list),
+			 STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c1, "id"));
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, other, "regressed", 50, 0, &list),
+			 STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "improved", 1, 1, &list),
+			 STORE_OK);
+	items = json_object_get(list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c1, "id"));
+	json_decref(list);
+
+	/* NULL verdict: every comparison, exactly as store_comparison_list */
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, NULL, 50, 0, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 4);
+	ck_assert_int_eq(store_comparison_list(st, a, NULL, 50, 0, &all), STORE_OK);
+	ck_assert(json_equal(list, all));
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(all, "comparisons"), 0), "id"),
+			 jstr(c4, "id"));
+	json_decref(list);
+	json_decref(all);
+	ck_assert_int_eq(store_comparison_list_filtered(st, a, sid, NULL, 50, 0, &list), STORE_OK);
+	ck_assert_int_eq(store_comparison_list(st, a, sid, 50, 0, &all), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 2);
+	ck_assert(json_equal(list, all));
+	json_decref(list);
+	json_decref(all);
+
+	/* tenant b sees only its own */
+	ck_assert_int_eq(store_comparison_list_filtered(st, b, NULL, "improved", 50, 0, &list),
+			 STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 1);
+	json_decref(list);
+	ck_assert_int_eq(store_comparison_list_filtered(st, b, NULL, "regressed", 50, 0, &list),
+			 STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	json_decref(list);
+
+	json_decref(c1);
+	json_decref(c2);
+	json_decref(c3);
+	json_decref(c4);
+	cmp_fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_audit_pages)
+{
+	char a[33], b[33], action[32];
+	json_t *page = NULL, *first = NULL, *items;
+	int i;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	/* a's events test.1 .. test.5, interleaved with b's */
+	for (i = 1; i <= 5; i++) {
+		snprintf(action, sizeof action, "test.%d", i);
+		ck_assert_int_eq(store_audit_append(st, a, NULL, action, NULL, NULL), STORE_OK);
+		ck_assert_int_eq(store_audit_append(st, b, NULL, "other.tenant", NULL, NULL),
+				 STORE_OK);
+	}
+
+	ck_assert_int_eq(store_audit_list_page(st, a, 2, 0, &page), STORE_OK);
+	items = json_object_get(page, "events");
+	ck_assert_uint_eq(json_array_size(items), 2);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "action"), "test.5");
+	ck_assert_str_eq(jstr(json_array_get(items, 1), "action"), "test.4");
+	/* store_audit_list is page 0 */
+	ck_assert_int_eq(store_audit_list(st, a, 2, &first), STORE_OK);
+	ck_assert(json_equal(page, first));
+	json_decref(first);
+	json_decref(page);
+	ck_assert_int_eq(store_audit_list_page(st, a, 2, 2, &page), STORE_OK);
+	items = json_object_get(page, "events");
+	ck_assert_uint_eq(json_array_size(items), 2);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "action"), "test.3");
+	ck_assert_str_eq(jstr(json_array_get(items, 1), "action"), "test.2");
+	json_decref(page);
+	ck_assert_int_eq(store_audit_list_page(st, a, 2, 4, &page), STORE_OK);
+	items = json_object_get(page, "events");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "action"), "test.1");
+	json_decref(page);
+	ck_assert_int_eq(store_audit_list_page(st, a, 2, 5, &page), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(page, "events")), 0);
+	json_decref(page);
+	ck_assert_int_eq(store_audit_list_page(st, a, 500, 3, &page), STORE_OK);
+	items = json_object_get(page, "events");
+	ck_assert_uint_eq(json_array_size(items), 2);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "action"), "test.2");
+	json_decref(page);
+	/* a negative offset counts as 0 */
+	ck_assert_int_eq(store_audit_list_page(st, a, 1, -3, &page), STORE_OK);
+	items = json_object_get(page, "events");
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(jstr(json_array_get(items, 0), "action"), "test.5");
+	json_decref(page);
+	/* b's pages hold only b's events */
+	ck_assert_int_eq(store_audit_list_page(st, b, 500, 1, &page), STORE_OK);
+	items = json_object_get(page, "events");
+	ck_assert_uint_eq(json_array_size(items), 4);
+	for (i = 0; i < 4; i++)
+		ck_assert_str_eq(jstr(json_array_get(items, (size_t)i), "action"), "other.tenant");
+	json_decref(page);
+}
+END_TEST
+
 /* Several processes writing at once: every write lands (locks are waited
  * for or retried, never dropped). */
 enum { WRITERS = 4, EACH = 15 };
@@ -1883,6 +2397,12 @@ static void add_cases(TCase *tc)
 	tcase_add_test(tc, test_session_tenant_isolation);
 	tcase_add_test(tc, test_session_append_only);
 	tcase_add_test(tc, test_run_replay);
+	tcase_add_test(tc, test_web_sessions);
+	tcase_add_test(tc, test_web_session_refused);
+	tcase_add_test(tc, test_web_session_purge);
+	tcase_add_test(tc, test_web_session_delete);
+	tcase_add_test(tc, test_comparison_verdict_filter);
+	tcase_add_test(tc, test_audit_pages);
 	tcase_add_test(tc, test_concurrent_writers);
 }
 

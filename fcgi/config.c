@@ -390,6 +390,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		} else {
 			goto unknown;
 		}
+	} else if (strcmp(section, "admin") == 0) {
+		if (strcmp(name, "session_minutes") != 0)
+			goto unknown;
+		bad = parse_int(value, HTTP_SESSION_MINUTES_MIN, HTTP_SESSION_MINUTES_MAX, 10, &v);
+		if (!bad)
+			cfg->session_minutes = (int)v;
 	} else {
 		goto unknown;
 	}
@@ -540,6 +546,7 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	strcpy(cfg->default_backend, "inproc-mock");
 	strcpy(cfg->scorer, "none");
 	cfg->scorer_timeout_ms = HTTP_SCORER_TIMEOUT_DEFAULT_MS;
+	cfg->session_minutes = HTTP_SESSION_MINUTES_DEFAULT;
 	strcpy(cfg->binds, "/usr");
 	for (k = limit_keys; k->name; k++)
 		*(long *)((char *)&cfg->limits + k->offset) = k->def;

@@ -62,10 +62,18 @@
  *   [scorer] timeout_ms  time limit of one exec scorer call, 100..600000,
  *                   default 5000
  *
+ *   [admin] session_minutes  lifetime of an admin view sign-in session
+ *                   (fcgi/view.h): its cookie's Max-Age and the stored
+ *                   expiry; 1..10080 (a week), default 480 (8 hours)
  * Validation at load: an unknown backend name, a default that is not in
  * its allowed list, a bad bind or a limit out of bounds is an error.
  */
 #include <stddef.h>
+
+/** [admin] session_minutes: default and bounds (minutes). */
+#define HTTP_SESSION_MINUTES_DEFAULT 480
+#define HTTP_SESSION_MINUTES_MIN 1
+#define HTTP_SESSION_MINUTES_MAX 10080
 
 /** Most [tenant NAME] sections in one file. */
 #define HTTP_MAX_TENANT_POLICIES 32
@@ -105,6 +113,7 @@ struct http_config {
 	struct http_run_limits limits;
 	struct http_tenant_policy tenants[HTTP_MAX_TENANT_POLICIES];
 	int ntenants;
+	int session_minutes; /* [admin] session_minutes */
 };
 
 /**

@@ -64,6 +64,17 @@ static int only_fields(json_t *obj, const char *const *allowed, struct model_err
 	return 0;
 }
 
+/* 1 if word is one of the NULL-terminated list words. */
+static int one_of(const char *word, const char *const *words)
+{
+	size_t i;
+
+	for (i = 0; words[i]; i++)
+		if (strcmp(word, words[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static int list_window(struct http_request *req, int *limit, int *offset, struct model_error *err)
 {
 	if (http_query_int(req, "limit", LIST_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX, limit, err))
@@ -901,7 +912,9 @@ out:
 
 static int h_comparison_list(struct http_request *req, struct model_error *err)
 {
-	const char *scenario, *latest;
+	static const char *const verdicts[] = {"improved", "regressed", "unchanged", "inconclusive",
+	                                       NULL};
+	const char *scenario, *latest, *verdict;
 	json_t *out = NULL;
 	enum store_rc rc;
 	int limit, offset;
@@ -912,6 +925,11 @@ static int h_comparison_list(struct http_request *req, struct model_error *err)
 	if (scenario && !model_id_valid(scenario))
 		return model_error_set(err, MODEL_E_MALFORMED, "scenario",
 		                       "scenario must be a scenario id");
+	verdict = http_query_get(req, "verdict");
+	if (verdict && !one_of(verdict, verdicts))
+		return model_error_set(err, MODEL_E_MALFORMED, "verdict",
+		                       "verdict must be improved, regressed, unchanged or "
+		                       "inconclusive");
 	latest = http_query_get(req, "latest");
 	if (latest && strcmp(latest, "true") != 0 && strcmp(latest, "false") != 0)
 		return model_error_set(err, MODEL_E_MALFORMED, "latest",
@@ -924,7 +942,8 @@ static int h_comparison_list(struct http_request *req, struct model_error *err)
 		limit = 1;
 		offset = 0;
 	}
-	rc = store_comparison_list(req->store, req->who.tenant_id, scenario, limit, offset, &out);
+	rc = store_comparison_list_filtered(req->store, req->who.tenant_id, scenario, verdict,
+	                                    limit, offset, &out);
 	if (rc)
 		return http_store_fail(req, rc, "comparison list", err);
 	return http_reply_json(req, 200, http_req_own(req, out));
@@ -1219,17 +1238,6 @@ static int h_backends(struct http_request *req, struct model_error *err)
 
 /* ---- runs ------------------------------------------------------------------------- */
 
-/* 1 if word is one of the NULL-terminated list words. */
-static int one_of(const char *word, const char *const *words)
-{
-	size_t i;
-
-	for (i = 0; words[i]; i++)
-		if (strcmp(word, words[i]) == 0)
-			return 1;
-	return 0;
-}
-
 static int h_run_list(struct http_request *req, struct model_error *err)
 {
 	static const char *const statuses[] = {"running", "completed", "failed", "degraded", NULL};
@@ -1315,11 +1323,12 @@ static int h_audit_list(struct http_request *req, struct model_error *err)
 {
 	json_t *out = NULL;
 	enum store_rc rc;
-	int limit;
+	int limit, offset;
 
-	if (http_query_int(req, "limit", AUDIT_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX, &limit, err))
+	if (http_query_int(req, "limit", AUDIT_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX, &limit, err) ||
+	    http_query_int(req, "offset", 0, 0, OFFSET_MAX, &offset, err))
 		return -1;
-	rc = store_audit_list(req->store, req->who.tenant_id, limit, &out);
+	rc = store_audit_list_page(req->store, req->who.tenant_id, limit, offset, &out);
 	if (rc)
 		return http_store_fail(req, rc, "audit list", err);
 	return http_reply_json(req, 200, http_req_own(req, out));

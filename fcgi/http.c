@@ -137,6 +137,8 @@ static const char *status_reason(int status)
 		return "OK";
 	case 201:
 		return "Created";
+	case 303:
+		return "See Other";
 	case 400:
 		return "Bad Request";
 	case 401:
@@ -151,6 +153,8 @@ static const char *status_reason(int status)
 		return "Conflict";
 	case 413:
 		return "Payload Too Large";
+	case 415:
+		return "Unsupported Media Type";
 	case 422:
 		return "Unprocessable Entity";
 	case 500:
@@ -182,7 +186,7 @@ static int put_all(FCGX_Stream *out, const char *p, size_t n)
 static int reply_raw(struct http_request *req, int status, const char *content_type,
                      const char *extra_headers, const char *body, size_t len)
 {
-	char head[512];
+	char head[2048];
 	int n, rc = -1;
 
 	if (req->status) {
@@ -190,6 +194,14 @@ static int reply_raw(struct http_request *req, int status, const char *content_t
 		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
 		         req->method, req->path);
 		return -1;
+	}
+	if (req->internal) {
+		/* http_call captures JSON only (http_reply_json_hdr); any other
+		 * reply is not something the view can render */
+		req->status = 500;
+		req->captured = json_pack("{s:{s:s,s:s}}", "error", "code", "internal", "message",
+		                          "this resource is not JSON");
+		return 0;
 	}
 	n = snprintf(head, sizeof(head),
 	             "Status: %d %s\r\n"
@@ -231,6 +243,11 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
 		         req->method, req->path);
 		return -1;
 	}
+	if (req->internal) {
+		req->status = status;
+		req->captured = json_incref(body);
+		return 0;
+	}
 	n = json_dumpb(body, quick, sizeof(quick), JSON_COMPACT);
 	if (n > 0 && n <= sizeof(quick))
 		return reply_raw(req, status, "application/json; charset=utf-8", extra_headers,
@@ -252,6 +269,12 @@ int http_reply_body(struct http_request *req, int status, const char *content_ty
                     const char *body, size_t len)
 {
 	return reply_raw(req, status, content_type, NULL, body, len);
+}
+
+int http_reply_raw(struct http_request *req, int status, const char *content_type,
+                   const char *extra_headers, const char *body, size_t len)
+{
+	return reply_raw(req, status, content_type, extra_headers, body ? body : "", len);
 }
 
 int http_reply_json(struct http_request *req, int status, json_t *body)
@@ -477,7 +500,7 @@ static int decode_body(struct http_request *req, struct model_error *err)
 
 /* ---- auth ---------------------------------------------------------------- */
 
-static void sha256_hex(const char *s, size_t n, char hex[65])
+void http_sha256_hex(const char *s, size_t n, char hex[65])
 {
 	static const char digits[] = "0123456789abcdef";
 	/* Fetched once per process: EVP_sha256() makes EVP_Digest look the
@@ -526,58 +549,88 @@ static const char *bearer_token(const char *h, size_t *len)
 static int ensure_store(struct http_worker *w);
 
 /*
- * Authenticate the caller and, in the same query, read whether module
- * (NULL: none) is enabled for the caller's tenant into *enabled. Returns 0
- * with req->who filled, or -1 after replying (401 for a missing or unknown
- * token, with no detail about which; 503 when the store does not answer,
- * after one reconnection if retry is set).
+ * Read the caller's bearer token and, in the same query, whether module
+ * (NULL: none) is enabled for the caller's tenant into *enabled (may be
+ * NULL when module is NULL). Returns 0 with req->who filled, 1 when there
+ * is no Authorization header, 2 for a header that is not a known token,
+ * -1 when the store does not answer (after one reconnection if retry is
+ * set). Replies nothing.
  */
-static int authenticate(struct http_request *req, const char *module, int *enabled, int retry)
+static int token_principal(struct http_request *req, const char *module, int *enabled, int retry)
 {
 	struct store_principal p;
 	struct model_error err;
-	const char *tok;
+	const char *h, *tok;
 	char hex[65];
 	size_t len = 0;
 	enum store_rc rc;
 
-	tok = bearer_token(FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp), &len);
+	h = FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp);
+	if (!h)
+		return 1;
+	tok = bearer_token(h, &len);
 	if (!tok)
-		goto unauthorized;
-	sha256_hex(tok, len, hex);
+		return 2;
+	http_sha256_hex(tok, len, hex);
 	memset(&p, 0, sizeof(p));
 	if (module)
 		rc = store_token_lookup_module(req->store, hex, module, &p, enabled);
 	else
 		rc = store_token_lookup(req->store, hex, &p);
 	if (rc == STORE_NOT_FOUND)
-		goto unauthorized;
+		return 2;
 	if (rc == STORE_UNAVAILABLE && retry) {
 		/* a connection lost since the last request (database restart):
 		 * the lookup only reads, so reconnect once and ask again */
 		http_store_fail(req, rc, "token lookup", &err);
 		if (ensure_store(req->worker) == 0) {
 			req->store = req->worker->store;
-			return authenticate(req, module, enabled, 0);
+			return token_principal(req, module, enabled, 0);
 		}
 	}
 	if (rc) {
 		http_store_fail(req, rc, "token lookup", &err);
-		http_reply_error(req, &err);
 		return -1;
 	}
 	if (strlen(p.sha256_hex) != 64 || CRYPTO_memcmp(hex, p.sha256_hex, 64) != 0)
-		goto unauthorized;
+		return 2;
 	memcpy(req->who.tenant_id, p.tenant_id, sizeof(req->who.tenant_id));
 	req->who.tenant_id[32] = '\0';
 	memcpy(req->who.token_id, p.token_id, sizeof(req->who.token_id));
 	req->who.token_id[32] = '\0';
 	req->who.role = p.role;
 	return 0;
-unauthorized:
+}
+
+/*
+ * Authenticate the caller and read the module's setting (token_principal).
+ * Returns 0 with req->who filled, or -1 after replying (401 for a missing
+ * or unknown token, with no detail about which; 503 when the store does
+ * not answer).
+ */
+static int authenticate(struct http_request *req, const char *module, int *enabled)
+{
+	struct model_error err;
+	int rc;
+
+	rc = token_principal(req, module, enabled, 1);
+	if (rc == 0)
+		return 0;
+	if (rc < 0) {
+		model_error_set(&err, MODEL_E_STORAGE, NULL, "storage unavailable");
+		http_reply_error(req, &err);
+		return -1;
+	}
 	reply_error_hdr(req, 401, "unauthorized", "a valid bearer token is required", NULL,
 	                "WWW-Authenticate: Bearer\r\n");
 	return -1;
+}
+
+int http_auth_bearer(struct http_request *req)
+{
+	if (http_req_store(req))
+		return -1;
+	return token_principal(req, NULL, NULL, 1);
 }
 
 /* ---- store connection ---------------------------------------------------- */
@@ -600,6 +653,18 @@ static int ensure_store(struct http_worker *w)
 		w->store = NULL;
 		return -1;
 	}
+	return 0;
+}
+
+int http_req_store(struct http_request *req)
+{
+	if (req->store && !req->worker->store_broken)
+		return 0;
+	if (ensure_store(req->worker)) {
+		req->store = NULL;
+		return -1;
+	}
+	req->store = req->worker->store;
 	return 0;
 }
 
@@ -747,15 +812,23 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		http_reply_error_code(req, 404, "not_found", "no such resource", NULL);
 		return;
 	}
-	/* 2. auth: every route but the public ones needs a token */
-	if (ensure_store(req->worker)) {
+	/* 2. auth: every route but the public ones needs a token (an internal
+	 * call's principal was authenticated by its caller) */
+	if (http_req_store(req)) {
 		http_reply_error_code(req, 503, "storage_unavailable", "storage unavailable", NULL);
 		return;
 	}
-	req->store = req->worker->store;
-	if ((hit ? hit : any)->min_role != HTTP_ROLE_PUBLIC &&
-	    authenticate(req, any->module, &enabled, 1))
+	if (req->internal) {
+		if (any->module &&
+		    store_module_get(req->store, req->who.tenant_id, any->module, &enabled)) {
+			http_reply_error_code(req, 503, "storage_unavailable",
+			                      "storage unavailable", NULL);
+			return;
+		}
+	} else if ((hit ? hit : any)->min_role != HTTP_ROLE_PUBLIC &&
+	           authenticate(req, any->module, &enabled)) {
 		return;
+	}
 	/* 3. the module gate comes before the method and role checks, so a
 	 * disabled module's routes are hidden whatever the method or role;
 	 * the token lookup above read the module's setting for the caller's
@@ -793,7 +866,7 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 	}
 	req->nparams = nparams;
 	/* 5. body, then the handler */
-	if (hit->body == HTTP_BODY_OBJECT && decode_body(req, &err)) {
+	if (hit->body == HTTP_BODY_OBJECT && !req->internal && decode_body(req, &err)) {
 		http_reply_error(req, &err);
 		return;
 	}
@@ -806,6 +879,12 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		http_log("handler for %s %s replied nothing", req->method, hit->pattern);
 		http_reply_error_code(req, 500, "internal", "internal error", NULL);
 	}
+}
+
+/* /admin or a path under /admin/: the admin view's (fcgi/view.h). */
+static int is_view_path(const char *path)
+{
+	return strncmp(path, "/admin", 6) == 0 && (path[6] == '\0' || path[6] == '/');
 }
 
 void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n)
@@ -828,7 +907,46 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 	 * is never cut off while it is still sending it */
 	if (read_body(&req, &err))
 		http_reply_error(&req, &err);
+	else if (w->view && is_view_path(req.path))
+		w->view(&req);
 	else
 		route(&req, routes, n);
 	req_release(&req);
+}
+
+int http_call(struct http_request *parent, const struct http_principal *who, const char *method,
+              const char *path, const char *query, json_t *body, int *status, json_t **reply)
+{
+	struct http_request sub;
+	const char *code;
+	int rc = 0;
+
+	memset(&sub, 0, sizeof(sub));
+	sub.fcgx = parent->fcgx;
+	sub.worker = parent->worker;
+	sub.cfg = parent->cfg;
+	sub.internal = 1;
+	sub.who = *who;
+	sub.method = method;
+	sub.path = path;
+	sub.query = query ? query : "";
+	model_buf_init(&sub.body, 0);
+	sub.json = http_req_own(&sub, body ? json_incref(body) : json_object());
+	route(&sub, parent->worker->routes, parent->worker->nroutes);
+	if (!sub.captured) {
+		/* route() always replies; an unknown reply still gives the
+		 * caller an object to render */
+		sub.status = sub.status ? sub.status : 500;
+		sub.captured = json_pack("{s:{s:s,s:s}}", "error", "code", "internal", "message",
+		                         "internal error");
+	}
+	*status = sub.status;
+	*reply = sub.captured;
+	code = json_string_value(json_object_get(json_object_get(sub.captured, "error"), "code"));
+	if (code && strcmp(code, "storage_unavailable") == 0)
+		rc = -1;
+	/* the parent keeps using the worker's connection, reopened or not */
+	parent->store = sub.store ? sub.store : parent->store;
+	req_release(&sub);
+	return rc;
 }

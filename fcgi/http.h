@@ -41,6 +41,9 @@
 #include "model/scorer.h"
 #include "sql/store.h"
 
+struct http_request;
+struct http_route;
+
 /** Per-worker state, lives for the worker's whole life. */
 struct http_worker {
 	const struct http_config *cfg; /* borrowed */
@@ -60,6 +63,14 @@ struct http_worker {
 	 * composition root (fcgi/main.c, the only place that chooses it);
 	 * borrowed. NULL: none is wired, replays answer 503. */
 	const struct model_history_source *history;
+	/* the admin HTML view (fcgi/view.h), wired by the composition root:
+	 * http_serve hands it every request whose path is /admin or starts
+	 * with /admin/, after the body is read. NULL: those paths get the
+	 * API's 404. */
+	void (*view)(struct http_request *req);
+	/* the API route table the view calls through http_call (borrowed) */
+	const struct http_route *routes;
+	size_t nroutes;
 };
 
 /** Who is calling: filled by auth from the token's row. */
@@ -71,8 +82,6 @@ struct http_principal {
 
 /** Maximum number of {id} segments in a route pattern. */
 #define HTTP_MAX_PARAMS 4
-
-struct http_request;
 
 /**
  * A handler replies once (http_reply_json or an error helper) and returns
@@ -124,6 +133,11 @@ struct http_request {
 	size_t nowned, owned_alloc;
 	json_t **jowned;
 	size_t njowned, jowned_alloc;
+	/* http_call: the principal is given (no token is read), the module
+	 * gate reads store_module_get, and the reply is captured into
+	 * captured (a new reference) instead of being written */
+	int internal;
+	json_t *captured;
 };
 
 /**
@@ -147,6 +161,55 @@ int http_reply_json(struct http_request *req, int status, json_t *body);
  * Returns 0, -1 on a write error. */
 int http_reply_body(struct http_request *req, int status, const char *content_type,
                     const char *body, size_t len);
+
+/** Write a reply with any content type: status line, "Content-Type:
+ * content_type", "Cache-Control: no-store", "X-Content-Type-Options:
+ * nosniff", extra_headers (each line ending in "\r\n", may be NULL; at
+ * most 1536 bytes in all) and len bytes of body (borrowed, may be NULL when
+ * len is 0), written whole. Statuses 303 (See Other, with a Location in
+ * extra_headers) and the error statuses have their reason phrase.
+ * Returns 0, -1 on a write error or when a reply was already written. */
+int http_reply_raw(struct http_request *req, int status, const char *content_type,
+                   const char *extra_headers, const char *body, size_t len);
+
+/**
+ * Call one API route from inside the worker (the admin view's way into the
+ * API: the same handlers, so the same validation, roles, module gate and
+ * tenant scoping). method, path (absolute, e.g.
+ * "/v1/m/sandbox/runs/<id>") and query ("" or "a=b&c=d", no '?'; values
+ * must already be in the form http_query_get reads: ids, integers, words)
+ * are matched against w->routes as http_serve would; body is the JSON
+ * object the route reads (borrowed; NULL is {}). The caller *who has been
+ * authenticated by the caller (session or bearer token): no token is read.
+ * The checks run in http_serve's order (404 unknown path, module gate with
+ * store_module_get for who's tenant, 405, 403 with who's role, 404 for a
+ * malformed id) and then the handler. Its reply is captured, not written:
+ * *status gets the HTTP status and *reply a new reference to the JSON body
+ * (the {"error":{…}} object for errors; never NULL; a non-JSON reply such
+ * as JUnit becomes a 500 internal error object). parent is the request
+ * being served (the worker, its store, and for request-owned memory);
+ * returns 0, or -1 when the store is unreachable (*status 503 and
+ * *reply the storage_unavailable error).
+ */
+int http_call(struct http_request *parent, const struct http_principal *who, const char *method,
+              const char *path, const char *query, json_t *body, int *status, json_t **reply);
+
+/**
+ * Authenticate "Authorization: Bearer <token>" of the request exactly as
+ * the API does (SHA-256, store_token_lookup, constant-time compare) into
+ * req->who. Returns 0 (signed in), 1 (no Authorization header at all), 2
+ * (a header that is not a valid, known token), or -1 (store unavailable).
+ * Writes no reply. Connects req->store if needed.
+ */
+int http_auth_bearer(struct http_request *req);
+
+/** Make sure req->store is a live connection (the worker's). 0, or -1
+ * (the store is unreachable; nothing is replied). */
+int http_req_store(struct http_request *req);
+
+/** SHA-256 of n bytes of s as 64 lowercase hex + NUL (OpenSSL EVP). On an
+ * OpenSSL failure hex is 64 'x' (never equal to a stored digest). */
+void http_sha256_hex(const char *s, size_t n, char hex[65]);
 
 /** Reply {"error":{"code","message","field"?}} for a model_error, with the
  * status of model_error_http_status(err->code). Returns 0. */

@@ -49,6 +49,7 @@
 #include "fcgi/history_store.h"
 #include "fcgi/http.h"
 #include "fcgi/scorer.h"
+#include "fcgi/view.h"
 #include "model/alloc.h"
 #include "sql/store.h"
 
@@ -137,6 +138,9 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	/* sessions come from the store: the adapter reads w.store at each load */
 	http_history_store(&w, &history);
 	w.history = &history;
+	w.view = view_serve;
+	w.routes = http_routes;
+	w.nroutes = http_routes_count;
 	if (store_open(cfg->dsn, &w.store)) {
 		/* not fatal: requests answer 503 and the next one retries */
 		http_log("worker cannot connect to the store yet: %s", store_last_error(NULL));

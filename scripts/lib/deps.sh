@@ -11,7 +11,19 @@ OLV_DEPS_PACKAGES=(
 	libseccomp-dev check libxml2-utils
 	nginx-light postgresql spawn-fcgi wrk jq curl sqlite3 valgrind
 	runsc
+	chromium
 )
+# The browser tests (tests/browser, run by tests/e2e/t1300-admin.sh) drive
+# Debian's chromium through playwright-core from npm. node and npm come
+# from Debian only on a machine that has no node at all: a node installed
+# otherwise (nodesource's nodejs, which carries npm) conflicts with
+# Debian's nodejs package. playwright-core wants node >= 20.
+if ! command -v node >/dev/null 2>&1; then
+	OLV_DEPS_PACKAGES+=(nodejs npm)
+fi
+
+# tests/browser, where olv_browser_deps installs playwright-core
+OLV_BROWSER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tests/browser" 2>/dev/null && pwd)
 
 # olv_deps_missing: print the packages of OLV_DEPS_PACKAGES not installed.
 olv_deps_missing() {
@@ -40,4 +52,25 @@ olv_deps() {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >&2
 	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
+# olv_browser_deps: the npm packages of the browser tests (playwright-core,
+# pinned by tests/browser/package-lock.json), with `npm ci` from the npm
+# registry, when tests/browser/node_modules is missing. playwright-core
+# downloads no browser (the tests use /usr/bin/chromium). Fails when npm is
+# missing or the install fails.
+olv_browser_deps() {
+	if [[ -z $OLV_BROWSER_DIR || ! -f $OLV_BROWSER_DIR/package-lock.json ]]; then
+		printf 'error: tests/browser/package-lock.json not found\n' >&2
+		return 1
+	fi
+	if [[ -d $OLV_BROWSER_DIR/node_modules/playwright-core ]]; then
+		return 0
+	fi
+	if ! command -v npm >/dev/null 2>&1; then
+		printf 'error: npm not found (needed for tests/browser)\n' >&2
+		return 1
+	fi
+	printf 'installing: npm packages of tests/browser (npm ci)\n' >&2
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$OLV_BROWSER_DIR" --no-audit --no-fund >&2
 }

@@ -1,0 +1,994 @@
+/*
+ * The GET pages of the admin view (issue 6, briefs/admin.md "Markup
+ * contract"). Every page reads its data through view_api, i.e. the REST
+ * API's own handlers run as the signed-in principal, so roles, the module
+ * gate and tenant scoping are the API's; a page never touches the store.
+ * Values go into the tree as text (html.h), so the serializer escapes
+ * them. Query strings sent to the API are built only from validated
+ * values: ids (model_id_valid), words from the fixed lists below, and
+ * integers formatted here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fcgi/view_internal.h"
+#include "model/text.h"
+#include "sql/store.h"
+
+/* The largest offset the API accepts (fcgi/handlers.c OFFSET_MAX). */
+#define PAGE_OFFSET_MAX 1000000000
+/* An id shown in a cell: its first characters, the link holds the whole. */
+#define SHORT_ID_LEN 8
+#define NONE_TEXT "\xe2\x80\x94" /* "—": an absent value */
+
+static const char *const run_statuses[] = {"running", "completed", "failed", "degraded", NULL};
+static const char *const verdicts[] = {"improved", "regressed", "unchanged", "inconclusive", NULL};
+static const char *const backends[] = {"inproc-mock", "namespaces", "gvisor", "firecracker", NULL};
+
+/* ---- JSON reading ------------------------------------------------------------ */
+
+/* The string member key of o, or dflt when absent, null or not a string. */
+static const char *jstr(json_t *o, const char *key, const char *dflt)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+/* A boolean member as the JSON spells it. */
+static const char *jbool(json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key)) ? "true" : "false";
+}
+
+static long long jint(json_t *o, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* The role's name as the API's messages spell it (enum store_role). */
+static const char *role_name(enum store_role role)
+{
+	static const char *const names[] = {"unknown", "viewer", "editor", "admin"};
+
+	return role >= STORE_ROLE_VIEWER && role <= STORE_ROLE_ADMIN ? names[role] : names[0];
+}
+
+static int one_of(const char *word, const char *const *words)
+{
+	size_t i = 0;
+
+	while (words[i] && strcmp(word, words[i]) != 0)
+		i++;
+	return words[i] != NULL;
+}
+
+/*
+ * The score of a run object (or of a comparison side, which has no
+ * "passed" nor "reason"): "0.7500 passed", "0.7500", or "executed, not
+ * scored" and, when with_reason and the object has one, " (reason)".
+ * Never a pass that was not scored.
+ */
+static void score_text(json_t *o, int with_reason, char *out, size_t n)
+{
+	json_t *score = json_object_get(o, "score");
+	json_t *passed = json_object_get(o, "passed");
+	const char *reason = jstr(o, "reason", NULL);
+
+	if (json_is_true(json_object_get(o, "scored")) && json_is_number(score)) {
+		snprintf(out, n, "%.4f%s", json_number_value(score),
+		         json_is_boolean(passed) ? (json_is_true(passed) ? " passed" : " failed")
+		                                 : "");
+		return;
+	}
+	if (with_reason && reason && reason[0])
+		snprintf(out, n, "executed, not scored (%s)", reason);
+	else
+		snprintf(out, n, "executed, not scored");
+}
+
+/* "1/2 ok, 1 error" */
+static void counters_text(json_t *run, char *out, size_t n)
+{
+	snprintf(out, n, "%lld/%lld ok, %lld error", jint(run, "steps_ok"),
+	         jint(run, "steps_total"), jint(run, "steps_error"));
+}
+
+/* "isolated: true · destroyed: true" */
+static void attestation_text(json_t *run, char *out, size_t n)
+{
+	snprintf(out, n, "isolated: %s \xc2\xb7 destroyed: %s", jbool(run, "isolated"),
+	         jbool(run, "destroyed"));
+}
+
+/* A delta with its sign and 4 decimals, or "—" when there is none. */
+static void delta_text(json_t *cmp, char *out, size_t n)
+{
+	json_t *d = json_object_get(cmp, "delta");
+
+	if (json_is_number(d))
+		snprintf(out, n, "%+.4f", json_number_value(d));
+	else
+		snprintf(out, n, "%s", NONE_TEXT);
+}
+
+/* ---- markup pieces ------------------------------------------------------------- */
+
+/* <a href="base/id" title="id">first chars of id</a>, or "—" as text when
+ * id is not an id (a replay without scenario). */
+static void id_link(xmlNodePtr parent, const char *base, const char *id)
+{
+	char href[96], text[SHORT_ID_LEN + 1];
+
+	if (!id || !model_id_valid(id)) {
+		html_text(parent, NONE_TEXT);
+		return;
+	}
+	snprintf(href, sizeof(href), "%s/%s", base, id);
+	snprintf(text, sizeof(text), "%s", id);
+	html_attr(html_link(parent, href, text), "title", id);
+}
+
+/* <td class="cls"><pre>text</pre></td> */
+static xmlNodePtr cell_pre(xmlNodePtr tr, const char *cls, const char *text)
+{
+	xmlNodePtr td = html_elc(tr, "td", cls, NULL);
+
+	html_el(td, "pre", text);
+	return td;
+}
+
+/* A <td> holding a link to base/id. */
+static void cell_link(xmlNodePtr tr, const char *cls, const char *base, const char *id)
+{
+	id_link(html_elc(tr, "td", cls, NULL), base, id);
+}
+
+/* <table id="id"> (in a <div class="table-wrap"> that scrolls a wide
+ * table on a narrow screen) with a header row of headers (NULL-terminated,
+ * may be NULL: the caller writes it in *head); returns the <tbody> that
+ * receives the rows. */
+static xmlNodePtr table_new(xmlNodePtr parent, const char *id, const char *const *headers,
+                            xmlNodePtr *head)
+{
+	xmlNodePtr wrap = html_elc(parent, "div", "table-wrap", NULL);
+	xmlNodePtr table = html_attr(html_el(wrap, "table", NULL), "id", id);
+	xmlNodePtr tr = html_el(html_el(table, "thead", NULL), "tr", NULL);
+	size_t i;
+
+	for (i = 0; headers && headers[i]; i++)
+		html_el(tr, "th", headers[i]);
+	if (head)
+		*head = tr;
+	return html_el(table, "tbody", NULL);
+}
+
+/* A row <tr class="cls" data-id="id">. */
+static xmlNodePtr row_new(xmlNodePtr tbody, const char *cls, json_t *item)
+{
+	xmlNodePtr tr = html_elc(tbody, "tr", cls, NULL);
+
+	return html_attr(tr, "data-id", jstr(item, "id", NULL));
+}
+
+/* <dt>term</dt><dd id="id">text</dd> in dl; returns the <dd>. */
+static xmlNodePtr dl_item(xmlNodePtr dl, const char *term, const char *id, const char *text)
+{
+	html_el(dl, "dt", term);
+	return html_attr(html_el(dl, "dd", text), "id", id);
+}
+
+/* <label>text <input type name value></label> */
+static void labelled_input(xmlNodePtr form, const char *text, const char *type, const char *name,
+                           const char *value)
+{
+	html_input(html_el(form, "label", text), type, name, value);
+}
+
+/*
+ * <label>text <select name="name"> with a first option "" showing
+ * first_text, then one option per word of values, selected marking the
+ * current one (may be NULL).
+ */
+static void labelled_select(xmlNodePtr form, const char *text, const char *name,
+                            const char *first_text, const char *const *values, const char *selected)
+{
+	xmlNodePtr select = html_el(html_el(form, "label", text), "select", NULL);
+	xmlNodePtr opt;
+	size_t i;
+
+	html_attr(select, "name", name);
+	html_attr(html_el(select, "option", first_text), "value", "");
+	for (i = 0; values[i]; i++) {
+		opt = html_attr(html_el(select, "option", values[i]), "value", values[i]);
+		if (selected && strcmp(selected, values[i]) == 0)
+			html_attr(opt, "selected", "selected");
+	}
+}
+
+static void submit_button(xmlNodePtr form, const char *text)
+{
+	html_attr(html_el(form, "button", text), "type", "submit");
+}
+
+/* ---- API calls ------------------------------------------------------------------ */
+
+/* GET path?query as the principal; on an API error the error page is
+ * replied and -1 returned (the page then returns 0). */
+static int api_get(struct view_ctx *ctx, const char *path, const char *query, json_t **reply)
+{
+	int status = view_api(ctx, "GET", path, query, NULL, reply);
+
+	if (status >= 400) {
+		view_page_api_error(ctx, status, *reply);
+		return -1;
+	}
+	return 0;
+}
+
+/* GET /v1/m/sandbox/<collection>/<id><suffix>; an id that is not well formed
+ * names nothing: 404 page, as the API says for such a path. */
+static int api_get_item(struct view_ctx *ctx, const char *collection, const char *id,
+                        const char *suffix, json_t **reply)
+{
+	char path[128];
+
+	if (!id || !model_id_valid(id)) {
+		view_page_message(ctx, 404, "Not found", "not found");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/v1/m/sandbox/%s/%s%s", collection, id, suffix);
+	return api_get(ctx, path, "", reply);
+}
+
+/* ---- lists: filters, pagination, the table ------------------------------------- */
+
+typedef void (*list_row_fn)(xmlNodePtr tbody, json_t *item);
+
+/* One list page: where it is, what it asks the API, how a row looks. */
+struct list_spec {
+	const char *title;
+	const char *base;      /* the page, e.g. "/admin/runs" */
+	const char *api_path;  /* e.g. "/v1/m/sandbox/runs" */
+	const char *api_fixed; /* a fixed filter ("kind=replay") or NULL */
+	const char *member;    /* the reply's array, e.g. "runs" */
+	const char *table_id;  /* also the row class's plural */
+	const char *empty;     /* the text of #empty */
+	const char *choice;    /* "status" | "verdict": the filter form's
+	                        * select (with a scenario input); NULL: no filter */
+	const char *const *choices;
+	const char *const *headers;
+	list_row_fn row;
+};
+
+/* The validated filters of one request. */
+struct list_filter {
+	const char *scenario; /* an id or NULL */
+	const char *choice;   /* one of spec->choices or NULL */
+	int offset;
+};
+
+/* A decimal offset in [0, PAGE_OFFSET_MAX]; 0 when absent. */
+static int parse_offset(const char *s, int *out)
+{
+	long v = 0;
+	size_t i;
+
+	*out = 0;
+	if (!s)
+		return 0;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 10)
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v > PAGE_OFFSET_MAX)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Read and check the filters; a bad one: *why says which, -1. */
+static int list_filter_read(struct view_ctx *ctx, const struct list_spec *spec,
+                            struct list_filter *f, const char **why)
+{
+	memset(f, 0, sizeof(*f));
+	if (parse_offset(view_query(ctx, "offset"), &f->offset)) {
+		*why = "offset must be a whole number from 0 to 1000000000";
+		return -1;
+	}
+	if (!spec->choice)
+		return 0;
+	f->scenario = view_query(ctx, "scenario");
+	if (f->scenario && !model_id_valid(f->scenario)) {
+		*why = "scenario must be a scenario id (32 lowercase hex characters)";
+		return -1;
+	}
+	f->choice = view_query(ctx, spec->choice);
+	if (f->choice && !one_of(f->choice, spec->choices)) {
+		*why = strcmp(spec->choice, "verdict") == 0
+		           ? "verdict must be improved, regressed, unchanged or inconclusive"
+		           : "status must be running, completed, failed or degraded";
+		return -1;
+	}
+	return 0;
+}
+
+/* "scenario=…&<choice>=…&" for the filters that are set (validated
+ * values only), into out. */
+static void filter_query(const struct list_spec *spec, const struct list_filter *f, char *out,
+                         size_t n)
+{
+	int len = 0;
+
+	out[0] = '\0';
+	if (f->scenario)
+		len = snprintf(out, n, "scenario=%s&", f->scenario);
+	if (f->choice && len >= 0 && (size_t)len < n)
+		snprintf(out + len, n - (size_t)len, "%s=%s&", spec->choice, f->choice);
+}
+
+/* The query sent to the API: fixed filter, filters, limit PAGE_SIZE+1
+ * (one more than shown: whether a next page exists), offset. */
+static void list_api_query(const struct list_spec *spec, const struct list_filter *f, char *out,
+                           size_t n)
+{
+	char filters[128];
+
+	filter_query(spec, f, filters, sizeof(filters));
+	snprintf(out, n, "%s%s%slimit=%d&offset=%d", spec->api_fixed ? spec->api_fixed : "",
+	         spec->api_fixed ? "&" : "", filters, VIEW_PAGE_SIZE + 1, f->offset);
+}
+
+/* <a id="id" href="base?filters&offset=N">text</a> */
+static void page_link(xmlNodePtr parent, const struct list_spec *spec, const struct list_filter *f,
+                      const char *id, int offset, const char *text)
+{
+	char filters[128], href[256];
+
+	filter_query(spec, f, filters, sizeof(filters));
+	snprintf(href, sizeof(href), "%s?%soffset=%d", spec->base, filters, offset);
+	html_attr(html_link(parent, href, text), "id", id);
+}
+
+/* Previous / next links, each only when there is such a page. */
+static void list_pager(xmlNodePtr main, const struct list_spec *spec, const struct list_filter *f,
+                       int has_next)
+{
+	xmlNodePtr p;
+	int prev = f->offset > VIEW_PAGE_SIZE ? f->offset - VIEW_PAGE_SIZE : 0;
+
+	has_next = has_next && f->offset <= PAGE_OFFSET_MAX - VIEW_PAGE_SIZE;
+	if (f->offset == 0 && !has_next)
+		return;
+	p = html_elc(main, "p", "pager", NULL);
+	if (f->offset > 0)
+		page_link(p, spec, f, "prev-page", prev, "\xe2\x86\x90 Previous");
+	if (has_next)
+		page_link(p, spec, f, "next-page", f->offset + VIEW_PAGE_SIZE, "Next \xe2\x86\x92");
+}
+
+/* <form id="filter" method="get"> with the scenario input and the select. */
+static void list_filter_form(xmlNodePtr main, const struct list_spec *spec,
+                             const struct list_filter *f)
+{
+	xmlNodePtr form = html_attr(html_el(main, "form", NULL), "id", "filter");
+
+	html_attr(form, "method", "get");
+	html_attr(form, "action", spec->base);
+	labelled_input(form, "Scenario ", "text", "scenario", f->scenario ? f->scenario : "");
+	labelled_select(form, strcmp(spec->choice, "verdict") == 0 ? "Verdict " : "Status ",
+	                spec->choice, "(any)", spec->choices, f->choice);
+	submit_button(form, "Filter");
+}
+
+/* Any list page: filters, one API call, the table or #empty, the pager. */
+static int list_page(struct view_ctx *ctx, const struct list_spec *spec)
+{
+	struct list_filter f;
+	const char *why = NULL;
+	char query[256];
+	json_t *reply = NULL, *items;
+	htmlDocPtr doc = NULL;
+	xmlNodePtr main, tbody;
+	size_t i, n;
+
+	if (list_filter_read(ctx, spec, &f, &why))
+		return view_page_message(ctx, 400, "Bad request", why);
+	list_api_query(spec, &f, query, sizeof(query));
+	if (api_get(ctx, spec->api_path, query, &reply))
+		return 0;
+	items = json_object_get(reply, spec->member);
+	n = json_array_size(items);
+	main = view_page_begin(ctx, spec->title, &doc);
+	if (spec->choice)
+		list_filter_form(main, spec, &f);
+	if (n == 0) {
+		html_attr(html_el(main, "p", spec->empty), "id", "empty");
+	} else {
+		tbody = table_new(main, spec->table_id, spec->headers, NULL);
+		for (i = 0; i < n && i < VIEW_PAGE_SIZE; i++)
+			spec->row(tbody, json_array_get(items, i));
+	}
+	list_pager(main, spec, &f, n > VIEW_PAGE_SIZE);
+	return view_page_send(ctx, doc, 200);
+}
+
+/* ---- list rows ------------------------------------------------------------------- */
+
+static void scenario_row(xmlNodePtr tbody, json_t *sc)
+{
+	xmlNodePtr tr = row_new(tbody, "scenario", sc);
+	char href[96];
+
+	snprintf(href, sizeof(href), "/admin/scenarios/%s", jstr(sc, "id", ""));
+	html_link(html_elc(tr, "td", "name", NULL), href, jstr(sc, "name", ""));
+	html_elf(tr, "td", "%lld", jint(sc, "version"));
+	html_elf(tr, "td", "%lld", jint(sc, "steps_count"));
+	html_elf(tr, "td", "%lld", jint(sc, "mocks_count"));
+	html_elc(tr, "td", "updated", jstr(sc, "updated_at", ""));
+}
+
+static void run_row(xmlNodePtr tbody, json_t *run)
+{
+	xmlNodePtr tr = row_new(tbody, "run", run);
+	char text[160];
+
+	cell_link(tr, "id", "/admin/runs", jstr(run, "id", NULL));
+	html_elc(tr, "td", "kind", jstr(run, "kind", ""));
+	cell_link(tr, "scenario", "/admin/scenarios", jstr(run, "scenario_id", NULL));
+	html_elc(tr, "td", "variant", jstr(run, "variant", NONE_TEXT));
+	html_elc(tr, "td", "status", jstr(run, "status", ""));
+	html_elc(tr, "td", "backend", jstr(run, "backend", ""));
+	attestation_text(run, text, sizeof(text));
+	html_elc(tr, "td", "attestation", text);
+	counters_text(run, text, sizeof(text));
+	html_elc(tr, "td", "counters", text);
+	score_text(run, 0, text, sizeof(text));
+	html_elc(tr, "td", "score", text);
+	html_elc(tr, "td", "created", jstr(run, "started_at", ""));
+}
+
+static void replay_row(xmlNodePtr tbody, json_t *run)
+{
+	xmlNodePtr tr = row_new(tbody, "replay", run);
+	const char *status = jstr(run, "status", "");
+	char text[64];
+
+	cell_link(tr, "id", "/admin/runs", jstr(run, "id", NULL));
+	html_elc(tr, "td", "session", jstr(run, "session_id", NONE_TEXT));
+	html_elc(tr, "td", "status", status);
+	/* only a degraded replay has a reason worth this column */
+	html_elc(tr, "td", "reason",
+	         strcmp(status, "degraded") == 0 ? jstr(run, "reason", NONE_TEXT) : NONE_TEXT);
+	html_elc(tr, "td", "backend", jstr(run, "backend", ""));
+	counters_text(run, text, sizeof(text));
+	html_elc(tr, "td", "counters", text);
+	html_elc(tr, "td", "created", jstr(run, "started_at", ""));
+}
+
+static void comparison_row(xmlNodePtr tbody, json_t *cmp)
+{
+	xmlNodePtr tr = row_new(tbody, "comparison", cmp);
+	char text[64];
+
+	cell_link(tr, "id", "/admin/comparisons", jstr(cmp, "id", NULL));
+	cell_link(tr, "scenario", "/admin/scenarios", jstr(cmp, "scenario_id", NULL));
+	html_elc(tr, "td", "verdict", jstr(cmp, "verdict", ""));
+	delta_text(cmp, text, sizeof(text));
+	html_elc(tr, "td", "delta", text);
+	html_elc(tr, "td", "baseline", jstr(json_object_get(cmp, "baseline"), "variant", ""));
+	html_elc(tr, "td", "candidate", jstr(json_object_get(cmp, "candidate"), "variant", ""));
+	html_elc(tr, "td", "created", jstr(cmp, "created_at", ""));
+}
+
+static void audit_row(xmlNodePtr tbody, json_t *ev)
+{
+	xmlNodePtr tr = html_elc(tbody, "tr", "event", NULL);
+	json_t *detail = json_object_get(ev, "detail");
+	char *text = NULL;
+
+	html_elc(tr, "td", "time", jstr(ev, "created_at", ""));
+	html_elc(tr, "td", "actor", jstr(ev, "actor", NONE_TEXT));
+	html_elc(tr, "td", "action", jstr(ev, "action", ""));
+	html_elc(tr, "td", "target", jstr(ev, "target_id", NONE_TEXT));
+	if (detail && !json_is_null(detail))
+		text = json_dumps(detail, JSON_COMPACT | JSON_ENCODE_ANY);
+	html_elc(html_elc(tr, "td", "detail", NULL), "code", NULL, text ? text : NONE_TEXT);
+	free(text);
+}
+
+/* ---- the list pages ------------------------------------------------------------- */
+
+static const char *const scenario_headers[] = {"Name",  "Version", "Steps",
+                                               "Mocks", "Updated", NULL};
+static const char *const run_headers[] = {"Run",    "Kind",    "Scenario",    "Variant",
+                                          "Status", "Backend", "Attestation", "Steps",
+                                          "Score",  "Started", NULL};
+static const char *const replay_headers[] = {"Run",     "Session", "Status",  "Degraded reason",
+                                             "Backend", "Steps",   "Started", NULL};
+static const char *const comparison_headers[] = {"Comparison", "Scenario",  "Verdict", "Delta",
+                                                 "Baseline",   "Candidate", "Created", NULL};
+static const char *const audit_headers[] = {"Time", "Actor", "Action", "Target", "Detail", NULL};
+
+static const struct list_spec scenarios_spec = {
+    .title = "Scenarios",
+    .base = "/admin/scenarios",
+    .api_path = "/v1/m/sandbox/scenarios",
+    .member = "scenarios",
+    .table_id = "scenarios",
+    .empty = "No scenarios.",
+    .headers = scenario_headers,
+    .row = scenario_row,
+};
+static const struct list_spec runs_spec = {
+    .title = "Runs",
+    .base = "/admin/runs",
+    .api_path = "/v1/m/sandbox/runs",
+    .member = "runs",
+    .table_id = "runs",
+    .empty = "No runs.",
+    .choice = "status",
+    .choices = run_statuses,
+    .headers = run_headers,
+    .row = run_row,
+};
+static const struct list_spec replays_spec = {
+    .title = "Replays",
+    .base = "/admin/replays",
+    .api_path = "/v1/m/sandbox/runs",
+    .api_fixed = "kind=replay",
+    .member = "runs",
+    .table_id = "replays",
+    .empty = "No replays.",
+    .choice = "status",
+    .choices = run_statuses,
+    .headers = replay_headers,
+    .row = replay_row,
+};
+static const struct list_spec comparisons_spec = {
+    .title = "Comparisons",
+    .base = "/admin/comparisons",
+    .api_path = "/v1/m/sandbox/comparisons",
+    .member = "comparisons",
+    .table_id = "comparisons",
+    .empty = "No comparisons.",
+    .choice = "verdict",
+    .choices = verdicts,
+    .headers = comparison_headers,
+    .row = comparison_row,
+};
+static const struct list_spec audit_spec = {
+    .title = "Audit trail",
+    .base = "/admin/audit",
+    .api_path = "/v1/m/sandbox/audit",
+    .member = "events",
+    .table_id = "audit",
+    .empty = "No events.",
+    .headers = audit_headers,
+    .row = audit_row,
+};
+
+int view_page_scenarios(struct view_ctx *ctx)
+{
+	return list_page(ctx, &scenarios_spec);
+}
+
+int view_page_runs(struct view_ctx *ctx)
+{
+	return list_page(ctx, &runs_spec);
+}
+
+int view_page_replays(struct view_ctx *ctx)
+{
+	return list_page(ctx, &replays_spec);
+}
+
+int view_page_comparisons(struct view_ctx *ctx)
+{
+	return list_page(ctx, &comparisons_spec);
+}
+
+int view_page_audit(struct view_ctx *ctx)
+{
+	return list_page(ctx, &audit_spec);
+}
+
+/* ---- overview ----------------------------------------------------------------------- */
+
+/* Whether the sandbox module is on, from GET /v1/modules's reply. */
+static int sandbox_enabled(json_t *reply)
+{
+	json_t *mods = json_object_get(reply, "modules"), *m;
+	size_t i;
+
+	json_array_foreach(mods, i, m)
+	{
+		if (strcmp(jstr(m, "name", ""), "sandbox") == 0)
+			return json_is_true(json_object_get(m, "enabled"));
+	}
+	return 0;
+}
+
+static void module_form(struct view_ctx *ctx, xmlNodePtr main, int on)
+{
+	xmlNodePtr form = view_post_form(ctx, main, "module-form", "/admin/modules/sandbox");
+
+	html_input(form, "hidden", "enabled", on ? "0" : "1");
+	submit_button(form, on ? "Turn off" : "Turn on");
+}
+
+int view_page_home(struct view_ctx *ctx)
+{
+	json_t *reply = NULL;
+	htmlDocPtr doc = NULL;
+	xmlNodePtr main, dl, dd;
+	int on;
+
+	if (api_get(ctx, "/v1/modules", "", &reply))
+		return 0;
+	on = sandbox_enabled(reply);
+	main = view_page_begin(ctx, "Overview", &doc);
+	dl = html_attr(html_el(main, "dl", NULL), "id", "overview");
+	dl_item(dl, "Signed in as", "role", role_name(ctx->req->who.role));
+	dd = dl_item(dl, "Sandbox module", "module-status", on ? "enabled" : "disabled");
+	html_attr(dd, "class", on ? "ok" : "off");
+	if (ctx->req->who.role >= STORE_ROLE_ADMIN)
+		module_form(ctx, main, on);
+	return view_page_send(ctx, doc, 200);
+}
+
+/* ---- scenario detail --------------------------------------------------------------- */
+
+static void scenario_summary(xmlNodePtr main, json_t *sc)
+{
+	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "scenario-summary");
+	char text[32], href[128];
+	const char *desc;
+	xmlNodePtr dd;
+
+	dl_item(dl, "Name", "scenario-name", jstr(sc, "name", ""));
+	snprintf(text, sizeof(text), "%lld", jint(sc, "version"));
+	dl_item(dl, "Version", "scenario-version", text);
+	desc = jstr(sc, "description", "");
+	dl_item(dl, "Description", "scenario-description", desc[0] ? desc : NONE_TEXT);
+	dl_item(dl, "Subject kind", "scenario-subject-kind", jstr(sc, "subject_kind", NONE_TEXT));
+	html_elc(dl_item(dl, "Digest", "scenario-digest", NULL), "code", NULL,
+	         jstr(sc, "digest", ""));
+	dl_item(dl, "Updated", "scenario-updated", jstr(sc, "updated_at", ""));
+	dd = dl_item(dl, "History", "scenario-history", NULL);
+	snprintf(href, sizeof(href), "/admin/runs?scenario=%s", jstr(sc, "id", ""));
+	html_link(dd, href, "runs");
+	html_text(dd, " \xc2\xb7 ");
+	snprintf(href, sizeof(href), "/admin/comparisons?scenario=%s", jstr(sc, "id", ""));
+	html_link(dd, href, "comparisons");
+}
+
+static void steps_table(xmlNodePtr main, json_t *steps)
+{
+	static const char *const headers[] = {"Key", "Input", NULL};
+	xmlNodePtr tbody, tr;
+	json_t *step;
+	size_t i;
+
+	html_el(main, "h2", "Steps");
+	tbody = table_new(main, "steps", headers, NULL);
+	json_array_foreach(steps, i, step)
+	{
+		tr = html_elc(tbody, "tr", "step", NULL);
+		html_elc(tr, "td", "key", jstr(step, "key", ""));
+		cell_pre(tr, "input", jstr(step, "input", ""));
+	}
+}
+
+static void mocks_table(xmlNodePtr main, json_t *mocks)
+{
+	static const char *const headers[] = {"Resource", "Variant", "Response", NULL};
+	xmlNodePtr tbody, tr;
+	json_t *mock;
+	size_t i;
+
+	html_el(main, "h2", "Mocks");
+	tbody = table_new(main, "mocks", headers, NULL);
+	json_array_foreach(mocks, i, mock)
+	{
+		tr = html_elc(tbody, "tr", "mock", NULL);
+		html_elc(tr, "td", "resource", jstr(mock, "resource", ""));
+		html_elc(tr, "td", "variant", jstr(mock, "variant", NONE_TEXT));
+		cell_pre(tr, "response", jstr(mock, "response", ""));
+	}
+	if (json_array_size(mocks) == 0)
+		html_elc(main, "p", "none", "No mocks.");
+}
+
+/* The editor's form: run this scenario with a variant and a backend. */
+static void run_form(struct view_ctx *ctx, xmlNodePtr main, const char *id)
+{
+	char action[96];
+	xmlNodePtr form;
+
+	html_el(main, "h2", "Run");
+	snprintf(action, sizeof(action), "/admin/scenarios/%s/runs", id);
+	form = view_post_form(ctx, main, "run-form", action);
+	labelled_input(form, "Variant ", "text", "variant", NULL);
+	labelled_select(form, "Backend ", "backend", "(tenant default)", backends, NULL);
+	submit_button(form, "Run");
+}
+
+/* The admin's form: compare two variants of this scenario. */
+static void compare_form(struct view_ctx *ctx, xmlNodePtr main, const char *id)
+{
+	xmlNodePtr form;
+
+	html_el(main, "h2", "Compare");
+	form = view_post_form(ctx, main, "compare-form", "/admin/comparisons");
+	html_input(form, "hidden", "scenario_id", id);
+	labelled_input(form, "Baseline ", "text", "baseline", NULL);
+	labelled_input(form, "Candidate ", "text", "candidate", NULL);
+	labelled_input(form, "Suite ", "text", "suite", NULL);
+	labelled_input(form, "Tolerance ", "text", "tolerance", NULL);
+	labelled_select(form, "Backend ", "backend", "(tenant default)", backends, NULL);
+	submit_button(form, "Compare");
+}
+
+int view_page_scenario(struct view_ctx *ctx, const char *id)
+{
+	json_t *sc = NULL;
+	htmlDocPtr doc = NULL;
+	xmlNodePtr main;
+
+	if (api_get_item(ctx, "scenarios", id, "", &sc))
+		return 0;
+	main = view_page_begin(ctx, "Scenario", &doc);
+	scenario_summary(main, sc);
+	steps_table(main, json_object_get(sc, "steps"));
+	mocks_table(main, json_object_get(sc, "mocks"));
+	if (ctx->req->who.role >= STORE_ROLE_EDITOR)
+		run_form(ctx, main, id);
+	if (ctx->req->who.role >= STORE_ROLE_ADMIN)
+		compare_form(ctx, main, id);
+	return view_page_send(ctx, doc, 200);
+}
+
+/* ---- run detail --------------------------------------------------------------------- */
+
+static void run_summary(xmlNodePtr main, json_t *run)
+{
+	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "run-summary");
+	char text[1024];
+
+	dl_item(dl, "Status", "run-status", jstr(run, "status", ""));
+	dl_item(dl, "Kind", "run-kind", jstr(run, "kind", ""));
+	dl_item(dl, "Backend", "run-backend", jstr(run, "backend", ""));
+	dl_item(dl, "Runner", "run-runner", jstr(run, "runner", NONE_TEXT));
+	dl_item(dl, "Isolated", "run-isolated", jbool(run, "isolated"));
+	dl_item(dl, "Destroyed", "run-destroyed", jbool(run, "destroyed"));
+	counters_text(run, text, sizeof(text));
+	dl_item(dl, "Steps", "run-counters", text);
+	dl_item(dl, "Suite", "run-suite", jstr(run, "suite", NONE_TEXT));
+	score_text(run, 1, text, sizeof(text));
+	dl_item(dl, "Score", "run-score", text);
+	dl_item(dl, "Reason", "run-reason", jstr(run, "reason", NONE_TEXT));
+	dl_item(dl, "Variant", "run-variant", jstr(run, "variant", NONE_TEXT));
+	id_link(dl_item(dl, "Scenario", "run-scenario", NULL), "/admin/scenarios",
+	        jstr(run, "scenario_id", NULL));
+	if (strcmp(jstr(run, "kind", ""), "replay") == 0 || jstr(run, "session_id", NULL))
+		dl_item(dl, "Session", "run-session", jstr(run, "session_id", NONE_TEXT));
+	html_elc(dl_item(dl, "Output digest", "run-digest", NULL), "code", NULL,
+	         jstr(run, "output_digest", ""));
+	dl_item(dl, "Started", "run-started", jstr(run, "started_at", ""));
+	dl_item(dl, "Finished", "run-finished", jstr(run, "finished_at", NONE_TEXT));
+}
+
+/* A replay's divergence from its recorded session (briefs/api5.md). */
+static void run_divergence(xmlNodePtr main, json_t *div)
+{
+	xmlNodePtr sec, dl;
+	json_t *first;
+	char text[32];
+
+	if (!json_is_object(div))
+		return;
+	sec = html_attr(html_el(main, "section", NULL), "id", "divergence");
+	html_el(sec, "h2", "Divergence");
+	html_elf(sec, "p", "%lld of %lld compared steps diverge", jint(div, "diverging"),
+	         jint(div, "compared"));
+	first = json_object_get(div, "first");
+	if (!json_is_object(first))
+		return;
+	dl = html_el(sec, "dl", NULL);
+	snprintf(text, sizeof(text), "%lld", jint(first, "seq"));
+	dl_item(dl, "First at step", "divergence-seq", text);
+	dl_item(dl, "Key", "divergence-key", jstr(first, "key", ""));
+	html_el(dl_item(dl, "Recorded", "divergence-recorded", NULL), "pre",
+	        jstr(first, "recorded", ""));
+	html_el(dl_item(dl, "Replayed", "divergence-replayed", NULL), "pre",
+	        jstr(first, "replayed", ""));
+}
+
+static int is_mock_miss(json_t *out)
+{
+	return strcmp(jstr(out, "error_kind", ""), "mock_miss") == 0 ||
+	       strncmp(jstr(out, "output", ""), "[[mock-miss:", 12) == 0;
+}
+
+static void output_row(xmlNodePtr tbody, json_t *out)
+{
+	int miss = is_mock_miss(out);
+	xmlNodePtr tr = html_elc(tbody, "tr", miss ? "output mock-miss" : "output", NULL);
+	xmlNodePtr status;
+	const char *kind = jstr(out, "error_kind", NULL);
+	char seq[24];
+
+	snprintf(seq, sizeof(seq), "%lld", jint(out, "seq"));
+	html_attr(tr, "data-seq", seq);
+	html_elc(tr, "td", "seq", seq);
+	html_elc(tr, "td", "key", jstr(out, "key", ""));
+	cell_pre(tr, "input", jstr(out, "input", ""));
+	cell_pre(tr, "output", jstr(out, "output", ""));
+	status = html_elc(tr, "td", "step-status", jstr(out, "status", ""));
+	if (miss || kind)
+		html_text(status, " ");
+	if (miss)
+		html_elc(status, "span", "mock-miss-marker", "mock miss");
+	else if (kind)
+		html_elc(status, "span", "error-kind", kind);
+}
+
+static void outputs_table(xmlNodePtr main, json_t *outputs)
+{
+	static const char *const headers[] = {"#", "Key", "Input", "Output", "Status", NULL};
+	xmlNodePtr tbody;
+	json_t *out;
+	size_t i;
+
+	html_el(main, "h2", "Steps");
+	tbody = table_new(main, "outputs", headers, NULL);
+	json_array_foreach(outputs, i, out)
+	{
+		output_row(tbody, out);
+	}
+	if (json_array_size(outputs) == 0)
+		html_elc(main, "p", "none", "No step was executed.");
+}
+
+int view_page_run(struct view_ctx *ctx, const char *id)
+{
+	json_t *run = NULL, *outs = NULL;
+	htmlDocPtr doc = NULL;
+	xmlNodePtr main;
+
+	if (api_get_item(ctx, "runs", id, "", &run) ||
+	    api_get_item(ctx, "runs", id, "/outputs", &outs))
+		return 0;
+	main = view_page_begin(ctx, "Run", &doc);
+	html_elc(main, "p", "id", id);
+	run_summary(main, run);
+	run_divergence(main, json_object_get(run, "divergence"));
+	outputs_table(main, json_object_get(outs, "outputs"));
+	return view_page_send(ctx, doc, 200);
+}
+
+/* ---- comparison detail -------------------------------------------------------------- */
+
+static void comparison_summary(xmlNodePtr main, json_t *cmp)
+{
+	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "comparison-summary");
+	char text[64];
+
+	dl_item(dl, "Verdict", "verdict", jstr(cmp, "verdict", ""));
+	delta_text(cmp, text, sizeof(text));
+	dl_item(dl, "Delta", "delta", text);
+	dl_item(dl, "Reason", "reason", jstr(cmp, "reason", NONE_TEXT));
+	dl_item(dl, "Suite", "suite", jstr(cmp, "suite", ""));
+	snprintf(text, sizeof(text), "%.4f", json_number_value(json_object_get(cmp, "tolerance")));
+	dl_item(dl, "Tolerance", "tolerance", text);
+	id_link(dl_item(dl, "Scenario", "comparison-scenario", NULL), "/admin/scenarios",
+	        jstr(cmp, "scenario_id", NULL));
+	dl_item(dl, "Decided by", "decided-by", jstr(cmp, "decided_by", NONE_TEXT));
+	dl_item(dl, "Created", "created", jstr(cmp, "created_at", ""));
+}
+
+/* The header cell of one side: label, variant, run link, status, score. */
+static void side_head(xmlNodePtr tr, const char *cls, const char *label, json_t *side)
+{
+	xmlNodePtr th = html_elc(tr, "th", cls, NULL);
+	char text[128];
+
+	html_el(th, "div", label);
+	html_elc(th, "div", "side-variant", jstr(side, "variant", NONE_TEXT));
+	id_link(html_elc(th, "div", "side-run", NULL), "/admin/runs", jstr(side, "run_id", NULL));
+	html_elc(th, "div", "side-status", jstr(side, "status", ""));
+	score_text(side, 0, text, sizeof(text));
+	html_elc(th, "div", "side-score", text);
+}
+
+static int step_differs(json_t *differing, json_int_t seq)
+{
+	json_t *d;
+	size_t i;
+
+	json_array_foreach(differing, i, d)
+	{
+		if (json_integer_value(json_object_get(d, "seq")) == seq)
+			return 1;
+	}
+	return 0;
+}
+
+/* One row: a side without that step shows "—". */
+static void side_row(xmlNodePtr tbody, json_t *b, json_t *c, json_t *differing)
+{
+	json_t *any = b ? b : c;
+	json_int_t seq = json_integer_value(json_object_get(any, "seq"));
+	xmlNodePtr tr;
+	char text[24];
+
+	tr = html_elc(tbody, "tr", step_differs(differing, seq) ? "step differs" : "step", NULL);
+	snprintf(text, sizeof(text), "%lld", (long long)seq);
+	html_attr(tr, "data-seq", text);
+	html_elc(tr, "td", "key", jstr(any, "key", ""));
+	cell_pre(tr, "baseline", b ? jstr(b, "output", "") : NONE_TEXT);
+	cell_pre(tr, "candidate", c ? jstr(c, "output", "") : NONE_TEXT);
+}
+
+/* Both runs' outputs merged by seq (each in seq order). */
+static void side_by_side(xmlNodePtr main, json_t *cmp, json_t *base, json_t *cand)
+{
+	json_t *differing = json_object_get(cmp, "differing_steps"), *b, *c;
+	json_int_t bs, cs;
+	xmlNodePtr tr, tbody;
+	size_t i = 0, j = 0;
+
+	html_el(main, "h2", "Side by side");
+	tbody = table_new(main, "side-by-side", NULL, &tr);
+	html_el(tr, "th", "Step");
+	side_head(tr, "baseline", "Baseline", json_object_get(cmp, "baseline"));
+	side_head(tr, "candidate", "Candidate", json_object_get(cmp, "candidate"));
+	while (i < json_array_size(base) || j < json_array_size(cand)) {
+		b = json_array_get(base, i);
+		c = json_array_get(cand, j);
+		bs = json_integer_value(json_object_get(b, "seq"));
+		cs = json_integer_value(json_object_get(c, "seq"));
+		if (b && c && bs != cs) {
+			if (bs < cs)
+				c = NULL;
+			else
+				b = NULL;
+		}
+		i += b != NULL;
+		j += c != NULL;
+		side_row(tbody, b, c, differing);
+	}
+}
+
+/* The outputs array of a comparison side's run (or an error page). */
+static int side_outputs(struct view_ctx *ctx, json_t *cmp, const char *side, json_t **outputs)
+{
+	json_t *reply = NULL;
+
+	if (api_get_item(ctx, "runs", jstr(json_object_get(cmp, side), "run_id", NULL), "/outputs",
+	                 &reply))
+		return -1;
+	*outputs = json_object_get(reply, "outputs");
+	return 0;
+}
+
+int view_page_comparison(struct view_ctx *ctx, const char *id)
+{
+	json_t *cmp = NULL, *base = NULL, *cand = NULL;
+	htmlDocPtr doc = NULL;
+	xmlNodePtr main;
+
+	if (api_get_item(ctx, "comparisons", id, "", &cmp) ||
+	    side_outputs(ctx, cmp, "baseline", &base) || side_outputs(ctx, cmp, "candidate", &cand))
+		return 0;
+	main = view_page_begin(ctx, "Comparison", &doc);
+	html_elc(main, "p", "id", id);
+	comparison_summary(main, cmp);
+	side_by_side(main, cmp, base, cand);
+	return view_page_send(ctx, doc, 200);
+}

@@ -4,7 +4,7 @@
  * What fcgi/view.c (request plumbing: auth, sessions, CSRF, forms, the
  * POST actions, the page frame) and fcgi/view_pages.c (the GET pages) share.
  * Not used outside the view. The markup contract (ids, classes, form field
- * names) that the browser tests read is in README "Admin view".
+ * names) that the tests read is in README "Admin view", "Markup contract".
  */
 #include <jansson.h>
 #include <libxml/tree.h>

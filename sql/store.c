@@ -2607,6 +2607,44 @@ enum store_rc store_run_get(struct store *st, const char *tenant_id, const char 
 	return run_call(st, tx_run_get, &a, out);
 }
 
+/* One optional filter of a list: "AND col = ?" when value is set. */
+struct filter_cond {
+	const char *value;
+	const char *sql;
+};
+
+/*
+ * Build a tenant's filtered list query from fixed fragments: head (a
+ * SELECT ending in "WHERE <tenant column> = ?"), one fragment per filter
+ * whose value is set, order (" ORDER BY …"), then " LIMIT ? OFFSET ?".
+ * Every value is bound: p receives the tenant, the filters' values, limit
+ * and offset (room for 3 + nconds). Returns the number of parameters.
+ */
+static size_t filtered_list_sql(struct model_buf *sql, struct param *p, const char *head,
+				const char *tenant_id, const struct filter_cond *conds,
+				size_t nconds, const char *order, int limit, int offset)
+{
+	size_t n = 0, i;
+
+	model_buf_adds(sql, head);
+	p[n].type = P_TEXT;
+	p[n++].s = tenant_id;
+	for (i = 0; i < nconds; i++) {
+		if (!conds[i].value)
+			continue;
+		model_buf_adds(sql, conds[i].sql);
+		p[n].type = P_TEXT;
+		p[n++].s = conds[i].value;
+	}
+	model_buf_adds(sql, order);
+	model_buf_adds(sql, " LIMIT ? OFFSET ?");
+	p[n].type = P_INT;
+	p[n++].i = limit;
+	p[n].type = P_INT;
+	p[n++].i = offset;
+	return n;
+}
+
 /*
  * The list of runs: the WHERE clause is built from fixed fragments, one
  * "AND col = ?" per filter given (at most 16 distinct texts, all kept by
@@ -2616,16 +2654,13 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 {
 	struct run_arg *a = arg;
 	const struct store_run_filter *f = &a->filter;
-	const struct {
-		const char *value;
-		const char *sql;
-	} conds[] = {{f->scenario_id, " AND scenario_id = ?"},
-		     {f->status, " AND status = ?"},
-		     {f->kind, " AND kind = ?"},
-		     {f->session_id, " AND session_id = ?"}};
+	const struct filter_cond conds[] = {{f->scenario_id, " AND scenario_id = ?"},
+					    {f->status, " AND status = ?"},
+					    {f->kind, " AND kind = ?"},
+					    {f->session_id, " AND session_id = ?"}};
 	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
 	struct model_buf sql;
-	size_t n = 0, i;
+	size_t n;
 	json_t *arr;
 	enum store_rc rc;
 
@@ -2633,21 +2668,8 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 	a->out = NULL;
 	memset(p, 0, sizeof p);
 	model_buf_init(&sql, 4096);
-	model_buf_adds(&sql, RUN_SELECT " WHERE tenant_id = ?");
-	p[n].type = P_TEXT;
-	p[n++].s = a->tenant_id;
-	for (i = 0; i < NPARAMS(conds); i++) {
-		if (!conds[i].value)
-			continue;
-		model_buf_adds(&sql, conds[i].sql);
-		p[n].type = P_TEXT;
-		p[n++].s = conds[i].value;
-	}
-	model_buf_adds(&sql, " ORDER BY ord DESC LIMIT ? OFFSET ?");
-	p[n].type = P_INT;
-	p[n++].i = a->limit;
-	p[n].type = P_INT;
-	p[n++].i = a->offset;
+	n = filtered_list_sql(&sql, p, RUN_SELECT " WHERE tenant_id = ?", a->tenant_id, conds,
+			      NPARAMS(conds), " ORDER BY ord DESC", a->limit, a->offset);
 	arr = json_array();
 	rc = q_rows(st, sql.data, p, n, run_cols, NPARAMS(run_cols), arr);
 	model_buf_release(&sql);
@@ -3005,13 +3027,11 @@ enum store_rc store_comparison_get(struct store *st, const char *tenant_id, cons
 static enum store_rc tx_comparison_list(struct store *st, void *arg)
 {
 	struct comparison_arg *a = arg;
-	const struct {
-		const char *value;
-		const char *sql;
-	} conds[] = {{a->scenario_id, " AND c.scenario_id = ?"}, {a->verdict, " AND c.verdict = ?"}};
+	const struct filter_cond conds[] = {{a->scenario_id, " AND c.scenario_id = ?"},
+					    {a->verdict, " AND c.verdict = ?"}};
 	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
 	struct model_buf sql;
-	size_t n = 0, i;
+	size_t n;
 	json_t *arr;
 	enum store_rc rc;
 
@@ -3019,21 +3039,8 @@ static enum store_rc tx_comparison_list(struct store *st, void *arg)
 	a->out = NULL;
 	memset(p, 0, sizeof p);
 	model_buf_init(&sql, 4096);
-	model_buf_adds(&sql, COMPARISON_SELECT " WHERE c.tenant_id = ?");
-	p[n].type = P_TEXT;
-	p[n++].s = a->tenant_id;
-	for (i = 0; i < NPARAMS(conds); i++) {
-		if (!conds[i].value)
-			continue;
-		model_buf_adds(&sql, conds[i].sql);
-		p[n].type = P_TEXT;
-		p[n++].s = conds[i].value;
-	}
-	model_buf_adds(&sql, " ORDER BY c.ord DESC LIMIT ? OFFSET ?");
-	p[n].type = P_INT;
-	p[n++].i = a->limit;
-	p[n].type = P_INT;
-	p[n++].i = a->offset;
+	n = filtered_list_sql(&sql, p, COMPARISON_SELECT " WHERE c.tenant_id = ?", a->tenant_id,
+			      conds, NPARAMS(conds), " ORDER BY c.ord DESC", a->limit, a->offset);
 	arr = json_array();
 	rc = comparison_rows(st, sql.data, p, n, arr);
 	model_buf_release(&sql);

@@ -366,24 +366,17 @@ bad:
 
 static int sha256_hex(const char *s, char out[65])
 {
-	static const char digits[] = "0123456789abcdef";
 	unsigned char md[32];
 	unsigned int len = 0;
-	int i;
 
 	if (EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL) != 1 || len != 32)
 		return -1;
-	for (i = 0; i < 32; i++) {
-		out[2 * i] = digits[md[i] >> 4];
-		out[2 * i + 1] = digits[md[i] & 15];
-	}
-	out[64] = '\0';
+	model_hex_encode(md, 32, out);
 	return 0;
 }
 
 static int cmd_token(int argc, char **argv)
 {
-	static const char digits[] = "0123456789abcdef";
 	const struct command *c = find_command("token");
 	struct http_config cfg;
 	struct store *st = NULL;
@@ -396,7 +389,6 @@ static int cmd_token(int argc, char **argv)
 	char token_id[33];
 	json_t *detail = NULL;
 	enum store_rc src;
-	int i;
 	int rc = 1;
 
 	if (argc < 2 || strcmp(argv[1], "create") != 0)
@@ -427,12 +419,8 @@ static int cmd_token(int argc, char **argv)
 		fprintf(stderr, "%s: RAND_bytes failed\n", prog);
 		goto out;
 	}
-	memcpy(token, "olv_", 4);
-	for (i = 0; i < 32; i++) {
-		token[4 + 2 * i] = digits[raw[i] >> 4];
-		token[4 + 2 * i + 1] = digits[raw[i] & 15];
-	}
-	token[68] = '\0';
+	memcpy(token, MODEL_TOKEN_PREFIX, 4);
+	model_hex_encode(raw, sizeof raw, token + 4);
 	OPENSSL_cleanse(raw, sizeof raw);
 	if (sha256_hex(token, sha)) {
 		fprintf(stderr, "%s: SHA-256 failed\n", prog);

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 
 #include "fcgi/dispatch.h"
 #include "fcgi/junit.h"
@@ -95,17 +94,7 @@ static void printable(char *dst, size_t n, const char *src)
 /* SHA-256 hex of nothing: the digest of a run with no outputs. */
 static void empty_digest(char hex[65])
 {
-	static const char digits[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
-
-	memset(hex, 0, 65);
-	if (!EVP_Digest("", 0, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-		return;
-	for (i = 0; i < 32; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
+	http_sha256_hex("", 0, hex);
 }
 
 /* ---- GET /healthz ------------------------------------------------------------- */

@@ -545,3 +545,15 @@ size_t model_text_json_worst(size_t n)
 		return SIZE_MAX;
 	return 6 * n + 2;
 }
+
+void model_hex_encode(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}

@@ -65,6 +65,10 @@ int model_text_is_blank(const char *s, size_t n);
 /** 1 if s is a well-formed id (exactly MODEL_ID_LEN lowercase hex chars). */
 int model_id_valid(const char *s);
 
+/** Write the n bytes of in as 2n lowercase hex characters and a NUL into
+ * out (2n + 1 bytes, caller's). Used for ids, digests and secrets. */
+void model_hex_encode(const unsigned char *in, size_t n, char *out);
+
 /** Worst-case size in bytes of the JSON string literal (quotes included)
  * for a text of n UTF-8 bytes: every byte escaped as \u00XX, 6n + 2. */
 size_t model_text_json_worst(size_t n);

@@ -238,18 +238,6 @@ static enum store_rc odbc_fail(struct store *st, SQLSMALLINT htype, SQLHANDLE h,
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static void hex_encode(const unsigned char *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* 16 random bytes from OpenSSL as 32 lowercase hex (DESIGN.md §9). */
 static enum store_rc new_id(struct store *st, char out[33])
 {
@@ -259,7 +247,7 @@ static enum store_rc new_id(struct store *st, char out[33])
 		st_seterr(st, "RAND_bytes failed");
 		return STORE_ERROR;
 	}
-	hex_encode(raw, sizeof raw, out);
+	model_hex_encode(raw, sizeof raw, out);
 	return STORE_OK;
 }
 
@@ -285,7 +273,7 @@ static int sha256_hex(const void *p, size_t n, char out[65])
 
 	if (EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
 		return -1;
-	hex_encode(md, 32, out);
+	model_hex_encode(md, 32, out);
 	return 0;
 }
 

@@ -281,6 +281,19 @@ START_TEST(test_utf8_invalid)
 }
 END_TEST
 
+START_TEST(test_hex_encode)
+{
+	const unsigned char in[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+	char out[2 * sizeof in + 1];
+
+	memset(out, '#', sizeof out);
+	model_hex_encode(in, sizeof in, out);
+	ck_assert_str_eq(out, "00017f80abff");
+	model_hex_encode(in, 0, out);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
 START_TEST(test_id_and_json_worst)
 {
 	ck_assert_int_eq(model_id_valid("0123456789abcdef0123456789abcdef"), 1);
@@ -1713,6 +1726,7 @@ static Suite *model_suite(void)
 	tc = tcase_create("utf8");
 	tcase_add_test(tc, test_utf8_valid);
 	tcase_add_test(tc, test_utf8_invalid);
+	tcase_add_test(tc, test_hex_encode);
 	tcase_add_test(tc, test_id_and_json_worst);
 	suite_add_tcase(s, tc);
 

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #include "fcgi/dispatch.h"
 #include "fcgi/junit.h"
 #include "model/generate.h"

@@ -13,12 +13,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include <libxml/uri.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "fcgi/form.h"
 #include "fcgi/view_internal.h"
 #include "model/alloc.h"
 #include "model/error.h"
@@ -83,18 +83,6 @@ static const char *role_name(enum store_role role)
 		return "viewer";
 	}
 	return "none";
-}
-
-static void hex_encode(const unsigned char *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
 }
 
 static int is_lower_hex(const char *s, size_t n)
@@ -314,75 +302,6 @@ xmlNodePtr view_page_begin(struct view_ctx *ctx, const char *title, htmlDocPtr *
 
 /* ---- forms and queries ------------------------------------------------------ */
 
-/* One decoded name or value of a urlencoded text: '+' is a space, then
- * %XX escapes (libxml2). NULL when it would hold NUL or is not UTF-8. */
-static char *decode_part(const char *p, size_t n)
-{
-	char *copy, *dec, *out = NULL;
-	size_t i;
-
-	copy = model_xmemdup(p, n);
-	for (i = 0; i < n; i++) {
-		if (copy[i] == '+')
-			copy[i] = ' ';
-		/* %00 is the only way to a NUL byte (raw ones are refused by
-		 * the caller); xmlURIUnescapeString would cut the text there */
-		if (copy[i] == '%' && i + 2 < n && copy[i + 1] == '0' && copy[i + 2] == '0')
-			goto out;
-	}
-	if (n == 0) {
-		out = model_xstrdup("");
-		goto out;
-	}
-	dec = xmlURIUnescapeString(copy, (int)n, NULL);
-	if (!dec) {
-		fputs("olivares: libxml2 allocation failed\n", stderr);
-		abort();
-	}
-	if (model_text_valid_utf8(dec, strlen(dec)))
-		out = model_xstrdup(dec);
-	xmlFree(dec);
-out:
-	free(copy);
-	return out;
-}
-
-/* Decode n bytes of "a=b&c=d" into obj (strings; the first of duplicate
- * names wins). Returns 0, -1 for a NUL or invalid UTF-8 anywhere. */
-static int urlencoded_decode(const char *s, size_t n, json_t *obj)
-{
-	const char *p = s, *end = s + n, *seg, *eq;
-	char *name = NULL, *value = NULL;
-	int ret = -1;
-
-	if (memchr(s, '\0', n))
-		return -1;
-	while (p < end) {
-		seg = memchr(p, '&', (size_t)(end - p));
-		if (!seg)
-			seg = end;
-		if (seg > p) {
-			eq = memchr(p, '=', (size_t)(seg - p));
-			name = decode_part(p, (size_t)((eq ? eq : seg) - p));
-			value =
-			    eq ? decode_part(eq + 1, (size_t)(seg - eq - 1)) : model_xstrdup("");
-			if (!name || !value)
-				goto out;
-			if (!json_object_get(obj, name))
-				json_object_set_new(obj, name, json_string(value));
-			free(name);
-			free(value);
-			name = value = NULL;
-		}
-		p = seg + 1;
-	}
-	ret = 0;
-out:
-	free(name);
-	free(value);
-	return ret;
-}
-
 /* 1 when the request body is a form (or empty without a content type). */
 static int form_content_type(struct view_ctx *ctx)
 {
@@ -451,7 +370,7 @@ static void csrf_token(const char secret[65], char out[65])
 	          strlen(VIEW_CSRF_LABEL), md, &n) ||
 	    n != 32)
 		return;
-	hex_encode(md, 32, out);
+	model_hex_encode(md, 32, out);
 }
 
 static int csrf_ok(struct view_ctx *ctx)
@@ -806,7 +725,7 @@ static int r_login_post(struct view_state *st)
 		ret = page_status(ctx, 500, "internal error");
 		goto out;
 	}
-	hex_encode(raw, sizeof(raw), secret);
+	model_hex_encode(raw, sizeof(raw), secret);
 	http_sha256_hex(secret, 64, hash);
 	http_now_iso(now);
 	if (iso_plus_minutes(now, ctx->req->cfg->session_minutes, expires)) {
@@ -1038,7 +957,7 @@ static int read_form(struct view_ctx *ctx)
 		            "the body must be a form (application/x-www-form-urlencoded)");
 		return -1;
 	}
-	if (urlencoded_decode(ctx->req->body.data, ctx->req->body.len, ctx->form)) {
+	if (http_form_decode(ctx->req->body.data, ctx->req->body.len, ctx->form)) {
 		page_status(ctx, 400, "a form field is not valid UTF-8 text");
 		return -1;
 	}
@@ -1113,7 +1032,7 @@ static int serve(struct view_state *st)
 	/* the cookie's Path is /admin/, which /admin is not under */
 	if (strcmp(req->path, "/admin") == 0 && strcmp(req->method, "GET") == 0)
 		return view_redirect(ctx, "/admin/");
-	if (urlencoded_decode(req->query, strlen(req->query), ctx->query))
+	if (http_form_decode(req->query, strlen(req->query), ctx->query))
 		return page_status(ctx, 400, "a query parameter is not valid UTF-8 text");
 	r = route_find(req->method, req->path, st->id, &known);
 	if (r)

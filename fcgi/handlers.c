@@ -1202,20 +1202,33 @@ static void preflight(const struct http_config *cfg, size_t i, const char *name,
 static int h_backends(struct http_request *req, struct model_error *err)
 {
 	struct http_preflight pf;
-	const char *allowed, *def, *name;
-	json_t *list, *item;
+	const char *allowed, *def, *name, *want;
+	json_t *list, *item, *checked;
 	size_t i;
+	int run_preflight = 1;
 
+	/* ?preflight=false: the tenant's policy only, without starting a
+	 * runner per backend (what the admin view's forms need) */
+	want = http_query_get(req, "preflight");
+	if (want && strcmp(want, "false") == 0)
+		run_preflight = 0;
+	else if (want && strcmp(want, "true") != 0)
+		return model_error_set(err, MODEL_E_MALFORMED, "preflight",
+		                       "preflight must be true or false");
 	if (tenant_policy(req, &allowed, &def, err))
 		return -1;
 	list = http_req_own(req, json_array());
 	for (i = 0; http_config_known_backends[i]; i++) {
 		name = http_config_known_backends[i];
-		preflight(req->cfg, i, name, &pf);
-		item = json_pack("{s:s, s:b, s:b, s:{s:b, s:o}}", "name", name, "allowed",
+		checked = json_null();
+		if (run_preflight) {
+			preflight(req->cfg, i, name, &pf);
+			checked = json_pack("{s:b, s:o}", "ok", pf.ok, "reason",
+			                    pf.ok ? json_null() : json_string(pf.reason));
+		}
+		item = json_pack("{s:s, s:b, s:b, s:o}", "name", name, "allowed",
 		                 http_config_list_has(allowed, name), "default",
-		                 strcmp(def, name) == 0, "preflight", "ok", pf.ok, "reason",
-		                 pf.ok ? json_null() : json_string(pf.reason));
+		                 strcmp(def, name) == 0, "preflight", checked);
 		if (!item)
 			return model_error_set(err, MODEL_E_INTERNAL, NULL,
 			                       "cannot render the backends");

@@ -69,6 +69,14 @@ else
 	fi
 fi
 is "exactly one default" 1 "$(jq '[.backends[]|select(.default)]|length' backends.json)"
+# ?preflight=false: the same policy, no preflight (the admin view's forms)
+req "$OLV_VIEWER_TOKEN" GET "/v1/m/sandbox/backends?preflight=false"
+is_status "GET /v1/m/sandbox/backends?preflight=false" 200
+is "preflight=false: the same names, allowed and default, preflight null" \
+	"$(jq -c '[.backends[]|{name,allowed,default,preflight:null}]' backends.json)" \
+	"$(jqb '[.backends[]|{name,allowed,default,preflight}]')"
+req "$OLV_VIEWER_TOKEN" GET "/v1/m/sandbox/backends?preflight=maybe"
+is_status "GET /v1/m/sandbox/backends?preflight=maybe is malformed" 400
 have_policy=0
 if [[ -n ${OLV_AGENTS_DIR:-} && -n ${OLV_RESTRICTED_TENANT:-} ]]; then
 	have_policy=1

@@ -74,7 +74,7 @@ req "$OLV_VIEWER_TOKEN" GET "/v1/m/sandbox/backends?preflight=false"
 is_status "GET /v1/m/sandbox/backends?preflight=false" 200
 is "preflight=false: the same names, allowed and default, preflight null" \
 	"$(jq -c '[.backends[]|{name,allowed,default,preflight:null}]' backends.json)" \
-	"$(jqb '[.backends[]|{name,allowed,default,preflight}]')"
+	"$(jq -c '[.backends[]|{name,allowed,default,preflight}]' "$BODY_FILE")"
 req "$OLV_VIEWER_TOKEN" GET "/v1/m/sandbox/backends?preflight=maybe"
 is_status "GET /v1/m/sandbox/backends?preflight=maybe is malformed" 400
 have_policy=0

@@ -51,10 +51,15 @@ static const struct command commands[] = {
 	{"tenant", cmd_tenant, "tenant create NAME | tenant list",
 	 "create NAME   create a tenant; prints tenant_id=<id> on stdout\n"
 	 "list          print id, name and creation time of every tenant"},
-	{"token", cmd_token, "token create --tenant NAME --role viewer|editor|admin [--label L]",
-	 "Create an API token for a tenant. The token (olv_ + 64 hex) is printed ONCE on\n"
-	 "stdout, alone on its line; only its SHA-256 digest is stored. The token id and\n"
-	 "role go to stderr."},
+	{"token", cmd_token,
+	 "token create --tenant NAME --role viewer|editor|admin [--label L]\n"
+	 "       olivares-admin token revoke --tenant NAME TOKEN_ID",
+	 "create  Create an API token for a tenant. The token (olv_ + 64 hex) is printed\n"
+	 "        ONCE on stdout, alone on its line; only its SHA-256 digest is stored.\n"
+	 "        The token id and role go to stderr.\n"
+	 "revoke  Revoke the token TOKEN_ID (as printed by create) at once: the API and\n"
+	 "        the admin view refuse it, and its admin view sessions end. Audited as\n"
+	 "        token.revoke."},
 	{"module", cmd_module, "module enable|disable --tenant NAME sandbox",
 	 "Switch a module on or off for a tenant (data is kept when off)."},
 };
@@ -375,6 +380,50 @@ static int sha256_hex(const char *s, char out[65])
 	return 0;
 }
 
+/* token revoke --tenant NAME TOKEN_ID */
+static int token_revoke(const struct command *c, int argc, char **argv)
+{
+	struct http_config cfg;
+	struct store *st = NULL;
+	struct opts o;
+	char tenant_id[33];
+	enum store_rc src;
+	int rc = 1;
+
+	if (parse_opts(argc, argv, &o, 0) || !o.tenant || !o.positional)
+		return usage_cmd(c, stderr, EXIT_USAGE);
+	if (!model_id_valid(o.positional)) {
+		fprintf(stderr, "%s: TOKEN_ID must be a token id (32 lowercase hex)\n", prog);
+		return EXIT_USAGE;
+	}
+	if (load_config(&cfg) || open_store(&cfg, 1, &st))
+		return 1;
+	src = store_tenant_find(st, o.tenant, tenant_id);
+	if (src == STORE_NOT_FOUND) {
+		fprintf(stderr, "%s: no tenant named \"%s\"\n", prog, o.tenant);
+		goto out;
+	}
+	if (src) {
+		report(st, "tenant lookup");
+		goto out;
+	}
+	src = store_token_revoke(st, tenant_id, o.positional, ADMIN_ACTOR);
+	if (src == STORE_NOT_FOUND) {
+		fprintf(stderr, "%s: tenant %s has no unrevoked token %s\n", prog, o.tenant,
+			o.positional);
+		goto out;
+	}
+	if (src) {
+		report(st, "token revoke");
+		goto out;
+	}
+	fprintf(stderr, "%s: token %s of tenant %s revoked\n", prog, o.positional, o.tenant);
+	rc = 0;
+out:
+	store_close(st);
+	return rc;
+}
+
 static int cmd_token(int argc, char **argv)
 {
 	const struct command *c = find_command("token");
@@ -391,6 +440,8 @@ static int cmd_token(int argc, char **argv)
 	enum store_rc src;
 	int rc = 1;
 
+	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
+		return token_revoke(c, argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "create") != 0)
 		return usage_cmd(c, stderr, EXIT_USAGE);
 	if (parse_opts(argc - 1, argv + 1, &o, 1) || o.positional || !o.tenant || !o.role)

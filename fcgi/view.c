@@ -7,6 +7,7 @@
  */
 #include "fcgi/view.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 
 #define VIEW_COOKIE "olivares_session"
 #define VIEW_STYLESHEET "/static/style.css"
+#define VIEW_ICON "/static/favicon.svg"
 #define VIEW_PRODUCT "olivares sandbox"
 /* data of the CSRF token's HMAC (admin brief): versioned, so a change of
  * scheme invalidates old tokens */
@@ -184,7 +186,10 @@ static void error_line(xmlNodePtr parent, const char *message)
 	html_attr(p, "class", "error");
 }
 
-int view_page_message(struct view_ctx *ctx, int status, const char *title, const char *message)
+/* An error page with, when back is set, a link back to the page the
+ * failed form was on (its input is lost: no script keeps it). */
+static int message_page(struct view_ctx *ctx, int status, const char *title, const char *message,
+                        const char *back)
 {
 	htmlDocPtr doc;
 	xmlNodePtr main;
@@ -193,7 +198,14 @@ int view_page_message(struct view_ctx *ctx, int status, const char *title, const
 	error_line(main, message);
 	if (ctx->auth == VIEW_AUTH_NONE && status == 401)
 		html_link(html_el(main, "p", NULL), "/admin/login", "Sign in");
+	if (back)
+		html_attr(html_link(html_el(main, "p", NULL), back, "Back to the form"), "id", "back");
 	return view_page_send(ctx, doc, status);
+}
+
+int view_page_message(struct view_ctx *ctx, int status, const char *title, const char *message)
+{
+	return message_page(ctx, status, title, message, NULL);
 }
 
 static int page_status(struct view_ctx *ctx, int status, const char *message)
@@ -213,7 +225,8 @@ static int reply_405(struct view_ctx *ctx, const char *allow)
 	return page_send_hdr(ctx, doc, 405, allow);
 }
 
-int view_page_api_error(struct view_ctx *ctx, int status, json_t *reply_json)
+/* view_page_api_error with a link back (may be NULL). */
+static int api_error_page(struct view_ctx *ctx, int status, json_t *reply_json, const char *back)
 {
 	const char *msg;
 
@@ -224,7 +237,12 @@ int view_page_api_error(struct view_ctx *ctx, int status, json_t *reply_json)
 		status = 500;
 		msg = NULL;
 	}
-	return page_status(ctx, status, msg ? msg : "error");
+	return message_page(ctx, status, status_title(status), msg ? msg : "error", back);
+}
+
+int view_page_api_error(struct view_ctx *ctx, int status, json_t *reply_json)
+{
+	return api_error_page(ctx, status, reply_json, NULL);
 }
 
 /* A store failure as a page (http_store_fail logs it and schedules the
@@ -270,19 +288,29 @@ static void nav(struct view_ctx *ctx, xmlNodePtr header)
 	size_t i;
 
 	n = html_el(header, "nav", NULL);
+	/* while the module is off every other page is its 404: only the
+	 * overview (where an admin turns it on) is offered */
 	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
-		html_link(n, links[i][0], links[i][1]);
-	if (ctx->req->who.role == STORE_ROLE_ADMIN)
+		if (i == 0 || ctx->module_on)
+			html_link(n, links[i][0], links[i][1]);
+	if (ctx->module_on && ctx->req->who.role == STORE_ROLE_ADMIN)
 		html_link(n, "/admin/audit", "Audit");
 }
 
 xmlNodePtr view_page_begin(struct view_ctx *ctx, const char *title, htmlDocPtr *doc)
 {
 	char full[512];
-	xmlNodePtr body, header, who, form, main;
+	xmlNodePtr body, head, meta, icon, header, who, form, main;
 
 	snprintf(full, sizeof(full), "%s · %s", title, VIEW_PRODUCT);
 	*doc = html_doc_new(full, VIEW_STYLESHEET, &body);
+	head = xmlDocGetRootElement(*doc)->children;
+	meta = html_el(head, "meta", NULL);
+	html_attr(meta, "name", "viewport");
+	html_attr(meta, "content", "width=device-width, initial-scale=1");
+	icon = html_el(head, "link", NULL);
+	html_attr(icon, "rel", "icon");
+	html_attr(icon, "href", VIEW_ICON);
 	header = html_el(body, "header", NULL);
 	html_elc(header, "p", "brand", VIEW_PRODUCT);
 	if (ctx->auth != VIEW_AUTH_NONE) {
@@ -330,12 +358,18 @@ const char *view_form(struct view_ctx *ctx, const char *name)
 
 /* ---- auth --------------------------------------------------------------------- */
 
-/* The first well-formed olivares_session value (64 lowercase hex) of the
- * Cookie header into secret. Returns 0, -1 when there is none. */
+/*
+ * The session secret of the Cookie header h into secret. Returns 0, or -1
+ * when there is none, or when the header carries olivares_session more
+ * than once with different values: a cookie planted for a narrower path
+ * or a sibling domain would be sent first and could put the user in
+ * somebody else's session, so an ambiguous header signs nobody in.
+ */
 static int cookie_secret(const char *h, char secret[65])
 {
 	const size_t nl = strlen(VIEW_COOKIE);
 	const char *p = h, *v, *e;
+	int found = 0;
 
 	while (p && *p) {
 		while (*p == ' ' || *p == '\t' || *p == ';')
@@ -347,15 +381,17 @@ static int cookie_secret(const char *h, char secret[65])
 		if (strncmp(p, VIEW_COOKIE "=", nl + 1) == 0 && v <= e) {
 			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
 				e--;
-			if (e - v == 64 && is_lower_hex(v, 64)) {
-				memcpy(secret, v, 64);
-				secret[64] = '\0';
-				return 0;
-			}
+			if (e - v != 64 || !is_lower_hex(v, 64))
+				return -1;
+			if (found && memcmp(secret, v, 64) != 0)
+				return -1;
+			memcpy(secret, v, 64);
+			secret[64] = '\0';
+			found = 1;
 		}
 		p = strchr(p, ';');
 	}
-	return -1;
+	return found ? 0 : -1;
 }
 
 /* The CSRF token of a session: hex HMAC-SHA256 keyed by its secret. "" on
@@ -572,9 +608,10 @@ int view_api(struct view_ctx *ctx, const char *method, const char *path, const c
 }
 
 /* Call the API with body (stolen) and on success redirect to prefix + the
- * reply's id; an API error is its page. */
+ * reply's id; an API error is its page, with a link to back (may be NULL:
+ * none), the page of the form. */
 static int api_then_redirect(struct view_ctx *ctx, const char *method, const char *path,
-                             json_t *body, int ok, const char *prefix)
+                             json_t *body, int ok, const char *prefix, const char *back)
 {
 	json_t *r;
 	const char *id;
@@ -584,7 +621,7 @@ static int api_then_redirect(struct view_ctx *ctx, const char *method, const cha
 	status = view_api(ctx, method, path, "", body, &r);
 	json_decref(body);
 	if (status != ok)
-		return view_page_api_error(ctx, status, r);
+		return api_error_page(ctx, status, r, back);
 	if (!prefix)
 		return view_redirect(ctx, "/admin/");
 	id = json_string_value(json_object_get(r, "id"));
@@ -608,7 +645,24 @@ static void body_field(struct view_ctx *ctx, json_t *body, const char *name)
 
 /* ---- the routes ------------------------------------------------------------- */
 
-static void signin_form(xmlNodePtr main)
+/*
+ * The page to go to after signing in: next when it is one of our pages
+ * ("/admin/" and then only letters, digits, '/', '-', '_', no "//"), else
+ * the overview. Never another site: an open redirect would let a link
+ * sign a user in and send them anywhere.
+ */
+static const char *next_page(const char *next)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                         "0123456789/-_";
+
+	if (!next || strncmp(next, "/admin/", 7) != 0 || strlen(next) > 256 ||
+	    strspn(next, ok) != strlen(next) || strstr(next, "//"))
+		return "/admin/";
+	return next;
+}
+
+static void signin_form(xmlNodePtr main, const char *next)
 {
 	xmlNodePtr form, p, in;
 
@@ -620,19 +674,34 @@ static void signin_form(xmlNodePtr main)
 	html_attr(html_el(p, "label", "API token"), "for", "token");
 	in = html_input(p, "password", "token", NULL);
 	html_attr(in, "id", "token");
+	html_attr(in, "autocomplete", "off");
+	html_attr(in, "required", "required");
+	if (strcmp(next, "/admin/") != 0)
+		html_input(form, "hidden", "next", next);
 	html_attr(html_el(form, "button", "Sign in"), "type", "submit");
+	html_elc(main, "p", "hint",
+	         "Sign in with an API token of your tenant (olv_…), as made by "
+	         "olivares-admin token create; the page keeps only a session cookie.");
 }
 
 static int login_page(struct view_state *st, int status, const char *error)
 {
+	struct view_ctx *ctx = &st->ctx;
+	const char *next;
 	htmlDocPtr doc;
 	xmlNodePtr main;
 
-	main = view_page_begin(&st->ctx, "Sign in", &doc);
+	next = next_page(view_form(ctx, "next") ? view_form(ctx, "next") : view_query(ctx, "next"));
+	main = view_page_begin(ctx, "Sign in", &doc);
 	if (error)
 		error_line(main, error);
-	signin_form(main);
-	return view_page_send(&st->ctx, doc, status);
+	else if (view_query(ctx, "ended"))
+		html_attr(html_elc(main, "p", "notice",
+		                   "Your session has ended (it expired, you signed out, or its token "
+		                   "was revoked). Sign in again."),
+		          "id", "notice");
+	signin_form(main, next);
+	return view_page_send(ctx, doc, status);
 }
 
 static int r_login_get(struct view_state *st)
@@ -720,6 +789,16 @@ static int r_login_post(struct view_state *st)
 	ret = login_token(st, &p);
 	if (ret)
 		return ret < 0 ? 0 : login_page(st, 401, "invalid token");
+	/* a new sign-in ends the session this browser had (no fixation, no
+	 * forgotten live session) */
+	if (auth_cookie(st, 1) == 0 &&
+	    store_web_session_delete(ctx->req->store, ctx->req->who.tenant_id,
+	                             ctx->req->who.token_id, st->session_hash) == STORE_UNAVAILABLE) {
+		ret = store_fail_page(ctx, STORE_UNAVAILABLE, "web session delete");
+		goto out;
+	}
+	memset(&ctx->req->who, 0, sizeof(ctx->req->who));
+	ctx->auth = VIEW_AUTH_NONE;
 	if (RAND_bytes(raw, sizeof(raw)) != 1) {
 		http_log("admin view: RAND_bytes failed");
 		ret = page_status(ctx, 500, "internal error");
@@ -743,7 +822,7 @@ static int r_login_post(struct view_state *st)
 		goto out;
 	}
 	cookie_header(ctx, secret, ctx->req->cfg->session_minutes * 60, cookie, sizeof(cookie));
-	ret = redirect(ctx, "/admin/", cookie);
+	ret = redirect(ctx, next_page(view_form(ctx, "next")), cookie);
 	OPENSSL_cleanse(cookie, sizeof(cookie));
 out:
 	OPENSSL_cleanse(raw, sizeof(raw));
@@ -776,25 +855,29 @@ static int r_module(struct view_state *st)
 	if (!v || (strcmp(v, "1") != 0 && strcmp(v, "0") != 0))
 		return page_status(ctx, 400, "enabled must be 1 or 0");
 	return api_then_redirect(ctx, "PUT", "/v1/modules/sandbox",
-	                         json_pack("{s:b}", "enabled", v[0] == '1'), 200, NULL);
+	                         json_pack("{s:b}", "enabled", v[0] == '1'), 200, NULL, "/admin/");
 }
 
 static int r_run(struct view_state *st)
 {
 	struct view_ctx *ctx = &st->ctx;
-	char path[128];
+	char path[128], back[128];
 	json_t *body;
 
 	body = json_object();
 	body_field(ctx, body, "variant");
 	body_field(ctx, body, "backend");
 	snprintf(path, sizeof(path), "/v1/m/sandbox/scenarios/%s/runs", st->id);
-	return api_then_redirect(ctx, "POST", path, body, 201, "/admin/runs/");
+	snprintf(back, sizeof(back), "/admin/scenarios/%s", st->id);
+	return api_then_redirect(ctx, "POST", path, body, 201, "/admin/runs/", back);
 }
 
-/* tolerance: a decimal number goes as a number; anything else as the
- * text, which the API refuses with its own message (400). */
-static void tolerance_field(struct view_ctx *ctx, json_t *body)
+/* tolerance: absent or empty is the API's default; otherwise a plain
+ * decimal number ("0.05", "1e-3": digits, one sign, '.', 'e') that is
+ * finite goes as a number (the API checks its range). Returns 0, or -1
+ * for anything else (nan, inf, hex floats, blanks: strtod would take
+ * them). */
+static int tolerance_field(struct view_ctx *ctx, json_t *body)
 {
 	const char *v;
 	char *end;
@@ -802,18 +885,21 @@ static void tolerance_field(struct view_ctx *ctx, json_t *body)
 
 	v = view_form(ctx, "tolerance");
 	if (!v || !*v)
-		return;
+		return 0;
+	if (strspn(v, "0123456789.eE+-") != strlen(v))
+		return -1;
 	d = strtod(v, &end);
-	if (end != v && *end == '\0')
-		json_object_set_new(body, "tolerance", json_real(d));
-	else
-		json_object_set_new(body, "tolerance", json_string(v));
+	if (end == v || *end != '\0' || !isfinite(d))
+		return -1;
+	json_object_set_new(body, "tolerance", json_real(d));
+	return 0;
 }
 
 static int r_compare(struct view_state *st)
 {
 	struct view_ctx *ctx = &st->ctx;
 	static const char *const names[] = {"scenario_id", "baseline", "candidate", "suite"};
+	char back[128] = "/admin/scenarios";
 	json_t *body;
 	const char *v;
 	size_t i;
@@ -825,10 +911,17 @@ static int r_compare(struct view_state *st)
 		if (v)
 			json_object_set_new(body, names[i], json_string(v));
 	}
-	tolerance_field(ctx, body);
+	v = view_form(ctx, "scenario_id");
+	if (v && model_id_valid(v))
+		snprintf(back, sizeof(back), "/admin/scenarios/%s", v);
+	if (tolerance_field(ctx, body)) {
+		json_decref(body);
+		return message_page(ctx, 400, status_title(400),
+		                    "tolerance must be a decimal number from 0 to 1", back);
+	}
 	body_field(ctx, body, "backend");
 	return api_then_redirect(ctx, "POST", "/v1/m/sandbox/comparisons", body, 201,
-	                         "/admin/comparisons/");
+	                         "/admin/comparisons/", back);
 }
 
 static int r_home(struct view_state *st)
@@ -964,12 +1057,22 @@ static int read_form(struct view_ctx *ctx)
 	return 0;
 }
 
-/* Not signed in: a page goes to the sign-in, a form post is 401. */
+/* Not signed in: a page goes to the sign-in (which comes back to it, and
+ * says so when a session cookie was sent but is no longer valid), a form
+ * post is 401. */
 static int not_signed_in(struct view_ctx *ctx, int post)
 {
+	const char *cookie;
+	char loc[320];
+	int ended;
+
 	if (post)
-		return page_status(ctx, 401, "sign in first");
-	return view_redirect(ctx, "/admin/login");
+		return page_status(ctx, 401, "sign in first (your session may have ended)");
+	cookie = param(ctx, "HTTP_COOKIE");
+	ended = cookie && strstr(cookie, VIEW_COOKIE "=") != NULL;
+	snprintf(loc, sizeof(loc), "/admin/login?next=%s%s", next_page(ctx->req->path),
+	         ended ? "&ended=1" : "");
+	return view_redirect(ctx, loc);
 }
 
 /* Everything after the route was found: checks in order, then the route. */
@@ -981,15 +1084,17 @@ static int serve_route(struct view_state *st, const struct view_route *r)
 
 	if (post && !origin_ok(ctx))
 		return page_status(ctx, 403, "cross-origin form refused");
-	if (post && read_form(ctx))
-		return 0;
 	if (r->access == VIEW_PUBLIC)
-		return r->fn(st);
+		return post && read_form(ctx) ? 0 : r->fn(st);
+	/* who is calling before the body is decoded: an anonymous post costs
+	 * no form parsing */
 	rc = authenticate(st, 0);
 	if (rc < 0)
 		return 0;
 	if (rc > 0)
 		return not_signed_in(ctx, post);
+	if (post && read_form(ctx))
+		return 0;
 	/* before anything is called: a wrong token changes nothing */
 	if (post && ctx->auth == VIEW_AUTH_COOKIE && !csrf_ok(ctx))
 		return page_status(ctx, 403,

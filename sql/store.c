@@ -1740,6 +1740,52 @@ static enum store_rc audit_insert(struct store *st, const char *tenant_id, const
 	return rc;
 }
 
+struct token_revoke_arg {
+	const char *tenant_id, *token_id, *actor;
+};
+
+static enum store_rc tx_token_revoke(struct store *st, void *arg)
+{
+	struct token_revoke_arg *a = arg;
+	struct param p[] = {PT(a->token_id), PT(a->tenant_id)};
+	json_t *detail;
+	enum store_rc rc;
+	SQLLEN n = 0, ended = 0;
+
+	rc = q_exec(st,
+		    "UPDATE api_tokens SET revoked = 1 WHERE id = ? AND tenant_id = ? AND "
+		    "revoked = 0",
+		    p, NPARAMS(p), NULL, &n);
+	if (rc)
+		return rc;
+	if (n != 1) {
+		st_seterr(st, "no such unrevoked token for this tenant");
+		return STORE_NOT_FOUND;
+	}
+	rc = q_exec(st, "DELETE FROM web_sessions WHERE token_id = ? AND tenant_id = ?", p,
+		    NPARAMS(p), NULL, &ended);
+	if (rc)
+		return rc;
+	detail = json_pack("{s:I}", "sessions", (json_int_t)(ended > 0 ? ended : 0));
+	rc = audit_insert(st, a->tenant_id, a->actor, "token.revoke", a->token_id, detail);
+	json_decref(detail);
+	return rc;
+}
+
+enum store_rc store_token_revoke(struct store *st, const char *tenant_id, const char *token_id,
+				 const char *actor)
+{
+	struct token_revoke_arg a = {.tenant_id = tenant_id, .token_id = token_id, .actor = actor};
+
+	if (!is_lower_hex(tenant_id, 32) || !is_lower_hex(token_id, 32))
+		return STORE_NOT_FOUND;
+	if (!actor || !text_ok(actor, 1, 128)) {
+		st_seterr(st, "token revoke: an actor of 1..128 bytes is required");
+		return STORE_ERROR;
+	}
+	return store_tx(st, tx_token_revoke, &a);
+}
+
 struct audit_arg {
 	const char *tenant_id;
 	const char *actor;

@@ -91,6 +91,17 @@ struct store_principal {
 	char sha256_hex[65]; /* as stored, for the caller's constant-time compare */
 };
 
+/**
+ * Revoke the token token_id of tenant_id: it stops authenticating at once
+ * (API and admin view), its admin view sessions are deleted, and the audit
+ * event "token.revoke" (detail {"sessions": N ended}) is appended by actor,
+ * all in one transaction. Tokens are never deleted (the audit names them).
+ * STORE_NOT_FOUND (nothing written) when the tenant has no such unrevoked
+ * token.
+ */
+enum store_rc store_token_revoke(struct store *st, const char *tenant_id, const char *token_id,
+				 const char *actor);
+
 /** Look up an unrevoked token by the SHA-256 hex digest of the presented
  * secret. STORE_NOT_FOUND when unknown. */
 enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,

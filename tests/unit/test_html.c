@@ -168,6 +168,28 @@ static const char *field(json_t *obj, const char *name)
 
 /* ---- html.c: escaping ------------------------------------------------------ */
 
+START_TEST(test_invisible_shown)
+{
+	xmlNodePtr body;
+	htmlDocPtr doc;
+	char *out;
+
+	doc = new_doc(&body);
+	/* C0 controls, DEL, a C1 control, a right-to-left override, a BOM and
+	 * U+FFFF: each is written out; tab and newline stay as they are */
+	html_el(body, "p", "a\x01" "b\x1b[31m\x7f|\xc2\x85|\xe2\x80\xae" "evil|\xef\xbb\xbf|\xef\xbf\xbf|\tx\ny");
+	html_attr(html_el(body, "p", "ok é 中"), "title", "t\x02" "t");
+	out = dump(doc);
+	ck_assert_ptr_nonnull(strstr(out, "a\\u0001b\\u001B[31m\\u007F|\\u0085|\\u202Eevil|\\uFEFF|"
+	                                  "\\uFFFF|\tx\ny"));
+	ck_assert_ptr_nonnull(strstr(out, "title=\"t\\u0002t\""));
+	ck_assert_ptr_nonnull(strstr(out, "ok \xc3\xa9 \xe4\xb8\xad"));
+	ck_assert_ptr_null(strstr(out, "\x01"));
+	ck_assert_ptr_null(strstr(out, "\xe2\x80\xae"));
+	free(out);
+}
+END_TEST
+
 START_TEST(test_text_escaped)
 {
 	xmlNodePtr body, p;
@@ -671,6 +693,7 @@ int main(void)
 	s = suite_create("html");
 	tc = tcase_create("html");
 	tcase_add_test(tc, test_text_escaped);
+	tcase_add_test(tc, test_invisible_shown);
 	tcase_add_test(tc, test_attr_escaped);
 	tcase_add_test(tc, test_href_escaped);
 	tcase_add_test(tc, test_no_script_or_style_element);

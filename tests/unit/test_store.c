@@ -2005,6 +2005,60 @@ START_TEST(test_web_session_delete)
 }
 END_TEST
 
+START_TEST(test_token_revoke)
+{
+	char a[33], b[33], tok_a[33], tok_keep[33], tok_b[33], id1[33], id2[33], s1[65], s2[65];
+	char secret[128], sha[65];
+	struct store_principal p;
+	json_t *audit = NULL, *ev;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+	mk_token(a, STORE_ROLE_EDITOR, "a", tok_a);
+	mk_token(a, STORE_ROLE_ADMIN, "keep", tok_keep);
+	mk_token(b, STORE_ROLE_ADMIN, "b", tok_b);
+	cookie_sha("r1", s1);
+	cookie_sha("r2", s2);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1), STORE_OK);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_keep, s2, T0, T8, id2), STORE_OK);
+
+	/* another tenant's id, an unknown or malformed one: nothing changes */
+	ck_assert_int_eq(store_token_revoke(st, b, tok_a, "olivares-admin"), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_token_revoke(st, a, "0123456789abcdef0123456789abcdef",
+	                                    "olivares-admin"),
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_token_revoke(st, a, "x' OR '1'='1", "olivares-admin"),
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(count_where("api_tokens", "revoked", "1"), 0);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
+
+	ck_assert_int_eq(store_token_revoke(st, a, tok_a, "olivares-admin"), STORE_OK);
+	/* the token no longer authenticates, its session is gone, the other
+	 * token and its session are untouched */
+	snprintf(secret, sizeof secret, "olv_test_token_%s", "a");
+	sha256_hex(secret, strlen(secret), sha);
+	ck_assert_int_eq(store_token_lookup(st, sha, &p), STORE_NOT_FOUND);
+	assert_not_found_zeroed(s1, T0);
+	ck_assert_int_eq(count_where("web_sessions", "id", id1), 0);
+	ck_assert_int_eq(store_web_session_lookup(st, s2, T0, &p), STORE_OK);
+	ck_assert_str_eq(p.token_id, tok_keep);
+	ck_assert_int_eq(store_audit_list(st, a, 1, &audit), STORE_OK);
+	ev = json_array_get(json_object_get(audit, "events"), 0);
+	ck_assert_str_eq(jstr(ev, "action"), "token.revoke");
+	ck_assert_str_eq(jstr(ev, "actor"), "olivares-admin");
+	ck_assert_str_eq(jstr(ev, "target_id"), tok_a);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(ev, "detail"),
+	                                                    "sessions")),
+	                 1);
+	json_decref(audit);
+	/* a session cannot be made from it any more; twice is NOT_FOUND */
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1),
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_token_revoke(st, a, tok_a, "olivares-admin"), STORE_NOT_FOUND);
+}
+END_TEST
+
 START_TEST(test_comparison_verdict_filter)
 {
 	const char *sid = "0123456789abcdef0123456789abcdef";
@@ -2401,6 +2455,7 @@ static void add_cases(TCase *tc)
 	tcase_add_test(tc, test_web_session_refused);
 	tcase_add_test(tc, test_web_session_purge);
 	tcase_add_test(tc, test_web_session_delete);
+	tcase_add_test(tc, test_token_revoke);
 	tcase_add_test(tc, test_comparison_verdict_filter);
 	tcase_add_test(tc, test_audit_pages);
 	tcase_add_test(tc, test_concurrent_writers);

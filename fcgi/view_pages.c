@@ -23,10 +23,16 @@
 /* An id shown in a cell: its first characters, the link holds the whole. */
 #define SHORT_ID_LEN 8
 #define NONE_TEXT "\xe2\x80\x94" /* "—": an absent value */
+/* How many scenarios (sessions) one page asks for to name them (the API's
+ * largest page, fcgi/handlers.c LIST_LIMIT_MAX). */
+#define NAMES_LIMIT "500"
+/* How many runs the overview shows. */
+#define RECENT_RUNS "5"
+/* A page title: a fixed part and a name (MODEL_MAX_NAME_BYTES). */
+#define TITLE_BYTES 256
 
 static const char *const run_statuses[] = {"running", "completed", "failed", "degraded", NULL};
 static const char *const verdicts[] = {"improved", "regressed", "unchanged", "inconclusive", NULL};
-static const char *const backends[] = {"inproc-mock", "namespaces", "gvisor", "firecracker", NULL};
 
 /* ---- JSON reading ------------------------------------------------------------ */
 
@@ -66,17 +72,31 @@ static int one_of(const char *word, const char *const *words)
 	return words[i] != NULL;
 }
 
+/* A run that did not execute: over without completing (failed or
+ * degraded) and no step was run (a degraded replay whose timeline cannot
+ * be rebuilt, a failed fail-closed backend). A comparison side has no
+ * steps_total: never "not executed"; nor is a run still running. */
+static int not_executed(json_t *o)
+{
+	static const char *const over[] = {"failed", "degraded", NULL};
+	json_t *total = json_object_get(o, "steps_total");
+
+	return json_is_integer(total) && json_integer_value(total) == 0 &&
+	       one_of(jstr(o, "status", ""), over);
+}
+
 /*
  * The score of a run object (or of a comparison side, which has no
- * "passed" nor "reason"): "0.7500 passed", "0.7500", or "executed, not
- * scored" and, when with_reason and the object has one, " (reason)".
- * Never a pass that was not scored.
+ * "passed" nor "reason"): "0.7500 passed", "0.7500", "not executed" or
+ * "executed, not scored" and, when with_reason and the object has one,
+ * " (reason)". Never a pass that was not scored.
  */
 static void score_text(json_t *o, int with_reason, char *out, size_t n)
 {
 	json_t *score = json_object_get(o, "score");
 	json_t *passed = json_object_get(o, "passed");
 	const char *reason = jstr(o, "reason", NULL);
+	const char *what = not_executed(o) ? "not executed" : "executed, not scored";
 
 	if (json_is_true(json_object_get(o, "scored")) && json_is_number(score)) {
 		snprintf(out, n, "%.4f%s", json_number_value(score),
@@ -85,9 +105,9 @@ static void score_text(json_t *o, int with_reason, char *out, size_t n)
 		return;
 	}
 	if (with_reason && reason && reason[0])
-		snprintf(out, n, "executed, not scored (%s)", reason);
+		snprintf(out, n, "%s (%s)", what, reason);
 	else
-		snprintf(out, n, "executed, not scored");
+		snprintf(out, n, "%s", what);
 }
 
 /* "1/2 ok, 1 error" */
@@ -130,6 +150,91 @@ static void id_link(xmlNodePtr parent, const char *base, const char *id)
 	snprintf(href, sizeof(href), "%s/%s", base, id);
 	snprintf(text, sizeof(text), "%s", id);
 	html_attr(html_link(parent, href, text), "title", id);
+}
+
+/* The tenant's scenarios and sessions by id, to show a name (or an
+ * external id) instead of an id. Both are JSON objects owned by the
+ * request, in the API's order; an id missing from them (a deleted
+ * scenario, beyond the first NAMES_LIMIT) is shown as its prefix. */
+struct names {
+	json_t *scenarios; /* id -> name */
+	json_t *sessions;  /* id -> external_id */
+};
+
+/* id -> field of each item of GET path?limit=NAMES_LIMIT's array member;
+ * {} when the call fails (the page then shows ids). */
+static json_t *name_map(struct view_ctx *ctx, const char *path, const char *member,
+                        const char *field)
+{
+	json_t *map = http_req_own(ctx->req, json_object()), *reply = NULL, *item;
+	const char *id, *name;
+	size_t i;
+
+	if (view_api(ctx, "GET", path, "limit=" NAMES_LIMIT, NULL, &reply) >= 400)
+		return map;
+	json_array_foreach(json_object_get(reply, member), i, item)
+	{
+		id = jstr(item, "id", NULL);
+		name = jstr(item, field, NULL);
+		if (id && name)
+			json_object_set_new(map, id, json_string(name));
+	}
+	return map;
+}
+
+static void names_load(struct view_ctx *ctx, struct names *nm, int sessions)
+{
+	nm->scenarios = name_map(ctx, "/v1/m/sandbox/scenarios", "scenarios", "name");
+	nm->sessions =
+	    sessions ? name_map(ctx, "/v1/m/sandbox/sessions", "sessions", "external_id") : NULL;
+}
+
+/* The name of id in map, or NULL. */
+static const char *name_of(json_t *map, const char *id)
+{
+	return id ? json_string_value(json_object_get(map, id)) : NULL;
+}
+
+/* A scenario's name linking its page (title: the id); its id prefix when
+ * the name is unknown; "—" when id is not an id. */
+static void scenario_link(xmlNodePtr parent, const struct names *nm, const char *id)
+{
+	const char *name = name_of(nm->scenarios, id);
+	char href[96];
+
+	if (!name || !model_id_valid(id)) {
+		id_link(parent, "/admin/scenarios", id);
+		return;
+	}
+	snprintf(href, sizeof(href), "/admin/scenarios/%s", id);
+	html_attr(html_link(parent, href, name), "title", id);
+}
+
+/* <time class="time" datetime="iso" title="iso">YYYY-MM-DD HH:MM:SS</time>:
+ * the API's "YYYY-MM-DDTHH:MM:SS.mmmZ" without its milliseconds; another
+ * shape is shown as it is; NULL or "" as "—". */
+static void time_el(xmlNodePtr parent, const char *iso)
+{
+	char text[20];
+	xmlNodePtr t;
+	int api_shape;
+
+	if (!iso || !iso[0]) {
+		html_text(parent, NONE_TEXT);
+		return;
+	}
+	api_shape = strlen(iso) >= 19 && iso[10] == 'T';
+	if (api_shape)
+		snprintf(text, sizeof(text), "%.10s %.8s", iso, iso + 11);
+	t = html_elc(parent, "time", "time", api_shape ? text : iso);
+	html_attr(t, "datetime", iso);
+	html_attr(t, "title", iso);
+}
+
+/* <td class="cls"> with time_el(iso) */
+static void cell_time(xmlNodePtr tr, const char *cls, const char *iso)
+{
+	time_el(html_elc(tr, "td", cls, NULL), iso);
 }
 
 /* <td class="cls"><pre>text</pre></td> */
@@ -188,25 +293,38 @@ static void labelled_input(xmlNodePtr form, const char *text, const char *type, 
 	html_input(html_el(form, "label", text), type, name, value);
 }
 
-/*
- * <label>text <select name="name"> with a first option "" showing
- * first_text, then one option per word of values, selected marking the
- * current one (may be NULL).
- */
-static void labelled_select(xmlNodePtr form, const char *text, const char *name,
-                            const char *first_text, const char *const *values, const char *selected)
+/* <label>text <select name="name"> with a first option "" showing
+ * first_text; returns the select. */
+static xmlNodePtr select_new(xmlNodePtr form, const char *text, const char *name,
+                             const char *first_text)
 {
 	xmlNodePtr select = html_el(html_el(form, "label", text), "select", NULL);
-	xmlNodePtr opt;
-	size_t i;
 
 	html_attr(select, "name", name);
 	html_attr(html_el(select, "option", first_text), "value", "");
-	for (i = 0; values[i]; i++) {
-		opt = html_attr(html_el(select, "option", values[i]), "value", values[i]);
-		if (selected && strcmp(selected, values[i]) == 0)
-			html_attr(opt, "selected", "selected");
-	}
+	return select;
+}
+
+/* <option value="value">text</option>, selected when value is selected
+ * (may be NULL). */
+static void option_add(xmlNodePtr select, const char *value, const char *text, const char *selected)
+{
+	xmlNodePtr opt = html_attr(html_el(select, "option", text), "value", value);
+
+	if (selected && strcmp(selected, value) == 0)
+		html_attr(opt, "selected", "selected");
+}
+
+/* select_new, then one option per word of values (selected: the current
+ * one, may be NULL). */
+static void labelled_select(xmlNodePtr form, const char *text, const char *name,
+                            const char *first_text, const char *const *values, const char *selected)
+{
+	xmlNodePtr select = select_new(form, text, name, first_text);
+	size_t i;
+
+	for (i = 0; values[i]; i++)
+		option_add(select, values[i], values[i], selected);
 }
 
 static void submit_button(xmlNodePtr form, const char *text)
@@ -246,7 +364,7 @@ static int api_get_item(struct view_ctx *ctx, const char *collection, const char
 
 /* ---- lists: filters, pagination, the table ------------------------------------- */
 
-typedef void (*list_row_fn)(xmlNodePtr tbody, json_t *item);
+typedef void (*list_row_fn)(xmlNodePtr tbody, json_t *item, const struct names *nm);
 
 /* One list page: where it is, what it asks the API, how a row looks. */
 struct list_spec {
@@ -262,6 +380,7 @@ struct list_spec {
 	const char *const *choices;
 	const char *const *headers;
 	list_row_fn row;
+	int sessions; /* the rows name sessions (external ids) */
 };
 
 /* The validated filters of one request. */
@@ -371,15 +490,32 @@ static void list_pager(xmlNodePtr main, const struct list_spec *spec, const stru
 		page_link(p, spec, f, "next-page", f->offset + VIEW_PAGE_SIZE, "Next \xe2\x86\x92");
 }
 
-/* <form id="filter" method="get"> with the scenario input and the select. */
+/* <select name="scenario">: "" (any), then the scenarios by name, value
+ * the id; the current filter is selected (an unknown one is listed by its
+ * id). */
+static void scenario_select(xmlNodePtr form, const struct names *nm, const char *current)
+{
+	xmlNodePtr select = select_new(form, "Scenario ", "scenario", "(any)");
+	const char *id;
+	json_t *name;
+
+	json_object_foreach(nm->scenarios, id, name)
+	{
+		option_add(select, id, json_string_value(name), current);
+	}
+	if (current && !name_of(nm->scenarios, current))
+		option_add(select, current, current, current);
+}
+
+/* <form id="filter" method="get"> with the scenario and choice selects. */
 static void list_filter_form(xmlNodePtr main, const struct list_spec *spec,
-                             const struct list_filter *f)
+                             const struct list_filter *f, const struct names *nm)
 {
 	xmlNodePtr form = html_attr(html_el(main, "form", NULL), "id", "filter");
 
 	html_attr(form, "method", "get");
 	html_attr(form, "action", spec->base);
-	labelled_input(form, "Scenario ", "text", "scenario", f->scenario ? f->scenario : "");
+	scenario_select(form, nm, f->scenario);
 	labelled_select(form, strcmp(spec->choice, "verdict") == 0 ? "Verdict " : "Status ",
 	                spec->choice, "(any)", spec->choices, f->choice);
 	submit_button(form, "Filter");
@@ -389,6 +525,7 @@ static void list_filter_form(xmlNodePtr main, const struct list_spec *spec,
 static int list_page(struct view_ctx *ctx, const struct list_spec *spec)
 {
 	struct list_filter f;
+	struct names nm;
 	const char *why = NULL;
 	char query[256];
 	json_t *reply = NULL, *items;
@@ -403,15 +540,18 @@ static int list_page(struct view_ctx *ctx, const struct list_spec *spec)
 		return 0;
 	items = json_object_get(reply, spec->member);
 	n = json_array_size(items);
+	memset(&nm, 0, sizeof(nm));
+	if (spec->choice) /* the lists that name scenarios */
+		names_load(ctx, &nm, spec->sessions);
 	main = view_page_begin(ctx, spec->title, &doc);
 	if (spec->choice)
-		list_filter_form(main, spec, &f);
+		list_filter_form(main, spec, &f, &nm);
 	if (n == 0) {
 		html_attr(html_el(main, "p", spec->empty), "id", "empty");
 	} else {
 		tbody = table_new(main, spec->table_id, spec->headers, NULL);
 		for (i = 0; i < n && i < VIEW_PAGE_SIZE; i++)
-			spec->row(tbody, json_array_get(items, i));
+			spec->row(tbody, json_array_get(items, i), &nm);
 	}
 	list_pager(main, spec, &f, n > VIEW_PAGE_SIZE);
 	return view_page_send(ctx, doc, 200);
@@ -419,7 +559,7 @@ static int list_page(struct view_ctx *ctx, const struct list_spec *spec)
 
 /* ---- list rows ------------------------------------------------------------------- */
 
-static void scenario_row(xmlNodePtr tbody, json_t *sc)
+static void scenario_row(xmlNodePtr tbody, json_t *sc, const struct names *nm)
 {
 	xmlNodePtr tr = row_new(tbody, "scenario", sc);
 	char href[96];
@@ -429,17 +569,18 @@ static void scenario_row(xmlNodePtr tbody, json_t *sc)
 	html_elf(tr, "td", "%lld", jint(sc, "version"));
 	html_elf(tr, "td", "%lld", jint(sc, "steps_count"));
 	html_elf(tr, "td", "%lld", jint(sc, "mocks_count"));
-	html_elc(tr, "td", "updated", jstr(sc, "updated_at", ""));
+	cell_time(tr, "updated", jstr(sc, "updated_at", NULL));
+	(void)nm;
 }
 
-static void run_row(xmlNodePtr tbody, json_t *run)
+static void run_row(xmlNodePtr tbody, json_t *run, const struct names *nm)
 {
 	xmlNodePtr tr = row_new(tbody, "run", run);
 	char text[160];
 
 	cell_link(tr, "id", "/admin/runs", jstr(run, "id", NULL));
 	html_elc(tr, "td", "kind", jstr(run, "kind", ""));
-	cell_link(tr, "scenario", "/admin/scenarios", jstr(run, "scenario_id", NULL));
+	scenario_link(html_elc(tr, "td", "scenario", NULL), nm, jstr(run, "scenario_id", NULL));
 	html_elc(tr, "td", "variant", jstr(run, "variant", NONE_TEXT));
 	html_elc(tr, "td", "status", jstr(run, "status", ""));
 	html_elc(tr, "td", "backend", jstr(run, "backend", ""));
@@ -449,17 +590,45 @@ static void run_row(xmlNodePtr tbody, json_t *run)
 	html_elc(tr, "td", "counters", text);
 	score_text(run, 0, text, sizeof(text));
 	html_elc(tr, "td", "score", text);
-	html_elc(tr, "td", "created", jstr(run, "started_at", ""));
+	cell_time(tr, "created", jstr(run, "started_at", NULL));
 }
 
-static void replay_row(xmlNodePtr tbody, json_t *run)
+/* A replay's session: its external id (title: the id), else its id
+ * prefix, else "—". */
+static void session_cell(xmlNodePtr tr, const struct names *nm, const char *id)
+{
+	xmlNodePtr td = html_elc(tr, "td", "session", NULL);
+	const char *ext = name_of(nm->sessions, id);
+	char text[SHORT_ID_LEN + 1];
+
+	if (!id) {
+		html_text(td, NONE_TEXT);
+		return;
+	}
+	snprintf(text, sizeof(text), "%s", id);
+	html_attr(html_el(td, "span", ext ? ext : text), "title", id);
+}
+
+/* "1 of 3 steps diverge" from a replay's divergence, "—" without one
+ * (a degraded replay). */
+static void divergence_text(json_t *div, char *out, size_t n)
+{
+	if (json_is_object(div))
+		snprintf(out, n, "%lld of %lld steps diverge", jint(div, "diverging"),
+		         jint(div, "compared"));
+	else
+		snprintf(out, n, "%s", NONE_TEXT);
+}
+
+static void replay_row(xmlNodePtr tbody, json_t *run, const struct names *nm)
 {
 	xmlNodePtr tr = row_new(tbody, "replay", run);
 	const char *status = jstr(run, "status", "");
 	char text[64];
 
 	cell_link(tr, "id", "/admin/runs", jstr(run, "id", NULL));
-	html_elc(tr, "td", "session", jstr(run, "session_id", NONE_TEXT));
+	session_cell(tr, nm, jstr(run, "session_id", NULL));
+	scenario_link(html_elc(tr, "td", "scenario", NULL), nm, jstr(run, "scenario_id", NULL));
 	html_elc(tr, "td", "status", status);
 	/* only a degraded replay has a reason worth this column */
 	html_elc(tr, "td", "reason",
@@ -467,31 +636,33 @@ static void replay_row(xmlNodePtr tbody, json_t *run)
 	html_elc(tr, "td", "backend", jstr(run, "backend", ""));
 	counters_text(run, text, sizeof(text));
 	html_elc(tr, "td", "counters", text);
-	html_elc(tr, "td", "created", jstr(run, "started_at", ""));
+	divergence_text(json_object_get(run, "divergence"), text, sizeof(text));
+	html_elc(tr, "td", "divergence", text);
+	cell_time(tr, "created", jstr(run, "started_at", NULL));
 }
 
-static void comparison_row(xmlNodePtr tbody, json_t *cmp)
+static void comparison_row(xmlNodePtr tbody, json_t *cmp, const struct names *nm)
 {
 	xmlNodePtr tr = row_new(tbody, "comparison", cmp);
 	char text[64];
 
 	cell_link(tr, "id", "/admin/comparisons", jstr(cmp, "id", NULL));
-	cell_link(tr, "scenario", "/admin/scenarios", jstr(cmp, "scenario_id", NULL));
+	scenario_link(html_elc(tr, "td", "scenario", NULL), nm, jstr(cmp, "scenario_id", NULL));
 	html_elc(tr, "td", "verdict", jstr(cmp, "verdict", ""));
 	delta_text(cmp, text, sizeof(text));
 	html_elc(tr, "td", "delta", text);
 	html_elc(tr, "td", "baseline", jstr(json_object_get(cmp, "baseline"), "variant", ""));
 	html_elc(tr, "td", "candidate", jstr(json_object_get(cmp, "candidate"), "variant", ""));
-	html_elc(tr, "td", "created", jstr(cmp, "created_at", ""));
+	cell_time(tr, "created", jstr(cmp, "created_at", NULL));
 }
 
-static void audit_row(xmlNodePtr tbody, json_t *ev)
+static void audit_row(xmlNodePtr tbody, json_t *ev, const struct names *nm)
 {
 	xmlNodePtr tr = html_elc(tbody, "tr", "event", NULL);
 	json_t *detail = json_object_get(ev, "detail");
 	char *text = NULL;
 
-	html_elc(tr, "td", "time", jstr(ev, "created_at", ""));
+	cell_time(tr, "time", jstr(ev, "created_at", NULL));
 	html_elc(tr, "td", "actor", jstr(ev, "actor", NONE_TEXT));
 	html_elc(tr, "td", "action", jstr(ev, "action", ""));
 	html_elc(tr, "td", "target", jstr(ev, "target_id", NONE_TEXT));
@@ -499,6 +670,7 @@ static void audit_row(xmlNodePtr tbody, json_t *ev)
 		text = json_dumps(detail, JSON_COMPACT | JSON_ENCODE_ANY);
 	html_elc(html_elc(tr, "td", "detail", NULL), "code", NULL, text ? text : NONE_TEXT);
 	free(text);
+	(void)nm;
 }
 
 /* ---- the list pages ------------------------------------------------------------- */
@@ -508,8 +680,9 @@ static const char *const scenario_headers[] = {"Name",  "Version", "Steps",
 static const char *const run_headers[] = {"Run",    "Kind",    "Scenario",    "Variant",
                                           "Status", "Backend", "Attestation", "Steps",
                                           "Score",  "Started", NULL};
-static const char *const replay_headers[] = {"Run",     "Session", "Status",  "Degraded reason",
-                                             "Backend", "Steps",   "Started", NULL};
+static const char *const replay_headers[] = {
+    "Run",     "Session", "Scenario",   "Status",  "Degraded reason",
+    "Backend", "Steps",   "Divergence", "Started", NULL};
 static const char *const comparison_headers[] = {"Comparison", "Scenario",  "Verdict", "Delta",
                                                  "Baseline",   "Candidate", "Created", NULL};
 static const char *const audit_headers[] = {"Time", "Actor", "Action", "Target", "Detail", NULL};
@@ -548,6 +721,7 @@ static const struct list_spec replays_spec = {
     .choices = run_statuses,
     .headers = replay_headers,
     .row = replay_row,
+    .sessions = 1,
 };
 static const struct list_spec comparisons_spec = {
     .title = "Comparisons",
@@ -621,6 +795,32 @@ static void module_form(struct view_ctx *ctx, xmlNodePtr main, int on)
 	submit_button(form, on ? "Turn off" : "Turn on");
 }
 
+/* The RECENT_RUNS newest runs (#recent-runs, rows as on /admin/runs);
+ * nothing when the call fails. */
+static void recent_runs(struct view_ctx *ctx, xmlNodePtr main)
+{
+	json_t *reply = NULL, *runs, *run;
+	struct names nm;
+	xmlNodePtr tbody;
+	size_t i;
+
+	if (view_api(ctx, "GET", "/v1/m/sandbox/runs", "limit=" RECENT_RUNS, NULL, &reply) >= 400)
+		return;
+	runs = json_object_get(reply, "runs");
+	html_el(main, "h2", "Recent runs");
+	if (json_array_size(runs) == 0) {
+		html_elc(main, "p", "none", "No runs yet.");
+		return;
+	}
+	names_load(ctx, &nm, 0);
+	tbody = table_new(main, "recent-runs", run_headers, NULL);
+	json_array_foreach(runs, i, run)
+	{
+		run_row(tbody, run, &nm);
+	}
+	html_link(html_el(main, "p", NULL), "/admin/runs", "All runs \xe2\x86\x92");
+}
+
 int view_page_home(struct view_ctx *ctx)
 {
 	json_t *reply = NULL;
@@ -638,6 +838,8 @@ int view_page_home(struct view_ctx *ctx)
 	html_attr(dd, "class", on ? "ok" : "off");
 	if (ctx->req->who.role >= STORE_ROLE_ADMIN)
 		module_form(ctx, main, on);
+	if (on)
+		recent_runs(ctx, main);
 	return view_page_send(ctx, doc, 200);
 }
 
@@ -658,7 +860,7 @@ static void scenario_summary(xmlNodePtr main, json_t *sc)
 	dl_item(dl, "Subject kind", "scenario-subject-kind", jstr(sc, "subject_kind", NONE_TEXT));
 	html_elc(dl_item(dl, "Digest", "scenario-digest", NULL), "code", NULL,
 	         jstr(sc, "digest", ""));
-	dl_item(dl, "Updated", "scenario-updated", jstr(sc, "updated_at", ""));
+	time_el(dl_item(dl, "Updated", "scenario-updated", NULL), jstr(sc, "updated_at", NULL));
 	dd = dl_item(dl, "History", "scenario-history", NULL);
 	snprintf(href, sizeof(href), "/admin/runs?scenario=%s", jstr(sc, "id", ""));
 	html_link(dd, href, "runs");
@@ -704,58 +906,162 @@ static void mocks_table(xmlNodePtr main, json_t *mocks)
 		html_elc(main, "p", "none", "No mocks.");
 }
 
+/* The variants named in the scenario's mocks, once each, in order: a
+ * JSON array owned by the request. */
+static json_t *mock_variants(struct view_ctx *ctx, json_t *sc)
+{
+	json_t *seen = http_req_own(ctx->req, json_object());
+	json_t *list = http_req_own(ctx->req, json_array()), *mock;
+	const char *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(sc, "mocks"), i, mock)
+	{
+		v = jstr(mock, "variant", NULL);
+		if (v && v[0] && !json_object_get(seen, v)) {
+			json_object_set_new(seen, v, json_true());
+			json_array_append_new(list, json_string(v));
+		}
+	}
+	return list;
+}
+
+/* <datalist id="variants"> of the mock variants and a hint listing them
+ * (nothing when there is none): the variant inputs' suggestions. */
+static void variants_hint(xmlNodePtr main, json_t *variants)
+{
+	xmlNodePtr p, list;
+	json_t *v;
+	size_t i;
+
+	if (json_array_size(variants) == 0)
+		return;
+	p = html_elc(main, "p", "hint", "Variants named in this scenario's mocks: ");
+	html_attr(p, "id", "variant-hint");
+	list = html_attr(html_el(main, "datalist", NULL), "id", "variants");
+	json_array_foreach(variants, i, v)
+	{
+		if (i > 0)
+			html_text(p, ", ");
+		html_elc(p, "code", NULL, json_string_value(v));
+		html_attr(html_el(list, "option", NULL), "value", json_string_value(v));
+	}
+}
+
+/* labelled_input for a variant, suggesting the mock variants (the
+ * datalist of variants_hint) when there are some. */
+static xmlNodePtr variant_input(xmlNodePtr form, const char *text, const char *name,
+                                json_t *variants)
+{
+	xmlNodePtr in = html_input(html_el(form, "label", text), "text", name, NULL);
+
+	if (json_array_size(variants) > 0)
+		html_attr(in, "list", "variants");
+	return in;
+}
+
+/*
+ * <select name="backend">: "" (the tenant's default), then the backends
+ * the tenant's policy allows, its default first and marked "(default)"
+ * (GET /v1/m/sandbox/backends?preflight=false: no runner is started).
+ */
+static void backend_select(struct view_ctx *ctx, xmlNodePtr form)
+{
+	xmlNodePtr select = select_new(form, "Backend ", "backend", "(tenant default)");
+	json_t *reply = NULL, *list, *b;
+	char text[96];
+	size_t i;
+	int pass;
+
+	if (view_api(ctx, "GET", "/v1/m/sandbox/backends", "preflight=false", NULL, &reply) >= 400)
+		return;
+	list = json_object_get(reply, "backends");
+	for (pass = 1; pass >= 0; pass--) { /* the default, then the others */
+		json_array_foreach(list, i, b)
+		{
+			if (!json_is_true(json_object_get(b, "allowed")) ||
+			    json_is_true(json_object_get(b, "default")) != pass)
+				continue;
+			snprintf(text, sizeof(text), "%s%s", jstr(b, "name", ""),
+			         pass ? " (default)" : "");
+			option_add(select, jstr(b, "name", ""), text, NULL);
+		}
+	}
+}
+
 /* The editor's form: run this scenario with a variant and a backend. */
-static void run_form(struct view_ctx *ctx, xmlNodePtr main, const char *id)
+static void run_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, json_t *variants)
 {
 	char action[96];
 	xmlNodePtr form;
 
 	html_el(main, "h2", "Run");
 	snprintf(action, sizeof(action), "/admin/scenarios/%s/runs", id);
+	variants_hint(main, variants);
 	form = view_post_form(ctx, main, "run-form", action);
-	labelled_input(form, "Variant ", "text", "variant", NULL);
-	labelled_select(form, "Backend ", "backend", "(tenant default)", backends, NULL);
+	variant_input(form, "Variant ", "variant", variants);
+	backend_select(ctx, form);
 	submit_button(form, "Run");
 }
 
-/* The admin's form: compare two variants of this scenario. */
-static void compare_form(struct view_ctx *ctx, xmlNodePtr main, const char *id)
+/* The admin's form: compare two variants of this scenario. Without a
+ * scorer on the server every comparison is inconclusive: say so. */
+static void compare_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, json_t *variants)
 {
 	xmlNodePtr form;
 
 	html_el(main, "h2", "Compare");
 	form = view_post_form(ctx, main, "compare-form", "/admin/comparisons");
+	if (strcmp(ctx->req->cfg->scorer, "none") == 0)
+		html_attr(
+		    html_elc(form, "p", "note",
+		             "No scorer is configured on this server ([scorer] adapter = none): "
+		             "comparisons will be inconclusive."),
+		    "id", "no-scorer");
 	html_input(form, "hidden", "scenario_id", id);
-	labelled_input(form, "Baseline ", "text", "baseline", NULL);
-	labelled_input(form, "Candidate ", "text", "candidate", NULL);
-	labelled_input(form, "Suite ", "text", "suite", NULL);
+	html_attr(variant_input(form, "Baseline ", "baseline", variants), "required", "required");
+	html_attr(variant_input(form, "Candidate ", "candidate", variants), "required", "required");
+	html_attr(html_input(html_el(form, "label", "Suite "), "text", "suite", NULL), "required",
+	          "required");
 	labelled_input(form, "Tolerance ", "text", "tolerance", NULL);
-	labelled_select(form, "Backend ", "backend", "(tenant default)", backends, NULL);
+	backend_select(ctx, form);
 	submit_button(form, "Compare");
+}
+
+/* view_page_begin with the title "prefix name" (name may be NULL: prefix
+ * alone). */
+static xmlNodePtr page_begin_named(struct view_ctx *ctx, const char *prefix, const char *name,
+                                   htmlDocPtr *doc)
+{
+	char title[TITLE_BYTES];
+
+	snprintf(title, sizeof(title), "%s%s%s", prefix, name ? " " : "", name ? name : "");
+	return view_page_begin(ctx, title, doc);
 }
 
 int view_page_scenario(struct view_ctx *ctx, const char *id)
 {
-	json_t *sc = NULL;
+	json_t *sc = NULL, *variants;
 	htmlDocPtr doc = NULL;
 	xmlNodePtr main;
 
 	if (api_get_item(ctx, "scenarios", id, "", &sc))
 		return 0;
-	main = view_page_begin(ctx, "Scenario", &doc);
+	variants = mock_variants(ctx, sc);
+	main = page_begin_named(ctx, "Scenario:", jstr(sc, "name", NULL), &doc);
 	scenario_summary(main, sc);
 	steps_table(main, json_object_get(sc, "steps"));
 	mocks_table(main, json_object_get(sc, "mocks"));
 	if (ctx->req->who.role >= STORE_ROLE_EDITOR)
-		run_form(ctx, main, id);
+		run_form(ctx, main, id, variants);
 	if (ctx->req->who.role >= STORE_ROLE_ADMIN)
-		compare_form(ctx, main, id);
+		compare_form(ctx, main, id, variants);
 	return view_page_send(ctx, doc, 200);
 }
 
 /* ---- run detail --------------------------------------------------------------------- */
 
-static void run_summary(xmlNodePtr main, json_t *run)
+static void run_summary(xmlNodePtr main, json_t *run, const struct names *nm)
 {
 	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "run-summary");
 	char text[1024];
@@ -773,14 +1079,14 @@ static void run_summary(xmlNodePtr main, json_t *run)
 	dl_item(dl, "Score", "run-score", text);
 	dl_item(dl, "Reason", "run-reason", jstr(run, "reason", NONE_TEXT));
 	dl_item(dl, "Variant", "run-variant", jstr(run, "variant", NONE_TEXT));
-	id_link(dl_item(dl, "Scenario", "run-scenario", NULL), "/admin/scenarios",
-	        jstr(run, "scenario_id", NULL));
+	scenario_link(dl_item(dl, "Scenario", "run-scenario", NULL), nm,
+	              jstr(run, "scenario_id", NULL));
 	if (strcmp(jstr(run, "kind", ""), "replay") == 0 || jstr(run, "session_id", NULL))
 		dl_item(dl, "Session", "run-session", jstr(run, "session_id", NONE_TEXT));
 	html_elc(dl_item(dl, "Output digest", "run-digest", NULL), "code", NULL,
 	         jstr(run, "output_digest", ""));
-	dl_item(dl, "Started", "run-started", jstr(run, "started_at", ""));
-	dl_item(dl, "Finished", "run-finished", jstr(run, "finished_at", NONE_TEXT));
+	time_el(dl_item(dl, "Started", "run-started", NULL), jstr(run, "started_at", NULL));
+	time_el(dl_item(dl, "Finished", "run-finished", NULL), jstr(run, "finished_at", NULL));
 }
 
 /* A replay's divergence from its recorded session (briefs/api5.md). */
@@ -860,13 +1166,16 @@ int view_page_run(struct view_ctx *ctx, const char *id)
 	json_t *run = NULL, *outs = NULL;
 	htmlDocPtr doc = NULL;
 	xmlNodePtr main;
+	struct names nm;
 
 	if (api_get_item(ctx, "runs", id, "", &run) ||
 	    api_get_item(ctx, "runs", id, "/outputs", &outs))
 		return 0;
-	main = view_page_begin(ctx, "Run", &doc);
+	names_load(ctx, &nm, 0);
+	main = page_begin_named(ctx, "Run of",
+	                        name_of(nm.scenarios, jstr(run, "scenario_id", NULL)), &doc);
 	html_elc(main, "p", "id", id);
-	run_summary(main, run);
+	run_summary(main, run, &nm);
 	run_divergence(main, json_object_get(run, "divergence"));
 	outputs_table(main, json_object_get(outs, "outputs"));
 	return view_page_send(ctx, doc, 200);
@@ -874,7 +1183,7 @@ int view_page_run(struct view_ctx *ctx, const char *id)
 
 /* ---- comparison detail -------------------------------------------------------------- */
 
-static void comparison_summary(xmlNodePtr main, json_t *cmp)
+static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct names *nm)
 {
 	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "comparison-summary");
 	char text[64];
@@ -886,10 +1195,10 @@ static void comparison_summary(xmlNodePtr main, json_t *cmp)
 	dl_item(dl, "Suite", "suite", jstr(cmp, "suite", ""));
 	snprintf(text, sizeof(text), "%.4f", json_number_value(json_object_get(cmp, "tolerance")));
 	dl_item(dl, "Tolerance", "tolerance", text);
-	id_link(dl_item(dl, "Scenario", "comparison-scenario", NULL), "/admin/scenarios",
-	        jstr(cmp, "scenario_id", NULL));
+	scenario_link(dl_item(dl, "Scenario", "comparison-scenario", NULL), nm,
+	              jstr(cmp, "scenario_id", NULL));
 	dl_item(dl, "Decided by", "decided-by", jstr(cmp, "decided_by", NONE_TEXT));
-	dl_item(dl, "Created", "created", jstr(cmp, "created_at", ""));
+	time_el(dl_item(dl, "Created", "created", NULL), jstr(cmp, "created_at", NULL));
 }
 
 /* The header cell of one side: label, variant, run link, status, score. */
@@ -919,20 +1228,35 @@ static int step_differs(json_t *differing, json_int_t seq)
 	return 0;
 }
 
-/* One row: a side without that step shows "—". */
+/* One side's output of a step (out may be NULL: that side has no such
+ * step, "—"), a mock miss marked as on the run page. */
+static void side_cell(xmlNodePtr tr, const char *cls, json_t *out)
+{
+	xmlNodePtr td = cell_pre(tr, cls, out ? jstr(out, "output", "") : NONE_TEXT);
+
+	if (out && is_mock_miss(out))
+		html_elc(td, "span", "mock-miss-marker", "mock miss");
+}
+
+/* One row; a differing step says so in words too (.differs-marker). */
 static void side_row(xmlNodePtr tbody, json_t *b, json_t *c, json_t *differing)
 {
 	json_t *any = b ? b : c;
 	json_int_t seq = json_integer_value(json_object_get(any, "seq"));
-	xmlNodePtr tr;
+	int differs = step_differs(differing, seq);
+	xmlNodePtr tr, key;
 	char text[24];
 
-	tr = html_elc(tbody, "tr", step_differs(differing, seq) ? "step differs" : "step", NULL);
+	tr = html_elc(tbody, "tr", differs ? "step differs" : "step", NULL);
 	snprintf(text, sizeof(text), "%lld", (long long)seq);
 	html_attr(tr, "data-seq", text);
-	html_elc(tr, "td", "key", jstr(any, "key", ""));
-	cell_pre(tr, "baseline", b ? jstr(b, "output", "") : NONE_TEXT);
-	cell_pre(tr, "candidate", c ? jstr(c, "output", "") : NONE_TEXT);
+	key = html_elc(tr, "td", "key", jstr(any, "key", ""));
+	if (differs) {
+		html_text(key, " ");
+		html_elc(key, "span", "differs-marker", "differs");
+	}
+	side_cell(tr, "baseline", b);
+	side_cell(tr, "candidate", c);
 }
 
 /* Both runs' outputs merged by seq (each in seq order). */
@@ -982,13 +1306,16 @@ int view_page_comparison(struct view_ctx *ctx, const char *id)
 	json_t *cmp = NULL, *base = NULL, *cand = NULL;
 	htmlDocPtr doc = NULL;
 	xmlNodePtr main;
+	struct names nm;
 
 	if (api_get_item(ctx, "comparisons", id, "", &cmp) ||
 	    side_outputs(ctx, cmp, "baseline", &base) || side_outputs(ctx, cmp, "candidate", &cand))
 		return 0;
-	main = view_page_begin(ctx, "Comparison", &doc);
+	names_load(ctx, &nm, 0);
+	main = page_begin_named(ctx, "Comparison of",
+	                        name_of(nm.scenarios, jstr(cmp, "scenario_id", NULL)), &doc);
 	html_elc(main, "p", "id", id);
-	comparison_summary(main, cmp);
+	comparison_summary(main, cmp, &nm);
 	side_by_side(main, cmp, base, cand);
 	return view_page_send(ctx, doc, 200);
 }

@@ -336,6 +336,7 @@ async function main() {
 		is('walkthrough run: step 2 carries the mock-miss marker', 'mock miss',
 			await text(p, '#outputs tr.output.mock-miss[data-seq="2"] td.step-status .mock-miss-marker'));
 		check('walkthrough run: the marker is visible', await p.locator('.mock-miss-marker').first().isVisible(), 'hidden');
+		check('walkthrough run: the heading names the scenario', /^Run of \S/.test(await text(p, 'main#main h1')), await text(p, 'main#main h1'));
 		is('walkthrough run: one marked step only', [1, 1], [await count(p, '.mock-miss-marker'), await count(p, 'tr.output.mock-miss')]);
 		is('walkthrough run: step 2 output', '[[mock-miss:agent:user2@example.test]]',
 			await p.locator('#outputs tr.output[data-seq="2"] td.output pre').textContent());
@@ -369,14 +370,12 @@ async function main() {
 		await visit(ed, 'runs', '/admin/runs');
 		check('runs list: rows', (await count(ed.page, '#runs tr.run')) > 0, 'no row');
 		// the filter form
-		await ed.page.locator('form#filter input[name="scenario"]').fill(WALK_SID);
+		// the scenario filter lists the scenarios by name
+		check('runs filter: the walkthrough by name', (await ed.page.locator(`form#filter select[name="scenario"] option[value="${WALK_SID}"]`).textContent()).trim() !== WALK_SID, 'shown as its id');
+		await ed.page.locator('form#filter select[name="scenario"]').selectOption(WALK_SID);
 		await ed.page.locator('form#filter select[name="status"]').selectOption('completed');
-		// its submit button, or Enter in its text field (implicit submission)
-		const go = async () => {
-			if ((await count(ed.page, 'form#filter button, form#filter input[type="submit"]')) > 0)
-				await ed.page.locator('form#filter button, form#filter input[type="submit"]').first().click();
-			else await ed.page.locator('form#filter input[name="scenario"]').press('Enter');
-		};
+		// its submit button
+		const go = () => ed.page.locator('form#filter button, form#filter input[type="submit"]').first().click();
 		const st = await submit(ed, go, (u) => u.pathname === '/admin/runs' && u.searchParams.get('scenario') === WALK_SID);
 		await checkPage(ed, 'runs-filtered', st, 200, ed.cspBefore);
 		const statuses = await ed.page.locator('#runs tr.run td.status').allTextContents();

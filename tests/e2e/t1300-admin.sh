@@ -315,18 +315,19 @@ is "26 runs of the paging scenario (API)" 26 "$(count_all "$VW" "$M/runs?scenari
 for p in /admin/ /admin/scenarios "/admin/scenarios/$WALK_SID" /admin/runs "/admin/runs/$WALK_RID" \
 	/admin/comparisons /admin/replays /admin/audit; do
 	page "" GET "$p"
-	location_is "not signed in: GET $p -> 303 to /admin/login" /admin/login
+	location_is "not signed in: GET $p -> 303 to /admin/login, back to it after" "/admin/login?next=$p"
 done
 sec_headers "the 303 to /admin/login"
 page "" GET /admin/nope
-if [[ ($STATUS == 303 && $(hdr location) == */admin/login) || $STATUS == 404 ]]; then
+if [[ ($STATUS == 303 && $(hdr location) == */admin/login\?next=/admin/nope) || $STATUS == 404 ]]; then
 	ok "not signed in: an unknown path -> 303 to /admin/login or 404 ($STATUS)"
 else
 	not_ok "not signed in: an unknown path -> 303 to /admin/login or 404 (got HTTP $STATUS)"
 fi
 sec_headers "an unknown path, not signed in"
 page "" GET "/admin/scenarios/$WALK_SID" -H "Cookie: olivares_session=$(repeat_char a 64)"
-location_is "an unknown session cookie -> 303 to /admin/login" /admin/login
+location_is "an unknown session cookie -> 303 to /admin/login, saying it ended" \
+	"/admin/login?next=/admin/scenarios/$WALK_SID&ended=1"
 before=$(state)
 page "" POST "/admin/scenarios/$WALK_SID/runs" --data 'variant=x'
 is_html_status "not signed in: POST the run form -> 401" 401
@@ -447,6 +448,8 @@ is "overview: #whoami editor" editor "$(xp 'string(//span[@id="whoami"])' | xarg
 is "overview: #role editor" editor "$(xp 'string(//*[@id="role"])' | xargs)"
 is "overview: #module-status enabled" enabled "$(xp 'string(//*[@id="module-status"])' | xargs)"
 is "overview: no module form for an editor" 0 "$(xp 'count(//form[@id="module-form"])')"
+is "overview: the recent runs, at most five, each linking its page" "yes" \
+	"$(n=$(xp 'count(//table[@id="recent-runs"]//tr[contains(concat(" ",@class," ")," run ")])'); l=$(xp 'count(//table[@id="recent-runs"]//tr[@data-id]/td[@class="id"]/a[starts-with(@href,"/admin/runs/")])'); ((n >= 1 && n <= 5 && l == n)) && echo yes || echo "no ($n rows, $l links)")"
 is "overview: the sign-out form posts to /admin/logout" "post /admin/logout" \
 	"$(xp 'string(//form[@id="signout"]/@method)' | tr '[:upper:]' '[:lower:]') $(xp 'string(//form[@id="signout"]/@action)')"
 ED_CSRF=$(xp 'string(//form[@id="signout"]//input[@name="csrf" and @type="hidden"]/@value)')
@@ -462,6 +465,8 @@ is "run form: post to /admin/scenarios/ID/runs" "post /admin/scenarios/$WALK_SID
 	"$(xp 'string(//form[@id="run-form"]/@method)' | tr '[:upper:]' '[:lower:]') $(xp 'string(//form[@id="run-form"]/@action)')"
 is "run form: backend options" "|inproc-mock|namespaces|gvisor|firecracker" \
 	"$(xp '//form[@id="run-form"]//select[@name="backend"]/option/@value' | sed -n 's/^ *value="\(.*\)"$/\1/p' | tr '\n' '|' | sed 's/|$//')"
+is "run form: the tenant default marked, first of the backends" "inproc-mock (default)" \
+	"$(xp 'string(//form[@id="run-form"]//select[@name="backend"]/option[2])' | xargs)"
 is "run form: a variant input and a Run button" "1 Run" \
 	"$(xp 'count(//form[@id="run-form"]//input[@name="variant"])') $(xp 'string(//form[@id="run-form"]//button[@type="submit"])' | xargs)"
 
@@ -634,6 +639,11 @@ is "run page: status kind backend isolated destroyed" "completed simulation inpr
 	"$(ddv run-status) $(ddv run-kind) $(ddv run-backend) $(ddv run-isolated) $(ddv run-destroyed)"
 is "run page: #run-counters" "1/2 ok, 1 error" "$(ddv run-counters)"
 is "run page: #run-score" "executed, not scored" "$(ddv run-score)"
+is "run page: the heading names the scenario" "Run of admin-walkthrough" "$(xp 'string(//main[@id="main"]/h1)' | xargs)"
+is "run page: #run-scenario shows its name, the id in title" "admin-walkthrough $WALK_SID" \
+	"$(xp 'string(//dd[@id="run-scenario"]//a)' | xargs) $(xp 'string(//dd[@id="run-scenario"]//a/@title)')"
+is "run page: #run-started without milliseconds, the full value in title" "yes" \
+	"$([[ $(xp 'string(//dd[@id="run-started"]/time)' | xargs) =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}\ [0-9]{2}:[0-9]{2}:[0-9]{2}$ && $(xp 'string(//dd[@id="run-started"]/time/@title)') == *T*Z ]] && echo yes || echo no)"
 is "run page: #run-reason" "—" "$(ddv run-reason)"
 is "run page: #run-variant" candidate "$(ddv run-variant)"
 is "run page: #run-scenario links the scenario" "/admin/scenarios/$WALK_SID" "$(xp 'string(//dd[@id="run-scenario"]//a/@href)')"
@@ -660,6 +670,8 @@ is "runs list: status, backend" "completed inproc-mock" "$(cell status) $(cell b
 is "runs list: attestation" "isolated: true · destroyed: true" "$(cell attestation)"
 is "runs list: counters" "1/2 ok, 1 error" "$(cell counters)"
 is "runs list: score" "executed, not scored" "$(cell score)"
+is "runs list: the scenario by name, linked, the id in title" "admin-walkthrough|/admin/scenarios/$WALK_SID|$WALK_SID" \
+	"$(cell scenario)|$(xp "string($row/td[@class=\"scenario\"]/a/@href)")|$(xp "string($row/td[@class=\"scenario\"]/a/@title)")"
 if [[ -n ${SCORED_RID:-} ]]; then
 	row="//table[@id=\"runs\"]//tr[@data-id=\"$SCORED_RID\"]"
 	is "runs list: the scored run's score" "0.7500 passed" "$(cell score)"
@@ -689,14 +701,17 @@ page "$VW" GET "/admin/runs?scenario=$PAGE_SID&status=failed"
 is "runs filtered by status failed: #empty, no row" "1 0" "$(xp 'count(//*[@id="empty"])') $(xp 'count(//table[@id="runs"]//tr[@data-id])')"
 page "$VW" GET "/admin/runs?scenario=$PAGE_SID&status=completed&offset=25"
 is "runs status completed, offset 25: one row" 1 "$(xp 'count(//table[@id="runs"]//tr[@data-id])')"
-is "the filter form: scenario input, status select with the five choices" "1 |running|completed|failed|degraded" \
-	"$(xp 'count(//form[@id="filter"]//input[@name="scenario"])') $(xp '//form[@id="filter"]//select[@name="status"]/option/@value' | sed -n 's/^ *value="\(.*\)"$/\1/p' | tr '\n' '|' | sed 's/|$//')"
+is "the filter form: the scenario select has the filter selected, by name" "admin-paging" \
+	"$(xp 'string(//form[@id="filter"]//select[@name="scenario"]/option[@selected])' | xargs)"
+is "the filter form: scenario select, status select with the five choices" "1 |running|completed|failed|degraded" \
+	"$(xp 'count(//form[@id="filter"]//select[@name="scenario"]/option[@value=""])') $(xp '//form[@id="filter"]//select[@name="status"]/option/@value' | sed -n 's/^ *value="\(.*\)"$/\1/p' | tr '\n' '|' | sed 's/|$//')"
 is "the filter form is a GET" get "$(xp 'string(//form[@id="filter"]/@method)' | tr '[:upper:]' '[:lower:]')"
 
 page "$VW" GET /admin/scenarios
 is "scenarios list: rows, and a link to the walkthrough" "yes 1" \
 	"$( (($(xp 'count(//table[@id="scenarios"]//tr[@class="scenario"])') > 0)) && echo yes || echo no) $(xp "count(//table[@id=\"scenarios\"]//tr[@class=\"scenario\"]//a[@href=\"/admin/scenarios/$WALK_SID\"])")"
 page "$VW" GET "/admin/scenarios/$WALK_SID"
+is "scenario page: the heading names it" "Scenario: admin-walkthrough" "$(xp 'string(//main[@id="main"]/h1)' | xargs)"
 is "scenario page: name and version" "admin-walkthrough 1" "$(xp 'string(//*[@id="scenario-name"])' | xargs) $(xp 'string(//*[@id="scenario-version"])' | xargs)"
 is "scenario page: the two steps (key, input)" "step-1=agent:user1@example.test|step-2=agent:user2@example.test" \
 	"$(xp 'string((//table[@id="steps"]//tr[@class="step"])[1]/td[@class="key"])' | xargs)=$(xp 'string((//table[@id="steps"]//tr[@class="step"])[1]/td[@class="input"]/pre)')|$(xp 'string((//table[@id="steps"]//tr[@class="step"])[2]/td[@class="key"])' | xargs)=$(xp 'string((//table[@id="steps"]//tr[@class="step"])[2]/td[@class="input"]/pre)')"
@@ -708,8 +723,14 @@ if [[ -n $CID ]]; then
 	is "scenario page (admin): run form and compare form" "1 1" "$(xp 'count(//form[@id="run-form"])') $(xp 'count(//form[@id="compare-form"])')"
 	is "compare form: hidden scenario_id, inputs, Compare button" "$CMP_SID 4 Compare" \
 		"$(xp 'string(//form[@id="compare-form"]//input[@name="scenario_id" and @type="hidden"]/@value)') $(xp 'count(//form[@id="compare-form"]//input[@name="baseline" or @name="candidate" or @name="suite" or @name="tolerance"])') $(xp 'string(//form[@id="compare-form"]//button[@type="submit"])' | xargs)"
+	is "compare form: baseline, candidate and suite required; a scorer is configured: no note" "3 0" \
+		"$(xp 'count(//form[@id="compare-form"]//input[@required and (@name="baseline" or @name="candidate" or @name="suite")])') $(xp 'count(//*[@id="no-scorer"])')"
 	page "$AD" GET "/admin/comparisons/$CID"
 	is_html_status "comparison page: 200" 200
+	is "comparison page: the differing step says so in words" "1 differs 0" \
+		"$(xp 'count(//table[@id="side-by-side"]//tr[@data-seq="2"]/td[@class="key"]/span[@class="differs-marker"])') $(xp 'string(//table[@id="side-by-side"]//tr[@data-seq="2"]//span[@class="differs-marker"])') $(xp 'count(//table[@id="side-by-side"]//tr[@data-seq="1"]//span[@class="differs-marker"])')"
+	is "comparison page: the baseline's mock miss is marked" "1 mock miss" \
+		"$(xp 'count(//table[@id="side-by-side"]//span[@class="mock-miss-marker"])') $(xp 'string(//table[@id="side-by-side"]//tr[@data-seq="2"]/td[@class="baseline"]/span[@class="mock-miss-marker"])')"
 	is "comparison page: verdict, delta, suite" "improved +0.2500 $CMP_SUITE" \
 		"$(xp 'string(//*[@id="verdict"])' | xargs) $(xp 'string(//*[@id="delta"])' | xargs) $(xp 'string(//*[@id="suite"])' | xargs)"
 	is "comparison page: step 2 differs, step 1 does not" "step differs|step" \
@@ -752,12 +773,22 @@ if [[ -n $REPLAY_RID ]]; then
 	drow="//table[@id=\"replays\"]//tr[@data-id=\"$DEGRADED_RID\"]"
 	is "replays list: the degraded one with its reason" "degraded|$DEGRADED_REASON" \
 		"$(xp "string($drow/td[@class=\"status\"])" | xargs)|$(xp "string($drow/td[@class=\"reason\"])" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')"
+	is "replays list: the replay's divergence, the degraded one's —" "yes|—" \
+		"$([[ $(xp "string($rrow/td[@class=\"divergence\"])" | xargs) =~ ^[0-9]+\ of\ [0-9]+\ steps\ diverge$ ]] && echo yes || echo no)|$(xp "string($drow/td[@class=\"divergence\"])" | xargs)"
+	is "replays list: the session by its external id, the id in title" "$(jq -r '(if type=="array" then .[0] else . end).external_id' "$FIX/replayable.json")|$RS" \
+		"$(xp "string($rrow/td[@class=\"session\"])" | xargs)|$(xp "string($rrow/td[@class=\"session\"]/span/@title)")"
+	page "$VW" GET "/admin/runs?status=degraded"
+	is "runs list: the degraded replay did not execute" "not executed" \
+		"$(xp "string(//table[@id=\"runs\"]//tr[@data-id=\"$DEGRADED_RID\"]/td[@class=\"score\"])" | xargs)"
+	page "$VW" GET /admin/replays
 	is "replays list: only replays" 0 "$(xp "count(//table[@id=\"replays\"]//tr[@data-id=\"$WALK_RID\"])")"
 	page "$VW" GET /admin/replays?status=degraded
 	is "replays filtered by status degraded: the degraded, not the other" "1 0" \
 		"$(xp "count($drow)") $(xp "count(//tr[@data-id=\"$REPLAY_RID\"])")"
 	page "$VW" GET "/admin/runs/$REPLAY_RID"
 	is "replay run page: kind replay, #run-session" "replay 1" "$(ddv run-kind) $(xp 'count(//*[@id="run-session"])')"
+	page "$VW" GET "/admin/runs/$DEGRADED_RID"
+	is "degraded replay page: #run-score not executed, with its reason" "not executed ($DEGRADED_REASON)" "$(ddv run-score)"
 fi
 
 page "$AD" GET /admin/audit
@@ -842,14 +873,14 @@ fi
 
 # ---- xmllint --html on every page fetched (pages and error pages) -------------------------------
 # libxml2 2.9's HTML parser is HTML 4: it calls the HTML5 elements the
-# contract requires (header, nav, main) "invalid"; every other message is an
+# contract requires (header, nav, main, time, datalist) "invalid"; every other message is an
 # error of the page.
 lint_bad=""
 nlint=0
 for f in "$PAGES"/*.html; do
 	nlint=$((nlint + 1))
 	msgs=$(xmllint --html --noout "$f" 2>&1 | grep -E 'HTML parser (error|warning)|parser error|validity error' |
-		grep -Ev 'Tag (header|nav|main|section|footer|article|aside) invalid' || true)
+		grep -Ev 'Tag (header|nav|main|section|footer|article|aside|time|datalist) invalid' || true)
 	if [[ -n $msgs ]]; then
 		lint_bad+=" [$(cat "${f%.html}.what"): $(printf '%s' "$msgs" | head -n 2 | sed 's/^[^:]*:[0-9]*: //' | tr '\n' ' ')]"
 	fi
@@ -906,7 +937,7 @@ else
 	not_ok "sign-out: the cookie is emptied with Max-Age=0 (got $(short "$cookie"))"
 fi
 cpage "$ED2_SESSION" GET /admin/
-location_is "the signed-out cookie: 303 to /admin/login" /admin/login
+location_is "the signed-out cookie: 303 to /admin/login, saying it ended" "/admin/login?next=/admin/&ended=1"
 cpage "$ED2_SESSION" POST "/admin/scenarios/$WALK_SID/runs" --data "variant=after&csrf=$ED2_CSRF"
 is_html_status "the signed-out cookie on the run form: 401" 401
 if [[ $before_rows != NA ]]; then
@@ -918,7 +949,7 @@ is_html_status "the other session of the same token still works" 200
 signin "$VW"
 if [[ -n $SESSION ]] && db_query "UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000Z' WHERE sha256 = '$(sha256_of "$SESSION")'" >/dev/null 2>&1; then
 	cpage "$SESSION" GET /admin/
-	location_is "an expired session: 303 to /admin/login" /admin/login
+	location_is "an expired session: 303 to /admin/login, saying it ended" "/admin/login?next=/admin/&ended=1"
 else
 	echo "# skip - the store cannot be written from here: session expiry not checked"
 fi

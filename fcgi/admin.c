@@ -380,10 +380,35 @@ static int sha256_hex(const char *s, char out[65])
 	return 0;
 }
 
+/*
+ * Load the configuration, open the store (migrated) into *st and find the
+ * tenant named name into tenant_id. Returns 0, or 1 after saying why on
+ * stderr (*st is then NULL or open: store_close takes both).
+ */
+static int open_tenant(const char *name, struct store **st, char tenant_id[33])
+{
+	struct http_config cfg;
+	enum store_rc src;
+
+	*st = NULL;
+	if (load_config(&cfg) || open_store(&cfg, 1, st))
+		return 1;
+	src = store_tenant_find(*st, name, tenant_id);
+	if (src == STORE_NOT_FOUND) {
+		fprintf(stderr, "%s: no tenant named \"%s\" (olivares-admin tenant create)\n", prog,
+			name);
+		return 1;
+	}
+	if (src) {
+		report(*st, "tenant lookup");
+		return 1;
+	}
+	return 0;
+}
+
 /* token revoke --tenant NAME TOKEN_ID */
 static int token_revoke(const struct command *c, int argc, char **argv)
 {
-	struct http_config cfg;
 	struct store *st = NULL;
 	struct opts o;
 	char tenant_id[33];
@@ -396,17 +421,8 @@ static int token_revoke(const struct command *c, int argc, char **argv)
 		fprintf(stderr, "%s: TOKEN_ID must be a token id (32 lowercase hex)\n", prog);
 		return EXIT_USAGE;
 	}
-	if (load_config(&cfg) || open_store(&cfg, 1, &st))
-		return 1;
-	src = store_tenant_find(st, o.tenant, tenant_id);
-	if (src == STORE_NOT_FOUND) {
-		fprintf(stderr, "%s: no tenant named \"%s\"\n", prog, o.tenant);
+	if (open_tenant(o.tenant, &st, tenant_id))
 		goto out;
-	}
-	if (src) {
-		report(st, "tenant lookup");
-		goto out;
-	}
 	src = store_token_revoke(st, tenant_id, o.positional, ADMIN_ACTOR);
 	if (src == STORE_NOT_FOUND) {
 		fprintf(stderr, "%s: tenant %s has no unrevoked token %s\n", prog, o.tenant,
@@ -427,7 +443,6 @@ out:
 static int cmd_token(int argc, char **argv)
 {
 	const struct command *c = find_command("token");
-	struct http_config cfg;
 	struct store *st = NULL;
 	struct opts o;
 	enum store_role role;
@@ -437,7 +452,6 @@ static int cmd_token(int argc, char **argv)
 	char tenant_id[33];
 	char token_id[33];
 	json_t *detail = NULL;
-	enum store_rc src;
 	int rc = 1;
 
 	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
@@ -454,18 +468,8 @@ static int cmd_token(int argc, char **argv)
 		fprintf(stderr, "%s: --label must be at most 256 bytes of UTF-8\n", prog);
 		return EXIT_USAGE;
 	}
-	if (load_config(&cfg) || open_store(&cfg, 1, &st))
-		return 1;
-	src = store_tenant_find(st, o.tenant, tenant_id);
-	if (src == STORE_NOT_FOUND) {
-		fprintf(stderr, "%s: no tenant named \"%s\" (olivares-admin tenant create)\n", prog,
-			o.tenant);
+	if (open_tenant(o.tenant, &st, tenant_id))
 		goto out;
-	}
-	if (src) {
-		report(st, "tenant lookup");
-		goto out;
-	}
 	if (RAND_bytes(raw, sizeof raw) != 1) {
 		fprintf(stderr, "%s: RAND_bytes failed\n", prog);
 		goto out;
@@ -499,12 +503,10 @@ out:
 static int cmd_module(int argc, char **argv)
 {
 	const struct command *c = find_command("module");
-	struct http_config cfg;
 	struct store *st = NULL;
 	struct opts o;
 	char tenant_id[33];
 	json_t *detail = NULL;
-	enum store_rc src;
 	int enable;
 	int rc = 1;
 
@@ -522,17 +524,8 @@ static int cmd_module(int argc, char **argv)
 		fprintf(stderr, "%s: unknown module \"%s\" (known: sandbox)\n", prog, o.positional);
 		return EXIT_USAGE;
 	}
-	if (load_config(&cfg) || open_store(&cfg, 1, &st))
-		return 1;
-	src = store_tenant_find(st, o.tenant, tenant_id);
-	if (src == STORE_NOT_FOUND) {
-		fprintf(stderr, "%s: no tenant named \"%s\"\n", prog, o.tenant);
+	if (open_tenant(o.tenant, &st, tenant_id))
 		goto out;
-	}
-	if (src) {
-		report(st, "tenant lookup");
-		goto out;
-	}
 	if (store_module_set(st, tenant_id, o.positional, enable)) {
 		report(st, "module");
 		goto out;

@@ -53,11 +53,16 @@ static const struct command commands[] = {
 	 "list          print id, name and creation time of every tenant"},
 	{"token", cmd_token,
 	 "token create --tenant NAME --role viewer|editor|admin [--label L]\n"
+	 "       olivares-admin token list --tenant NAME\n"
 	 "       olivares-admin token revoke --tenant NAME TOKEN_ID",
 	 "create  Create an API token for a tenant. The token (olv_ + 64 hex) is printed\n"
 	 "        ONCE on stdout, alone on its line; only its SHA-256 digest is stored.\n"
 	 "        The token id and role go to stderr.\n"
-	 "revoke  Revoke the token TOKEN_ID (as printed by create) at once: the API and\n"
+	 "list    One line per token of the tenant, oldest first: id, role, state\n"
+	 "        (active|revoked), creation time and label, tab-separated (control\n"
+	 "        characters of a label shown as '?'). No secret can be shown: only\n"
+	 "        digests are stored.\n"
+	 "revoke  Revoke the token TOKEN_ID (from create or list) at once: the API and\n"
 	 "        the admin view refuse it, and its admin view sessions end. Audited as\n"
 	 "        token.revoke."},
 	{"module", cmd_module, "module enable|disable --tenant NAME sandbox",
@@ -406,6 +411,44 @@ static int open_tenant(const char *name, struct store **st, char tenant_id[33])
 	return 0;
 }
 
+/* token list --tenant NAME */
+static int token_list(const struct command *c, int argc, char **argv)
+{
+	struct store *st = NULL;
+	struct opts o;
+	char tenant_id[33];
+	json_t *out = NULL, *t;
+	char label[257];
+	const char *l;
+	size_t i, k;
+	int rc = 1;
+
+	if (parse_opts(argc, argv, &o, 0) || !o.tenant || o.positional)
+		return usage_cmd(c, stderr, EXIT_USAGE);
+	if (open_tenant(o.tenant, &st, tenant_id))
+		goto out;
+	if (store_token_list(st, tenant_id, &out)) {
+		report(st, "token list");
+		goto out;
+	}
+	json_array_foreach(json_object_get(out, "tokens"), i, t)
+	{
+		l = json_string_value(json_object_get(t, "label"));
+		for (k = 0; l && l[k] && k + 1 < sizeof label; k++)
+			label[k] = (unsigned char)l[k] < 0x20 || l[k] == 0x7f ? '?' : l[k];
+		label[k] = '\0';
+		printf("%s\t%s\t%s\t%s\t%s\n", json_string_value(json_object_get(t, "id")),
+		       json_string_value(json_object_get(t, "role")),
+		       json_is_true(json_object_get(t, "revoked")) ? "revoked" : "active",
+		       json_string_value(json_object_get(t, "created_at")), label);
+	}
+	rc = 0;
+out:
+	json_decref(out);
+	store_close(st);
+	return rc;
+}
+
 /* token revoke --tenant NAME TOKEN_ID */
 static int token_revoke(const struct command *c, int argc, char **argv)
 {
@@ -456,6 +499,8 @@ static int cmd_token(int argc, char **argv)
 
 	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
 		return token_revoke(c, argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "list") == 0)
+		return token_list(c, argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "create") != 0)
 		return usage_cmd(c, stderr, EXIT_USAGE);
 	if (parse_opts(argc - 1, argv + 1, &o, 1) || o.positional || !o.tenant || !o.role)

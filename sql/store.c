@@ -1355,6 +1355,62 @@ static enum store_rc tx_tenant_list(struct store *st, void *arg)
 	return STORE_OK;
 }
 
+struct token_list_arg {
+	const char *tenant_id;
+	json_t *out;
+};
+
+static enum store_rc tx_token_list(struct store *st, void *arg)
+{
+	static const struct colspec cols[] = {{"id", C_TEXT},	      {"role", C_INT},
+					      {"label", C_TEXT},      {"created_at", C_TEXT},
+					      {"revoked", C_BOOL}};
+	static const char *const roles[] = {"none", "viewer", "editor", "admin"};
+	struct token_list_arg *a = arg;
+	struct param p[] = {PT(a->tenant_id)};
+	json_t *arr = json_array(), *t;
+	json_int_t role;
+	enum store_rc rc;
+	size_t i;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = q_rows(st,
+		    "SELECT id, role, label, created_at, revoked FROM api_tokens "
+		    "WHERE tenant_id = ? ORDER BY created_at, id",
+		    p, NPARAMS(p), cols, NPARAMS(cols), arr);
+	if (rc) {
+		json_decref(arr);
+		return rc;
+	}
+	/* the role as its name, as everywhere the tool prints one */
+	json_array_foreach(arr, i, t)
+	{
+		role = json_integer_value(json_object_get(t, "role"));
+		json_object_set_new(t, "role",
+				    json_string(role >= 1 && role <= 3 ? roles[role] : roles[0]));
+	}
+	a->out = json_pack("{s:o}", "tokens", arr);
+	return STORE_OK;
+}
+
+enum store_rc store_token_list(struct store *st, const char *tenant_id, json_t **out)
+{
+	struct token_list_arg a = {.tenant_id = tenant_id};
+	enum store_rc rc;
+
+	*out = NULL;
+	if (!is_lower_hex(tenant_id, 32))
+		return STORE_NOT_FOUND;
+	rc = store_read(st, tx_token_list, &a);
+	if (rc) {
+		json_decref(a.out);
+		a.out = NULL;
+	}
+	*out = a.out;
+	return rc;
+}
+
 enum store_rc store_tenant_list(struct store *st, json_t **out)
 {
 	struct tenant_arg a = {0};

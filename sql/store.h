@@ -91,6 +91,11 @@ struct store_principal {
 	char sha256_hex[65]; /* as stored, for the caller's constant-time compare */
 };
 
+/** {"tokens":[{"id","role":"viewer"|"editor"|"admin","label","created_at",
+ *  "revoked":bool}]} of tenant_id, oldest first (operator tool only; the
+ *  digests are never returned). */
+enum store_rc store_token_list(struct store *st, const char *tenant_id, json_t **out);
+
 /**
  * Revoke the token token_id of tenant_id: it stops authenticating at once
  * (API and admin view), its admin view sessions are deleted, and the audit

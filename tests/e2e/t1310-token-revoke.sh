@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Revoking a token (olivares-admin token revoke): the API refuses it at once
+# Listing and revoking tokens (olivares-admin token list|revoke): the listing
+# shows ids, roles and states, never a secret; the API refuses a revoked token at once
 # (401), the admin view sessions made from it end (a page goes back to the
 # sign-in, saying the session ended), the revocation is audited, other
 # tokens are untouched, and a second revoke or another tenant's id fails.
@@ -35,6 +36,14 @@ is_status "still valid after the refused revoke" 200
 admin_cli token revoke --tenant "$tenant" not-an-id >/dev/null 2>&1
 is "a malformed id is a usage error (exit 2)" 2 "$?"
 
+# the listing names it (active), with no secret and nothing of another tenant
+list=$(admin_cli token list --tenant "$tenant")
+is "token list: two tokens" 2 "$(grep -c '' <<<"$list")"
+is "token list: the admin token, active" "$TID admin active" "$(awk -F'\t' -v id="$TID" '$1==id{print $1, $2, $3}' <<<"$list")"
+case $list in
+*olv_*) not_ok "token list shows no token secret" ;;
+*) ok "token list shows no token secret" ;;
+esac
 out=$(admin_cli token revoke --tenant "$tenant" "$TID" 2>&1)
 is "revoke exits 0 and says so" "olivares-admin: token $TID of tenant $tenant revoked" "$out"
 req "$TOK" GET /v1/modules
@@ -48,6 +57,7 @@ case $loc in
 esac
 code=$(curl -s -o /dev/null -w '%{http_code}' --data-urlencode "token=$TOK" "$OLIVARES_URL/admin/login")
 is "signing in with the revoked token: 401" 401 "$code"
+is "token list: now revoked" "$TID revoked" "$(admin_cli token list --tenant "$tenant" | awk -F'\t' -v id="$TID" '$1==id{print $1, $3}')"
 if admin_cli token revoke --tenant "$tenant" "$TID" 2>/dev/null; then
 	not_ok "revoking twice fails"
 else

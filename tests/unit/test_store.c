@@ -2052,6 +2052,41 @@ START_TEST(test_token_revoke)
 	                                                    "sessions")),
 	                 1);
 	json_decref(audit);
+	/* the listing: both tokens of acme, the revoked one marked, no
+	 * digest; globex's is not there */
+	{
+		json_t *list = NULL, *arr, *t0, *t1;
+		char *text;
+
+		ck_assert_int_eq(store_token_list(st, a, &list), STORE_OK);
+		arr = json_object_get(list, "tokens");
+		ck_assert_uint_eq(json_array_size(arr), 2);
+		/* two tokens made in the same millisecond order by id: find them */
+		t0 = json_array_get(arr, 0);
+		t1 = json_array_get(arr, 1);
+		if (strcmp(jstr(t0, "id"), tok_a) != 0) {
+			t0 = json_array_get(arr, 1);
+			t1 = json_array_get(arr, 0);
+		}
+		ck_assert_str_eq(jstr(t0, "id"), tok_a);
+		ck_assert_str_eq(jstr(t0, "role"), "editor");
+		ck_assert_str_eq(jstr(t0, "label"), "a");
+		ck_assert(json_is_true(json_object_get(t0, "revoked")));
+		ck_assert_str_eq(jstr(t1, "id"), tok_keep);
+		ck_assert_str_eq(jstr(t1, "role"), "admin");
+		ck_assert(json_is_false(json_object_get(t1, "revoked")));
+		ck_assert_uint_eq(json_object_size(t0), 5);
+		text = json_dumps(list, 0);
+		ck_assert_ptr_null(strstr(text, sha));
+		free(text);
+		json_decref(list);
+		ck_assert_int_eq(store_token_list(st, b, &list), STORE_OK);
+		ck_assert_uint_eq(json_array_size(json_object_get(list, "tokens")), 1);
+		ck_assert_str_eq(jstr(json_array_get(json_object_get(list, "tokens"), 0), "id"), tok_b);
+		json_decref(list);
+		ck_assert_int_eq(store_token_list(st, "nope", &list), STORE_NOT_FOUND);
+		ck_assert_ptr_null(list);
+	}
 	/* a session cannot be made from it any more; twice is NOT_FOUND */
 	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1),
 	                 STORE_NOT_FOUND);

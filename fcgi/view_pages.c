@@ -656,6 +656,24 @@ static void comparison_row(xmlNodePtr tbody, json_t *cmp, const struct names *nm
 	cell_time(tr, "created", jstr(cmp, "created_at", NULL));
 }
 
+/* The actor: its token's role and label when it is one of the tenant's
+ * tokens (the id in title), else the actor as recorded. */
+static void actor_cell(xmlNodePtr tr, json_t *ev)
+{
+	const char *actor = jstr(ev, "actor", NONE_TEXT);
+	const char *role = jstr(ev, "actor_role", NULL);
+	const char *label = jstr(ev, "actor_label", "");
+	xmlNodePtr td;
+
+	if (!role) {
+		html_elc(tr, "td", "actor", actor);
+		return;
+	}
+	td = label[0] ? html_elf(tr, "td", "%s · %s", role, label) : html_el(tr, "td", role);
+	html_attr(td, "class", "actor");
+	html_attr(td, "title", actor);
+}
+
 static void audit_row(xmlNodePtr tbody, json_t *ev, const struct names *nm)
 {
 	xmlNodePtr tr = html_elc(tbody, "tr", "event", NULL);
@@ -663,7 +681,7 @@ static void audit_row(xmlNodePtr tbody, json_t *ev, const struct names *nm)
 	char *text = NULL;
 
 	cell_time(tr, "time", jstr(ev, "created_at", NULL));
-	html_elc(tr, "td", "actor", jstr(ev, "actor", NONE_TEXT));
+	actor_cell(tr, ev);
 	html_elc(tr, "td", "action", jstr(ev, "action", ""));
 	html_elc(tr, "td", "target", jstr(ev, "target_id", NONE_TEXT));
 	if (detail && !json_is_null(detail))

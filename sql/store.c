@@ -1355,6 +1355,18 @@ static enum store_rc tx_tenant_list(struct store *st, void *arg)
 	return STORE_OK;
 }
 
+/* A role column (1..3, or NULL) as its name, or JSON null: a new
+ * reference. */
+static json_t *role_json(json_t *v)
+{
+	static const char *const names[] = {"viewer", "editor", "admin"};
+	json_int_t role = json_integer_value(v);
+
+	if (!json_is_integer(v) || role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN)
+		return json_null();
+	return json_string(names[role - STORE_ROLE_VIEWER]);
+}
+
 struct token_list_arg {
 	const char *tenant_id;
 	json_t *out;
@@ -1365,11 +1377,9 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 	static const struct colspec cols[] = {{"id", C_TEXT},	      {"role", C_INT},
 					      {"label", C_TEXT},      {"created_at", C_TEXT},
 					      {"revoked", C_BOOL}};
-	static const char *const roles[] = {"none", "viewer", "editor", "admin"};
 	struct token_list_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id)};
 	json_t *arr = json_array(), *t;
-	json_int_t role;
 	enum store_rc rc;
 	size_t i;
 
@@ -1386,9 +1396,7 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 	/* the role as its name, as everywhere the tool prints one */
 	json_array_foreach(arr, i, t)
 	{
-		role = json_integer_value(json_object_get(t, "role"));
-		json_object_set_new(t, "role",
-				    json_string(role >= 1 && role <= 3 ? roles[role] : roles[0]));
+		json_object_set_new(t, "role", role_json(json_object_get(t, "role")));
 	}
 	a->out = json_pack("{s:o}", "tokens", arr);
 	return STORE_OK;
@@ -1875,23 +1883,34 @@ enum store_rc store_audit_append(struct store *st, const char *tenant_id,
 
 static enum store_rc tx_audit_list(struct store *st, void *arg)
 {
-	static const struct colspec cols[] = {{"id", C_TEXT},	     {"actor", C_TEXT},
-					      {"action", C_TEXT},    {"target_id", C_TEXT},
-					      {"detail", C_JSON},    {"created_at", C_TEXT}};
+	static const struct colspec cols[] = {
+	    {"id", C_TEXT},	   {"actor", C_TEXT},	   {"action", C_TEXT},
+	    {"target_id", C_TEXT}, {"detail", C_JSON},	   {"created_at", C_TEXT},
+	    {"actor_role", C_INT}, {"actor_label", C_TEXT}};
 	struct audit_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *ev;
+	size_t i;
 	enum store_rc rc;
 
 	json_decref(a->out);
 	a->out = NULL;
+	/* the actor's token, when the actor is one of the tenant's tokens (the
+	 * operator tool's events name "olivares-admin"): its role and label */
 	rc = q_rows(st,
-		    "SELECT id, actor, action, target_id, detail, created_at FROM audit_events "
-		    "WHERE tenant_id = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
+		    "SELECT e.id, e.actor, e.action, e.target_id, e.detail, e.created_at, "
+		    "t.role, t.label FROM audit_events e LEFT JOIN api_tokens t "
+		    "ON t.id = e.actor AND t.tenant_id = e.tenant_id "
+		    "WHERE e.tenant_id = ? ORDER BY e.ord DESC LIMIT ? OFFSET ?",
 		    p, NPARAMS(p), cols, NPARAMS(cols), arr);
 	if (rc) {
 		json_decref(arr);
 		return rc;
+	}
+	json_array_foreach(arr, i, ev)
+	{
+		json_object_set_new(ev, "actor_role",
+				    role_json(json_object_get(ev, "actor_role")));
 	}
 	a->out = json_pack("{s:o}", "events", arr);
 	return STORE_OK;

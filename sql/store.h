@@ -140,8 +140,11 @@ enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t 
 enum store_rc store_audit_append(struct store *st, const char *tenant_id,
 				 const char *actor_token_id, const char *action,
 				 const char *target_id, json_t *detail);
-/** {"events":[{"id","actor","action","target_id","detail","created_at"}]},
- * newest first, at most limit (1..500). */
+/** {"events":[{"id","actor","action","target_id","detail","created_at",
+ * "actor_role","actor_label"}]}, newest first, at most limit (1..500).
+ * actor_role ("viewer"|"editor"|"admin") and actor_label are those of the
+ * tenant's token named by actor (revoked or not), null when the actor is
+ * not one (e.g. "olivares-admin"). */
 enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit,
 			       json_t **out);
 

@@ -422,6 +422,8 @@ else
 	ok "the audit holds neither the cookie's secret nor its hash"
 fi
 is "the sign-in is audited as admin.signin" admin.signin "$(jqb '[.events[]|select(.action=="admin.signin")][0].action')"
+is "the audit names the sign-in token's role (actor_role)" yes \
+	"$(jqb '[.events[]|select(.action=="admin.signin")|.actor_role]|map(select(. == "viewer" or . == "editor" or . == "admin"))|if length > 0 then "yes" else "no" end')"
 
 # over TLS (nginx's fastcgi_params set HTTPS=on): the cookie is Secure. No
 # TLS here: the request goes straight to the pool's socket with cgi-fcgi.
@@ -800,6 +802,14 @@ is "audit (admin): nav has the audit link" 1 "$(xp 'count(//header//nav//a[@href
 erow='(//table[@id="audit"]//tr[@class="event"])[1]'
 is "audit: a row has the cells time, actor, action, target, detail" "1 1 1 1 1" \
 	"$(for c in time actor action target detail; do printf '%s ' "$(xp "count($erow/td[@class=\"$c\"])")"; done | sed 's/ $//')"
+srow='(//table[@id="audit"]//tr[@class="event"][td[@class="action"]="admin.signin"])[1]'
+actor_text=$(xp "string($srow/td[@class=\"actor\"])" | xargs)
+actor_title=$(xp "string($srow/td[@class=\"actor\"]/@title)")
+if [[ $actor_text =~ ^(viewer|editor|admin) && $actor_title =~ ^[0-9a-f]{32}$ ]]; then
+	ok "audit: a sign-in's actor shows its token's role ($actor_text), the token id in title"
+else
+	not_ok "audit: a sign-in's actor shows its token's role, the token id in title (got $(short "$actor_text") / $(short "$actor_title"))"
+fi
 detail=$(xp '//table[@id="audit"]//tr[@class="event"]/td[@class="detail"]' | sed 's/<[^>]*>//g; s/&quot;/"/g; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g' | grep -v '^[[:space:]]*$' | head -n 1)
 if [[ -n $detail ]] && jq -e . >/dev/null 2>&1 <<<"$detail"; then ok "audit: .detail is JSON text ($(short "$detail"))"; else not_ok "audit: .detail is JSON text (got $(short "$detail"))"; fi
 

@@ -2051,6 +2051,33 @@ START_TEST(test_token_revoke)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(ev, "detail"),
 	                                                    "sessions")),
 	                 1);
+	/* the operator tool is no token: no role, no label */
+	ck_assert(json_is_null(json_object_get(ev, "actor_role")));
+	ck_assert(json_is_null(json_object_get(ev, "actor_label")));
+	json_decref(audit);
+	/* the sign-ins name their tokens' role and label (revoked or not) */
+	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);
+	{
+		json_t *e;
+		size_t i;
+		int seen = 0;
+
+		json_array_foreach(json_object_get(audit, "events"), i, e)
+		{
+			if (strcmp(jstr(e, "action"), "admin.signin") != 0)
+				continue;
+			if (strcmp(jstr(e, "actor"), tok_a) == 0) {
+				ck_assert_str_eq(jstr(e, "actor_role"), "editor");
+				ck_assert_str_eq(jstr(e, "actor_label"), "a");
+				seen |= 1;
+			} else if (strcmp(jstr(e, "actor"), tok_keep) == 0) {
+				ck_assert_str_eq(jstr(e, "actor_role"), "admin");
+				ck_assert_str_eq(jstr(e, "actor_label"), "keep");
+				seen |= 2;
+			}
+		}
+		ck_assert_int_eq(seen, 3);
+	}
 	json_decref(audit);
 	/* the listing: both tokens of acme, the revoked one marked, no
 	 * digest; globex's is not there */

@@ -793,6 +793,26 @@ static enum store_rc q_rows(struct store *st, const char *sql, struct param *p, 
 	return rc;
 }
 
+/*
+ * A listing: q_rows into a new array, returned as {key: array} in *out (a
+ * new reference; NULL on failure).
+ */
+static enum store_rc q_list(struct store *st, const char *sql, struct param *p, size_t n,
+			    const struct colspec *cols, size_t ncols, const char *key, json_t **out)
+{
+	json_t *arr = json_array();
+	enum store_rc rc;
+
+	*out = NULL;
+	rc = q_rows(st, sql, p, n, cols, ncols, arr);
+	if (rc) {
+		json_decref(arr);
+		return rc;
+	}
+	*out = json_pack("{s:o}", key, arr);
+	return STORE_OK;
+}
+
 /* The first row as an object; STORE_NOT_FOUND if there is none. */
 static enum store_rc q_row(struct store *st, const char *sql, struct param *p, size_t n,
 			   const struct colspec *cols, size_t ncols, json_t **out)
@@ -1340,19 +1360,10 @@ static enum store_rc tx_tenant_list(struct store *st, void *arg)
 	static const struct colspec cols[] = {
 		{"id", C_TEXT}, {"name", C_TEXT}, {"created_at", C_TEXT}};
 	struct tenant_arg *a = arg;
-	json_t *arr = json_array();
-	enum store_rc rc;
 
 	json_decref(a->out);
-	a->out = NULL;
-	rc = q_rows(st, "SELECT id, name, created_at FROM tenants ORDER BY name", NULL, 0, cols,
-		    NPARAMS(cols), arr);
-	if (rc) {
-		json_decref(arr);
-		return rc;
-	}
-	a->out = json_pack("{s:o}", "tenants", arr);
-	return STORE_OK;
+	return q_list(st, "SELECT id, name, created_at FROM tenants ORDER BY name", NULL, 0, cols,
+		    NPARAMS(cols), "tenants", &a->out);
 }
 
 /* A role column (1..3, or NULL) as its name, or JSON null: a new
@@ -1379,26 +1390,22 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 					      {"revoked", C_BOOL}};
 	struct token_list_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id)};
-	json_t *arr = json_array(), *t;
+	json_t *t;
 	enum store_rc rc;
 	size_t i;
 
 	json_decref(a->out);
-	a->out = NULL;
-	rc = q_rows(st,
+	rc = q_list(st,
 		    "SELECT id, role, label, created_at, revoked FROM api_tokens "
 		    "WHERE tenant_id = ? ORDER BY created_at, id",
-		    p, NPARAMS(p), cols, NPARAMS(cols), arr);
-	if (rc) {
-		json_decref(arr);
+		    p, NPARAMS(p), cols, NPARAMS(cols), "tokens", &a->out);
+	if (rc)
 		return rc;
-	}
 	/* the role as its name, as everywhere the tool prints one */
-	json_array_foreach(arr, i, t)
+	json_array_foreach(json_object_get(a->out, "tokens"), i, t)
 	{
 		json_object_set_new(t, "role", role_json(json_object_get(t, "role")));
 	}
-	a->out = json_pack("{s:o}", "tokens", arr);
 	return STORE_OK;
 }
 
@@ -1889,30 +1896,26 @@ static enum store_rc tx_audit_list(struct store *st, void *arg)
 	    {"actor_role", C_INT}, {"actor_label", C_TEXT}};
 	struct audit_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
-	json_t *arr = json_array(), *ev;
+	json_t *ev;
 	size_t i;
 	enum store_rc rc;
 
 	json_decref(a->out);
-	a->out = NULL;
 	/* the actor's token, when the actor is one of the tenant's tokens (the
 	 * operator tool's events name "olivares-admin"): its role and label */
-	rc = q_rows(st,
+	rc = q_list(st,
 		    "SELECT e.id, e.actor, e.action, e.target_id, e.detail, e.created_at, "
 		    "t.role, t.label FROM audit_events e LEFT JOIN api_tokens t "
 		    "ON t.id = e.actor AND t.tenant_id = e.tenant_id "
 		    "WHERE e.tenant_id = ? ORDER BY e.ord DESC LIMIT ? OFFSET ?",
-		    p, NPARAMS(p), cols, NPARAMS(cols), arr);
-	if (rc) {
-		json_decref(arr);
+		    p, NPARAMS(p), cols, NPARAMS(cols), "events", &a->out);
+	if (rc)
 		return rc;
-	}
-	json_array_foreach(arr, i, ev)
+	json_array_foreach(json_object_get(a->out, "events"), i, ev)
 	{
 		json_object_set_new(ev, "actor_role",
 				    role_json(json_object_get(ev, "actor_role")));
 	}
-	a->out = json_pack("{s:o}", "events", arr);
 	return STORE_OK;
 }
 
@@ -2179,22 +2182,13 @@ static enum store_rc tx_scenario_list(struct store *st, void *arg)
 {
 	struct scenario_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
-	json_t *arr = json_array();
-	enum store_rc rc;
 
 	json_decref(a->out);
-	a->out = NULL;
-	rc = q_rows(st,
+	return q_list(st,
 		    "SELECT id, name, description, subject_kind, version, steps_count, "
 		    "mocks_count, created_at, updated_at FROM scenarios WHERE tenant_id = ? "
 		    "ORDER BY ord DESC LIMIT ? OFFSET ?",
-		    p, NPARAMS(p), summary_cols, NPARAMS(summary_cols), arr);
-	if (rc) {
-		json_decref(arr);
-		return rc;
-	}
-	a->out = json_pack("{s:o}", "scenarios", arr);
-	return STORE_OK;
+		    p, NPARAMS(p), summary_cols, NPARAMS(summary_cols), "scenarios", &a->out);
 }
 
 enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int limit,
@@ -3295,21 +3289,12 @@ static enum store_rc tx_session_list(struct store *st, void *arg)
 {
 	struct session_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
-	json_t *arr = json_array();
-	enum store_rc rc;
 
 	json_decref(a->out);
-	a->out = NULL;
-	rc = q_rows(st,
+	return q_list(st,
 		    "SELECT id, external_id, events_count, created_at FROM sessions "
 		    "WHERE tenant_id = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
-		    p, NPARAMS(p), session_summary_cols, NPARAMS(session_summary_cols), arr);
-	if (rc) {
-		json_decref(arr);
-		return rc;
-	}
-	a->out = json_pack("{s:o}", "sessions", arr);
-	return STORE_OK;
+		    p, NPARAMS(p), session_summary_cols, NPARAMS(session_summary_cols), "sessions", &a->out);
 }
 
 /* A read of sessions (store_read: one SELECT of rows never changed). */

@@ -2,7 +2,7 @@
  * bench/isolation-timer: the timing harness of bench/isolation (not part of
  * the build; bench/isolation compiles it with cc into a temp dir).
  *
- *   isolation-timer N WARMUP INPUT EXPECT -- PROGRAM [ARG...]
+ *   isolation-timer [--samples] N WARMUP INPUT EXPECT -- PROGRAM [ARG...]
  *
  * Starts PROGRAM N times (after WARMUP untimed starts), one at a time, the
  * way the worker starts the runner: posix_spawn with stdin, stdout and
@@ -173,10 +173,18 @@ int main(int argc, char **argv)
 	char *input;
 	size_t input_len;
 	long n, warm, i, good = 0;
+	int samples = 0;
 	int r;
 
+	if (argc > 1 && strcmp(argv[1], "--samples") == 0) {
+		samples = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 7 || strcmp(argv[5], "--") != 0) {
-		fprintf(stderr, "usage: %s N WARMUP INPUT EXPECT -- PROGRAM [ARG...]\n", argv[0]);
+		fprintf(stderr,
+		        "usage: %s [--samples] N WARMUP INPUT EXPECT -- PROGRAM [ARG...]\n",
+		        argv[0]);
 		return 2;
 	}
 	n = strtol(argv[1], NULL, 10);
@@ -201,6 +209,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		good += r;
+		if (samples)
+			printf("sample %.3f %.3f %d\n", t[i], cpu[i], r);
 		if (!r && good == i)
 			fprintf(stderr, "first bad run's output: %.300s\n", out);
 	}

@@ -3,15 +3,17 @@
  * into a fresh tmpfs (runner/jail.h), and the runner drives it through the
  * agent protocol (runner/agent.h).
  *
- * isolated is 1 only when every setup step of the jail succeeded (pid 1
- * reported it) and the runner verified from outside that the agent runs
- * in its own namespaces, in the jail's root, under seccomp, no_new_privs,
- * no capabilities and the unprivileged host uid; otherwise no step runs and the reason names
- * the failing primitive. The run's jail is always torn down before run()
- * returns: pid 1 is SIGKILLed (the kernel kills the whole pid namespace)
- * and reaped; with its last process gone, the mount namespace and the
- * tmpfs in it are gone too. If pid 1 could not be reaped, left_behind is
- * set and the summary says destroyed false.
+ * isolated is 1 only when every setup step of the jail succeeded (the
+ * builder reported the jail built and the agent exec'd) and the runner
+ * verified from outside that the agent runs in its own namespaces, in the
+ * jail's root, under seccomp, no_new_privs, no capabilities and the
+ * unprivileged host uid; otherwise no step runs and the reason names the
+ * failing primitive. The run's jail is always torn down before run()
+ * returns: the agent, the jail's pid 1, gets its grace period to exit on
+ * end of file, is SIGKILLed if it has not (the kernel kills the whole pid
+ * namespace with it) and is reaped; with its last process gone, the mount
+ * namespace and the tmpfs in it are gone too. If pid 1 could not be
+ * reaped, left_behind is set and the summary says destroyed false.
  *
  * The runner process itself stays unfiltered here: it must keep wait4,
  * kill and poll, and it is the one process outside the jail; what it reads

@@ -1,25 +1,36 @@
 /*
- * The namespace jail (runner/jail.h). Two halves:
+ * The namespace jail (runner/jail.h). Three processes:
  *
  * - the runner (outside): opens what the jail will hold (O_PATH, before any
  *   namespace exists, so no path is resolved by the jail's unprivileged
- *   uid), creates the pipes, clone()s pid 1 into new namespaces, writes its
- *   uid/gid maps, lets it go, then waits for its report and verifies the
- *   agent's confinement from outside through /proc;
- * - pid 1 (inside): forks the agent first (which makes the network
- *   namespace and confines itself meanwhile, agent_main), builds the
- *   filesystem, pivots into it, joins the agent's network namespace, lets
- *   the agent exec /agent, and then only reaps.
+ *   uid), creates the pipes, clone()s the agent-to-be into new namespaces
+ *   (it is pid 1 of the new pid namespace), writes its uid/gid maps, then
+ *   waits until the jail is built and the agent has exec'd, and verifies
+ *   the agent's confinement from outside through /proc;
+ * - the agent-to-be, pid 1 (jail_main): forks the builder first, then makes
+ *   the jail's network namespace (unshare: about 0.7 ms of kernel work on
+ *   these machines, the most costly namespace by far) and confines itself
+ *   (rlimits, no capability, no_new_privs, seccomp) while the builder
+ *   builds the filesystem; once the builder has exited with success it
+ *   execs /agent. Until then it runs only this code;
+ * - the builder, pid 2 (build_jail): builds the filesystem, pivots into it
+ *   (pivot_root moves the root and working directory of every process of
+ *   the mount namespace that was on the old root, pid 1's included;
+ *   verify_agent() checks the agent's root from outside), detaches the old
+ *   root, reports the new root's identity and exits.
+ *
+ * With the agent as pid 1 there is no process of ours left in the jail
+ * while the agent runs, and the jail ends with it: when pid 1 exits the
+ * kernel kills every other process of the pid namespace, and once the
+ * runner has reaped it the namespaces and the tmpfs are gone. It is also
+ * what the gvisor backend does (the agent is the sandbox's pid 1).
  *
  * Every setup step is checked; the first one that fails is reported to the
  * runner with its errno ("pivot_root failed: EPERM"), and the run fails
- * closed: no step is sent to an agent that is not fully confined.
- *
- * Reports travel on a SOCK_SEQPACKET socket pair: messages keep their
- * boundaries and order, and with SO_PASSCRED the kernel stamps each one
- * with its sender's pid as the runner sees it, which is how the runner
- * learns the agent's host pid to verify its confinement (this kernel has no
- * /proc/PID/task/TID/children).
+ * closed: no step is sent to an agent that is not fully confined. The
+ * builder reports on a SOCK_SEQPACKET socket (messages keep their
+ * boundaries); pid 1 reports on a close-on-exec pipe whose end of file,
+ * with pid 1 still alive, is how the runner learns that the exec happened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,29 +58,31 @@
 
 #include "runner/jail.h"
 
-/* Where pid 1 builds the new root: /tmp of its private mount namespace
- * (a tmpfs mounted over it there), so nothing is created on the host. */
+/* Where the builder builds the new root: /tmp of the jail's private mount
+ * namespace (a tmpfs mounted over it there), so nothing is created on the
+ * host. */
 #define JAIL_ROOT "/tmp"
 #define JAIL_MAX_BINDS 32
 #define JAIL_SETUP_MS 5000
 
-enum report_kind { REPORT_HELLO = 1, REPORT_READY, REPORT_FAILED, REPORT_EXITED };
+enum report_kind { REPORT_BUILT = 1, REPORT_FAILED };
 
 struct report {
 	int kind;
-	int err;    /* errno of the failed step */
-	int status; /* wait status of the agent (REPORT_EXITED) */
+	int err; /* errno of the failed step */
 	char what[160];
-	/* pid 1's root once the jail is built (REPORT_READY from pid 1) */
+	/* the jail's root once built (REPORT_BUILT, from the builder) */
 	unsigned long long root_dev, root_ino;
 };
 
-/* What pid 1 needs, prepared by the runner before clone(). */
+/* What the jail's two processes need, prepared by the runner before
+ * clone(). */
 struct jail_args {
 	const struct runner_spec *spec;
-	int in_r, out_w, err_w, go_r, report_w; /* pid 1's ends */
-	int in_w, out_r, err_r, go_w, report_r; /* the runner's ends */
+	int in_r, out_w, err_w, go_r, report_w, exec_w; /* the jail's ends */
+	int in_w, out_r, err_r, go_w, report_r, exec_r; /* the runner's ends */
 	const char *agent_path;
+	int new_session;             /* the runner has a controlling terminal */
 	int agent_fd;                /* O_PATH of the agent file */
 	int bind_fd[JAIL_MAX_BINDS]; /* O_PATH of each bind */
 	const char *bind_path[JAIL_MAX_BINDS];
@@ -87,7 +100,7 @@ static void report_raw(int fd, const struct report *r)
 {
 	ssize_t w;
 
-	/* fd is a report socket or, in the agent before exec, a pipe. */
+	/* fd is the builder's report socket or pid 1's exec pipe. */
 	do {
 		w = send(fd, r, sizeof(*r), MSG_NOSIGNAL);
 		if (w < 0 && errno == ENOTSOCK)
@@ -95,27 +108,34 @@ static void report_raw(int fd, const struct report *r)
 	} while (w < 0 && errno == EINTR);
 }
 
-static void report_send(int fd, int kind, int err, int status, const char *what)
+/* A setup step failed inside the jail: say which, then die. */
+static void __attribute__((noreturn)) die(int fd, const char *what)
 {
 	struct report r;
 
 	memset(&r, 0, sizeof(r));
-	r.kind = kind;
-	r.err = err;
-	r.status = status;
-	if (what)
-		snprintf(r.what, sizeof(r.what), "%s", what);
+	r.kind = REPORT_FAILED;
+	r.err = errno;
+	snprintf(r.what, sizeof(r.what), "%s", what);
 	report_raw(fd, &r);
-}
-
-/* A setup step failed inside the jail: say which, then die. */
-static void __attribute__((noreturn)) die(int fd, const char *what)
-{
-	report_send(fd, REPORT_FAILED, errno, 0, what);
 	_exit(127);
 }
 
-/* ---- the agent: confine, then exec ---------------------------------------- */
+/* The runner's go-ahead: one byte on go once the uid/gid maps are written
+ * (each of the jail's two processes reads one). Returns 0, or -1 when the
+ * runner gave up (it then kills the jail). */
+static int await_go(int go)
+{
+	ssize_t got;
+	char b;
+
+	do
+		got = read(go, &b, 1);
+	while (got < 0 && errno == EINTR);
+	return got == 1 ? 0 : -1;
+}
+
+/* ---- pid 1, the agent-to-be: confine, then exec ---------------------------- */
 
 /* The agent's seccomp program: the refused calls are listed in
  * runner/agent-filter-gen.c, which libseccomp compiles into this array when
@@ -133,8 +153,11 @@ static void set_limit(int fd, int res, rlim_t cur, rlim_t max, const char *what)
 }
 
 /* The agent's own confinement, in the jail's namespaces as the jail's
- * root, before its exec (agent_main). Reports failures on execp. */
-static void agent_confine(const struct jail_args *a, int execp)
+ * root, before its exec. Reports failures on fd. The CPU limit is one
+ * number, soft and hard: as pid 1 of its pid namespace the agent ignores
+ * SIGXCPU (the kernel drops signals a namespace's init has no handler for,
+ * SIGKILL and SIGSTOP aside), so the limit ends it with SIGKILL. */
+static void agent_confine(const struct jail_args *a, int fd)
 {
 	const struct runner_limits *l = &a->spec->limits;
 	struct __user_cap_header_struct hdr;
@@ -142,17 +165,17 @@ static void agent_confine(const struct jail_args *a, int execp)
 	struct sock_fprog prog;
 	int c;
 
-	/* Tell the runner our pid (the kernel stamps the message with it as
-	 * the runner sees it), so it can verify us from outside. */
-	report_send(a->report_w, REPORT_HELLO, 0, 0, NULL);
-	if (setsid() < 0)
-		die(execp, "setsid");
-	set_limit(execp, RLIMIT_CPU, (rlim_t)l->cpu_seconds, (rlim_t)l->cpu_seconds + 1,
-	          "RLIMIT_CPU");
-	set_limit(execp, RLIMIT_NOFILE, (rlim_t)l->open_files, (rlim_t)l->open_files,
+	/* Out of the runner's session if that has a controlling terminal.
+	 * Without one the agent is in a session with none, and cannot get
+	 * one (only a session's leader can); setsid() would then cost a
+	 * scheduler autogroup (0.13 ms here) for nothing. */
+	if (a->new_session && setsid() < 0)
+		die(fd, "setsid");
+	set_limit(fd, RLIMIT_CPU, (rlim_t)l->cpu_seconds, (rlim_t)l->cpu_seconds, "RLIMIT_CPU");
+	set_limit(fd, RLIMIT_NOFILE, (rlim_t)l->open_files, (rlim_t)l->open_files,
 	          "RLIMIT_NOFILE");
-	set_limit(execp, RLIMIT_NPROC, (rlim_t)l->processes, (rlim_t)l->processes, "RLIMIT_NPROC");
-	set_limit(execp, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
+	set_limit(fd, RLIMIT_NPROC, (rlim_t)l->processes, (rlim_t)l->processes, "RLIMIT_NPROC");
+	set_limit(fd, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
 	/* No capability survives, not even in the jail's user namespace:
 	 * empty bounding set (so exec as uid 0 regains nothing), no ambient,
 	 * nothing permitted, effective or inheritable. */
@@ -161,182 +184,109 @@ static void agent_confine(const struct jail_args *a, int execp)
 			continue;
 		if (errno == EINVAL)
 			break;
-		die(execp, "PR_CAPBSET_DROP");
+		die(fd, "PR_CAPBSET_DROP");
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
-		die(execp, "PR_CAP_AMBIENT_CLEAR_ALL");
+		die(fd, "PR_CAP_AMBIENT_CLEAR_ALL");
 	memset(&hdr, 0, sizeof(hdr));
 	memset(data, 0, sizeof(data));
 	hdr.version = _LINUX_CAPABILITY_VERSION_3;
 	if (syscall(SYS_capset, &hdr, data) != 0)
-		die(execp, "capset");
+		die(fd, "capset");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		die(execp, "PR_SET_NO_NEW_PRIVS");
+		die(fd, "PR_SET_NO_NEW_PRIVS");
 	/* As seccomp_load() would: after no_new_privs, no flag. (The kernel
 	 * copies the program; it never writes to it.) */
 	prog.len = sizeof(agent_filter_insns) / sizeof(agent_filter_insns[0]);
 	prog.filter = (struct sock_filter *)agent_filter_insns;
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-		die(execp, "seccomp filter");
+		die(fd, "seccomp filter");
 }
 
-/* One byte from pid 1 on fsp. Returns 0, or -1 when pid 1 is gone (it
- * reports why itself, and its exit ends every process of the jail). */
-static int await_pid1(int fsp)
-{
-	ssize_t got;
-	char b;
-
-	do
-		got = read(fsp, &b, 1);
-	while (got < 0 && errno == EINTR);
-	return got == 1 ? 0 : -1;
-}
+static void __attribute__((noreturn)) build_jail(struct jail_args *a);
 
 /*
- * The agent, from its fork to its exec. pid 1 forks it first thing, so
- * that the two longest steps of a jail run side by side: the agent makes
- * the jail's network namespace (unshare: about half a millisecond of
- * kernel work on these machines, the most costly namespace by far) and
- * confines itself while pid 1 builds the filesystem. pid 1 joins that
- * namespace (its descriptor travels on netp: pid 1 may not open this
- * process's /proc entries, which is not dumpable), and says on fsp when
- * the uid maps are written ("g": the agent may take the jail's uid) and
- * when the jail is complete ("f": the agent may exec). Until then the agent
- * runs only this code, and of the host it holds only what pid 1 held when
- * it forked: its root (which pivot_root() moves to the new root for every
- * process of the mount namespace that was on the old one; verify_agent()
- * checks it from outside), its working directory (left here for "/") and
- * close-on-exec descriptors. Reports failures on netp until the namespace
- * exists, then on execp (close-on-exec: EOF means the exec happened).
+ * pid 1, from the clone to the agent's exec. It forks the builder first,
+ * so that the two longest steps of a jail run side by side: pid 1 makes
+ * the network namespace and confines itself while the builder builds the
+ * filesystem. Until the exec it holds of the host only what it was cloned
+ * with: its root and working directory (which the builder's pivot_root()
+ * moves to the new root), close-on-exec descriptors and the runner's
+ * stdio, replaced by the agent's pipes before the exec. Reports failures
+ * on exec_w.
  */
-static void __attribute__((noreturn))
-agent_main(const struct jail_args *a, int netp, int fsp, int execp)
+static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 {
 	static char *const argv[] = {"agent", NULL};
 	static char *const envp[] = {"PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8", NULL};
 	const struct runner_limits *l = &a->spec->limits;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct report r;
-	struct msghdr mh;
-	struct iovec iov;
-	struct cmsghdr *c;
-	ssize_t got;
-	int nsfd;
+	int fd = a->exec_w;
+	pid_t builder, p;
+	int status;
 
+	close(a->in_w);
+	close(a->out_r);
+	close(a->err_r);
+	close(a->go_w);
+	close(a->report_r);
+	close(a->exec_r);
+	builder = fork();
+	if (builder < 0)
+		die(fd, "fork of the jail's builder");
+	if (builder == 0)
+		build_jail(a);
+	close(a->report_w);
+	/* The runner's go-ahead first, although the network namespace does
+	 * not need it: until the runner has written the uid maps the builder
+	 * cannot start, and a pid 1 busy in unshare() here would keep the
+	 * runner, which the clone has just put behind it on this CPU, from
+	 * writing them (measured: the builder then started 0.5 ms later). */
+	if (await_go(a->go_r) != 0)
+		_exit(127);
+	close(a->go_r);
 	if (unshare(CLONE_NEWNET) != 0)
-		die(netp, "unshare of the network namespace");
-	nsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (nsfd < 0)
-		die(netp, "opening the network namespace");
-	memset(&r, 0, sizeof(r));
-	r.kind = REPORT_READY;
-	memset(&mh, 0, sizeof(mh));
-	memset(&cbuf, 0, sizeof(cbuf));
-	iov.iov_base = &r;
-	iov.iov_len = sizeof(r);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof(cbuf.buf);
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
-	do
-		got = sendmsg(netp, &mh, MSG_NOSIGNAL);
-	while (got < 0 && errno == EINTR);
-	if (got != (ssize_t)sizeof(r))
-		die(netp, "sending the network namespace");
-	close(nsfd);
-	close(netp);
-
-	if (await_pid1(fsp) != 0)
-		_exit(127);
-	/* As pid 1 does: the jail's root, and nobody reads our copy of the
-	 * spec until the exec replaces it. */
+		die(fd, "unshare of the network namespace");
 	if (setresgid(0, 0, 0) != 0)
-		die(execp, "setresgid");
+		die(fd, "setresgid");
 	if (setresuid(0, 0, 0) != 0)
-		die(execp, "setresuid");
+		die(fd, "setresuid");
+	/* After the uid change (which clears it): die with the runner. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		die(fd, "PR_SET_PDEATHSIG");
+	/* Nobody reads our copy of the spec until the exec replaces it. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		die(execp, "PR_SET_DUMPABLE");
-	agent_confine(a, execp);
-
-	if (await_pid1(fsp) != 0)
+		die(fd, "PR_SET_DUMPABLE");
+	agent_confine(a, fd);
+	/* The jail is complete when the builder exits 0; otherwise it has
+	 * reported why (or died, which the runner sees). */
+	do
+		p = waitpid(builder, &status, 0);
+	while (p < 0 && errno == EINTR);
+	if (p != builder)
+		die(fd, "waiting for the jail's builder");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		_exit(127);
-	close(fsp);
 	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0)
-		die(execp, "dup2");
+		die(fd, "dup2");
+	/* Required: pid 1 was cloned in the runner's working directory, on
+	 * the host, and pivot_root() moved it only if it was the old root
+	 * (the runner cannot check this one from outside: the agent may
+	 * change directory as soon as it runs). */
 	if (chdir("/") != 0)
-		die(execp, "chdir /");
-	/* Every descriptor above stderr closes at exec (execp included: its
-	 * EOF is how pid 1 learns that exec succeeded). */
+		die(fd, "chdir /");
+	/* Every descriptor above stderr closes at exec (exec_w included: its
+	 * end of file is how the runner learns that the exec succeeded). */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
-		die(execp, "close_range");
+		die(fd, "close_range");
 	/* Last: nothing after it maps memory (a sanitizer build of this code
 	 * would fail to; the agent starts under the limit either way). */
-	set_limit(execp, RLIMIT_AS, (rlim_t)l->memory_mb << 20, (rlim_t)l->memory_mb << 20,
+	set_limit(fd, RLIMIT_AS, (rlim_t)l->memory_mb << 20, (rlim_t)l->memory_mb << 20,
 	          "RLIMIT_AS");
 	execve("/agent", argv, envp);
-	die(execp, "execve /agent");
+	die(fd, "execve /agent");
 }
 
-/* ---- pid 1: build the jail ---------------------------------------------- */
-
-/* One byte to the agent on fsp. A failure means the agent is gone: it has
- * said why (netp or execp), or pid 1 sees it die. */
-static void tell_agent(int fsp, char what)
-{
-	ssize_t w;
-
-	do
-		w = write(fsp, &what, 1);
-	while (w < 0 && errno == EINTR);
-}
-
-/* The agent's first report on netp, and the descriptor it carries (*nsfd,
- * -1 if none). Returns 1, or 0 on EOF, a short message or an error. */
-static int recv_netns(int fd, struct report *r, int *nsfd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct msghdr mh;
-	struct iovec iov;
-	struct cmsghdr *c;
-	ssize_t got;
-
-	*nsfd = -1;
-	memset(&mh, 0, sizeof(mh));
-	memset(r, 0, sizeof(*r));
-	iov.iov_base = r;
-	iov.iov_len = sizeof(*r);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof(cbuf.buf);
-	do
-		got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
-	for (c = CMSG_FIRSTHDR(&mh); got > 0 && c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(nsfd, CMSG_DATA(c), sizeof(int));
-	if (got != (ssize_t)sizeof(*r)) {
-		if (*nsfd >= 0)
-			close(*nsfd);
-		*nsfd = -1;
-		return 0;
-	}
-	r->what[sizeof(r->what) - 1] = '\0';
-	return 1;
-}
+/* ---- the builder (pid 2): build the filesystem ---------------------------- */
 
 static void mkdirs(int fd, char *path, mode_t mode)
 {
@@ -404,7 +354,8 @@ static void make_target(int fd, int src, char *target)
 	close(f);
 }
 
-static void __attribute__((noreturn)) jail_init(struct jail_args *a)
+
+static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 {
 	const struct runner_limits *l = &a->spec->limits;
 	static const char *const links[][2] = {{"usr/bin", "/bin"},
@@ -416,57 +367,20 @@ static void __attribute__((noreturn)) jail_init(struct jail_args *a)
 	struct report r;
 	struct stat st;
 	int fd = a->report_w;
-	int netp[2], fsp[2], execp[2];
-	int status;
-	int nsfd;
 	size_t i;
-	ssize_t got;
-	pid_t agent, p;
-	char go;
 
-	close(a->in_w);
-	close(a->out_r);
-	close(a->err_r);
-	close(a->go_w);
-	close(a->report_r);
-	/* The agent first: it makes the network namespace meanwhile
-	 * (agent_main). */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, netp) != 0 ||
-	    pipe2(fsp, O_CLOEXEC) != 0 || pipe2(execp, O_CLOEXEC) != 0)
-		die(fd, "pipes to the agent");
-	agent = fork();
-	if (agent < 0)
-		die(fd, "fork of the agent");
-	if (agent == 0) {
-		close(netp[0]);
-		close(fsp[1]);
-		close(execp[0]);
-		close(a->go_r);
-		agent_main(a, netp[1], fsp[0], execp[1]);
-	}
-	close(netp[1]);
-	close(fsp[0]);
-	close(execp[1]);
-	/* A write to an agent that died is an error return (and after the
-	 * fork: the agent must not inherit an ignored SIGPIPE). */
-	signal(SIGPIPE, SIG_IGN);
-	/* The agent's stdio is the agent's: pid 1 drops its copies (and the
-	 * runner's stdio) so that the runner sees EOF when the agent is gone. */
+	/* Of the agent's pipes and the runner's stdio the builder keeps
+	 * nothing: the runner sees end of file when the agent is gone. */
+	close(a->exec_w);
 	close(a->in_r);
 	close(a->out_w);
 	close(a->err_w);
 	close(0);
 	close(1);
 	close(2);
-	/* Wait until the runner has written our uid/gid maps, and pass it on
-	 * (an agent that died meanwhile has said why on netp). */
-	do
-		got = read(a->go_r, &go, 1);
-	while (got < 0 && errno == EINTR);
-	if (got != 1)
+	if (await_go(a->go_r) != 0)
 		_exit(127);
 	close(a->go_r);
-	tell_agent(fsp[1], 'g');
 	/*
 	 * Open what the jail will hold now, in this mount namespace (a bind
 	 * source must be a mount of the namespace it is bound in: the
@@ -489,10 +403,8 @@ static void __attribute__((noreturn)) jail_init(struct jail_args *a)
 		die(fd, "setresgid");
 	if (setresuid(0, 0, 0) != 0)
 		die(fd, "setresuid");
-	/* After the uid change (which clears it): die with the runner. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-		die(fd, "PR_SET_PDEATHSIG");
-	/* pid 1 holds a copy of the spec: nobody in the jail may read it. */
+	/* The builder holds a copy of the spec: nobody in the jail may read
+	 * it (and it is gone before the agent's exec). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		die(fd, "PR_SET_DUMPABLE");
 
@@ -535,121 +447,21 @@ static void __attribute__((noreturn)) jail_init(struct jail_args *a)
 		die(fd, "read-only remount of /");
 	if (sethostname(RUNNER_JAIL_HOSTNAME, strlen(RUNNER_JAIL_HOSTNAME)) != 0)
 		die(fd, "sethostname");
-	/* Into the agent's network namespace (nothing of the jail stays in
-	 * the host's), once it exists. */
-	got = recv_netns(netp[0], &r, &nsfd);
-	close(netp[0]);
-	if (got == 1 && r.kind == REPORT_FAILED) {
-		report_send(fd, REPORT_FAILED, r.err, 0, r.what);
-		_exit(127);
-	}
-	if (got != 1 || r.kind != REPORT_READY || nsfd < 0) {
-		errno = ECHILD;
-		die(fd, "starting the agent");
-	}
-	if (setns(nsfd, CLONE_NEWNET) != 0)
-		die(fd, "joining the agent's network namespace");
-	close(nsfd);
-	/* The jail is complete: the agent may exec. */
-	tell_agent(fsp[1], 'f');
-	close(fsp[1]);
-	do
-		got = read(execp[0], &r, sizeof(r));
-	while (got < 0 && errno == EINTR);
-	close(execp[0]);
-	if (got > 0) {
-		/* The agent's own setup failed: forward it, and stop. */
-		report_send(fd, REPORT_FAILED, r.err, 0, r.what);
-		kill(agent, SIGKILL);
-		waitpid(agent, NULL, 0);
-		_exit(127);
-	}
-	/* EOF without a report: exec succeeded, unless the agent died
-	 * before it (a crash says nothing); a dead agent is no ready jail. */
-	if (waitpid(agent, &status, WNOHANG) == agent) {
-		errno = ECHILD;
-		die(fd, "starting the agent");
-	}
-	/* Ready, with the identity of the jail's root, which the runner
-	 * compares with the agent's (it may not read pid 1's /proc entries:
-	 * pid 1 is not dumpable). */
+	/* Built: the identity of the jail's root, which the runner compares
+	 * with the agent's (it may not read this process's /proc entries: it
+	 * is not dumpable, and gone by then). */
 	if (stat("/", &st) != 0)
 		die(fd, "stat of the new root");
 	memset(&r, 0, sizeof(r));
-	r.kind = REPORT_READY;
+	r.kind = REPORT_BUILT;
 	r.root_dev = (unsigned long long)st.st_dev;
 	r.root_ino = (unsigned long long)st.st_ino;
 	report_raw(fd, &r);
-	for (;;) {
-		p = waitpid(-1, &status, 0);
-		if (p < 0 && errno == EINTR)
-			continue;
-		if (p < 0)
-			_exit(0);
-		if (p == agent) {
-			report_send(fd, REPORT_EXITED, 0, status, NULL);
-			/* Exiting kills every process left in the namespace. */
-			_exit(0);
-		}
-	}
+	_exit(0);
 }
 
 /* ---- the runner's side --------------------------------------------------- */
 
-/* Receive one report before deadline_ms; *pid gets its sender's pid as the
- * runner sees it (0 if the kernel attached none). Returns 1, 0 on EOF or a
- * short message, -1 on timeout or error. */
-static int report_recv(int fd, long long deadline_ms, struct report *r, pid_t *pid)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
-		struct cmsghdr align;
-	} cbuf;
-	struct msghdr mh;
-	struct iovec iov;
-	struct cmsghdr *c;
-	struct pollfd p;
-	struct ucred uc;
-	long long left;
-	ssize_t got;
-	int rc;
-
-	*pid = 0;
-	for (;;) {
-		left = deadline_ms - runner_now_ms();
-		if (left <= 0)
-			return -1;
-		p.fd = fd;
-		p.events = POLLIN;
-		p.revents = 0;
-		rc = poll(&p, 1, left > 60000 ? 60000 : (int)left);
-		if (rc < 0 && errno != EINTR)
-			return -1;
-		if (rc > 0)
-			break;
-	}
-	memset(&mh, 0, sizeof(mh));
-	memset(r, 0, sizeof(*r));
-	iov.iov_base = r;
-	iov.iov_len = sizeof(*r);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof(cbuf.buf);
-	do
-		got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
-	if (got != (ssize_t)sizeof(*r))
-		return got < 0 ? -1 : 0;
-	r->what[sizeof(r->what) - 1] = '\0';
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
-			*pid = uc.pid;
-		}
-	}
-	return 1;
-}
 
 /* The namespace kinds of the jail, as named under /proc/PID/ns. */
 static const char *const ns_names[] = {"user", "pid", "mnt", "net", "ipc", "uts", "cgroup"};
@@ -698,10 +510,10 @@ static int status_field(const char *status, const char *key, char *val, size_t n
 }
 
 /* From outside the jail, check what the agent runs under: its own
- * namespaces (none shared with the runner), the jail's root (the one pid 1
- * reported in ready, not the runner's), seccomp filter mode, no_new_privs,
+ * namespaces (none shared with the runner), the jail's root (the one the
+ * builder reported, not the runner's), seccomp filter mode, no_new_privs,
  * no capability, the unprivileged host uid. */
-static int verify_agent(pid_t agent, const struct report *ready, uid_t host_uid, char *why,
+static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid, char *why,
                         size_t n)
 {
 	char path[64], theirs[64], status[4096], val[64], want[64];
@@ -723,8 +535,8 @@ static int verify_agent(pid_t agent, const struct report *ready, uid_t host_uid,
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)agent);
 	if (stat(path, &ra) != 0 || stat("/proc/self/root", &rr) != 0 ||
-	    (unsigned long long)ra.st_dev != ready->root_dev ||
-	    (unsigned long long)ra.st_ino != ready->root_ino ||
+	    (unsigned long long)ra.st_dev != built->root_dev ||
+	    (unsigned long long)ra.st_ino != built->root_ino ||
 	    (ra.st_dev == rr.st_dev && ra.st_ino == rr.st_ino)) {
 		snprintf(why, n, "agent's root is not the jail's");
 		return -1;
@@ -787,35 +599,135 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+
+/*
+ * Wait until the builder has reported the jail built (*built filled) and
+ * pid 1 has exec'd the agent (end of file on exec_r, pid 1 still alive),
+ * or until a step failed, the jail died or deadline_ms passed. Returns 0,
+ * or -1 with why filled.
+ */
+static int await_agent(pid_t pid1, int report_r, int exec_r, long long deadline_ms,
+                       struct report *built, char *why, size_t n)
+{
+	struct pollfd p[2];
+	struct report r;
+	siginfo_t si;
+	long long left;
+	ssize_t got;
+	int have_built = 0, exec_done = 0;
+	int rc;
+
+	while (!have_built || !exec_done) {
+		left = deadline_ms - runner_now_ms();
+		if (left <= 0) {
+			snprintf(why, n, "jail setup timed out");
+			return -1;
+		}
+		/* poll() skips a negative descriptor */
+		p[0].fd = have_built ? -1 : report_r;
+		p[0].events = POLLIN;
+		p[0].revents = 0;
+		p[1].fd = exec_done ? -1 : exec_r;
+		p[1].events = POLLIN;
+		p[1].revents = 0;
+		rc = poll(p, 2, left > 60000 ? 60000 : (int)left);
+		if (rc < 0 && errno != EINTR) {
+			snprintf(why, n, "poll failed: %s", ename(errno));
+			return -1;
+		}
+		if (rc <= 0)
+			continue;
+		/* pid 1's messages first: when one of the two fails, the other
+		 * dies of it, and its end of file says nothing. */
+		if (p[1].revents) {
+			memset(&r, 0, sizeof(r));
+			do
+				got = read(exec_r, &r, sizeof(r));
+			while (got < 0 && errno == EINTR);
+			r.what[sizeof(r.what) - 1] = '\0';
+			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_FAILED) {
+				snprintf(why, n, "%s failed: %s", r.what, ename(r.err));
+				return -1;
+			}
+			if (got != 0) {
+				snprintf(why, n, "unexpected message from the jail");
+				return -1;
+			}
+			exec_done = 1;
+		}
+		if (p[0].revents) {
+			memset(&r, 0, sizeof(r));
+			do
+				got = recv(report_r, &r, sizeof(r), 0);
+			while (got < 0 && errno == EINTR);
+			r.what[sizeof(r.what) - 1] = '\0';
+			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_FAILED) {
+				snprintf(why, n, "%s failed: %s", r.what, ename(r.err));
+				return -1;
+			}
+			if (got != (ssize_t)sizeof(r) || r.kind != REPORT_BUILT) {
+				memset(&si, 0, sizeof(si));
+				if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+				    si.si_pid == pid1)
+					snprintf(why, n, "the jail's pid 1 died during setup");
+				else
+					snprintf(why, n, "the jail's builder died");
+				return -1;
+			}
+			*built = r;
+			have_built = 1;
+		}
+	}
+	/* End of file without a report: the exec happened, unless pid 1 died
+	 * before it (a crash says nothing); a dead agent is no ready jail. */
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid1) {
+		snprintf(why, n, "the agent ended before its exec");
+		return -1;
+	}
+	return 0;
+}
+
+/* Has this process a controlling terminal? /dev/tty opens if it has, and
+ * fails with ENXIO if it has none; any other answer counts as yes. */
+static int has_controlling_tty(void)
+{
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno != ENXIO;
+}
+
 int runner_jail_start(const struct runner_spec *spec, const char *agent_path, struct runner_jail *j,
                       char *why, size_t n)
 {
 	static const char *const default_binds[] = {"/usr"};
-	/* The seventh, the network namespace, is made by the agent itself
-	 * while pid 1 builds the filesystem (agent_main). */
+	/* The seventh, the network namespace, is made by pid 1 itself while
+	 * the builder builds the filesystem (jail_main). */
 	const unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
 	                            CLONE_NEWUTS | CLONE_NEWCGROUP;
 	struct jail_args a;
-	struct report r;
+	struct report built;
 	struct stat st;
 	char map[64];
 	const char *bpath;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, go[2] = {-1, -1};
-	int rep[2] = {-1, -1};
-	int one = 1;
+	int rep[2] = {-1, -1}, ex[2] = {-1, -1};
 	uid_t host_uid;
 	gid_t host_gid;
-	pid_t agent = 0, sender;
 	size_t i;
-	long long deadline;
-	int got;
 	int rc = -1;
 
 	memset(&a, 0, sizeof(a));
+	memset(&built, 0, sizeof(built));
 	memset(j, 0, sizeof(*j));
 	j->pid = -1;
-	j->to_agent = j->from_agent = j->err_agent = j->report = -1;
+	j->to_agent = j->from_agent = j->err_agent = j->pidfd = -1;
 	j->agent_status = -1;
+	j->cpu_seconds = spec->limits.cpu_seconds;
 	a.spec = spec;
 	a.agent_path = agent_path;
 	a.agent_fd = -1;
@@ -848,6 +760,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 			goto out;
 		}
 	}
+	a.new_session = has_controlling_tty();
 	host_uid = geteuid() == 0 ? RUNNER_JAIL_HOST_UID : geteuid();
 	host_gid = geteuid() == 0 ? RUNNER_JAIL_HOST_GID : getegid();
 	/* Root's supplementary groups would follow the jail's processes
@@ -858,9 +771,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		goto out;
 	}
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
-	    pipe2(go, O_CLOEXEC) != 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) != 0 ||
-	    setsockopt(rep[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0) {
+	    pipe2(go, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) != 0) {
 		snprintf(why, n, "cannot create the jail's pipes: %s", ename(errno));
 		goto out;
 	}
@@ -874,9 +786,12 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	a.go_w = go[1];
 	a.report_r = rep[0];
 	a.report_w = rep[1];
+	a.exec_r = ex[0];
+	a.exec_w = ex[1];
 	fflush(stdout);
 	fflush(stderr);
-	/* fork()-like clone (no new stack): pid 1 of the new namespaces. */
+	/* fork()-like clone (no new stack): pid 1 of the new namespaces, the
+	 * agent once it execs. */
 	j->pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (j->pid < 0) {
 		snprintf(why, n, "clone of the namespaces failed: %s", ename(errno));
@@ -884,8 +799,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		goto out;
 	}
 	if (j->pid == 0)
-		jail_init(&a);
-	/* From here on a write to a dead pid 1 is an error return, not the
+		jail_main(&a);
+	/* From here on a write to a dead agent is an error return, not the
 	 * runner's death (set after the clone: the agent must not inherit an
 	 * ignored SIGPIPE). */
 	signal(SIGPIPE, SIG_IGN);
@@ -895,6 +810,13 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	close_fd(&err[1]);
 	close_fd(&go[0]);
 	close_fd(&rep[1]);
+	close_fd(&ex[1]);
+	/* Readable once pid 1 has exited, for a wait with a deadline. */
+	j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
+	if (j->pidfd < 0) {
+		snprintf(why, n, "pidfd_open failed: %s", ename(errno));
+		goto out;
+	}
 	/* Jail root = an unprivileged host uid: RLIMIT_NPROC binds it, and
 	 * nothing it does is done as host root. */
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_uid);
@@ -911,43 +833,22 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		snprintf(why, n, "gid_map failed: %s", ename(errno));
 		goto out;
 	}
-	if (write(go[1], "g", 1) != 1) {
+	/* One byte for pid 1, one for the builder. */
+	if (write(go[1], "gg", 2) != 2) {
 		snprintf(why, n, "cannot start the jail: %s", ename(errno));
 		goto out;
 	}
 	close_fd(&go[1]);
 
-	deadline = runner_now_ms() + JAIL_SETUP_MS;
-	for (;;) {
-		got = report_recv(rep[0], deadline, &r, &sender);
-		if (got <= 0) {
-			snprintf(why, n, "jail setup %s", got < 0 ? "timed out" : "died");
-			goto out;
-		}
-		if (r.kind == REPORT_HELLO) {
-			agent = sender;
-			continue;
-		}
-		if (r.kind == REPORT_FAILED) {
-			snprintf(why, n, "%s failed: %s", r.what, ename(r.err));
-			goto out;
-		}
-		if (r.kind == REPORT_READY)
-			break;
-		snprintf(why, n, "unexpected report from the jail");
+	if (await_agent(j->pid, rep[0], ex[0], runner_now_ms() + JAIL_SETUP_MS, &built, why, n) !=
+	    0)
 		goto out;
-	}
-	if (agent <= 0) {
-		snprintf(why, n, "the agent's pid is unknown: cannot verify its confinement");
-		goto out;
-	}
-	if (verify_agent(agent, &r, host_uid, why, n) != 0)
+	if (verify_agent(j->pid, &built, host_uid, why, n) != 0)
 		goto out;
 	j->to_agent = in[1];
 	j->from_agent = out[0];
 	j->err_agent = err[0];
-	j->report = rep[0];
-	in[1] = out[0] = err[0] = rep[0] = -1;
+	in[1] = out[0] = err[0] = -1;
 	rc = 0;
 out:
 	close_fd(&a.agent_fd);
@@ -961,19 +862,30 @@ out:
 	close_fd(&err[1]);
 	close_fd(&go[0]);
 	close_fd(&go[1]);
+	close_fd(&rep[0]);
 	close_fd(&rep[1]);
-	if (rc != 0) {
-		close_fd(&rep[0]);
+	close_fd(&ex[0]);
+	close_fd(&ex[1]);
+	if (rc != 0)
 		runner_jail_destroy(j, 0);
-	}
 	return rc;
 }
 
-static void describe(int status, char *why, size_t n)
+/* The agent's end as text. A SIGKILL the runner did not send (it sends
+ * one only when it destroys the jail, after asking for this text) with
+ * the CPU time at the limit is the CPU limit's (agent_confine). */
+static void describe(const struct runner_jail *j, int status, const struct rusage *ru, char *why,
+                     size_t n)
 {
+	long long cpu_ms = ((long long)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+	                   ((long long)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
 	const char *sig;
 
-	if (WIFSIGNALED(status)) {
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && j->cpu_seconds > 0 &&
+	    cpu_ms + 10 >= j->cpu_seconds * 1000LL) {
+		snprintf(why, n, "agent killed by SIGKILL at its CPU time limit of %lld s",
+		         (long long)j->cpu_seconds);
+	} else if (WIFSIGNALED(status)) {
 		sig = sigabbrev_np(WTERMSIG(status));
 		snprintf(why, n, "agent killed by SIG%s", sig ? sig : "?");
 	} else if (WIFEXITED(status)) {
@@ -986,18 +898,36 @@ static void describe(int status, char *why, size_t n)
 int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t n)
 {
 	struct runner_jail *j = ctx;
-	struct report r;
-	pid_t sender;
+	struct pollfd p;
+	long long left;
+	pid_t got;
+	int status, rc;
 
-	while (j->agent_status < 0 && j->report >= 0) {
-		if (report_recv(j->report, deadline_ms, &r, &sender) != 1)
+	while (j->agent_status < 0 && j->pid > 0 && j->pidfd >= 0) {
+		left = deadline_ms - runner_now_ms();
+		if (left <= 0)
 			break;
-		if (r.kind == REPORT_EXITED)
-			j->agent_status = r.status;
+		p.fd = j->pidfd;
+		p.events = POLLIN;
+		p.revents = 0;
+		rc = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc <= 0)
+			continue;
+		/* The agent is pid 1: once it is reaped, the kernel has killed
+		 * and reaped the rest of the jail too. */
+		do
+			got = wait4(j->pid, &status, WNOHANG | __WALL, &j->agent_rusage);
+		while (got < 0 && errno == EINTR);
+		if (got != j->pid)
+			break;
+		j->agent_status = status;
+		j->pid = -1;
 	}
 	if (j->agent_status < 0)
 		return -1;
-	describe(j->agent_status, why, n);
+	describe(j, j->agent_status, &j->agent_rusage, why, n);
 	return 0;
 }
 
@@ -1012,17 +942,20 @@ int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 		runner_jail_agent_reason(j, grace_deadline_ms, ignored, sizeof(ignored));
 	close_fd(&j->from_agent);
 	close_fd(&j->err_agent);
-	close_fd(&j->report);
-	if (j->pid <= 0)
-		return 0;
-	/* pid 1 of the namespace: the kernel kills every process in it. */
-	kill(j->pid, SIGKILL);
-	do
-		p = waitpid(j->pid, &status, __WALL);
-	while (p < 0 && errno == EINTR);
-	if (p != j->pid)
-		return -1;
-	j->pid = -1;
+	if (j->pid > 0) {
+		/* pid 1 of the namespace: the kernel kills every process in
+		 * it. */
+		kill(j->pid, SIGKILL);
+		do
+			p = waitpid(j->pid, &status, __WALL);
+		while (p < 0 && errno == EINTR);
+		if (p != j->pid) {
+			close_fd(&j->pidfd);
+			return -1;
+		}
+		j->pid = -1;
+	}
+	close_fd(&j->pidfd);
 	return 0;
 }
 

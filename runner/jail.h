@@ -14,19 +14,22 @@
  * (RUNNER_JAIL_HOST_UID when the runner is root, the runner's own uid
  * otherwise); hostname "sandbox"; no network interface up.
  *
- * Processes: the jail's pid 1 is a copy of the runner that forks the agent,
- * builds the jail, lets the agent exec, reaps every process and reports the
- * agent's end, then exits (the kernel then kills whatever is left in the pid
- * namespace). The agent (pid 2) makes the jail's network namespace while
- * pid 1 builds the filesystem, and pid 1 joins it. Before its exec the agent
- * gives itself rlimits (CPU, AS, NOFILE, NPROC, CORE 0), an empty
- * capability set, no_new_privs, a seccomp filter (compiled when the runner
- * is built: runner/agent-filter-gen.c lists the refused calls), descriptors
- * 0-2 only, and the environment PATH, HOME, LANG only.
+ * Processes: the agent is pid 1 of the jail's pid namespace, as under
+ * gvisor. Before its exec it is a copy of the runner that forks a builder
+ * (pid 2) to build and pivot into the filesystem, makes the jail's network
+ * namespace meanwhile, gives itself rlimits (CPU, AS, NOFILE, NPROC, CORE
+ * 0), an empty capability set, no_new_privs and a seccomp filter (compiled
+ * when the runner is built: runner/agent-filter-gen.c lists the refused
+ * calls), waits for the builder's success, keeps descriptors 0-2 only and
+ * execs with the environment PATH, HOME, LANG only. When it exits the
+ * kernel kills whatever is left in the pid namespace. As a namespace's
+ * init it ignores signals it has no handler for, SIGXCPU included: the CPU
+ * limit ends it with SIGKILL (soft and hard limit are the same).
  *
  * Limit defaults are the RUNNER_DEFAULT_* of runner/backend.h.
  */
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "runner/backend.h"
@@ -39,16 +42,19 @@
 
 /**
  * A running jail, owned by the runner. Every descriptor is the runner's end
- * of a pipe, -1 once closed. pid is the jail's pid 1 as the runner sees it,
- * -1 once reaped.
+ * of a pipe, or a pidfd, -1 once closed. pid is the jail's pid 1, the
+ * agent, as the runner sees it, -1 once reaped (and with it the whole
+ * jail).
  */
 struct runner_jail {
 	pid_t pid;
-	int to_agent;     /* agent's stdin (write end) */
-	int from_agent;   /* agent's stdout (read end) */
-	int err_agent;    /* agent's stderr (read end) */
-	int report;       /* pid 1's reports (read end) */
-	int agent_status; /* the agent's wait status once reported, else -1 */
+	int to_agent;                /* agent's stdin (write end) */
+	int from_agent;              /* agent's stdout (read end) */
+	int err_agent;               /* agent's stderr (read end) */
+	int pidfd;                   /* pidfd of pid 1: readable once it exited */
+	int agent_status;            /* the agent's wait status once reaped, else -1 */
+	struct rusage agent_rusage;  /* its resource usage then */
+	long cpu_seconds;            /* its CPU limit, to name it in a reason */
 };
 
 /**
@@ -63,10 +69,11 @@ int runner_jail_preflight(int trial, char *why, size_t n);
 
 /**
  * Build the jail for spec and start agent_path (absolute path of a host
- * file, bound read-only at /agent) in it. Returns 0 once pid 1 reported the
- * jail complete and the agent exec'd, and the runner verified from outside
- * that the agent runs in namespaces of its own, with pid 1's root, seccomp
- * filter mode, no_new_privs, no capabilities and the jail's host uid; -1
+ * file, bound read-only at /agent) in it. Returns 0 once the builder
+ * reported the jail complete and the agent exec'd, and the runner verified
+ * from outside that the agent runs in namespaces of its own, in the root
+ * the builder pivoted into, with seccomp filter mode, no_new_privs, no
+ * capabilities and the jail's host uid; -1
  * otherwise, with why naming the step that failed
  * ("pivot_root failed: EPERM"); the jail is then already destroyed (j->pid
  * is -1) unless runner_jail_destroy() is still needed (j->pid > 0).
@@ -75,19 +82,21 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
                       char *why, size_t n);
 
 /**
- * The agent's end as text ("agent killed by SIGKILL", "agent exited with
- * status 3"), waiting for pid 1's report until deadline_ms (CLOCK_MONOTONIC).
- * ctx is a struct runner_jail. Returns 0 with why filled, -1 if unknown.
- * Shape of runner_agent_io.exit_reason (runner/backend.h).
+ * The agent's end as text ("agent exited with status 3", "agent killed by
+ * SIGSEGV", "agent killed by SIGKILL at its CPU time limit of 2 s"),
+ * waiting until deadline_ms (CLOCK_MONOTONIC) for it to exit; reaps it
+ * (j->pid is -1 after: the jail is gone). ctx is a struct runner_jail.
+ * Returns 0 with why filled, -1 if it has not exited by then. Shape of
+ * runner_agent_io.exit_reason (runner/backend.h).
  */
 int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t n);
 
 /**
  * Tear the jail down: close the agent's stdin, give the agent until
- * grace_deadline_ms to exit, SIGKILL pid 1 (which kills the whole pid
- * namespace), reap it, close every descriptor. Returns 0 when pid 1 was
- * reaped (every process of the jail is gone, and with them the mount
- * namespace and its tmpfs), -1 otherwise.
+ * grace_deadline_ms to exit, SIGKILL it if it has not (it is pid 1: that
+ * kills the whole pid namespace), reap it, close every descriptor. Returns
+ * 0 when pid 1 was reaped (every process of the jail is gone, and with them
+ * the mount namespace and its tmpfs), -1 otherwise.
  */
 int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms);
 

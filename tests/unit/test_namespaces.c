@@ -71,6 +71,13 @@ static void result_free(struct result *r)
 	json_decref(r->summary);
 }
 
+/* The session the runner is started in by run_argv(): this process's
+ * (SESSION_INHERIT), a new one without a controlling terminal
+ * (SESSION_NO_TTY), or a new one whose controlling terminal is a fresh
+ * pseudo-terminal (SESSION_TTY). */
+enum { SESSION_INHERIT, SESSION_NO_TTY, SESSION_TTY };
+static int run_session = SESSION_INHERIT;
+
 /* Run `runner argv...` with spec on stdin and extra_env as its whole
  * environment; parse every stdout line (each must be JSON). */
 static struct result run_argv(const char *const *args, json_t *spec, char *const *extra_env)
@@ -82,6 +89,7 @@ static struct result run_argv(const char *const *args, json_t *spec, char *const
 	char buf[65536];
 	char *line, *save = NULL;
 	int in[2], outp[2];
+	int pty = -1, tty;
 	ssize_t w;
 	json_t *j;
 	json_error_t e;
@@ -93,10 +101,25 @@ static struct result run_argv(const char *const *args, json_t *spec, char *const
 	ck_assert_ptr_nonnull(text);
 	ck_assert_int_eq(pipe(in), 0);
 	ck_assert_int_eq(pipe(outp), 0);
+	if (run_session == SESSION_TTY) {
+		pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		ck_assert_int_ge(pty, 0);
+		ck_assert_int_eq(grantpt(pty), 0);
+		ck_assert_int_eq(unlockpt(pty), 0);
+	}
 	r.ms = now_ms();
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		if (run_session != SESSION_INHERIT && setsid() < 0)
+			_exit(126);
+		/* A session leader without a terminal that opens one gets it
+		 * as its controlling terminal. */
+		if (run_session == SESSION_TTY) {
+			tty = open(ptsname(pty), O_RDWR | O_CLOEXEC);
+			if (tty < 0)
+				_exit(126);
+		}
 		dup2(in[0], 0);
 		dup2(outp[1], 1);
 		close(in[0]);
@@ -127,6 +150,8 @@ static struct result run_argv(const char *const *args, json_t *spec, char *const
 	close(outp[0]);
 	ck_assert_int_eq(waitpid(pid, &r.status, 0), pid);
 	r.ms = now_ms() - r.ms;
+	if (pty >= 0)
+		close(pty);
 	if (!out)
 		out = strdup("");
 	out[len] = '\0';
@@ -340,9 +365,33 @@ START_TEST(test_write_outside_tmpfs)
 }
 END_TEST
 
+/* The agent is the jail's pid 1, alone (the builder is gone by its exec). */
 START_TEST(test_proc_shows_only_the_jail)
 {
-	ck_assert_str_eq(probe("proc"), "proc: 2 pids: 1 2");
+	ck_assert_str_eq(probe("proc"), "proc: 1 pids: 1");
+}
+END_TEST
+
+/* The agent starts in the jail's root, not in the runner's working
+ * directory on the host (this test's, the build tree): getcwd() would
+ * answer "(unreachable)/..." for a directory outside its root. */
+START_TEST(test_cwd_is_the_jail_root)
+{
+	ck_assert_str_eq(probe("cwd"), "cwd: /");
+}
+END_TEST
+
+/* A runner with a controlling terminal puts the agent in a session of its
+ * own (the agent, pid 1, leads it); without one, the agent stays in the
+ * runner's session, whose leader is outside its pid namespace (getsid 0),
+ * and which has no terminal for it to reach. */
+START_TEST(test_session_with_tty)
+{
+	run_session = SESSION_TTY;
+	ck_assert_str_eq(probe("session"), "session: own");
+	run_session = SESSION_NO_TTY;
+	ck_assert_str_eq(probe("session"), "session: outside");
+	run_session = SESSION_INHERIT;
 }
 END_TEST
 
@@ -354,8 +403,8 @@ START_TEST(test_fork_bomb_stopped)
 
 	ck_assert_str_eq(sum_str(&r, "status"), "completed");
 	ck_assert_msg(sscanf(out, "forkbomb: stopped after %d forks", &forks) == 1, "%s", out);
-	/* 16 processes for the jail's uid: pid 1 and the agent hold two */
-	ck_assert_int_eq(forks, 14);
+	/* 16 processes for the jail's uid: the agent (pid 1) holds one */
+	ck_assert_int_eq(forks, 15);
 	ck_assert_ptr_nonnull(strstr(out, "(EAGAIN)"));
 	result_free(&r);
 }
@@ -366,10 +415,13 @@ START_TEST(test_cpu_spin_killed_by_rlimit)
 	struct result r = probe_limits("spin", 1, 0, 0, 20000);
 
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
-	ck_assert_str_eq(step_str(&r, 0, "output"), "[[agent-error:agent killed by SIGXCPU]]");
+	/* As pid 1 the agent ignores SIGXCPU: the limit is hard at 1 s. */
+	ck_assert_str_eq(step_str(&r, 0, "output"),
+	                 "[[agent-error:agent killed by SIGKILL at its CPU time limit of 1 s]]");
 	ck_assert_str_eq(step_str(&r, 0, "status"), "error");
 	ck_assert_str_eq(step_str(&r, 0, "error_kind"), "agent_error");
-	ck_assert_str_eq(sum_str(&r, "reason"), "agent error in step 1: agent killed by SIGXCPU");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 1: agent killed by SIGKILL at its CPU time limit of 1 s");
 	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
 	ck_assert_msg(r.ms < 5000, "took %lld ms", r.ms);
 	result_free(&r);
@@ -779,6 +831,8 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_read_host_file_through_symlink);
 	tcase_add_test(tc, test_write_outside_tmpfs);
 	tcase_add_test(tc, test_proc_shows_only_the_jail);
+	tcase_add_test(tc, test_session_with_tty);
+	tcase_add_test(tc, test_cwd_is_the_jail_root);
 	tcase_add_test(tc, test_fork_bomb_stopped);
 	tcase_add_test(tc, test_cpu_spin_killed_by_rlimit);
 	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);

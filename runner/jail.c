@@ -485,6 +485,21 @@ static const char *own_ns(size_t i)
 	return ids[i];
 }
 
+/* Is a namespace kind of the jail missing on this host? Returns 0, or -1
+ * with why naming it. */
+static int missing_ns_kind(char *why, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < NS_KINDS; i++) {
+		if (!own_ns(i)[0]) {
+			snprintf(why, n, "%s namespaces unavailable in this kernel", ns_names[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Read "Key:\tvalue" of /proc/PID/status into val. Returns 0 or -1. */
 static int status_field(const char *status, const char *key, char *val, size_t n)
 {
@@ -720,6 +735,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	gid_t host_gid;
 	size_t i;
 	int rc = -1;
+	int e;
 
 	memset(&a, 0, sizeof(a));
 	memset(&built, 0, sizeof(built));
@@ -794,7 +810,9 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	 * agent once it execs. */
 	j->pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (j->pid < 0) {
-		snprintf(why, n, "clone of the namespaces failed: %s", ename(errno));
+		e = errno;
+		if (missing_ns_kind(why, n) == 0)
+			snprintf(why, n, "clone of the namespaces failed: %s", ename(e));
 		j->pid = -1;
 		goto out;
 	}
@@ -965,18 +983,16 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 {
 	FILE *f;
 	long max = 0;
-	size_t i;
 	int status;
 	int step;
 	pid_t pid;
 
-	/* Read once here, compared with the agent's by verify_agent(). */
-	for (i = 0; i < NS_KINDS; i++) {
-		if (!own_ns(i)[0]) {
-			snprintf(why, n, "%s namespaces unavailable in this kernel", ns_names[i]);
-			return -1;
-		}
-	}
+	/* The listing names a missing namespace kind; before a run the
+	 * clone() fails without it, and runner_jail_start() names it then
+	 * (reading the runner's namespaces costs a /proc lookup each, which
+	 * verify_agent() does anyway, after the agent's exec). */
+	if (trial && missing_ns_kind(why, n) != 0)
+		return -1;
 	f = fopen("/proc/sys/user/max_user_namespaces", "re");
 	if (!f || fscanf(f, "%ld", &max) != 1 || max <= 0) {
 		if (f)

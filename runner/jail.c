@@ -165,12 +165,19 @@ static void agent_confine(const struct jail_args *a, int fd)
 	struct sock_fprog prog;
 	int c;
 
-	/* Out of the runner's session if that has a controlling terminal.
-	 * Without one the agent is in a session with none, and cannot get
-	 * one (only a session's leader can); setsid() would then cost a
-	 * scheduler autogroup (0.13 ms here) for nothing. */
-	if (a->new_session && setsid() < 0)
-		die(fd, "setsid");
+	/* Out of the runner's process group, always: kill(0, ...) and
+	 * setpriority(PRIO_PGRP, 0, ...) reach the caller's group whatever
+	 * its pid namespace, and when the runner is not root the agent runs
+	 * as the runner's uid. Out of its session too when that has a
+	 * controlling terminal; without one the agent, not a session leader,
+	 * cannot get one, and setsid() would cost a scheduler autogroup
+	 * (0.13 ms here) for nothing. */
+	if (a->new_session) {
+		if (setsid() < 0)
+			die(fd, "setsid");
+	} else if (setpgid(0, 0) != 0) {
+		die(fd, "setpgid");
+	}
 	set_limit(fd, RLIMIT_CPU, (rlim_t)l->cpu_seconds, (rlim_t)l->cpu_seconds, "RLIMIT_CPU");
 	set_limit(fd, RLIMIT_NOFILE, (rlim_t)l->open_files, (rlim_t)l->open_files,
 	          "RLIMIT_NOFILE");
@@ -205,15 +212,27 @@ static void agent_confine(const struct jail_args *a, int fd)
 
 static void __attribute__((noreturn)) build_jail(struct jail_args *a);
 
+/* Has the runner closed its end of exec_w (it died, or gave up and is
+ * killing the jail)? */
+static int runner_gone(int exec_w)
+{
+	struct pollfd p;
+
+	p.fd = exec_w;
+	p.events = 0;
+	p.revents = 0;
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP));
+}
+
 /*
  * pid 1, from the clone to the agent's exec. It forks the builder first,
  * so that the two longest steps of a jail run side by side: pid 1 makes
  * the network namespace and confines itself while the builder builds the
  * filesystem. Until the exec it holds of the host only what it was cloned
- * with: its root and working directory (which the builder's pivot_root()
- * moves to the new root), close-on-exec descriptors and the runner's
- * stdio, replaced by the agent's pipes before the exec. Reports failures
- * on exec_w.
+ * with: its root (which the builder's pivot_root() moves to the new root),
+ * its working directory (changed to the new root before the exec),
+ * close-on-exec descriptors and the runner's stdio, replaced by the
+ * agent's pipes before the exec. Reports failures on exec_w.
  */
 static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 {
@@ -236,26 +255,32 @@ static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 	if (builder == 0)
 		build_jail(a);
 	close(a->report_w);
-	/* The runner's go-ahead first, although the network namespace does
-	 * not need it: until the runner has written the uid maps the builder
-	 * cannot start, and a pid 1 busy in unshare() here would keep the
-	 * runner, which the clone has just put behind it on this CPU, from
-	 * writing them (measured: the builder then started 0.5 ms later). */
+	/* The runner's go-ahead (the uid maps are written) before anything
+	 * costly: the clone has just put the runner behind this process on
+	 * its CPU, and a pid 1 busy in unshare() here kept it from writing
+	 * the maps, which the builder needs (measured: the builder then
+	 * started 0.5 ms later). */
 	if (await_go(a->go_r) != 0)
 		_exit(127);
 	close(a->go_r);
-	if (unshare(CLONE_NEWNET) != 0)
-		die(fd, "unshare of the network namespace");
 	if (setresgid(0, 0, 0) != 0)
 		die(fd, "setresgid");
 	if (setresuid(0, 0, 0) != 0)
 		die(fd, "setresuid");
-	/* After the uid change (which clears it): die with the runner. */
+	/* After the uid change (which clears it): die with the runner. It
+	 * survives the exec and the agent may not clear it (its seccomp
+	 * filter refuses PR_SET_PDEATHSIG): it is what ends the jail if the
+	 * runner is gone. A runner that died before this line has closed
+	 * exec_r, which poll() reports as an error on exec_w. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		die(fd, "PR_SET_PDEATHSIG");
+	if (runner_gone(fd))
+		_exit(127);
 	/* Nobody reads our copy of the spec until the exec replaces it. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		die(fd, "PR_SET_DUMPABLE");
+	if (unshare(CLONE_NEWNET) != 0)
+		die(fd, "unshare of the network namespace");
 	agent_confine(a, fd);
 	/* The jail is complete when the builder exits 0; otherwise it has
 	 * reported why (or died, which the runner sees). */
@@ -615,15 +640,49 @@ static void close_fd(int *fd)
 }
 
 
+/* Has pid 1 ended (before the runner could verify it), or does it end
+ * within wait_ms (an exiting process loses its /proc entries before it
+ * is a zombie)? Then why says so, with its wait status; pid 1 is left to
+ * be reaped. */
+static int agent_ended(pid_t pid1, int pidfd, int wait_ms, char *why, size_t n)
+{
+	struct pollfd p;
+	siginfo_t si;
+	const char *sig;
+
+	if (wait_ms > 0 && pidfd >= 0) {
+		p.fd = pidfd;
+		p.events = POLLIN;
+		p.revents = 0;
+		while (poll(&p, 1, wait_ms) < 0 && errno == EINTR)
+			;
+	}
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != pid1)
+		return 0;
+	if (si.si_code == CLD_EXITED) {
+		snprintf(why, n,
+		         "the agent ended before its confinement could be verified (exit status %d)",
+		         si.si_status);
+	} else {
+		sig = sigabbrev_np(si.si_status);
+		snprintf(why, n,
+		         "the agent ended before its confinement could be verified (killed by SIG%s)",
+		         sig ? sig : "?");
+	}
+	return 1;
+}
+
 /*
  * Wait until the builder has reported the jail built (*built filled) and
  * pid 1 has exec'd the agent (end of file on exec_r, pid 1 still alive),
- * or until a step failed, the jail died or deadline_ms passed. Returns 0,
+ * or until a step failed, the jail died or budget_ms passed. Returns 0,
  * or -1 with why filled.
  */
-static int await_agent(pid_t pid1, int report_r, int exec_r, long long deadline_ms,
+static int await_agent(pid_t pid1, int report_r, int exec_r, long budget_ms,
                        struct report *built, char *why, size_t n)
 {
+	long long deadline_ms = runner_now_ms() + budget_ms;
 	struct pollfd p[2];
 	struct report r;
 	siginfo_t si;
@@ -635,7 +694,7 @@ static int await_agent(pid_t pid1, int report_r, int exec_r, long long deadline_
 	while (!have_built || !exec_done) {
 		left = deadline_ms - runner_now_ms();
 		if (left <= 0) {
-			snprintf(why, n, "jail setup timed out");
+			snprintf(why, n, "jail setup took longer than %ld ms", budget_ms);
 			return -1;
 		}
 		/* poll() skips a negative descriptor */
@@ -695,19 +754,14 @@ static int await_agent(pid_t pid1, int report_r, int exec_r, long long deadline_
 	}
 	/* End of file without a report: the exec happened, unless pid 1 died
 	 * before it (a crash says nothing); a dead agent is no ready jail. */
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid1) {
-		snprintf(why, n, "the agent ended before its exec");
-		return -1;
-	}
-	return 0;
+	return agent_ended(pid1, -1, 0, why, n) ? -1 : 0;
 }
 
 /* Has this process a controlling terminal? /dev/tty opens if it has, and
  * fails with ENXIO if it has none; any other answer counts as yes. */
 static int has_controlling_tty(void)
 {
-	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd >= 0) {
 		close(fd);
@@ -743,6 +797,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	j->pid = -1;
 	j->to_agent = j->from_agent = j->err_agent = j->pidfd = -1;
 	j->agent_status = -1;
+	j->agent_cpu_ms = -1;
 	j->cpu_seconds = spec->limits.cpu_seconds;
 	a.spec = spec;
 	a.agent_path = agent_path;
@@ -858,11 +913,19 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	}
 	close_fd(&go[1]);
 
-	if (await_agent(j->pid, rep[0], ex[0], runner_now_ms() + JAIL_SETUP_MS, &built, why, n) !=
-	    0)
+	/* Setup gets JAIL_SETUP_MS, and never more than the run's wall
+	 * clock. */
+	if (await_agent(j->pid, rep[0], ex[0],
+	                spec->limits.wall_ms < JAIL_SETUP_MS ? spec->limits.wall_ms : JAIL_SETUP_MS,
+	                &built, why, n) != 0)
 		goto out;
-	if (verify_agent(j->pid, &built, host_uid, why, n) != 0)
+	/* An agent that is gone already, or on its way out, cannot be
+	 * verified: say that, not which /proc entry went missing under the
+	 * check (100 ms for it to finish exiting, on this path only). */
+	if (verify_agent(j->pid, &built, host_uid, why, n) != 0) {
+		agent_ended(j->pid, j->pidfd, 100, why, n);
 		goto out;
+	}
 	j->to_agent = in[1];
 	j->from_agent = out[0];
 	j->err_agent = err[0];
@@ -889,18 +952,53 @@ out:
 	return rc;
 }
 
+/* The CPU time of the process pid itself, in ms: utime + stime of
+ * /proc/PID/stat, which a zombie still has (not the children it reaped,
+ * whose time rusage would add; RLIMIT_CPU counts a process's own). -1 if
+ * unreadable. */
+static long long own_cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long ut, st;
+	long tck = sysconf(_SC_CLK_TCK);
+	const char *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || tck <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	/* after the command's closing parenthesis (the command may hold
+	 * one): state ppid pgrp session tty_nr tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+	                 &st) != 2)
+		return -1;
+	return (long long)((ut + st) * 1000ULL / (unsigned long long)tck);
+}
+
 /* The agent's end as text. A SIGKILL the runner did not send (it sends
  * one only when it destroys the jail, after asking for this text) with
- * the CPU time at the limit is the CPU limit's (agent_confine). */
-static void describe(const struct runner_jail *j, int status, const struct rusage *ru, char *why,
-                     size_t n)
+ * the agent's own CPU time at the limit (within two clock ticks) is the
+ * CPU limit's (agent_confine). */
+static void describe(const struct runner_jail *j, int status, char *why, size_t n)
 {
-	long long cpu_ms = ((long long)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
-	                   ((long long)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
+	long tck = sysconf(_SC_CLK_TCK);
+	long long slack_ms = tck > 0 ? 2000 / tck : 20;
 	const char *sig;
 
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && j->cpu_seconds > 0 &&
-	    cpu_ms + 10 >= j->cpu_seconds * 1000LL) {
+	    j->agent_cpu_ms >= 0 && j->agent_cpu_ms + slack_ms >= j->cpu_seconds * 1000LL) {
 		snprintf(why, n, "agent killed by SIGKILL at its CPU time limit of %lld s",
 		         (long long)j->cpu_seconds);
 	} else if (WIFSIGNALED(status)) {
@@ -934,9 +1032,11 @@ int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t
 		if (rc <= 0)
 			continue;
 		/* The agent is pid 1: once it is reaped, the kernel has killed
-		 * and reaped the rest of the jail too. */
+		 * and reaped the rest of the jail too. Its own CPU time first,
+		 * while it is a zombie. */
+		j->agent_cpu_ms = own_cpu_ms(j->pid);
 		do
-			got = wait4(j->pid, &status, WNOHANG | __WALL, &j->agent_rusage);
+			got = waitpid(j->pid, &status, WNOHANG | __WALL);
 		while (got < 0 && errno == EINTR);
 		if (got != j->pid)
 			break;
@@ -945,7 +1045,7 @@ int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t
 	}
 	if (j->agent_status < 0)
 		return -1;
-	describe(j, j->agent_status, &j->agent_rusage, why, n);
+	describe(j, j->agent_status, why, n);
 	return 0;
 }
 
@@ -962,8 +1062,10 @@ int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 	close_fd(&j->err_agent);
 	if (j->pid > 0) {
 		/* pid 1 of the namespace: the kernel kills every process in
-		 * it. */
-		kill(j->pid, SIGKILL);
+		 * it. Through the pidfd when there is one: it cannot name
+		 * another process if this one was reaped behind our back. */
+		if (j->pidfd < 0 || syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0) != 0)
+			kill(j->pid, SIGKILL);
 		do
 			p = waitpid(j->pid, &status, __WALL);
 		while (p < 0 && errno == EINTR);
@@ -985,6 +1087,7 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 	long max = 0;
 	int status;
 	int step;
+	int fd;
 	pid_t pid;
 
 	/* The listing names a missing namespace kind; before a run the
@@ -1005,6 +1108,13 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 		snprintf(why, n, "seccomp filter unavailable");
 		return -1;
 	}
+	/* The runner waits for the agent's end through a pidfd (Linux 5.3). */
+	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0) {
+		snprintf(why, n, "pidfd_open unavailable: %s", ename(errno));
+		return -1;
+	}
+	close(fd);
 	if (!trial)
 		return 0;
 	/* Try the primitives for real in a throw-away child: a user and mount

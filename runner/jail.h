@@ -29,7 +29,6 @@
  * Limit defaults are the RUNNER_DEFAULT_* of runner/backend.h.
  */
 #include <stddef.h>
-#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "runner/backend.h"
@@ -53,7 +52,7 @@ struct runner_jail {
 	int err_agent;               /* agent's stderr (read end) */
 	int pidfd;                   /* pidfd of pid 1: readable once it exited */
 	int agent_status;            /* the agent's wait status once reaped, else -1 */
-	struct rusage agent_rusage;  /* its resource usage then */
+	long long agent_cpu_ms;      /* its own CPU time then, -1 if unknown */
 	long cpu_seconds;            /* its CPU limit, to name it in a reason */
 };
 

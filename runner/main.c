@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -541,6 +542,9 @@ int main(int argc, char **argv)
 	resolve_mock_agent();
 	/* First, before anything can use them. */
 	close_inherited();
+	/* Children are reaped by this process, whatever it inherited: an
+	 * ignored SIGCHLD would have the kernel reap them behind its back. */
+	signal(SIGCHLD, SIG_DFL);
 	clearenv();
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	/* One allocation policy (model/alloc.h): jansson aborts on OOM too. */

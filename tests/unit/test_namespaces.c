@@ -381,6 +381,29 @@ START_TEST(test_cwd_is_the_jail_root)
 }
 END_TEST
 
+/* The agent leads a process group of its own, with a terminal or
+ * without: kill(0, ...) from it reaches the jail only, never the runner's
+ * group (the same uid as the agent's when the runner is not root). */
+START_TEST(test_process_group_own)
+{
+	ck_assert_str_eq(probe("pgid"), "pgid: own");
+	run_session = SESSION_NO_TTY;
+	ck_assert_str_eq(probe("pgid"), "pgid: own");
+	run_session = SESSION_TTY;
+	ck_assert_str_eq(probe("pgid"), "pgid: own");
+	run_session = SESSION_INHERIT;
+}
+END_TEST
+
+/* The agent cannot clear the parent-death signal that ends the jail when
+ * the runner dies, not even with high bits in prctl's option. */
+START_TEST(test_pdeathsig_kept)
+{
+	ck_assert_str_eq(probe("pdeathsig"),
+	                 "pdeathsig: denied (EPERM), high bits denied (EPERM), still SIGKILL");
+}
+END_TEST
+
 /* A runner with a controlling terminal puts the agent in a session of its
  * own (the agent, pid 1, leads it); without one, the agent stays in the
  * runner's session, whose leader is outside its pid namespace (getsid 0),
@@ -820,6 +843,102 @@ START_TEST(test_nothing_left_behind)
 }
 END_TEST
 
+/* A runner killed mid-run takes its jail with it: the agent (spinning,
+ * far from its limits) is gone soon after, not re-parented and left. */
+START_TEST(test_jail_dies_with_runner)
+{
+	static char *const env[] = {"HOME=/root", NULL};
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", "namespaces", NULL};
+	json_t *spec = spec_new(NULL, hostile());
+	char *text, path[300], *st, want[64];
+	int in[2];
+	pid_t runner, agent = 0;
+	long long until;
+	struct dirent *e;
+	DIR *d;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	spec_step(spec, "probe", "spin");
+	spec_limit(spec, "cpu_seconds", 30);
+	spec_limit(spec, "wall_ms", 30000);
+	text = json_dumps(spec, JSON_COMPACT);
+	ck_assert_int_eq(pipe(in), 0);
+	runner = fork();
+	ck_assert_int_ge(runner, 0);
+	if (runner == 0) {
+		dup2(in[0], 0);
+		close(in[0]);
+		close(in[1]);
+		/* stdout to /dev/null: nothing here reads the lines */
+		close(1);
+		if (open("/dev/null", O_WRONLY) != 1)
+			_exit(126);
+		execve(args[0], (char *const *)args, env);
+		_exit(127);
+	}
+	close(in[0]);
+	ck_assert_int_eq(write(in[1], text, strlen(text)), (ssize_t)strlen(text));
+	close(in[1]);
+	free(text);
+	/* the agent: the runner's child with the jail's uid */
+	snprintf(want, sizeof(want), "\nPPid:\t%d\n", (int)runner);
+	for (until = now_ms() + 5000; !agent && now_ms() < until; usleep(10000)) {
+		d = opendir("/proc");
+		ck_assert_ptr_nonnull(d);
+		while (!agent && (e = readdir(d)) != NULL) {
+			if (e->d_name[0] < '0' || e->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+			if (access(path, R_OK) != 0)
+				continue;
+			st = slurp(path);
+			if (strstr(st, want) && strncmp(st, "Name:\tagent\n", 12) == 0)
+				agent = (pid_t)atoi(e->d_name);
+			free(st);
+		}
+		closedir(d);
+	}
+	ck_assert_msg(agent > 0, "the agent never started");
+	ck_assert_int_eq(kill(runner, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(runner, NULL, 0), runner);
+	/* gone, and reaped (re-parented here if it outlived the runner) */
+	for (until = now_ms() + 3000; now_ms() < until; usleep(10000)) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (kill(agent, 0) != 0 && errno == ESRCH)
+			break;
+	}
+	ck_assert_msg(kill(agent, 0) != 0 && errno == ESRCH, "the agent outlived its runner");
+	ck_assert_int_eq(jail_leftovers(), 0);
+	json_decref(spec);
+}
+END_TEST
+
+/* An agent that exits at once fails the run with a reason that says so:
+ * either before it could be verified (no step ran) or in its first step. */
+START_TEST(test_agent_exits_at_once)
+{
+	json_t *spec = spec_new(NULL, "/bin/true");
+	struct result r;
+	const char *reason;
+
+	spec_step(spec, "s", "anything");
+	r = run_backend("namespaces", spec);
+	reason = sum_str(&r, "reason");
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_msg(
+	    (strcmp(reason, "namespace jail not in place: the agent ended before its confinement "
+	                    "could be verified (exit status 0)") == 0 &&
+	     !sum_bool(&r, "isolated") && json_array_size(r.steps) == 0) ||
+	        (strcmp(reason, "agent error in step 1: agent exited with status 0") == 0 &&
+	         sum_bool(&r, "isolated") && json_array_size(r.steps) == 1),
+	    "%s", reason);
+	ck_assert(sum_bool(&r, "destroyed"));
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 static Suite *namespaces_suite(void)
 {
 	Suite *s = suite_create("namespaces");
@@ -833,6 +952,8 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_proc_shows_only_the_jail);
 	tcase_add_test(tc, test_session_with_tty);
 	tcase_add_test(tc, test_cwd_is_the_jail_root);
+	tcase_add_test(tc, test_process_group_own);
+	tcase_add_test(tc, test_pdeathsig_kept);
 	tcase_add_test(tc, test_fork_bomb_stopped);
 	tcase_add_test(tc, test_cpu_spin_killed_by_rlimit);
 	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);
@@ -854,6 +975,8 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_spec_fields_strict);
 	tcase_add_test(tc, test_preflight_lines);
 	tcase_add_test(tc, test_nothing_left_behind);
+	tcase_add_test(tc, test_jail_dies_with_runner);
+	tcase_add_test(tc, test_agent_exits_at_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

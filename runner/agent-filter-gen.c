@@ -14,10 +14,7 @@
  * it. The new mount API is refused too, or "mount refused" would be a
  * half-truth. clone() with any namespace flag is refused; clone3() gets
  * ENOSYS (its flags are in memory, out of a filter's reach) so that libc
- * falls back to clone(). prctl(PR_SET_PDEATHSIG) is refused: the agent is
- * the jail's pid 1, and its parent-death signal (SIGKILL when the runner
- * dies) is what ends the jail if the runner is gone; it must not clear it.
- * A foreign architecture kills the process.
+ * falls back to clone(). A foreign architecture kills the process.
  *
  * Rules are looked up as a binary tree (SCMP_FLTATR_CTL_OPTIMIZE 2): the
  * kernel runs the program once per system call number when it attaches
@@ -28,7 +25,6 @@
 #include <errno.h>
 #include <linux/filter.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,11 +103,6 @@ static int build(scmp_filter_ctx ctx)
 		                     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) != 0)
 			return -1;
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0)
-		return -1;
-	/* The kernel reads prctl's option as an int: compare the low 32 bits
-	 * only, or an option with high bits set would slip past the rule. */
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
-	                     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, PR_SET_PDEATHSIG)) != 0)
 		return -1;
 	return 0;
 }

@@ -267,11 +267,11 @@ static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 		die(fd, "setresgid");
 	if (setresuid(0, 0, 0) != 0)
 		die(fd, "setresuid");
-	/* After the uid change (which clears it): die with the runner. It
-	 * survives the exec and the agent may not clear it (its seccomp
-	 * filter refuses PR_SET_PDEATHSIG): it is what ends the jail if the
-	 * runner is gone. A runner that died before this line has closed
-	 * exec_r, which poll() reports as an error on exec_w. */
+	/* After the uid change (which clears it): die with the runner, until
+	 * the runner's guard stands (the agent could shed this signal; the
+	 * guard is the lifeline once it runs). A runner that died before
+	 * this line has closed exec_r, which poll() reports as an error on
+	 * exec_w. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		die(fd, "PR_SET_PDEATHSIG");
 	if (runner_gone(fd))
@@ -452,7 +452,11 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	make_target(fd, a->agent_fd, path);
 	bind_ro(fd, a->agent_fd, path, "the agent");
 	mkdirs(fd, (char[]){JAIL_ROOT "/proc"}, 0555);
-	if (mount("proc", JAIL_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+	/* Read-only: nothing of the host is in this proc, but some of its
+	 * files write to what the jail shares with the runner's session,
+	 * such as the scheduler autogroup's nice value. */
+	if (mount("proc", JAIL_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+	          NULL) != 0)
 		die(fd, "proc mount");
 	mkdirs(fd, (char[]){JAIL_ROOT "/tmp"}, 01777);
 	snprintf(opts, sizeof(opts), "size=%ldm,mode=1777", l->tmpfs_mb);
@@ -483,6 +487,142 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	r.root_ino = (unsigned long long)st.st_ino;
 	report_raw(fd, &r);
 	_exit(0);
+}
+
+/* ---- the guard: the jail dies with the runner ------------------------------ */
+
+/*
+ * pid 1's parent-death signal is no lifeline once the agent runs: it is
+ * kept per thread, and a thread of the agent that execs takes the process
+ * over with none. So the runner starts a guard once the jail exists: a
+ * child in a process group of its own (a kill of the runner's group, the
+ * worker's way to end a runner, leaves it standing) that holds a pidfd of
+ * pid 1 and the read end of a lifeline pipe whose only write end is the
+ * runner's. When the runner is gone, or closes it after reaping the jail,
+ * the guard reads end of file, sends SIGKILL to pid 1 through the pidfd
+ * (from the parent pid namespace, which pid 1 cannot ignore; a pidfd
+ * cannot name another process once pid 1 is reaped) and exits.
+ *
+ * It is cloned with CLONE_VM, sharing the runner's memory (no page tables
+ * to copy or tear down), so it touches nothing of the runner's: it runs on
+ * a stack of its own and makes raw system calls (the libc wrappers would
+ * write errno, which is the runner's).
+ */
+#if defined(__x86_64__)
+static long guard_sys(long n, long a, long b, long c, long d, long e)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	long r;
+
+	__asm__ volatile("syscall"
+	                 : "=a"(r)
+	                 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+	                 : "rcx", "r11", "memory");
+	return r;
+}
+#elif defined(__aarch64__)
+static long guard_sys(long n, long a, long b, long c, long d, long e)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+
+	__asm__ volatile("svc #0"
+	                 : "+r"(x0)
+	                 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4)
+	                 : "memory");
+	return x0;
+}
+#else
+#error "runner/jail.c: the guard needs raw system calls for this architecture"
+#endif
+
+struct guard_args {
+	int lifeline_r; /* the guard's end of the lifeline */
+	int pidfd;      /* pid 1's */
+};
+
+static struct guard_args guard_args;
+static char guard_stack[16384] __attribute__((aligned(16)));
+
+__attribute__((no_sanitize_address)) static int guard_main(void *p)
+{
+	const struct guard_args *g = p;
+	struct pollfd w[2];
+	long got;
+
+	guard_sys(SYS_setpgid, 0, 0, 0, 0, 0);
+	/* Its two descriptors as 0 and 1, nothing else (its table is a
+	 * copy: the runner's stays as it is). */
+	if (guard_sys(SYS_dup3, g->pidfd, 1, 0, 0, 0) < 0 ||
+	    guard_sys(SYS_dup3, g->lifeline_r, 0, 0, 0, 0) < 0) {
+		/* cannot stand guard: end the jail now (the run fails) */
+		guard_sys(SYS_pidfd_send_signal, g->pidfd, SIGKILL, 0, 0, 0);
+		guard_sys(SYS_exit, 1, 0, 0, 0, 0);
+	}
+	guard_sys(SYS_close_range, 2, ~0U, 0, 0, 0);
+	/* Until the lifeline ends (the runner is gone, or done) or pid 1
+	 * has exited (the jail is gone: nothing left to guard, and the
+	 * runner then reaps this process without waiting for a wake-up). */
+	for (;;) {
+		w[0].fd = 0;
+		w[0].events = POLLIN;
+		w[0].revents = 0;
+		w[1].fd = 1;
+		w[1].events = POLLIN;
+		w[1].revents = 0;
+		got = guard_sys(SYS_ppoll, (long)w, 2, 0, 0, 0);
+		if (got == -EINTR)
+			continue;
+		if (got > 0 && w[1].revents && !w[0].revents)
+			guard_sys(SYS_exit, 0, 0, 0, 0, 0);
+		break;
+	}
+	guard_sys(SYS_pidfd_send_signal, 1, SIGKILL, 0, 0, 0);
+	guard_sys(SYS_exit, 0, 0, 0, 0, 0);
+	return 0;
+}
+
+/* Start the guard of the jail whose pid 1 has pidfd. Returns its pid and
+ * *lifeline (the write end, close-on-exec), or -1 with errno. */
+static pid_t guard_start(int pidfd, int *lifeline)
+{
+	int lp[2];
+	pid_t g;
+
+	if (pipe2(lp, O_CLOEXEC) != 0)
+		return -1;
+	guard_args.lifeline_r = lp[0];
+	guard_args.pidfd = pidfd;
+	g = clone(guard_main, guard_stack + sizeof(guard_stack), CLONE_VM | SIGCHLD, &guard_args);
+	close(lp[0]);
+	if (g < 0) {
+		close(lp[1]);
+		return -1;
+	}
+	*lifeline = lp[1];
+	return g;
+}
+
+static void close_fd(int *fd);
+
+/* Close the lifeline and reap the guard (it kills what is left of the
+ * jail, nothing once pid 1 is reaped, and exits). */
+static void guard_stop(struct runner_jail *j)
+{
+	pid_t p;
+
+	close_fd(&j->lifeline);
+	if (j->guard <= 0)
+		return;
+	do
+		p = waitpid(j->guard, NULL, __WALL);
+	while (p < 0 && errno == EINTR);
+	j->guard = -1;
 }
 
 /* ---- the runner's side --------------------------------------------------- */
@@ -552,7 +692,9 @@ static int status_field(const char *status, const char *key, char *val, size_t n
 /* From outside the jail, check what the agent runs under: its own
  * namespaces (none shared with the runner), the jail's root (the one the
  * builder reported, not the runner's), seccomp filter mode, no_new_privs,
- * no capability, the unprivileged host uid. */
+ * no capability, the unprivileged host uid. Returns 0; -1 with why when a
+ * check fails; -2 with why when the agent's /proc entries are gone (it is
+ * exiting or has exited). */
 static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid, char *why,
                         size_t n)
 {
@@ -570,11 +712,16 @@ static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid,
 		theirs[len > 0 ? len : 0] = '\0';
 		if (!mine[0] || !theirs[0] || strcmp(mine, theirs) == 0) {
 			snprintf(why, n, "agent is not in a %s namespace of its own", ns_names[i]);
-			return -1;
+			/* an exiting process has lost its namespaces already */
+			return len < 0 && (errno == ENOENT || errno == ESRCH) ? -2 : -1;
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)agent);
-	if (stat(path, &ra) != 0 || stat("/proc/self/root", &rr) != 0 ||
+	if (stat(path, &ra) != 0) {
+		snprintf(why, n, "agent's root is not the jail's");
+		return errno == ENOENT || errno == ESRCH ? -2 : -1;
+	}
+	if (stat("/proc/self/root", &rr) != 0 ||
 	    (unsigned long long)ra.st_dev != built->root_dev ||
 	    (unsigned long long)ra.st_ino != built->root_ino ||
 	    (ra.st_dev == rr.st_dev && ra.st_ino == rr.st_ino)) {
@@ -585,7 +732,7 @@ static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, n, "cannot read the agent's status: %s", ename(errno));
-		return -1;
+		return errno == ENOENT || errno == ESRCH ? -2 : -1;
 	}
 	len = read(fd, status, sizeof(status) - 1);
 	close(fd);
@@ -789,6 +936,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	gid_t host_gid;
 	size_t i;
 	int rc = -1;
+	int pidfd_ret = -1;
 	int e;
 
 	memset(&a, 0, sizeof(a));
@@ -798,6 +946,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	j->to_agent = j->from_agent = j->err_agent = j->pidfd = -1;
 	j->agent_status = -1;
 	j->agent_cpu_ms = -1;
+	j->guard = -1;
+	j->lifeline = -1;
 	j->cpu_seconds = spec->limits.cpu_seconds;
 	a.spec = spec;
 	a.agent_path = agent_path;
@@ -862,8 +1012,10 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	fflush(stdout);
 	fflush(stderr);
 	/* fork()-like clone (no new stack): pid 1 of the new namespaces, the
-	 * agent once it execs. */
-	j->pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+	 * agent once it execs. CLONE_PIDFD: pidfd_ret gets a pidfd of it,
+	 * readable once it has exited, for waits with a deadline. */
+	j->pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD | CLONE_PIDFD, NULL, &pidfd_ret, NULL,
+	                        NULL);
 	if (j->pid < 0) {
 		e = errno;
 		if (missing_ns_kind(why, n) == 0)
@@ -884,10 +1036,14 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	close_fd(&go[0]);
 	close_fd(&rep[1]);
 	close_fd(&ex[1]);
-	/* Readable once pid 1 has exited, for a wait with a deadline. */
-	j->pidfd = (int)syscall(SYS_pidfd_open, j->pid, 0);
-	if (j->pidfd < 0) {
-		snprintf(why, n, "pidfd_open failed: %s", ename(errno));
+	j->pidfd = pidfd_ret;
+	/* From here on, the jail dies with the runner however the runner
+	 * dies (pid 1's own parent-death signal covers the time until the
+	 * guard stands). Started now, while pid 1 waits for the go-ahead:
+	 * the guard's start does not compete with the jail's setup. */
+	j->guard = guard_start(j->pidfd, &j->lifeline);
+	if (j->guard < 0) {
+		snprintf(why, n, "cannot start the jail's guard: %s", ename(errno));
 		goto out;
 	}
 	/* Jail root = an unprivileged host uid: RLIMIT_NPROC binds it, and
@@ -919,13 +1075,15 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	                spec->limits.wall_ms < JAIL_SETUP_MS ? spec->limits.wall_ms : JAIL_SETUP_MS,
 	                &built, why, n) != 0)
 		goto out;
-	/* An agent that is gone already, or on its way out, cannot be
-	 * verified: say that, not which /proc entry went missing under the
-	 * check (100 ms for it to finish exiting, on this path only). */
-	if (verify_agent(j->pid, &built, host_uid, why, n) != 0) {
+	/* An agent whose /proc entries went missing under the check is gone
+	 * or on its way out: say that, once it has ended (100 ms for it to
+	 * finish exiting, on this path only). Any other failed check stands
+	 * as it is. */
+	e = verify_agent(j->pid, &built, host_uid, why, n);
+	if (e == -2)
 		agent_ended(j->pid, j->pidfd, 100, why, n);
+	if (e != 0)
 		goto out;
-	}
 	j->to_agent = in[1];
 	j->from_agent = out[0];
 	j->err_agent = err[0];
@@ -1062,21 +1220,24 @@ int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 	close_fd(&j->err_agent);
 	if (j->pid > 0) {
 		/* pid 1 of the namespace: the kernel kills every process in
-		 * it. Through the pidfd when there is one: it cannot name
-		 * another process if this one was reaped behind our back. */
-		if (j->pidfd < 0 || syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0) != 0)
+		 * it. Through the pidfd when there is one (it cannot name
+		 * another process if this one was reaped behind our back);
+		 * by number only when pidfd_open() failed right after the
+		 * clone, before anything could reap it. */
+		if (j->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, j->pidfd, SIGKILL, NULL, 0);
+		else
 			kill(j->pid, SIGKILL);
 		do
 			p = waitpid(j->pid, &status, __WALL);
 		while (p < 0 && errno == EINTR);
-		if (p != j->pid) {
-			close_fd(&j->pidfd);
-			return -1;
-		}
+		if (p != j->pid)
+			j->lost = 1; /* not ours to reap any more: never signal it by number */
 		j->pid = -1;
 	}
 	close_fd(&j->pidfd);
-	return 0;
+	guard_stop(j);
+	return j->lost ? -1 : 0;
 }
 
 /* ---- preflight ------------------------------------------------------------ */

@@ -24,7 +24,12 @@
  * execs with the environment PATH, HOME, LANG only. When it exits the
  * kernel kills whatever is left in the pid namespace. As a namespace's
  * init it ignores signals it has no handler for, SIGXCPU included: the CPU
- * limit ends it with SIGKILL (soft and hard limit are the same).
+ * limit ends it with SIGKILL (soft and hard limit are the same). If the
+ * runner dies, the jail dies too: pid 1's parent-death signal until the
+ * agent runs (an agent can shed it: it is per thread, and a thread that
+ * execs takes over with none), and from then on a guard outside the jail,
+ * a child of the runner in a process group of its own that kills pid 1
+ * when the runner's end of a pipe closes.
  *
  * Limit defaults are the RUNNER_DEFAULT_* of runner/backend.h.
  */
@@ -54,6 +59,9 @@ struct runner_jail {
 	int agent_status;            /* the agent's wait status once reaped, else -1 */
 	long long agent_cpu_ms;      /* its own CPU time then, -1 if unknown */
 	long cpu_seconds;            /* its CPU limit, to name it in a reason */
+	pid_t guard;                 /* the guard (runner/jail.c), -1 once reaped */
+	int lifeline;                /* the guard's lifeline (write end) */
+	int lost;                    /* pid 1 could not be reaped */
 };
 
 /**

@@ -395,12 +395,11 @@ START_TEST(test_process_group_own)
 }
 END_TEST
 
-/* The agent cannot clear the parent-death signal that ends the jail when
- * the runner dies, not even with high bits in prctl's option. */
-START_TEST(test_pdeathsig_kept)
+/* The jail's proc is read-only: nothing in it reaches what the agent
+ * shares with the runner's session (the autogroup's nice value). */
+START_TEST(test_proc_read_only)
 {
-	ck_assert_str_eq(probe("pdeathsig"),
-	                 "pdeathsig: denied (EPERM), high bits denied (EPERM), still SIGKILL");
+	ck_assert_str_eq(probe("autogroup"), "autogroup: denied (EROFS)");
 }
 END_TEST
 
@@ -843,22 +842,26 @@ START_TEST(test_nothing_left_behind)
 }
 END_TEST
 
-/* A runner killed mid-run takes its jail with it: the agent (spinning,
- * far from its limits) is gone soon after, not re-parented and left. */
-START_TEST(test_jail_dies_with_runner)
+/* Start the runner on one probe of the hostile agent (stdout to
+ * /dev/null), wait until the agent runs with want_cmdline (its
+ * /proc/PID/cmdline, NULs as spaces), SIGKILL the runner, and return
+ * whether the agent was gone within 3 s (reaping what is re-parented to
+ * this process, a child subreaper). */
+static int agent_dies_with_runner(const char *input, const char *want_cmdline)
 {
 	static char *const env[] = {"HOME=/root", NULL};
 	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", "namespaces", NULL};
 	json_t *spec = spec_new(NULL, hostile());
-	char *text, path[300], *st, want[64];
-	int in[2];
+	char *text, path[300], *st, want[64], cmd[256];
+	int in[2], fd, gone;
+	ssize_t len, i;
 	pid_t runner, agent = 0;
 	long long until;
 	struct dirent *e;
 	DIR *d;
 
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	spec_step(spec, "probe", "spin");
+	spec_step(spec, "probe", input);
 	spec_limit(spec, "cpu_seconds", 30);
 	spec_limit(spec, "wall_ms", 30000);
 	text = json_dumps(spec, JSON_COMPACT);
@@ -869,7 +872,6 @@ START_TEST(test_jail_dies_with_runner)
 		dup2(in[0], 0);
 		close(in[0]);
 		close(in[1]);
-		/* stdout to /dev/null: nothing here reads the lines */
 		close(1);
 		if (open("/dev/null", O_WRONLY) != 1)
 			_exit(126);
@@ -880,7 +882,8 @@ START_TEST(test_jail_dies_with_runner)
 	ck_assert_int_eq(write(in[1], text, strlen(text)), (ssize_t)strlen(text));
 	close(in[1]);
 	free(text);
-	/* the agent: the runner's child with the jail's uid */
+	/* the agent: the runner's child with the jail's uid, running the
+	 * image asked for */
 	snprintf(want, sizeof(want), "\nPPid:\t%d\n", (int)runner);
 	for (until = now_ms() + 5000; !agent && now_ms() < until; usleep(10000)) {
 		d = opendir("/proc");
@@ -892,25 +895,57 @@ START_TEST(test_jail_dies_with_runner)
 			if (access(path, R_OK) != 0)
 				continue;
 			st = slurp(path);
-			if (strstr(st, want) && strncmp(st, "Name:\tagent\n", 12) == 0)
-				agent = (pid_t)atoi(e->d_name);
+			if (strstr(st, want) && strncmp(st, "Name:\tagent\n", 12) == 0) {
+				snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+				fd = open(path, O_RDONLY);
+				len = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+				if (fd >= 0)
+					close(fd);
+				for (i = 0; i < len; i++)
+					if (cmd[i] == '\0')
+						cmd[i] = ' ';
+				cmd[len > 0 ? len : 0] = '\0';
+				if (strcmp(cmd, want_cmdline) == 0)
+					agent = (pid_t)atoi(e->d_name);
+			}
 			free(st);
 		}
 		closedir(d);
 	}
-	ck_assert_msg(agent > 0, "the agent never started");
+	ck_assert_msg(agent > 0, "the agent never ran as \"%s\"", want_cmdline);
 	ck_assert_int_eq(kill(runner, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(runner, NULL, 0), runner);
-	/* gone, and reaped (re-parented here if it outlived the runner) */
 	for (until = now_ms() + 3000; now_ms() < until; usleep(10000)) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		if (kill(agent, 0) != 0 && errno == ESRCH)
 			break;
 	}
-	ck_assert_msg(kill(agent, 0) != 0 && errno == ESRCH, "the agent outlived its runner");
-	ck_assert_int_eq(jail_leftovers(), 0);
+	gone = kill(agent, 0) != 0 && errno == ESRCH;
+	if (!gone)
+		kill(agent, SIGKILL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 	json_decref(spec);
+	return gone;
+}
+
+/* A runner killed mid-run takes its jail with it: the agent (spinning,
+ * far from its limits) is gone soon after, not re-parented and left. */
+START_TEST(test_jail_dies_with_runner)
+{
+	ck_assert_msg(agent_dies_with_runner("spin", "agent "), "the agent outlived its runner");
+	ck_assert_int_eq(jail_leftovers(), 0);
+}
+END_TEST
+
+/* Also when the agent has shed pid 1's parent-death signal (a thread of
+ * it exec'd): the runner's guard ends the jail. */
+START_TEST(test_jail_dies_with_runner_after_thread_exec)
+{
+	ck_assert_msg(agent_dies_with_runner("pdeathsig", "agent --sleep "),
+	              "the agent outlived its runner");
+	ck_assert_int_eq(jail_leftovers(), 0);
 }
 END_TEST
 
@@ -953,7 +988,7 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_session_with_tty);
 	tcase_add_test(tc, test_cwd_is_the_jail_root);
 	tcase_add_test(tc, test_process_group_own);
-	tcase_add_test(tc, test_pdeathsig_kept);
+	tcase_add_test(tc, test_proc_read_only);
 	tcase_add_test(tc, test_fork_bomb_stopped);
 	tcase_add_test(tc, test_cpu_spin_killed_by_rlimit);
 	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);
@@ -976,6 +1011,7 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_preflight_lines);
 	tcase_add_test(tc, test_nothing_left_behind);
 	tcase_add_test(tc, test_jail_dies_with_runner);
+	tcase_add_test(tc, test_jail_dies_with_runner_after_thread_exec);
 	tcase_add_test(tc, test_agent_exits_at_once);
 	suite_add_tcase(s, tc);
 	return s;

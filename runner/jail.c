@@ -23,7 +23,8 @@
  * while the agent runs, and the jail ends with it: when pid 1 exits the
  * kernel kills every other process of the pid namespace, and once the
  * runner has reaped it the namespaces and the tmpfs are gone. It is also
- * what the gvisor backend does (the agent is the sandbox's pid 1).
+ * what the gvisor backend does (the agent is the sandbox's pid 1). Outside
+ * the jail, a guard (a child of the runner) kills pid 1 if the runner dies.
  *
  * Every setup step is checked; the first one that fails is reported to the
  * runner with its errno ("pivot_root failed: EPERM"), and the run fails

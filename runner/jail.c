@@ -66,7 +66,7 @@
 #define JAIL_MAX_BINDS 32
 #define JAIL_SETUP_MS 5000
 
-enum report_kind { REPORT_BUILT = 1, REPORT_FAILED };
+enum report_kind { REPORT_BUILT = 1, REPORT_FAILED, REPORT_CONFINED };
 
 struct report {
 	int kind;
@@ -241,6 +241,7 @@ static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 	static char *const envp[] = {"PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8", NULL};
 	const struct runner_limits *l = &a->spec->limits;
 	int fd = a->exec_w;
+	struct report r;
 	pid_t builder, p;
 	int status;
 
@@ -292,6 +293,14 @@ static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 		die(fd, "waiting for the jail's builder");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		_exit(127);
+	/* Confined, in the finished jail: the runner verifies this process
+	 * from outside while it execs (the exec keeps every property it
+	 * checks: namespaces, root, seccomp, no_new_privs, no capability
+	 * with an empty bounding set, uid) and sends the first step once the
+	 * exec is done. */
+	memset(&r, 0, sizeof(r));
+	r.kind = REPORT_CONFINED;
+	report_raw(fd, &r);
 	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0)
 		die(fd, "dup2");
 	/* Required: pid 1 was cloned in the runner's working directory, on
@@ -821,35 +830,42 @@ static int agent_ended(pid_t pid1, int pidfd, int wait_ms, char *why, size_t n)
 	return 1;
 }
 
+/* How far the jail's setup has come, as the runner has heard. */
+struct setup_seen {
+	int built;     /* the builder reported the jail built */
+	int confined;  /* pid 1 reported itself confined */
+	int exec_done; /* end of file on exec_r */
+};
+
 /*
- * Wait until the builder has reported the jail built (*built filled) and
- * pid 1 has exec'd the agent (end of file on exec_r, pid 1 still alive),
- * or until a step failed, the jail died or budget_ms passed. Returns 0,
- * or -1 with why filled.
+ * Wait until the setup has come as far as want (confined: built and pid 1
+ * confined, its verification can start; exec: the agent exec'd too), or
+ * until a step failed, the jail died or deadline_ms passed. *built gets
+ * the builder's report. Returns 0, -1 with why filled, or -2 with why
+ * filled when deadline_ms passed.
  */
-static int await_agent(pid_t pid1, int report_r, int exec_r, long budget_ms,
+static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_ms,
+                       long budget_ms, int want_exec, struct setup_seen *seen,
                        struct report *built, char *why, size_t n)
 {
-	long long deadline_ms = runner_now_ms() + budget_ms;
 	struct pollfd p[2];
 	struct report r;
 	siginfo_t si;
 	long long left;
 	ssize_t got;
-	int have_built = 0, exec_done = 0;
 	int rc;
 
-	while (!have_built || !exec_done) {
+	while (!seen->built || !seen->confined || (want_exec && !seen->exec_done)) {
 		left = deadline_ms - runner_now_ms();
 		if (left <= 0) {
 			snprintf(why, n, "jail setup took longer than %ld ms", budget_ms);
-			return -1;
+			return -2;
 		}
 		/* poll() skips a negative descriptor */
-		p[0].fd = have_built ? -1 : report_r;
+		p[0].fd = seen->built ? -1 : report_r;
 		p[0].events = POLLIN;
 		p[0].revents = 0;
-		p[1].fd = exec_done ? -1 : exec_r;
+		p[1].fd = seen->exec_done ? -1 : exec_r;
 		p[1].events = POLLIN;
 		p[1].revents = 0;
 		rc = poll(p, 2, left > 60000 ? 60000 : (int)left);
@@ -871,11 +887,22 @@ static int await_agent(pid_t pid1, int report_r, int exec_r, long budget_ms,
 				snprintf(why, n, "%s failed: %s", r.what, ename(r.err));
 				return -1;
 			}
-			if (got != 0) {
+			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_CONFINED && !seen->confined) {
+				seen->confined = 1;
+			} else if (got == 0 && seen->confined) {
+				seen->exec_done = 1;
+			} else if (got == 0) {
+				/* pid 1 died before it was confined: the builder's
+				 * report, if any, says why */
+				seen->exec_done = 1;
+				if (seen->built || p[0].revents)
+					continue;
+				snprintf(why, n, "the jail's pid 1 died during setup");
+				return -1;
+			} else {
 				snprintf(why, n, "unexpected message from the jail");
 				return -1;
 			}
-			exec_done = 1;
 		}
 		if (p[0].revents) {
 			memset(&r, 0, sizeof(r));
@@ -897,9 +924,17 @@ static int await_agent(pid_t pid1, int report_r, int exec_r, long budget_ms,
 				return -1;
 			}
 			*built = r;
-			have_built = 1;
+			seen->built = 1;
+		}
+		/* end of file before pid 1 said it was confined, and no report
+		 * from the builder explains it */
+		if (seen->exec_done && !seen->confined && seen->built) {
+			snprintf(why, n, "the jail's pid 1 died during setup");
+			return -1;
 		}
 	}
+	if (!want_exec)
+		return 0;
 	/* End of file without a report: the exec happened, unless pid 1 died
 	 * before it (a crash says nothing); a dead agent is no ready jail. */
 	return agent_ended(pid1, -1, 0, why, n) ? -1 : 0;
@@ -939,6 +974,10 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	int rc = -1;
 	int pidfd_ret = -1;
 	int e;
+	long budget;
+	long long deadline;
+	struct setup_seen seen;
+	char why2[256];
 
 	memset(&a, 0, sizeof(a));
 	memset(&built, 0, sizeof(built));
@@ -1071,19 +1110,30 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	close_fd(&go[1]);
 
 	/* Setup gets JAIL_SETUP_MS, and never more than the run's wall
-	 * clock. */
-	if (await_agent(j->pid, rep[0], ex[0],
-	                spec->limits.wall_ms < JAIL_SETUP_MS ? spec->limits.wall_ms : JAIL_SETUP_MS,
-	                &built, why, n) != 0)
+	 * clock. Verification starts once pid 1 is confined, while it execs;
+	 * the first step waits for the exec. */
+	budget = spec->limits.wall_ms < JAIL_SETUP_MS ? spec->limits.wall_ms : JAIL_SETUP_MS;
+	deadline = runner_now_ms() + budget;
+	memset(&seen, 0, sizeof(seen));
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, 0, &seen, &built, why, n) != 0)
 		goto out;
 	/* An agent whose /proc entries went missing under the check is gone
 	 * or on its way out: say that, once it has ended (100 ms for it to
 	 * finish exiting, on this path only). Any other failed check stands
 	 * as it is. */
 	e = verify_agent(j->pid, &built, host_uid, why, n);
-	if (e == -2)
-		agent_ended(j->pid, j->pidfd, 100, why, n);
+	if (e == -2) {
+		/* Its exec failed (pid 1's report says why) or it ended:
+		 * wait a little for either to show. */
+		if (await_setup(j->pid, rep[0], ex[0], runner_now_ms() + 100, 100, 1, &seen, &built,
+		                why2, sizeof(why2)) == -1)
+			snprintf(why, n, "%s", why2);
+		else
+			agent_ended(j->pid, j->pidfd, 100, why, n);
+	}
 	if (e != 0)
+		goto out;
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, 1, &seen, &built, why, n) != 0)
 		goto out;
 	j->to_agent = in[1];
 	j->from_agent = out[0];

@@ -924,8 +924,12 @@ static int agent_dies_with_runner(const char *input, const char *want_cmdline)
 	gone = kill(agent, 0) != 0 && errno == ESRCH;
 	if (!gone)
 		kill(agent, SIGKILL);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	/* The runner's guard, re-parented here with the jail's pid 1, exits
+	 * once it has killed it: reap it and whatever else comes, until this
+	 * process has no child left. */
+	for (until = now_ms() + 3000; now_ms() < until; usleep(10000))
+		if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			break;
 	json_decref(spec);
 	return gone;
 }

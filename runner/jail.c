@@ -504,97 +504,49 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 /*
  * pid 1's parent-death signal is no lifeline once the agent runs: it is
  * kept per thread, and a thread of the agent that execs takes the process
- * over with none. So the runner starts a guard once the jail exists: a
- * child in a process group of its own (a kill of the runner's group, the
- * worker's way to end a runner, leaves it standing) that holds a pidfd of
- * pid 1 and the read end of a lifeline pipe whose only write end is the
- * runner's. When the runner is gone, or closes it after reaping the jail,
- * the guard reads end of file, sends SIGKILL to pid 1 through the pidfd
+ * over with none (or the agent clears it). So the runner forks a guard
+ * once the jail exists: a child in a process group of its own (a kill of
+ * the runner's group, the worker's way to end a runner, leaves it
+ * standing; the runner puts it there itself, before going on) that holds
+ * a pidfd of pid 1 and the read end of a lifeline pipe whose only write
+ * end is the runner's. When the runner is gone, however it died, the
+ * guard reads end of file and sends SIGKILL to pid 1 through the pidfd
  * (from the parent pid namespace, which pid 1 cannot ignore; a pidfd
- * cannot name another process once pid 1 is reaped) and exits.
- *
- * It is cloned with CLONE_VM, sharing the runner's memory (no page tables
- * to copy or tear down), so it touches nothing of the runner's: it runs on
- * a stack of its own and makes raw system calls (the libc wrappers would
- * write errno, which is the runner's).
+ * cannot name another process once pid 1 is reaped). It is a fork, not a
+ * thread or a CLONE_VM child: the kernel's out-of-memory killer kills
+ * every process that shares the victim's memory, and the guard must
+ * outlive a runner killed that way. When pid 1 has exited the guard has
+ * nothing left to do and exits.
  */
-#if defined(__x86_64__)
-static long guard_sys(long n, long a, long b, long c, long d, long e)
+static void __attribute__((noreturn)) guard_main(int lifeline_r, int pidfd)
 {
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	long r;
-
-	__asm__ volatile("syscall"
-	                 : "=a"(r)
-	                 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
-	                 : "rcx", "r11", "memory");
-	return r;
-}
-#elif defined(__aarch64__)
-static long guard_sys(long n, long a, long b, long c, long d, long e)
-{
-	register long x8 __asm__("x8") = n;
-	register long x0 __asm__("x0") = a;
-	register long x1 __asm__("x1") = b;
-	register long x2 __asm__("x2") = c;
-	register long x3 __asm__("x3") = d;
-	register long x4 __asm__("x4") = e;
-
-	__asm__ volatile("svc #0"
-	                 : "+r"(x0)
-	                 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4)
-	                 : "memory");
-	return x0;
-}
-#else
-#error "runner/jail.c: the guard needs raw system calls for this architecture"
-#endif
-
-struct guard_args {
-	int lifeline_r; /* the guard's end of the lifeline */
-	int pidfd;      /* pid 1's */
-};
-
-static struct guard_args guard_args;
-static char guard_stack[16384] __attribute__((aligned(16)));
-
-__attribute__((no_sanitize_address)) static int guard_main(void *p)
-{
-	const struct guard_args *g = p;
 	struct pollfd w[2];
-	long got;
+	int lo = lifeline_r < pidfd ? lifeline_r : pidfd;
+	int hi = lifeline_r < pidfd ? pidfd : lifeline_r;
+	int got;
 
-	guard_sys(SYS_setpgid, 0, 0, 0, 0, 0);
-	/* Its two descriptors as 0 and 1, nothing else (its table is a
-	 * copy: the runner's stays as it is). */
-	if (guard_sys(SYS_dup3, g->pidfd, 1, 0, 0, 0) < 0 ||
-	    guard_sys(SYS_dup3, g->lifeline_r, 0, 0, 0, 0) < 0) {
-		/* cannot stand guard: end the jail now (the run fails) */
-		guard_sys(SYS_pidfd_send_signal, g->pidfd, SIGKILL, 0, 0, 0);
-		guard_sys(SYS_exit, 1, 0, 0, 0, 0);
-	}
-	guard_sys(SYS_close_range, 2, ~0U, 0, 0, 0);
-	/* Until the lifeline ends (the runner is gone, or done) or pid 1
-	 * has exited (the jail is gone: nothing left to guard, and the
-	 * runner then reaps this process without waiting for a wake-up). */
+	/* nothing but its two descriptors */
+	if (lo > 0)
+		syscall(SYS_close_range, 0, lo - 1, 0);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, lo + 1, hi - 1, 0);
+	syscall(SYS_close_range, hi + 1, ~0U, 0);
 	for (;;) {
-		w[0].fd = 0;
+		w[0].fd = lifeline_r;
 		w[0].events = POLLIN;
 		w[0].revents = 0;
-		w[1].fd = 1;
+		w[1].fd = pidfd;
 		w[1].events = POLLIN;
 		w[1].revents = 0;
-		got = guard_sys(SYS_ppoll, (long)w, 2, 0, 0, 0);
-		if (got == -EINTR)
+		got = poll(w, 2, -1);
+		if (got < 0 && errno == EINTR)
 			continue;
 		if (got > 0 && w[1].revents && !w[0].revents)
-			guard_sys(SYS_exit, 0, 0, 0, 0, 0);
+			_exit(0); /* pid 1 has exited: the jail is gone */
 		break;
 	}
-	guard_sys(SYS_pidfd_send_signal, 1, SIGKILL, 0, 0, 0);
-	guard_sys(SYS_exit, 0, 0, 0, 0, 0);
-	return 0;
+	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	_exit(0);
 }
 
 /* Start the guard of the jail whose pid 1 has pidfd. Returns its pid and
@@ -603,15 +555,29 @@ static pid_t guard_start(int pidfd, int *lifeline)
 {
 	int lp[2];
 	pid_t g;
+	int e;
 
 	if (pipe2(lp, O_CLOEXEC) != 0)
 		return -1;
-	guard_args.lifeline_r = lp[0];
-	guard_args.pidfd = pidfd;
-	g = clone(guard_main, guard_stack + sizeof(guard_stack), CLONE_VM | SIGCHLD, &guard_args);
+	g = fork();
+	if (g == 0) {
+		close(lp[1]);
+		guard_main(lp[0], pidfd);
+	}
+	e = errno;
 	close(lp[0]);
 	if (g < 0) {
 		close(lp[1]);
+		errno = e;
+		return -1;
+	}
+	/* Out of the runner's process group now, not whenever it runs. */
+	if (setpgid(g, g) != 0) {
+		e = errno;
+		kill(g, SIGKILL);
+		waitpid(g, NULL, 0);
+		close(lp[1]);
+		errno = e;
 		return -1;
 	}
 	*lifeline = lp[1];
@@ -620,17 +586,20 @@ static pid_t guard_start(int pidfd, int *lifeline)
 
 static void close_fd(int *fd);
 
-/* Close the lifeline and reap the guard (it kills what is left of the
- * jail, nothing once pid 1 is reaped, and exits). */
+/* Stop the guard: with the jail reaped it has nothing left to do, and is
+ * killed; otherwise it gets the end of its lifeline and kills what is left
+ * of the jail first. Reaps it either way. */
 static void guard_stop(struct runner_jail *j)
 {
 	pid_t p;
 
+	if (j->guard > 0 && j->pid <= 0 && !j->lost)
+		kill(j->guard, SIGKILL);
 	close_fd(&j->lifeline);
 	if (j->guard <= 0)
 		return;
 	do
-		p = waitpid(j->guard, NULL, __WALL);
+		p = waitpid(j->guard, NULL, 0);
 	while (p < 0 && errno == EINTR);
 	j->guard = -1;
 }
@@ -704,7 +673,9 @@ static int status_field(const char *status, const char *key, char *val, size_t n
  * builder reported, not the runner's), seccomp filter mode, no_new_privs,
  * no capability, the unprivileged host uid. Returns 0; -1 with why when a
  * check fails; -2 with why when the agent's /proc entries are gone (it is
- * exiting or has exited). */
+ * exiting or has exited); -3 with why when they are closed to this
+ * process (before its exec pid 1 is not dumpable, and a runner that is not
+ * root may not look into it then). */
 static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid, char *why,
                         size_t n)
 {
@@ -722,14 +693,20 @@ static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid,
 		theirs[len > 0 ? len : 0] = '\0';
 		if (!mine[0] || !theirs[0] || strcmp(mine, theirs) == 0) {
 			snprintf(why, n, "agent is not in a %s namespace of its own", ns_names[i]);
-			/* an exiting process has lost its namespaces already */
-			return len < 0 && (errno == ENOENT || errno == ESRCH) ? -2 : -1;
+			/* an exiting process has lost its namespaces already;
+			 * one not dumpable may be closed to a runner that is
+			 * not root */
+			if (len < 0 && (errno == ENOENT || errno == ESRCH))
+				return -2;
+			return len < 0 && (errno == EACCES || errno == EPERM) ? -3 : -1;
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)agent);
 	if (stat(path, &ra) != 0) {
 		snprintf(why, n, "agent's root is not the jail's");
-		return errno == ENOENT || errno == ESRCH ? -2 : -1;
+		if (errno == ENOENT || errno == ESRCH)
+			return -2;
+		return errno == EACCES || errno == EPERM ? -3 : -1;
 	}
 	if (stat("/proc/self/root", &rr) != 0 ||
 	    (unsigned long long)ra.st_dev != built->root_dev ||
@@ -1077,15 +1054,6 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	close_fd(&rep[1]);
 	close_fd(&ex[1]);
 	j->pidfd = pidfd_ret;
-	/* From here on, the jail dies with the runner however the runner
-	 * dies (pid 1's own parent-death signal covers the time until the
-	 * guard stands). Started now, while pid 1 waits for the go-ahead:
-	 * the guard's start does not compete with the jail's setup. */
-	j->guard = guard_start(j->pidfd, &j->lifeline);
-	if (j->guard < 0) {
-		snprintf(why, n, "cannot start the jail's guard: %s", ename(errno));
-		goto out;
-	}
 	/* Jail root = an unprivileged host uid: RLIMIT_NPROC binds it, and
 	 * nothing it does is done as host root. */
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_uid);
@@ -1108,6 +1076,14 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		goto out;
 	}
 	close_fd(&go[1]);
+	/* From here on, the jail dies with the runner however the runner
+	 * dies. pid 1's own parent-death signal covers the time until the
+	 * agent runs, long after the guard stands. */
+	j->guard = guard_start(j->pidfd, &j->lifeline);
+	if (j->guard < 0) {
+		snprintf(why, n, "cannot start the jail's guard: %s", ename(errno));
+		goto out;
+	}
 
 	/* Setup gets JAIL_SETUP_MS, and never more than the run's wall
 	 * clock. Verification starts once pid 1 is confined, while it execs;
@@ -1122,6 +1098,13 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	 * finish exiting, on this path only). Any other failed check stands
 	 * as it is. */
 	e = verify_agent(j->pid, &built, host_uid, why, n);
+	if (e == -3 && !seen.exec_done) {
+		/* not root: verify after the exec, as the agent */
+		if (await_setup(j->pid, rep[0], ex[0], deadline, budget, 1, &seen, &built, why, n) !=
+		    0)
+			goto out;
+		e = verify_agent(j->pid, &built, host_uid, why, n);
+	}
 	if (e == -2) {
 		/* Its exec failed (pid 1's report says why) or it ended:
 		 * wait a little for either to show. */

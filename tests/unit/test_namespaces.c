@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -77,6 +78,8 @@ static void result_free(struct result *r)
  * pseudo-terminal (SESSION_TTY). */
 enum { SESSION_INHERIT, SESSION_NO_TTY, SESSION_TTY };
 static int run_session = SESSION_INHERIT;
+/* The uid (and gid) run_argv() starts the runner as; 0: this process's. */
+static uid_t run_as_uid = 0;
 
 /* Run `runner argv...` with spec on stdin and extra_env as its whole
  * environment; parse every stdout line (each must be JSON). */
@@ -112,6 +115,10 @@ static struct result run_argv(const char *const *args, json_t *spec, char *const
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		if (run_session != SESSION_INHERIT && setsid() < 0)
+			_exit(126);
+		if (run_as_uid != 0 &&
+		    (setgroups(0, NULL) != 0 || setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
+		     setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
 			_exit(126);
 		/* A session leader without a terminal that opens one gets it
 		 * as its controlling terminal. */
@@ -378,6 +385,33 @@ END_TEST
 START_TEST(test_cwd_is_the_jail_root)
 {
 	ck_assert_str_eq(probe("cwd"), "cwd: /");
+}
+END_TEST
+
+/* A runner that is not root builds the same jail (its root mapped to the
+ * runner's own uid), and verifies it every time: before its exec pid 1 is
+ * not dumpable, which closes its /proc entries to such a runner, so the
+ * verification then waits for the exec. Five runs, as a race would show
+ * in some of them. */
+START_TEST(test_runner_not_root)
+{
+	json_t *spec = spec_new(NULL, NULL);
+	struct result r;
+	int i;
+
+	spec_step(spec, "step-1", "agent:user1@example.test");
+	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
+	run_as_uid = 65534;
+	for (i = 0; i < 5; i++) {
+		r = run_backend("namespaces", spec);
+		ck_assert_msg(sum_bool(&r, "isolated"), "run %d: %s", i, sum_str(&r, "reason"));
+		ck_assert_str_eq(sum_str(&r, "status"), "completed");
+		ck_assert_str_eq(step_str(&r, 0, "output"), "first synthetic account");
+		ck_assert(sum_bool(&r, "destroyed"));
+		result_free(&r);
+	}
+	run_as_uid = 0;
+	json_decref(spec);
 }
 END_TEST
 
@@ -993,6 +1027,7 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_cwd_is_the_jail_root);
 	tcase_add_test(tc, test_process_group_own);
 	tcase_add_test(tc, test_proc_read_only);
+	tcase_add_test(tc, test_runner_not_root);
 	tcase_add_test(tc, test_fork_bomb_stopped);
 	tcase_add_test(tc, test_cpu_spin_killed_by_rlimit);
 	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);

@@ -415,17 +415,25 @@ START_TEST(test_runner_not_root)
 }
 END_TEST
 
+/* probe() with the runner started in the given session (run_session). */
+static const char *probe_in_session(int session, const char *input)
+{
+	const char *out;
+
+	run_session = session;
+	out = probe(input);
+	run_session = SESSION_INHERIT;
+	return out;
+}
+
 /* The agent leads a process group of its own, with a terminal or
  * without: kill(0, ...) from it reaches the jail only, never the runner's
  * group (the same uid as the agent's when the runner is not root). */
 START_TEST(test_process_group_own)
 {
-	ck_assert_str_eq(probe("pgid"), "pgid: own");
-	run_session = SESSION_NO_TTY;
-	ck_assert_str_eq(probe("pgid"), "pgid: own");
-	run_session = SESSION_TTY;
-	ck_assert_str_eq(probe("pgid"), "pgid: own");
-	run_session = SESSION_INHERIT;
+	ck_assert_str_eq(probe_in_session(SESSION_INHERIT, "pgid"), "pgid: own");
+	ck_assert_str_eq(probe_in_session(SESSION_NO_TTY, "pgid"), "pgid: own");
+	ck_assert_str_eq(probe_in_session(SESSION_TTY, "pgid"), "pgid: own");
 }
 END_TEST
 
@@ -443,11 +451,8 @@ END_TEST
  * and which has no terminal for it to reach. */
 START_TEST(test_session_with_tty)
 {
-	run_session = SESSION_TTY;
-	ck_assert_str_eq(probe("session"), "session: own");
-	run_session = SESSION_NO_TTY;
-	ck_assert_str_eq(probe("session"), "session: outside");
-	run_session = SESSION_INHERIT;
+	ck_assert_str_eq(probe_in_session(SESSION_TTY, "session"), "session: own");
+	ck_assert_str_eq(probe_in_session(SESSION_NO_TTY, "session"), "session: outside");
 }
 END_TEST
 

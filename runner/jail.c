@@ -11,8 +11,9 @@
  *   the jail's network namespace (unshare: about 0.7 ms of kernel work on
  *   these machines, the most costly namespace by far) and confines itself
  *   (rlimits, no capability, no_new_privs, seccomp) while the builder
- *   builds the filesystem; once the builder has exited with success it
- *   execs /agent. Until then it runs only this code;
+ *   builds the filesystem; once the builder has exited with success and
+ *   the runner has said that its guard stands, it execs /agent. Until
+ *   then it runs only this code;
  * - the builder, pid 2 (build_jail): builds the filesystem, pivots into it
  *   (pivot_root moves the root and working directory of every process of
  *   the mount namespace that was on the old root, pid 1's included;
@@ -122,9 +123,12 @@ static void __attribute__((noreturn)) die(int fd, const char *what)
 	_exit(127);
 }
 
-/* The runner's go-ahead: one byte on go once the uid/gid maps are written
- * (each of the jail's two processes reads one). Returns 0, or -1 when the
- * runner gave up (it then kills the jail). */
+/* The runner's go-aheads on go, three bytes in all: one for each of the
+ * jail's two processes once the uid/gid maps are written, and a last one
+ * for pid 1 once the runner's guard stands (pid 1 reads it just before
+ * its exec). Reads one. Returns 0, or -1 when the runner gave up or died
+ * (it then kills the jail, or its guard or pid 1's parent-death signal
+ * does). */
 static int await_go(int go)
 {
 	ssize_t got;
@@ -264,16 +268,15 @@ static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 	 * started 0.5 ms later). */
 	if (await_go(a->go_r) != 0)
 		_exit(127);
-	close(a->go_r);
 	if (setresgid(0, 0, 0) != 0)
 		die(fd, "setresgid");
 	if (setresuid(0, 0, 0) != 0)
 		die(fd, "setresuid");
 	/* After the uid change (which clears it): die with the runner, until
 	 * the runner's guard stands (the agent could shed this signal; the
-	 * guard is the lifeline once it runs). A runner that died before
-	 * this line has closed exec_r, which poll() reports as an error on
-	 * exec_w. */
+	 * guard, standing before the exec, is the lifeline once it runs). A
+	 * runner that died before this line has closed exec_r, which poll()
+	 * reports as an error on exec_w. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		die(fd, "PR_SET_PDEATHSIG");
 	if (runner_gone(fd))
@@ -313,6 +316,12 @@ static void __attribute__((noreturn)) jail_main(struct jail_args *a)
 	 * end of file is how the runner learns that the exec succeeded). */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
 		die(fd, "close_range");
+	/* No agent code runs before the runner's guard stands: the runner
+	 * forks it once the builder has reported (while this process waits
+	 * for the builder's exit, rather than while the two compete for the
+	 * CPUs) and then sends the last byte. */
+	if (await_go(a->go_r) != 0)
+		_exit(127);
 	/* Last: nothing after it maps memory (a sanitizer build of this code
 	 * would fail to; the agent starts under the limit either way). */
 	set_limit(fd, RLIMIT_AS, (rlim_t)l->memory_mb << 20, (rlim_t)l->memory_mb << 20,
@@ -505,18 +514,18 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
  * pid 1's parent-death signal is no lifeline once the agent runs: it is
  * kept per thread, and a thread of the agent that execs takes the process
  * over with none (or the agent clears it). So the runner forks a guard
- * once the jail exists: a child in a process group of its own (a kill of
- * the runner's group, the worker's way to end a runner, leaves it
- * standing; the runner puts it there itself, before going on) that holds
- * a pidfd of pid 1 and the read end of a lifeline pipe whose only write
- * end is the runner's. When the runner is gone, however it died, the
- * guard reads end of file and sends SIGKILL to pid 1 through the pidfd
- * (from the parent pid namespace, which pid 1 cannot ignore; a pidfd
- * cannot name another process once pid 1 is reaped). It is a fork, not a
- * thread or a CLONE_VM child: the kernel's out-of-memory killer kills
- * every process that shares the victim's memory, and the guard must
- * outlive a runner killed that way. When pid 1 has exited the guard has
- * nothing left to do and exits.
+ * once the jail is built, before it lets pid 1 exec: a child in a process
+ * group of its own (a kill of the runner's group, the worker's way to end
+ * a runner, leaves it standing; the runner puts it there itself, before
+ * going on) that holds a pidfd of pid 1 and the read end of a lifeline
+ * pipe whose only write end is the runner's. When the runner is gone,
+ * however it died, the guard reads end of file and sends SIGKILL to pid 1
+ * through the pidfd (from the parent pid namespace, which pid 1 cannot
+ * ignore; a pidfd cannot name another process once pid 1 is reaped). It
+ * is a fork, not a thread or a CLONE_VM child: the kernel's out-of-memory
+ * killer kills every process that shares the victim's memory, and the
+ * guard must outlive a runner killed that way. When pid 1 has exited the
+ * guard has nothing left to do and exits.
  */
 static void __attribute__((noreturn)) guard_main(int lifeline_r, int pidfd)
 {
@@ -814,16 +823,22 @@ struct setup_seen {
 	int exec_done; /* end of file on exec_r */
 };
 
+/* How far await_setup() waits. */
+enum setup_stage {
+	SETUP_BUILT,    /* the builder reported the jail built */
+	SETUP_CONFINED, /* and pid 1 confined: its verification can start */
+	SETUP_EXEC      /* and the agent exec'd */
+};
+
 /*
- * Wait until the setup has come as far as want (confined: built and pid 1
- * confined, its verification can start; exec: the agent exec'd too), or
- * until a step failed, the jail died or deadline_ms passed. *built gets
- * the builder's report. Returns 0, -1 with why filled, or -2 with why
- * filled when deadline_ms passed.
+ * Wait until the setup has come as far as want, or until a step failed,
+ * the jail died or deadline_ms passed. *built gets the builder's report.
+ * Returns 0, -1 with why filled, or -2 with why filled when deadline_ms
+ * passed.
  */
-static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_ms,
-                       long budget_ms, int want_exec, struct setup_seen *seen,
-                       struct report *built, char *why, size_t n)
+static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_ms, long budget_ms,
+                       enum setup_stage want, struct setup_seen *seen, struct report *built,
+                       char *why, size_t n)
 {
 	struct pollfd p[2];
 	struct report r;
@@ -832,7 +847,8 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 	ssize_t got;
 	int rc;
 
-	while (!seen->built || !seen->confined || (want_exec && !seen->exec_done)) {
+	while (!seen->built || (want >= SETUP_CONFINED && !seen->confined) ||
+	       (want == SETUP_EXEC && !seen->exec_done)) {
 		left = deadline_ms - runner_now_ms();
 		if (left <= 0) {
 			snprintf(why, n, "jail setup took longer than %ld ms", budget_ms);
@@ -910,7 +926,7 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 			return -1;
 		}
 	}
-	if (!want_exec)
+	if (want != SETUP_EXEC)
 		return 0;
 	/* End of file without a report: the exec happened, unless pid 1 died
 	 * before it (a crash says nothing); a dead agent is no ready jail. */
@@ -1075,23 +1091,35 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		snprintf(why, n, "cannot start the jail: %s", ename(errno));
 		goto out;
 	}
-	close_fd(&go[1]);
+
+	/* Setup gets JAIL_SETUP_MS, and never more than the run's wall
+	 * clock. The guard is forked once the jail is built; verification
+	 * starts once pid 1 is confined, while it execs; the first step
+	 * waits for the exec. */
+	budget = spec->limits.wall_ms < JAIL_SETUP_MS ? spec->limits.wall_ms : JAIL_SETUP_MS;
+	deadline = runner_now_ms() + budget;
+	memset(&seen, 0, sizeof(seen));
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_BUILT, &seen, &built, why,
+	                n) != 0)
+		goto out;
 	/* From here on, the jail dies with the runner however the runner
-	 * dies. pid 1's own parent-death signal covers the time until the
-	 * agent runs, long after the guard stands. */
+	 * dies; until now pid 1, running only our code, had its parent-death
+	 * signal for that. Forked now, not with the jail: while pid 1 makes
+	 * its network namespace and the builder the filesystem, a third
+	 * process wanting a CPU delays one of them (measured here: 0.1 to
+	 * 0.2 ms of a 4 ms run). pid 1 execs only after the last byte. */
 	j->guard = guard_start(j->pidfd, &j->lifeline);
 	if (j->guard < 0) {
 		snprintf(why, n, "cannot start the jail's guard: %s", ename(errno));
 		goto out;
 	}
-
-	/* Setup gets JAIL_SETUP_MS, and never more than the run's wall
-	 * clock. Verification starts once pid 1 is confined, while it execs;
-	 * the first step waits for the exec. */
-	budget = spec->limits.wall_ms < JAIL_SETUP_MS ? spec->limits.wall_ms : JAIL_SETUP_MS;
-	deadline = runner_now_ms() + budget;
-	memset(&seen, 0, sizeof(seen));
-	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, 0, &seen, &built, why, n) != 0)
+	if (write(go[1], "g", 1) != 1) {
+		snprintf(why, n, "cannot start the agent: %s", ename(errno));
+		goto out;
+	}
+	close_fd(&go[1]);
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_CONFINED, &seen, &built, why,
+	                n) != 0)
 		goto out;
 	/* An agent whose /proc entries went missing under the check is gone
 	 * or on its way out: say that, once it has ended (100 ms for it to
@@ -1100,23 +1128,24 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	e = verify_agent(j->pid, &built, host_uid, why, n);
 	if (e == -3 && !seen.exec_done) {
 		/* not root: verify after the exec, as the agent */
-		if (await_setup(j->pid, rep[0], ex[0], deadline, budget, 1, &seen, &built, why, n) !=
-		    0)
+		if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_EXEC, &seen, &built,
+		                why, n) != 0)
 			goto out;
 		e = verify_agent(j->pid, &built, host_uid, why, n);
 	}
 	if (e == -2) {
 		/* Its exec failed (pid 1's report says why) or it ended:
 		 * wait a little for either to show. */
-		if (await_setup(j->pid, rep[0], ex[0], runner_now_ms() + 100, 100, 1, &seen, &built,
-		                why2, sizeof(why2)) == -1)
+		if (await_setup(j->pid, rep[0], ex[0], runner_now_ms() + 100, 100, SETUP_EXEC,
+		                &seen, &built, why2, sizeof(why2)) == -1)
 			snprintf(why, n, "%s", why2);
 		else
 			agent_ended(j->pid, j->pidfd, 100, why, n);
 	}
 	if (e != 0)
 		goto out;
-	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, 1, &seen, &built, why, n) != 0)
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_EXEC, &seen, &built, why,
+	                n) != 0)
 		goto out;
 	j->to_agent = in[1];
 	j->from_agent = out[0];

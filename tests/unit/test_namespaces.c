@@ -798,6 +798,46 @@ static char *slurp(const char *path)
 	return strdup(buf);
 }
 
+/* Call fn(pid, status text, ctx) for each process of /proc whose status
+ * this process may read, until fn returns nonzero. Returns that value, or
+ * 0 when every process was seen. */
+static int each_proc_status(int (*fn)(const char *pid, const char *status, void *ctx), void *ctx)
+{
+	char path[300], *st;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	int r = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (!r && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		if (access(path, R_OK) != 0)
+			continue;
+		st = slurp(path);
+		r = fn(e->d_name, st, ctx);
+		free(st);
+	}
+	closedir(d);
+	return r;
+}
+
+/* each_proc_status() callback: counts in *(int *)ctx the processes of the
+ * jail's host uid whose parent is this process. */
+static int count_jail_child(const char *pid, const char *st, void *ctx)
+{
+	char want[64];
+	const char *u = strstr(st, "\nUid:\t");
+
+	(void)pid;
+	snprintf(want, sizeof(want), "\nPPid:\t%d\n", (int)getpid());
+	/* our descendant, or a jail process at all */
+	if (strstr(st, want) && u && atoi(u + 6) == JAIL_HOST_UID)
+		(*(int *)ctx)++;
+	return 0;
+}
+
 /*
  * Processes left of a jail. This test process is a child subreaper, so a
  * jail's pid 1 that outlived the runner would be re-parented here (and the
@@ -809,27 +849,9 @@ static char *slurp(const char *path)
  */
 static int jail_leftovers(void)
 {
-	char path[300], want[64], *st, *u;
-	struct dirent *e;
-	DIR *d = opendir("/proc");
 	int n = 0;
 
-	ck_assert_ptr_nonnull(d);
-	snprintf(want, sizeof(want), "\nPPid:\t%d\n", (int)getpid());
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
-		if (access(path, R_OK) != 0)
-			continue;
-		st = slurp(path);
-		u = strstr(st, "\nUid:\t");
-		/* our descendant, or a jail process at all */
-		if (strstr(st, want) && u && atoi(u + 6) == JAIL_HOST_UID)
-			n++;
-		free(st);
-	}
-	closedir(d);
+	each_proc_status(count_jail_child, &n);
 	/* no child of ours at all, not even a zombie */
 	if (waitpid(-1, NULL, WNOHANG) != -1 || errno != ECHILD)
 		n++;
@@ -888,6 +910,36 @@ START_TEST(test_nothing_left_behind)
 }
 END_TEST
 
+/* What find_agent() looks for: a process named "agent" whose parent is
+ * runner and whose command line (NULs as spaces) is cmdline. */
+struct agent_wanted {
+	pid_t runner;
+	const char *cmdline;
+};
+
+/* each_proc_status() callback: the pid of the agent wanted, or 0. */
+static int find_agent(const char *pid, const char *st, void *ctx)
+{
+	const struct agent_wanted *w = ctx;
+	char path[300], want[64], cmd[256];
+	ssize_t len, i;
+	int fd;
+
+	snprintf(want, sizeof(want), "\nPPid:\t%d\n", (int)w->runner);
+	if (!strstr(st, want) || strncmp(st, "Name:\tagent\n", 12) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	fd = open(path, O_RDONLY);
+	len = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < len; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+	cmd[len > 0 ? len : 0] = '\0';
+	return strcmp(cmd, w->cmdline) == 0 ? atoi(pid) : 0;
+}
+
 /* Start the runner on one probe of the hostile agent (stdout to
  * /dev/null), wait until the agent runs with want_cmdline (its
  * /proc/PID/cmdline, NULs as spaces), SIGKILL the runner, and return
@@ -898,13 +950,11 @@ static int agent_dies_with_runner(const char *input, const char *want_cmdline)
 	static char *const env[] = {"HOME=/root", NULL};
 	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", "namespaces", NULL};
 	json_t *spec = spec_new(NULL, hostile());
-	char *text, path[300], *st, want[64], cmd[256];
-	int in[2], fd, gone;
-	ssize_t len, i;
+	struct agent_wanted w;
+	char *text;
+	int in[2], gone;
 	pid_t runner, agent = 0;
 	long long until;
-	struct dirent *e;
-	DIR *d;
 
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	spec_step(spec, "probe", input);
@@ -930,34 +980,10 @@ static int agent_dies_with_runner(const char *input, const char *want_cmdline)
 	free(text);
 	/* the agent: the runner's child with the jail's uid, running the
 	 * image asked for */
-	snprintf(want, sizeof(want), "\nPPid:\t%d\n", (int)runner);
-	for (until = now_ms() + 5000; !agent && now_ms() < until; usleep(10000)) {
-		d = opendir("/proc");
-		ck_assert_ptr_nonnull(d);
-		while (!agent && (e = readdir(d)) != NULL) {
-			if (e->d_name[0] < '0' || e->d_name[0] > '9')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
-			if (access(path, R_OK) != 0)
-				continue;
-			st = slurp(path);
-			if (strstr(st, want) && strncmp(st, "Name:\tagent\n", 12) == 0) {
-				snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-				fd = open(path, O_RDONLY);
-				len = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
-				if (fd >= 0)
-					close(fd);
-				for (i = 0; i < len; i++)
-					if (cmd[i] == '\0')
-						cmd[i] = ' ';
-				cmd[len > 0 ? len : 0] = '\0';
-				if (strcmp(cmd, want_cmdline) == 0)
-					agent = (pid_t)atoi(e->d_name);
-			}
-			free(st);
-		}
-		closedir(d);
-	}
+	w.runner = runner;
+	w.cmdline = want_cmdline;
+	for (until = now_ms() + 5000; !agent && now_ms() < until; usleep(10000))
+		agent = (pid_t)each_proc_status(find_agent, &w);
 	ck_assert_msg(agent > 0, "the agent never ran as \"%s\"", want_cmdline);
 	ck_assert_int_eq(kill(runner, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(runner, NULL, 0), runner);

@@ -1,8 +1,9 @@
 /*
  * bench/isolation-timer: the timing harness of bench/isolation (not part of
- * the build; bench/isolation compiles it with cc into a temp dir).
+ * the build; bench/isolation compiles it with cc into a temp dir, with
+ * fcgi/runner_server.c, fcgi/spawn.c, model/buf.c and model/alloc.c).
  *
- *   isolation-timer [--samples] N WARMUP INPUT EXPECT -- PROGRAM [ARG...]
+ *   isolation-timer [--samples] [--served] N WARMUP INPUT EXPECT -- PROGRAM [ARG...]
  *
  * Starts PROGRAM N times (after WARMUP untimed starts), one at a time, the
  * way the worker starts the runner: posix_spawn with stdin, stdout and
@@ -17,8 +18,18 @@
  * namespace) is not in it. Prints one line:
  *   n=N good=G median_ms=M p95_ms=P min_ms=X max_ms=Y cpu_median_ms=C
  * Exit 0 when every run was good.
+ *
+ * --served: the way the worker starts olivares-runner, with the worker's
+ * own code (fcgi/runner_server.c, compiled in by bench/isolation). PROGRAM
+ * is started once, by the first warm-up start (at least one), as
+ * `PROGRAM --serve`; each start hands it ARG... and the three pipe ends,
+ * and ends when stdout is at EOF and the server has reported the runner's
+ * end, whose wait status and CPU time (the runner and every process it
+ * reaped) are used as wait4's are otherwise.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -31,6 +42,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "fcgi/runner_server.h"
 
 static double now_ms(void)
 {
@@ -73,10 +86,15 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* --served: the program whose fork server runs the starts. */
+static const char *served_program;
+
 /* One start: returns 1 when good, 0 when not, -1 when it could not start. */
 static int one(char *const argv[], const char *input, size_t input_len, const char *expect,
                char *out, size_t out_cap, double *cpu_ms)
 {
+	long long end_cpu_us = 0;
+	int srv_sock;
 	struct rusage ru;
 	static char *const envp[] = {NULL};
 	posix_spawn_file_actions_t fa;
@@ -91,12 +109,17 @@ static int one(char *const argv[], const char *input, size_t input_len, const ch
 	*cpu_ms = 0;
 	if (pipe2(in, O_CLOEXEC) || pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
 		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
-	rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
+	if (served_program) {
+		rc = http_runner_server_start(served_program, (char *const *)argv, in[0], o[1], e[1],
+		                              60000, &pid, &srv_sock);
+	} else {
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+		posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+		posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+		rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
+		posix_spawn_file_actions_destroy(&fa);
+	}
 	close(in[0]);
 	close(o[1]);
 	close(e[1]);
@@ -156,11 +179,17 @@ static int one(char *const argv[], const char *input, size_t input_len, const ch
 			}
 		}
 	}
-	memset(&ru, 0, sizeof(ru));
-	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-		;
-	*cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
-	          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
+	if (served_program) {
+		if (http_runner_server_wait(pid, 1, &status, &end_cpu_us) != 0)
+			return -1;
+		*cpu_ms = (double)end_cpu_us / 1000.0;
+	} else {
+		memset(&ru, 0, sizeof(ru));
+		while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+			;
+		*cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+		          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
+	}
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	       (strcmp(expect, "-") == 0 || strstr(out, expect) != NULL);
 }
@@ -173,7 +202,7 @@ int main(int argc, char **argv)
 	char *input;
 	size_t input_len;
 	long n, warm, i, good = 0;
-	int samples = 0;
+	int samples = 0, served = 0;
 	int r;
 
 	if (argc > 1 && strcmp(argv[1], "--samples") == 0) {
@@ -181,9 +210,15 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
+	if (argc > 1 && strcmp(argv[1], "--served") == 0) {
+		served = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 7 || strcmp(argv[5], "--") != 0) {
 		fprintf(stderr,
-		        "usage: %s [--samples] N WARMUP INPUT EXPECT -- PROGRAM [ARG...]\n",
+		        "usage: %s [--samples] [--served] N WARMUP INPUT EXPECT -- PROGRAM "
+		        "[ARG...]\n",
 		        argv[0]);
 		return 2;
 	}
@@ -195,6 +230,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	if (served)
+		served_program = argv[6]; /* started by the first start, untimed: a warm-up */
+	if (served && warm < 1)
+		warm = 1;
 	t = calloc((size_t)n, sizeof(*t));
 	cpu = calloc((size_t)n, sizeof(*cpu));
 	for (i = 0; i < warm; i++)

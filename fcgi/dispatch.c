@@ -1,6 +1,7 @@
 /*
- * Runner dispatch (dispatch.h): one posix_spawn of olivares-runner per run
- * (or per preflight question).
+ * Runner dispatch (dispatch.h): one olivares-runner process per run,
+ * forked by the worker's runner fork server (fcgi/runner_server.h), or
+ * spawned (a preflight question; fake runners in tests).
  *
  * The worker trusts nothing the runner says until it has checked it: every
  * line is parsed strictly, step lines must come in seq order and repeat the
@@ -313,12 +314,19 @@ out:
 	return rc;
 }
 
-/* http_spawn_run, with the runner's words for what could not be started. */
-static int spawn_runner(const char *path, char *const argv[], const char *input, size_t input_len,
-                        int timeout_ms, struct model_buf *out, struct model_buf *err,
-                        struct http_spawn_result *ce, char *why, size_t n)
+/* http_spawn_run (or _runner, through the fork server), with the runner's
+ * words for what could not be started. */
+static int spawn_runner(const char *path, int fork_server, char *const argv[], const char *input,
+                        size_t input_len, int timeout_ms, struct model_buf *out,
+                        struct model_buf *err, struct http_spawn_result *ce, char *why, size_t n)
 {
-	if (http_spawn_run(path, argv, input, input_len, timeout_ms, out, err, ce) == 0)
+	int rc;
+
+	if (fork_server)
+		rc = http_spawn_run_runner(path, argv, input, input_len, timeout_ms, out, err, ce);
+	else
+		rc = http_spawn_run(path, argv, input, input_len, timeout_ms, out, err, ce);
+	if (rc == 0)
 		return 0;
 	if (strcmp(ce->start_step, "spawn") == 0)
 		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(ce->start_errno));
@@ -356,8 +364,8 @@ static int child_failed(const struct http_spawn_result *ce, const struct model_b
 	return -1;
 }
 
-int http_dispatch_run(const char *runner_path, const char *backend, int timeout_ms, json_t *spec,
-                      struct http_dispatch_result *res)
+int http_dispatch_run(const char *runner_path, int fork_server, const char *backend,
+                      int timeout_ms, json_t *spec, struct http_dispatch_result *res)
 {
 	struct model_buf out, err;
 	struct http_spawn_result ce;
@@ -391,8 +399,8 @@ int http_dispatch_run(const char *runner_path, const char *backend, int timeout_
 	argv[1] = (char *)"--backend";
 	argv[2] = (char *)backend;
 	argv[3] = NULL;
-	if (spawn_runner(runner_path, argv, text, strlen(text), timeout_ms, &out, &err, &ce, why,
-	                 sizeof(why)) != 0) {
+	if (spawn_runner(runner_path, fork_server, argv, text, strlen(text), timeout_ms, &out, &err,
+	                 &ce, why, sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
 		goto out;
 	}
@@ -474,8 +482,8 @@ int http_dispatch_preflight(const char *runner_path, const char *backend, int ti
 	argv[1] = (char *)"--preflight";
 	argv[2] = (char *)backend;
 	argv[3] = NULL;
-	if (spawn_runner(runner_path, argv, "", 0, timeout_ms, &out, &err, &ce, why, sizeof(why)) !=
-	    0)
+	if (spawn_runner(runner_path, 0, argv, "", 0, timeout_ms, &out, &err, &ce, why,
+	                 sizeof(why)) != 0)
 		goto out;
 	if (ce.end == HTTP_SPAWN_TIMEOUT) {
 		snprintf(why, sizeof(why), "preflight did not answer within %d ms", timeout_ms);

@@ -1,14 +1,16 @@
 #ifndef OLIVARES_FCGI_DISPATCH_H
 #define OLIVARES_FCGI_DISPATCH_H
 /**
- * Runner dispatch: posix_spawn olivares-runner for one run, feed it the
+ * Runner dispatch: start olivares-runner for one run, feed it the
  * spec, read its JSON lines, enforce a deadline (DESIGN.md §1,
  * model/runspec.h for the wire). Also asks it for a backend's preflight.
  *
- * The child gets: argv {runner_path, "--backend", backend, NULL} (a run) or
+ * The runner is a fork of the worker's runner fork server
+ * (fcgi/runner_server.h, runner/serve.h), one process per run, which then
+ * runs as a freshly executed runner would. It gets: argv {runner_path, "--backend", backend, NULL} (a run) or
  * {runner_path, "--preflight", backend, NULL}; an empty environment
  * (envp = {NULL}); stdin/stdout/stderr on pipes; every other descriptor
- * closed before exec (the worker's FastCGI socket, ODBC connection, log
+ * closed (the worker's FastCGI socket, ODBC connection, log
  * file never leak); its own process group, killed whole at the end. A
  * run's stdout is capped at HTTP_DISPATCH_OUTPUT_MAX (4 MiB): a 1 MiB
  * scenario whose 250 steps all hit one 64 KiB mock writes 16 MiB, so the
@@ -59,9 +61,14 @@ struct http_dispatch_result {
  *
  * output_digest: SHA-256 over, for each output in seq order, the decimal
  * seq, NUL, key, NUL, output, NUL, status, NUL. Same outputs, same digest.
+ *
+ * fork_server: 1 (what the worker always passes) to start the runner
+ * through the worker's runner fork server (fcgi/runner_server.h), which
+ * is then runner_path run with --serve; 0 to posix_spawn runner_path
+ * itself (tests whose fake runners are scripts, which serve nothing).
  */
-int http_dispatch_run(const char *runner_path, const char *backend, int timeout_ms, json_t *spec,
-                      struct http_dispatch_result *res);
+int http_dispatch_run(const char *runner_path, int fork_server, const char *backend,
+                      int timeout_ms, json_t *spec, struct http_dispatch_result *res);
 
 void http_dispatch_result_free(struct http_dispatch_result *res);
 
@@ -74,8 +81,9 @@ struct http_preflight {
 /**
  * Ask the runner at runner_path for backend's preflight
  * (olivares-runner --preflight NAME, one line {"type":"preflight",
- * "backend","ok","reason"}), through the same spawn as a run: empty
- * environment, no inherited descriptor, nothing on stdin, killed at
+ * "backend","ok","reason"}), spawned (posix_spawn, not the fork server: a
+ * rare question, off the run path) with the same guarantees as a run:
+ * empty environment, no inherited descriptor, nothing on stdin, killed at
  * timeout_ms. Returns 0 when the runner answered a well-formed line for
  * that backend (*out from it), -1 when it did not (out->ok 0, reason says
  * why, e.g. "preflight did not answer within 8000 ms").

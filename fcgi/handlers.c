@@ -678,7 +678,7 @@ static int run_execute(struct http_request *req, struct run_job *job, struct mod
 	http_now_iso(job->started);
 	/* the runner enforces wall_ms itself; the worker's deadline is the
 	 * backstop for a runner that does not (dispatch.h) */
-	if (http_dispatch_run(req->cfg->runner_path, job->backend,
+	if (http_dispatch_run(req->cfg->runner_path, 1, job->backend,
 	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &job->res))
 		http_log("a %s run failed in dispatch (recorded as failed)", job->kind);
 	http_now_iso(job->finished);

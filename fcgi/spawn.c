@@ -4,6 +4,7 @@
  * of its group and the reaping, for fcgi/dispatch.c and fcgi/scorer_exec.c.
  */
 #include "fcgi/spawn.h"
+#include "fcgi/runner_server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,12 @@ struct child {
 	int out;   /* read end of its stdout, -1 at EOF */
 	int err;   /* read end of its stderr, -1 at EOF or when not kept */
 	int pidfd; /* readable when it exits; -1 if unsupported */
+	int served; /* started by the runner's fork server, not by us */
+	int srv;    /* served: readable when its end is reported (borrowed
+	             * from runner_server.c); -1 once the server is gone */
+	int ended;  /* served: its end has been read (end_status, or lost) */
+	int end_status;
+	int end_errno; /* served, ended: 0, or why the end was lost */
 };
 
 static void close_fd(int *fd)
@@ -70,7 +77,8 @@ static int lift_fd(int *fd)
 }
 
 /*
- * posix_spawn. glibc implements it with clone(CLONE_VM | CLONE_VFORK): no
+ * The posix_spawn of http_spawn_process (spawn.h), once no end sits on
+ * 0..2. glibc implements it with clone(CLONE_VM | CLONE_VFORK): no
  * copy of the worker's page tables (a fork did copy them, for a process
  * that execs at once), and an exec failure comes back as the return value.
  * The guarantees of the fork + exec it replaces, all applied in the child
@@ -88,16 +96,14 @@ static int lift_fd(int *fd)
  *   - an empty environment (envp = {NULL}).
  * Returns 0 with *pid set, or an errno value (nothing started).
  */
-static int spawn_child(const char *path, char *const argv[], int in_r, int out_w, int err_w,
-                       pid_t *pid)
+static int spawn_lifted(const char *path, char *const argv[], char *const envp[], int in_r,
+                        int out_w, int err_w, pid_t *pid)
 {
-	static char *const envp[] = {NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t all, none;
 	int rc;
 
-	*pid = -1;
 	rc = posix_spawn_file_actions_init(&fa);
 	if (rc)
 		return rc;
@@ -135,26 +141,75 @@ static int spawn_child(const char *path, char *const argv[], int in_r, int out_w
 	return rc;
 }
 
-/* Kill the child's group (and the child, should it have left it) and reap
- * it; *status receives the wait status (0 when waitpid failed). */
-static pid_t kill_reap(pid_t pid, int *status, int *reap_errno)
+int http_spawn_process(const char *path, char *const argv[], int in_r, int out_w, int err_w,
+                       pid_t *pid)
 {
+	static char *const envp[] = {NULL};
+	int lifted[3] = {-1, -1, -1};
+	int *ends[3];
+	int rc = 0;
+	int i;
+
+	*pid = -1;
+	ends[0] = &in_r;
+	ends[1] = &out_w;
+	ends[2] = &err_w;
+	for (i = 0; i < 3 && !rc; i++) {
+		if (*ends[i] < 0 || *ends[i] > 2)
+			continue;
+		lifted[i] = fcntl(*ends[i], F_DUPFD_CLOEXEC, 3);
+		if (lifted[i] < 0)
+			rc = errno;
+		else
+			*ends[i] = lifted[i];
+	}
+	if (!rc)
+		rc = spawn_lifted(path, argv, envp, in_r, out_w, err_w, pid);
+	for (i = 0; i < 3; i++)
+		close_fd(&lifted[i]);
+	return rc;
+}
+
+/* Kill the child's group (and the child, should it have left it) and reap
+ * it; *status receives the wait status (0 when it was lost). A served
+ * runner is reaped by its server, which reports its end (until then its
+ * pid and group are reserved, as a child's zombie's are). */
+static pid_t kill_reap(struct child *c, int *status, int *reap_errno)
+{
+	long long cpu_us;
 	pid_t r;
 
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
+	*status = 0;
+	if (c->served && c->ended) {
+		*status = c->end_status;
+		if (c->end_errno && reap_errno)
+			*reap_errno = c->end_errno;
+		return c->end_errno ? -1 : c->pid;
+	}
+	kill(-c->pid, SIGKILL);
+	kill(c->pid, SIGKILL);
+	if (c->served) {
+		if (http_runner_server_wait(c->pid, 1, status, &cpu_us) != 0) {
+			if (reap_errno)
+				*reap_errno = errno;
+			*status = 0;
+			return -1;
+		}
+		return c->pid;
+	}
 	do {
-		r = waitpid(pid, status, 0);
+		r = waitpid(c->pid, status, 0);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0 && reap_errno)
 		*reap_errno = errno;
 	return r;
 }
 
-/* Start the child (stderr on a pipe when keep_err). Returns 0, or -1 with
- * res->start_step and res->start_errno (nothing left open or running). */
-static int start(const char *path, char *const argv[], int keep_err, struct child *c,
-                 struct http_spawn_result *res)
+/* Start the child (stderr on a pipe when keep_err), through the runner's
+ * fork server when served. Returns 0, or -1 with res->start_step and
+ * res->start_errno (nothing left open or running). */
+static int start(const char *path, char *const argv[], int served, int keep_err, int timeout_ms,
+                 struct child *c, struct http_spawn_result *res)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
 	int status;
@@ -162,7 +217,9 @@ static int start(const char *path, char *const argv[], int keep_err, struct chil
 	int rc = -1;
 
 	c->pid = -1;
-	c->in = c->out = c->err = c->pidfd = -1;
+	c->in = c->out = c->err = c->pidfd = c->srv = -1;
+	c->ended = c->end_status = c->end_errno = 0;
+	c->served = served;
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || (keep_err && pipe2(err, O_CLOEXEC))) {
 		res->start_step = "pipe";
 		res->start_errno = errno;
@@ -173,7 +230,20 @@ static int start(const char *path, char *const argv[], int keep_err, struct chil
 		res->start_errno = errno;
 		goto out;
 	}
-	e = spawn_child(path, argv, in[0], out[1], err[1], &c->pid);
+	if (served && !keep_err) {
+		/* The server needs a descriptor for every stdio slot. */
+		err[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (err[1] < 0) {
+			res->start_step = "open /dev/null";
+			res->start_errno = errno;
+			goto out;
+		}
+	}
+	if (served)
+		e = http_runner_server_start(path, argv, in[0], out[1], err[1], timeout_ms, &c->pid,
+		                             &c->srv);
+	else
+		e = http_spawn_process(path, argv, in[0], out[1], err[1], &c->pid);
 	if (e) {
 		res->start_step = "spawn";
 		res->start_errno = e;
@@ -187,15 +257,17 @@ static int start(const char *path, char *const argv[], int keep_err, struct chil
 	if (set_nonblock(c->in) || set_nonblock(c->out) || (c->err >= 0 && set_nonblock(c->err))) {
 		res->start_step = "fcntl";
 		res->start_errno = errno;
-		kill_reap(c->pid, &status, NULL);
+		kill_reap(c, &status, NULL);
 		c->pid = -1;
 		close_fd(&c->in);
 		close_fd(&c->out);
 		close_fd(&c->err);
 		goto out;
 	}
-	/* pidfds are close-on-exec by definition; ENOSYS on old kernels. */
-	c->pidfd = pidfd_open(c->pid, 0);
+	/* pidfds are close-on-exec by definition; ENOSYS on old kernels. A
+	 * served runner is not our child: its end comes from its server. */
+	if (!served)
+		c->pidfd = pidfd_open(c->pid, 0);
 	rc = 0;
 out:
 	close_fd(&in[0]);
@@ -217,6 +289,37 @@ static int child_exited(pid_t pid)
 	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
 		return errno != EINTR;
 	return si.si_pid == pid;
+}
+
+/* Served: has the server reported the runner's end? Reads only what is
+ * there. A server that died first lost the status (its runner died with
+ * it): that is an end too, with end_errno. */
+static int served_ended(struct child *c)
+{
+	if (!c->ended) {
+		switch (http_runner_server_wait(c->pid, 0, &c->end_status, NULL)) {
+		case 0:
+			c->ended = 1;
+			break;
+		case 1:
+			break;
+		default:
+			/* The server died first: the runner got SIGKILL (its
+			 * parent-death signal), but nobody killed its group.
+			 * Its pid may be reaped by now; the group id stays
+			 * taken while any member lives, and a freed pid is not
+			 * handed out again before the kernel's counter wraps
+			 * (pid_max), so this reaches only what it left. */
+			c->end_errno = errno;
+			kill(-c->pid, SIGKILL);
+			kill(c->pid, SIGKILL);
+			c->end_status = 0;
+			c->ended = 1;
+			c->srv = -1; /* gone, and reaped by runner_server.c */
+			break;
+		}
+	}
+	return c->ended;
 }
 
 /* Drain what is readable on fd into b (stdout: the cap is an error) or keep
@@ -270,13 +373,16 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 	int r;
 
 	for (;;) {
-		if (!exited && c->pidfd < 0)
+		if (!exited && !c->served && c->pidfd < 0)
 			exited = child_exited(c->pid);
 		if (exited && !group_killed) {
 			/* The child is gone; anything left in its group could
 			 * only keep the pipes open. Its zombie, not yet reaped,
-			 * still holds the pgid, so this cannot hit another group. */
-			kill(-c->pid, SIGKILL);
+			 * still holds the pgid, so this cannot hit another group.
+			 * A served runner's server did the same before its
+			 * report, and has reaped it since. */
+			if (!c->served)
+				kill(-c->pid, SIGKILL);
 			group_killed = 1;
 		}
 		if (exited && c->out < 0 && c->err < 0)
@@ -302,8 +408,8 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 			pfd[nfd].events = POLLIN;
 			i_err = (int)nfd++;
 		}
-		if (!exited && c->pidfd >= 0) {
-			pfd[nfd].fd = c->pidfd;
+		if (!exited && (c->served || c->pidfd >= 0)) {
+			pfd[nfd].fd = c->served ? c->srv : c->pidfd;
 			pfd[nfd].events = POLLIN;
 			i_pid = (int)nfd++;
 		} else if (!exited && timeout > SPAWN_EXIT_POLL_MS) {
@@ -330,13 +436,13 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 		if (i_err >= 0 && pfd[i_err].revents)
 			drain(&c->err, err, 0);
 		if (i_pid >= 0 && pfd[i_pid].revents)
-			exited = child_exited(c->pid);
+			exited = c->served ? served_ended(c) : child_exited(c->pid);
 	}
 }
 
-int http_spawn_run(const char *path, char *const argv[], const char *input, size_t input_len,
-                   int timeout_ms, struct model_buf *out, struct model_buf *err,
-                   struct http_spawn_result *res)
+static int run(const char *path, char *const argv[], int served, const char *input,
+               size_t input_len, int timeout_ms, struct model_buf *out, struct model_buf *err,
+               struct http_spawn_result *res)
 {
 	struct sigaction ign, dfl, old_pipe, old_chld;
 	struct child c;
@@ -346,8 +452,9 @@ int http_spawn_run(const char *path, char *const argv[], const char *input, size
 	memset(res, 0, sizeof(*res));
 	res->end = HTTP_SPAWN_ERROR;
 	res->reaped = -1;
+	memset(&c, 0, sizeof(c));
 	c.pid = -1;
-	c.in = c.out = c.err = c.pidfd = -1;
+	c.in = c.out = c.err = c.pidfd = c.srv = -1;
 
 	memset(&ign, 0, sizeof(ign));
 	sigemptyset(&ign.sa_mask);
@@ -359,13 +466,14 @@ int http_spawn_run(const char *path, char *const argv[], const char *input, size
 	sigaction(SIGCHLD, &dfl, &old_chld);
 
 	deadline = now_ms() + timeout_ms;
-	if (start(path, argv, err != NULL, &c, res) != 0)
+	if (start(path, argv, served, err != NULL, timeout_ms, &c, res) != 0)
 		goto out;
 	if (input_len == 0)
 		close_fd(&c.in); /* nothing to say: EOF at once */
 	res->end = pump(&c, input, input_len, deadline, out, err, &res->sys_errno);
-	if (res->end != HTTP_SPAWN_DONE) {
-		res->reaped = kill_reap(c.pid, &res->status, &res->reap_errno);
+	if (res->end != HTTP_SPAWN_DONE || c.served) {
+		/* (served and DONE: its end is already read, nothing is killed) */
+		res->reaped = kill_reap(&c, &res->status, &res->reap_errno);
 	} else {
 		do {
 			res->reaped = waitpid(c.pid, &res->status, 0);
@@ -385,4 +493,18 @@ out:
 	sigaction(SIGCHLD, &old_chld, NULL);
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	return rc;
+}
+
+int http_spawn_run(const char *path, char *const argv[], const char *input, size_t input_len,
+                   int timeout_ms, struct model_buf *out, struct model_buf *err,
+                   struct http_spawn_result *res)
+{
+	return run(path, argv, 0, input, input_len, timeout_ms, out, err, res);
+}
+
+int http_spawn_run_runner(const char *runner_path, char *const argv[], const char *input,
+                          size_t input_len, int timeout_ms, struct model_buf *out,
+                          struct model_buf *err, struct http_spawn_result *res)
+{
+	return run(runner_path, argv, 1, input, input_len, timeout_ms, out, err, res);
 }

@@ -5,6 +5,12 @@
  * by the runner dispatch (fcgi/dispatch.c) and the external scorer
  * (fcgi/scorer_exec.c). The callers word every reason themselves.
  *
+ * The runner is started through its fork server (http_spawn_run_runner,
+ * fcgi/runner_server.h): a fork of a runner started once, with the same
+ * descriptors, environment, process group and signal state as below, and
+ * the same kill, reap and reporting. Any other program is started with
+ * posix_spawn (http_spawn_run).
+ *
  * The child is started with posix_spawn and gets: argv as given (argv[0]
  * is the caller's, path is what is executed: no PATH search); an empty
  * environment (envp = {NULL}); stdin and stdout on pipes; stderr on a pipe
@@ -68,5 +74,33 @@ struct http_spawn_result {
 int http_spawn_run(const char *path, char *const argv[], const char *input, size_t input_len,
                    int timeout_ms, struct model_buf *out, struct model_buf *err,
                    struct http_spawn_result *res);
+
+/**
+ * http_spawn_run for olivares-runner at runner_path, through the worker's
+ * runner fork server (fcgi/runner_server.h, started or restarted as
+ * needed): argv[1..] are the runner's arguments (argv[0] is not sent; the
+ * runner calls itself "olivares-runner"). Everything else is as
+ * http_spawn_run: same caps, deadline (which includes waiting for the
+ * server), kill of the group, and the wait status the runner ended with
+ * (its server reaps it and reports it). res->start_step "spawn" covers a
+ * server that could not be started or did not take the run
+ * (runner_server.h lists the errno values). When the server dies during
+ * the run (its runner dies with it) the status is lost: res->reaped -1,
+ * res->reap_errno set.
+ */
+int http_spawn_run_runner(const char *runner_path, char *const argv[], const char *input,
+                          size_t input_len, int timeout_ms, struct model_buf *out,
+                          struct model_buf *err, struct http_spawn_result *res);
+
+/**
+ * Start `path` with posix_spawn: argv as given (no PATH search), an empty
+ * environment, in_r / out_w / err_w dup2'ed onto 0 / 1 / 2 (err_w < 0:
+ * /dev/null; any of them may sit on 0..2), every other descriptor closed,
+ * its own process group, every signal at its default action and none
+ * blocked. The descriptors are borrowed. Returns 0 with *pid (the
+ * caller's child, to reap), or an errno value (nothing started, *pid -1).
+ */
+int http_spawn_process(const char *path, char *const argv[], int in_r, int out_w, int err_w,
+                       pid_t *pid);
 
 #endif

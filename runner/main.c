@@ -24,6 +24,11 @@
  * bounds: refused, never clamped); the path of the built-in mock agent is
  * resolved from /proc/self/exe before anything is closed. --preflight NAME
  * prints one line and reads no spec.
+ *
+ * --serve makes this process the fork server of one FastCGI worker
+ * (runner/serve.h): each run then happens in a fork of it that enters
+ * run_main() with the run's arguments and descriptors, with everything
+ * above done there, per run, as in a runner started with exec.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,8 +44,10 @@
 
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/forkserver.h"
 #include "model/runspec.h"
 #include "runner/backend.h"
+#include "runner/serve.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.0.0"
@@ -106,13 +113,14 @@ static void usage(FILE *f)
 	        "       %s --backend NAME --no-seccomp < spec.json   (test aid)\n"
 	        "       %s --preflight NAME\n"
 	        "       %s --probe OP [--backend NAME]\n"
+	        "       %s --serve   (fork server for olivares-fcgi; socket on stdin)\n"
 	        "       %s --help | --version\n\n"
 	        "Runs one sandbox run spec (JSON on stdin) and writes one JSON line per\n"
 	        "step, then a summary line, on stdout. --preflight prints one line\n"
 	        "{\"type\":\"preflight\",\"backend\":NAME,\"ok\":bool,\"reason\":null|string}.\n"
 	        "Backends:",
 	        MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME,
-	        MODEL_RUNNER_NAME);
+	        MODEL_RUNNER_NAME, MODEL_RUNNER_NAME);
 	for (i = 0; backends[i]; i++)
 		fprintf(f, " %s", backends[i]->name);
 	fprintf(f, "\n\n--probe OP is a self-test of the confinement: it installs the\n"
@@ -512,7 +520,9 @@ out:
 	}
 }
 
-int main(int argc, char **argv)
+/* One run (or preflight, or probe) in this process: a freshly executed
+ * runner's main(), and what each forked runner of the fork server calls. */
+static int run_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"backend", required_argument, NULL, 'b'},
@@ -606,4 +616,13 @@ int main(int argc, char **argv)
 		run_spec(be, unconfined, &sum);
 	}
 	return write_summary(name, &sum) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	/* Before anything else, and only alone: the fork server owns this
+	 * process, and each runner it forks goes through run_main(). */
+	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0)
+		return runner_serve(run_main);
+	return run_main(argc, argv);
 }

@@ -22,11 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fcgi/dispatch.h"
+#include "fcgi/runner_server.h"
+#include "fcgi/spawn.h"
+#include "model/forkserver.h"
+#include "runner/serve.h"
 
 extern char **environ;
 
@@ -205,7 +210,7 @@ START_TEST(test_walkthrough)
 	char want[65];
 	size_t i;
 
-	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r1), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r1), 0);
 	ck_assert_str_eq(r1.status, "completed");
 	ck_assert_str_eq(r1.reason, "");
 	ck_assert_str_eq(r1.backend, "inproc-mock");
@@ -239,7 +244,7 @@ START_TEST(test_walkthrough)
 	ck_assert_str_eq(r1.output_digest, want);
 
 	/* Deterministic: the same spec gives the same outputs and digest. */
-	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r2), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r2), 0);
 	ck_assert_str_eq(r2.output_digest, r1.output_digest);
 	ck_assert(json_equal(r1.outputs, r2.outputs));
 
@@ -260,7 +265,7 @@ START_TEST(test_final_newline)
 	spec_step(spec, "step-2", "agent:user2@example.test\n");
 	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
 	spec_mock(spec, "agent:user2@example.test\n", "with newline", NULL);
-	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_str_eq(out_str(&r, 0, "output"), "[[mock-miss:agent:user1@example.test\n]]");
 	ck_assert_str_eq(out_str(&r, 0, "error_kind"), "mock_miss");
@@ -283,7 +288,7 @@ static void check_variant(const char *variant, const char *want_r, const char *w
 	spec_mock(spec, "resource-r", "default answer", NULL);
 	spec_mock(spec, "resource-r", "candidate answer", "candidate");
 	spec_mock(spec, "resource-q", "baseline only", "baseline");
-	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_str_eq(out_str(&r, 0, "output"), want_r);
 	ck_assert_str_eq(out_str(&r, 1, "output"), want_q);
@@ -344,7 +349,7 @@ START_TEST(test_unknown_backend)
 	struct http_dispatch_result r;
 	json_t *spec = walk_spec();
 
-	ck_assert_int_eq(http_dispatch_run(runner(), "firecracker-x", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "firecracker-x", 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "unknown backend: firecracker-x");
 	ck_assert_str_eq(r.backend, "firecracker-x");
@@ -363,7 +368,7 @@ START_TEST(test_spec_with_extra_field)
 
 	/* Nothing but steps, mocks and variant may reach the runner. */
 	json_object_set_new(spec, "tenant", json_string("t1"));
-	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "invalid run spec: unknown field \"tenant\"");
 	ck_assert_int_eq(r.isolated, 0);
@@ -386,7 +391,7 @@ START_TEST(test_spec_over_cap)
 	big[len] = '\0';
 	spec_step(spec, "k", big);
 	free(big);
-	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 20000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 20000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "run spec over 8388608 bytes (8 MiB)");
 	ck_assert_int_eq(r.isolated, 0);
@@ -405,7 +410,7 @@ START_TEST(test_timeout_kills_group)
 	 * none survives the kill. */
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), "inproc-mock", 300, spec, &r),
+	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), 0, "inproc-mock", 300, spec, &r),
 	                 -1);
 	elapsed = now_ms() - t0;
 	ck_assert_str_eq(r.status, "failed");
@@ -430,7 +435,7 @@ START_TEST(test_stderr_flood_times_out)
 
 	t0 = now_ms();
 	ck_assert_int_eq(
-	    http_dispatch_run(fixture("runner-stderr-flood"), "inproc-mock", 300, spec, &r), -1);
+	    http_dispatch_run(fixture("runner-stderr-flood"), 0, "inproc-mock", 300, spec, &r), -1);
 	elapsed = now_ms() - t0;
 	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
 	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
@@ -450,7 +455,7 @@ START_TEST(test_straggler_killed_at_exit)
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	t0 = now_ms();
 	ck_assert_int_eq(
-	    http_dispatch_run(fixture("runner-straggler"), "inproc-mock", 10000, spec, &r), 0);
+	    http_dispatch_run(fixture("runner-straggler"), 0, "inproc-mock", 10000, spec, &r), 0);
 	elapsed = now_ms() - t0;
 	ck_assert_msg(elapsed < 2000, "waited %lld ms for a straggler", (long long)elapsed);
 	ck_assert_str_eq(r.status, "completed");
@@ -467,7 +472,7 @@ static void check_fake_fails(const char *fake, const char *reason_prefix)
 	struct http_dispatch_result r;
 	json_t *spec = walk_spec();
 
-	ck_assert_int_eq(http_dispatch_run(fixture(fake), "inproc-mock", 5000, spec, &r), -1);
+	ck_assert_int_eq(http_dispatch_run(fixture(fake), 0, "inproc-mock", 5000, spec, &r), -1);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_msg(strncmp(r.reason, reason_prefix, strlen(reason_prefix)) == 0,
 	              "%s: reason \"%s\"", fake, r.reason);
@@ -499,11 +504,22 @@ START_TEST(test_exec_failure)
 	json_t *spec = walk_spec();
 
 	ck_assert_int_eq(
-	    http_dispatch_run("/nonexistent/olivares-runner", "inproc-mock", 5000, spec, &r), -1);
+	    http_dispatch_run("/nonexistent/olivares-runner", 0, "inproc-mock", 5000, spec, &r), -1);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "cannot start the runner /nonexistent/olivares-runner: "
 	                           "No such file or directory");
 	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+	http_dispatch_result_free(&r);
+
+	/* Through the fork server: the server cannot be started either, same
+	 * words, nothing left running. */
+	ck_assert_int_eq(
+	    http_dispatch_run("/nonexistent/olivares-runner", 1, "inproc-mock", 5000, spec, &r), -1);
+	ck_assert_str_eq(r.reason, "cannot start the runner /nonexistent/olivares-runner: "
+	                           "No such file or directory");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_int_eq(http_runner_server_pid(), -1);
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
 	http_dispatch_result_free(&r);
 	json_decref(spec);
@@ -541,7 +557,7 @@ START_TEST(test_fails_closed_without_filter)
 			_exit(3);
 		}
 		seccomp_release(ctx);
-		http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r);
+		http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r);
 		n = snprintf(buf, sizeof(buf), "%s|%d|%d|%zu|%s", r.status, r.isolated,
 		             r.steps_total, json_array_size(r.outputs), r.reason);
 		http_dispatch_result_free(&r);
@@ -568,14 +584,17 @@ END_TEST
 
 /* ---- what the child inherits -------------------------------------------- */
 
-START_TEST(test_clean_descriptors_and_env)
+/* The fixture (this binary), spawned (fork_server 0) or forked by its own
+ * fork server (1), reports only 0, 1, 2 and an empty environment, while
+ * the worker holds descriptors not marked CLOEXEC and a secret in its
+ * environment. */
+static void check_clean_descriptors_and_env(int fork_server)
 {
 	struct http_dispatch_result r;
 	json_t *spec = spec_new(NULL);
 	int leak;
 	int p[2];
 
-	/* Descriptors a careless worker might hold: none marked CLOEXEC. */
 	leak = open("/dev/null", O_RDONLY);
 	ck_assert_int_ge(leak, 3);
 	ck_assert_int_eq(pipe(p), 0);
@@ -583,16 +602,24 @@ START_TEST(test_clean_descriptors_and_env)
 
 	spec_step(spec, "fds", "fds");
 	spec_step(spec, "env", "env");
-	ck_assert_int_eq(http_dispatch_run(self_exe, "fixture-fds", 5000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(self_exe, fork_server, "fixture-fds", 5000, spec, &r),
+	                 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_str_eq(out_str(&r, 0, "output"), "0,1,2");
 	ck_assert_str_eq(out_str(&r, 1, "output"), "");
 	ck_assert_int_eq(r.isolated, 0); /* the fake said so: never upgraded */
 	http_dispatch_result_free(&r);
+	ck_assert_int_eq(http_runner_server_pid() > 0, fork_server);
+	http_runner_server_stop();
 	json_decref(spec);
 	close(leak);
 	close(p[0]);
 	close(p[1]);
+}
+
+START_TEST(test_clean_descriptors_and_env)
+{
+	check_clean_descriptors_and_env(0);
 }
 END_TEST
 
@@ -625,7 +652,7 @@ START_TEST(test_big_spec)
 	huge[1024 * 1024] = '\0';
 	spec_step(spec, "huge", huge);
 
-	ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 30000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 30000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_int_eq(r.steps_total, 65);
 	ck_assert_int_eq(r.steps_ok, 32);
@@ -650,14 +677,20 @@ START_TEST(test_no_leaks_across_runs)
 	int i;
 
 	for (i = 0; i < 20; i++) {
-		ck_assert_int_eq(http_dispatch_run(runner(), "inproc-mock", 10000, spec, &r), 0);
+		ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
 		ck_assert_int_eq(r.isolated, 1);
 		http_dispatch_result_free(&r);
 		ck_assert_int_eq(
-		    http_dispatch_run(fixture("runner-garbage"), "inproc-mock", 10000, spec, &r),
+		    http_dispatch_run(fixture("runner-garbage"), 0, "inproc-mock", 10000, spec, &r),
 		    -1);
 		http_dispatch_result_free(&r);
 	}
+	/* The fork server (started by the first run) is the one child and
+	 * descriptor left by design; stopped, it takes its socket along. */
+	ck_assert_int_gt(http_runner_server_pid(), 0);
+	ck_assert_int_eq(count_fds(), before + 1);
+	http_runner_server_stop();
+	ck_assert_int_eq(http_runner_server_pid(), -1);
 	ck_assert_int_eq(count_fds(), before);
 	/* Every runner was reaped: no child, zombie or not, is left. */
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
@@ -670,6 +703,320 @@ START_TEST(test_no_leaks_across_runs)
 		ck_assert(sa.sa_handler == SIG_DFL);
 	}
 	json_decref(spec);
+}
+END_TEST
+
+/* ---- the runner fork server (runner/serve.c, fcgi/runner_server.c) ------- */
+
+/* A temporary file for a fixture to write a pid into. */
+static void pidfile_new(char path[64])
+{
+	int fd;
+
+	snprintf(path, 64, "/tmp/olv-test-pid-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+static pid_t pidfile_read(const char *path)
+{
+	char buf[32] = "";
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	unlink(path);
+	return (pid_t)atol(buf);
+}
+
+/* pid, orphaned to us (the subreaper), must end killed by SIGKILL. */
+static void expect_killed(pid_t pid)
+{
+	int status = 0;
+
+	ck_assert_int_gt(pid, 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	              "pid %d ended with status %#x", (int)pid, status);
+}
+
+START_TEST(test_served_clean_descriptors_and_env)
+{
+	check_clean_descriptors_and_env(1);
+}
+END_TEST
+
+START_TEST(test_served_timeout_kills_group)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	char path[64];
+	int64_t t0, elapsed;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	pidfile_new(path);
+	spec_step(spec, "pidfile", path);
+	t0 = now_ms();
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-sleep", 300, spec, &r), -1);
+	elapsed = now_ms() - t0;
+	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
+	              (long long)elapsed);
+	/* The sleeper the fixture left in its process group died with it. */
+	expect_killed(pidfile_read(path));
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+	/* The server survived the kill of its runner and takes the next run. */
+	spec = spec_new(NULL);
+	spec_step(spec, "fds", "fds");
+	spec_step(spec, "env", "env");
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", 5000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	http_dispatch_result_free(&r);
+	http_runner_server_stop();
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_served_straggler_killed_at_exit)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	char path[64];
+	int64_t t0, elapsed;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	pidfile_new(path);
+	spec_step(spec, "pidfile", path);
+	t0 = now_ms();
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-straggler", 10000, spec, &r), 0);
+	elapsed = now_ms() - t0;
+	ck_assert_msg(elapsed < 2000, "waited %lld ms for a straggler", (long long)elapsed);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.steps_total, 1);
+	/* The server killed the group before it reported the end. */
+	expect_killed(pidfile_read(path));
+	http_dispatch_result_free(&r);
+	http_runner_server_stop();
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_served_server_dies_mid_run)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	char path[64];
+	int64_t t0, elapsed;
+	pid_t first;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	pidfile_new(path);
+	spec_step(spec, "pidfile", path);
+	spec_step(spec, "kill-server", "kill-server");
+	t0 = now_ms();
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-sleep", 10000, spec, &r), -1);
+	elapsed = now_ms() - t0;
+	/* Not the deadline: the end is known as soon as the server is gone. */
+	ck_assert_msg(elapsed < 3000, "returned after %lld ms", (long long)elapsed);
+	ck_assert_msg(strncmp(r.reason, "runner exit status lost: ", 25) == 0, "reason \"%s\"",
+	              r.reason);
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_int_eq(http_runner_server_pid(), -1);
+	expect_killed(pidfile_read(path));
+	http_dispatch_result_free(&r);
+
+	/* A server killed between runs: the next run starts another. */
+	json_decref(spec);
+	spec = walk_spec();
+	ck_assert_msg(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r) == 0,
+	              "after the server died: %s", r.reason);
+	ck_assert_str_eq(r.status, "completed");
+	http_dispatch_result_free(&r);
+	first = http_runner_server_pid();
+	ck_assert_int_gt(first, 0);
+	ck_assert_int_eq(kill(first, SIGKILL), 0);
+	/* Dead (not reaped: that is the dispatcher's job) before the next
+	 * run: a server killed while a request is in flight is the case
+	 * above, whose run is lost. */
+	{
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		ck_assert_int_eq(waitid(P_PID, (id_t)first, &si, WEXITED | WNOWAIT), 0);
+	}
+	ck_assert_msg(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r) == 0,
+	              "after the server was killed: %s", r.reason);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.isolated, 1);
+	ck_assert_int_gt(http_runner_server_pid(), 0);
+	ck_assert_int_ne(http_runner_server_pid(), first);
+	http_dispatch_result_free(&r);
+	http_runner_server_stop();
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_served_not_a_server)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+	int64_t t0, elapsed;
+
+	/* A runner path that is no fork server (a script that sleeps): the
+	 * run fails at its deadline with nothing started, and the program is
+	 * stopped (SIGKILL after the grace) and reaped. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), 1, "inproc-mock", 300, spec, &r),
+	                 -1);
+	elapsed = now_ms() - t0;
+	ck_assert_msg(strstr(r.reason, "cannot start the runner ") == r.reason &&
+	                  strstr(r.reason, ": Connection timed out") != NULL,
+	              "reason \"%s\"", r.reason);
+	ck_assert_msg(elapsed >= 300 && elapsed < 4000, "returned after %lld ms",
+	              (long long)elapsed);
+	ck_assert_int_eq(http_runner_server_pid(), -1);
+	/* Its background sleeper was in its process group: killed too. */
+	ck_assert_int_eq(reap_descendants(), 1);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+/* Start `runner --serve` by hand; *sock is our end. */
+static pid_t serve_start(int *sock)
+{
+	char *argv[3];
+	int sv[2];
+	int devnull;
+	pid_t pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	argv[0] = (char *)runner();
+	argv[1] = (char *)MODEL_FORKSERVER_ARG;
+	argv[2] = NULL;
+	ck_assert_int_eq(http_spawn_process(runner(), argv, sv[1], devnull, devnull, &pid), 0);
+	close(sv[1]);
+	close(devnull);
+	*sock = sv[0];
+	return pid;
+}
+
+/* Send payload (len bytes) with nfds copies of /dev/null; the STARTED. */
+static struct model_forkserver_reply serve_send(int sock, const char *payload, size_t len,
+                                                int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct model_forkserver_reply rep;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	int fds[4];
+	int i;
+
+	memset(&ctl, 0, sizeof(ctl));
+	memset(&mh, 0, sizeof(mh));
+	for (i = 0; i < nfds; i++)
+		fds[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	iov.iov_base = (void *)payload;
+	iov.iov_len = len;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfds > 0) {
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	}
+	ck_assert_int_eq(sendmsg(sock, &mh, 0), (ssize_t)len);
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	for (;;) {
+		ck_assert_int_eq(recv(sock, &rep, sizeof(rep), 0), (ssize_t)sizeof(rep));
+		if (rep.kind == MODEL_FORKSERVER_STARTED)
+			return rep;
+	}
+}
+
+/* The ENDED of pid (skipping others). */
+static struct model_forkserver_reply serve_ended(int sock, pid_t pid)
+{
+	struct model_forkserver_reply rep;
+
+	for (;;) {
+		ck_assert_int_eq(recv(sock, &rep, sizeof(rep), 0), (ssize_t)sizeof(rep));
+		if (rep.kind == MODEL_FORKSERVER_ENDED && rep.pid == (int32_t)pid)
+			return rep;
+	}
+}
+
+START_TEST(test_serve_refuses_malformed_requests)
+{
+	struct model_forkserver_reply rep;
+	static const char good[] = "--backend\0inproc-mock";
+	char many[64];
+	int sock;
+	int status;
+	pid_t server;
+	size_t i;
+
+	server = serve_start(&sock);
+	/* Two descriptors instead of three. */
+	rep = serve_send(sock, good, sizeof(good), 2);
+	ck_assert_int_eq(rep.value, EBADF);
+	ck_assert_int_eq(serve_ended(sock, rep.pid).value, 2 << 8); /* exit 2 */
+	/* Four. */
+	rep = serve_send(sock, good, sizeof(good), 4);
+	ck_assert_int_eq(rep.value, EBADF);
+	serve_ended(sock, rep.pid);
+	/* Arguments not NUL-terminated. */
+	rep = serve_send(sock, "--backend", 9, 3);
+	ck_assert_int_eq(rep.value, EINVAL);
+	serve_ended(sock, rep.pid);
+	/* Over MODEL_FORKSERVER_ARGS_MAX arguments. */
+	for (i = 0; i < sizeof(many); i += 2) {
+		many[i] = 'x';
+		many[i + 1] = '\0';
+	}
+	rep = serve_send(sock, many, sizeof(many), 3);
+	ck_assert_int_eq(rep.value, EINVAL);
+	serve_ended(sock, rep.pid);
+	/* After all that, a good request runs (the runner's usage error on
+	 * stdin /dev/null still reports an end: exit 0 with a summary). */
+	rep = serve_send(sock, good, sizeof(good), 3);
+	ck_assert_int_eq(rep.value, 0);
+	ck_assert_int_gt(rep.pid, 0);
+	ck_assert_int_ne(rep.pid, server);
+	rep = serve_ended(sock, rep.pid);
+	ck_assert(WIFEXITED(rep.value) && WEXITSTATUS(rep.value) == 0);
+	ck_assert_int_gt(rep.cpu_us, 0);
+	/* Our end closed: the server exits 0. */
+	close(sock);
+	ck_assert_int_eq(waitpid(server, &status, 0), server);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+START_TEST(test_serve_needs_a_socket)
+{
+	char cmd[4200];
+	int status;
+
+	/* Started by hand (stdin not a SOCK_SEQPACKET socket): exit 2. */
+	snprintf(cmd, sizeof(cmd), "'%s' --serve </dev/null 2>/dev/null", runner());
+	status = system(cmd);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2);
 }
 END_TEST
 
@@ -721,6 +1068,83 @@ static int fake_runner_fds(void)
 	return 0;
 }
 
+/* The spec on stdin, parsed (NULL when it is not JSON). */
+static json_t *fake_read_spec(void)
+{
+	return json_loadf(stdin, 0, NULL);
+}
+
+/* Fork a sleeper into our process group and write its pid to path. */
+static void fake_leave_sleeper(const char *path)
+{
+	FILE *f;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		sleep(60);
+		_exit(0);
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)pid);
+		fclose(f);
+	}
+}
+
+/*
+ * The runner this binary is when it serves (`test_runner --serve`):
+ *   --backend fixture-fds        as fake_runner_fds()
+ *   --backend fixture-sleep      leaves a sleeper (pid into the file the
+ *                                first step's input names), kills its
+ *                                server if a second step says
+ *                                "kill-server", then sleeps
+ *   --backend fixture-straggler  leaves a sleeper, answers every step
+ *                                "done" and exits
+ */
+static int fake_served(int argc, char **argv)
+{
+	const char *path;
+	json_t *spec, *steps, *st;
+	size_t i;
+
+	if (argc != 3 || strcmp(argv[1], "--backend") != 0)
+		return 2;
+	if (strcmp(argv[2], "fixture-fds") == 0)
+		return fake_runner_fds();
+	spec = fake_read_spec();
+	steps = json_object_get(spec, "steps");
+	path = json_string_value(json_object_get(json_array_get(steps, 0), "input"));
+	if (!path)
+		return 2;
+	fake_leave_sleeper(path);
+	if (strcmp(argv[2], "fixture-sleep") == 0) {
+		st = json_array_get(steps, 1);
+		if (st && strcmp(json_string_value(json_object_get(st, "input")), "kill-server") == 0)
+			kill(getppid(), SIGKILL);
+		sleep(60);
+		return 1;
+	}
+	if (strcmp(argv[2], "fixture-straggler") != 0)
+		return 2;
+	json_array_foreach(steps, i, st)
+	{
+		json_t *line = json_pack("{s:s,s:i,s:O,s:O,s:s,s:s,s:n}", "type", "step", "seq",
+		                         (int)i + 1, "key", json_object_get(st, "key"), "input",
+		                         json_object_get(st, "input"), "output", "done", "status",
+		                         "ok", "error_kind");
+
+		json_dumpf(line, stdout, JSON_COMPACT);
+		printf("\n");
+		json_decref(line);
+	}
+	printf("{\"type\":\"summary\",\"runner\":\"fixture\",\"backend\":\"fixture-straggler\","
+	       "\"isolated\":false,\"destroyed\":false,\"status\":\"completed\","
+	       "\"steps_total\":%zu,\"steps_ok\":%zu,\"steps_error\":0,\"reason\":null}\n",
+	       json_array_size(steps), json_array_size(steps));
+	json_decref(spec);
+	return 0;
+}
+
 static Suite *runner_suite(void)
 {
 	Suite *s = suite_create("runner");
@@ -745,6 +1169,17 @@ static Suite *runner_suite(void)
 	tcase_add_test(tc, test_no_leaks_across_runs);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("fork-server");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_served_clean_descriptors_and_env);
+	tcase_add_test(tc, test_served_timeout_kills_group);
+	tcase_add_test(tc, test_served_straggler_killed_at_exit);
+	tcase_add_test(tc, test_served_server_dies_mid_run);
+	tcase_add_test(tc, test_served_not_a_server);
+	tcase_add_test(tc, test_serve_refuses_malformed_requests);
+	tcase_add_test(tc, test_serve_needs_a_socket);
+	suite_add_tcase(s, tc);
+
 	/* Installs a seccomp filter in this process (in a child): valgrind
 	 * cannot, so a valgrind run sets CK_EXCLUDE_TAGS=needs-seccomp. */
 	tc = tcase_create("inherited-filter");
@@ -761,8 +1196,15 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int failed;
 
+	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0)
+		return runner_serve(fake_served);
 	if (argc == 3 && strcmp(argv[1], "--backend") == 0 && strcmp(argv[2], "fixture-fds") == 0)
 		return fake_runner_fds();
+	if (argc != 1) {
+		/* Never run the suite from a fixture invocation. */
+		fprintf(stderr, "test_runner: unexpected arguments\n");
+		return 2;
+	}
 
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (n <= 0)

@@ -1,0 +1,68 @@
+#ifndef OLIVARES_MODEL_FORKSERVER_H
+#define OLIVARES_MODEL_FORKSERVER_H
+/**
+ * The wire between a FastCGI worker and its runner fork server
+ * (`olivares-runner --serve`, runner/serve.h; the worker's side is
+ * fcgi/runner_server.h). Header only: layouts and limits, no I/O.
+ *
+ * Why it exists: on the 2-CPU VMs we run on, starting the runner with
+ * posix_spawn + execve costs about as much as the whole bare spawn of
+ * /bin/true that bench/isolation compares against (a static runner's
+ * exec, page faults and glibc's start-up). The server is one runner
+ * process started once per worker; it keeps copies of itself forked in
+ * advance ("spares"), and a run is handed to a spare. Each run still
+ * gets its own process, which ends with the run; nothing of one run is in
+ * the next one's process (spares are forked from the server, which never
+ * runs a spec).
+ *
+ * The socket: AF_UNIX, SOCK_SEQPACKET (one message per send, never
+ * merged or split), the server's fd 0. The worker is its only peer.
+ *
+ * Request (worker -> spare): the runner's arguments after argv[0], each
+ * NUL-terminated, concatenated (e.g. "--backend\0namespaces\0"), at most
+ * MODEL_FORKSERVER_ARGS_MAX arguments and MODEL_FORKSERVER_REQUEST_MAX
+ * bytes; SCM_RIGHTS with exactly three descriptors, which become the
+ * runner's stdin, stdout and stderr in that order.
+ *
+ * Replies (runner side -> worker), each one struct model_forkserver_reply:
+ *   STARTED: sent by the spare that took the request, after it has put
+ *     itself in a process group of its own (pgid = pid) and before it
+ *     runs anything: pid is the runner's, value is 0, or an errno value
+ *     when the request was malformed (the spare then exits 2 without
+ *     running anything).
+ *   ENDED: sent by the server once that process has exited, after it
+ *     killed what was left in its process group and reaped it: value is
+ *     the wait status, cpu_us its user + system CPU time and that of
+ *     every process it reaped (wait4's rusage). The pid is not reaped
+ *     before the kill of its group, so until ENDED has been sent the
+ *     worker may signal the pid and the group -pid safely, as it would
+ *     its own child.
+ * An ENDED may come for a pid the worker never saw (a spare that died
+ * idle): the worker skips replies whose pid is not the one it waits for.
+ * When the worker closes its end the server kills the runner it may have
+ * running (and its group), reaps it and exits; when the server dies, its
+ * runner gets SIGKILL (parent-death signal).
+ */
+#include <stdint.h>
+
+#define MODEL_FORKSERVER_ARG "--serve"
+/** Longest request payload, bytes (arguments and their NULs). */
+#define MODEL_FORKSERVER_REQUEST_MAX 4096
+/** Most arguments in a request (after argv[0]). */
+#define MODEL_FORKSERVER_ARGS_MAX 16
+
+enum model_forkserver_kind {
+	MODEL_FORKSERVER_STARTED = 1,
+	MODEL_FORKSERVER_ENDED = 2
+};
+
+/** One reply; fixed layout, host byte order (both ends are on one host). */
+struct model_forkserver_reply {
+	int32_t kind;   /* enum model_forkserver_kind */
+	int32_t pid;    /* the runner's pid (in the server's pid namespace) */
+	int32_t value;  /* STARTED: 0 or errno; ENDED: wait status */
+	int32_t pad;    /* 0 */
+	int64_t cpu_us; /* ENDED: user + system CPU, microseconds; else 0 */
+};
+
+#endif

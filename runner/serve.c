@@ -1,0 +1,286 @@
+/*
+ * The runner's fork server (serve.h; the wire is model/forkserver.h).
+ */
+#include "runner/serve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "model/forkserver.h"
+#include "model/runspec.h"
+
+#define SERVE_SOCK 0
+/* After a failed fork, how long to wait before the next try (ms). */
+#define SERVE_RETRY_MS 100
+/* Children kept: one run and one spare waiting (serve.h). */
+#define SERVE_CHILDREN 2
+
+static int send_reply(int kind, pid_t pid, int value, long long cpu_us)
+{
+	struct model_forkserver_reply r;
+	ssize_t w;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = kind;
+	r.pid = (int32_t)pid;
+	r.value = value;
+	r.cpu_us = cpu_us;
+	do {
+		w = send(SERVE_SOCK, &r, sizeof(r), MSG_NOSIGNAL);
+	} while (w < 0 && errno == EINTR);
+	return w == (ssize_t)sizeof(r) ? 0 : -1;
+}
+
+/* Descriptors 0 - 2 of the spare are taken (socket, /dev/null, stderr), so
+ * received ones are above them; should they not be, lift them first so
+ * that the dup2() calls below cannot overwrite one another. */
+static int install_stdio(int fds[3])
+{
+	int i;
+	int fd;
+
+	for (i = 0; i < 3; i++) {
+		if (fds[i] > 2)
+			continue;
+		fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return -1;
+		fds[i] = fd;
+	}
+	for (i = 0; i < 3; i++) {
+		if (dup2(fds[i], i) < 0)
+			return -1;
+	}
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	return 0;
+}
+
+/* Split the payload into argv[1..]; -1 when it is not a list of
+ * NUL-terminated strings within MODEL_FORKSERVER_ARGS_MAX. */
+static int split_args(char *payload, size_t len, char **argv, int *argc)
+{
+	size_t at = 0;
+	size_t n;
+	int c = 1;
+
+	if (len == 0 || payload[len - 1] != '\0')
+		return -1;
+	while (at < len) {
+		if (c > MODEL_FORKSERVER_ARGS_MAX)
+			return -1;
+		n = strlen(payload + at);
+		argv[c++] = payload + at;
+		at += n + 1;
+	}
+	argv[c] = NULL;
+	*argc = c;
+	return 0;
+}
+
+/* The spare: take one request, become that run's runner. Never returns. */
+static void spare(pid_t server, int (*run)(int, char **))
+{
+	static char payload[MODEL_FORKSERVER_REQUEST_MAX + 1];
+	static char *argv[MODEL_FORKSERVER_ARGS_MAX + 2];
+	union {
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	int fds[8];
+	int nfds = 0;
+	int argc = 0;
+	int err = 0;
+	ssize_t n;
+	size_t k, j;
+	int fd;
+	int i;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != server)
+		_exit(1);
+	/* The server's pidfds of its other children: not ours to hold. */
+	if (close_range(3, ~0U, 0) != 0)
+		_exit(1);
+	iov.iov_base = payload;
+	iov.iov_len = MODEL_FORKSERVER_REQUEST_MAX;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.buf;
+	mh.msg_controllen = sizeof(ctl.buf);
+	do {
+		n = recvmsg(SERVE_SOCK, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		_exit(n == 0 ? 0 : 1); /* the worker hung up: the server sees it too */
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (j = 0; j < k; j++) {
+			memcpy(&fd, CMSG_DATA(cm) + j * sizeof(int), sizeof(int));
+			if (nfds < (int)(sizeof(fds) / sizeof(fds[0])))
+				fds[nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		err = EMSGSIZE;
+	else if (nfds != 3)
+		err = EBADF;
+	else if (split_args(payload, (size_t)n, argv, &argc) != 0)
+		err = EINVAL;
+	else if (setpgid(0, 0) != 0)
+		err = errno;
+	if (send_reply(MODEL_FORKSERVER_STARTED, getpid(), err, 0) != 0 || err) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		_exit(2);
+	}
+	if (install_stdio(fds) != 0)
+		_exit(1);
+	argv[0] = (char *)MODEL_RUNNER_NAME;
+	exit(run(argc, argv));
+}
+
+/* Kill whatever is left of pid's run (its group, then pid itself), wait
+ * for it to exit and reap it. *cpu_us gets its rusage. */
+static int finish(pid_t pid, int kill_first, long long *cpu_us)
+{
+	struct rusage ru;
+	siginfo_t si;
+	int status = 0;
+	pid_t r;
+
+	if (kill_first) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	/* Exited, not yet reaped: its pid, and so its group id, are still
+	 * reserved, which is what makes the kill of -pid safe. */
+	do {
+		r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT);
+	} while (r < 0 && errno == EINTR);
+	kill(-pid, SIGKILL);
+	memset(&ru, 0, sizeof(ru));
+	do {
+		r = wait4(pid, &status, 0, &ru);
+	} while (r < 0 && errno == EINTR);
+	*cpu_us = (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec +
+	          (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
+	return status;
+}
+
+/* Kill every child's run and reap it: the worker is gone. */
+static void finish_all(const pid_t *pid, const int *pidfd, int n)
+{
+	long long cpu_us;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		finish(pid[i], 1, &cpu_us);
+		close(pidfd[i]);
+	}
+}
+
+int runner_serve(int (*run)(int argc, char **argv))
+{
+	struct pollfd pfd[1 + SERVE_CHILDREN];
+	pid_t pid[SERVE_CHILDREN];
+	int pidfd[SERVE_CHILDREN];
+	long long cpu_us;
+	socklen_t len = sizeof(int);
+	pid_t server = getpid();
+	pid_t parent = getppid();
+	pid_t p;
+	int n = 0;
+	int type = 0;
+	int status;
+	int fd;
+	int i;
+	int r;
+
+	if (getsockopt(SERVE_SOCK, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+	    type != SOCK_SEQPACKET) {
+		fprintf(stderr,
+		        "%s: %s needs a SOCK_SEQPACKET socket on stdin; it is started by "
+		        "olivares-fcgi, not by hand\n",
+		        MODEL_RUNNER_NAME, MODEL_FORKSERVER_ARG);
+		return 2;
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
+		return 0;
+	signal(SIGCHLD, SIG_DFL);
+	for (;;) {
+		/* Top up the children: the worker runs one run at a time, so
+		 * with two of them one is always waiting when a request comes,
+		 * even right after a run, while the server forks the next. */
+		while (n < SERVE_CHILDREN) {
+			p = fork();
+			if (p == 0)
+				spare(server, run);
+			if (p < 0) {
+				fprintf(stderr, "%s: fork server: fork: %s\n", MODEL_RUNNER_NAME,
+				        strerror(errno));
+				break;
+			}
+			fd = pidfd_open(p, 0);
+			if (fd < 0) {
+				fprintf(stderr, "%s: fork server: pidfd_open: %s\n",
+				        MODEL_RUNNER_NAME, strerror(errno));
+				finish(p, 1, &cpu_us);
+				finish_all(pid, pidfd, n);
+				return 1;
+			}
+			pid[n] = p;
+			pidfd[n] = fd;
+			n++;
+		}
+		pfd[0].fd = SERVE_SOCK;
+		pfd[0].events = 0; /* hang-up only: requests are the spares' */
+		for (i = 0; i < n; i++) {
+			pfd[1 + i].fd = pidfd[i];
+			pfd[1 + i].events = POLLIN;
+		}
+		/* Without a child (fork failing), try again after a while. */
+		r = poll(pfd, (nfds_t)(1 + n), n ? -1 : SERVE_RETRY_MS);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || pfd[0].revents) {
+			/* The worker is gone (or poll broke): nobody is left to
+			 * hear about a run. */
+			finish_all(pid, pidfd, n);
+			return r < 0 ? 1 : 0;
+		}
+		for (i = n - 1; i >= 0; i--) {
+			if (!pfd[1 + i].revents)
+				continue;
+			close(pidfd[i]);
+			status = finish(pid[i], 0, &cpu_us);
+			if (send_reply(MODEL_FORKSERVER_ENDED, pid[i], status, cpu_us) != 0) {
+				pid[i] = pid[n - 1];
+				pidfd[i] = pidfd[n - 1];
+				finish_all(pid, pidfd, n - 1);
+				return 0; /* the worker is gone */
+			}
+			pid[i] = pid[n - 1];
+			pidfd[i] = pidfd[n - 1];
+			n--;
+		}
+	}
+}

@@ -1,0 +1,40 @@
+#ifndef OLIVARES_RUNNER_SERVE_H
+#define OLIVARES_RUNNER_SERVE_H
+/**
+ * The runner's fork server: `olivares-runner --serve`, started by a
+ * FastCGI worker (fcgi/runner_server.h) with a SOCK_SEQPACKET socket as
+ * its stdin. The wire is model/forkserver.h.
+ *
+ * The server keeps two copies of itself forked in advance (spares),
+ * blocked on the socket; the worker runs one run at a time, so while one
+ * runs the other waits, and a run that follows another does not wait for
+ * a fork. A spare first closes every descriptor above stderr (the
+ * server's pidfds of its other children). The spare that receives a
+ * request puts itself in a process group of its own, replies STARTED,
+ * moves the three descriptors it was handed to stdin, stdout and stderr
+ * and calls `run` with the request's arguments, exactly as a freshly
+ * executed runner's main() would be called; it exits with run's return
+ * value. The server waits for it to exit, kills what is left in its
+ * group, reaps it, replies ENDED and forks a spare in its place. The
+ * server itself never reads a spec, never runs a backend and holds no
+ * descriptor but the socket, /dev/null, stderr and its children's pidfds.
+ *
+ * Every process it forks has SIGKILL as its parent-death signal: a runner
+ * does not outlive the server, and the server does not outlive the worker
+ * (it has the same signal for the worker, and exits when the worker's end
+ * of the socket closes, after killing and reaping the runner it had).
+ */
+
+/**
+ * Serve requests on fd 0 until the worker hangs up. `run` is the runner's
+ * ordinary entry point (argc, argv with argv[0] "olivares-runner"); it is
+ * called only in forked runners, never in the server.
+ *
+ * Returns (in the server only) 0 when the worker closed its end, 2 when
+ * fd 0 is not a SOCK_SEQPACKET socket (a message on stderr: the server is
+ * not meant to be started by hand), 1 on a failure that stops it (a
+ * message on stderr). Forked runners never return: they exit.
+ */
+int runner_serve(int (*run)(int argc, char **argv));
+
+#endif

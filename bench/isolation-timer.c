@@ -25,7 +25,9 @@
  * `PROGRAM --serve`; each start hands it ARG... and the three pipe ends,
  * and ends when stdout is at EOF and the server has reported the runner's
  * end, whose wait status and CPU time (the runner and every process it
- * reaped) are used as wait4's are otherwise.
+ * reaped) are used as wait4's are otherwise. To each start's CPU time is
+ * added the server's own CPU time over the timed starts divided by N (its
+ * forks of the runners, which the runners' own times leave out).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -89,12 +91,30 @@ static char *slurp(const char *path, size_t *len)
 /* --served: the program whose fork server runs the starts. */
 static const char *served_program;
 
+/* The CPU time the fork server itself has used, ms (its forks of the
+ * runners are its own work): /proc/PID/schedstat's first field, ns. */
+static double server_cpu_ms(void)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)http_runner_server_pid());
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return (double)ns / 1e6;
+}
+
 /* One start: returns 1 when good, 0 when not, -1 when it could not start. */
 static int one(char *const argv[], const char *input, size_t input_len, const char *expect,
                char *out, size_t out_cap, double *cpu_ms)
 {
 	long long end_cpu_us = 0;
-	int srv_sock;
+	int srv_sock, runner_pidfd = -1;
 	struct rusage ru;
 	static char *const envp[] = {NULL};
 	posix_spawn_file_actions_t fa;
@@ -111,7 +131,7 @@ static int one(char *const argv[], const char *input, size_t input_len, const ch
 		return -1;
 	if (served_program) {
 		rc = http_runner_server_start(served_program, (char *const *)argv, in[0], o[1], e[1],
-		                              60000, &pid, &srv_sock);
+		                              60000, &pid, &runner_pidfd, &srv_sock);
 	} else {
 		posix_spawn_file_actions_init(&fa);
 		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
@@ -180,7 +200,8 @@ static int one(char *const argv[], const char *input, size_t input_len, const ch
 		}
 	}
 	if (served_program) {
-		if (http_runner_server_wait(pid, 1, &status, &end_cpu_us) != 0)
+		close(runner_pidfd);
+		if (http_runner_server_wait(pid, -1, &status, &end_cpu_us) != 0)
 			return -1;
 		*cpu_ms = (double)end_cpu_us / 1000.0;
 	} else {
@@ -198,7 +219,8 @@ int main(int argc, char **argv)
 {
 	static char out[1 << 20];
 	double *t, *cpu;
-	double t0, c;
+	double t0, c, server0, share;
+	int *oks;
 	char *input;
 	size_t input_len;
 	long n, warm, i, good = 0;
@@ -236,8 +258,10 @@ int main(int argc, char **argv)
 		warm = 1;
 	t = calloc((size_t)n, sizeof(*t));
 	cpu = calloc((size_t)n, sizeof(*cpu));
+	oks = calloc((size_t)n, sizeof(*oks));
 	for (i = 0; i < warm; i++)
 		one(argv + 6, input, input_len, argv[4], out, sizeof(out), &c);
+	server0 = served ? server_cpu_ms() : 0;
 	for (i = 0; i < n; i++) {
 		t0 = now_ms();
 		r = one(argv + 6, input, input_len, argv[4], out, sizeof(out), &cpu[i]);
@@ -248,10 +272,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		good += r;
-		if (samples)
-			printf("sample %.3f %.3f %d\n", t[i], cpu[i], r);
+		oks[i] = r;
 		if (!r && good == i)
 			fprintf(stderr, "first bad run's output: %.300s\n", out);
+	}
+	share = served ? (server_cpu_ms() - server0) / (double)n : 0;
+	for (i = 0; i < n; i++) {
+		cpu[i] += share;
+		if (samples)
+			printf("sample %.3f %.3f %d\n", t[i], cpu[i], oks[i]);
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	qsort(cpu, (size_t)n, sizeof(*cpu), cmp_double);
@@ -262,6 +291,7 @@ int main(int argc, char **argv)
 	       n % 2 ? cpu[n / 2] : (cpu[n / 2 - 1] + cpu[n / 2]) / 2);
 	free(t);
 	free(cpu);
+	free(oks);
 	free(input);
 	return good == n ? 0 : 1;
 }

@@ -20,6 +20,9 @@
 
 /* How long a stopped server may take to kill its runner and exit (ms). */
 #define RUNNER_SERVER_STOP_GRACE_MS 2000
+/* How long a request may wait for its STARTED (ms): a waiting spare
+ * answers within microseconds; a new server within a few ms. */
+#define RUNNER_SERVER_STARTED_MS 5000
 
 static struct {
 	pid_t pid;
@@ -113,14 +116,24 @@ static int start_server(const char *path)
 	return 0;
 }
 
-/* One reply, waiting at most timeout_ms (-1: no limit). Returns 0, 1 on
- * timeout, or an errno value when the server is gone or broke the wire. */
-static int read_reply(struct model_forkserver_reply *r, int timeout_ms)
+/* One reply, waiting at most timeout_ms (-1: no limit); *fd gets the
+ * descriptor that came with it (STARTED: the runner's pidfd), else -1.
+ * Returns 0, 1 on timeout, or an errno value when the server is gone or
+ * broke the wire. */
+static int read_reply(struct model_forkserver_reply *r, int timeout_ms, int *fd)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
 	struct pollfd pfd;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
 	ssize_t n;
 	int p;
 
+	*fd = -1;
 	pfd.fd = srv.sock;
 	pfd.events = POLLIN;
 	do {
@@ -130,23 +143,42 @@ static int read_reply(struct model_forkserver_reply *r, int timeout_ms)
 		return errno;
 	if (p == 0)
 		return 1;
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = r;
+	iov.iov_len = sizeof(*r);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.buf;
+	mh.msg_controllen = sizeof(ctl.buf);
 	do {
-		n = recv(srv.sock, r, sizeof(*r), 0);
+		n = recvmsg(srv.sock, &mh, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return EPIPE;
 	if (n < 0)
 		return errno;
-	if (n != (ssize_t)sizeof(*r) ||
-	    (r->kind != MODEL_FORKSERVER_STARTED && r->kind != MODEL_FORKSERVER_ENDED))
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	}
+	if (n != (ssize_t)sizeof(*r) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    (r->kind != MODEL_FORKSERVER_STARTED && r->kind != MODEL_FORKSERVER_ENDED) ||
+	    (r->kind == MODEL_FORKSERVER_STARTED && r->value == 0 && *fd < 0)) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 		return EPROTO;
+	}
 	return 0;
 }
 
-/* Send the request; then the STARTED reply. 0, or an errno value; *dead
- * is set when the server turned out to be gone (worth one restart). */
+/* Send the request; then the STARTED reply, waited for until deadline but
+ * at most RUNNER_SERVER_STARTED_MS. 0, or an errno value; *dead is set
+ * when the server turned out to be gone or silent (worth one restart),
+ * *refused when it answered the request with an error. */
 static int request(const char *payload, size_t len, const int fds[3], int64_t deadline,
-                   pid_t *pid, int *dead)
+                   pid_t *pid, int *pidfd, int *dead, int *refused)
 {
 	union {
 		char buf[CMSG_SPACE(3 * sizeof(int))];
@@ -156,11 +188,13 @@ static int request(const char *payload, size_t len, const int fds[3], int64_t de
 	struct iovec iov;
 	struct msghdr mh;
 	struct cmsghdr *cm;
+	int64_t started_by = now_ms() + RUNNER_SERVER_STARTED_MS;
 	int64_t left;
 	ssize_t w;
+	int fd;
 	int e;
 
-	*dead = 0;
+	*dead = *refused = 0;
 	memset(&ctl, 0, sizeof(ctl));
 	memset(&mh, 0, sizeof(mh));
 	iov.iov_base = (void *)payload;
@@ -183,10 +217,14 @@ static int request(const char *payload, size_t len, const int fds[3], int64_t de
 		return e;
 	}
 	for (;;) {
-		left = deadline - now_ms();
-		if (left <= 0)
+		left = (deadline < started_by ? deadline : started_by) - now_ms();
+		if (left <= 0) {
+			/* A waiting spare answers at once: a silent server
+			 * lost the request (a spare killed with it) or hangs. */
+			*dead = now_ms() < deadline;
 			return ETIMEDOUT;
-		e = read_reply(&r, left > 1000000 ? 1000000 : (int)left);
+		}
+		e = read_reply(&r, left > 1000000 ? 1000000 : (int)left, &fd);
 		if (e == 1)
 			continue;
 		if (e) {
@@ -195,15 +233,20 @@ static int request(const char *payload, size_t len, const int fds[3], int64_t de
 		}
 		if (r.kind != MODEL_FORKSERVER_STARTED)
 			continue; /* the end of a spare that died idle */
-		if (r.value != 0)
-			return EINVAL;
+		if (r.value != 0) {
+			if (fd >= 0)
+				close(fd);
+			*refused = 1;
+			return r.value;
+		}
 		*pid = (pid_t)r.pid;
+		*pidfd = fd;
 		return 0;
 	}
 }
 
 int http_runner_server_start(const char *runner_path, char *const argv[], int in_fd, int out_fd,
-                             int err_fd, int timeout_ms, pid_t *pid, int *sock)
+                             int err_fd, int timeout_ms, pid_t *pid, int *pidfd, int *sock)
 {
 	char payload[MODEL_FORKSERVER_REQUEST_MAX];
 	int fds[3];
@@ -211,11 +254,12 @@ int http_runner_server_start(const char *runner_path, char *const argv[], int in
 	size_t len = 0;
 	size_t n;
 	int attempt;
-	int dead;
+	int dead, refused;
 	int e = 0;
 	int i;
 
 	*pid = -1;
+	*pidfd = -1;
 	*sock = -1;
 	for (i = 1; argv[i]; i++) {
 		n = strlen(argv[i]) + 1;
@@ -237,13 +281,13 @@ int http_runner_server_start(const char *runner_path, char *const argv[], int in
 			if (e)
 				return e;
 		}
-		e = request(payload, len, fds, deadline, pid, &dead);
+		e = request(payload, len, fds, deadline, pid, pidfd, &dead, &refused);
 		if (e == 0) {
 			*sock = srv.sock;
 			return 0;
 		}
-		if (e == EINVAL || e == E2BIG)
-			return e; /* refused: the server itself is fine */
+		if (refused)
+			return e; /* the server itself is fine */
 		/* A dead server (or one that broke the wire) is reaped; a
 		 * dead one is worth one new start, the rest is an error. */
 		http_runner_server_stop();
@@ -253,9 +297,12 @@ int http_runner_server_start(const char *runner_path, char *const argv[], int in
 	return e;
 }
 
-int http_runner_server_wait(pid_t pid, int block, int *status, long long *cpu_us)
+int http_runner_server_wait(pid_t pid, int timeout_ms, int *status, long long *cpu_us)
 {
 	struct model_forkserver_reply r;
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t left;
+	int fd;
 	int e;
 
 	if (srv.sock < 0) {
@@ -263,7 +310,16 @@ int http_runner_server_wait(pid_t pid, int block, int *status, long long *cpu_us
 		return -1;
 	}
 	for (;;) {
-		e = read_reply(&r, block ? -1 : 0);
+		left = deadline - now_ms();
+		if (timeout_ms < 0)
+			left = -1;
+		else if (left < 0)
+			left = 0;
+		e = read_reply(&r, left > 1000000 ? 1000000 : (int)left, &fd);
+		if (fd >= 0)
+			close(fd); /* only a STARTED carries one: not ours */
+		if (e == 1 && (timeout_ms < 0 || now_ms() < deadline))
+			continue;
 		if (e == 1)
 			return 1;
 		if (e) {

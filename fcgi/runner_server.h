@@ -20,32 +20,39 @@
  * argv[1..] (NULL-terminated; argv[0] is not sent) become the runner's
  * arguments, in_fd, out_fd and err_fd (borrowed: the server gets copies,
  * the caller closes its own) its stdin, stdout and stderr. Waits at most
- * timeout_ms for the runner's STARTED reply.
+ * timeout_ms for the runner's STARTED reply (and at most 5 s: a server
+ * that stays silent longer lost the request or hangs, and is replaced
+ * once).
  *
- * Returns 0 with *pid, the runner's pid (the caller may signal it and its
- * process group -pid until http_runner_server_wait() has reported its
- * end: the server reaps it only after that), and *sock, a descriptor that
+ * Returns 0 with *pid, the runner's pid (for messages and for its process
+ * group: the server kills the group -pid itself before it reaps the
+ * runner), *pidfd, a pidfd of the runner, sent by the runner itself
+ * (owned: close it; signal the runner through it only, as its pid may be
+ * reaped and reused once it has exited), and *sock, a descriptor that
  * becomes readable when its end is reported (borrowed: poll it, never
  * read or close it). Returns an errno value when no run was started:
- * E2BIG (arguments over the request limits), EINVAL (the server refused
- * the request), ETIMEDOUT, EPIPE (the server died twice in a row), or the
- * error of socketpair, posix_spawn or sendmsg.
+ * E2BIG (arguments over the request limits), the value the server's
+ * spare refused the request with (EBADF, EINVAL, EMSGSIZE: malformed; or
+ * the errno of its setpgid or pidfd_open), ETIMEDOUT, EPIPE (the server
+ * died twice in a row), EPROTO (it broke the wire), or the error of
+ * socketpair, posix_spawn or sendmsg.
  */
 int http_runner_server_start(const char *runner_path, char *const argv[], int in_fd, int out_fd,
-                             int err_fd, int timeout_ms, pid_t *pid, int *sock);
+                             int err_fd, int timeout_ms, pid_t *pid, int *pidfd, int *sock);
 
 /**
  * The end of runner `pid` (one http_runner_server_start() returned):
- * replies about other pids (spares that died idle) are skipped. With
- * block 0 it only reads what is already there.
+ * replies about other pids (spares that died idle) are skipped. Waits at
+ * most timeout_ms for it (0: reads only what is already there; -1: no
+ * limit).
  *
  * Returns 0 with *status (its wait status) and *cpu_us (user + system CPU
  * of it and every process it reaped, microseconds; may be NULL), 1 when
- * block is 0 and the end has not been reported yet, -1 with errno when
+ * the end has not been reported within timeout_ms, -1 with errno when
  * the server died first (its runner died with it: parent-death signal);
  * the dead server is then reaped and forgotten.
  */
-int http_runner_server_wait(pid_t pid, int block, int *status, long long *cpu_us);
+int http_runner_server_wait(pid_t pid, int timeout_ms, int *status, long long *cpu_us);
 
 /**
  * Stop the server, if there is one: close the socket (it kills the runner

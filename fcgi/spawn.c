@@ -20,6 +20,10 @@
 
 /* Without a pidfd, how often to look for the child's exit (ms). */
 #define SPAWN_EXIT_POLL_MS 5
+/* How long the runner's fork server may take to report a runner that got
+ * SIGKILL (ms); SIGKILL ends a process at once, so only a broken server
+ * takes longer. */
+#define SPAWN_SERVED_REAP_MS 5000
 
 struct child {
 	pid_t pid;
@@ -170,6 +174,18 @@ int http_spawn_process(const char *path, char *const argv[], int in_r, int out_w
 	return rc;
 }
 
+/* Is the process of this pidfd still running? */
+static int runner_alive(int pidfd)
+{
+	struct pollfd pfd;
+
+	if (pidfd < 0)
+		return 0;
+	pfd.fd = pidfd;
+	pfd.events = POLLIN;
+	return poll(&pfd, 1, 0) == 0;
+}
+
 /* Kill the child's group (and the child, should it have left it) and reap
  * it; *status receives the wait status (0 when it was lost). A served
  * runner is reaped by its server, which reports its end (until then its
@@ -186,10 +202,23 @@ static pid_t kill_reap(struct child *c, int *status, int *reap_errno)
 			*reap_errno = c->end_errno;
 		return c->end_errno ? -1 : c->pid;
 	}
-	kill(-c->pid, SIGKILL);
-	kill(c->pid, SIGKILL);
 	if (c->served) {
-		if (http_runner_server_wait(c->pid, 1, status, &cpu_us) != 0) {
+		/* The runner through its pidfd: the server may have reaped it,
+		 * and the kernel handed its pid out again, by now. Its group
+		 * while it lives (the group id is then its own): the server
+		 * kills the group too, before it reaps it, unless it is broken.
+		 * A server that does not report a SIGKILLed runner within the
+		 * bound is broken (stopped, hung): stopped in turn, so the
+		 * worker is never held by it; the status is then lost. */
+		if (runner_alive(c->pidfd))
+			kill(-c->pid, SIGKILL);
+		pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+		r = http_runner_server_wait(c->pid, SPAWN_SERVED_REAP_MS, status, &cpu_us);
+		if (r == 1) {
+			http_runner_server_stop();
+			errno = ETIMEDOUT;
+		}
+		if (r != 0) {
 			if (reap_errno)
 				*reap_errno = errno;
 			*status = 0;
@@ -197,6 +226,8 @@ static pid_t kill_reap(struct child *c, int *status, int *reap_errno)
 		}
 		return c->pid;
 	}
+	kill(-c->pid, SIGKILL);
+	kill(c->pid, SIGKILL);
 	do {
 		r = waitpid(c->pid, status, 0);
 	} while (r < 0 && errno == EINTR);
@@ -241,7 +272,7 @@ static int start(const char *path, char *const argv[], int served, int keep_err,
 	}
 	if (served)
 		e = http_runner_server_start(path, argv, in[0], out[1], err[1], timeout_ms, &c->pid,
-		                             &c->srv);
+		                             &c->pidfd, &c->srv);
 	else
 		e = http_spawn_process(path, argv, in[0], out[1], err[1], &c->pid);
 	if (e) {
@@ -265,7 +296,8 @@ static int start(const char *path, char *const argv[], int served, int keep_err,
 		goto out;
 	}
 	/* pidfds are close-on-exec by definition; ENOSYS on old kernels. A
-	 * served runner is not our child: its end comes from its server. */
+	 * served runner is not our child: its end comes from its server, and
+	 * its pidfd (from the runner itself) is only for signals. */
 	if (!served)
 		c->pidfd = pidfd_open(c->pid, 0);
 	rc = 0;
@@ -304,15 +336,18 @@ static int served_ended(struct child *c)
 		case 1:
 			break;
 		default:
-			/* The server died first: the runner got SIGKILL (its
-			 * parent-death signal), but nobody killed its group.
-			 * Its pid may be reaped by now; the group id stays
-			 * taken while any member lives, and a freed pid is not
-			 * handed out again before the kernel's counter wraps
-			 * (pid_max), so this reaches only what it left. */
+			/* The server died first: the runner gets SIGKILL (its
+			 * parent-death signal), but nobody else kills its
+			 * group, whose members would hold the pipes open. The
+			 * group id stays taken while a member lives; with none
+			 * left the kill could only reach a group whose leader
+			 * got this pid again, which the kernel's cyclic pid
+			 * allocation (pid_max) puts far beyond this moment.
+			 * The one kill by pid number left in the served path,
+			 * and only after a server's death. */
 			c->end_errno = errno;
 			kill(-c->pid, SIGKILL);
-			kill(c->pid, SIGKILL);
+			pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 			c->end_status = 0;
 			c->ended = 1;
 			c->srv = -1; /* gone, and reaped by runner_server.c */

@@ -81,8 +81,12 @@ int http_spawn_run(const char *path, char *const argv[], const char *input, size
  * needed): argv[1..] are the runner's arguments (argv[0] is not sent; the
  * runner calls itself "olivares-runner"). Everything else is as
  * http_spawn_run: same caps, deadline (which includes waiting for the
- * server), kill of the group, and the wait status the runner ended with
- * (its server reaps it and reports it). res->start_step "spawn" covers a
+ * server), kill of the group (the runner through its pidfd, its group
+ * while it lives; the server kills the group again before it reaps it),
+ * and the wait status the runner ended with (its server reaps it and
+ * reports it). A server that has not reported a runner 5 s after its
+ * SIGKILL is stopped (2 s grace, then SIGKILL): a broken server can add
+ * up to 7 s to the deadline, never hold the worker. res->start_step "spawn" covers a
  * server that could not be started or did not take the run
  * (runner_server.h lists the errno values). When the server dies during
  * the run (its runner dies with it) the status is lost: res->reaped -1,

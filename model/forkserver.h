@@ -27,21 +27,29 @@
  * Replies (runner side -> worker), each one struct model_forkserver_reply:
  *   STARTED: sent by the spare that took the request, after it has put
  *     itself in a process group of its own (pgid = pid) and before it
- *     runs anything: pid is the runner's, value is 0, or an errno value
- *     when the request was malformed (the spare then exits 2 without
- *     running anything).
+ *     runs anything: pid is the runner's, value is 0 with SCM_RIGHTS
+ *     carrying one pidfd of the runner (pidfd_open of itself), or an
+ *     errno value and no descriptor when the request was malformed
+ *     (EBADF: not three descriptors; EMSGSIZE: payload or control data
+ *     cut short; EINVAL: arguments not as above) or the spare could not
+ *     set itself up (the errno of setpgid or pidfd_open); it then exits 2
+ *     without running anything.
  *   ENDED: sent by the server once that process has exited, after it
  *     killed what was left in its process group and reaped it: value is
  *     the wait status, cpu_us its user + system CPU time and that of
- *     every process it reaped (wait4's rusage). The pid is not reaped
- *     before the kill of its group, so until ENDED has been sent the
- *     worker may signal the pid and the group -pid safely, as it would
- *     its own child.
+ *     every process it reaped (wait4's rusage). The runner is reaped
+ *     before ENDED is sent, so the worker signals it through the pidfd
+ *     only, and its group -pid only while that pidfd shows it alive (the
+ *     group id is then the runner's).
  * An ENDED may come for a pid the worker never saw (a spare that died
  * idle): the worker skips replies whose pid is not the one it waits for.
  * When the worker closes its end the server kills the runner it may have
  * running (and its group), reaps it and exits; when the server dies, its
- * runner gets SIGKILL (parent-death signal).
+ * runner gets SIGKILL (parent-death signal). After a runner that died of
+ * a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS) the
+ * server sends its ENDED and exits 3, so that the worker's next run gets
+ * a server started afresh (every fork shares the server's address layout,
+ * stack canary and pointer guard).
  */
 #include <stdint.h>
 

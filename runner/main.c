@@ -135,22 +135,6 @@ static void usage(FILE *f)
 	        "test aid for valgrind, which cannot run a seccomp-filtered process.\n");
 }
 
-/* Descriptors above stderr are none of the runner's business: whatever the
- * parent forgot to mark close-on-exec dies here. */
-static void close_inherited(void)
-{
-	long max;
-	long fd;
-
-	if (close_range(3, ~0U, 0) == 0)
-		return;
-	max = sysconf(_SC_OPEN_MAX);
-	if (max < 0 || max > 65536)
-		max = 65536;
-	for (fd = 3; fd < max; fd++)
-		close((int)fd);
-}
-
 /* A printable copy of an untrusted name for a reason string. */
 static void printable(char *dst, size_t n, const char *src)
 {
@@ -550,8 +534,10 @@ static int run_main(int argc, char **argv)
 
 	/* Before anything is closed or filtered: where the mock agent is. */
 	resolve_mock_agent();
-	/* First, before anything can use them. */
-	close_inherited();
+	/* First, before anything can use them: descriptors above stderr are
+	 * none of the runner's business; whatever the parent forgot to mark
+	 * close-on-exec dies here. */
+	runner_close_from_3();
 	/* Children are reaped by this process, whatever it inherited: an
 	 * ignored SIGCHLD would have the kernel reap them behind its back. */
 	signal(SIGCHLD, SIG_DFL);

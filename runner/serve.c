@@ -25,10 +25,22 @@
 #define SERVE_RETRY_MS 100
 /* Children kept: one run and one spare waiting (serve.h). */
 #define SERVE_CHILDREN 2
+/* A spare's exit code when it could not get ready (no request taken); so
+ * many of them in a row and the server gives up (exit 1, a message). */
+#define SERVE_SPARE_FAILED 125
+#define SERVE_SPARE_FAILURES_MAX 10
 
-static int send_reply(int kind, pid_t pid, int value, long long cpu_us)
+/* One reply; with fd >= 0 (STARTED: the runner's pidfd) attached. */
+static int send_reply(int kind, pid_t pid, int value, long long cpu_us, int fd)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
 	struct model_forkserver_reply r;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
 	ssize_t w;
 
 	memset(&r, 0, sizeof(r));
@@ -36,10 +48,39 @@ static int send_reply(int kind, pid_t pid, int value, long long cpu_us)
 	r.pid = (int32_t)pid;
 	r.value = value;
 	r.cpu_us = cpu_us;
+	memset(&mh, 0, sizeof(mh));
+	memset(&ctl, 0, sizeof(ctl));
+	iov.iov_base = &r;
+	iov.iov_len = sizeof(r);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0) {
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
 	do {
-		w = send(SERVE_SOCK, &r, sizeof(r), MSG_NOSIGNAL);
+		w = sendmsg(SERVE_SOCK, &mh, MSG_NOSIGNAL);
 	} while (w < 0 && errno == EINTR);
 	return w == (ssize_t)sizeof(r) ? 0 : -1;
+}
+
+void runner_close_from_3(void)
+{
+	long max;
+	long fd;
+
+	if (close_range(3, ~0U, 0) == 0)
+		return;
+	max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (fd = 3; fd < max; fd++)
+		close((int)fd);
 }
 
 /* Descriptors 0 - 2 of the spare are taken (socket, /dev/null, stderr), so
@@ -105,16 +146,18 @@ static void spare(pid_t server, int (*run)(int, char **))
 	int nfds = 0;
 	int argc = 0;
 	int err = 0;
+	int self = -1;
 	ssize_t n;
 	size_t k, j;
 	int fd;
 	int i;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != server)
-		_exit(1);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		_exit(SERVE_SPARE_FAILED);
+	if (getppid() != server)
+		_exit(0); /* the server is gone already */
 	/* The server's pidfds of its other children: not ours to hold. */
-	if (close_range(3, ~0U, 0) != 0)
-		_exit(1);
+	runner_close_from_3();
 	iov.iov_base = payload;
 	iov.iov_len = MODEL_FORKSERVER_REQUEST_MAX;
 	memset(&mh, 0, sizeof(mh));
@@ -125,8 +168,10 @@ static void spare(pid_t server, int (*run)(int, char **))
 	do {
 		n = recvmsg(SERVE_SOCK, &mh, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		_exit(n == 0 ? 0 : 1); /* the worker hung up: the server sees it too */
+	/* 0 bytes and nothing attached: the worker hung up (the server
+	 * sees it too); 0 bytes with descriptors: an empty request. */
+	if (n < 0 || (n == 0 && mh.msg_controllen == 0))
+		_exit(n == 0 ? 0 : SERVE_SPARE_FAILED);
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -147,11 +192,17 @@ static void spare(pid_t server, int (*run)(int, char **))
 		err = EINVAL;
 	else if (setpgid(0, 0) != 0)
 		err = errno;
-	if (send_reply(MODEL_FORKSERVER_STARTED, getpid(), err, 0) != 0 || err) {
+	else if ((self = pidfd_open(getpid(), 0)) < 0)
+		err = errno;
+	/* With STARTED goes a pidfd of this process: the worker signals the
+	 * runner through it, never by a pid that the server may have reaped
+	 * (and the kernel handed out again) by the time it acts. */
+	if (send_reply(MODEL_FORKSERVER_STARTED, getpid(), err, 0, self) != 0 || err) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		_exit(2);
 	}
+	close(self);
 	if (install_stdio(fds) != 0)
 		_exit(1);
 	argv[0] = (char *)MODEL_RUNNER_NAME;
@@ -186,6 +237,13 @@ static int finish(pid_t pid, int kill_first, long long *cpu_us)
 	return status;
 }
 
+/* Signals a fault ends a process with (a crash, not a kill). */
+static int crash_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGABRT || sig == SIGTRAP || sig == SIGSYS;
+}
+
 /* Kill every child's run and reap it: the worker is gone. */
 static void finish_all(const pid_t *pid, const int *pidfd, int n)
 {
@@ -206,8 +264,9 @@ int runner_serve(int (*run)(int argc, char **argv))
 	long long cpu_us;
 	socklen_t len = sizeof(int);
 	pid_t server = getpid();
-	pid_t parent = getppid();
 	pid_t p;
+	int failures = 0;
+	int crashed;
 	int n = 0;
 	int type = 0;
 	int status;
@@ -223,8 +282,13 @@ int runner_serve(int (*run)(int argc, char **argv))
 		        MODEL_RUNNER_NAME, MODEL_FORKSERVER_ARG);
 		return 2;
 	}
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent)
-		return 0;
+	/* Dies with the worker; a worker already gone shows as the socket's
+	 * hang-up at the first poll. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+		fprintf(stderr, "%s: fork server: PR_SET_PDEATHSIG: %s\n", MODEL_RUNNER_NAME,
+		        strerror(errno));
+		return 1;
+	}
 	signal(SIGCHLD, SIG_DFL);
 	for (;;) {
 		/* Top up the children: the worker runs one run at a time, so
@@ -267,20 +331,43 @@ int runner_serve(int (*run)(int argc, char **argv))
 			finish_all(pid, pidfd, n);
 			return r < 0 ? 1 : 0;
 		}
+		crashed = 0;
 		for (i = n - 1; i >= 0; i--) {
 			if (!pfd[1 + i].revents)
 				continue;
 			close(pidfd[i]);
 			status = finish(pid[i], 0, &cpu_us);
-			if (send_reply(MODEL_FORKSERVER_ENDED, pid[i], status, cpu_us) != 0) {
-				pid[i] = pid[n - 1];
-				pidfd[i] = pidfd[n - 1];
-				finish_all(pid, pidfd, n - 1);
-				return 0; /* the worker is gone */
-			}
+			p = pid[i];
 			pid[i] = pid[n - 1];
 			pidfd[i] = pidfd[n - 1];
 			n--;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == SERVE_SPARE_FAILED) {
+				/* It never got ready, so it took no request. */
+				if (++failures >= SERVE_SPARE_FAILURES_MAX) {
+					fprintf(stderr,
+					        "%s: fork server: %d spares in a row could not get "
+					        "ready; stopping\n",
+					        MODEL_RUNNER_NAME, failures);
+					finish_all(pid, pidfd, n);
+					return 1;
+				}
+				poll(NULL, 0, SERVE_RETRY_MS);
+				continue;
+			}
+			failures = 0;
+			if (send_reply(MODEL_FORKSERVER_ENDED, p, status, cpu_us, -1) != 0) {
+				finish_all(pid, pidfd, n);
+				return 0; /* the worker is gone */
+			}
+			crashed |= WIFSIGNALED(status) && crash_signal(WTERMSIG(status));
+		}
+		if (crashed) {
+			/* A runner died of a fault: every fork of this server has
+			 * its address layout, stack canary and pointer guard, so
+			 * the next run gets a server started afresh by the worker
+			 * (it sees this one gone) instead of a sibling. */
+			finish_all(pid, pidfd, n);
+			return 3;
 		}
 	}
 }

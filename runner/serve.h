@@ -20,9 +20,18 @@
  * descriptor but the socket, /dev/null, stderr and its children's pidfds.
  *
  * Every process it forks has SIGKILL as its parent-death signal: a runner
- * does not outlive the server, and the server does not outlive the worker
- * (it has the same signal for the worker, and exits when the worker's end
- * of the socket closes, after killing and reaping the runner it had).
+ * does not outlive the server. The server has the same signal for the
+ * worker, and exits when the worker's end of the socket closes, after
+ * killing and reaping its children (and their groups); when the worker
+ * dies, the server is killed at once, and its runner with it, and what
+ * that runner left in its own process group is not killed by anyone
+ * (the jail of an OS-level backend still dies with the runner, through
+ * its guard).
+ *
+ * A spare that cannot get ready (PR_SET_PDEATHSIG fails) exits 125 and
+ * is replaced after 100 ms; after 10 in a row the server gives up (exit
+ * 1, a message on stderr). After a runner that died of a fault the server
+ * reports it and exits 3 (model/forkserver.h says why).
  */
 
 /**
@@ -32,9 +41,18 @@
  *
  * Returns (in the server only) 0 when the worker closed its end, 2 when
  * fd 0 is not a SOCK_SEQPACKET socket (a message on stderr: the server is
- * not meant to be started by hand), 1 on a failure that stops it (a
- * message on stderr). Forked runners never return: they exit.
+ * not meant to be started by hand), 3 after a runner died of a fault, 1
+ * on a failure that stops it (a message on stderr). Forked runners never
+ * return: they exit.
  */
 int runner_serve(int (*run)(int argc, char **argv));
+
+/**
+ * Close every descriptor from 3 up: close_range(2), or one by one up to
+ * the open-files limit (at most 65536) where the kernel or a container's
+ * seccomp profile has no close_range. Used by runner/main.c first thing
+ * in every run and by each spare of the fork server. No errors.
+ */
+void runner_close_from_3(void);
 
 #endif

@@ -860,6 +860,91 @@ START_TEST(test_served_server_dies_mid_run)
 }
 END_TEST
 
+START_TEST(test_served_server_hung)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	char path[64];
+	int64_t t0, elapsed;
+
+	/* A server that stops answering (SIGSTOP) while its runner runs: at
+	 * the deadline the runner's group is killed, the server gets 5 s to
+	 * report it, then it is stopped for good (SIGKILL after the 2 s
+	 * grace): the worker is not held, and the deadline is the reason. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	pidfile_new(path);
+	spec_step(spec, "pidfile", path);
+	spec_step(spec, "stop-server", "stop-server");
+	t0 = now_ms();
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-sleep", 300, spec, &r), -1);
+	elapsed = now_ms() - t0;
+	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
+	ck_assert_msg(elapsed >= 5300 && elapsed < 10000, "returned after %lld ms",
+	              (long long)elapsed);
+	ck_assert_int_eq(http_runner_server_pid(), -1);
+	expect_killed(pidfile_read(path));
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+/* The children of the server (its spares, and the run in progress). */
+static int server_children(void)
+{
+	char path[96], buf[256];
+	int n = 0;
+	char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)http_runner_server_pid(),
+	         (int)http_runner_server_pid());
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	buf[0] = '\0';
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	for (p = strtok(buf, " \n"); p; p = strtok(NULL, " \n"))
+		n++;
+	return n;
+}
+
+START_TEST(test_served_crash_restarts_server)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	pid_t first;
+	int64_t give_up;
+
+	/* Between runs the server keeps two forks waiting. */
+	spec_step(spec, "fds", "fds");
+	spec_step(spec, "env", "env");
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", 5000, spec, &r), 0);
+	http_dispatch_result_free(&r);
+	first = http_runner_server_pid();
+	ck_assert_int_gt(first, 0);
+	give_up = now_ms() + 2000;
+	while (server_children() != 2 && now_ms() < give_up)
+		usleep(1000);
+	ck_assert_int_eq(server_children(), 2);
+
+	/* A runner that dies of a fault: reported as such, and the server,
+	 * whose forks all share its canary and layout, is replaced before
+	 * the next run. */
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-crash", 5000, spec, &r), -1);
+	ck_assert_msg(strncmp(r.reason, "runner killed by SIGSEGV", 24) == 0, "reason \"%s\"",
+	              r.reason);
+	http_dispatch_result_free(&r);
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", 5000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_gt(http_runner_server_pid(), 0);
+	ck_assert_int_ne(http_runner_server_pid(), first);
+	http_dispatch_result_free(&r);
+	http_runner_server_stop();
+	json_decref(spec);
+}
+END_TEST
+
 START_TEST(test_served_not_a_server)
 {
 	struct http_dispatch_result r;
@@ -907,19 +992,20 @@ static pid_t serve_start(int *sock)
 	return pid;
 }
 
-/* Send payload (len bytes) with nfds copies of /dev/null; the STARTED. */
+/* Send payload (len bytes) with nfds copies of /dev/null; the STARTED,
+ * and into *pidfd the descriptor that came with it (-1: none). */
 static struct model_forkserver_reply serve_send(int sock, const char *payload, size_t len,
-                                                int nfds)
+                                                int nfds, int *pidfd)
 {
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(12 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	struct model_forkserver_reply rep;
 	struct iovec iov;
 	struct msghdr mh;
 	struct cmsghdr *cm;
-	int fds[4];
+	int fds[12];
 	int i;
 
 	memset(&ctl, 0, sizeof(ctl));
@@ -943,10 +1029,40 @@ static struct model_forkserver_reply serve_send(int sock, const char *payload, s
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 	for (;;) {
-		ck_assert_int_eq(recv(sock, &rep, sizeof(rep), 0), (ssize_t)sizeof(rep));
+		memset(&mh, 0, sizeof(mh));
+		iov.iov_base = &rep;
+		iov.iov_len = sizeof(rep);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		ck_assert_int_eq(recvmsg(sock, &mh, MSG_CMSG_CLOEXEC), (ssize_t)sizeof(rep));
+		*pidfd = -1;
+		cm = CMSG_FIRSTHDR(&mh);
+		if (cm && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(pidfd, CMSG_DATA(cm), sizeof(int));
 		if (rep.kind == MODEL_FORKSERVER_STARTED)
 			return rep;
+		if (*pidfd >= 0)
+			close(*pidfd);
 	}
+}
+
+/* The pid a pidfd refers to (its fdinfo's "Pid:" line). */
+static pid_t pidfd_pid(int fd)
+{
+	char path[64], line[256];
+	long pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %ld", &pid) == 1)
+			break;
+	fclose(f);
+	return (pid_t)pid;
 }
 
 /* The ENDED of pid (skipping others). */
@@ -967,21 +1083,31 @@ START_TEST(test_serve_refuses_malformed_requests)
 	static const char good[] = "--backend\0inproc-mock";
 	char many[64];
 	int sock;
+	int pidfd;
 	int status;
 	pid_t server;
 	size_t i;
 
 	server = serve_start(&sock);
-	/* Two descriptors instead of three. */
-	rep = serve_send(sock, good, sizeof(good), 2);
+	/* Two descriptors instead of three; a refusal carries no pidfd. */
+	rep = serve_send(sock, good, sizeof(good), 2, &pidfd);
 	ck_assert_int_eq(rep.value, EBADF);
+	ck_assert_int_eq(pidfd, -1);
 	ck_assert_int_eq(serve_ended(sock, rep.pid).value, 2 << 8); /* exit 2 */
 	/* Four. */
-	rep = serve_send(sock, good, sizeof(good), 4);
+	rep = serve_send(sock, good, sizeof(good), 4, &pidfd);
 	ck_assert_int_eq(rep.value, EBADF);
 	serve_ended(sock, rep.pid);
+	/* Twelve: more than the spare takes (control data cut short). */
+	rep = serve_send(sock, good, sizeof(good), 12, &pidfd);
+	ck_assert_int_eq(rep.value, EMSGSIZE);
+	serve_ended(sock, rep.pid);
+	/* No arguments at all (an empty message with its descriptors). */
+	rep = serve_send(sock, "", 0, 3, &pidfd);
+	ck_assert_int_eq(rep.value, EINVAL);
+	serve_ended(sock, rep.pid);
 	/* Arguments not NUL-terminated. */
-	rep = serve_send(sock, "--backend", 9, 3);
+	rep = serve_send(sock, "--backend", 9, 3, &pidfd);
 	ck_assert_int_eq(rep.value, EINVAL);
 	serve_ended(sock, rep.pid);
 	/* Over MODEL_FORKSERVER_ARGS_MAX arguments. */
@@ -989,15 +1115,19 @@ START_TEST(test_serve_refuses_malformed_requests)
 		many[i] = 'x';
 		many[i + 1] = '\0';
 	}
-	rep = serve_send(sock, many, sizeof(many), 3);
+	rep = serve_send(sock, many, sizeof(many), 3, &pidfd);
 	ck_assert_int_eq(rep.value, EINVAL);
 	serve_ended(sock, rep.pid);
 	/* After all that, a good request runs (the runner's usage error on
 	 * stdin /dev/null still reports an end: exit 0 with a summary). */
-	rep = serve_send(sock, good, sizeof(good), 3);
+	rep = serve_send(sock, good, sizeof(good), 3, &pidfd);
 	ck_assert_int_eq(rep.value, 0);
 	ck_assert_int_gt(rep.pid, 0);
 	ck_assert_int_ne(rep.pid, server);
+	/* With STARTED comes a pidfd of that very runner. */
+	ck_assert_int_ge(pidfd, 0);
+	ck_assert_int_eq(pidfd_pid(pidfd), rep.pid);
+	close(pidfd);
 	rep = serve_ended(sock, rep.pid);
 	ck_assert(WIFEXITED(rep.value) && WEXITSTATUS(rep.value) == 0);
 	ck_assert_int_gt(rep.cpu_us, 0);
@@ -1095,11 +1225,12 @@ static void fake_leave_sleeper(const char *path)
  * The runner this binary is when it serves (`test_runner --serve`):
  *   --backend fixture-fds        as fake_runner_fds()
  *   --backend fixture-sleep      leaves a sleeper (pid into the file the
- *                                first step's input names), kills its
- *                                server if a second step says
- *                                "kill-server", then sleeps
+ *                                first step's input names), kills (stops)
+ *                                its server if a second step says
+ *                                "kill-server" ("stop-server"), then sleeps
  *   --backend fixture-straggler  leaves a sleeper, answers every step
  *                                "done" and exits
+ *   --backend fixture-crash      dies of SIGSEGV
  */
 static int fake_served(int argc, char **argv)
 {
@@ -1111,6 +1242,11 @@ static int fake_served(int argc, char **argv)
 		return 2;
 	if (strcmp(argv[2], "fixture-fds") == 0)
 		return fake_runner_fds();
+	if (strcmp(argv[2], "fixture-crash") == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+		return 1;
+	}
 	spec = fake_read_spec();
 	steps = json_object_get(spec, "steps");
 	path = json_string_value(json_object_get(json_array_get(steps, 0), "input"));
@@ -1121,6 +1257,8 @@ static int fake_served(int argc, char **argv)
 		st = json_array_get(steps, 1);
 		if (st && strcmp(json_string_value(json_object_get(st, "input")), "kill-server") == 0)
 			kill(getppid(), SIGKILL);
+		if (st && strcmp(json_string_value(json_object_get(st, "input")), "stop-server") == 0)
+			kill(getppid(), SIGSTOP);
 		sleep(60);
 		return 1;
 	}
@@ -1175,6 +1313,8 @@ static Suite *runner_suite(void)
 	tcase_add_test(tc, test_served_timeout_kills_group);
 	tcase_add_test(tc, test_served_straggler_killed_at_exit);
 	tcase_add_test(tc, test_served_server_dies_mid_run);
+	tcase_add_test(tc, test_served_server_hung);
+	tcase_add_test(tc, test_served_crash_restarts_server);
 	tcase_add_test(tc, test_served_not_a_server);
 	tcase_add_test(tc, test_serve_refuses_malformed_requests);
 	tcase_add_test(tc, test_serve_needs_a_socket);

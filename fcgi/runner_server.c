@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
@@ -290,6 +291,11 @@ int http_runner_server_start(const char *runner_path, char *const argv[], int in
 			return e; /* the server itself is fine */
 		/* A dead server (or one that broke the wire) is reaped; a
 		 * dead one is worth one new start, the rest is an error. */
+		if (dead && attempt == 0)
+			fprintf(stderr,
+			        "olivares: runner fork server %ld gone or silent (%s); starting "
+			        "another\n",
+			        (long)srv.pid, strerror(e));
 		http_runner_server_stop();
 		if (!dead)
 			break;

@@ -396,18 +396,34 @@ static int drain(int *fd, struct model_buf *b, int is_stdout)
 static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, int64_t deadline,
                                 struct model_buf *out, struct model_buf *err, int *sys_errno)
 {
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	size_t written = 0;
 	int exited = 0;
 	int group_killed = 0;
+	int runner_gone = 0;   /* served: its pidfd says it has exited */
+	int64_t report_by = 0; /* served, runner_gone: the server's report due */
 	int64_t left;
 	nfds_t nfd;
 	int timeout;
 	ssize_t w;
-	int i_in, i_out, i_err, i_pid;
+	int i_in, i_out, i_err, i_pid, i_runner;
 	int r;
 
 	for (;;) {
+		if (!exited && runner_gone && now_ms() >= report_by) {
+			/* The runner has exited, its server has not said so in
+			 * SPAWN_SERVED_REAP_MS: broken (stopped, hung). Stopped
+			 * in turn; the end is known, its status is lost. */
+			http_runner_server_stop();
+			c->srv = -1;
+			c->ended = 1;
+			c->end_status = 0;
+			c->end_errno = ETIMEDOUT;
+			exited = 1;
+			/* Its group, which the server did not kill: same
+			 * reasoning as in served_ended. */
+			kill(-c->pid, SIGKILL);
+		}
 		if (!exited && !c->served && c->pidfd < 0)
 			exited = child_exited(c->pid);
 		if (exited && !group_killed) {
@@ -425,9 +441,11 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 		left = deadline - now_ms();
 		if (left <= 0)
 			return HTTP_SPAWN_TIMEOUT;
+		if (!exited && runner_gone && report_by - now_ms() < left)
+			left = report_by - now_ms() > 0 ? report_by - now_ms() : 0;
 		timeout = left > 1000000 ? 1000000 : (int)left;
 		nfd = 0;
-		i_in = i_out = i_err = i_pid = -1;
+		i_in = i_out = i_err = i_pid = i_runner = -1;
 		if (c->in >= 0) {
 			pfd[nfd].fd = c->in;
 			pfd[nfd].events = POLLOUT;
@@ -449,6 +467,11 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 			i_pid = (int)nfd++;
 		} else if (!exited && timeout > SPAWN_EXIT_POLL_MS) {
 			timeout = SPAWN_EXIT_POLL_MS;
+		}
+		if (!exited && c->served && !runner_gone && c->pidfd >= 0) {
+			pfd[nfd].fd = c->pidfd;
+			pfd[nfd].events = POLLIN;
+			i_runner = (int)nfd++;
 		}
 		r = poll(pfd, nfd, timeout);
 		if (r < 0 && errno == EINTR)
@@ -472,6 +495,10 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 			drain(&c->err, err, 0);
 		if (i_pid >= 0 && pfd[i_pid].revents)
 			exited = c->served ? served_ended(c) : child_exited(c->pid);
+		if (i_runner >= 0 && pfd[i_runner].revents && !exited) {
+			runner_gone = 1;
+			report_by = now_ms() + SPAWN_SERVED_REAP_MS;
+		}
 	}
 }
 

@@ -85,8 +85,11 @@ int http_spawn_run(const char *path, char *const argv[], const char *input, size
  * while it lives; the server kills the group again before it reaps it),
  * and the wait status the runner ended with (its server reaps it and
  * reports it). A server that has not reported a runner 5 s after its
- * SIGKILL is stopped (2 s grace, then SIGKILL): a broken server can add
- * up to 7 s to the deadline, never hold the worker. res->start_step "spawn" covers a
+ * SIGKILL, or 5 s after the runner's pidfd showed it gone, is stopped (2 s
+ * grace, then SIGKILL): a broken server can add up to 7 s to the
+ * deadline, never hold the worker; in the second case the run ends
+ * before its deadline with its status lost (res->reaped -1, reap_errno
+ * ETIMEDOUT). res->start_step "spawn" covers a
  * server that could not be started or did not take the run
  * (runner_server.h lists the errno values). When the server dies during
  * the run (its runner dies with it) the status is lost: res->reaped -1,

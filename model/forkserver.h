@@ -26,8 +26,8 @@
  *
  * Replies (runner side -> worker), each one struct model_forkserver_reply:
  *   STARTED: sent by the spare that took the request, after it has put
- *     itself in a process group of its own (pgid = pid) and before it
- *     runs anything: pid is the runner's, value is 0 with SCM_RIGHTS
+ *     itself in a process group of its own (pgid = pid, done first for
+ *     any request, good or not) and before it runs anything: pid is the runner's, value is 0 with SCM_RIGHTS
  *     carrying one pidfd of the runner (pidfd_open of itself), or an
  *     errno value and no descriptor when the request was malformed
  *     (EBADF: not three descriptors; EMSGSIZE: payload or control data
@@ -41,12 +41,13 @@
  *     before ENDED is sent, so the worker signals it through the pidfd
  *     only, and its group -pid only while that pidfd shows it alive (the
  *     group id is then the runner's).
- * An ENDED may come for a pid the worker never saw (a spare that died
- * idle): the worker skips replies whose pid is not the one it waits for.
+ * A spare that dies idle (it never led a group of its own) gets no ENDED
+ * and no restart of the server; the worker skips any reply whose pid is
+ * not the one it waits for all the same.
  * When the worker closes its end the server kills the runner it may have
  * running (and its group), reaps it and exits; when the server dies, its
- * runner gets SIGKILL (parent-death signal). After a runner that died of
- * a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS) the
+ * runner gets SIGKILL (parent-death signal). After a runner (a spare
+ * that had taken a request) that died of a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS) the
  * server sends its ENDED and exits 3, so that the worker's next run gets
  * a server started afresh (every fork shares the server's address layout,
  * stack canary and pointer guard).

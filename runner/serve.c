@@ -184,14 +184,17 @@ static void spare(pid_t server, int (*run)(int, char **))
 				close(fd);
 		}
 	}
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+	/* A group of its own first, request good or not: leading it is how
+	 * the server tells a spare that took a request (and owes the worker
+	 * an ENDED) from one that died idle. */
+	if (setpgid(0, 0) != 0)
+		err = errno;
+	else if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		err = EMSGSIZE;
 	else if (nfds != 3)
 		err = EBADF;
 	else if (split_args(payload, (size_t)n, argv, &argc) != 0)
 		err = EINVAL;
-	else if (setpgid(0, 0) != 0)
-		err = errno;
 	else if ((self = pidfd_open(getpid(), 0)) < 0)
 		err = errno;
 	/* With STARTED goes a pidfd of this process: the worker signals the
@@ -210,8 +213,10 @@ static void spare(pid_t server, int (*run)(int, char **))
 }
 
 /* Kill whatever is left of pid's run (its group, then pid itself), wait
- * for it to exit and reap it. *cpu_us gets its rusage. */
-static int finish(pid_t pid, int kill_first, long long *cpu_us)
+ * for it to exit and reap it. *cpu_us gets its rusage; *took (if not
+ * NULL) whether it had taken a request (it then leads its own process
+ * group: a spare that died idle does not). */
+static int finish(pid_t pid, int kill_first, long long *cpu_us, int *took)
 {
 	struct rusage ru;
 	siginfo_t si;
@@ -227,6 +232,8 @@ static int finish(pid_t pid, int kill_first, long long *cpu_us)
 	do {
 		r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT);
 	} while (r < 0 && errno == EINTR);
+	if (took)
+		*took = getpgid(pid) == pid; /* a zombie keeps its group */
 	kill(-pid, SIGKILL);
 	memset(&ru, 0, sizeof(ru));
 	do {
@@ -251,7 +258,7 @@ static void finish_all(const pid_t *pid, const int *pidfd, int n)
 	int i;
 
 	for (i = 0; i < n; i++) {
-		finish(pid[i], 1, &cpu_us);
+		finish(pid[i], 1, &cpu_us, NULL);
 		close(pidfd[i]);
 	}
 }
@@ -267,6 +274,7 @@ int runner_serve(int (*run)(int argc, char **argv))
 	pid_t p;
 	int failures = 0;
 	int crashed;
+	int took;
 	int n = 0;
 	int type = 0;
 	int status;
@@ -307,7 +315,7 @@ int runner_serve(int (*run)(int argc, char **argv))
 			if (fd < 0) {
 				fprintf(stderr, "%s: fork server: pidfd_open: %s\n",
 				        MODEL_RUNNER_NAME, strerror(errno));
-				finish(p, 1, &cpu_us);
+				finish(p, 1, &cpu_us, NULL);
 				finish_all(pid, pidfd, n);
 				return 1;
 			}
@@ -336,7 +344,7 @@ int runner_serve(int (*run)(int argc, char **argv))
 			if (!pfd[1 + i].revents)
 				continue;
 			close(pidfd[i]);
-			status = finish(pid[i], 0, &cpu_us);
+			status = finish(pid[i], 0, &cpu_us, &took);
 			p = pid[i];
 			pid[i] = pid[n - 1];
 			pidfd[i] = pidfd[n - 1];
@@ -355,6 +363,8 @@ int runner_serve(int (*run)(int argc, char **argv))
 				continue;
 			}
 			failures = 0;
+			if (!took)
+				continue; /* a spare that died idle: nobody waits for it */
 			if (send_reply(MODEL_FORKSERVER_ENDED, p, status, cpu_us, -1) != 0) {
 				finish_all(pid, pidfd, n);
 				return 0; /* the worker is gone */

@@ -860,31 +860,51 @@ START_TEST(test_served_server_dies_mid_run)
 }
 END_TEST
 
-START_TEST(test_served_server_hung)
+/* The fixture stops its server (SIGSTOP) during the run, then sleeps
+ * (fixture-sleep: the deadline kills it) or answers and exits
+ * (fixture-straggler). Either way the server never reports: it is
+ * stopped for good after 5 s (plus the 2 s grace), the worker is not
+ * held, the reason says what happened, and the sleeper the fixture left
+ * in its group (which the stopped server could not kill) is killed. */
+static void check_server_stopped(const char *fixture_name, int timeout_ms, const char *reason,
+                                 int64_t min_ms)
 {
 	struct http_dispatch_result r;
 	json_t *spec = spec_new(NULL);
 	char path[64];
 	int64_t t0, elapsed;
 
-	/* A server that stops answering (SIGSTOP) while its runner runs: at
-	 * the deadline the runner's group is killed, the server gets 5 s to
-	 * report it, then it is stopped for good (SIGKILL after the 2 s
-	 * grace): the worker is not held, and the deadline is the reason. */
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	pidfile_new(path);
 	spec_step(spec, "pidfile", path);
 	spec_step(spec, "stop-server", "stop-server");
 	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-sleep", 300, spec, &r), -1);
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, fixture_name, timeout_ms, spec, &r), -1);
 	elapsed = now_ms() - t0;
-	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
-	ck_assert_msg(elapsed >= 5300 && elapsed < 10000, "returned after %lld ms",
+	ck_assert_str_eq(r.reason, reason);
+	ck_assert_msg(elapsed >= min_ms && elapsed < min_ms + 4700, "returned after %lld ms",
 	              (long long)elapsed);
 	ck_assert_int_eq(http_runner_server_pid(), -1);
 	expect_killed(pidfile_read(path));
 	http_dispatch_result_free(&r);
 	json_decref(spec);
+}
+
+START_TEST(test_served_server_hung)
+{
+	/* Stopped while the runner runs: the deadline (300 ms) kills the
+	 * runner, the server gets 5 s to report it. */
+	check_server_stopped("fixture-sleep", 300, "wall-clock limit of 300 ms exceeded", 5300);
+}
+END_TEST
+
+START_TEST(test_served_server_hung_after_exit)
+{
+	/* The runner answered and exited; 5 s after its pidfd showed it gone
+	 * the run fails for what happened (its status is lost), long before
+	 * its 30 s deadline. */
+	check_server_stopped("fixture-straggler", 30000,
+	                     "runner exit status lost: Connection timed out", 5000);
 }
 END_TEST
 
@@ -992,10 +1012,11 @@ static pid_t serve_start(int *sock)
 	return pid;
 }
 
-/* Send payload (len bytes) with nfds copies of /dev/null; the STARTED,
- * and into *pidfd the descriptor that came with it (-1: none). */
-static struct model_forkserver_reply serve_send(int sock, const char *payload, size_t len,
-                                                int nfds, int *pidfd)
+/* Send payload (len bytes) with nfds descriptors (the first one in_fd
+ * when it is not -1, the others /dev/null); the STARTED, and into *pidfd
+ * the descriptor that came with it (-1: none). */
+static struct model_forkserver_reply serve_send_in(int sock, const char *payload, size_t len,
+                                                   int nfds, int in_fd, int *pidfd)
 {
 	union {
 		char buf[CMSG_SPACE(12 * sizeof(int))];
@@ -1011,7 +1032,7 @@ static struct model_forkserver_reply serve_send(int sock, const char *payload, s
 	memset(&ctl, 0, sizeof(ctl));
 	memset(&mh, 0, sizeof(mh));
 	for (i = 0; i < nfds; i++)
-		fds[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+		fds[i] = i == 0 && in_fd >= 0 ? dup(in_fd) : open("/dev/null", O_RDWR | O_CLOEXEC);
 	iov.iov_base = (void *)payload;
 	iov.iov_len = len;
 	mh.msg_iov = &iov;
@@ -1048,7 +1069,13 @@ static struct model_forkserver_reply serve_send(int sock, const char *payload, s
 	}
 }
 
-/* The pid a pidfd refers to (its fdinfo's "Pid:" line). */
+static struct model_forkserver_reply serve_send(int sock, const char *payload, size_t len,
+                                                int nfds, int *pidfd)
+{
+	return serve_send_in(sock, payload, len, nfds, -1, pidfd);
+}
+
+/* The pid a pidfd refers to (its fdinfo's "Pid:" line; -1 once reaped). */
 static pid_t pidfd_pid(int fd)
 {
 	char path[64], line[256];
@@ -1084,6 +1111,7 @@ START_TEST(test_serve_refuses_malformed_requests)
 	char many[64];
 	int sock;
 	int pidfd;
+	int in[2];
 	int status;
 	pid_t server;
 	size_t i;
@@ -1120,7 +1148,10 @@ START_TEST(test_serve_refuses_malformed_requests)
 	serve_ended(sock, rep.pid);
 	/* After all that, a good request runs (the runner's usage error on
 	 * stdin /dev/null still reports an end: exit 0 with a summary). */
-	rep = serve_send(sock, good, sizeof(good), 3, &pidfd);
+	/* Its stdin a pipe we hold open: the runner waits for its spec. */
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	rep = serve_send_in(sock, good, sizeof(good), 3, in[0], &pidfd);
+	close(in[0]);
 	ck_assert_int_eq(rep.value, 0);
 	ck_assert_int_gt(rep.pid, 0);
 	ck_assert_int_ne(rep.pid, server);
@@ -1128,6 +1159,7 @@ START_TEST(test_serve_refuses_malformed_requests)
 	ck_assert_int_ge(pidfd, 0);
 	ck_assert_int_eq(pidfd_pid(pidfd), rep.pid);
 	close(pidfd);
+	close(in[1]); /* end of the (empty) spec */
 	rep = serve_ended(sock, rep.pid);
 	ck_assert(WIFEXITED(rep.value) && WEXITSTATUS(rep.value) == 0);
 	ck_assert_int_gt(rep.cpu_us, 0);
@@ -1228,8 +1260,9 @@ static void fake_leave_sleeper(const char *path)
  *                                first step's input names), kills (stops)
  *                                its server if a second step says
  *                                "kill-server" ("stop-server"), then sleeps
- *   --backend fixture-straggler  leaves a sleeper, answers every step
- *                                "done" and exits
+ *   --backend fixture-straggler  leaves a sleeper, stops its server if a
+ *                                second step says "stop-server", answers
+ *                                every step "done" and exits
  *   --backend fixture-crash      dies of SIGSEGV
  */
 static int fake_served(int argc, char **argv)
@@ -1264,6 +1297,9 @@ static int fake_served(int argc, char **argv)
 	}
 	if (strcmp(argv[2], "fixture-straggler") != 0)
 		return 2;
+	st = json_array_get(steps, 1);
+	if (st && strcmp(json_string_value(json_object_get(st, "input")), "stop-server") == 0)
+		kill(getppid(), SIGSTOP);
 	json_array_foreach(steps, i, st)
 	{
 		json_t *line = json_pack("{s:s,s:i,s:O,s:O,s:s,s:s,s:n}", "type", "step", "seq",
@@ -1314,6 +1350,7 @@ static Suite *runner_suite(void)
 	tcase_add_test(tc, test_served_straggler_killed_at_exit);
 	tcase_add_test(tc, test_served_server_dies_mid_run);
 	tcase_add_test(tc, test_served_server_hung);
+	tcase_add_test(tc, test_served_server_hung_after_exit);
 	tcase_add_test(tc, test_served_crash_restarts_server);
 	tcase_add_test(tc, test_served_not_a_server);
 	tcase_add_test(tc, test_serve_refuses_malformed_requests);

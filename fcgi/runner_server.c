@@ -181,14 +181,10 @@ static int read_reply(struct model_forkserver_reply *r, int timeout_ms, int *fd)
 static int request(const char *payload, size_t len, const int fds[3], int64_t deadline,
                    pid_t *pid, int *pidfd, int *dead, int *refused)
 {
-	union {
-		char buf[CMSG_SPACE(3 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
+	union model_forkserver_ctl ctl;
 	struct model_forkserver_reply r;
 	struct iovec iov;
 	struct msghdr mh;
-	struct cmsghdr *cm;
 	int64_t started_by = now_ms() + RUNNER_SERVER_STARTED_MS;
 	int64_t left;
 	ssize_t w;
@@ -196,19 +192,7 @@ static int request(const char *payload, size_t len, const int fds[3], int64_t de
 	int e;
 
 	*dead = *refused = 0;
-	memset(&ctl, 0, sizeof(ctl));
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = (void *)payload;
-	iov.iov_len = len;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = ctl.buf;
-	mh.msg_controllen = sizeof(ctl.buf);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+	model_forkserver_msg(&mh, &iov, &ctl, payload, len, fds, 3);
 	do {
 		w = sendmsg(srv.sock, &mh, MSG_NOSIGNAL);
 	} while (w < 0 && errno == EINTR);

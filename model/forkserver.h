@@ -52,7 +52,10 @@
  * a server started afresh (every fork shares the server's address layout,
  * stack canary and pointer guard).
  */
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #define MODEL_FORKSERVER_ARG "--serve"
 /** Longest request payload, bytes (arguments and their NULs). */
@@ -73,5 +76,39 @@ struct model_forkserver_reply {
 	int32_t pad;    /* 0 */
 	int64_t cpu_us; /* ENDED: user + system CPU, microseconds; else 0 */
 };
+
+/** Control-data room for the most descriptors a message carries (3). */
+union model_forkserver_ctl {
+	char buf[CMSG_SPACE(3 * sizeof(int))];
+	struct cmsghdr align;
+};
+
+/**
+ * Fill *mh to send the len bytes at data with nfds (0 to 3) descriptors
+ * from fds as SCM_RIGHTS. iov and ctl are the caller's storage and must
+ * outlive the send; nothing is sent here (no I/O).
+ */
+static inline void model_forkserver_msg(struct msghdr *mh, struct iovec *iov,
+                                        union model_forkserver_ctl *ctl, const void *data,
+                                        size_t len, const int *fds, int nfds)
+{
+	struct cmsghdr *cm;
+
+	memset(mh, 0, sizeof(*mh));
+	memset(ctl, 0, sizeof(*ctl));
+	iov->iov_base = (void *)data;
+	iov->iov_len = len;
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
+	if (nfds <= 0)
+		return;
+	mh->msg_control = ctl->buf;
+	mh->msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+	cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+}
 
 #endif

@@ -33,14 +33,10 @@
 /* One reply; with fd >= 0 (STARTED: the runner's pidfd) attached. */
 static int send_reply(int kind, pid_t pid, int value, long long cpu_us, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
+	union model_forkserver_ctl ctl;
 	struct model_forkserver_reply r;
 	struct iovec iov;
 	struct msghdr mh;
-	struct cmsghdr *cm;
 	ssize_t w;
 
 	memset(&r, 0, sizeof(r));
@@ -48,21 +44,7 @@ static int send_reply(int kind, pid_t pid, int value, long long cpu_us, int fd)
 	r.pid = (int32_t)pid;
 	r.value = value;
 	r.cpu_us = cpu_us;
-	memset(&mh, 0, sizeof(mh));
-	memset(&ctl, 0, sizeof(ctl));
-	iov.iov_base = &r;
-	iov.iov_len = sizeof(r);
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd >= 0) {
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
+	model_forkserver_msg(&mh, &iov, &ctl, &r, sizeof(r), &fd, fd >= 0 ? 1 : 0);
 	do {
 		w = sendmsg(SERVE_SOCK, &mh, MSG_NOSIGNAL);
 	} while (w < 0 && errno == EINTR);

@@ -400,30 +400,39 @@ START_TEST(test_spec_over_cap)
 }
 END_TEST
 
-START_TEST(test_timeout_kills_group)
+/* runner-sleep (a script: a background sleeper in its group and a
+ * foreground one) at a 300 ms deadline, spawned (fork_server 0) or given
+ * as the runner path of a fork server it cannot be (1): the run fails
+ * with reason, within max_ms, and every process
+ * of the script's group is killed (orphans come back to us, the
+ * subreaper, so we can see that none survives). */
+static void check_sleeper_killed(int fork_server, const char *reason, int64_t max_ms)
 {
 	struct http_dispatch_result r;
 	json_t *spec = walk_spec();
 	int64_t t0, elapsed;
 
-	/* Orphans of the fake runner come back to us, so we can see that
-	 * none survives the kill. */
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), 0, "inproc-mock", 300, spec, &r),
+	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), fork_server, "inproc-mock", 300,
+	                                   spec, &r),
 	                 -1);
 	elapsed = now_ms() - t0;
 	ck_assert_str_eq(r.status, "failed");
-	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
+	ck_assert_str_eq(r.reason, reason);
 	ck_assert_int_eq(r.isolated, 0);
 	ck_assert_uint_eq(json_array_size(r.outputs), 0);
-	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
+	ck_assert_msg(elapsed >= 300 && elapsed < max_ms, "returned after %lld ms",
 	              (long long)elapsed);
-
-	/* The background sleeper was in the runner's group: it must die too. */
+	ck_assert_int_eq(http_runner_server_pid(), -1);
 	ck_assert_int_eq(reap_descendants(), 1);
 	http_dispatch_result_free(&r);
 	json_decref(spec);
+}
+
+START_TEST(test_timeout_kills_group)
+{
+	check_sleeper_killed(0, "wall-clock limit of 300 ms exceeded", 1500);
 }
 END_TEST
 
@@ -967,28 +976,14 @@ END_TEST
 
 START_TEST(test_served_not_a_server)
 {
-	struct http_dispatch_result r;
-	json_t *spec = walk_spec();
-	int64_t t0, elapsed;
+	/* No fork server answers: nothing is started, the program is
+	 * stopped (SIGKILL after the 2 s grace) and reaped, and so is its
+	 * sleeper. */
+	char reason[4200];
 
-	/* A runner path that is no fork server (a script that sleeps): the
-	 * run fails at its deadline with nothing started, and the program is
-	 * stopped (SIGKILL after the grace) and reaped. */
-	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), 1, "inproc-mock", 300, spec, &r),
-	                 -1);
-	elapsed = now_ms() - t0;
-	ck_assert_msg(strstr(r.reason, "cannot start the runner ") == r.reason &&
-	                  strstr(r.reason, ": Connection timed out") != NULL,
-	              "reason \"%s\"", r.reason);
-	ck_assert_msg(elapsed >= 300 && elapsed < 4000, "returned after %lld ms",
-	              (long long)elapsed);
-	ck_assert_int_eq(http_runner_server_pid(), -1);
-	/* Its background sleeper was in its process group: killed too. */
-	ck_assert_int_eq(reap_descendants(), 1);
-	http_dispatch_result_free(&r);
-	json_decref(spec);
+	snprintf(reason, sizeof(reason), "cannot start the runner %s: Connection timed out",
+	         fixture("runner-sleep"));
+	check_sleeper_killed(1, reason, 4000);
 }
 END_TEST
 

@@ -621,7 +621,9 @@ static const char *const ns_names[] = {"user", "pid", "mnt", "net", "ipc", "uts"
 #define NS_KINDS (sizeof(ns_names) / sizeof(ns_names[0]))
 
 /* The runner's own namespace i ("net:[4026531833]"), read once per
- * process (the runner never changes namespace); "" if unreadable. */
+ * process (the runner never changes namespace), or once per fork server
+ * (runner_jail_warm: its forks are in its namespaces); "" if unreadable,
+ * and then read again at the next call. */
 static const char *own_ns(size_t i)
 {
 	static char ids[NS_KINDS][64];
@@ -633,9 +635,18 @@ static const char *own_ns(size_t i)
 		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_names[i]);
 		len = readlink(path, ids[i], sizeof(ids[i]) - 1);
 		ids[i][len > 0 ? len : 0] = '\0';
-		done[i] = 1;
+		done[i] = len > 0;
 	}
 	return ids[i];
+}
+
+void runner_jail_warm(void)
+{
+	size_t i;
+
+	for (i = 0; i < NS_KINDS; i++)
+		own_ns(i);
+	seccomp_api_get();
 }
 
 /* Is a namespace kind of the jail missing on this host? Returns 0, or -1

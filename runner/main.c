@@ -47,6 +47,7 @@
 #include "model/forkserver.h"
 #include "model/runspec.h"
 #include "runner/backend.h"
+#include "runner/jail.h"
 #include "runner/serve.h"
 
 #ifndef PACKAGE_VERSION
@@ -92,6 +93,10 @@ static const struct limit_key limit_keys[] = {
  * first thing in main(), before descriptors are closed or filters loaded.
  * Empty when not found. */
 static char mock_agent[4096];
+/* The directory of the runner's own executable, read once per process, or
+ * once per fork server (warm_for_serve): its forks run the same
+ * executable. "" until read. */
+static char exe_dir[4096];
 
 static const struct runner_backend *backend_find(const char *name)
 {
@@ -423,21 +428,43 @@ static int write_preflight(const char *backend_name)
 	return rc;
 }
 
-/* mock_agent = dirname(/proc/self/exe)/olivares-agent-mock, if executable. */
-static void resolve_mock_agent(void)
+/* exe_dir = dirname(/proc/self/exe), if not read yet; "" if unreadable. */
+static void resolve_exe_dir(void)
 {
-	char exe[4096];
+	char exe[sizeof(exe_dir)];
 	ssize_t len;
-	int w;
 
-	mock_agent[0] = '\0';
+	if (exe_dir[0])
+		return;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (len <= 0)
 		return;
 	exe[len] = '\0';
-	w = snprintf(mock_agent, sizeof(mock_agent), "%s/olivares-agent-mock", dirname(exe));
+	snprintf(exe_dir, sizeof(exe_dir), "%s", dirname(exe));
+}
+
+/* mock_agent = exe_dir/olivares-agent-mock, if executable (checked at
+ * every run: the file may come or go while a fork server runs). */
+static void resolve_mock_agent(void)
+{
+	int w;
+
+	mock_agent[0] = '\0';
+	resolve_exe_dir();
+	if (!exe_dir[0])
+		return;
+	w = snprintf(mock_agent, sizeof(mock_agent), "%s/olivares-agent-mock", exe_dir);
 	if (w < 0 || (size_t)w >= sizeof(mock_agent) || access(mock_agent, X_OK) != 0)
 		mock_agent[0] = '\0';
+}
+
+/* What the fork server reads once for all its runners, instead of each
+ * reading it again: where the runner's executable is, and the jail's
+ * (runner_jail_warm). */
+static void warm_for_serve(void)
+{
+	resolve_exe_dir();
+	runner_jail_warm();
 }
 
 static void fail(struct runner_summary *sum, const char *fmt, ...)
@@ -608,7 +635,9 @@ int main(int argc, char **argv)
 {
 	/* Before anything else, and only alone: the fork server owns this
 	 * process, and each runner it forks goes through run_main(). */
-	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0)
+	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0) {
+		warm_for_serve();
 		return runner_serve(run_main);
+	}
 	return run_main(argc, argv);
 }

@@ -346,7 +346,12 @@ static int child_failed(const struct http_spawn_result *ce, const struct model_b
 
 	stderr_excerpt(err, excerpt, sizeof(excerpt));
 	if (ce->end == HTTP_SPAWN_TIMEOUT) {
-		snprintf(why, n, "wall-clock limit of %d ms exceeded", timeout_ms);
+		/* Not the run's own limit: the runner enforces that and
+		 * reports it; this is the caller's deadline (dispatch.h). */
+		snprintf(
+		    why, n,
+		    "runner still running at the worker's deadline, %d ms after its start; killed",
+		    timeout_ms);
 	} else if (ce->end == HTTP_SPAWN_ERROR) {
 		snprintf(why, n, "cannot talk to the runner: %s", strerror(ce->sys_errno));
 	} else if (ce->reaped < 0) {

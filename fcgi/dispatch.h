@@ -16,8 +16,11 @@
  * scenario whose 250 steps all hit one 64 KiB mock writes 16 MiB, so the
  * cap, not the request limit, bounds what a worker buffers. stderr is kept
  * (first 4 KiB) for the reason of a failure. At the deadline the child's
- * group gets SIGKILL and the run is failed with reason "wall-clock limit of
- * N ms exceeded". The child is always reaped before return.
+ * group gets SIGKILL and the run is failed with reason "runner still
+ * running at the worker's deadline, N ms after its start; killed" (N is
+ * the deadline, which for a run is its wall-clock limit plus
+ * HTTP_DISPATCH_GRACE_MS; a runner that keeps its own limit reports that
+ * limit itself). The child is always reaped before return.
  */
 #include <jansson.h>
 

@@ -166,6 +166,28 @@ static const char *status_reason(int status)
 	}
 }
 
+/* Add method to the "Allow: A, B" list in allow[0..n) unless it is there
+ * already (two routes of one path may share a method) or would not fit. */
+static void allow_add(char *allow, size_t n, const char *method)
+{
+	const char *p = allow + strlen("Allow: ");
+	size_t len = strlen(method);
+
+	while (*p) {
+		if (strncmp(p, method, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p += 2; /* ", " */
+	}
+	if (strlen(allow) + len + 3 >= n)
+		return;
+	if (allow[strlen("Allow: ")])
+		strcat(allow, ", ");
+	strcat(allow, method);
+}
+
 /* FCGX_PutStr takes an int length: write in bounded chunks until done. */
 static int put_all(FCGX_Stream *out, const char *p, size_t n)
 {
@@ -215,8 +237,10 @@ static int reply_raw(struct http_request *req, int status, const char *content_t
 	req->status = status;
 	if (n < 0 || (size_t)n >= sizeof(head))
 		goto out;
-	if (put_all(req->fcgx->out, head, (size_t)n) || put_all(req->fcgx->out, body, len) ||
-	    put_all(req->fcgx->out, "", 0))
+	/* a HEAD gets the GET's head, Content-Length included, and no body
+	 * (RFC 9110 §9.3.2) */
+	if (put_all(req->fcgx->out, head, (size_t)n) ||
+	    (!req->head && put_all(req->fcgx->out, body, len)) || put_all(req->fcgx->out, "", 0))
 		goto out;
 	rc = 0;
 out:
@@ -795,11 +819,10 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 			continue;
 		if (!any)
 			any = &routes[k];
-		if (strlen(allow) + strlen(routes[k].method) + 3 < sizeof(allow)) {
-			if (strlen(allow) > 7)
-				strcat(allow, ", ");
-			strcat(allow, routes[k].method);
-		}
+		allow_add(allow, sizeof(allow), routes[k].method);
+		/* every GET route answers HEAD too (http_serve) */
+		if (strcmp(routes[k].method, "GET") == 0)
+			allow_add(allow, sizeof(allow), "HEAD");
 		if (!hit && strcmp(routes[k].method, req->method) == 0)
 			hit = &routes[k];
 	}
@@ -894,7 +917,11 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 	req.worker = w;
 	req.cfg = w->cfg;
 	m = FCGX_GetParam("REQUEST_METHOD", fr->envp);
-	req.method = http_req_strdup(&req, m ? m : "GET");
+	/* HEAD is the GET without its body (RFC 9110 §9.3.2: every
+	 * general-purpose server supports both): routed, authorised and
+	 * handled as the GET; reply_raw() leaves the body out */
+	req.head = m && strcmp(m, "HEAD") == 0;
+	req.method = http_req_strdup(&req, m && !req.head ? m : "GET");
 	req.path = request_path(&req);
 	m = FCGX_GetParam("QUERY_STRING", fr->envp);
 	req.query = http_req_strdup(&req, m ? m : "");

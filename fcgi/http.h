@@ -119,7 +119,8 @@ struct http_request {
 	const struct http_config *cfg;       /* == worker->cfg */
 	struct store *store;                 /* connected store (never NULL in a handler
 	                                      * of a route that is not public) */
-	const char *method;                  /* REQUEST_METHOD */
+	const char *method;                  /* REQUEST_METHOD; "GET" for a HEAD */
+	int head;                            /* a HEAD: served as the GET, no body written */
 	const char *path;                    /* without the query string */
 	const char *query;                   /* QUERY_STRING, "" when none */
 	struct model_buf body;               /* raw body bytes (NUL-terminated) */

@@ -1034,9 +1034,9 @@ static void route_allow(const char *path, char *out, size_t n)
 	len = snprintf(out, n, "Allow:");
 	for (i = 0; i < sizeof(view_routes) / sizeof(view_routes[0]); i++) {
 		if (route_match(view_routes[i].pattern, path, id) && len > 0 && (size_t)len < n)
-			len +=
-			    snprintf(out + len, n - (size_t)len, "%s %s",
-			             len > (int)strlen("Allow:") ? "," : "", view_routes[i].method);
+			len += snprintf(out + len, n - (size_t)len, "%s %s%s",
+			                len > (int)strlen("Allow:") ? "," : "", view_routes[i].method,
+			                strcmp(view_routes[i].method, "GET") == 0 ? ", HEAD" : "");
 	}
 	if (len > 0 && (size_t)len < n)
 		snprintf(out + len, n - (size_t)len, "\r\n");
@@ -1132,8 +1132,9 @@ static int serve(struct view_state *st)
 	const struct view_route *r;
 	int known;
 
+	/* (a HEAD comes as its GET: http_serve) */
 	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "POST") != 0)
-		return reply_405(ctx, "Allow: GET, POST\r\n");
+		return reply_405(ctx, "Allow: GET, HEAD, POST\r\n");
 	/* the cookie's Path is /admin/, which /admin is not under */
 	if (strcmp(req->path, "/admin") == 0 && strcmp(req->method, "GET") == 0)
 		return view_redirect(ctx, "/admin/");

@@ -177,6 +177,16 @@ if command -v cgi-fcgi >/dev/null 2>&1 && [[ -S $SOCK ]]; then
 	printf '{}' >"$E2E_TMP/empty"
 	fcgi GET /v1/modules "$E2E_TMP/empty" 0
 	is_status "direct FastCGI: GET /v1/modules answers" 200
+	get_len=$(wc -c <"$BODY_FILE")
+	# a HEAD: the GET's head, Content-Length included, and no body
+	fcgi HEAD /v1/modules "$E2E_TMP/empty" 0
+	is_status "direct FastCGI: HEAD /v1/modules answers as the GET" 200
+	is "direct FastCGI: HEAD /v1/modules writes no body" 0 "$(wc -c <"$BODY_FILE")"
+	is "direct FastCGI: HEAD /v1/modules: the GET's Content-Length" "$get_len" \
+		"$(sed -n '1,/^\r\{0,1\}$/{s/^Content-Length: *\([0-9]*\).*/\1/p}' "$E2E_TMP/fcgi.out")"
+	fcgi HEAD /admin/login "$E2E_TMP/empty" 0
+	is_status "direct FastCGI: HEAD on the sign-in page answers" 200
+	is "direct FastCGI: HEAD on the sign-in page writes no body" 0 "$(wc -c <"$BODY_FILE")"
 	big_body 1048576
 	mark
 	fcgi POST $S "$F"

@@ -75,6 +75,36 @@ raw -X PATCH -H "Authorization: Bearer $OLV_ADMIN_TOKEN" "$U/v1/modules"
 is_one_of "PATCH reaches the pool (its 404 or 405, not nginx's)" "$STATUS" 404 405
 if grep -qi '^Cache-Control: no-store' "$HDRS"; then ok "PATCH: answered by the pool"; else not_ok "PATCH: answered by the pool ($(tr '\r\n' '  ' <"$HDRS"))"; fi
 
+# ---- HEAD is the GET without its body (RFC 9110 §9.3.2), in the API and
+# the admin view, and every Allow that lists GET lists HEAD (that the pool
+# writes no body for a HEAD is checked on its socket, in t0700: nginx drops
+# one anyway)
+header() { tr -d '\r' <"$HDRS" | sed -n "s/^$1: *//Ip" | tail -n 1; }
+raw -H "$AUTH" "$U/v1/modules"
+get_status=$STATUS
+get_len=$(wc -c <"$BODY_FILE")
+raw -I -H "$AUTH" "$U/v1/modules"
+is "HEAD /v1/modules: the GET's status (200)" "200 200" "$get_status $STATUS"
+is "HEAD /v1/modules: Content-Type" application/json "$CTYPE"
+is "HEAD /v1/modules: the GET's Content-Length" "$get_len" "$(header Content-Length)"
+raw -I "$U/v1/modules"
+is "HEAD without a token: 401, as the GET" 401 "$STATUS"
+raw -X DELETE -H "$AUTH" "$U/v1/modules"
+is "DELETE /v1/modules: 405" 405 "$STATUS"
+is "DELETE /v1/modules: Allow lists HEAD beside GET" "GET, HEAD" "$(header Allow)"
+raw -I -H "$AUTH" "$U/v1/modules/sandbox"
+is "HEAD on a PUT-only resource: 405" 405 "$STATUS"
+is "HEAD on a PUT-only resource: Allow" PUT "$(header Allow)"
+raw "$U/admin/login"
+get_len=$(wc -c <"$BODY_FILE")
+raw -I "$U/admin/login"
+is "HEAD on the sign-in page: 200" 200 "$STATUS"
+is "HEAD on the sign-in page: Content-Type" text/html "$CTYPE"
+is "HEAD on the sign-in page: the page's Content-Length" "$get_len" "$(header Content-Length)"
+raw -X PUT "$U/admin/login"
+is "PUT on the sign-in page: 405" 405 "$STATUS"
+is "PUT on the sign-in page: Allow" "GET, HEAD, POST" "$(header Allow)"
+
 # ---- the access log: no token, no query string
 LOG=$OLIVARES_DATA/log/nginx-access.log
 SECRET=olv_$(printf '%s' "$RANDOM$RANDOM$$" | sha256sum | cut -c1-64)

@@ -19,6 +19,8 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <libxml/uri.h>
+
 #include "fcgi/form.h"
 #include "fcgi/view_internal.h"
 #include "model/alloc.h"
@@ -646,18 +648,26 @@ static void body_field(struct view_ctx *ctx, json_t *body, const char *name)
 /* ---- the routes ------------------------------------------------------------- */
 
 /*
- * The page to go to after signing in: next when it is one of our pages
- * ("/admin/" and then only letters, digits, '/', '-', '_', no "//"), else
- * the overview. Never another site: an open redirect would let a link
- * sign a user in and send them anywhere.
+ * The page to go to after signing in: next when it is one of our pages,
+ * else the overview. One of ours: "/admin/" and then only letters, digits,
+ * '/', '-', '_', no "//"; then, optionally, '?' and a query of letters,
+ * digits and "-_.~%=&+" (what our pages' filters and paging hold); 256
+ * characters at most. Never another site: an open redirect would let a
+ * link sign a user in and send them anywhere; and nothing that could end
+ * the Location header it goes into.
  */
 static const char *next_page(const char *next)
 {
-	static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                         "0123456789/-_";
+	static const char path_ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                              "0123456789/-_";
+	static const char query_ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                               "0123456789-_.~%=&+";
+	const char *q;
 
-	if (!next || strncmp(next, "/admin/", 7) != 0 || strlen(next) > 256 ||
-	    strspn(next, ok) != strlen(next) || strstr(next, "//"))
+	if (!next || strncmp(next, "/admin/", 7) != 0 || strlen(next) > 256 || strstr(next, "//"))
+		return "/admin/";
+	q = next + strspn(next, path_ok);
+	if (*q && (*q != '?' || strspn(q + 1, query_ok) != strlen(q + 1)))
 		return "/admin/";
 	return next;
 }
@@ -1062,16 +1072,34 @@ static int read_form(struct view_ctx *ctx)
  * post is 401. */
 static int not_signed_in(struct view_ctx *ctx, int post)
 {
+	const struct http_request *req = ctx->req;
 	const char *cookie;
-	char loc[320];
-	int ended;
+	const char *next;
+	char want[300];
+	char loc[820];
+	xmlChar *esc;
+	int ended, w;
 
 	if (post)
 		return page_status(ctx, 401, "sign in first (your session may have ended)");
 	cookie = param(ctx, "HTTP_COOKIE");
 	ended = cookie && strstr(cookie, VIEW_COOKIE "=") != NULL;
-	snprintf(loc, sizeof(loc), "/admin/login?next=%s%s", next_page(ctx->req->path),
+	/* Back to the page asked for, its query included (a filtered list
+	 * comes back filtered), or to the page alone when the query is not
+	 * one next_page() keeps. */
+	next = next_page(req->path);
+	if (req->query[0]) {
+		w = snprintf(want, sizeof(want), "%s?%s", req->path, req->query);
+		if (w > 0 && (size_t)w < sizeof(want) && next_page(want) == want)
+			next = want;
+	}
+	/* next as one query value: its '?', '&', '=' and '%' escaped */
+	esc = xmlURIEscapeStr((const xmlChar *)next, (const xmlChar *)"/");
+	if (!esc)
+		return page_status(ctx, 500, "internal error");
+	snprintf(loc, sizeof(loc), "/admin/login?next=%s%s", (const char *)esc,
 	         ended ? "&ended=1" : "");
+	xmlFree(esc);
 	return view_redirect(ctx, loc);
 }
 

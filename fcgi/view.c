@@ -1044,9 +1044,10 @@ static void route_allow(const char *path, char *out, size_t n)
 	len = snprintf(out, n, "Allow:");
 	for (i = 0; i < sizeof(view_routes) / sizeof(view_routes[0]); i++) {
 		if (route_match(view_routes[i].pattern, path, id) && len > 0 && (size_t)len < n)
-			len += snprintf(out + len, n - (size_t)len, "%s %s%s",
-			                len > (int)strlen("Allow:") ? "," : "", view_routes[i].method,
-			                strcmp(view_routes[i].method, "GET") == 0 ? ", HEAD" : "");
+			len +=
+			    snprintf(out + len, n - (size_t)len, "%s %s%s",
+			             len > (int)strlen("Allow:") ? "," : "", view_routes[i].method,
+			             strcmp(view_routes[i].method, "GET") == 0 ? ", HEAD" : "");
 	}
 	if (len > 0 && (size_t)len < n)
 		snprintf(out + len, n - (size_t)len, "\r\n");
@@ -1158,11 +1159,17 @@ static int serve(struct view_state *st)
 	struct view_ctx *ctx = &st->ctx;
 	struct http_request *req = ctx->req;
 	const struct view_route *r;
+	char allow[64];
 	int known;
 
-	/* (a HEAD comes as its GET: http_serve) */
-	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "POST") != 0)
-		return reply_405(ctx, "Allow: GET, HEAD, POST\r\n");
+	/* (a HEAD comes as its GET: http_serve) Another method: 405 with the
+	 * methods the page has, or 404 where there is no page. */
+	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "POST") != 0) {
+		route_allow(req->path, allow, sizeof(allow));
+		if (strcmp(allow, "Allow:\r\n") == 0)
+			return page_status(ctx, 404, "no such page");
+		return reply_405(ctx, allow);
+	}
 	/* the cookie's Path is /admin/, which /admin is not under */
 	if (strcmp(req->path, "/admin") == 0 && strcmp(req->method, "GET") == 0)
 		return view_redirect(ctx, "/admin/");

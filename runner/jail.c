@@ -1225,18 +1225,22 @@ static long long own_cpu_ms(pid_t pid)
 /* The agent's end as text. A SIGKILL the runner did not send (it sends
  * one only when it destroys the jail, after asking for this text) with
  * the agent's own CPU time at the limit is the CPU limit's
- * (agent_confine). "At the limit" has a tolerance of a tenth of the limit
- * (two clock ticks at least): the kernel enforces RLIMIT_CPU on the
- * tick-sampled user + system time, while /proc reports the precise run
- * time split in their ratio, and on a busy machine the sampled time can run
- * ahead of the precise one (seen once under a parallel test suite: a
- * spin killed at its 1 s limit read back more than two ticks short). */
+ * (agent_confine). "At the limit" has a tolerance of a tenth of the limit,
+ * 1 s at most (so that a SIGKILL from elsewhere, the OOM killer's, is not
+ * taken for the limit's a minute early), two clock ticks at least: the
+ * kernel enforces RLIMIT_CPU on the tick-sampled user + system time, while
+ * /proc reports the precise run time split in their ratio, and on a busy
+ * machine the sampled time can run ahead of the precise one (seen once
+ * under a parallel test suite: a spin killed at its 1 s limit read back
+ * more than two ticks short). */
 static void describe(const struct runner_jail *j, int status, char *why, size_t n)
 {
 	long tck = sysconf(_SC_CLK_TCK);
 	long long slack_ms = j->cpu_seconds * 100LL;
 	const char *sig;
 
+	if (slack_ms > 1000)
+		slack_ms = 1000;
 	if (slack_ms < (tck > 0 ? 2000 / tck : 20))
 		slack_ms = tck > 0 ? 2000 / tck : 20;
 

@@ -104,6 +104,12 @@ is "HEAD on the sign-in page: the page's Content-Length" "$get_len" "$(header Co
 raw -X PUT "$U/admin/login"
 is "PUT on the sign-in page: 405" 405 "$STATUS"
 is "PUT on the sign-in page: Allow" "GET, HEAD, POST" "$(header Allow)"
+raw -X PUT "$U/admin/logout"
+is "PUT on the sign-out (POST only): 405, Allow: POST" "405 POST" "$STATUS $(header Allow)"
+raw -X PUT "$U/admin/runs"
+is "PUT on the runs list (GET only): 405, Allow: GET, HEAD" "405 GET, HEAD" "$STATUS $(header Allow)"
+raw -X PUT "$U/admin/no-such-page"
+is "PUT on no page: 404" 404 "$STATUS"
 
 # ---- the access log: no token, no query string
 LOG=$OLIVARES_DATA/log/nginx-access.log

@@ -347,9 +347,10 @@ while IFS='|' read -r what bad; do
 	page "" POST /admin/login --data-urlencode "token=$VW" --data-urlencode "next=$bad"
 	location_is "signed in with a next holding $what: the overview instead" /admin/
 done <<-'EOF'
-	CR LF in its query|/admin/runs?x=1\r\nSet-Cookie: a=b
-	"//" in its query|/admin/runs?u=//evil.example/
-	a scheme in its query|/admin/runs?u=http:x
+	CR LF in its query|/admin/runs?x=1\r\n
+	"//" in its path|/admin//runs
+	a '/' in its query|/admin/runs?u=/x
+	a ':' in its query|/admin/runs?u=http:x
 	another site|https://evil.example/admin/
 	markup in its query|/admin/runs?a=<b>
 	a fragment|/admin/runs#x

@@ -432,7 +432,9 @@ static void check_sleeper_killed(int fork_server, const char *reason, int64_t ma
 
 START_TEST(test_timeout_kills_group)
 {
-	check_sleeper_killed(0, "runner still running at the worker's deadline, 300 ms after its start; killed", 1500);
+	check_sleeper_killed(
+	    0, "runner still running at the worker's deadline, 300 ms after its start; killed",
+	    1500);
 }
 END_TEST
 
@@ -446,7 +448,9 @@ START_TEST(test_stderr_flood_times_out)
 	ck_assert_int_eq(
 	    http_dispatch_run(fixture("runner-stderr-flood"), 0, "inproc-mock", 300, spec, &r), -1);
 	elapsed = now_ms() - t0;
-	ck_assert_str_eq(r.reason, "runner still running at the worker's deadline, 300 ms after its start; killed");
+	ck_assert_str_eq(
+	    r.reason,
+	    "runner still running at the worker's deadline, 300 ms after its start; killed");
 	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
 	              (long long)elapsed);
 	ck_assert_int_eq(r.isolated, 0);
@@ -770,7 +774,9 @@ START_TEST(test_served_timeout_kills_group)
 	t0 = now_ms();
 	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-sleep", 300, spec, &r), -1);
 	elapsed = now_ms() - t0;
-	ck_assert_str_eq(r.reason, "runner still running at the worker's deadline, 300 ms after its start; killed");
+	ck_assert_str_eq(
+	    r.reason,
+	    "runner still running at the worker's deadline, 300 ms after its start; killed");
 	ck_assert_int_eq(r.isolated, 0);
 	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
 	              (long long)elapsed);
@@ -903,7 +909,9 @@ START_TEST(test_served_server_hung)
 {
 	/* Stopped while the runner runs: the deadline (300 ms) kills the
 	 * runner, the server gets 5 s to report it. */
-	check_server_stopped("fixture-sleep", 300, "runner still running at the worker's deadline, 300 ms after its start; killed", 5300);
+	check_server_stopped(
+	    "fixture-sleep", 300,
+	    "runner still running at the worker's deadline, 300 ms after its start; killed", 5300);
 }
 END_TEST
 

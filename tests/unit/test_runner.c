@@ -755,6 +755,31 @@ static void expect_killed(pid_t pid)
 	              "pid %d ended with status %#x", (int)pid, status);
 }
 
+/* One run of fixture_name through the fork server (the test binary
+ * serving itself) with a "pidfile" step (the fixture writes to path the
+ * pid of what it leaves behind) and, unless extra is NULL, a step named
+ * extra; first made the subreaper, so that orphans come back to us.
+ * Returns http_dispatch_run()'s value, *elapsed_ms how long it took. */
+static int served_pidfile_run(const char *fixture_name, const char *extra, int timeout_ms,
+                              char path[64], struct http_dispatch_result *r,
+                              int64_t *elapsed_ms)
+{
+	json_t *spec = spec_new(NULL);
+	int64_t t0;
+	int rc;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	pidfile_new(path);
+	spec_step(spec, "pidfile", path);
+	if (extra)
+		spec_step(spec, extra, extra);
+	t0 = now_ms();
+	rc = http_dispatch_run(self_exe, 1, fixture_name, timeout_ms, spec, r);
+	*elapsed_ms = now_ms() - t0;
+	json_decref(spec);
+	return rc;
+}
+
 START_TEST(test_served_clean_descriptors_and_env)
 {
 	check_clean_descriptors_and_env(1);
@@ -764,16 +789,11 @@ END_TEST
 START_TEST(test_served_timeout_kills_group)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec;
 	char path[64];
-	int64_t t0, elapsed;
+	int64_t elapsed;
 
-	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	pidfile_new(path);
-	spec_step(spec, "pidfile", path);
-	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-sleep", 300, spec, &r), -1);
-	elapsed = now_ms() - t0;
+	ck_assert_int_eq(served_pidfile_run("fixture-sleep", NULL, 300, path, &r, &elapsed), -1);
 	ck_assert_str_eq(
 	    r.reason,
 	    "runner still running at the worker's deadline, 300 ms after its start; killed");
@@ -783,7 +803,6 @@ START_TEST(test_served_timeout_kills_group)
 	/* The sleeper the fixture left in its process group died with it. */
 	expect_killed(pidfile_read(path));
 	http_dispatch_result_free(&r);
-	json_decref(spec);
 	/* The server survived the kill of its runner and takes the next run. */
 	spec = spec_new(NULL);
 	spec_step(spec, "fds", "fds");
@@ -799,16 +818,11 @@ END_TEST
 START_TEST(test_served_straggler_killed_at_exit)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
 	char path[64];
-	int64_t t0, elapsed;
+	int64_t elapsed;
 
-	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	pidfile_new(path);
-	spec_step(spec, "pidfile", path);
-	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-straggler", 10000, spec, &r), 0);
-	elapsed = now_ms() - t0;
+	ck_assert_int_eq(served_pidfile_run("fixture-straggler", NULL, 10000, path, &r, &elapsed),
+	                 0);
 	ck_assert_msg(elapsed < 2000, "waited %lld ms for a straggler", (long long)elapsed);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_int_eq(r.steps_total, 1);
@@ -816,25 +830,19 @@ START_TEST(test_served_straggler_killed_at_exit)
 	expect_killed(pidfile_read(path));
 	http_dispatch_result_free(&r);
 	http_runner_server_stop();
-	json_decref(spec);
 }
 END_TEST
 
 START_TEST(test_served_server_dies_mid_run)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec;
 	char path[64];
-	int64_t t0, elapsed;
+	int64_t elapsed;
 	pid_t first;
 
-	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	pidfile_new(path);
-	spec_step(spec, "pidfile", path);
-	spec_step(spec, "kill-server", "kill-server");
-	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-sleep", 10000, spec, &r), -1);
-	elapsed = now_ms() - t0;
+	ck_assert_int_eq(
+	    served_pidfile_run("fixture-sleep", "kill-server", 10000, path, &r, &elapsed), -1);
 	/* Not the deadline: the end is known as soon as the server is gone. */
 	ck_assert_msg(elapsed < 3000, "returned after %lld ms", (long long)elapsed);
 	ck_assert_msg(strncmp(r.reason, "runner exit status lost: ", 25) == 0, "reason \"%s\"",
@@ -845,7 +853,6 @@ START_TEST(test_served_server_dies_mid_run)
 	http_dispatch_result_free(&r);
 
 	/* A server killed between runs: the next run starts another. */
-	json_decref(spec);
 	spec = walk_spec();
 	ck_assert_msg(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r) == 0,
 	              "after the server died: %s", r.reason);
@@ -885,24 +892,17 @@ static void check_server_stopped(const char *fixture_name, int timeout_ms, const
                                  int64_t min_ms)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
 	char path[64];
-	int64_t t0, elapsed;
+	int64_t elapsed;
 
-	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-	pidfile_new(path);
-	spec_step(spec, "pidfile", path);
-	spec_step(spec, "stop-server", "stop-server");
-	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, fixture_name, timeout_ms, spec, &r), -1);
-	elapsed = now_ms() - t0;
+	ck_assert_int_eq(
+	    served_pidfile_run(fixture_name, "stop-server", timeout_ms, path, &r, &elapsed), -1);
 	ck_assert_str_eq(r.reason, reason);
 	ck_assert_msg(elapsed >= min_ms && elapsed < min_ms + 4700, "returned after %lld ms",
 	              (long long)elapsed);
 	ck_assert_int_eq(http_runner_server_pid(), -1);
 	expect_killed(pidfile_read(path));
 	http_dispatch_result_free(&r);
-	json_decref(spec);
 }
 
 START_TEST(test_served_server_hung)

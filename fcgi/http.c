@@ -166,6 +166,13 @@ static const char *status_reason(int status)
 	}
 }
 
+/* The method as the client sent it, for log lines: a HEAD is served as
+ * its GET (http_serve) but logged as what it was. */
+static const char *method_sent(const struct http_request *req)
+{
+	return req->head ? "HEAD" : req->method;
+}
+
 /* Add method to the "Allow: A, B" list in allow[0..n) unless it is there
  * already (two routes of one path may share a method) or would not fit. */
 static void allow_add(char *allow, size_t n, const char *method)
@@ -214,7 +221,7 @@ static int reply_raw(struct http_request *req, int status, const char *content_t
 	if (req->status) {
 		/* a handler bug: never write two replies into one response */
 		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
-		         req->method, req->path);
+		         method_sent(req), req->path);
 		return -1;
 	}
 	if (req->internal) {
@@ -245,7 +252,7 @@ static int reply_raw(struct http_request *req, int status, const char *content_t
 	rc = 0;
 out:
 	if (rc)
-		http_log("writing the reply failed (client gone?) for %s %s", req->method,
+		http_log("writing the reply failed (client gone?) for %s %s", method_sent(req),
 		         req->path);
 	return rc;
 }
@@ -264,7 +271,7 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
 
 	if (req->status) {
 		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
-		         req->method, req->path);
+		         method_sent(req), req->path);
 		return -1;
 	}
 	if (req->internal) {
@@ -321,7 +328,7 @@ static int reply_error_hdr(struct http_request *req, int status, const char *cod
 		json_object_set_new(e, "field", json_string(field));
 	body = http_req_own(req, json_pack("{s:o}", "error", e));
 	if (status >= 500)
-		http_log("%s %s -> %d %s", req->method ? req->method : "-",
+		http_log("%s %s -> %d %s", req->method ? method_sent(req) : "-",
 		         req->path ? req->path : "-", status, code);
 	http_reply_json_hdr(req, status, extra, body);
 	return 0;
@@ -894,7 +901,7 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		return;
 	}
 	if (!req->status) {
-		http_log("handler for %s %s replied nothing", req->method, hit->pattern);
+		http_log("handler for %s %s replied nothing", method_sent(req), hit->pattern);
 		http_reply_error_code(req, 500, "internal", "internal error", NULL);
 	}
 }

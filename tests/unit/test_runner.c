@@ -780,6 +780,27 @@ static int served_pidfile_run(const char *fixture_name, const char *extra, int t
 	return rc;
 }
 
+/* The next run of spec (runner_path, backend) completes, on a fork server
+ * other than first (which died or was replaced); then the server is
+ * stopped and spec released. Returns that run's isolated. */
+static int check_next_on_new_server(const char *runner_path, const char *backend, json_t *spec,
+                                    pid_t first)
+{
+	struct http_dispatch_result r;
+	int isolated;
+
+	ck_assert_msg(http_dispatch_run(runner_path, 1, backend, 10000, spec, &r) == 0,
+	              "the run after server %d: %s", (int)first, r.reason);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_gt(http_runner_server_pid(), 0);
+	ck_assert_int_ne(http_runner_server_pid(), first);
+	isolated = r.isolated;
+	http_dispatch_result_free(&r);
+	http_runner_server_stop();
+	json_decref(spec);
+	return isolated;
+}
+
 START_TEST(test_served_clean_descriptors_and_env)
 {
 	check_clean_descriptors_and_env(1);
@@ -870,15 +891,7 @@ START_TEST(test_served_server_dies_mid_run)
 		memset(&si, 0, sizeof(si));
 		ck_assert_int_eq(waitid(P_PID, (id_t)first, &si, WEXITED | WNOWAIT), 0);
 	}
-	ck_assert_msg(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r) == 0,
-	              "after the server was killed: %s", r.reason);
-	ck_assert_str_eq(r.status, "completed");
-	ck_assert_int_eq(r.isolated, 1);
-	ck_assert_int_gt(http_runner_server_pid(), 0);
-	ck_assert_int_ne(http_runner_server_pid(), first);
-	http_dispatch_result_free(&r);
-	http_runner_server_stop();
-	json_decref(spec);
+	ck_assert_int_eq(check_next_on_new_server(runner(), "inproc-mock", spec, first), 1);
 }
 END_TEST
 
@@ -972,13 +985,7 @@ START_TEST(test_served_crash_restarts_server)
 	ck_assert_msg(strncmp(r.reason, "runner killed by SIGSEGV", 24) == 0, "reason \"%s\"",
 	              r.reason);
 	http_dispatch_result_free(&r);
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", 5000, spec, &r), 0);
-	ck_assert_str_eq(r.status, "completed");
-	ck_assert_int_gt(http_runner_server_pid(), 0);
-	ck_assert_int_ne(http_runner_server_pid(), first);
-	http_dispatch_result_free(&r);
-	http_runner_server_stop();
-	json_decref(spec);
+	check_next_on_new_server(self_exe, "fixture-fds", spec, first);
 }
 END_TEST
 

@@ -177,8 +177,7 @@ int view_page_send(struct view_ctx *ctx, htmlDocPtr doc, int status)
 	return page_send_hdr(ctx, doc, status, NULL);
 }
 
-/* <p id="error" class="error">message</p> */
-static void error_line(xmlNodePtr parent, const char *message)
+void view_error_line(xmlNodePtr parent, const char *message)
 {
 	xmlNodePtr p;
 
@@ -197,7 +196,7 @@ static int message_page(struct view_ctx *ctx, int status, const char *title, con
 	xmlNodePtr main;
 
 	main = view_page_begin(ctx, title, &doc);
-	error_line(main, message);
+	view_error_line(main, message);
 	if (ctx->auth == VIEW_AUTH_NONE && status == 401)
 		html_link(html_el(main, "p", NULL), "/admin/login", "Sign in");
 	if (back)
@@ -223,7 +222,7 @@ static int reply_405(struct view_ctx *ctx, const char *allow)
 	xmlNodePtr main;
 
 	main = view_page_begin(ctx, status_title(405), &doc);
-	error_line(main, "method not allowed on this page");
+	view_error_line(main, "method not allowed on this page");
 	return page_send_hdr(ctx, doc, 405, allow);
 }
 
@@ -609,19 +608,59 @@ int view_api(struct view_ctx *ctx, const char *method, const char *path, const c
 	return status;
 }
 
+/*
+ * A scenario page's form (form_id) refused with status and message: that
+ * page again, with the error in the form and what was posted in its
+ * fields, when the refusal is about the input (4xx other than 401 and
+ * 403, which are about who asks, and the page can be shown: a valid
+ * scenario_id); otherwise an error page with a link back to the form's
+ * page (the scenarios list without a valid scenario_id).
+ */
+static int form_refused(struct view_ctx *ctx, const char *scenario_id, const char *form_id,
+                        int status, const char *message)
+{
+	struct view_refusal refused;
+	char back[128] = "/admin/scenarios";
+	int valid = scenario_id && model_id_valid(scenario_id);
+
+	if (valid && status >= 400 && status <= 499 && status != 401 && status != 403) {
+		refused.form = form_id;
+		refused.status = status;
+		refused.message = message;
+		return view_page_scenario(ctx, scenario_id, &refused);
+	}
+	if (valid)
+		snprintf(back, sizeof(back), "/admin/scenarios/%s", scenario_id);
+	return message_page(ctx, status, status_title(status), message, back);
+}
+
+/* Where a refused POST comes back (api_then_redirect): the scenario page
+ * scenario_id with its form form_id refilled (form_refused). */
+struct refusal_page {
+	const char *scenario_id;
+	const char *form_id;
+};
+
 /* Call the API with body (stolen) and on success redirect to prefix + the
- * reply's id; an API error is its page, with a link to back (may be NULL:
- * none), the page of the form. */
+ * reply's id (prefix NULL: to the overview). An API error is its page,
+ * with a link to back (may be NULL: none), the page of the form; with
+ * refill set, a refused input is that form's page again (form_refused). */
 static int api_then_redirect(struct view_ctx *ctx, const char *method, const char *path,
-                             json_t *body, int ok, const char *prefix, const char *back)
+                             json_t *body, int ok, const char *prefix, const char *back,
+                             const struct refusal_page *refill)
 {
 	json_t *r;
-	const char *id;
+	const char *id, *msg;
 	char loc[128];
 	int status;
 
 	status = view_api(ctx, method, path, "", body, &r);
 	json_decref(body);
+	if (status != ok && refill && status >= 400 && status <= 499) {
+		msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+		return form_refused(ctx, refill->scenario_id, refill->form_id, status,
+		                    msg ? msg : "error");
+	}
 	if (status != ok)
 		return api_error_page(ctx, status, r, back);
 	if (!prefix)
@@ -704,7 +743,7 @@ static int login_page(struct view_state *st, int status, const char *error)
 	next = next_page(view_form(ctx, "next") ? view_form(ctx, "next") : view_query(ctx, "next"));
 	main = view_page_begin(ctx, "Sign in", &doc);
 	if (error)
-		error_line(main, error);
+		view_error_line(main, error);
 	else if (view_query(ctx, "ended"))
 		html_attr(html_elc(main, "p", "notice",
 		                   "Your session has ended (it expired, you signed out, or its token "
@@ -865,12 +904,14 @@ static int r_module(struct view_state *st)
 	if (!v || (strcmp(v, "1") != 0 && strcmp(v, "0") != 0))
 		return page_status(ctx, 400, "enabled must be 1 or 0");
 	return api_then_redirect(ctx, "PUT", "/v1/modules/sandbox",
-	                         json_pack("{s:b}", "enabled", v[0] == '1'), 200, NULL, "/admin/");
+	                         json_pack("{s:b}", "enabled", v[0] == '1'), 200, NULL, "/admin/",
+	                         NULL);
 }
 
 static int r_run(struct view_state *st)
 {
 	struct view_ctx *ctx = &st->ctx;
+	const struct refusal_page refill = {st->id, "run-form"};
 	char path[128], back[128];
 	json_t *body;
 
@@ -879,7 +920,7 @@ static int r_run(struct view_state *st)
 	body_field(ctx, body, "backend");
 	snprintf(path, sizeof(path), "/v1/m/sandbox/scenarios/%s/runs", st->id);
 	snprintf(back, sizeof(back), "/admin/scenarios/%s", st->id);
-	return api_then_redirect(ctx, "POST", path, body, 201, "/admin/runs/", back);
+	return api_then_redirect(ctx, "POST", path, body, 201, "/admin/runs/", back, &refill);
 }
 
 /* tolerance: absent or empty is the API's default; otherwise a plain
@@ -909,6 +950,7 @@ static int r_compare(struct view_state *st)
 {
 	struct view_ctx *ctx = &st->ctx;
 	static const char *const names[] = {"scenario_id", "baseline", "candidate", "suite"};
+	struct refusal_page refill = {NULL, "compare-form"};
 	char back[128] = "/admin/scenarios";
 	json_t *body;
 	const char *v;
@@ -921,17 +963,17 @@ static int r_compare(struct view_state *st)
 		if (v)
 			json_object_set_new(body, names[i], json_string(v));
 	}
-	v = view_form(ctx, "scenario_id");
-	if (v && model_id_valid(v))
-		snprintf(back, sizeof(back), "/admin/scenarios/%s", v);
+	refill.scenario_id = view_form(ctx, "scenario_id");
+	if (refill.scenario_id && model_id_valid(refill.scenario_id))
+		snprintf(back, sizeof(back), "/admin/scenarios/%s", refill.scenario_id);
 	if (tolerance_field(ctx, body)) {
 		json_decref(body);
-		return message_page(ctx, 400, status_title(400),
-		                    "tolerance must be a decimal number from 0 to 1", back);
+		return form_refused(ctx, refill.scenario_id, refill.form_id, 400,
+		                    "tolerance must be a decimal number from 0 to 1");
 	}
 	body_field(ctx, body, "backend");
 	return api_then_redirect(ctx, "POST", "/v1/m/sandbox/comparisons", body, 201,
-	                         "/admin/comparisons/", back);
+	                         "/admin/comparisons/", back, &refill);
 }
 
 static int r_home(struct view_state *st)
@@ -944,7 +986,7 @@ static int r_scenarios(struct view_state *st)
 }
 static int r_scenario(struct view_state *st)
 {
-	return view_page_scenario(&st->ctx, st->id);
+	return view_page_scenario(&st->ctx, st->id, NULL);
 }
 static int r_runs(struct view_state *st)
 {

@@ -60,6 +60,10 @@ xmlNodePtr view_page_begin(struct view_ctx *ctx, const char *title, htmlDocPtr *
  * headers, and free doc. Returns 0. */
 int view_page_send(struct view_ctx *ctx, htmlDocPtr doc, int status);
 
+/** Append <p id="error" class="error">message</p> to parent (one per
+ * page: the markup contract's error line). */
+void view_error_line(xmlNodePtr parent, const char *message);
+
 /** A whole error page: <h1>title</h1> and <p id="error" class="error">
  * message</p>, replied with status and the security headers. Returns 0. */
 int view_page_message(struct view_ctx *ctx, int status, const char *title, const char *message);
@@ -89,9 +93,22 @@ int view_redirect(struct view_ctx *ctx, const char *location);
 int view_page_home(struct view_ctx *ctx);
 /** GET /admin/scenarios (offset). */
 int view_page_scenarios(struct view_ctx *ctx);
+/* A form that the API (or the view's own check) refused: its page comes
+ * back with the error and the fields as they were posted. */
+struct view_refusal {
+	const char *form;    /* the form's id: "run-form" or "compare-form" */
+	int status;          /* the reply's status, 400 - 499 */
+	const char *message; /* why, shown in p#error.error inside the form */
+};
+
 /** GET /admin/scenarios/{id}: steps, mocks, the run form (editor) and the
- * compare form (admin). */
-int view_page_scenario(struct view_ctx *ctx, const char *id);
+ * compare form (admin). With refused (NULL for a GET), the page of a
+ * refused POST: replied with refused->status, the named form holds
+ * p#error.error with refused->message first, its fields hold what was
+ * posted (ctx->form; a backend that is not an option selects none) and
+ * its first field has autofocus, so that a browser shows the form. When
+ * the scenario cannot be read, that reply's error page instead. */
+int view_page_scenario(struct view_ctx *ctx, const char *id, const struct view_refusal *refused);
 /** GET /admin/runs (scenario, status, offset). */
 int view_page_runs(struct view_ctx *ctx);
 /** GET /admin/runs/{id}: attestation, counters, score, each step. */

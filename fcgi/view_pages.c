@@ -967,11 +967,11 @@ static void variants_hint(xmlNodePtr main, json_t *variants)
 }
 
 /* labelled_input for a variant, suggesting the mock variants (the
- * datalist of variants_hint) when there are some. */
+ * datalist of variants_hint) when there are some; value may be NULL. */
 static xmlNodePtr variant_input(xmlNodePtr form, const char *text, const char *name,
-                                json_t *variants)
+                                json_t *variants, const char *value)
 {
-	xmlNodePtr in = html_input(html_el(form, "label", text), "text", name, NULL);
+	xmlNodePtr in = html_input(html_el(form, "label", text), "text", name, value);
 
 	if (json_array_size(variants) > 0)
 		html_attr(in, "list", "variants");
@@ -982,8 +982,9 @@ static xmlNodePtr variant_input(xmlNodePtr form, const char *text, const char *n
  * <select name="backend">: "" (the tenant's default), then the backends
  * the tenant's policy allows, its default first and marked "(default)"
  * (GET /v1/m/sandbox/backends?preflight=false: no runner is started).
+ * selected (may be NULL) is the option to select.
  */
-static void backend_select(struct view_ctx *ctx, xmlNodePtr form)
+static void backend_select(struct view_ctx *ctx, xmlNodePtr form, const char *selected)
 {
 	xmlNodePtr select = select_new(form, "Backend ", "backend", "(tenant default)");
 	json_t *reply = NULL, *list, *b;
@@ -1002,34 +1003,60 @@ static void backend_select(struct view_ctx *ctx, xmlNodePtr form)
 				continue;
 			snprintf(text, sizeof(text), "%s%s", jstr(b, "name", ""),
 			         pass ? " (default)" : "");
-			option_add(select, jstr(b, "name", ""), text, NULL);
+			option_add(select, jstr(b, "name", ""), text, selected);
 		}
 	}
 }
 
-/* The editor's form: run this scenario with a variant and a backend. */
-static void run_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, json_t *variants)
+/* refused when it is about the form form_id, else NULL (refused may be
+ * NULL: a GET). */
+static const struct view_refusal *refused_here(const struct view_refusal *refused,
+                                               const char *form_id)
 {
+	return refused && strcmp(refused->form, form_id) == 0 ? refused : NULL;
+}
+
+/* What was posted in field name when the form was refused (here may be
+ * NULL: the field starts empty). */
+static const char *refilled(struct view_ctx *ctx, const struct view_refusal *here, const char *name)
+{
+	return here ? view_form(ctx, name) : NULL;
+}
+
+/* The editor's form: run this scenario with a variant and a backend. */
+static void run_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, json_t *variants,
+                     const struct view_refusal *refused)
+{
+	const struct view_refusal *here = refused_here(refused, "run-form");
 	char action[96];
-	xmlNodePtr form;
+	xmlNodePtr form, first;
 
 	html_el(main, "h2", "Run");
 	snprintf(action, sizeof(action), "/admin/scenarios/%s/runs", id);
 	variants_hint(main, variants);
 	form = view_post_form(ctx, main, "run-form", action);
-	variant_input(form, "Variant ", "variant", variants);
-	backend_select(ctx, form);
+	if (here)
+		view_error_line(form, here->message);
+	first =
+	    variant_input(form, "Variant ", "variant", variants, refilled(ctx, here, "variant"));
+	if (here)
+		html_attr(first, "autofocus", "autofocus");
+	backend_select(ctx, form, refilled(ctx, here, "backend"));
 	submit_button(form, "Run");
 }
 
 /* The admin's form: compare two variants of this scenario. Without a
  * scorer on the server every comparison is inconclusive: say so. */
-static void compare_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, json_t *variants)
+static void compare_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, json_t *variants,
+                         const struct view_refusal *refused)
 {
-	xmlNodePtr form;
+	const struct view_refusal *here = refused_here(refused, "compare-form");
+	xmlNodePtr form, first;
 
 	html_el(main, "h2", "Compare");
 	form = view_post_form(ctx, main, "compare-form", "/admin/comparisons");
+	if (here)
+		view_error_line(form, here->message);
 	if (strcmp(ctx->req->cfg->scorer, "none") == 0)
 		html_attr(
 		    html_elc(form, "p", "note",
@@ -1037,12 +1064,19 @@ static void compare_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, 
 		             "comparisons will be inconclusive."),
 		    "id", "no-scorer");
 	html_input(form, "hidden", "scenario_id", id);
-	html_attr(variant_input(form, "Baseline ", "baseline", variants), "required", "required");
-	html_attr(variant_input(form, "Candidate ", "candidate", variants), "required", "required");
-	html_attr(html_input(html_el(form, "label", "Suite "), "text", "suite", NULL), "required",
-	          "required");
-	labelled_input(form, "Tolerance ", "text", "tolerance", NULL);
-	backend_select(ctx, form);
+	first =
+	    variant_input(form, "Baseline ", "baseline", variants, refilled(ctx, here, "baseline"));
+	html_attr(first, "required", "required");
+	if (here)
+		html_attr(first, "autofocus", "autofocus");
+	html_attr(variant_input(form, "Candidate ", "candidate", variants,
+	                        refilled(ctx, here, "candidate")),
+	          "required", "required");
+	html_attr(html_input(html_el(form, "label", "Suite "), "text", "suite",
+	                     refilled(ctx, here, "suite")),
+	          "required", "required");
+	labelled_input(form, "Tolerance ", "text", "tolerance", refilled(ctx, here, "tolerance"));
+	backend_select(ctx, form, refilled(ctx, here, "backend"));
 	submit_button(form, "Compare");
 }
 
@@ -1057,7 +1091,7 @@ static xmlNodePtr page_begin_named(struct view_ctx *ctx, const char *prefix, con
 	return view_page_begin(ctx, title, doc);
 }
 
-int view_page_scenario(struct view_ctx *ctx, const char *id)
+int view_page_scenario(struct view_ctx *ctx, const char *id, const struct view_refusal *refused)
 {
 	json_t *sc = NULL, *variants;
 	htmlDocPtr doc = NULL;
@@ -1071,10 +1105,10 @@ int view_page_scenario(struct view_ctx *ctx, const char *id)
 	steps_table(main, json_object_get(sc, "steps"));
 	mocks_table(main, json_object_get(sc, "mocks"));
 	if (ctx->req->who.role >= STORE_ROLE_EDITOR)
-		run_form(ctx, main, id, variants);
+		run_form(ctx, main, id, variants, refused);
 	if (ctx->req->who.role >= STORE_ROLE_ADMIN)
-		compare_form(ctx, main, id, variants);
-	return view_page_send(ctx, doc, 200);
+		compare_form(ctx, main, id, variants, refused);
+	return view_page_send(ctx, doc, refused ? refused->status : 200);
 }
 
 /* ---- run detail --------------------------------------------------------------------- */

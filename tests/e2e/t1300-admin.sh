@@ -539,6 +539,10 @@ else
 	not_ok "run form with the session's csrf: 303 to /admin/runs/ID (got HTTP $STATUS to $(short "$loc"): $(short "$(xp 'string(//*[@id="error"])')"))"
 fi
 is "one run more" "$((before_runs + 1))" "$(count_all "$VW" "$M/runs?scenario=$WALK_SID" runs)"
+cpage "$ED_SESSION" POST "/admin/scenarios/$WALK_SID/runs" --data "variant=$(repeat_char c 65)&backend=&csrf=$ED_CSRF"
+is "a session's refused run form comes back with the session's csrf, ready to send again" "422 $ED_CSRF 1" \
+	"$STATUS $(xp 'string(//form[@id="run-form"]//input[@name="csrf"]/@value)') $(xp 'count(//form[@id="run-form"]/p[@id="error"])')"
+is "no run more" "$((before_runs + 1))" "$(count_all "$VW" "$M/runs?scenario=$WALK_SID" runs)"
 
 # ---- bearer tokens --------------------------------------------------------------
 page "$ED" GET "/admin/runs/$WALK_RID"
@@ -572,6 +576,20 @@ is_html_status "a JSON body: 400" 400
 page "$ED" POST "/admin/scenarios/$WALK_SID/runs" --data "variant=$(repeat_char v 65)"
 is_html_status "a variant of 65 bytes: the API's 422" 422
 error_has "the API's message in #error" ""
+# a refused form comes back on its page, the error in it, what was posted kept
+is "refused run form: the scenario's page again, one #error, in the run form" "Scenario: admin-walkthrough|1|1" \
+	"$(xp 'string(//main[@id="main"]/h1)' | xargs)|$(xp 'count(//*[@id="error"])')|$(xp 'count(//form[@id="run-form"]/p[@id="error"])')"
+is "refused run form: the variant as posted, focused" "$(repeat_char v 65) autofocus" \
+	"$(xp 'string(//form[@id="run-form"]//input[@name="variant"]/@value)') $(xp 'string(//form[@id="run-form"]//input[@name="variant"]/@autofocus)')"
+page "$ED" POST "/admin/scenarios/$WALK_SID/runs" --data "variant=$(repeat_char w 65)&backend=gvisor"
+is "refused run form: the backend as posted is selected, and only it" "422 gvisor 1" \
+	"$STATUS $(xp 'string(//form[@id="run-form"]//option[@selected]/@value)') $(xp 'count(//form[@id="run-form"]//option[@selected])')"
+REFUSED_MARKUP="\"><script>alert(1)</script><b id=\"pwn\">$(repeat_char x 40)"
+page "$ED" POST "/admin/scenarios/$WALK_SID/runs" --data-urlencode "variant=$REFUSED_MARKUP" --data 'backend=%22%3E%3Cscript%3E'
+is "refused run form with markup: the value comes back as text only (no script, no element)" "422 0 0 0" \
+	"$STATUS $(xp 'count(//script)') $(xp 'count(//*[@id="pwn"])') $(xp 'count(//form[@id="run-form"]//option[@selected])')"
+is "refused run form with markup: the attribute holds it unchanged" "$REFUSED_MARKUP" \
+	"$(xp 'string(//form[@id="run-form"]//input[@name="variant"]/@value)')"
 is "refused bodies changed nothing" "$before" "$(state)"
 page "$ED" PUT /admin/ --data ''
 is_html_status "PUT /admin/: 405" 405
@@ -789,8 +807,23 @@ if [[ -n $CID ]]; then
 	else
 		not_ok "compare form (admin): 303 to /admin/comparisons/ID (got HTTP $STATUS $(short "$(hdr location)") $(short "$(xp 'string(//*[@id="error"])')"))"
 	fi
-	page "$AD" POST /admin/comparisons --data "scenario_id=$CMP_SID&baseline=candidate&candidate=better&suite=$CMP_SUITE&tolerance=2"
+	before=$(state)
+	page "$AD" POST /admin/comparisons --data "scenario_id=$CMP_SID&baseline=candidate&candidate=better&suite=$CMP_SUITE&tolerance=2&backend=namespaces"
 	is_html_status "compare form with tolerance 2: the API's 422" 422
+	is "refused compare form: its page again, #error in the compare form, the run form empty" "1 1 " \
+		"$(xp 'count(//form[@id="compare-form"]/p[@id="error"])') $(xp 'count(//*[@id="error"])') $(xp 'string(//form[@id="run-form"]//input[@name="variant"]/@value)')"
+	is "refused compare form: every field as posted" "candidate|better|$CMP_SUITE|2|namespaces|autofocus" \
+		"$(xp 'string(//form[@id="compare-form"]//input[@name="baseline"]/@value)')|$(xp 'string(//form[@id="compare-form"]//input[@name="candidate"]/@value)')|$(xp 'string(//form[@id="compare-form"]//input[@name="suite"]/@value)')|$(xp 'string(//form[@id="compare-form"]//input[@name="tolerance"]/@value)')|$(xp 'string(//form[@id="compare-form"]//option[@selected]/@value)')|$(xp 'string(//form[@id="compare-form"]//input[@name="baseline"]/@autofocus)')"
+	page "$AD" POST /admin/comparisons --data "scenario_id=$CMP_SID&baseline=candidate&candidate=better&suite=$CMP_SUITE&tolerance=0x1p-3"
+	is "compare form with a tolerance the view refuses: 400 on the form's page, the value kept" "400 1 0x1p-3" \
+		"$STATUS $(xp 'count(//form[@id="compare-form"]/p[@id="error"])') $(xp 'string(//form[@id="compare-form"]//input[@name="tolerance"]/@value)')"
+	page "$AD" POST /admin/comparisons --data "scenario_id=$CMP_SID&baseline=candidate&candidate=&suite=$CMP_SUITE"
+	is "compare form with an empty candidate: the API's refusal on the form's page" "422 1 candidate $CMP_SUITE" \
+		"$STATUS $(xp 'count(//form[@id="compare-form"]/p[@id="error"])') $(xp 'string(//form[@id="compare-form"]//input[@name="baseline"]/@value)') $(xp 'string(//form[@id="compare-form"]//input[@name="suite"]/@value)')"
+	page "$AD" POST /admin/comparisons --data "scenario_id=nope&baseline=candidate&candidate=better&suite=$CMP_SUITE"
+	is "compare form naming no valid scenario: an error page with a way back, no form" "0 /admin/scenarios" \
+		"$(xp 'count(//form[@id="compare-form"])') $(xp 'string(//a[@id="back"]/@href)')"
+	is "refused compare forms changed nothing" "$before" "$(state)"
 fi
 
 if [[ -n $REPLAY_RID ]]; then

@@ -364,6 +364,38 @@ async function main() {
 		is('the API knows the new run', [200, WALK_SID, 'candidate', 'completed'], [r.status, r.body && r.body.scenario_id, r.body && r.body.variant, r.body && r.body.status]);
 	});
 
+	await step('a refused run form keeps what was typed', async () => {
+		await visit(ed, 'scenario-walkthrough-again', `/admin/scenarios/${WALK_SID}`);
+		const p = ed.page;
+		const long = 'v'.repeat(65); // one byte over the API's limit: a 422
+		await p.locator('form#run-form input[name="variant"]').fill(long);
+		await p.locator('form#run-form select[name="backend"]').selectOption('inproc-mock');
+		const newest = async () => ((await api('viewer', `/v1/m/sandbox/runs?scenario=${WALK_SID}&limit=1`)).body || {}).runs?.[0]?.id;
+		const newestBefore = await newest();
+		const st = await submit(ed, 'form#run-form button[type="submit"]', (u) => u.pathname === `/admin/scenarios/${WALK_SID}/runs`);
+		await checkPage(ed, 'run-form-refused', st, 422, ed.cspBefore);
+		is('refused run form: the error inside the form, the variant and backend as typed', [1, long, 'inproc-mock'], [
+			await count(p, 'form#run-form p#error.error'),
+			await p.locator('form#run-form input[name="variant"]').inputValue(),
+			await p.locator('form#run-form select[name="backend"]').inputValue(),
+		]);
+		is('refused run form: the variant field has the focus', 'variant',
+			await p.evaluate(() => document.activeElement && document.activeElement.getAttribute('name')));
+		const where = await p.evaluate(() => {
+			const r = document.querySelector('form#run-form p#error').getBoundingClientRect();
+			return { top: Math.round(r.top), bottom: Math.round(r.bottom), height: window.innerHeight };
+		});
+		check('refused run form: the error is on screen without scrolling', where.top >= 0 && where.bottom <= where.height, J(where));
+		const newestAfter = await newest();
+		check('refused run form: no run made (the newest run is the same)', newestBefore && newestAfter === newestBefore, `${newestBefore} -> ${newestAfter}`);
+		// mended and sent again from the same page (its CSRF field included)
+		await p.locator('form#run-form input[name="variant"]').fill('candidate');
+		const st2 = await submit(ed, 'form#run-form button[type="submit"]', (u) => /^\/admin\/runs\/[0-9a-f]{32}$/.test(u.pathname));
+		await checkPage(ed, 'run-from-mended-form', st2, 200, ed.cspBefore);
+		is('the mended form makes its run: variant candidate, backend inproc-mock, completed', ['candidate', 'inproc-mock', 'completed'],
+			[await text(p, '#run-variant'), await text(p, '#run-backend'), await text(p, '#run-status')]);
+	});
+
 	await step('lists', async () => {
 		await visit(ed, 'scenarios', '/admin/scenarios');
 		check('scenarios list: rows', (await count(ed.page, '#scenarios tr.scenario')) > 0, 'no row');

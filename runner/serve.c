@@ -321,7 +321,6 @@ int runner_serve(int (*run)(int argc, char **argv))
 			finish_all(pid, pidfd, n);
 			return r < 0 ? 1 : 0;
 		}
-		crashed = 0;
 		for (i = n - 1; i >= 0; i--) {
 			if (!pfd[1 + i].revents)
 				continue;
@@ -347,19 +346,26 @@ int runner_serve(int (*run)(int argc, char **argv))
 			failures = 0;
 			if (!took)
 				continue; /* a spare that died idle: nobody waits for it */
+			crashed = WIFSIGNALED(status) && crash_signal(WTERMSIG(status));
+			if (crashed) {
+				/* A runner died of a fault: every fork of this
+				 * server has its address layout, stack canary and
+				 * pointer guard, so the next run gets a server
+				 * started afresh by the worker (it sees this one
+				 * gone) instead of a sibling. The spares go before
+				 * the report: the worker may send its next request
+				 * as soon as it has it, and a spare left waiting
+				 * would take it, only to be killed with the run
+				 * lost. */
+				finish_all(pid, pidfd, n);
+				n = 0;
+			}
 			if (send_reply(MODEL_FORKSERVER_ENDED, p, status, cpu_us, -1) != 0) {
 				finish_all(pid, pidfd, n);
 				return 0; /* the worker is gone */
 			}
-			crashed |= WIFSIGNALED(status) && crash_signal(WTERMSIG(status));
-		}
-		if (crashed) {
-			/* A runner died of a fault: every fork of this server has
-			 * its address layout, stack canary and pointer guard, so
-			 * the next run gets a server started afresh by the worker
-			 * (it sees this one gone) instead of a sibling. */
-			finish_all(pid, pidfd, n);
-			return 3;
+			if (crashed)
+				return 3;
 		}
 	}
 }

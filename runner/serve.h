@@ -31,7 +31,8 @@
  * A spare that cannot get ready (PR_SET_PDEATHSIG fails) exits 125 and
  * is replaced after 100 ms; after 10 in a row the server gives up (exit
  * 1, a message on stderr). After a runner that died of a fault the server
- * reports it and exits 3 (model/forkserver.h says why).
+ * kills its spares, then reports it and exits 3 (model/forkserver.h says
+ * why; no spare is left to take the worker's next request).
  */
 
 /**

@@ -1213,19 +1213,70 @@ static void outputs_table(xmlNodePtr main, json_t *outputs)
 		html_elc(main, "p", "none", "No step was executed.");
 }
 
+/* A field of the item GET /v1/m/sandbox/collection/id, or NULL (not an
+ * id, not found, no such field). */
+static const char *item_field(struct view_ctx *ctx, const char *collection, const char *id,
+                              const char *field)
+{
+	json_t *reply = NULL;
+	char path[128];
+
+	if (!id || !model_id_valid(id))
+		return NULL;
+	snprintf(path, sizeof(path), "/v1/m/sandbox/%s/%s", collection, id);
+	if (view_api(ctx, "GET", path, "", NULL, &reply) != 200)
+		return NULL;
+	return jstr(reply, field, NULL);
+}
+
+/*
+ * The heading of the page of a run or comparison (what: "Run",
+ * "Comparison") of scenario_id, into out: "WHAT of NAME"; the name asked
+ * of the API when it is not in nm (beyond the first NAMES_LIMIT). A
+ * scenario that has none (deleted): "WHAT of a deleted scenario
+ * (1a2b3c4d)". Without a scenario (a replay that names none): "Replay of
+ * session EXTERNAL-ID" when session_id is set, else "WHAT 1a2b3c4d" of
+ * own_id. Never "Run of" with nothing after it.
+ */
+static void page_heading(struct view_ctx *ctx, const struct names *nm, const char *what,
+                         const char *scenario_id, const char *session_id, const char *own_id,
+                         char *out, size_t n)
+{
+	const char *name = name_of(nm->scenarios, scenario_id), *ext;
+
+	if (!name)
+		name = item_field(ctx, "scenarios", scenario_id, "name");
+	if (name) {
+		snprintf(out, n, "%s of %s", what, name);
+	} else if (scenario_id && model_id_valid(scenario_id)) {
+		snprintf(out, n, "%s of a deleted scenario (%.*s)", what, SHORT_ID_LEN,
+		         scenario_id);
+	} else if (session_id && model_id_valid(session_id)) {
+		ext = item_field(ctx, "sessions", session_id, "external_id");
+		if (ext)
+			snprintf(out, n, "Replay of session %s", ext);
+		else
+			snprintf(out, n, "Replay of session %.*s", SHORT_ID_LEN, session_id);
+	} else {
+		snprintf(out, n, "%s %.*s", what, SHORT_ID_LEN, own_id);
+	}
+}
+
 int view_page_run(struct view_ctx *ctx, const char *id)
 {
 	json_t *run = NULL, *outs = NULL;
 	htmlDocPtr doc = NULL;
 	xmlNodePtr main;
 	struct names nm;
+	char title[TITLE_BYTES];
 
 	if (api_get_item(ctx, "runs", id, "", &run) ||
 	    api_get_item(ctx, "runs", id, "/outputs", &outs))
 		return 0;
 	names_load(ctx, &nm, 0);
-	main = page_begin_named(ctx, "Run of",
-	                        name_of(nm.scenarios, jstr(run, "scenario_id", NULL)), &doc);
+	page_heading(ctx, &nm, "Run", jstr(run, "scenario_id", NULL), jstr(run, "session_id", NULL),
+	             id, title, sizeof(title));
+	main = view_page_begin(ctx, title, &doc);
 	html_elc(main, "p", "id", id);
 	run_summary(main, run, &nm);
 	run_divergence(main, json_object_get(run, "divergence"));
@@ -1359,13 +1410,15 @@ int view_page_comparison(struct view_ctx *ctx, const char *id)
 	htmlDocPtr doc = NULL;
 	xmlNodePtr main;
 	struct names nm;
+	char title[TITLE_BYTES];
 
 	if (api_get_item(ctx, "comparisons", id, "", &cmp) ||
 	    side_outputs(ctx, cmp, "baseline", &base) || side_outputs(ctx, cmp, "candidate", &cand))
 		return 0;
 	names_load(ctx, &nm, 0);
-	main = page_begin_named(ctx, "Comparison of",
-	                        name_of(nm.scenarios, jstr(cmp, "scenario_id", NULL)), &doc);
+	page_heading(ctx, &nm, "Comparison", jstr(cmp, "scenario_id", NULL), NULL, id, title,
+	             sizeof(title));
+	main = view_page_begin(ctx, title, &doc);
 	html_elc(main, "p", "id", id);
 	comparison_summary(main, cmp, &nm);
 	side_by_side(main, cmp, base, cand);

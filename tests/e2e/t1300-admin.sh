@@ -766,6 +766,18 @@ is "scenario page: the two steps (key, input)" "step-1=agent:user1@example.test|
 is "scenario page: the mock" "agent:user1@example.test=first synthetic account" \
 	"$(xp 'string(//table[@id="mocks"]//tr[@class="mock"]/td[@class="resource"])' | xargs)=$(xp 'string(//table[@id="mocks"]//tr[@class="mock"]/td[@class="response"]/pre)')"
 
+# a run whose scenario was deleted keeps a heading
+req "$ED" POST $M/scenarios '{"name":"to-be-deleted","steps":[{"key":"k","input":"x"}]}'
+GONE_SID=$(jqb '.id // empty')
+req "$ED" POST "$M/scenarios/$GONE_SID/runs" '{"variant":"candidate"}'
+GONE_RID=$(jqb '.id // empty')
+page "$VW" GET "/admin/runs/$GONE_RID"
+is "run page while its scenario exists: Run of NAME" "Run of to-be-deleted" "$(xp 'string(//main[@id="main"]/h1)' | xargs)"
+req "$ED" DELETE "$M/scenarios/$GONE_SID"
+page "$VW" GET "/admin/runs/$GONE_RID"
+is "run page of a deleted scenario: 200, the heading says so with the id's prefix" "200|Run of a deleted scenario (${GONE_SID:0:8})" \
+	"$STATUS|$(xp 'string(//main[@id="main"]/h1)' | xargs)"
+
 if [[ -n $CID ]]; then
 	page "$AD" GET "/admin/scenarios/$CMP_SID"
 	is "scenario page (admin): run form and compare form" "1 1" "$(xp 'count(//form[@id="run-form"])') $(xp 'count(//form[@id="compare-form"])')"
@@ -850,6 +862,9 @@ if [[ -n $REPLAY_RID ]]; then
 		"$(xp "count($drow)") $(xp "count(//tr[@data-id=\"$REPLAY_RID\"])")"
 	page "$VW" GET "/admin/runs/$REPLAY_RID"
 	is "replay run page: kind replay, #run-session" "replay 1" "$(ddv run-kind) $(xp 'count(//*[@id="run-session"])')"
+	is "replay run page (no scenario): the heading and title name the session by its external id" \
+		"Replay of session $(jq -r '(if type=="array" then .[0] else . end).external_id' "$FIX/replayable.json")|yes" \
+		"$(xp 'string(//main[@id="main"]/h1)' | xargs)|$([[ $(xp 'string(//title)') == "$(xp 'string(//main[@id="main"]/h1)')"* ]] && echo yes || echo no)"
 	page "$VW" GET "/admin/runs/$DEGRADED_RID"
 	is "degraded replay page: #run-score not executed, with its reason" "not executed ($DEGRADED_REASON)" "$(ddv run-score)"
 fi

@@ -299,8 +299,9 @@ static int tenant_policy(struct http_request *req, const char **backends, const 
 
 /*
  * The backend of a run: requested (may be NULL: the tenant's default) if
- * the tenant's policy allows it, else 422 invalid. An unknown name is just
- * one that no policy allows.
+ * the tenant's policy allows it, else 422 invalid: a name the runner does
+ * not know (or an empty one) is said to be unknown, with the known ones;
+ * a known one outside the policy, with the allowed ones.
  */
 static int choose_backend(struct http_request *req, const char *requested, const char **backend,
                           struct model_error *err)
@@ -321,6 +322,19 @@ static int choose_backend(struct http_request *req, const char *requested, const
 		return 0;
 	}
 	printable(shown, sizeof(shown), requested);
+	for (i = 0; http_config_known_backends[i]; i++)
+		if (strcmp(http_config_known_backends[i], requested) == 0)
+			break;
+	if (!http_config_known_backends[i]) {
+		for (i = 0, j = 0; http_config_known_backends[i]; i++)
+			j += (size_t)snprintf(list + j, sizeof(list) - j, "%s%s", i ? ", " : "",
+			                      http_config_known_backends[i]);
+		if (!requested[0])
+			return model_error_set(err, MODEL_E_INVALID, "backend",
+			                       "backend is empty (known: %s)", list);
+		return model_error_set(err, MODEL_E_INVALID, "backend",
+		                       "unknown backend \"%s\" (known: %s)", shown, list);
+	}
 	for (i = 0, j = 0; allowed[i] && j + 3 < sizeof(list); i++) {
 		list[j++] = allowed[i];
 		if (allowed[i] == ',')

@@ -423,8 +423,8 @@ static int csrf_ok(struct view_ctx *ctx)
 /* origin (not "null") is this site's own: scheme from the HTTPS param,
  * host from HTTP_HOST. Debian's fastcgi_params sends HTTP_HOST as nginx's
  * $host, without the port (the raw Host header is not trusted there), so
- * the origin may also carry SERVER_PORT, the port nginx took the request
- * on. */
+ * the port is SERVER_PORT, the one nginx took the request on: the origin
+ * must name it, unless it is the scheme's default (80, 443). */
 static int origin_is_own(struct view_ctx *ctx, const char *origin)
 {
 	const char *host, *https, *port, *rest, *colon;
@@ -442,12 +442,17 @@ static int origin_is_own(struct view_ctx *ctx, const char *origin)
 		rest = strncasecmp(origin, "http://", 7) == 0 ? origin + 7 : NULL;
 	if (!rest)
 		return 0;
-	if (strcasecmp(rest, host) == 0)
-		return 1;
-	/* a host that already names its port ("[::1]" alone does not) */
+	/* A Host that names its port ("[::1]" alone does not) is compared
+	 * as it is; nor can it be completed without SERVER_PORT. */
 	colon = strrchr(host, ':');
-	if (!port || !*port || (colon && !strchr(colon, ']')))
-		return 0;
+	if ((colon && !strchr(colon, ']')) || !port || !*port)
+		return strcasecmp(rest, host) == 0;
+	/* A Host without its port (nginx's $host, as Debian's fastcgi_params
+	 * pass it): the Origin names the port the request came to, which a
+	 * browser leaves out only when it is the scheme's default. */
+	if (strcmp(port, https && strcasecmp(https, "on") == 0 ? "443" : "80") == 0 &&
+	    strcasecmp(rest, host) == 0)
+		return 1;
 	n = (size_t)snprintf(own, sizeof(own), "%s:%s", host, port);
 	return n < sizeof(own) && strcasecmp(rest, own) == 0;
 }

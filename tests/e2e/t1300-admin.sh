@@ -612,6 +612,11 @@ cpage "$ED_SESSION" POST "/admin/scenarios/$WALK_SID/runs" -H "Origin: https://$
 is_html_status "run form with the own host but https Origin: 403" 403
 cpage "$ED_SESSION" POST "/admin/scenarios/$WALK_SID/runs" -H 'Origin: null' --data "variant=evil&csrf=$ED_CSRF"
 is_html_status "run form with Origin null: 403" 403
+own_host=${OWN_ORIGIN#http://}
+cpage "$ED_SESSION" POST "/admin/scenarios/$WALK_SID/runs" -H "Origin: http://${own_host%:*}" --data "variant=evil&csrf=$ED_CSRF"
+is_html_status "run form with the own host on another port (the default one, ${own_host%:*}): 403" 403
+cpage "$ED_SESSION" POST "/admin/scenarios/$WALK_SID/runs" -H "Origin: http://${own_host%:*}:1" --data "variant=evil&csrf=$ED_CSRF"
+is_html_status "run form with the own host on port 1: 403" 403
 page "" POST /admin/login -H 'Sec-Fetch-Site: cross-site' --data-urlencode "token=$ED"
 is_html_status "sign-in with Sec-Fetch-Site cross-site (no Origin): 403" 403
 page "" POST /admin/login -H 'Origin: http://evil.example' -H 'Sec-Fetch-Site: same-origin' --data-urlencode "token=$ED"

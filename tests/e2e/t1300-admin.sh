@@ -657,6 +657,13 @@ is_html_status "editor posts the compare form: 403" 403
 error_has "editor compare: the API's message" "requires role admin"
 cpage "$ED_SESSION" POST /admin/modules/sandbox --data "enabled=0&csrf=$ED_CSRF"
 is_html_status "editor posts the module form: 403" 403
+# the role before the fields, as in the API: a bad field from a lower role is a 403 too
+cpage "$VW_SESSION" POST /admin/modules/sandbox --data "enabled=maybe&csrf=$VW_CSRF"
+is "viewer posts the module form with a bad field: 403, the role named" "403|requires role admin; your token has viewer" \
+	"$STATUS|$(xp 'string(//p[@id="error"])' | xargs)"
+cpage "$ED_SESSION" POST /admin/comparisons --data "scenario_id=$CMP_SID&baseline=candidate&candidate=better&suite=$CMP_SUITE&tolerance=abc&csrf=$ED_CSRF"
+is "editor posts the compare form with a bad tolerance: 403, the role named" "403|requires role admin; your token has editor" \
+	"$STATUS|$(xp 'string(//p[@id="error"])' | xargs)"
 cpage "$ED_SESSION" GET /admin/audit
 is_html_status "editor GET /admin/audit: 403" 403
 is "role refusals changed nothing" "$before" "$(state)"

@@ -8,11 +8,17 @@
  *
  * Lines are read from stdin with getline() and written to stdout, one
  * compact JSON object a line, flushed at once (the runner waits for it).
+ * Every line written carries the current step's "seq" (the protocol's
+ * optional echo), so that a line the runner would take for another step
+ * is refused rather than recorded there.
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The seq of the step being answered (agent_next_step sets it). */
+static json_int_t agent_seq;
 
 /** Read the next JSON object from stdin. Returns it (caller decrefs), or
  * NULL at EOF or on a malformed line. */
@@ -59,7 +65,8 @@ static inline char *agent_ask(const char *resource, size_t len)
 	size_t resp_len = 0;
 	char *copy = NULL;
 
-	if (agent_send(json_pack("{s:s, s:s%}", "type", "resource", "resource", resource, len)))
+	if (agent_send(json_pack("{s:s, s:s%, s:I}", "type", "resource", "resource", resource, len,
+	                         "seq", agent_seq)))
 		return NULL;
 	reply = agent_read();
 	if (reply &&
@@ -78,7 +85,8 @@ static inline char *agent_ask(const char *resource, size_t len)
 /** End the current step with output (len bytes). Returns 0 or -1. */
 static inline int agent_output(const char *output, size_t len)
 {
-	return agent_send(json_pack("{s:s, s:s%}", "type", "output", "output", output, len));
+	return agent_send(json_pack("{s:s, s:s%, s:I}", "type", "output", "output", output, len,
+	                            "seq", agent_seq));
 }
 
 /** Next step: returns the step line (caller decrefs) and points *input at
@@ -91,7 +99,8 @@ static inline json_t *agent_next_step(const char **input, size_t *len)
 
 	if (!msg)
 		return NULL;
-	if (json_unpack(msg, "{s:s, s:s%}", "type", &type, "input", input, len) != 0 ||
+	if (json_unpack(msg, "{s:s, s:s%, s:I}", "type", &type, "input", input, len, "seq",
+	                &agent_seq) != 0 ||
 	    strcmp(type, "step") != 0) {
 		json_decref(msg);
 		return NULL;

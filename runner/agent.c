@@ -296,6 +296,45 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	return -1;
 }
 
+/* Has the agent written anything that no step has asked for yet (between
+ * a step's output and the next step, or after the last step's output)?
+ * Bytes already read past the last line, or readable now; nothing is
+ * waited for. What came is kept (the run fails anyway). */
+static int unasked_line(struct drive *d)
+{
+	char chunk[4096];
+	ssize_t r;
+
+	if (d->in.len > 0)
+		return 1;
+	if (d->eof)
+		return 0;
+	do
+		r = read(d->from_agent, chunk, sizeof(chunk));
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		d->eof = 1;
+	return r > 0;
+}
+
+/* A line's optional "seq" (seqv, may be NULL) against the step's: 0 when
+ * absent or equal, else -1 with why filled. */
+static int seq_check(json_t *seqv, size_t seq, char *why, size_t n)
+{
+	if (!seqv)
+		return 0;
+	if (!json_is_integer(seqv)) {
+		snprintf(why, n, "seq must be an integer");
+		return -1;
+	}
+	if (json_integer_value(seqv) != (json_int_t)seq) {
+		snprintf(why, n, "a line for step %" JSON_INTEGER_FORMAT " during step %zu",
+		         json_integer_value(seqv), seq);
+		return -1;
+	}
+	return 0;
+}
+
 /* How the agent ended, once its stdout closed mid-step. */
 static void ended(struct drive *d, char *why, size_t n)
 {
@@ -316,7 +355,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	const struct runner_spec *spec = d->spec;
 	const char *type, *resource, *response;
 	size_t resource_len, response_len, marker_len, len = 0;
-	json_t *msg = NULL, *reply = NULL, *output;
+	json_t *msg = NULL, *reply = NULL, *output, *seqv;
 	json_error_t jerr;
 	enum wait_end w;
 	char *line = NULL;
@@ -324,6 +363,15 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	char why[256];
 	int requests = 0, missed = 0, too_long, hit, rc = -1;
 
+	/* A line sent after the previous step's output would be taken for
+	 * this step's: refused (a late one, when the agent sends "seq"). */
+	if (seq > 1 && unasked_line(d)) {
+		rc = agent_error(d, out, seq, step, sum,
+		                 "a line came from the agent after the output of step %zu, before "
+		                 "step %zu was sent",
+		                 seq - 1, seq);
+		goto out;
+	}
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
 	                json_object_get(step, "key"), "input", json_object_get(step, "input"));
 	w = msg ? send_json(d, msg) : WAIT_ERROR;
@@ -359,12 +407,18 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			rc = agent_error(d, out, seq, step, sum, "malformed line from the agent");
 			goto out;
 		}
+		seqv = NULL;
 		if (strcmp(type, "output") == 0) {
-			if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:o}", "type", &type,
-			                   "output", &output) != 0 ||
+			if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:o, s?o}", "type",
+			                   &type, "output", &output, "seq", &seqv) != 0 ||
 			    !json_is_string(output)) {
-				rc = agent_error(d, out, seq, step, sum,
-				                 "output line must be {type, output: string}");
+				rc = agent_error(
+				    d, out, seq, step, sum,
+				    "output line must be {type, output: string[, seq]}");
+				goto out;
+			}
+			if (seq_check(seqv, seq, why, sizeof(why)) != 0) {
+				rc = agent_error(d, out, seq, step, sum, "%s", why);
 				goto out;
 			}
 			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL) != 0) {
@@ -382,9 +436,13 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			goto out;
 		}
 		if (strcmp(type, "resource") != 0 ||
-		    json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:s%}", "type", &type,
-		                   "resource", &resource, &resource_len) != 0) {
+		    json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:s%, s?o}", "type", &type,
+		                   "resource", &resource, &resource_len, "seq", &seqv) != 0) {
 			rc = agent_error(d, out, seq, step, sum, "unexpected line from the agent");
+			goto out;
+		}
+		if (seq_check(seqv, seq, why, sizeof(why)) != 0) {
+			rc = agent_error(d, out, seq, step, sum, "%s", why);
 			goto out;
 		}
 		if (++requests > RUNNER_AGENT_MAX_REQUESTS) {
@@ -470,6 +528,18 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 			rc = -1;
 			goto out;
 		}
+	}
+	/* Nothing may follow the last output (a line written meanwhile was
+	 * meant for a step that never came): the run fails, with no step
+	 * line (every step has its own already). */
+	if (i > 0 && unasked_line(&d)) {
+		sum->status = "failed";
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "agent error after step %zu: a line came from the agent after the output "
+		         "of the last step",
+		         i);
+		rc = -1;
+		goto out;
 	}
 	sum->status = "completed";
 	sum->reason[0] = '\0';

@@ -810,6 +810,31 @@ START_TEST(test_stderr_flood_drained)
 }
 END_TEST
 
+/* Two outputs for one step: the second is refused, not recorded as the
+ * next step's (the driver's check, as on namespaces). */
+START_TEST(test_agent_two_outputs)
+{
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	struct result r;
+
+	spec_step(spec, "a", "two-outputs");
+	spec_step(spec, "b", "env");
+	if (gvisor_unavailable_checked(spec)) {
+		json_decref(spec);
+		return;
+	}
+	r = run_backend("gvisor", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(step_str(&r, 0, "output"), "first");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 2: a line came from the agent after the output of "
+	                 "step 1, before step 2 was sent");
+	ck_assert(sum_bool(&r, "destroyed"));
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 /* ---- behaviour ------------------------------------------------------------- */
 
 START_TEST(test_walkthrough_same_as_inproc)
@@ -1096,6 +1121,7 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, test_environment_clean);
 	tcase_add_test(tc, test_identity);
 	tcase_add_test(tc, test_agent_exit_mid_step);
+	tcase_add_test(tc, test_agent_two_outputs);
 	tcase_add_test(tc, test_stderr_flood_drained);
 	suite_add_tcase(s, tc);
 

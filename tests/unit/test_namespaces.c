@@ -598,6 +598,65 @@ START_TEST(test_stderr_flood_drained)
 }
 END_TEST
 
+/* A line the agent did not answer for the step being driven is refused,
+ * never credited to another step (the driver is runner/agent.c, shared
+ * with gvisor). */
+START_TEST(test_agent_lines_for_other_steps)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	struct result r;
+
+	/* two outputs for step 1: the second is not step 2's answer */
+	spec_step(spec, "a", "two-outputs");
+	spec_step(spec, "b", "env");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_int_eq(json_array_size(r.steps), 2);
+	ck_assert_str_eq(step_str(&r, 0, "output"), "first");
+	ck_assert_str_eq(step_str(&r, 1, "error_kind"), "agent_error");
+	ck_assert_str_eq(step_str(&r, 1, "output"),
+	                 "[[agent-error:a line came from the agent after the output of step 1, "
+	                 "before step 2 was sent]]");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 2: a line came from the agent after the output of "
+	                 "step 1, before step 2 was sent");
+	ck_assert_int_eq(sum_int(&r, "steps_ok"), 1);
+	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
+	ck_assert(sum_bool(&r, "destroyed"));
+	result_free(&r);
+	json_decref(spec);
+
+	/* two outputs for the last step: the run fails, no line is added */
+	spec = spec_new(NULL, hostile());
+	spec_step(spec, "a", "env");
+	spec_step(spec, "b", "two-outputs");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_int_eq(json_array_size(r.steps), 2);
+	ck_assert_str_eq(step_str(&r, 1, "output"), "first");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error after step 2: a line came from the agent after the output "
+	                 "of the last step");
+	ck_assert_int_eq(sum_int(&r, "steps_total"), 2);
+	ck_assert_int_eq(sum_int(&r, "steps_ok"), 2);
+	ck_assert(sum_bool(&r, "destroyed"));
+	result_free(&r);
+	json_decref(spec);
+
+	/* an output that names another step's seq */
+	spec = spec_new(NULL, hostile());
+	spec_step(spec, "a", "seq-other");
+	spec_step(spec, "b", "env");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_int_eq(json_array_size(r.steps), 1);
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 1: a line for step 2 during step 1");
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 /* ---- same results as inproc-mock ----------------------------------------- */
 
 static json_t *walk_spec(void)
@@ -1105,6 +1164,7 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_environment_clean);
 	tcase_add_test(tc, test_identity_and_host_view);
 	tcase_add_test(tc, test_agent_exit_mid_step);
+	tcase_add_test(tc, test_agent_lines_for_other_steps);
 	tcase_add_test(tc, test_stderr_flood_drained);
 	suite_add_tcase(s, tc);
 

@@ -257,18 +257,32 @@ out:
 int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const char *scenario = cli_arg(a, "scenario");
-	const json_t *list, *c, *v;
+	const json_t *list, *c, *v, *now;
 	const char *verdict;
-	struct model_buf path;
-	json_t *resp = NULL;
+	struct model_buf path, spath;
+	json_t *resp = NULL, *sc = NULL;
 	char *delta = NULL, *id = NULL, *reason = NULL;
 	int rc = CLI_EXIT_USAGE;
 
 	model_buf_init(&path, CLI_PATH_MAX_BYTES);
+	memset(&spath, 0, sizeof(spath)); /* cli_path_id initialises it */
 	if (!scenario || scenario[0] == '\0') {
 		cli_usage_error(ctx, "--scenario is required");
 		goto out;
 	}
+	/* The scenario first: one that does not exist (a typo in a
+	 * pipeline) is an error, not "no evidence yet"; its version is what
+	 * the evidence must be about. */
+	cli_path_id(&spath, "/v1/m/sandbox/scenarios/", scenario, "");
+	rc = CLI_EXIT_FAIL;
+	if (cli_http_call(ctx, "GET", spath.data, NULL, &sc))
+		goto out;
+	now = json_object_get(sc, "version");
+	if (!json_is_integer(now)) {
+		cli_fail("unexpected response: the scenario has no version");
+		goto out;
+	}
+	rc = CLI_EXIT_USAGE;
 	model_buf_adds(&path, "/v1/m/sandbox/comparisons");
 	if (cli_query_add(ctx, &path, "scenario", scenario))
 		goto out;
@@ -297,6 +311,22 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	else
 		printf("verdict=%s delta=%s comparison=%s\n", verdict[0] ? verdict : "?", delta,
 		       id);
+	/* Evidence about an older version of the scenario is none about
+	 * this one: the gate stays closed until it is compared again. */
+	v = json_object_get(c, "scenario_version");
+	if (!json_is_integer(v) || json_integer_value(v) != json_integer_value(now)) {
+		if (json_is_integer(v))
+			cli_fail(
+			    "no comparison of the scenario's current version %" JSON_INTEGER_FORMAT
+			    " (the newest is of version %" JSON_INTEGER_FORMAT
+			    "): the gate stays closed; compare again",
+			    json_integer_value(now), json_integer_value(v));
+		else
+			cli_fail("the newest comparison does not say which scenario version it "
+			         "compared: the gate stays closed; compare again");
+		rc = CLI_EXIT_NO_COMPARISON;
+		goto out;
+	}
 	if (strcmp(verdict, "improved") == 0 || strcmp(verdict, "unchanged") == 0) {
 		rc = CLI_EXIT_OK;
 		goto out;
@@ -315,7 +345,9 @@ out:
 	free(id);
 	free(reason);
 	json_decref(resp);
+	json_decref(sc);
 	model_buf_release(&path);
+	model_buf_release(&spath);
 	return rc;
 }
 
@@ -377,13 +409,16 @@ const struct cli_opt cli_gate_opts[] = {
 };
 
 const char cli_gate_help[] =
-    "GET /v1/m/sandbox/comparisons?scenario=ID&latest=true (any role): the newest\n"
-    "comparison of the scenario decides, so a CI pipeline can gate a deployment:\n"
+    "GET /v1/m/sandbox/scenarios/ID, then /v1/m/sandbox/comparisons?scenario=ID&\n"
+    "latest=true (any role): the newest comparison of the scenario decides, so a CI\n"
+    "pipeline can gate a deployment:\n"
     "  olivares sandbox compare --scenario ID --baseline v1 --candidate v2 --suite S\n"
     "  olivares sandbox gate --scenario ID || exit 1\n"
     "Exit status: 0 when the verdict is improved or unchanged; 1 when it is\n"
-    "regressed or inconclusive, or on any error (server refused or unreachable);\n"
-    "3 when the scenario has no comparison at all; 2 on a usage error.\n"
+    "regressed or inconclusive, or on any error (server refused or unreachable, a\n"
+    "scenario that does not exist); 3 when the scenario has no comparison of its\n"
+    "current version (none at all, or only of a version before its last update);\n"
+    "2 on a usage error.\n"
     "Table output: one line 'verdict=V delta=D comparison=ID' (delta 'null' when\n"
     "inconclusive); when the gate stays closed, stderr says why.\n"
     "JSON output: the comparison object.\n";

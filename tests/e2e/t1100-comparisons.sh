@@ -392,6 +392,22 @@ req "$VW" GET "/v1/m/sandbox/comparisons/$G1"
 is "comparisons get -o json is the API's answer" "$(jq -cS . "$BODY_FILE")" "$(jq -cS . <<<"$OUT" 2>/dev/null)"
 show olivares sandbox comparisons get does-not-exist
 is "comparisons get of an unknown id: exit 1" 1 "$RC"
+# evidence about an older version of the scenario is none about this one
+req "$ED" PUT "/v1/m/sandbox/scenarios/$SID2" "{\"name\":\"cmp-gate\",\"description\":\"updated\",\"steps\":$STEPS,\"mocks\":$MOCKS}"
+is "scenario updated: version 2" "200 2" "$STATUS $(jqb .version)"
+show olivares sandbox gate --scenario "$SID2"
+is "gate after the scenario's update: exit 3, the old verdict still shown" "3 unchanged" "$RC $(sed -n 's/^verdict=\([a-z]*\) .*/\1/p' <<<"$OUT")"
+if [[ $ERR == *"no comparison of the scenario's current version 2 (the newest is of version 1)"* ]]; then
+	ok "gate after the update: stderr says the evidence is of version 1"
+else
+	not_ok "gate after the update: stderr says the evidence is of version 1 (got $(short "$ERR"))"
+fi
+show olivares sandbox compare --scenario "$SID2" --baseline base --candidate same --suite "$SUITE"
+show olivares sandbox gate --scenario "$SID2"
+is "compared again: the gate opens (unchanged, exit 0)" 0 "$RC"
+show olivares sandbox gate --scenario 00000000000000000000000000000000
+is "gate on a scenario that does not exist: an error (exit 1), not 'no evidence' (3)" 1 "$RC"
+if [[ $ERR == *"HTTP 404"* ]]; then ok "gate on a missing scenario: the 404 is reported"; else not_ok "gate on a missing scenario: the 404 is reported (got $(short "$ERR"))"; fi
 for c in "compare" "comparisons list" "comparisons get" "gate" "runs junit"; do
 	# shellcheck disable=SC2086 # c is two words on purpose
 	show olivares sandbox $c --help

@@ -331,6 +331,13 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		} else if (strcmp(name, "timeout_ms") == 0) {
 			bad = parse_int(value, TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, 10, &v);
 			cfg->run_timeout_ms = (int)v;
+		} else if (strcmp(name, "max_runs") == 0) {
+			/* against workers once the whole file is read */
+			bad = parse_int(value, 1, 64, 10, &v);
+			cfg->max_runs = (int)v;
+		} else if (strcmp(name, "max_runs_per_tenant") == 0) {
+			bad = parse_int(value, 1, 64, 10, &v);
+			cfg->max_runs_per_tenant = (int)v;
 		} else if (strcmp(name, "backends") == 0) {
 			bad = normalize_list(cfg->backends, sizeof cfg->backends, value, 0) ||
 			      !backends_valid(cfg->backends);
@@ -627,6 +634,21 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		return seterr(err, errlen,
 		              "[runner] default_backend \"%s\" is not in [runner] backends \"%s\"",
 		              cfg->default_backend, cfg->backends);
+	/* run slots: one worker left for the other requests, one slot left
+	 * for the other tenants, unless set */
+	if (!cfg->max_runs)
+		cfg->max_runs = cfg->workers > 1 ? cfg->workers - 1 : 1;
+	if (cfg->max_runs > cfg->workers)
+		return seterr(err, errlen,
+		              "[runner] max_runs = %d is more than the %d workers (1..workers)",
+		              cfg->max_runs, cfg->workers);
+	if (!cfg->max_runs_per_tenant)
+		cfg->max_runs_per_tenant = cfg->max_runs > 1 ? cfg->max_runs - 1 : 1;
+	if (cfg->max_runs_per_tenant > cfg->max_runs)
+		return seterr(err, errlen,
+		              "[runner] max_runs_per_tenant = %d is more than max_runs = %d "
+		              "(1..max_runs)",
+		              cfg->max_runs_per_tenant, cfg->max_runs);
 	/* complete each tenant's policy from the [runner] pair (the sections
 	 * may come before [runner] in the file, so only now) */
 	for (i = 0; i < cfg->ntenants; i++) {

@@ -43,6 +43,16 @@
  *                   OS-level backends, comma list of absolute normalised
  *                   paths other than /, /proc, /tmp, /agent (at most 32);
  *                   default "/usr"; empty: none
+ *   [runner] max_runs  runs on an OS-level backend (an agent program,
+ *                   which may take its whole wall-clock limit) in progress
+ *                   at once on this server, 1..workers; default workers
+ *                   - 1 (at least 1), so that one worker is always left
+ *                   for the other requests (/healthz, reads). A run over
+ *                   it is refused with 429 busy (fcgi/runslots.h).
+ *                   inproc-mock runs do not count: no agent runs there.
+ *   [runner] max_runs_per_tenant  the same for one tenant, 1..max_runs;
+ *                   default max_runs - 1 (at least 1), so that one tenant
+ *                   cannot take every slot
  *   [runner] cpu_seconds (1..600, default 5), memory_mb (16..16384,
  *                   default 256), processes (2..4096, default 32),
  *                   open_files (8..65536, default 64), tmpfs_mb (1..4096,
@@ -104,7 +114,9 @@ struct http_config {
 	int backlog;
 	char runner_path[512];
 	int run_timeout_ms;
-	char backends[256]; /* comma list, no spaces */
+	int max_runs;            /* [runner] max_runs, resolved (never 0) */
+	int max_runs_per_tenant; /* [runner] max_runs_per_tenant, resolved */
+	char backends[256];      /* comma list, no spaces */
 	char default_backend[64];
 	char scorer[512];      /* [scorer] adapter */
 	int scorer_timeout_ms; /* [scorer] timeout_ms */

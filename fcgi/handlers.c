@@ -684,6 +684,12 @@ static int run_execute(struct http_request *req, struct run_job *job, struct mod
 	struct store_run *run = &job->run;
 	json_t *spec;
 
+	/* an agent program may take its whole wall-clock limit: a slot first
+	 * (held until the request ends; a comparison's second run reuses
+	 * it), or 429 before anything runs */
+	if (strcmp(job->backend, MODEL_BACKEND_INPROC_MOCK) != 0 &&
+	    http_runslot_take(&req->run_slot, req->who.tenant_id, err))
+		return -1;
 	spec = http_req_own(
 	    req, run_spec(req, job->plan ? job->plan : job->sc, job->variant, job->agent));
 	if (!spec)

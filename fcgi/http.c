@@ -126,6 +126,7 @@ static void req_release(struct http_request *req)
 	free(req->jowned);
 	free(req->owned);
 	model_buf_release(&req->body);
+	http_runslot_release(&req->run_slot);
 }
 
 /* ---- replies ------------------------------------------------------------ */
@@ -157,6 +158,8 @@ static const char *status_reason(int status)
 		return "Unsupported Media Type";
 	case 422:
 		return "Unprocessable Entity";
+	case 429:
+		return "Too Many Requests";
 	case 500:
 		return "Internal Server Error";
 	case 503:
@@ -345,9 +348,10 @@ int http_reply_error(struct http_request *req, const struct model_error *err)
 	enum model_err code;
 
 	code = err->code == MODEL_OK ? MODEL_E_INTERNAL : err->code;
-	return http_reply_error_code(req, model_error_http_status(code), model_error_name(code),
-	                             err->message[0] ? err->message : model_error_name(code),
-	                             err->field);
+	/* busy: a slot frees when a run ends (seconds at most) */
+	return reply_error_hdr(req, model_error_http_status(code), model_error_name(code),
+	                       err->message[0] ? err->message : model_error_name(code), err->field,
+	                       code == MODEL_E_BUSY ? "Retry-After: 1\r\n" : NULL);
 }
 
 int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,

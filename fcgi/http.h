@@ -35,6 +35,7 @@
 #include <jansson.h>
 
 #include "fcgi/config.h"
+#include "fcgi/runslots.h"
 #include "model/buf.h"
 #include "model/error.h"
 #include "model/history.h"
@@ -139,6 +140,9 @@ struct http_request {
 	 * captured (a new reference) instead of being written */
 	int internal;
 	json_t *captured;
+	/* the run slots its runs hold (fcgi/runslots.h), released with the
+	 * request's memory */
+	struct http_runslot run_slot;
 };
 
 /**

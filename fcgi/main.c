@@ -48,6 +48,7 @@
 #include "fcgi/handlers.h"
 #include "fcgi/history_store.h"
 #include "fcgi/http.h"
+#include "fcgi/runslots.h"
 #include "fcgi/scorer.h"
 #include "fcgi/view.h"
 #include "model/alloc.h"
@@ -561,6 +562,8 @@ static void print_config(const struct http_config *cfg)
 	       cfg->runner_path, cfg->run_timeout_ms, cfg->backends, cfg->default_backend,
 	       cfg->scorer);
 	printf("scorer_timeout_ms=%d\n", cfg->scorer_timeout_ms);
+	printf("max_runs=%d\nmax_runs_per_tenant=%d\n", cfg->max_runs, cfg->max_runs_per_tenant);
+	printf("session_minutes=%d\n", cfg->session_minutes);
 	printf("agents_dir=%s\nbinds=%s\n", cfg->agents_dir, cfg->binds);
 	printf("limits=cpu_seconds:%ld,memory_mb:%ld,processes:%ld,open_files:%ld,tmpfs_mb:%ld\n",
 	       cfg->limits.cpu_seconds, cfg->limits.memory_mb, cfg->limits.processes,
@@ -649,8 +652,16 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	http_log("listening on %s with %d workers", listen_fd == 0 ? "fd 0" : cfg.socket_path,
-	         cfg.workers);
+	/* before the workers are forked: they share the slots */
+	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, err, sizeof(err))) {
+		http_log("%s", err);
+		rc = 1;
+		goto out;
+	}
+	http_log("listening on %s with %d workers (runs on OS-level backends: %d at once, %d per "
+	         "tenant)",
+	         listen_fd == 0 ? "fd 0" : cfg.socket_path, cfg.workers, cfg.max_runs,
+	         cfg.max_runs_per_tenant);
 	rc = master_loop(&cfg, listen_fd);
 out:
 	if (created)

@@ -119,6 +119,8 @@ static const char *status_title(int status)
 		return "Too large";
 	case 422:
 		return "Refused";
+	case 429:
+		return "Busy";
 	case 503:
 		return "Unavailable";
 	}

@@ -89,6 +89,8 @@ const char *model_error_name(enum model_err code)
 		return "not_found";
 	case MODEL_E_TOO_LARGE:
 		return "too_large";
+	case MODEL_E_BUSY:
+		return "busy";
 	case MODEL_E_STORAGE:
 		return "storage_unavailable";
 	case MODEL_E_INTERNAL:
@@ -111,6 +113,8 @@ int model_error_http_status(enum model_err code)
 		return 404;
 	case MODEL_E_TOO_LARGE:
 		return 413;
+	case MODEL_E_BUSY:
+		return 429;
 	case MODEL_E_STORAGE:
 		return 503;
 	case MODEL_E_INTERNAL:

@@ -8,9 +8,10 @@
  *   code                 HTTP  JSON error.code
  *   MODEL_E_MALFORMED    400   "malformed"       bad JSON, wrong type, unknown field, bad UTF-8
  *   MODEL_E_LIMIT        422   "limit_exceeded"  a bound of limits.h is crossed
- *   MODEL_E_INVALID      422   "invalid"         well-formed but refused (duplicate mock, credential)
- *   MODEL_E_NOT_FOUND    404   "not_found"
- *   MODEL_E_TOO_LARGE    413   "too_large"       request body over 1 MiB
+ *   MODEL_E_INVALID      422   "invalid"         well-formed but refused (duplicate mock,
+ * credential) MODEL_E_NOT_FOUND    404   "not_found" MODEL_E_TOO_LARGE    413   "too_large" request
+ * body over 1 MiB MODEL_E_BUSY         429   "busy"            every run slot is taken: try again
+ *                                                (sent with Retry-After)
  *   MODEL_E_STORAGE      503   "storage_unavailable"
  *   MODEL_E_INTERNAL     500   "internal"
  */
@@ -23,6 +24,7 @@ enum model_err {
 	MODEL_E_INVALID,
 	MODEL_E_NOT_FOUND,
 	MODEL_E_TOO_LARGE,
+	MODEL_E_BUSY,
 	MODEL_E_STORAGE,
 	MODEL_E_INTERNAL,
 };

@@ -71,20 +71,34 @@ if ((fresh)); then
 	OLV_RESTRICTED_TENANT=olv-policy-restricted
 	mkdir -p "$OLV_AGENTS_DIR"
 	cp "$OLIVARES_BUILD/olivares-agent-profile-bot" "$OLV_AGENTS_DIR/profile"
+	# t0950: an agent that takes its time (run slots), a shell script run
+	# by the jail's /bin/sh from the bound /usr
+	OLV_SLOW_SECONDS=6.217
+	printf '%s\n' '#!/bin/sh' "while IFS= read -r line; do sleep $OLV_SLOW_SECONDS; echo '{\"type\":\"output\",\"output\":\"slow\"}'; done" \
+		>"$OLV_AGENTS_DIR/slow"
+	chmod 0755 "$OLV_AGENTS_DIR/slow"
 	ln -s /bin/sh "$OLV_AGENTS_DIR/escape"
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
+	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c"
 	cat >"$own_dir/olivares.conf" <<-CONF
 		[runner]
 		agents_dir = $OLV_AGENTS_DIR
+		max_runs = 2
+		max_runs_per_tenant = 1
 		[tenant demo]
 		backends = inproc-mock, namespaces, gvisor, firecracker
 		default_backend = inproc-mock
+		[tenant olv-slots-b]
+		backends = inproc-mock, namespaces
+		[tenant olv-slots-c]
+		backends = inproc-mock, namespaces
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
 		[scorer]
 		adapter = builtin:$OLV_SUITES_DIR
 	CONF
-	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_SUITES_DIR
+	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_SUITES_DIR \
+		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

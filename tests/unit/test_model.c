@@ -185,6 +185,7 @@ START_TEST(test_error_codes)
 	ck_assert_str_eq(model_error_name(MODEL_E_INVALID), "invalid");
 	ck_assert_str_eq(model_error_name(MODEL_E_NOT_FOUND), "not_found");
 	ck_assert_str_eq(model_error_name(MODEL_E_TOO_LARGE), "too_large");
+	ck_assert_str_eq(model_error_name(MODEL_E_BUSY), "busy");
 	ck_assert_str_eq(model_error_name(MODEL_E_STORAGE), "storage_unavailable");
 	ck_assert_str_eq(model_error_name(MODEL_E_INTERNAL), "internal");
 	ck_assert_int_eq(model_error_http_status(MODEL_E_MALFORMED), 400);
@@ -192,6 +193,7 @@ START_TEST(test_error_codes)
 	ck_assert_int_eq(model_error_http_status(MODEL_E_INVALID), 422);
 	ck_assert_int_eq(model_error_http_status(MODEL_E_NOT_FOUND), 404);
 	ck_assert_int_eq(model_error_http_status(MODEL_E_TOO_LARGE), 413);
+	ck_assert_int_eq(model_error_http_status(MODEL_E_BUSY), 429);
 	ck_assert_int_eq(model_error_http_status(MODEL_E_STORAGE), 503);
 	ck_assert_int_eq(model_error_http_status(MODEL_E_INTERNAL), 500);
 }

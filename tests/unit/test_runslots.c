@@ -1,0 +1,226 @@
+/*
+ * Run slots (fcgi/runslots.h) across processes, as the workers of one pool
+ * hold them, and the [runner] max_runs keys of the configuration
+ * (fcgi/config.h) that size them.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fcgi/config.h"
+#include "fcgi/runslots.h"
+
+#define T1 "11111111111111111111111111111111"
+#define T2 "22222222222222222222222222222222"
+#define T3 "33333333333333333333333333333333"
+
+/* A worker: a child that takes a slot for tenant, says how it went on the
+ * pipe ('y' or 'n') and keeps it until killed. */
+static pid_t holder(const char *tenant)
+{
+	struct http_runslot s;
+	struct model_error err;
+	int p[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		memset(&s, 0, sizeof(s));
+		c = http_runslot_take(&s, tenant, &err) == 0 && s.held ? 'y' : 'n';
+		if (write(p[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	close(p[0]);
+	ck_assert_msg(c == 'y', "holder for %s got no slot", tenant);
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+START_TEST(test_without_init_nothing_is_bounded)
+{
+	struct http_runslot s;
+	struct model_error err;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(http_runslot_take(&s, T1, &err), 0);
+	ck_assert_int_eq(s.held, 0);
+	http_runslot_release(&s);
+}
+END_TEST
+
+START_TEST(test_limits_across_processes)
+{
+	struct http_runslot s;
+	struct model_error err;
+	char why[128];
+	pid_t a, b;
+
+	ck_assert_int_eq(http_runslots_init(2, 1, why, sizeof(why)), 0);
+	memset(&s, 0, sizeof(s));
+
+	/* tenant 1 holds its one slot in another process: its next run is
+	 * refused, 429 busy, naming the tenant's limit */
+	a = holder(T1);
+	ck_assert_int_eq(http_runslot_take(&s, T1, &err), -1);
+	ck_assert_int_eq(err.code, MODEL_E_BUSY);
+	ck_assert_str_eq(err.message, "this tenant has 1 run on OS-level backends in progress "
+	                              "already ([runner] max_runs_per_tenant = 1): try again when "
+	                              "one has ended");
+	ck_assert_int_eq(s.held, 0);
+
+	/* tenant 2 takes the server's second slot; tenant 3 finds none */
+	b = holder(T2);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(http_runslot_take(&s, T3, &err), -1);
+	ck_assert_int_eq(err.code, MODEL_E_BUSY);
+	ck_assert_str_eq(err.message, "2 runs on OS-level backends are in progress on this server "
+	                              "([runner] max_runs = 2): try again when one has ended");
+	ck_assert_int_eq(s.held, 0);
+
+	/* a worker that dies frees its slots (nobody released them) */
+	stop(a);
+	ck_assert_int_eq(http_runslot_take(&s, T3, &err), 0);
+	ck_assert_int_eq(s.held, 1);
+	/* the same request's second run keeps what it holds */
+	ck_assert_int_eq(http_runslot_take(&s, T3, &err), 0);
+	ck_assert_int_eq(s.held, 1);
+	http_runslot_release(&s);
+	ck_assert_int_eq(s.held, 0);
+	http_runslot_release(&s);
+
+	/* released: another process may take it */
+	stop(holder(T1));
+	stop(b);
+}
+END_TEST
+
+START_TEST(test_refused_tenant_keeps_no_server_slot)
+{
+	struct http_runslot s;
+	struct model_error err;
+	char why[128];
+	pid_t a, b;
+
+	/* one server slot: tenant 1 holds it; tenant 2's refusal (server)
+	 * must not keep tenant 2's own slot locked behind it */
+	ck_assert_int_eq(http_runslots_init(1, 1, why, sizeof(why)), 0);
+	memset(&s, 0, sizeof(s));
+	a = holder(T1);
+	ck_assert_int_eq(http_runslot_take(&s, T2, &err), -1);
+	ck_assert_int_eq(err.code, MODEL_E_BUSY);
+	stop(a);
+	b = holder(T2);
+	stop(b);
+}
+END_TEST
+
+START_TEST(test_init_refuses_bad_limits)
+{
+	char why[128];
+
+	ck_assert_int_eq(http_runslots_init(0, 1, why, sizeof(why)), -1);
+	ck_assert_int_eq(http_runslots_init(2, 3, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "run slots: bad limits 2 and 3");
+}
+END_TEST
+
+/* ---- the configuration --------------------------------------------------- */
+
+/* http_config_load with an INI holding text; returns its result, the
+ * message in err. */
+static int load(const char *text, struct http_config *cfg, char *err, size_t n)
+{
+	char path[] = "/tmp/olv-runslots-XXXXXX";
+	int fd = mkstemp(path);
+	int rc;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	setenv("OLIVARES_CONF", path, 1);
+	setenv("OLIVARES_DATA", "/tmp", 1);
+	memset(cfg, 0, sizeof(*cfg));
+	err[0] = '\0';
+	rc = http_config_load(cfg, "olivares-fcgi", err, n);
+	unlink(path);
+	return rc;
+}
+
+START_TEST(test_config_defaults_and_bounds)
+{
+	struct http_config cfg;
+	char err[512];
+
+	/* one worker left for the other requests, one slot for the other tenants */
+	ck_assert_int_eq(load("[server]\nworkers = 4\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.max_runs, 3);
+	ck_assert_int_eq(cfg.max_runs_per_tenant, 2);
+	ck_assert_int_eq(load("[server]\nworkers = 2\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.max_runs, 1);
+	ck_assert_int_eq(cfg.max_runs_per_tenant, 1);
+	ck_assert_int_eq(load("[server]\nworkers = 1\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.max_runs, 1);
+	ck_assert_int_eq(cfg.max_runs_per_tenant, 1);
+	ck_assert_int_eq(load("[server]\nworkers = 8\n[runner]\nmax_runs = 8\n"
+	                      "max_runs_per_tenant = 8\n",
+	                      &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(cfg.max_runs, 8);
+	ck_assert_int_eq(cfg.max_runs_per_tenant, 8);
+
+	ck_assert_int_eq(
+	    load("[server]\nworkers = 4\n[runner]\nmax_runs = 5\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "[runner] max_runs = 5 is more than the 4 workers (1..workers)");
+	ck_assert_int_eq(load("[server]\nworkers = 4\n[runner]\nmax_runs = 2\n"
+	                      "max_runs_per_tenant = 3\n",
+	                      &cfg, err, sizeof(err)),
+	                 -1);
+	ck_assert_str_eq(err, "[runner] max_runs_per_tenant = 3 is more than max_runs = 2 "
+	                      "(1..max_runs)");
+	ck_assert_int_eq(load("[runner]\nmax_runs = 0\n", &cfg, err, sizeof(err)), -1);
+}
+END_TEST
+
+static Suite *runslots_suite(void)
+{
+	Suite *s = suite_create("runslots");
+	TCase *tc = tcase_create("slots");
+
+	tcase_add_test(tc, test_without_init_nothing_is_bounded);
+	tcase_add_test(tc, test_limits_across_processes);
+	tcase_add_test(tc, test_refused_tenant_keeps_no_server_slot);
+	tcase_add_test(tc, test_init_refuses_bad_limits);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("config");
+	tcase_add_test(tc, test_config_defaults_and_bounds);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(runslots_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -245,9 +245,13 @@ void cli_print_json(const json_t *v);
 
 /**
  * Copy of the n bytes at s with control characters escaped, so that one
- * value stays on one line of a table: backslash as "\\", newline "\n",
- * CR "\r", tab "\t", other bytes < 0x20 and 0x7f as "\xHH"; everything else
- * (including UTF-8) kept. Returns a malloc'ed string (caller frees).
+ * value stays on one line of a table and reads as it is: backslash as
+ * "\\", newline "\n", CR "\r", tab "\t", other bytes < 0x20 and 0x7f as
+ * "\xHH"; the code points a reader could not see or that reorder the line
+ * (model_text_invisible: C1 controls, zero-width and bidi marks,
+ * overrides, isolates) as "\uXXXX", as the admin view writes them; a byte
+ * that is not UTF-8 as "\xHH"; everything else (other UTF-8) kept.
+ * Returns a malloc'ed string (caller frees).
  */
 char *cli_escape(const char *s, size_t n);
 

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/text.h"
 
 #define GAP "  "
 
@@ -25,10 +26,12 @@ char *cli_escape(const char *s, size_t n)
 	struct model_buf b;
 	char *out;
 	unsigned char c;
-	size_t i;
+	size_t i, len;
+	long cp;
 	int full = 0;
 
-	/* at most 4 output bytes per input byte: the cap is never reached */
+	/* at most 4 output bytes per input byte ("\\xNN"; "\\uXXXX" stands for
+	 * 2 or 3): the cap is never reached */
 	model_buf_init(&b, n * 4 + 1);
 	for (i = 0; i < n && !full; i++) {
 		c = (unsigned char)s[i];
@@ -46,10 +49,26 @@ char *cli_escape(const char *s, size_t n)
 			full = model_buf_adds(&b, "\\t");
 			break;
 		default:
-			if (c < 0x20 || c == 0x7f)
+			if (c < 0x20 || c == 0x7f) {
 				full = model_buf_printf(&b, "\\x%02x", c);
-			else
+				break;
+			}
+			if (c < 0x80) {
 				full = model_buf_add(&b, &s[i], 1);
+				break;
+			}
+			/* a code point that shows nothing or reorders the line
+			 * (C1 controls, zero-width and bidi marks, overrides,
+			 * isolates): written out, as the admin view does; a
+			 * byte that is not UTF-8, as a byte */
+			cp = model_text_utf8_at((const unsigned char *)s + i, n - i, &len);
+			if (cp < 0)
+				full = model_buf_printf(&b, "\\x%02x", c);
+			else if (model_text_invisible((unsigned long)cp))
+				full = model_buf_printf(&b, "\\u%04lX", (unsigned long)cp);
+			else
+				full = model_buf_add(&b, &s[i], len);
+			i += len - 1;
 			break;
 		}
 	}

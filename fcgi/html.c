@@ -11,6 +11,7 @@
 
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/text.h"
 
 /* The document type the serializer does not write itself: the document
  * has no DTD node (htmlNewDocNoDtD), so the HTML5 doctype goes in front. */
@@ -84,45 +85,6 @@ xmlNodePtr html_elf(xmlNodePtr parent, const char *tag, const char *fmt, ...)
 }
 
 /*
- * 1 for a code point a reviewer could not see, or that XML 1.0 forbids
- * (libxml2's serializer drops those silently): C0 controls but tab, line
- * feed and carriage return; DEL and the C1 controls; zero-width and
- * direction marks; the bidi embeddings, overrides and isolates (text that
- * displays in another order than it reads); the BOM; U+FFFE and U+FFFF.
- */
-static int invisible(unsigned long c)
-{
-	return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (c >= 0x7f && c <= 0x9f) ||
-	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
-	       (c >= 0x2066 && c <= 0x2069) || c == 0xfeff || c == 0xfffe || c == 0xffff;
-}
-
-/* The code point of the UTF-8 sequence at s (*len its length), or -1 for
- * a byte that starts no valid sequence (*len 1). */
-static long utf8_at(const unsigned char *s, size_t *len)
-{
-	unsigned long c;
-	size_t n, i;
-
-	if (s[0] < 0x80) {
-		*len = 1;
-		return s[0];
-	}
-	n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
-	*len = 1;
-	if (n == 0 || s[0] > 0xf4)
-		return -1;
-	c = s[0] & (0x7f >> n);
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -1;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	*len = n;
-	return (long)c;
-}
-
-/*
  * text with every invisible code point (and any byte that is not UTF-8)
  * written out as "\uXXXX" ("\xNN"), so that it shows: a malloc'd copy, or
  * NULL when text has none (the common case: no copy).
@@ -132,21 +94,22 @@ static char *visible(const char *text)
 	const unsigned char *s = (const unsigned char *)text;
 	struct model_buf out;
 	char *copy;
-	size_t i, len;
+	size_t i, len, n;
 	long c;
 
+	n = strlen(text);
 	for (i = 0; s[i]; i += len) {
-		c = utf8_at(s + i, &len);
-		if (c < 0 || invisible((unsigned long)c))
+		c = model_text_utf8_at(s + i, n - i, &len);
+		if (c < 0 || model_text_invisible((unsigned long)c))
 			break;
 	}
 	if (!s[i])
 		return NULL;
 	/* each replaced byte becomes at most 6 ("\\u2066" for 3 bytes) */
-	model_buf_init(&out, 6 * strlen(text));
+	model_buf_init(&out, 6 * n);
 	for (i = 0; s[i]; i += len) {
-		c = utf8_at(s + i, &len);
-		if (c >= 0 && !invisible((unsigned long)c))
+		c = model_text_utf8_at(s + i, n - i, &len);
+		if (c >= 0 && !model_text_invisible((unsigned long)c))
 			model_buf_add(&out, s + i, len);
 		else if (c < 0)
 			model_buf_printf(&out, "\\x%02X", s[i]);

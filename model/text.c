@@ -527,6 +527,36 @@ int model_text_is_blank(const char *s, size_t n)
 	return 1;
 }
 
+int model_text_invisible(unsigned long c)
+{
+	return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (c >= 0x7f && c <= 0x9f) ||
+	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+	       (c >= 0x2066 && c <= 0x2069) || c == 0xfeff || c == 0xfffe || c == 0xffff;
+}
+
+long model_text_utf8_at(const unsigned char *s, size_t avail, size_t *len)
+{
+	unsigned long c;
+	size_t n, i;
+
+	*len = 1;
+	if (avail == 0)
+		return -1;
+	if (s[0] < 0x80)
+		return s[0];
+	n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+	if (n == 0 || s[0] > 0xf4 || n > avail)
+		return -1;
+	c = s[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	*len = n;
+	return (long)c;
+}
+
 int model_id_valid(const char *s)
 {
 	size_t i;

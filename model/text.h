@@ -58,6 +58,24 @@ int model_text_find_credential(const char *s, size_t n, const char **kind);
  */
 int model_text_is_blank(const char *s, size_t n);
 
+/**
+ * 1 for a code point a reader could not see, or that XML 1.0 forbids: C0
+ * controls but tab, line feed and carriage return; DEL and the C1
+ * controls; zero-width and direction marks (U+200B..U+200F); the bidi
+ * embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069:
+ * text that displays in another order than it reads); the BOM; U+FFFE and
+ * U+FFFF. The admin view (fcgi/html.c) and the CLI's tables (cli/print.c)
+ * write these out as "\uXXXX" rather than show them.
+ */
+int model_text_invisible(unsigned long c);
+
+/** The code point of the UTF-8 sequence at s, of which avail bytes may be
+ * read, with *len its length; or -1 for a byte that starts no valid
+ * sequence (a stray continuation byte, a truncated sequence, a lead byte
+ * above 0xF4), *len then 1. Overlongs and surrogates are not told apart
+ * (text that reaches a display was validated on the way in). */
+long model_text_utf8_at(const unsigned char *s, size_t avail, size_t *len);
+
 /** Prefix of this service's API tokens: "olv_" followed by 64 lowercase hex
  * (as issued; model_text_find_credential matches both in any case). */
 #define MODEL_TOKEN_PREFIX "olv_"

@@ -86,6 +86,14 @@ out=$(olivares sandbox scenarios get "$CID" -o json 2>err)
 is "cli get" "cli-made 2" "$(jq -r '"\(.name) \(.steps|length)"' <<<"$out" 2>/dev/null)"
 out=$(olivares sandbox scenarios list -o table 2>err)
 if [[ $out == *"$CID"* || $out == *cli-made* ]]; then ok "cli list -o table shows it"; else not_ok "cli list -o table shows it (got $(short "$out"))"; fi
+# a name that would reorder the line (U+202E) or hide (U+200B) in a terminal
+req "$ED" POST "$S" '{"name":"rtl-\u202eevil\u200b","steps":[{"key":"k","input":"x"}]}'
+is_status "a scenario named with a bidi override" 201
+BIDI_SID=$(jqb .id)
+out=$(olivares sandbox scenarios list -o table 2>err)
+is "cli table: the bidi override and the zero-width space written out, not sent raw" 'rtl-\u202Eevil\u200B|0' \
+	"$(grep -o 'rtl-[^ ]*' <<<"$out" | head -n 1)|$(grep -c $'\u202e' <<<"$out")"
+req "$ED" DELETE "$S/$BIDI_SID"
 if olivares sandbox scenarios delete "$CID" >out 2>err; then ok "cli delete: exit 0"; else not_ok "cli delete: exit 0 ($(cat err))"; fi
 if olivares sandbox scenarios get "$CID" -o json >out 2>err; then
 	not_ok "cli get after delete fails"

@@ -1314,6 +1314,44 @@ static void blank_name_expect(json_t *body, int is_update)
 	ck_assert_str_eq(e.message, "name must not be blank");
 }
 
+/* What a display writes out rather than shows (the admin view, the CLI's
+ * tables), and the UTF-8 decoder they share. */
+START_TEST(test_text_invisible_and_utf8_at)
+{
+	size_t len;
+
+	ck_assert_int_eq(model_text_invisible(0x01), 1);
+	ck_assert_int_eq(model_text_invisible('\t'), 0);
+	ck_assert_int_eq(model_text_invisible('\n'), 0);
+	ck_assert_int_eq(model_text_invisible(0x7f), 1);
+	ck_assert_int_eq(model_text_invisible(0x85), 1);   /* C1 NEL */
+	ck_assert_int_eq(model_text_invisible(0x200b), 1); /* zero width space */
+	ck_assert_int_eq(model_text_invisible(0x202e), 1); /* right-to-left override */
+	ck_assert_int_eq(model_text_invisible(0x2067), 1); /* right-to-left isolate */
+	ck_assert_int_eq(model_text_invisible(0xfeff), 1);
+	ck_assert_int_eq(model_text_invisible(0xe9), 0);
+	ck_assert_int_eq(model_text_invisible(0x2010), 0); /* a hyphen */
+	ck_assert_int_eq(model_text_invisible(0x1f600), 0);
+
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"a", 1, &len), 'a');
+	ck_assert_uint_eq(len, 1);
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"\xE2\x80\xAE", 3, &len),
+	                 0x202e);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"\xF0\x9F\x98\x80", 4, &len),
+	                 0x1f600);
+	ck_assert_uint_eq(len, 4);
+	/* a truncated sequence, a stray continuation byte, a lead byte over F4 */
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"\xE2\x80", 2, &len), -1);
+	ck_assert_uint_eq(len, 1);
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"\x80", 1, &len), -1);
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"\xF5\x80\x80\x80", 4, &len),
+	                 -1);
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"\xE2\x41\x41", 3, &len), -1);
+	ck_assert_int_eq(model_text_utf8_at((const unsigned char *)"", 0, &len), -1);
+}
+END_TEST
+
 START_TEST(test_scn_blank_name)
 {
 	static const char *const blank[] = {
@@ -1774,6 +1812,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, test_scn_unknown_fields);
 	tcase_add_test(tc, test_scn_string_bounds);
 	tcase_add_test(tc, test_scn_blank_name);
+	tcase_add_test(tc, test_text_invisible_and_utf8_at);
 	tcase_add_test(tc, test_scn_array_bounds);
 	tcase_add_test(tc, test_scn_duplicate_steps);
 	tcase_add_test(tc, test_scn_duplicate_mocks);

@@ -47,6 +47,10 @@ static const struct limit_key limit_keys[] = {
 #define MAX_BIND_PATH 1024
 #define TENANT_PREFIX "tenant "
 
+/* Keys a file may give: [server], [runner], [scorer], [admin] and two per
+ * [tenant NAME] section, with room to spare. */
+#define CONFIG_MAX_KEYS 256
+
 struct load_ctx {
 	struct http_config *cfg;
 	char *err;
@@ -55,6 +59,10 @@ struct load_ctx {
 	/* keys given explicitly, so derived defaults do not override them */
 	int have_dsn, have_socket, have_runner, have_data_dir, have_agents_dir;
 	char file[512];
+	/* every [section] key given so far (FNV-1a of "section\nname"): one
+	 * given twice is an error, not a later line that silently wins */
+	unsigned long long seen[CONFIG_MAX_KEYS];
+	int nseen;
 };
 
 static int seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -83,6 +91,9 @@ static int copy_str(char *dst, size_t n, const char *value)
 	return 0;
 }
 
+/* What the last parse_int() that failed wanted, for the error message. */
+static char int_wanted[96];
+
 static int parse_int(const char *value, long min, long max, int base, long *out)
 {
 	char *end = NULL;
@@ -90,8 +101,15 @@ static int parse_int(const char *value, long min, long max, int base, long *out)
 
 	errno = 0;
 	v = strtol(value, &end, base);
-	if (errno || end == value || *end != '\0' || v < min || v > max)
+	if (errno || end == value || *end != '\0' || v < min || v > max) {
+		if (base == 8)
+			snprintf(int_wanted, sizeof int_wanted, "an octal number from %lo to 0%lo",
+			         min, max);
+		else
+			snprintf(int_wanted, sizeof int_wanted, "a whole number from %ld to %ld",
+			         min, max);
 		return -1;
+	}
 	*out = v;
 	return 0;
 }
@@ -289,6 +307,27 @@ static int scorer_valid(const char *v)
 	return 0;
 }
 
+/* 1 when section's key name was given before (and remembers it). */
+static int given_twice(struct load_ctx *c, const char *section, const char *name)
+{
+	unsigned long long h = 14695981039346656037ULL;
+	const char *parts[3] = {section, "\n", name};
+	const unsigned char *p;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		for (p = (const unsigned char *)parts[i]; *p; p++) {
+			h ^= *p;
+			h *= 1099511628211ULL;
+		}
+	for (i = 0; i < c->nseen; i++)
+		if (c->seen[i] == h)
+			return 1;
+	if (c->nseen < CONFIG_MAX_KEYS)
+		c->seen[c->nseen++] = h;
+	return 0;
+}
+
 /* inih handler: returns 1 on success, 0 to report an error on this line. */
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
@@ -296,12 +335,21 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	struct http_config *cfg = c->cfg;
 	const struct limit_key *k;
 	struct http_tenant_policy *t;
-	const char *tname;
+	const char *tname, *wanted = NULL;
 	long v;
 	int bad = 0;
 
 	if (c->failed)
 		return 0;
+	if (given_twice(c, section, name)) {
+		c->failed = 1;
+		seterr(c->err, c->errlen,
+		       "%s: [%s] %s is given twice (the second value would silently replace the "
+		       "first)",
+		       c->file, section, name);
+		return 0;
+	}
+	int_wanted[0] = '\0';
 	if (strcmp(section, "server") == 0) {
 		if (strcmp(name, "data_dir") == 0) {
 			bad = copy_str(cfg->data_dir, sizeof cfg->data_dir, value) || !*value;
@@ -315,6 +363,14 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		} else if (strcmp(name, "socket_mode") == 0) {
 			bad = parse_int(value, 0, 0777, 8, &v);
 			cfg->socket_mode = (unsigned)v;
+			/* write access for others: any local user could talk to
+			 * the workers as nginx does, behind its back */
+			if (!bad && (v & 0002)) {
+				bad = 1;
+				snprintf(int_wanted, sizeof int_wanted,
+				         "no write access for others: 0660 and the socket's group "
+				         "for nginx's user");
+			}
 		} else if (strcmp(name, "workers") == 0) {
 			bad = parse_int(value, 1, 64, 10, &v);
 			cfg->workers = (int)v;
@@ -408,7 +464,26 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	}
 	if (bad) {
 		c->failed = 1;
-		seterr(c->err, c->errlen, "%s: bad value for [%s] %s", c->file, section, name);
+		if (int_wanted[0])
+			wanted = int_wanted;
+		else if (strcmp(name, "backends") == 0 || strcmp(name, "default_backend") == 0)
+			wanted = "known backends: inproc-mock, namespaces, gvisor, firecracker";
+		else if (strcmp(name, "binds") == 0)
+			wanted =
+			    "absolute normalised paths other than /, /proc, /tmp and /agent, at "
+			    "most 32";
+		else if (strcmp(name, "adapter") == 0)
+			wanted = "none, builtin:<dir> or exec:<command line>";
+		else
+			wanted = "a value that is not empty and not too long";
+		/* the value is shown, but never a connection string's (it may
+		 * hold a password) */
+		if (strcmp(name, "dsn") == 0)
+			seterr(c->err, c->errlen, "%s: bad value for [%s] %s (%s)", c->file,
+			       section, name, wanted);
+		else
+			seterr(c->err, c->errlen, "%s: bad value \"%.80s\" for [%s] %s (%s)",
+			       c->file, value, section, name, wanted);
 		return 0;
 	}
 	return 1;

@@ -1,7 +1,8 @@
 /*
- * Run slots (fcgi/runslots.h) across processes, as the workers of one pool
- * hold them, and the [runner] max_runs keys of the configuration
- * (fcgi/config.h) that size them.
+ * The configuration (fcgi/config.h): the run slot keys' defaults and
+ * bounds, what a bad value or a key given twice says; and the run slots
+ * (fcgi/runslots.h) across processes, as the workers of one pool hold
+ * them.
  */
 #include <check.h>
 #include <errno.h>
@@ -198,9 +199,49 @@ START_TEST(test_config_defaults_and_bounds)
 }
 END_TEST
 
-static Suite *runslots_suite(void)
+START_TEST(test_config_messages)
 {
-	Suite *s = suite_create("runslots");
+	struct http_config cfg;
+	char err[512];
+
+	/* a bad value is shown with what was wanted */
+	ck_assert_int_eq(load("[runner]\ntimeout_ms = 50\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ": bad value \"50\" for [runner] timeout_ms (a whole "
+	                                  "number from 100 to 600000) (line 2)"));
+	ck_assert_int_eq(load("[runner]\nbackends = inproc-mock, bogus\n", &cfg, err, sizeof(err)),
+	                 -1);
+	ck_assert_ptr_nonnull(strstr(err, "bad value \"inproc-mock, bogus\" for [runner] backends "
+	                                  "(known backends: inproc-mock, namespaces, gvisor, "
+	                                  "firecracker)"));
+	/* a connection string is never shown: it may hold a password */
+	ck_assert_int_eq(load("[server]\ndsn =\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "bad value for [server] dsn ("));
+	/* others may not write to the FastCGI socket */
+	ck_assert_int_eq(load("[server]\nsocket_mode = 0777\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "bad value \"0777\" for [server] socket_mode (no write "
+	                                  "access for others"));
+	ck_assert_int_eq(load("[server]\nsocket_mode = 0660\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.socket_mode, 0660);
+	/* a key given twice, in one section or in a section given twice */
+	ck_assert_int_eq(
+	    load("[runner]\ntimeout_ms = 5000\ntimeout_ms = 6000\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ": [runner] timeout_ms is given twice (the second value "
+	                                  "would silently replace the first) (line 3)"));
+	ck_assert_int_eq(load("[tenant a]\nbackends = gvisor\n[runner]\ntimeout_ms = 5000\n"
+	                      "[tenant a]\nbackends = inproc-mock\n",
+	                      &cfg, err, sizeof(err)),
+	                 -1);
+	ck_assert_ptr_nonnull(strstr(err, "[tenant a] backends is given twice"));
+	/* the same key in two sections is two keys */
+	ck_assert_int_eq(load("[runner]\ntimeout_ms = 5000\n[scorer]\ntimeout_ms = 5000\n", &cfg,
+	                      err, sizeof(err)),
+	                 0);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("slots");
 
 	tcase_add_test(tc, test_without_init_nothing_is_bounded);
@@ -210,13 +251,14 @@ static Suite *runslots_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");
 	tcase_add_test(tc, test_config_defaults_and_bounds);
+	tcase_add_test(tc, test_config_messages);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(runslots_suite());
+	SRunner *sr = srunner_create(config_suite());
 	int failed;
 
 	srunner_run_all(sr, CK_NORMAL);

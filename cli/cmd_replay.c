@@ -445,7 +445,7 @@ const char cli_replay_help[] =
     "  olivares sandbox runs outputs RUN_ID\n"
     "Table output: the run's fields (status, steps_total, output_digest, reason,\n"
     "…), then 'divergence:' with compared, diverging and first_seq, first_key,\n"
-    "first_recorded, first_replayed (or first -), or 'divergence: -' for a\n"
+    "first_recorded, first_replayed (or first -), or 'divergence: - (nothing replayed)' for a\n"
     "degraded replay.\n";
 
 static const struct cli_opt import_opts[] = {

@@ -154,10 +154,11 @@ static const char *scalar_text(json_t *v, char *buf, size_t n)
 static void add_properties(xmlNodePtr suite, json_t *run)
 {
 	static const char *const keys[] = {
-	    "id",         "kind",   "scenario_id", "scenario_version", "variant",     "status",
-	    "backend",    "runner", "isolated",    "destroyed",        "suite",       "scored",
-	    "score",      "passed", "reason",      "output_digest",    "steps_total", "steps_ok",
-	    "steps_error"};
+	    "id",          "kind",      "scenario_id", "scenario_version",
+	    "variant",     "status",    "backend",     "runner",
+	    "isolated",    "destroyed", "suite",       "scored",
+	    "score",       "passed",    "reason",      "output_digest",
+	    "steps_total", "steps_ok",  "steps_error", "session_id"};
 	xmlNodePtr props, p;
 	const char *text;
 	char buf[64];
@@ -293,7 +294,8 @@ static void add_orphan_expectations(xmlNodePtr suite, const char *classname, jso
 
 int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 {
-	const char *run_id, *scenario, *variant, *status, *reason, *started;
+	const char *run_id, *scenario, *variant, *status, *reason, *started, *session;
+	char session_name[56];
 	json_t *details;
 	struct counts c = {0, 0, 0};
 	xmlDocPtr doc = NULL;
@@ -319,6 +321,12 @@ int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 	if (!json_is_array(outputs))
 		outputs = NULL;
 
+	/* a replay that names no scenario: its session names the suite */
+	session = json_string_value(json_object_get(run, "session_id"));
+	if (!scenario && session) {
+		snprintf(session_name, sizeof(session_name), "session-%.40s", session);
+		scenario = session_name;
+	}
 	scenario = scenario ? scenario : "run";
 	n = strlen(scenario) + strlen(variant ? variant : "default") + 2;
 	name = model_xmalloc(n);

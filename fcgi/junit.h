@@ -12,7 +12,7 @@
  *       <properties> run_id, kind, scenario_id, scenario_version, variant,
  *         status, backend, runner, isolated, destroyed, suite, scored,
  *         score, passed, reason, output_digest, steps_total, steps_ok,
- *         steps_error (absent values are left out) </properties>
+ *         steps_error, session_id (absent values are left out) </properties>
  *       <testcase name=<step key> classname="olivares.sandbox.<scenario_id>"
  *                 time="0">   one per output, in seq order, with
  *         <failure type="mock_miss" message="mock miss">   for a mock miss,
@@ -26,7 +26,8 @@
  *                 not execute is never exported as a green suite.
  * failures counts the test cases with at least one failure; errors the
  * error test case (0 or 1). A variant of null is written "default"; a run
- * without a scenario uses "run" for the scenario part. Text that XML 1.0
+ * without a scenario (a replay that names none) uses "session-<session_id>"
+ * for the scenario part, or "run" without a session either. Text that XML 1.0
  * cannot carry (control characters other than tab, newline and carriage
  * return, U+FFFE, U+FFFF) is replaced with U+FFFD; the input is UTF-8 (as
  * the store returns it).

@@ -229,6 +229,18 @@ is "replay table: the divergence block" "divergence:|compared 3|diverging 0|firs
 	"$(sed -n '/^divergence:/,$p' <<<"$OUT" | tr -s ' ' | paste -sd'|')"
 is "replay table: the same digest as the first replay" "$(jr .output_digest)" "$(grep '^output_digest ' <<<"$OUT" | tr -s ' ' | cut -d' ' -f2)"
 
+# a replay's JUnit: the session names the suite (no scenario), session_id a property
+show olivares sandbox runs junit "$R1"
+printf '%s\n' "$OUT" >replay1.xml
+is "replay JUnit: suite session-<id>:<variant>, classname, property session_id" \
+	"session-$RS:candidate olivares.sandbox.session-$RS $RS" \
+	"$(xmllint --xpath 'string(//testsuite/@name)' replay1.xml 2>/dev/null) $(xmllint --xpath 'string(//testcase[1]/@classname)' replay1.xml 2>/dev/null) $(xmllint --xpath 'string(//property[@name="session_id"]/@value)' replay1.xml 2>/dev/null)"
+if xmllint --noout --schema "$OLV_ROOT/tests/fixtures/junit.xsd" replay1.xml 2>/dev/null; then
+	ok "replay JUnit: valid against tests/fixtures/junit.xsd"
+else
+	not_ok "replay JUnit: valid against tests/fixtures/junit.xsd"
+fi
+
 # ---- the same digest twice ------------------------------------------------
 show olivares sandbox replay "$RS" --variant candidate -o json
 printf '%s\n' "$OUT" >replay2.json

@@ -605,6 +605,7 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	const struct limit_key *k;
 	struct http_tenant_policy *t;
 	char probe[1024];
+	char in_file[sizeof c.file + 2] = "";
 	struct stat sb;
 	int r, i;
 
@@ -705,25 +706,29 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	if (make_absolute(cfg->agents_dir, sizeof cfg->agents_dir))
 		return seterr(err, errlen, "agents_dir: cannot make \"%s\" absolute",
 		              cfg->agents_dir);
+	/* the errors between keys name the file they come from */
+	if (c.file[0])
+		snprintf(in_file, sizeof in_file, "%s: ", c.file);
 	if (!http_config_list_has(cfg->backends, cfg->default_backend))
-		return seterr(err, errlen,
-		              "[runner] default_backend \"%s\" is not in [runner] backends \"%s\"",
-		              cfg->default_backend, cfg->backends);
+		return seterr(
+		    err, errlen,
+		    "%s[runner] default_backend \"%s\" is not in [runner] backends \"%s\"", in_file,
+		    cfg->default_backend, cfg->backends);
 	/* run slots: one worker left for the other requests, one slot left
 	 * for the other tenants, unless set */
 	if (!cfg->max_runs)
 		cfg->max_runs = cfg->workers > 1 ? cfg->workers - 1 : 1;
 	if (cfg->max_runs > cfg->workers)
 		return seterr(err, errlen,
-		              "[runner] max_runs = %d is more than the %d workers (1..workers)",
-		              cfg->max_runs, cfg->workers);
+		              "%s[runner] max_runs = %d is more than the %d workers (1..workers)",
+		              in_file, cfg->max_runs, cfg->workers);
 	if (!cfg->max_runs_per_tenant)
 		cfg->max_runs_per_tenant = cfg->max_runs > 1 ? cfg->max_runs - 1 : 1;
 	if (cfg->max_runs_per_tenant > cfg->max_runs)
 		return seterr(err, errlen,
-		              "[runner] max_runs_per_tenant = %d is more than max_runs = %d "
+		              "%s[runner] max_runs_per_tenant = %d is more than max_runs = %d "
 		              "(1..max_runs)",
-		              cfg->max_runs_per_tenant, cfg->max_runs);
+		              in_file, cfg->max_runs_per_tenant, cfg->max_runs);
 	/* complete each tenant's policy from the [runner] pair (the sections
 	 * may come before [runner] in the file, so only now) */
 	for (i = 0; i < cfg->ntenants; i++) {
@@ -734,9 +739,9 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 			strcpy(t->default_backend, cfg->default_backend);
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(err, errlen,
-			              "[tenant %s] default_backend \"%s\" is not in its backends "
+			              "%s[tenant %s] default_backend \"%s\" is not in its backends "
 			              "\"%s\" (set default_backend in the section)",
-			              t->name, t->default_backend, t->backends);
+			              in_file, t->name, t->default_backend, t->backends);
 	}
 	return 0;
 }

@@ -7,8 +7,9 @@
  *
  * The runner is a fork of the worker's runner fork server
  * (fcgi/runner_server.h, runner/serve.h), one process per run, which then
- * runs as a freshly executed runner would. It gets: argv {runner_path, "--backend", backend, NULL} (a run) or
- * {runner_path, "--preflight", backend, NULL}; an empty environment
+ * runs as a freshly executed runner would. It gets: argv {runner_path,
+ * "--backend", backend, NULL} (a run) or {runner_path, "--preflight",
+ * backend, NULL}; an empty environment
  * (envp = {NULL}); stdin/stdout/stderr on pipes; every other descriptor
  * closed (the worker's FastCGI socket, ODBC connection, log
  * file never leak); its own process group, killed whole at the end. A

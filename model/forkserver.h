@@ -27,9 +27,9 @@
  * Replies (runner side -> worker), each one struct model_forkserver_reply:
  *   STARTED: sent by the spare that took the request, after it has put
  *     itself in a process group of its own (pgid = pid, done first for
- *     any request, good or not) and before it runs anything: pid is the runner's, value is 0 with SCM_RIGHTS
- *     carrying one pidfd of the runner (pidfd_open of itself), or an
- *     errno value and no descriptor when the request was malformed
+ *     any request, good or not) and before it runs anything: pid is the
+ *     runner's, value is 0 with SCM_RIGHTS carrying one pidfd of the
+ *     runner (pidfd_open of itself), or an errno value and no descriptor when the request was malformed
  *     (EBADF: not three descriptors; EMSGSIZE: payload or control data
  *     cut short; EINVAL: arguments not as above) or the spare could not
  *     set itself up (the errno of setpgid or pidfd_open); it then exits 2
@@ -47,8 +47,9 @@
  * When the worker closes its end the server kills the runner it may have
  * running (and its group), reaps it and exits; when the server dies, its
  * runner gets SIGKILL (parent-death signal). After a runner (a spare
- * that had taken a request) that died of a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS) the
- * server sends its ENDED and exits 3, so that the worker's next run gets
+ * that had taken a request) that died of a fault (SIGSEGV, SIGBUS, SIGILL,
+ * SIGFPE, SIGABRT, SIGTRAP, SIGSYS) the server kills its spares, then sends
+ * its ENDED and exits 3, so that the worker's next run gets
  * a server started afresh (every fork shares the server's address layout,
  * stack canary and pointer guard).
  */

@@ -38,7 +38,7 @@
  *   6. an input with no text                         -> "input event 1 (seq 1) has no text"
  *   7. a tool_result with no resource or no text     -> "tool_result event … has no resource"
  *   8. two tool_results for one resource with different texts
- *                                                    -> "resource R has two different recorded results (seq 3, 7)"
+ *         -> "resource R has two different recorded results (seq 3, 7)"
  * Otherwise: steps are the inputs ordered by seq (duplicate input texts at
  * different seqs are kept, in order), each {"key": the event's key or
  * "seq-<seq>", "input": text}; mocks are the distinct tool_results as

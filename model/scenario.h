@@ -35,8 +35,8 @@
  *   malformed (400): body not an object, unknown field at any level,
  *     wrong type, a required field missing (name/steps on create, input in
  *     a step, resource/response in a mock), invalid UTF-8 or NUL;
- *   limit_exceeded (422): any bound above; empty or blank (white space only) name; empty subject_kind, key,
- *     resource or variant; 0 or more than 1000 steps;
+ *   limit_exceeded (422): any bound above; empty or blank (white space
+ *     only) name; empty subject_kind, key, resource or variant; 0 or more than 1000 steps;
  *   invalid (422): duplicate step key (a default "step-<position>" that
  *     collides with an explicit key included), duplicate (resource,
  *     variant) mock (field "mocks[i]", i the later of the pair), credential

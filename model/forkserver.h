@@ -29,11 +29,11 @@
  *     itself in a process group of its own (pgid = pid, done first for
  *     any request, good or not) and before it runs anything: pid is the
  *     runner's, value is 0 with SCM_RIGHTS carrying one pidfd of the
- *     runner (pidfd_open of itself), or an errno value and no descriptor when the request was malformed
- *     (EBADF: not three descriptors; EMSGSIZE: payload or control data
- *     cut short; EINVAL: arguments not as above) or the spare could not
- *     set itself up (the errno of setpgid or pidfd_open); it then exits 2
- *     without running anything.
+ *     runner (pidfd_open of itself), or an errno value and no descriptor
+ *     when the request was malformed (EBADF: not three descriptors;
+ *     EMSGSIZE: payload or control data cut short; EINVAL: arguments not
+ *     as above) or the spare could not set itself up (the errno of
+ *     setpgid or pidfd_open); it then exits 2 without running anything.
  *   ENDED: sent by the server once that process has exited, after it
  *     killed what was left in its process group and reaped it: value is
  *     the wait status, cpu_us its user + system CPU time and that of

@@ -2,8 +2,8 @@
 # scripts/stack on a running stack: `status` reports the port nginx really
 # listens on (not OLIVARES_PORT), `up` on a running stack says "already
 # running at URL" and prints that stack's url=/admin_token= lines at once,
-# `down` is prompt, and admin_url= is printed only when the admin view
-# answers.
+# `down` is prompt, `restart` comes back on the running port, and
+# admin_url= is printed only when the admin view answers.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 STACK=$OLV_ROOT/scripts/stack
@@ -82,4 +82,14 @@ else
 fi
 req "$OLV_VIEWER_TOKEN" GET /v1/modules
 is_status "the API answers after down + up" 200
+
+# ---- restart: down and up, on the running port even without OLIVARES_PORT
+pid_before=$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)
+rc=0
+env -u OLIVARES_PORT "$STACK" restart >"$E2E_TMP/restart.out" 2>"$E2E_TMP/restart.err" || rc=$?
+is "restart (no OLIVARES_PORT): exit 0, url= of the port it ran on" "0 $OLIVARES_URL" \
+	"$rc $(sed -n 's/^url=//p' "$E2E_TMP/restart.out")"
+isnt "restart: a new olivares-fcgi" "$pid_before" "$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)"
+req "$OLV_VIEWER_TOKEN" GET /v1/modules
+is_status "the API answers after restart" 200
 done_testing

@@ -296,25 +296,40 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	return -1;
 }
 
-/* Has the agent written anything that no step has asked for yet (between
- * a step's output and the next step, or after the last step's output)?
- * Bytes already read past the last line, or readable now; nothing is
- * waited for. What came is kept (the run fails anyway). */
-static int unasked_line(struct drive *d)
+/* After the last step's output, with the agent's stdin closed: read its
+ * stdout to its end (the agent exits), waiting until until_ms at most.
+ * Returns 1 when anything came (a line that answers no step), else 0. The
+ * whole of what the agent wrote before it exited is read, however its
+ * writes were timed, so the answer does not depend on timing (an agent
+ * that has not exited by until_ms is judged on what came until then; the
+ * caller kills it). */
+static int lines_after_the_last(struct drive *d, long long until_ms)
 {
 	char chunk[4096];
+	long long saved = d->deadline_ms;
+	enum wait_end w;
 	ssize_t r;
+	int came = d->in.len > 0;
 
-	if (d->in.len > 0)
-		return 1;
-	if (d->eof)
-		return 0;
-	do
+	d->deadline_ms = until_ms < saved ? until_ms : saved;
+	while (!d->eof) {
 		r = read(d->from_agent, chunk, sizeof(chunk));
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		d->eof = 1;
-	return r > 0;
+		if (r > 0) {
+			came = 1;
+			continue;
+		}
+		if (r == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			d->eof = 1;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		w = wait_fd(d, d->from_agent, POLLIN);
+		if (w != WAIT_OK)
+			break;
+	}
+	d->deadline_ms = saved;
+	return came;
 }
 
 /* A line's optional "seq" (seqv, may be NULL) against the step's: 0 when
@@ -363,15 +378,6 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	char why[256];
 	int requests = 0, missed = 0, too_long, hit, rc = -1;
 
-	/* A line sent after the previous step's output would be taken for
-	 * this step's: refused (a late one, when the agent sends "seq"). */
-	if (seq > 1 && unasked_line(d)) {
-		rc = agent_error(d, out, seq, step, sum,
-		                 "a line came from the agent after the output of step %zu, before "
-		                 "step %zu was sent",
-		                 seq - 1, seq);
-		goto out;
-	}
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
 	                json_object_get(step, "key"), "input", json_object_get(step, "input"));
 	w = msg ? send_json(d, msg) : WAIT_ERROR;
@@ -529,17 +535,21 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 			goto out;
 		}
 	}
-	/* Nothing may follow the last output (a line written meanwhile was
-	 * meant for a step that never came): the run fails, with no step
-	 * line (every step has its own already). */
-	if (i > 0 && unasked_line(&d)) {
-		sum->status = "failed";
-		snprintf(sum->reason, sizeof(sum->reason),
-		         "agent error after step %zu: a line came from the agent after the output "
-		         "of the last step",
-		         i);
-		rc = -1;
-		goto out;
+	/* Nothing may follow the last output (a line written then was meant
+	 * for a step that never came): the agent's stdin closed, its stdout
+	 * is read to its end; anything on it fails the run, with no step line
+	 * (every step has its own already). */
+	if (i > 0 && io && io->end_input) {
+		io->end_input(io->ctx);
+		if (lines_after_the_last(&d, runner_now_ms() + RUNNER_AGENT_GRACE_MS)) {
+			sum->status = "failed";
+			snprintf(sum->reason, sizeof(sum->reason),
+			         "agent error after step %zu: a line came from the agent after the "
+			         "output of the last step",
+			         i);
+			rc = -1;
+			goto out;
+		}
 	}
 	sum->status = "completed";
 	sum->reason[0] = '\0';

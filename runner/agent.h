@@ -20,10 +20,12 @@
  *       real resource through this channel.
  *   {"type":"output","output":O}                   ends the step; O is the
  *       step's output.
- *   Both may carry "seq":N, the step's; another seq is an agent error. A
- *   line already received when the next step is due (after an output) is
- *   an agent error of that next step; after the last step's output, it
- *   fails the run (no step line). No line is credited to another step.
+ *   Both may carry "seq":N, the step's; another seq is an agent error.
+ *   After the last step's output the agent's stdin is closed
+ *   (runner_agent_io.end_input) and its stdout read to its end: a line
+ *   then fails the run (no step line). Without seq, lines are taken in
+ *   order (a second output for step 1 is step 2's, and the line left over
+ *   at the end fails the run): the result never depends on timing.
  *   At most RUNNER_AGENT_MAX_REQUESTS requests per step. Anything else (bad
  *   JSON, unknown type, a line too long, EOF or death mid-step) is an agent
  *   error: the step is recorded with status "error", error_kind

@@ -138,11 +138,17 @@ extern const char *const runner_probe_ops[];
  *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with why filled, or -1
  *   when it does not know (the driver then says "agent closed its output
  *   mid-step").
+ * end_input: NULL, or called once after the last step's output to close
+ *   the agent's stdin (its cue to exit): the driver then reads the agent's
+ *   stdout to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
+ *   agent writes meanwhile fails the run (it answers no step). Whoever
+ *   owns to_agent must not close it again.
  */
 #define RUNNER_AGENT_ERR_KEEP 4096
 struct runner_agent_io {
 	int err_fd;
 	int (*exit_reason)(void *ctx, long long deadline_ms, char *why, size_t n);
+	void (*end_input)(void *ctx);
 	void *ctx;
 	char err[RUNNER_AGENT_ERR_KEEP];
 	size_t err_len;

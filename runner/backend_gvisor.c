@@ -617,6 +617,15 @@ static int sandbox_verified(pid_t pid, const char *id, char *why, size_t n)
 /* The agent's end as text, from the sandbox's exit status: runsc boot exits
  * with the root container's status (128 + n when signal n killed it).
  * Shape of runner_agent_io.exit_reason. */
+/* runner_agent_io.end_input: the agent's stdin closed, its cue to exit
+ * (gv_destroy then finds it closed). */
+static void agent_end_input(void *ctx)
+{
+	struct gv *g = ctx;
+
+	close_fd(&g->to_agent);
+}
+
 static int agent_end(void *ctx, long long deadline_ms, char *why, size_t n)
 {
 	struct gv *g = ctx;
@@ -1029,6 +1038,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	memset(&io, 0, sizeof(io));
 	io.err_fd = g.err_agent;
 	io.exit_reason = agent_end;
+	io.end_input = agent_end_input;
 	io.ctx = &g;
 	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
 out:

@@ -72,6 +72,7 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	memset(&io, 0, sizeof(io));
 	io.err_fd = j.err_agent;
 	io.exit_reason = runner_jail_agent_reason;
+	io.end_input = runner_jail_end_input;
 	io.ctx = &j;
 	rc = runner_agent_drive_ex(spec, j.to_agent, j.from_agent, deadline, out, sum, &io);
 	/* Done or failed: the agent gets its grace period to exit on EOF,

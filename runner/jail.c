@@ -1296,6 +1296,13 @@ int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t
 	return 0;
 }
 
+void runner_jail_end_input(void *ctx)
+{
+	struct runner_jail *j = ctx;
+
+	close_fd(&j->to_agent);
+}
+
 int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 {
 	char ignored[8];

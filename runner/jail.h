@@ -110,6 +110,13 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t n);
 
 /**
+ * Close the agent's stdin (ctx: the struct runner_jail), its cue to exit:
+ * runner_agent_io.end_input. The jail's to_agent is -1 afterwards, so
+ * runner_jail_destroy() does not close it again.
+ */
+void runner_jail_end_input(void *ctx);
+
+/**
  * Tear the jail down: close the agent's stdin, give the agent until
  * grace_deadline_ms to exit, SIGKILL it if it has not (it is pid 1: that
  * kills the whole pid namespace), reap it, close every descriptor. Returns

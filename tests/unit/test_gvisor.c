@@ -811,14 +811,14 @@ START_TEST(test_stderr_flood_drained)
 END_TEST
 
 /* Two outputs for one step: the second is refused, not recorded as the
- * next step's (the driver's check, as on namespaces). */
+ * next step's (the driver's checks, as on namespaces). */
 START_TEST(test_agent_two_outputs)
 {
 	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
 	struct result r;
 
-	spec_step(spec, "a", "two-outputs");
-	spec_step(spec, "b", "env");
+	spec_step(spec, "a", "two-outputs-seq");
+	spec_step(spec, "b", "two-outputs-late");
 	if (gvisor_unavailable_checked(spec)) {
 		json_decref(spec);
 		return;
@@ -827,8 +827,17 @@ START_TEST(test_agent_two_outputs)
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
 	ck_assert_str_eq(step_str(&r, 0, "output"), "first");
 	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "agent error in step 2: a line came from the agent after the output of "
-	                 "step 1, before step 2 was sent");
+	                 "agent error in step 2: a line for step 1 during step 2");
+	result_free(&r);
+	json_decref(spec);
+
+	/* the last step's second output, 100 ms late */
+	spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	spec_step(spec, "a", "two-outputs-late");
+	r = run_backend("gvisor", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(sum_str(&r, "reason"), "agent error after step 1: a line came from the "
+	                                        "agent after the output of the last step");
 	ck_assert(sum_bool(&r, "destroyed"));
 	result_free(&r);
 	json_decref(spec);

@@ -599,61 +599,71 @@ START_TEST(test_stderr_flood_drained)
 END_TEST
 
 /* A line the agent did not answer for the step being driven is refused,
- * never credited to another step (the driver is runner/agent.c, shared
- * with gvisor). */
-START_TEST(test_agent_lines_for_other_steps)
+ * never credited to another step, whatever the timing: with the step's
+ * seq on its lines always; without seq, the lines are taken in order and
+ * the one left over after the last step fails the run (the driver is
+ * runner/agent.c, shared with gvisor). */
+static struct result lines_run(const char *first, const char *second)
 {
 	json_t *spec = spec_new(NULL, hostile());
 	struct result r;
 
-	/* two outputs for step 1: the second is not step 2's answer */
-	spec_step(spec, "a", "two-outputs");
-	spec_step(spec, "b", "env");
+	spec_step(spec, "a", first);
+	spec_step(spec, "b", second);
 	r = run_backend("namespaces", spec);
+	json_decref(spec);
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert(sum_bool(&r, "destroyed"));
+	return r;
+}
+
+START_TEST(test_agent_lines_for_other_steps)
+{
+	static const char after_last[] = "agent error after step 2: a line came from the agent "
+	                                 "after the output of the last step";
+	struct result r;
+
+	/* two outputs for step 1, with seq: the second is refused in step 2 */
+	r = lines_run("two-outputs-seq", "env");
 	ck_assert_int_eq(json_array_size(r.steps), 2);
 	ck_assert_str_eq(step_str(&r, 0, "output"), "first");
 	ck_assert_str_eq(step_str(&r, 1, "error_kind"), "agent_error");
 	ck_assert_str_eq(step_str(&r, 1, "output"),
-	                 "[[agent-error:a line came from the agent after the output of step 1, "
-	                 "before step 2 was sent]]");
+	                 "[[agent-error:a line for step 1 during step 2]]");
 	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "agent error in step 2: a line came from the agent after the output of "
-	                 "step 1, before step 2 was sent");
+	                 "agent error in step 2: a line for step 1 during step 2");
 	ck_assert_int_eq(sum_int(&r, "steps_ok"), 1);
 	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
-	ck_assert(sum_bool(&r, "destroyed"));
 	result_free(&r);
-	json_decref(spec);
 
-	/* two outputs for the last step: the run fails, no line is added */
-	spec = spec_new(NULL, hostile());
-	spec_step(spec, "a", "env");
-	spec_step(spec, "b", "two-outputs");
-	r = run_backend("namespaces", spec);
-	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	/* two outputs for the last step, in one write or 100 ms apart: the
+	 * run fails, and no line is added */
+	r = lines_run("env", "two-outputs");
 	ck_assert_int_eq(json_array_size(r.steps), 2);
 	ck_assert_str_eq(step_str(&r, 1, "output"), "first");
-	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "agent error after step 2: a line came from the agent after the output "
-	                 "of the last step");
+	ck_assert_str_eq(sum_str(&r, "reason"), after_last);
 	ck_assert_int_eq(sum_int(&r, "steps_total"), 2);
 	ck_assert_int_eq(sum_int(&r, "steps_ok"), 2);
-	ck_assert(sum_bool(&r, "destroyed"));
 	result_free(&r);
-	json_decref(spec);
+	r = lines_run("env", "two-outputs-late");
+	ck_assert_str_eq(step_str(&r, 1, "output"), "first");
+	ck_assert_str_eq(sum_str(&r, "reason"), after_last);
+	result_free(&r);
+
+	/* without seq, two outputs for step 1: taken in order (step 2 gets
+	 * "second"), and step 2's own answer, left over, fails the run */
+	r = lines_run("two-outputs", "env");
+	ck_assert_int_eq(json_array_size(r.steps), 2);
+	ck_assert_str_eq(step_str(&r, 1, "output"), "second");
+	ck_assert_str_eq(sum_str(&r, "reason"), after_last);
+	result_free(&r);
 
 	/* an output that names another step's seq */
-	spec = spec_new(NULL, hostile());
-	spec_step(spec, "a", "seq-other");
-	spec_step(spec, "b", "env");
-	r = run_backend("namespaces", spec);
-	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	r = lines_run("seq-other", "env");
 	ck_assert_int_eq(json_array_size(r.steps), 1);
 	ck_assert_str_eq(sum_str(&r, "reason"),
 	                 "agent error in step 1: a line for step 2 during step 1");
 	result_free(&r);
-	json_decref(spec);
 }
 END_TEST
 

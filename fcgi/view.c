@@ -176,7 +176,8 @@ static int page_send_hdr(struct view_ctx *ctx, htmlDocPtr doc, int status, const
 
 int view_page_send(struct view_ctx *ctx, htmlDocPtr doc, int status)
 {
-	return page_send_hdr(ctx, doc, status, NULL);
+	/* busy (every run slot taken), as the API says it */
+	return page_send_hdr(ctx, doc, status, status == 429 ? "Retry-After: 1\r\n" : NULL);
 }
 
 void view_error_line(xmlNodePtr parent, const char *message)

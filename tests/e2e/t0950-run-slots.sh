@@ -98,10 +98,10 @@ if [[ $RC == 1 && $(cat "$E2E_TMP/cli-err") == *"(busy, HTTP 429)"* ]]; then
 else
 	not_ok "CLI: the 429 is reported, exit 1 (exit $RC: $(short "$(cat "$E2E_TMP/cli-err")"))"
 fi
-page_status=$(curl -s -o "$E2E_TMP/page.html" -w '%{http_code}' -X POST --max-time 60 -H "Authorization: Bearer $A" \
-	--data 'variant=candidate&backend=namespaces' "$OLIVARES_URL/admin/scenarios/$SA/runs")
-is "admin view: the run form comes back busy, its input kept" "429|namespaces|$TENANT_MSG" \
-	"$page_status|$(xmllint --html --xpath 'string(//form[@id="run-form"]//option[@selected]/@value)' "$E2E_TMP/page.html" 2>/dev/null)|$(xmllint --html --xpath 'string(//form[@id="run-form"]/p[@id="error"])' "$E2E_TMP/page.html" 2>/dev/null)"
+page_status=$(curl -s -o "$E2E_TMP/page.html" -D "$E2E_TMP/page.hdr" -w '%{http_code}' -X POST --max-time 60 \
+	-H "Authorization: Bearer $A" --data 'variant=candidate&backend=namespaces' "$OLIVARES_URL/admin/scenarios/$SA/runs")
+is "admin view: the run form comes back busy, its input kept, Retry-After: 1" "429|namespaces|$TENANT_MSG|1" \
+	"$page_status|$(xmllint --html --xpath 'string(//form[@id="run-form"]//option[@selected]/@value)' "$E2E_TMP/page.html" 2>/dev/null)|$(xmllint --html --xpath 'string(//form[@id="run-form"]/p[@id="error"])' "$E2E_TMP/page.html" 2>/dev/null)|$(tr -d '\r' <"$E2E_TMP/page.hdr" | sed -n 's/^retry-after: *//Ip')"
 req "$A" POST "$M/scenarios/$SA/runs" '{"variant":"candidate","backend":"inproc-mock"}'
 is "tenant A's inproc-mock run goes on (no agent program, no slot)" "201 completed" "$STATUS $(jqb .status)"
 req "" GET /healthz

@@ -530,8 +530,11 @@ int model_text_is_blank(const char *s, size_t n)
 int model_text_invisible(unsigned long c)
 {
 	return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || (c >= 0x7f && c <= 0x9f) ||
-	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
-	       (c >= 0x2066 && c <= 0x2069) || c == 0xfeff || c == 0xfffe || c == 0xffff;
+	       c == 0xad || c == 0x61c || c == 0x115f || c == 0x1160 || c == 0x180e ||
+	       (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+	       (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x206f) || c == 0x3164 ||
+	       c == 0xfeff || c == 0xffa0 || (c >= 0xfff9 && c <= 0xfffb) || c == 0xfffe ||
+	       c == 0xffff || c == 0xe0001 || (c >= 0xe0020 && c <= 0xe007f);
 }
 
 long model_text_utf8_at(const unsigned char *s, size_t avail, size_t *len)

@@ -61,11 +61,17 @@ int model_text_is_blank(const char *s, size_t n);
 /**
  * 1 for a code point a reader could not see, or that XML 1.0 forbids: C0
  * controls but tab, line feed and carriage return; DEL and the C1
- * controls; zero-width and direction marks (U+200B..U+200F); the bidi
- * embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069:
- * text that displays in another order than it reads); the BOM; U+FFFE and
- * U+FFFF. The admin view (fcgi/html.c) and the CLI's tables (cli/print.c)
- * write these out as "\uXXXX" rather than show them.
+ * controls; the soft hyphen U+00AD; zero-width and direction marks
+ * (U+200B..U+200F, the Arabic letter mark U+061C, the Mongolian vowel
+ * separator U+180E); the line and paragraph separators U+2028, U+2029 (a
+ * line break in a table cell); the bidi embeddings, overrides and isolates
+ * (U+202A..U+202E, U+2066..U+2069: text that displays in another order
+ * than it reads); the word joiner and invisible operators U+2060..U+2064;
+ * the deprecated format controls U+206A..U+206F; the Hangul fillers
+ * (U+115F, U+1160, U+3164, U+FFA0, which show as blanks); the BOM; the
+ * interlinear annotation controls U+FFF9..U+FFFB; U+FFFE and U+FFFF; the
+ * tag characters U+E0001, U+E0020..U+E007F. The admin view (fcgi/html.c) and the CLI's tables
+ * (cli/print.c) write these out as "\uXXXX" rather than show them.
  */
 int model_text_invisible(unsigned long c);
 

@@ -1329,6 +1329,15 @@ START_TEST(test_text_invisible_and_utf8_at)
 	ck_assert_int_eq(model_text_invisible(0x202e), 1); /* right-to-left override */
 	ck_assert_int_eq(model_text_invisible(0x2067), 1); /* right-to-left isolate */
 	ck_assert_int_eq(model_text_invisible(0xfeff), 1);
+	ck_assert_int_eq(model_text_invisible(0xad), 1);    /* soft hyphen */
+	ck_assert_int_eq(model_text_invisible(0x61c), 1);   /* Arabic letter mark */
+	ck_assert_int_eq(model_text_invisible(0x2028), 1);  /* line separator */
+	ck_assert_int_eq(model_text_invisible(0x2029), 1);  /* paragraph separator */
+	ck_assert_int_eq(model_text_invisible(0x2060), 1);  /* word joiner */
+	ck_assert_int_eq(model_text_invisible(0x3164), 1);  /* Hangul filler */
+	ck_assert_int_eq(model_text_invisible(0xe0041), 1); /* tag latin capital A */
+	ck_assert_int_eq(model_text_invisible(0x2065), 0);  /* unassigned, shown as is */
+	ck_assert_int_eq(model_text_invisible(0x2027), 0);  /* hyphenation point: visible */
 	ck_assert_int_eq(model_text_invisible(0xe9), 0);
 	ck_assert_int_eq(model_text_invisible(0x2010), 0); /* a hyphen */
 	ck_assert_int_eq(model_text_invisible(0x1f600), 0);

@@ -20,16 +20,17 @@
  * locks of this kind belong to the process, so each worker's are its own,
  * and the kernel releases them when a worker dies, however it dies. Bytes
  * [0, max_runs) are the server's slots; each tenant's are max_runs_per_tenant
- * bytes of one of RUNSLOT_TENANT_BUCKETS buckets, chosen by a hash of its id
- * (two tenants in the same bucket share their limit; with few tenants, and
- * ids the operator's tool draws at random, that is rare).
+ * bytes of one of RUNSLOT_TENANT_BUCKETS (2^40) buckets, chosen by a
+ * 64-bit hash of its id (a lock needs no file behind it, so the offsets
+ * may be large): two tenants would share their limit only if their ids
+ * fell in one bucket, about one chance in 10^8 for a thousand tenants.
  */
 #include <stddef.h>
 
 #include "model/error.h"
 
 /** Buckets of the tenants' slots. */
-#define RUNSLOT_TENANT_BUCKETS 4096
+#define RUNSLOT_TENANT_BUCKETS (1ULL << 40)
 
 /** The slots a request holds; all zero: none. */
 struct http_runslot {

@@ -323,8 +323,9 @@ static int given_twice(struct load_ctx *c, const char *section, const char *name
 	for (i = 0; i < c->nseen; i++)
 		if (c->seen[i] == h)
 			return 1;
-	if (c->nseen < CONFIG_MAX_KEYS)
-		c->seen[c->nseen++] = h;
+	if (c->nseen == CONFIG_MAX_KEYS)
+		return -1;
+	c->seen[c->nseen++] = h;
 	return 0;
 }
 
@@ -336,17 +337,32 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	const struct limit_key *k;
 	struct http_tenant_policy *t;
 	const char *tname, *wanted = NULL;
+	char canon[256];
 	long v;
-	int bad = 0;
+	int bad = 0, r;
 
 	if (c->failed)
 		return 0;
-	if (given_twice(c, section, name)) {
+	/* [tenant  a] is [tenant a]: one section, compared as such */
+	if (strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0) {
+		tname = section + strlen(TENANT_PREFIX);
+		while (*tname == ' ')
+			tname++;
+		snprintf(canon, sizeof canon, "%s%s", TENANT_PREFIX, tname);
+	} else {
+		snprintf(canon, sizeof canon, "%s", section);
+	}
+	r = given_twice(c, canon, name);
+	if (r) {
 		c->failed = 1;
-		seterr(c->err, c->errlen,
-		       "%s: [%s] %s is given twice (the second value would silently replace the "
-		       "first)",
-		       c->file, section, name);
+		if (r < 0)
+			seterr(c->err, c->errlen, "%s: more than %d keys", c->file,
+			       CONFIG_MAX_KEYS);
+		else
+			seterr(c->err, c->errlen,
+			       "%s: [%s] %s is given twice (again on a later line, or continued on "
+			       "an indented line): give it once, on one line",
+			       c->file, canon, name);
 		return 0;
 	}
 	int_wanted[0] = '\0';

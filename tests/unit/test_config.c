@@ -228,8 +228,18 @@ START_TEST(test_config_messages)
 	/* a key given twice, in one section or in a section given twice */
 	ck_assert_int_eq(
 	    load("[runner]\ntimeout_ms = 5000\ntimeout_ms = 6000\n", &cfg, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, ": [runner] timeout_ms is given twice (the second value "
-	                                  "would silently replace the first) (line 3)"));
+	ck_assert_ptr_nonnull(strstr(err, ": [runner] timeout_ms is given twice (again on a later "
+	                                  "line, or continued on an indented line): give it once, "
+	                                  "on one line (line 3)"));
+	/* a section named with more spaces is the same section */
+	ck_assert_int_eq(
+	    load("[tenant a]\nbackends = gvisor\n[tenant  a]\nbackends = inproc-mock\n", &cfg, err,
+	         sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "[tenant a] backends is given twice"));
+	/* a value continued on an indented line is refused, not cut */
+	ck_assert_int_eq(load("[runner]\nbinds = /usr\n  /opt\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "[runner] binds is given twice"));
 	ck_assert_int_eq(load("[tenant a]\nbackends = gvisor\n[runner]\ntimeout_ms = 5000\n"
 	                      "[tenant a]\nbackends = inproc-mock\n",
 	                      &cfg, err, sizeof(err)),

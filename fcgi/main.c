@@ -526,6 +526,29 @@ static int check_scorer(const struct http_config *cfg)
 }
 
 /* The DSN without secrets, for --check-config: PWD/Password values hidden. */
+/* Where the element of a connection string that starts at p ends (its
+ * ';' or the NUL): a value in braces ("PWD={a;b}", "}}" standing for a
+ * '}') runs to its closing brace, ';' included (the ODBC syntax). */
+static const char *dsn_element_end(const char *p)
+{
+	const char *eq = strchr(p, '='), *semi = strchr(p, ';'), *q;
+
+	if (eq && (!semi || eq < semi) && eq[1] == '{') {
+		for (q = eq + 2; *q; q++) {
+			if (*q != '}')
+				continue;
+			if (q[1] == '}') {
+				q++;
+				continue;
+			}
+			break;
+		}
+		semi = strchr(*q ? q : q - 1, ';');
+	}
+	return semi ? semi : p + strlen(p);
+}
+
+/* dsn with the value of PWD and Password masked (braced ones whole). */
 static void print_dsn(const char *dsn)
 {
 	const char *p = dsn, *semi, *eq;
@@ -533,9 +556,7 @@ static void print_dsn(const char *dsn)
 
 	fputs("dsn=", stdout);
 	while (*p) {
-		semi = strchr(p, ';');
-		if (!semi)
-			semi = p + strlen(p);
+		semi = dsn_element_end(p);
 		eq = memchr(p, '=', (size_t)(semi - p));
 		klen = eq ? (size_t)(eq - p) : 0;
 		if (eq && ((klen == 3 && strncasecmp(p, "PWD", 3) == 0) ||

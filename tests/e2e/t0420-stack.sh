@@ -83,9 +83,10 @@ fi
 req "$OLV_VIEWER_TOKEN" GET /v1/modules
 is_status "the API answers after down + up" 200
 
-# ---- --check-config masks a DSN's password, a braced one whole
+# ---- --check-config masks a DSN's password, a braced one whole (the
+# file's DSN: OLIVARES_DSN, set for the PostgreSQL pass, would win)
 printf '[server]\ndsn = Driver=SQLite3;PWD={hun;ter2}};x};UID=u;Password=plain\n' >"$E2E_TMP/secret.conf"
-shown=$(OLIVARES_CONF=$E2E_TMP/secret.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config 2>&1 | sed -n 's/^dsn=//p')
+shown=$(env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/secret.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config 2>&1 | sed -n 's/^dsn=//p')
 is "--check-config: passwords masked, braced ones whole" "Driver=SQLite3;PWD=***;UID=u;Password=***" "$shown"
 
 # ---- restart: down and up, on the running port even without OLIVARES_PORT

@@ -54,6 +54,22 @@ static void stop(pid_t pid)
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 }
 
+/* This process asks a slot for tenant and is refused, 429 busy, with
+ * message (NULL: any), holding none. */
+static void expect_busy(const char *tenant, const char *message)
+{
+	struct http_runslot s;
+	struct model_error err;
+
+	memset(&s, 0, sizeof(s));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(http_runslot_take(&s, tenant, &err), -1);
+	ck_assert_int_eq(err.code, MODEL_E_BUSY);
+	if (message)
+		ck_assert_str_eq(err.message, message);
+	ck_assert_int_eq(s.held, 0);
+}
+
 START_TEST(test_without_init_nothing_is_bounded)
 {
 	struct http_runslot s;
@@ -79,21 +95,13 @@ START_TEST(test_limits_across_processes)
 	/* tenant 1 holds its one slot in another process: its next run is
 	 * refused, 429 busy, naming the tenant's limit */
 	a = holder(T1);
-	ck_assert_int_eq(http_runslot_take(&s, T1, &err), -1);
-	ck_assert_int_eq(err.code, MODEL_E_BUSY);
-	ck_assert_str_eq(err.message, "this tenant has 1 run on OS-level backends in progress "
-	                              "already ([runner] max_runs_per_tenant = 1): try again when "
-	                              "one has ended");
-	ck_assert_int_eq(s.held, 0);
+	expect_busy(T1, "this tenant has 1 run on OS-level backends in progress already "
+	                "([runner] max_runs_per_tenant = 1): try again when one has ended");
 
 	/* tenant 2 takes the server's second slot; tenant 3 finds none */
 	b = holder(T2);
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(http_runslot_take(&s, T3, &err), -1);
-	ck_assert_int_eq(err.code, MODEL_E_BUSY);
-	ck_assert_str_eq(err.message, "2 runs on OS-level backends are in progress on this server "
-	                              "([runner] max_runs = 2): try again when one has ended");
-	ck_assert_int_eq(s.held, 0);
+	expect_busy(T3, "2 runs on OS-level backends are in progress on this server ([runner] "
+	                "max_runs = 2): try again when one has ended");
 
 	/* a worker that dies frees its slots (nobody released them) */
 	stop(a);
@@ -114,21 +122,16 @@ END_TEST
 
 START_TEST(test_refused_tenant_keeps_no_server_slot)
 {
-	struct http_runslot s;
-	struct model_error err;
 	char why[128];
-	pid_t a, b;
+	pid_t a;
 
 	/* one server slot: tenant 1 holds it; tenant 2's refusal (server)
 	 * must not keep tenant 2's own slot locked behind it */
 	ck_assert_int_eq(http_runslots_init(1, 1, why, sizeof(why)), 0);
-	memset(&s, 0, sizeof(s));
 	a = holder(T1);
-	ck_assert_int_eq(http_runslot_take(&s, T2, &err), -1);
-	ck_assert_int_eq(err.code, MODEL_E_BUSY);
+	expect_busy(T2, NULL);
 	stop(a);
-	b = holder(T2);
-	stop(b);
+	stop(holder(T2));
 }
 END_TEST
 

@@ -475,7 +475,7 @@ static const struct cli_command scenarios_commands[] = {
      "Table output: the scenario's fields, then its steps (KEY INPUT) and mocks\n"
      "(RESOURCE VARIANT RESPONSE); control characters are shown escaped.\n"},
     {"delete", cmd_scenarios_delete, "Delete a scenario (editor).", NULL, no_opts, "ID",
-     "DELETE /v1/m/sandbox/scenarios/ID.\n"
+     "Sends DELETE /v1/m/sandbox/scenarios/ID.\n"
      "Table output: id and deleted.\n"},
     {"run", cmd_scenarios_run, "Run a scenario against its mocks (editor).", NULL, run_opts, "ID",
      "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V,\"backend\":NAME,\"suite\":S}.\n"

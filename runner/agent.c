@@ -541,7 +541,8 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 	 * (every step has its own already). */
 	if (i > 0 && io && io->end_input) {
 		io->end_input(io->ctx);
-		if (lines_after_the_last(&d, runner_now_ms() + RUNNER_AGENT_GRACE_MS)) {
+		io->grace_until = runner_now_ms() + RUNNER_AGENT_GRACE_MS;
+		if (lines_after_the_last(&d, io->grace_until)) {
 			sum->status = "failed";
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "agent error after step %zu: a line came from the agent after the "

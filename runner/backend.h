@@ -143,12 +143,16 @@ extern const char *const runner_probe_ops[];
  *   stdout to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
  *   agent writes meanwhile fails the run (it answers no step). Whoever
  *   owns to_agent must not close it again.
+ * grace_until: set by the driver when it calls end_input (CLOCK_MONOTONIC
+ *   ms): the end of the agent's grace period to exit, which the caller
+ *   keeps when it waits for the exit (one grace, not two); 0 otherwise.
  */
 #define RUNNER_AGENT_ERR_KEEP 4096
 struct runner_agent_io {
 	int err_fd;
 	int (*exit_reason)(void *ctx, long long deadline_ms, char *why, size_t n);
 	void (*end_input)(void *ctx);
+	long long grace_until;
 	void *ctx;
 	char err[RUNNER_AGENT_ERR_KEEP];
 	size_t err_len;

@@ -999,9 +999,10 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	struct stat st;
 	struct gv g;
 	char why[384], msg[384];
-	long long deadline = now_ms() + spec->limits.wall_ms;
+	long long deadline = now_ms() + spec->limits.wall_ms, grace;
 	int rc = -1;
 
+	memset(&io, 0, sizeof(io));
 	sum->isolated = 0;
 	sum->status = "failed";
 	if (spec->unconfined) {
@@ -1044,12 +1045,9 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 out:
 	/* Done or failed: the agent gets its grace period to exit on EOF,
 	 * never past the run's deadline, then the sandbox is deleted. */
-	if (gv_destroy(&g,
-	               rc == 0 ? (now_ms() + RUNNER_AGENT_GRACE_MS < deadline
-	                              ? now_ms() + RUNNER_AGENT_GRACE_MS
-	                              : deadline)
-	                       : 0,
-	               msg, sizeof(msg)) != 0) {
+	grace = io.grace_until ? io.grace_until : now_ms() + RUNNER_AGENT_GRACE_MS;
+	if (gv_destroy(&g, rc == 0 ? (grace < deadline ? grace : deadline) : 0, msg, sizeof(msg)) !=
+	    0) {
 		sum->left_behind = 1;
 		if (rc == 0) {
 			sum->status = "failed";

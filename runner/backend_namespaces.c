@@ -77,7 +77,10 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, j.to_agent, j.from_agent, deadline, out, sum, &io);
 	/* Done or failed: the agent gets its grace period to exit on EOF,
 	 * never past the run's deadline, then the whole jail is killed. */
-	if (runner_jail_destroy(&j, rc == 0 ? runner_now_ms() + RUNNER_AGENT_GRACE_MS : 0) != 0) {
+	if (runner_jail_destroy(&j, rc != 0 ? 0
+	                            : io.grace_until
+	                                ? io.grace_until
+	                                : runner_now_ms() + RUNNER_AGENT_GRACE_MS) != 0) {
 		sum->left_behind = 1;
 		if (rc == 0) {
 			sum->status = "failed";

@@ -525,7 +525,6 @@ static int check_scorer(const struct http_config *cfg)
 	return rc;
 }
 
-/* The DSN without secrets, for --check-config: PWD/Password values hidden. */
 /* Where the element of a connection string that starts at p ends (its
  * ';' or the NUL): a value in braces ("PWD={a;b}", "}}" standing for a
  * '}') runs to its closing brace, ';' included (the ODBC syntax). */
@@ -548,7 +547,8 @@ static const char *dsn_element_end(const char *p)
 	return semi ? semi : p + strlen(p);
 }
 
-/* dsn with the value of PWD and Password masked (braced ones whole). */
+/* The DSN without secrets, for --check-config: the values of PWD and
+ * Password masked (braced ones whole). */
 static void print_dsn(const char *dsn)
 {
 	const char *p = dsn, *semi, *eq;
@@ -654,7 +654,8 @@ int main(int argc, char **argv)
 	}
 	if (check) {
 		print_config(&cfg);
-		return 0;
+		/* what start-up would refuse: the scorer adapter is built */
+		return check_scorer(&cfg) ? 1 : 0;
 	}
 
 	if (FCGX_Init() != 0) {

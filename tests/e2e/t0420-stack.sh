@@ -89,6 +89,23 @@ printf '[server]\ndsn = Driver=SQLite3;PWD={hun;ter2}};x};UID=u;Password=plain\n
 shown=$(env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/secret.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config 2>&1 | sed -n 's/^dsn=//p')
 is "--check-config: passwords masked, braced ones whole" "Driver=SQLite3;PWD=***;UID=u;Password=***" "$shown"
 
+# ---- restart with a configuration that would not start: nothing is stopped
+printf '[runner]\ntimeout_ms = 50\n' >"$E2E_TMP/bad.conf"
+rc=0
+OLIVARES_CONF=$E2E_TMP/bad.conf "$STACK" restart >"$E2E_TMP/badrestart.out" 2>"$E2E_TMP/badrestart.err" || rc=$?
+isnt "restart with a bad configuration: fails" 0 "$rc"
+if grep -q 'bad value "50" for \[runner\] timeout_ms' "$E2E_TMP/badrestart.err" && grep -q 'nothing was stopped' "$E2E_TMP/badrestart.err"; then
+	ok "restart with a bad configuration: says why, and that nothing was stopped"
+else
+	not_ok "restart with a bad configuration: says why, and that nothing was stopped (got $(short "$(cat "$E2E_TMP/badrestart.err")"))"
+fi
+req "" GET /healthz
+is_status "the stack still answers after the refused restart" 200
+printf '[scorer]\nadapter = exec:no-such-scorer\n' >"$E2E_TMP/bad-scorer.conf"
+rc=0
+OLIVARES_CONF=$E2E_TMP/bad-scorer.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >/dev/null 2>"$E2E_TMP/check.err" || rc=$?
+is "--check-config fails on a scorer that start-up could not build" 1 "$rc"
+
 # ---- restart: down and up, on the running port even without OLIVARES_PORT
 pid_before=$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)
 rc=0

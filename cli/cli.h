@@ -11,9 +11,9 @@
  *   CLI_EXIT_USAGE  2  bad command line (unknown command or option, missing
  *                      or malformed value); the message ends with a hint to --help
  *   CLI_EXIT_NO_COMPARISON 3  `sandbox gate` only: the scenario has no
- *                      comparison of its current version (a gate that finds
- *                      no evidence stays closed; regressed and inconclusive
- *                      verdicts exit 1)
+ *                      comparison of its current steps and mocks (a gate that
+ *                      finds no evidence stays closed; regressed and
+ *                      inconclusive verdicts exit 1)
  *
  * Every message goes to stderr, starts with "olivares: " and never contains
  * the API token.
@@ -110,8 +110,9 @@ extern const char cli_compare_help[];
 /** `sandbox gate --scenario ID`: the verdict of the newest comparison as the
  * exit status: CLI_EXIT_OK for improved or unchanged, CLI_EXIT_FAIL for
  * regressed, inconclusive or any error (a missing scenario included),
- * CLI_EXIT_NO_COMPARISON for none of the scenario's current version (its
- * scenario_version older than the scenario's version). */
+ * CLI_EXIT_NO_COMPARISON for none of the scenario's current steps and mocks
+ * (of another version whose baseline run's scenario_digest is not the
+ * scenario's digest). */
 int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *args);
 extern const struct cli_opt cli_gate_opts[];
 extern const char cli_gate_help[];

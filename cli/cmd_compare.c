@@ -254,6 +254,51 @@ out:
 
 /* ---- gate ---------------------------------------------------------------- */
 
+/*
+ * Is comparison c about the scenario sc as it is now? Yes when it is of
+ * sc's version; or, for an older version, when its baseline run was of
+ * the same steps and mocks (the run's scenario_digest is sc's digest: the
+ * scenario was renamed or re-saved, its content unchanged). Otherwise
+ * says why on stderr and returns 0 (a failed lookup counts as no).
+ */
+static int same_scenario_content(struct cli_ctx *ctx, const json_t *sc, const json_t *c)
+{
+	const json_t *now = json_object_get(sc, "version"),
+	             *v = json_object_get(c, "scenario_version");
+	const char *run_id, *digest, *was;
+	struct model_buf path;
+	json_t *run = NULL;
+	int same;
+
+	if (json_is_integer(v) && json_integer_value(v) == json_integer_value(now))
+		return 1;
+	if (!json_is_integer(v)) {
+		cli_fail("the newest comparison does not say which scenario version it compared: "
+		         "the gate stays closed; compare again");
+		return 0;
+	}
+	run_id = json_string_value(json_object_get(json_object_get(c, "baseline"), "run_id"));
+	digest = json_string_value(json_object_get(sc, "digest"));
+	same = 0;
+	if (run_id && digest) {
+		cli_path_id(&path, "/v1/m/sandbox/runs/", run_id, "");
+		if (cli_http_call(ctx, "GET", path.data, NULL, &run) == 0) {
+			was = json_string_value(json_object_get(run, "scenario_digest"));
+			same = was && strcmp(was, digest) == 0;
+		}
+		model_buf_release(&path);
+		json_decref(run);
+	}
+	if (same)
+		return 1;
+	cli_fail(
+	    "no comparison of the scenario's current steps and mocks (version %" JSON_INTEGER_FORMAT
+	    "; the newest comparison is of version %" JSON_INTEGER_FORMAT
+	    ", whose steps or mocks differ): the gate stays closed; compare again",
+	    json_integer_value(now), json_integer_value(v));
+	return 0;
+}
+
 int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const char *scenario = cli_arg(a, "scenario");
@@ -311,19 +356,9 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	else
 		printf("verdict=%s delta=%s comparison=%s\n", verdict[0] ? verdict : "?", delta,
 		       id);
-	/* Evidence about an older version of the scenario is none about
-	 * this one: the gate stays closed until it is compared again. */
-	v = json_object_get(c, "scenario_version");
-	if (!json_is_integer(v) || json_integer_value(v) != json_integer_value(now)) {
-		if (json_is_integer(v))
-			cli_fail(
-			    "no comparison of the scenario's current version %" JSON_INTEGER_FORMAT
-			    " (the newest is of version %" JSON_INTEGER_FORMAT
-			    "): the gate stays closed; compare again",
-			    json_integer_value(now), json_integer_value(v));
-		else
-			cli_fail("the newest comparison does not say which scenario version it "
-			         "compared: the gate stays closed; compare again");
+	/* Evidence about other steps or mocks is none about these: the gate
+	 * stays closed until the scenario is compared again. */
+	if (!same_scenario_content(ctx, sc, c)) {
 		rc = CLI_EXIT_NO_COMPARISON;
 		goto out;
 	}
@@ -417,8 +452,8 @@ const char cli_gate_help[] =
     "Exit status: 0 when the verdict is improved or unchanged; 1 when it is\n"
     "regressed or inconclusive, or on any error (server refused or unreachable, a\n"
     "scenario that does not exist); 3 when the scenario has no comparison of its\n"
-    "current version (none at all, or only of a version before its last update);\n"
-    "2 on a usage error.\n"
+    "current steps and mocks (none at all, or only of a version whose steps or\n"
+    "mocks differ); 2 on a usage error.\n"
     "Table output: one line 'verdict=V delta=D comparison=ID' (delta 'null' when\n"
     "inconclusive); when the gate stays closed, stderr says why.\n"
     "JSON output: the comparison object.\n";

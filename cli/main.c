@@ -138,7 +138,7 @@ static void print_group_help(const struct cli_ctx *ctx, const struct cli_command
 		      "\nExit status: 0 success; 1 error (refused by the server, server "
 		      "unreachable,\n"
 		      "unreadable or invalid input file); 2 usage error; 3 'sandbox gate' found\n"
-		      "no comparison of the scenario's current version.\n"
+		      "no comparison of the scenario's current steps and mocks.\n"
 		      "Server errors are printed as: olivares: <message> (<code>, HTTP <status>)\n",
 		      f);
 	} else {

@@ -392,15 +392,21 @@ req "$VW" GET "/v1/m/sandbox/comparisons/$G1"
 is "comparisons get -o json is the API's answer" "$(jq -cS . "$BODY_FILE")" "$(jq -cS . <<<"$OUT" 2>/dev/null)"
 show olivares sandbox comparisons get does-not-exist
 is "comparisons get of an unknown id: exit 1" 1 "$RC"
-# evidence about an older version of the scenario is none about this one
+# a new version with the same steps and mocks (a new description): the
+# evidence still holds
 req "$ED" PUT "/v1/m/sandbox/scenarios/$SID2" "{\"name\":\"cmp-gate\",\"description\":\"updated\",\"steps\":$STEPS,\"mocks\":$MOCKS}"
-is "scenario updated: version 2" "200 2" "$STATUS $(jqb .version)"
+is "scenario re-described: version 2" "200 2" "$STATUS $(jqb .version)"
 show olivares sandbox gate --scenario "$SID2"
-is "gate after the scenario's update: exit 3, the old verdict still shown" "3 unchanged" "$RC $(sed -n 's/^verdict=\([a-z]*\) .*/\1/p' <<<"$OUT")"
-if [[ $ERR == *"no comparison of the scenario's current version 2 (the newest is of version 1)"* ]]; then
-	ok "gate after the update: stderr says the evidence is of version 1"
+is "gate after a change that leaves steps and mocks alone: still open (exit 0)" 0 "$RC"
+# other mocks: evidence about the old ones is none about these
+req "$ED" PUT "/v1/m/sandbox/scenarios/$SID2" "{\"name\":\"cmp-gate\",\"steps\":$STEPS,\"mocks\":[{\"resource\":\"q1\",\"response\":\"changed\"}]}"
+is "scenario's mocks changed: version 3" "200 3" "$STATUS $(jqb .version)"
+show olivares sandbox gate --scenario "$SID2"
+is "gate after the mocks changed: exit 3, the old verdict still shown" "3 unchanged" "$RC $(sed -n 's/^verdict=\([a-z]*\) .*/\1/p' <<<"$OUT")"
+if [[ $ERR == *"no comparison of the scenario's current steps and mocks (version 3; the newest comparison is of version 1, whose steps or mocks differ)"* ]]; then
+	ok "gate after the change: stderr says the evidence is of other steps or mocks"
 else
-	not_ok "gate after the update: stderr says the evidence is of version 1 (got $(short "$ERR"))"
+	not_ok "gate after the change: stderr says the evidence is of other steps or mocks (got $(short "$ERR"))"
 fi
 show olivares sandbox compare --scenario "$SID2" --baseline base --candidate same --suite "$SUITE"
 show olivares sandbox gate --scenario "$SID2"

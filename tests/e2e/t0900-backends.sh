@@ -253,6 +253,20 @@ if ((have_policy)); then
 				"$(jqb .error.message)"
 		fi
 	done
+	# the backends run an agent as an unprivileged user: a file others may
+	# not execute (or, a script, read) is refused, not a run that fails
+	install -m 0700 "$OLV_AGENTS_DIR/profile" "$OLV_AGENTS_DIR/private"
+	printf '#!/bin/sh\nexit 0\n' >"$OLV_AGENTS_DIR/hidden-script"
+	chmod 0711 "$OLV_AGENTS_DIR/hidden-script"
+	req "$OLV_EDITOR_TOKEN" POST "/v1/m/sandbox/scenarios/$SID/runs" '{"variant":"private","backend":"namespaces"}'
+	is "an agent others may not execute (0700) -> 422, the message says why" \
+		"422 variant private names an agent program that other users may not execute (mode 0700): the backends run it as an unprivileged user (chmod o+rx)" \
+		"$STATUS $(jqb .error.message)"
+	req "$OLV_EDITOR_TOKEN" POST "/v1/m/sandbox/scenarios/$SID/runs" '{"variant":"hidden-script","backend":"namespaces"}'
+	is "a script others may not read (0711) -> 422" \
+		"422 variant hidden-script names an agent program that other users may not read (a script) (mode 0711): the backends run it as an unprivileged user (chmod o+rx)" \
+		"$STATUS $(jqb .error.message)"
+	rm -f "$OLV_AGENTS_DIR/private" "$OLV_AGENTS_DIR/hidden-script"
 	is "refused agent requests wrote nothing" "$before" "$(state_counts "$OLV_ADMIN_TOKEN")"
 
 	for b in namespaces gvisor; do

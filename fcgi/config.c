@@ -338,6 +338,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	struct http_tenant_policy *t;
 	const char *tname, *wanted = NULL;
 	char canon[256];
+	size_t k_len;
 	long v;
 	int bad = 0, r;
 
@@ -349,6 +350,10 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		while (*tname == ' ')
 			tname++;
 		snprintf(canon, sizeof canon, "%s%s", TENANT_PREFIX, tname);
+		/* and [tenant a ] too: a name never ends in a space */
+		for (k_len = strlen(canon);
+		     k_len > strlen(TENANT_PREFIX) && canon[k_len - 1] == ' ';)
+			canon[--k_len] = '\0';
 	} else {
 		snprintf(canon, sizeof canon, "%s", section);
 	}
@@ -433,9 +438,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 				*(long *)((char *)&cfg->limits + k->offset) = v;
 		}
 	} else if (strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0) {
-		tname = section + strlen(TENANT_PREFIX);
-		while (*tname == ' ')
-			tname++;
+		/* the name as canonicalised above: no space around it */
+		tname = canon + strlen(TENANT_PREFIX);
 		if (!*tname || strlen(tname) > 128) {
 			c->failed = 1;
 			seterr(c->err, c->errlen, "%s: [%s]: a tenant name is 1 to 128 bytes",
@@ -476,7 +480,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		if (!bad)
 			cfg->session_minutes = (int)v;
 	} else {
-		goto unknown;
+		c->failed = 1;
+		seterr(c->err, c->errlen,
+		       "%s: unknown section [%s] (known: [server], [runner], [tenant NAME], "
+		       "[scorer], [admin])",
+		       c->file, section);
+		return 0;
 	}
 	if (bad) {
 		c->failed = 1;

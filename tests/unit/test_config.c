@@ -248,6 +248,15 @@ START_TEST(test_config_messages)
 	                      &cfg, err, sizeof(err)),
 	                 -1);
 	ck_assert_ptr_nonnull(strstr(err, "[tenant a] backends is given twice"));
+	/* spaces around a tenant's name are not part of it */
+	ck_assert_int_eq(
+	    load("[tenant  acme ]\nbackends = inproc-mock, gvisor\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.ntenants, 1);
+	ck_assert_str_eq(cfg.tenants[0].name, "acme");
+	/* an unknown section is named as such */
+	ck_assert_int_eq(load("[bogus]\nx = 1\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ": unknown section [bogus] (known: [server], [runner], "
+	                                  "[tenant NAME], [scorer], [admin]) (line 2)"));
 	/* the same key in two sections is two keys */
 	ck_assert_int_eq(load("[runner]\ntimeout_ms = 5000\n[scorer]\ntimeout_ms = 5000\n", &cfg,
 	                      err, sizeof(err)),

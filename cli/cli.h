@@ -41,6 +41,11 @@ enum {
 
 /** Request timeout in seconds (connect + transfer). */
 #define CLI_TIMEOUT_SECONDS 60L
+/** How long a request answered 429 busy (every run slot taken: nothing was
+ * run or written) is tried again, waiting as its Retry-After says, before
+ * the 429 is the answer: OLIVARES_BUSY_WAIT seconds (0: never), default
+ * this. */
+#define CLI_BUSY_WAIT_DEFAULT 60L
 
 enum cli_format {
 	CLI_FORMAT_TABLE = 0,

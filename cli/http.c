@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "model/alloc.h"
@@ -111,6 +112,36 @@ out:
  * in r->body (initialised by the caller). Returns 0, or -1 after printing
  * why (a non-2xx answer in the short form when raw).
  */
+/* OLIVARES_BUSY_WAIT (whole seconds, 0..3600), else CLI_BUSY_WAIT_DEFAULT. */
+static long busy_wait_seconds(void)
+{
+	const char *e = getenv("OLIVARES_BUSY_WAIT");
+	char *end;
+	long v;
+
+	if (!e || !*e)
+		return CLI_BUSY_WAIT_DEFAULT;
+	v = strtol(e, &end, 10);
+	if (*end || v < 0 || v > 3600)
+		return CLI_BUSY_WAIT_DEFAULT;
+	return v;
+}
+
+/* One line on stderr for a 429 that will be tried again: the server's
+ * message (from the JSON error body, when there is one). */
+static void busy_say(const struct response *r, long seconds)
+{
+	json_t *j = json_loadb(r->body.data, r->body.len, 0, NULL);
+	const char *msg =
+	    json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+	char *shown = msg ? cli_escape(msg, strlen(msg)) : NULL;
+
+	fprintf(stderr, "olivares: busy (HTTP 429%s%s); trying again in %ld s\n", shown ? ": " : "",
+	        shown ? shown : "", seconds);
+	free(shown);
+	json_decref(j);
+}
+
 static int perform(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                    const char *accept, int raw, struct response *r)
 {
@@ -120,7 +151,8 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	char *payload = NULL;
 	CURL *curl = NULL;
 	CURLcode res;
-	long status = 0;
+	curl_off_t retry_after;
+	long status = 0, waited, busy_wait;
 	size_t base_len;
 	int rc = -1;
 
@@ -190,7 +222,29 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
 		curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 
+	waited = 0;
+	busy_wait = busy_wait_seconds();
+again:
 	res = curl_easy_perform(curl);
+	if (res == CURLE_OK) {
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		/* busy: nothing was run or written, so the same request may go
+		 * again, after the server's Retry-After (1 - 10 s) */
+		if (status == 429 && waited < busy_wait) {
+			retry_after = 0;
+			curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &retry_after);
+			retry_after = retry_after < 1 ? 1 : retry_after > 10 ? 10 : retry_after;
+			if (waited + retry_after > busy_wait)
+				retry_after = busy_wait - waited;
+			busy_say(r, (long)retry_after);
+			sleep((unsigned)retry_after);
+			waited += retry_after;
+			r->body.len = 0;
+			r->body.data[0] = '\0';
+			r->overflow = 0;
+			goto again;
+		}
+	}
 	if (res == CURLE_WRITE_ERROR && r->overflow) {
 		fprintf(stderr, "olivares: the response from %.*s is larger than %u bytes\n",
 		        (int)base_len, ctx->url, CLI_MAX_RESPONSE_BYTES);
@@ -201,7 +255,6 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 		        errbuf[0] ? errbuf : curl_easy_strerror(res));
 		goto out;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	r->status = status;
 	if (status < 200 || status > 299) {
 		report_http_error(status, r, raw ? NULL : url.data);

@@ -92,11 +92,11 @@ before=$(state_counts "$OLV_ADMIN_TOKEN")
 post_run "$A" "$SA" '{"variant":"candidate","backend":"namespaces"}'
 busy "tenant A's second namespaces run" "$TENANT_MSG"
 is "the refused runs wrote nothing" "$before" "$(state_counts "$OLV_ADMIN_TOKEN")"
-OUT=$(olivares sandbox scenarios run "$SA" --variant candidate --backend namespaces --token "$A" 2>"$E2E_TMP/cli-err") && RC=0 || RC=$?
+OUT=$(OLIVARES_BUSY_WAIT=0 olivares sandbox scenarios run "$SA" --variant candidate --backend namespaces --token "$A" 2>"$E2E_TMP/cli-err") && RC=0 || RC=$?
 if [[ $RC == 1 && $(cat "$E2E_TMP/cli-err") == *"(busy, HTTP 429)"* ]]; then
-	ok "CLI: the 429 is reported, exit 1"
+	ok "CLI with OLIVARES_BUSY_WAIT=0: the 429 is reported, exit 1"
 else
-	not_ok "CLI: the 429 is reported, exit 1 (exit $RC: $(short "$(cat "$E2E_TMP/cli-err")"))"
+	not_ok "CLI with OLIVARES_BUSY_WAIT=0: the 429 is reported, exit 1 (exit $RC: $(short "$(cat "$E2E_TMP/cli-err")"))"
 fi
 page_status=$(curl -s -o "$E2E_TMP/page.html" -D "$E2E_TMP/page.hdr" -w '%{http_code}' -X POST --max-time 60 \
 	-H "Authorization: Bearer $A" --data 'variant=candidate&backend=namespaces' "$OLIVARES_URL/admin/scenarios/$SA/runs")
@@ -119,6 +119,16 @@ if ((n_agents >= 2)); then
 	is "tenant C's refused run wrote nothing" "$before" "$(state_counts "$C")"
 else
 	not_ok "both slow runs were still in progress when tenant C asked (agents: $n_agents)"
+fi
+
+# ---- the CLI, by default, waits for a slot (a 429 ran and wrote nothing)
+OUT=$(olivares sandbox scenarios run "$SA" --variant candidate --backend namespaces --token "$A" -o json 2>"$E2E_TMP/cli-wait-err") && RC=0 || RC=$?
+is "CLI (default OLIVARES_BUSY_WAIT): waits until tenant A's slot is free, then runs" "0 completed" \
+	"$RC $(jq -r .status <<<"$OUT" 2>/dev/null)"
+if grep -q "^olivares: busy (HTTP 429: this tenant has 1 run on OS-level backends in progress already .*); trying again in 1 s$" "$E2E_TMP/cli-wait-err"; then
+	ok "CLI: each wait says so on stderr"
+else
+	not_ok "CLI: each wait says so on stderr (got $(short "$(cat "$E2E_TMP/cli-wait-err")"))"
 fi
 
 # ---- the slow runs end, recorded; slots free again -----------------------------

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libxml/tree.h>
 #include <libxml/xmlmemory.h>
@@ -292,10 +293,40 @@ static void add_orphan_expectations(xmlNodePtr suite, const char *classname, jso
 	}
 }
 
+/* The API's "YYYY-MM-DDTHH:MM:SS.mmmZ" as ms since the epoch, or -1. */
+static long long iso_ms(const char *iso)
+{
+	struct tm tm;
+	int ms = 0, n = 0;
+
+	if (!iso)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+	           &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, &n) != 7 ||
+	    n == 0 || iso[n] != '\0')
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (long long)timegm(&tm) * 1000 + ms;
+}
+
+/* The run's duration in seconds ("1.234"), from started to finished; "0"
+ * when either is missing or they are out of order. */
+static void run_seconds(const char *started, const char *finished, char *out, size_t n)
+{
+	long long a = iso_ms(started), b = iso_ms(finished);
+
+	if (a < 0 || b < a)
+		snprintf(out, n, "0");
+	else
+		snprintf(out, n, "%lld.%03lld", (b - a) / 1000, (b - a) % 1000);
+}
+
 int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 {
 	const char *run_id, *scenario, *variant, *status, *reason, *started, *session;
-	char session_name[56];
+	char session_name[56], secs[32];
 	json_t *details;
 	struct counts c = {0, 0, 0};
 	xmlDocPtr doc = NULL;
@@ -370,7 +401,9 @@ int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 	set_attr_int(suite, "failures", c.failures);
 	set_attr_int(suite, "errors", c.errors);
 	set_attr_int(suite, "skipped", 0);
-	set_attr(suite, "time", "0");
+	run_seconds(started, json_string_value(json_object_get(run, "finished_at")), secs,
+	            sizeof(secs));
+	set_attr(suite, "time", secs);
 	if (started)
 		set_attr(suite, "timestamp", started);
 	set_attr_int(root, "tests", c.tests);

@@ -8,7 +8,8 @@
  *
  *   <testsuites name="olivares-sandbox" tests=N failures=F errors=E>
  *     <testsuite name="<scenario_id>:<variant>" id=run_id tests=N
- *                failures=F errors=E skipped="0" time="0" timestamp=started_at>
+ *                failures=F errors=E skipped="0" time=finished_at - started_at
+ *                (seconds, "0" when unknown) timestamp=started_at>
  *       <properties> run_id, kind, scenario_id, scenario_version, variant,
  *         status, backend, runner, isolated, destroyed, suite, scored,
  *         score, passed, reason, output_digest, steps_total, steps_ok,

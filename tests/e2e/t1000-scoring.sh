@@ -225,6 +225,11 @@ scored_want=false
 is "walk: properties backend, isolated, scored" "inproc-mock true $scored_want" \
 	"$(xp walk.xml 'string(//property[@name="backend"]/@value)') $(xp walk.xml 'string(//property[@name="isolated"]/@value)') $(xp walk.xml 'string(//property[@name="scored"]/@value)')"
 is "walk: classname olivares.sandbox.<scenario>" "olivares.sandbox.$SID" "$(xp walk.xml 'string(//testcase[1]/@classname)')"
+req "$VW" GET "/v1/m/sandbox/runs/$RID_J"
+t_start=$(date -u -d "$(jqb .started_at)" +%s%3N)
+t_end=$(date -u -d "$(jqb .finished_at)" +%s%3N)
+is "walk: the testsuite's time is the run's, finished_at - started_at, in seconds" \
+	"$(printf '%d.%03d' $(((t_end - t_start) / 1000)) $(((t_end - t_start) % 1000)))" "$(xp walk.xml 'string(//testsuite/@time)')"
 
 curl -s -D headers.txt -o curl.xml -H "Authorization: Bearer $VW" "$OLIVARES_URL/v1/m/sandbox/runs/$RID_J/junit"
 is "GET /runs/ID/junit as a viewer: 200" 200 "$(awk 'NR==1{print $2}' headers.txt)"

@@ -255,11 +255,12 @@ out:
 /* ---- gate ---------------------------------------------------------------- */
 
 /*
- * Is comparison c about the scenario sc as it is now? Yes when it is of
- * sc's version; or, for an older version, when its baseline run was of
+ * Is comparison c about the scenario sc as it is now? Yes (1) when it is
+ * of sc's version; or, for an older version, when its baseline run was of
  * the same steps and mocks (the run's scenario_digest is sc's digest: the
- * scenario was renamed or re-saved, its content unchanged). Otherwise
- * says why on stderr and returns 0 (a failed lookup counts as no).
+ * scenario was renamed or re-saved, its content unchanged). No (0): says
+ * why on stderr. -1 when the baseline run could not be read (the error
+ * printed): the gate's error, not "no evidence".
  */
 static int same_scenario_content(struct cli_ctx *ctx, const json_t *sc, const json_t *c)
 {
@@ -282,10 +283,14 @@ static int same_scenario_content(struct cli_ctx *ctx, const json_t *sc, const js
 	same = 0;
 	if (run_id && digest) {
 		cli_path_id(&path, "/v1/m/sandbox/runs/", run_id, "");
-		if (cli_http_call(ctx, "GET", path.data, NULL, &run) == 0) {
-			was = json_string_value(json_object_get(run, "scenario_digest"));
-			same = was && strcmp(was, digest) == 0;
+		if (cli_http_call(ctx, "GET", path.data, NULL, &run) != 0) {
+			model_buf_release(&path);
+			cli_fail(
+			    "the gate stays closed: the comparison's baseline run cannot be read");
+			return -1;
 		}
+		was = json_string_value(json_object_get(run, "scenario_digest"));
+		same = was && strcmp(was, digest) == 0;
 		model_buf_release(&path);
 		json_decref(run);
 	}
@@ -358,8 +363,12 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 		       id);
 	/* Evidence about other steps or mocks is none about these: the gate
 	 * stays closed until the scenario is compared again. */
-	if (!same_scenario_content(ctx, sc, c)) {
+	switch (same_scenario_content(ctx, sc, c)) {
+	case 0:
 		rc = CLI_EXIT_NO_COMPARISON;
+		goto out;
+	case -1:
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (strcmp(verdict, "improved") == 0 || strcmp(verdict, "unchanged") == 0) {

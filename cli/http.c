@@ -5,6 +5,7 @@
  * commands only see "got JSON" or "already reported".
  */
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,9 +122,15 @@ static long busy_wait_seconds(void)
 
 	if (!e || !*e)
 		return CLI_BUSY_WAIT_DEFAULT;
+	errno = 0;
 	v = strtol(e, &end, 10);
-	if (*end || v < 0 || v > 3600)
+	if (errno || end == e || *end || v < 0 || v > 3600) {
+		fprintf(stderr,
+		        "olivares: OLIVARES_BUSY_WAIT must be whole seconds from 0 to 3600; "
+		        "waiting %ld s\n",
+		        CLI_BUSY_WAIT_DEFAULT);
 		return CLI_BUSY_WAIT_DEFAULT;
+	}
 	return v;
 }
 

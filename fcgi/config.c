@@ -347,12 +347,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	/* [tenant  a] is [tenant a]: one section, compared as such */
 	if (strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0) {
 		tname = section + strlen(TENANT_PREFIX);
-		while (*tname == ' ')
+		while (isspace((unsigned char)*tname))
 			tname++;
 		snprintf(canon, sizeof canon, "%s%s", TENANT_PREFIX, tname);
-		/* and [tenant a ] too: a name never ends in a space */
+		/* and [tenant a ] too: a name never ends in white space */
 		for (k_len = strlen(canon);
-		     k_len > strlen(TENANT_PREFIX) && canon[k_len - 1] == ' ';)
+		     k_len > strlen(TENANT_PREFIX) && isspace((unsigned char)canon[k_len - 1]);)
 			canon[--k_len] = '\0';
 	} else {
 		snprintf(canon, sizeof canon, "%s", section);

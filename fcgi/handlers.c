@@ -370,28 +370,13 @@ static int agent_name_ok(const char *v)
 	return i > 0;
 }
 
-/* 1 when the file at path starts with "#!" (a script, read by its
- * interpreter); 0 otherwise or when it cannot be read. */
-static int is_script(const char *path)
-{
-	char head[2];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, head, sizeof(head));
-	close(fd);
-	return n == 2 && head[0] == '#' && head[1] == '!';
-}
-
 /*
  * The agent program of variant (DESIGN.md §5, issue 3 §6): the file
  * <agents_dir>/<variant> when it exists, canonicalised with realpath and
  * required to lie inside realpath(agents_dir) and to be a regular
- * executable file that every user may execute (and read, a script: the
- * backends run it as an unprivileged user); *agent is then a
- * request-owned absolute path. No such
+ * executable file that every user may read and execute (the backends run
+ * it as an unprivileged user); *agent is then a request-owned absolute
+ * path. No such
  * file (or a variant that cannot name one): *agent is NULL. Anything else
  * (a symlink out of the directory, a dangling one, a directory, a file
  * that is not executable) is refused with 422 invalid.
@@ -448,15 +433,15 @@ static int resolve_agent(struct http_request *req, const char *variant, const ch
 		goto out;
 	}
 	/* The backends run it as an unprivileged user: every user must be
-	 * able to execute it, and to read it when it is a script (its
-	 * interpreter reads it). Refused here rather than as a run that
-	 * failed to start. */
-	if (!(sb.st_mode & S_IXOTH) || (!(sb.st_mode & S_IROTH) && is_script(real))) {
+	 * able to execute it and to read it (a script's interpreter reads
+	 * it; gVisor reads a program to load it). Refused here rather than
+	 * as a run that failed to start. */
+	if ((sb.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH)) {
 		model_error_set(err, MODEL_E_INVALID, "variant",
 		                "variant %s names an agent program that other users may not %s "
 		                "(mode %04o): the backends run it as an unprivileged user "
 		                "(chmod o+rx)",
-		                variant, !(sb.st_mode & S_IXOTH) ? "execute" : "read (a script)",
+		                variant, !(sb.st_mode & S_IXOTH) ? "execute" : "read",
 		                (unsigned)(sb.st_mode & 07777));
 		goto out;
 	}

@@ -45,7 +45,7 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	struct runner_jail j;
 	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
 	char why[384];
-	long long deadline;
+	long long deadline, grace;
 	int rc;
 
 	sum->isolated = 0;
@@ -77,10 +77,8 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, j.to_agent, j.from_agent, deadline, out, sum, &io);
 	/* Done or failed: the agent gets its grace period to exit on EOF,
 	 * never past the run's deadline, then the whole jail is killed. */
-	if (runner_jail_destroy(&j, rc != 0 ? 0
-	                            : io.grace_until
-	                                ? io.grace_until
-	                                : runner_now_ms() + RUNNER_AGENT_GRACE_MS) != 0) {
+	grace = io.grace_until ? io.grace_until : runner_now_ms() + RUNNER_AGENT_GRACE_MS;
+	if (runner_jail_destroy(&j, rc != 0 ? 0 : grace < deadline ? grace : deadline) != 0) {
 		sum->left_behind = 1;
 		if (rc == 0) {
 			sum->status = "failed";
@@ -89,7 +87,6 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 			rc = -1;
 		}
 	}
-	(void)deadline;
 	return rc;
 }
 

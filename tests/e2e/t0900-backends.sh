@@ -254,7 +254,7 @@ if ((have_policy)); then
 		fi
 	done
 	# the backends run an agent as an unprivileged user: a file others may
-	# not execute (or, a script, read) is refused, not a run that fails
+	# not read and execute is refused, not a run that fails
 	install -m 0700 "$OLV_AGENTS_DIR/profile" "$OLV_AGENTS_DIR/private"
 	printf '#!/bin/sh\nexit 0\n' >"$OLV_AGENTS_DIR/hidden-script"
 	chmod 0711 "$OLV_AGENTS_DIR/hidden-script"
@@ -264,9 +264,13 @@ if ((have_policy)); then
 		"$STATUS $(jqb .error.message)"
 	req "$OLV_EDITOR_TOKEN" POST "/v1/m/sandbox/scenarios/$SID/runs" '{"variant":"hidden-script","backend":"namespaces"}'
 	is "a script others may not read (0711) -> 422" \
-		"422 variant hidden-script names an agent program that other users may not read (a script) (mode 0711): the backends run it as an unprivileged user (chmod o+rx)" \
+		"422 variant hidden-script names an agent program that other users may not read (mode 0711): the backends run it as an unprivileged user (chmod o+rx)" \
 		"$STATUS $(jqb .error.message)"
-	rm -f "$OLV_AGENTS_DIR/private" "$OLV_AGENTS_DIR/hidden-script"
+	# a program too: gVisor reads it to load it
+	install -m 0711 "$OLV_AGENTS_DIR/profile" "$OLV_AGENTS_DIR/unreadable"
+	req "$OLV_EDITOR_TOKEN" POST "/v1/m/sandbox/scenarios/$SID/runs" '{"variant":"unreadable","backend":"gvisor"}'
+	is "a program others may not read (0711) -> 422" "422 invalid" "$STATUS $(jqb .error.code)"
+	rm -f "$OLV_AGENTS_DIR/private" "$OLV_AGENTS_DIR/hidden-script" "$OLV_AGENTS_DIR/unreadable"
 	is "refused agent requests wrote nothing" "$before" "$(state_counts "$OLV_ADMIN_TOKEN")"
 
 	for b in namespaces gvisor; do

@@ -253,6 +253,9 @@ START_TEST(test_config_messages)
 	    load("[tenant  acme ]\nbackends = inproc-mock, gvisor\n", &cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(cfg.ntenants, 1);
 	ck_assert_str_eq(cfg.tenants[0].name, "acme");
+	ck_assert_int_eq(
+	    load("[tenant acme\t]\nbackends = inproc-mock, gvisor\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.tenants[0].name, "acme");
 	/* an unknown section is named as such */
 	ck_assert_int_eq(load("[bogus]\nx = 1\n", &cfg, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, ": unknown section [bogus] (known: [server], [runner], "

@@ -17,6 +17,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "fcgi/form.h"
 #include "model/alloc.h"
 #include "model/limits.h"
 #include "model/text.h"
@@ -375,31 +376,26 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
 
 /* ---- query string ------------------------------------------------------ */
 
+/* req->query_params from req->query: 0, or -1 when a parameter does not
+ * decode (then the object is left empty). */
+static int decode_query(struct http_request *req)
+{
+	json_t *params = json_object();
+
+	if (http_form_decode(req->query, strlen(req->query), params)) {
+		json_object_clear(params);
+		req->query_params = http_req_own(req, params);
+		return -1;
+	}
+	req->query_params = http_req_own(req, params);
+	return 0;
+}
+
 const char *http_query_get(struct http_request *req, const char *name)
 {
-	const char *p, *amp, *eq;
-	size_t nlen, klen;
-	char *v;
-
-	nlen = strlen(name);
-	p = req->query;
-	while (p && *p) {
-		amp = strchr(p, '&');
-		if (!amp)
-			amp = p + strlen(p);
-		eq = memchr(p, '=', (size_t)(amp - p));
-		klen = (size_t)((eq ? eq : amp) - p);
-		if (klen == nlen && memcmp(p, name, nlen) == 0) {
-			if (!eq)
-				return http_req_strdup(req, "");
-			v = http_req_alloc(req, (size_t)(amp - eq));
-			memcpy(v, eq + 1, (size_t)(amp - eq - 1));
-			v[amp - eq - 1] = '\0';
-			return v;
-		}
-		p = *amp ? amp + 1 : amp;
-	}
-	return NULL;
+	if (!req->query_params)
+		decode_query(req);
+	return json_string_value(json_object_get(req->query_params, name));
 }
 
 /* Strict decimal: optional '-', 1..10 digits, nothing else. */
@@ -894,7 +890,12 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		req->params[i] = params[i];
 	}
 	req->nparams = nparams;
-	/* 5. body, then the handler */
+	/* 5. query and body, then the handler */
+	if (decode_query(req)) {
+		http_reply_error_code(req, 400, "malformed",
+		                      "a query parameter holds %00 or is not UTF-8 text", NULL);
+		return;
+	}
 	if (hit->body == HTTP_BODY_OBJECT && !req->internal && decode_body(req, &err)) {
 		http_reply_error(req, &err);
 		return;

@@ -124,6 +124,7 @@ struct http_request {
 	int head;                            /* a HEAD: served as the GET, no body written */
 	const char *path;                    /* without the query string */
 	const char *query;                   /* QUERY_STRING, "" when none */
+	json_t *query_params;                /* query decoded (route step 5), else NULL */
 	struct model_buf body;               /* raw body bytes (NUL-terminated) */
 	json_t *json;                        /* decoded body object (HTTP_BODY_OBJECT), else NULL */
 	struct http_principal who;           /* the caller (zeroed on public routes) */
@@ -243,9 +244,12 @@ char *http_req_strdup(struct http_request *req, const char *s);
 json_t *http_req_own(struct http_request *req, json_t *j);
 
 /**
- * The value of query parameter name (no percent-decoding: our values are
- * ids, integers and words), a request-owned string, or NULL if absent.
- * When the parameter repeats, the first one wins.
+ * The value of query parameter name, decoded as an HTML form's GET query
+ * is (fcgi/form.h: '+' is a space, then %XX escapes, so "limit=%31" is
+ * limit 1), a request-owned string, or NULL if absent. When the parameter
+ * repeats, the first one wins. A query that does not decode (a value
+ * holding %00 or bytes that are not UTF-8) was refused with a 400 before
+ * the handler ran; called outside a handler, it then reads as empty.
  */
 const char *http_query_get(struct http_request *req, const char *name);
 

@@ -143,4 +143,24 @@ if ((n > 240000)); then ok "GET outputs: a $n-byte response"; else not_ok "GET o
 is "GET outputs: every output whole" "true" "$(jq --arg r "$big" '[.outputs[]|.output == ("\(.seq):" + $r)]|all' "$BODY_FILE" 2>/dev/null)"
 req "$TK" GET "$S/$CH"
 is "chunked scenario reads back whole" 300 "$(jqb '.steps|length')"
+# query names and values are decoded as an HTML form's GET query is ('+' is
+# a space, then %XX), so a client that escapes every byte gets what it asked
+req "$TK" GET "$S?limit=%32"
+is "limit=%32 is limit 2" "200 2" "$STATUS $(jqb '.scenarios|length')"
+second=$(jqb '.scenarios[1].id')
+req "$TK" GET "$S?%6Cimit=%31&offset=%31"
+is "an escaped name: %6Cimit=%31&offset=%31 is the second scenario alone" "200 1 $second" \
+	"$STATUS $(jqb '.scenarios|length') $(jqb '.scenarios[0].id')"
+req "$TK" GET "$M/runs?scenario=$BID&status=comp%6Ceted"
+is "runs?status=comp%6Ceted filters on completed" "200 $BR" "$STATUS $(jqb '[.runs[].id]|join(" ")')"
+req "$TK" GET "$M/runs?scenario=$BID&status=completed+"
+is_error "status=completed+ is \"completed \", not a status: 400" 400 malformed
+MARK=$(state_counts "$TK")
+req "$TK" GET "$S?limit=%00"
+is_error "limit=%00: 400 malformed" 400 malformed
+req "$TK" GET "$S?limit=1&x=%FF"
+is_error "a parameter that is not UTF-8 (%FF): 400 malformed" 400 malformed
+req "$TK" POST "$S/$BID/runs?x=%00" '{}'
+is_error "POST with %00 in its query: 400, nothing run" 400 malformed
+is "nothing written by the bad queries" "$MARK" "$(state_counts "$TK")"
 done_testing

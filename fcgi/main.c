@@ -554,7 +554,7 @@ static void print_dsn(const char *dsn)
 	const char *p = dsn, *semi, *eq;
 	size_t klen;
 
-	fputs("dsn=", stdout);
+	fputs("dsn = ", stdout);
 	while (*p) {
 		semi = dsn_element_end(p);
 		eq = memchr(p, '=', (size_t)(semi - p));
@@ -571,26 +571,29 @@ static void print_dsn(const char *dsn)
 	putchar('\n');
 }
 
+/* What was loaded, as the INI file that would load it: its sections and
+ * keys under the names the file uses, every default written out. */
 static void print_config(const struct http_config *cfg)
 {
 	int i;
 
-	printf("data_dir=%s\n", cfg->data_dir);
+	printf("[server]\ndata_dir = %s\n", cfg->data_dir);
 	print_dsn(cfg->dsn);
-	printf("socket=%s\nsocket_mode=%04o\nworkers=%d\nbacklog=%d\n", cfg->socket_path,
+	printf("socket = %s\nsocket_mode = %04o\nworkers = %d\nbacklog = %d\n", cfg->socket_path,
 	       cfg->socket_mode, cfg->workers, cfg->backlog);
-	printf("runner=%s\nrun_timeout_ms=%d\nbackends=%s\ndefault_backend=%s\nscorer=%s\n",
-	       cfg->runner_path, cfg->run_timeout_ms, cfg->backends, cfg->default_backend,
-	       cfg->scorer);
-	printf("scorer_timeout_ms=%d\n", cfg->scorer_timeout_ms);
-	printf("max_runs=%d\nmax_runs_per_tenant=%d\n", cfg->max_runs, cfg->max_runs_per_tenant);
-	printf("session_minutes=%d\n", cfg->session_minutes);
-	printf("agents_dir=%s\nbinds=%s\n", cfg->agents_dir, cfg->binds);
-	printf("limits=cpu_seconds:%ld,memory_mb:%ld,processes:%ld,open_files:%ld,tmpfs_mb:%ld\n",
+	printf("\n[runner]\npath = %s\ntimeout_ms = %d\nbackends = %s\ndefault_backend = %s\n",
+	       cfg->runner_path, cfg->run_timeout_ms, cfg->backends, cfg->default_backend);
+	printf("agents_dir = %s\nbinds = %s\n", cfg->agents_dir, cfg->binds);
+	printf("cpu_seconds = %ld\nmemory_mb = %ld\nprocesses = %ld\nopen_files = %ld\n"
+	       "tmpfs_mb = %ld\n",
 	       cfg->limits.cpu_seconds, cfg->limits.memory_mb, cfg->limits.processes,
 	       cfg->limits.open_files, cfg->limits.tmpfs_mb);
+	printf("max_runs = %d\nmax_runs_per_tenant = %d\n", cfg->max_runs,
+	       cfg->max_runs_per_tenant);
+	printf("\n[scorer]\nadapter = %s\ntimeout_ms = %d\n", cfg->scorer, cfg->scorer_timeout_ms);
+	printf("\n[admin]\nsession_minutes = %d\n", cfg->session_minutes);
 	for (i = 0; i < cfg->ntenants; i++)
-		printf("tenant.%s=backends:%s,default_backend:%s\n", cfg->tenants[i].name,
+		printf("\n[tenant %s]\nbackends = %s\ndefault_backend = %s\n", cfg->tenants[i].name,
 		       cfg->tenants[i].backends, cfg->tenants[i].default_backend);
 }
 
@@ -605,7 +608,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "  --config FILE   read FILE instead of $OLIVARES_CONF or "
 	      "$OLIVARES_DATA/olivares.conf\n"
-	      "  --check-config  load the configuration, print it (secrets hidden), exit\n"
+	      "  --check-config  load the configuration, print it as an INI file (every\n"
+	      "                  default written out, passwords masked) and exit: 1 on\n"
+	      "                  what start-up would refuse\n"
 	      "  -h, --help      this help\n"
 	      "\n"
 	      "environment: OLIVARES_DATA (data dir, default ./var), OLIVARES_DSN,\n"

@@ -86,8 +86,20 @@ is_status "the API answers after down + up" 200
 # ---- --check-config masks a DSN's password, a braced one whole (the
 # file's DSN: OLIVARES_DSN, set for the PostgreSQL pass, would win)
 printf '[server]\ndsn = Driver=SQLite3;PWD={hun;ter2}};x};UID=u;Password=plain\n' >"$E2E_TMP/secret.conf"
-shown=$(env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/secret.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config 2>&1 | sed -n 's/^dsn=//p')
+shown=$(env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/secret.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config 2>&1 | sed -n 's/^dsn = //p')
 is "--check-config: passwords masked, braced ones whole" "Driver=SQLite3;PWD=***;UID=u;Password=***" "$shown"
+# ---- what --check-config prints is an INI file that loads to itself: its
+# own sections and key names, with every default written out
+printf '[runner]\ntimeout_ms = 2500\ncpu_seconds = 7\n[tenant  acme ]\nbackends = inproc-mock\n' >"$E2E_TMP/small.conf"
+env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/small.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >"$E2E_TMP/printed.conf" 2>/dev/null
+env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/printed.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >"$E2E_TMP/reprinted.conf" 2>/dev/null
+is "--check-config: the file's keys under the file's names" "timeout_ms = 2500|cpu_seconds = 7|timeout_ms = 5000|[tenant acme]" \
+	"$(grep -E '^(timeout_ms|cpu_seconds|\[tenant)' "$E2E_TMP/printed.conf" | paste -sd'|')"
+if [[ -s $E2E_TMP/printed.conf ]] && cmp -s "$E2E_TMP/printed.conf" "$E2E_TMP/reprinted.conf"; then
+	ok "--check-config: its output, loaded as a configuration, prints the same"
+else
+	not_ok "--check-config: its output, loaded as a configuration, prints the same ($(diff "$E2E_TMP/printed.conf" "$E2E_TMP/reprinted.conf" | head -3 | tr '\n' ' '))"
+fi
 
 # ---- restart with a configuration that would not start: nothing is stopped
 printf '[runner]\ntimeout_ms = 50\n' >"$E2E_TMP/bad.conf"

@@ -469,9 +469,10 @@ const char cli_gate_help[] =
 
 const char cli_runs_junit_help[] =
     "GET /v1/m/sandbox/runs/ID/junit.\n"
-    "Prints the server's JUnit XML as received (-o has no effect): one testsuite\n"
-    "for the run (properties run_id, backend, isolated, scored, …) and one\n"
-    "testcase per step; a mock miss, an agent error or a failed suite expectation\n"
+    "Prints the server's JUnit XML as received, whatever -o says (the common option\n"
+    "is accepted, but XML is the only output): one testsuite for the run\n"
+    "(properties run_id, backend, isolated, scored, …) and one testcase per step; a mock miss, an "
+    "agent error or a failed suite expectation\n"
     "is a <failure>. The document follows the common JUnit schema read by\n"
     "Jenkins, GitLab and others.\n"
     "Example:\n"

@@ -130,8 +130,11 @@ static int open_store(const struct http_config *cfg, int check, struct store **s
 	struct stat sb;
 
 	if (check && sqlite_file(cfg->dsn, file, sizeof file) && stat(file, &sb) != 0) {
-		fprintf(stderr, "%s: database %s does not exist (run %s migrate first)\n", prog,
-			file, prog);
+		fprintf(stderr,
+		        "%s: database %s does not exist: is the data dir right (OLIVARES_DATA, "
+		        "or the DSN: OLIVARES_DSN, [server] dsn)? For a new one, run %s migrate "
+		        "first\n",
+		        prog, file, prog);
 		return -1;
 	}
 	if (store_open(cfg->dsn, st)) {

@@ -59,6 +59,9 @@ struct load_ctx {
 	/* keys given explicitly, so derived defaults do not override them */
 	int have_dsn, have_socket, have_runner, have_data_dir, have_agents_dir;
 	char file[512];
+	/* the file's directory, absolute: relative paths in the file are
+	 * taken from it, wherever the server is started */
+	char dir[PATH_MAX];
 	/* every [section] key given so far (FNV-1a of "section\nname"): one
 	 * given twice is an error, not a later line that silently wins */
 	unsigned long long seen[CONFIG_MAX_KEYS];
@@ -307,6 +310,46 @@ static int scorer_valid(const char *v)
 	return 0;
 }
 
+static int make_absolute(char *path, size_t n);
+
+/* value, a path from the file, into out: as it is when absolute, else
+ * under the file's directory ("./" prefixes dropped). -1 when empty or too
+ * long. */
+static int file_path(const struct load_ctx *c, const char *value, char *out, size_t n)
+{
+	while (value[0] == '.' && value[1] == '/')
+		value += 2;
+	if (!*value)
+		return -1;
+	if (value[0] == '/')
+		return copy_str(out, n, value);
+	return (size_t)snprintf(out, n, "%s/%s", c->dir, value) >= n ? -1 : 0;
+}
+
+/* The [scorer] adapter with its directory (builtin:) or program (exec:,
+ * the first word) taken from the file's directory when relative. */
+static int scorer_from_file(const struct load_ctx *c, const char *value, char *out, size_t n)
+{
+	char path[PATH_MAX], prog_rel[PATH_MAX];
+	const char *prog, *end;
+
+	if (strncmp(value, "builtin:", 8) == 0)
+		return file_path(c, value + 8, path, sizeof path) ||
+		       (size_t)snprintf(out, n, "builtin:%s", path) >= n;
+	if (strncmp(value, "exec:", 5) == 0) {
+		prog = value + 5 + strspn(value + 5, " ");
+		end = prog + strcspn(prog, " ");
+		if (prog[0] == '/' || (size_t)(end - prog) >= sizeof prog_rel)
+			return copy_str(out, n, value);
+		memcpy(prog_rel, prog, (size_t)(end - prog));
+		prog_rel[end - prog] = '\0';
+		if (file_path(c, prog_rel, path, sizeof path))
+			return -1;
+		return (size_t)snprintf(out, n, "exec:%s%s", path, end) >= n;
+	}
+	return copy_str(out, n, value);
+}
+
 /* 1 when section's key name was given before (and remembers it). */
 static int given_twice(struct load_ctx *c, const char *section, const char *name)
 {
@@ -373,13 +416,13 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	int_wanted[0] = '\0';
 	if (strcmp(section, "server") == 0) {
 		if (strcmp(name, "data_dir") == 0) {
-			bad = copy_str(cfg->data_dir, sizeof cfg->data_dir, value) || !*value;
+			bad = file_path(c, value, cfg->data_dir, sizeof cfg->data_dir);
 			c->have_data_dir = 1;
 		} else if (strcmp(name, "dsn") == 0) {
 			bad = copy_str(cfg->dsn, sizeof cfg->dsn, value) || !*value;
 			c->have_dsn = 1;
 		} else if (strcmp(name, "socket") == 0) {
-			bad = copy_str(cfg->socket_path, sizeof cfg->socket_path, value) || !*value;
+			bad = file_path(c, value, cfg->socket_path, sizeof cfg->socket_path);
 			c->have_socket = 1;
 		} else if (strcmp(name, "socket_mode") == 0) {
 			bad = parse_int(value, 0, 0777, 8, &v);
@@ -403,7 +446,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		}
 	} else if (strcmp(section, "runner") == 0) {
 		if (strcmp(name, "path") == 0) {
-			bad = copy_str(cfg->runner_path, sizeof cfg->runner_path, value) || !*value;
+			bad = file_path(c, value, cfg->runner_path, sizeof cfg->runner_path);
 			c->have_runner = 1;
 		} else if (strcmp(name, "timeout_ms") == 0) {
 			bad = parse_int(value, TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, 10, &v);
@@ -422,7 +465,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			bad = copy_str(cfg->default_backend, sizeof cfg->default_backend, value) ||
 			      !backend_known(value, strlen(value));
 		} else if (strcmp(name, "agents_dir") == 0) {
-			bad = copy_str(cfg->agents_dir, sizeof cfg->agents_dir, value) || !*value;
+			bad = file_path(c, value, cfg->agents_dir, sizeof cfg->agents_dir);
 			c->have_agents_dir = 1;
 		} else if (strcmp(name, "binds") == 0) {
 			bad = normalize_list(cfg->binds, sizeof cfg->binds, value, 1) ||
@@ -463,8 +506,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			goto unknown;
 	} else if (strcmp(section, "scorer") == 0) {
 		if (strcmp(name, "adapter") == 0) {
-			bad = copy_str(cfg->scorer, sizeof cfg->scorer, value) ||
-			      !scorer_valid(value);
+			bad = !scorer_valid(value) ||
+			      scorer_from_file(c, value, cfg->scorer, sizeof cfg->scorer);
 		} else if (strcmp(name, "timeout_ms") == 0) {
 			bad = parse_int(value, HTTP_SCORER_TIMEOUT_MIN_MS,
 			                HTTP_SCORER_TIMEOUT_MAX_MS, 10, &v);
@@ -670,8 +713,12 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 			conf = probe;
 	}
 	if (conf) {
-		if (copy_str(c.file, sizeof c.file, conf))
+		if (copy_str(c.file, sizeof c.file, conf) || copy_str(c.dir, sizeof c.dir, conf) ||
+		    make_absolute(c.dir, sizeof c.dir))
 			return seterr(err, errlen, "configuration path is too long");
+		*strrchr(c.dir, '/') = '\0';
+		if (!c.dir[0])
+			strcpy(c.dir, "/");
 		r = long_line(conf);
 		if (r == -1)
 			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
@@ -698,6 +745,8 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 			return -1;
 		}
 	}
+
+	strcpy(cfg->file, c.file);
 
 	/* 3. environment: OLIVARES_DATA wins over the file's data_dir */
 	env = getenv("OLIVARES_DATA");

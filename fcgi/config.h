@@ -10,6 +10,12 @@
  *   3. environment: OLIVARES_DATA (data dir, default "./var"),
  *      OLIVARES_DSN (ODBC connection string).
  *
+ * A relative path in the file (data_dir, socket, [runner] path and
+ * agents_dir, the directory of [scorer] builtin: and the program of exec:)
+ * is taken from the file's own directory, so the server reads the same
+ * files wherever it is started; OLIVARES_DATA is taken from the current
+ * directory.
+ *
  * INI keys (section [server] unless noted):
  *   data_dir        default $OLIVARES_DATA or ./var (made absolute)
  *   dsn             default "Driver=SQLite3;Database=<data_dir>/olivares.db;
@@ -126,6 +132,7 @@ struct http_config {
 	struct http_tenant_policy tenants[HTTP_MAX_TENANT_POLICIES];
 	int ntenants;
 	int session_minutes; /* [admin] session_minutes */
+	char file[512];      /* the INI file read, "" when none was */
 };
 
 /**

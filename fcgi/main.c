@@ -505,6 +505,18 @@ out:
 	return rc;
 }
 
+/* What a configuration allows but an operator would want to hear of:
+ * logged at start-up and by --check-config, never fatal. */
+static void warn_config(const struct http_config *cfg)
+{
+	struct stat sb;
+
+	if (stat(cfg->agents_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		http_log("warning: agents_dir %s is not a directory: every variant runs the "
+		         "built-in mock agent",
+		         cfg->agents_dir);
+}
+
 /* Build the configured scorer adapter once and release it: a
  * configuration whose adapter cannot be built is refused at start-up. */
 static int check_scorer(const struct http_config *cfg)
@@ -575,8 +587,16 @@ static void print_dsn(const char *dsn)
  * keys under the names the file uses, every default written out. */
 static void print_config(const struct http_config *cfg)
 {
+	const char *data = getenv("OLIVARES_DATA"), *dsn = getenv("OLIVARES_DSN");
 	int i;
 
+	if (cfg->file[0])
+		printf("# read from %s%s%s\n", cfg->file,
+		       data && *data ? "; OLIVARES_DATA is set and wins over its data_dir" : "",
+		       dsn && *dsn ? "; OLIVARES_DSN is set and wins over its dsn" : "");
+	else
+		printf("# no configuration file (no OLIVARES_CONF, no olivares.conf in the data "
+		       "dir): the defaults\n");
 	printf("[server]\ndata_dir = %s\n", cfg->data_dir);
 	print_dsn(cfg->dsn);
 	printf("socket = %s\nsocket_mode = %04o\nworkers = %d\nbacklog = %d\n", cfg->socket_path,
@@ -659,6 +679,7 @@ int main(int argc, char **argv)
 	}
 	if (check) {
 		print_config(&cfg);
+		warn_config(&cfg);
 		/* what start-up would refuse: the scorer adapter is built */
 		return check_scorer(&cfg) ? 1 : 0;
 	}
@@ -675,6 +696,7 @@ int main(int argc, char **argv)
 		if (listen_fd < 0)
 			return 1;
 	}
+	warn_config(&cfg);
 	if (check_scorer(&cfg) || migrate(&cfg)) {
 		rc = 1;
 		goto out;

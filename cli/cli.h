@@ -271,6 +271,16 @@ char *cli_render(const json_t *v);
  * NULL). */
 void cli_print_fields(const json_t *obj, const char *const *skip);
 
+/**
+ * A run the server recorded as failed or degraded: one line on stderr,
+ * "olivares: run ID STATUS: REASON" (escaped as cli_escape does), so that
+ * an outcome a reader of the table or JSON might miss is said. The exit
+ * status is not changed: the request succeeded and the run is recorded
+ * (`sandbox gate` is what a pipeline decides on). run is borrowed; other
+ * statuses print nothing.
+ */
+void cli_note_run_outcome(const json_t *run);
+
 /** A table column: header title, and either the member `key` of each item
  * rendered with cli_render, or `cell(item)` (malloc'ed string). */
 struct cli_column {

@@ -408,6 +408,7 @@ int cli_cmd_replay(struct cli_ctx *ctx, const struct cli_args *a)
 		cli_print_json(resp);
 	else
 		print_replay(resp);
+	cli_note_run_outcome(resp);
 	rc = CLI_EXIT_OK;
 out:
 	json_decref(resp);

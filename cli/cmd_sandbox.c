@@ -138,9 +138,11 @@ static void print_outputs(const json_t *resp)
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* One call, then the answer printed in the chosen format. Takes body. */
-static int call_and_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                          table_printer table)
+/* One call, then the answer printed in the chosen format; with run, the
+ * answer is a run whose failure is also said (cli_note_run_outcome).
+ * Takes body. */
+static int call_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                      table_printer table, int run)
 {
 	json_t *resp;
 	int rc;
@@ -153,8 +155,16 @@ static int call_and_print(struct cli_ctx *ctx, const char *method, const char *p
 		cli_print_json(resp);
 	else
 		table(resp);
+	if (run)
+		cli_note_run_outcome(resp);
 	json_decref(resp);
 	return CLI_EXIT_OK;
+}
+
+static int call_and_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                          table_printer table)
+{
+	return call_print(ctx, method, path, body, table, 0);
 }
 
 /* Set body[key] to the string value of option --opt if given; it must be
@@ -321,7 +331,7 @@ static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 		return CLI_EXIT_USAGE;
 	}
 	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "/runs");
-	rc = call_and_print(ctx, "POST", path.data, body, print_fields);
+	rc = call_print(ctx, "POST", path.data, body, print_fields, 1);
 	model_buf_release(&path);
 	return rc;
 }

@@ -84,6 +84,15 @@ static void report_http_error(long status, const struct response *r, const char 
 			msg = cli_escape(json_string_value(field), json_string_length(field));
 			fprintf(stderr, "olivares: field: %s\n", msg);
 		}
+		/* a route the server does not have: most often a base URL
+		 * with a path of its own */
+		if (url && status == 404 && strcmp(json_string_value(code), "not_found") == 0 &&
+		    strcmp(json_string_value(message), "no such resource") == 0)
+			fprintf(stderr, "olivares: asked for %s%s\n", url,
+			        strstr(url, "/v1/v1/")
+			            ? " (--url / OLIVARES_URL is the server's root, "
+			              "without /v1)"
+			            : "");
 		goto out;
 	}
 	if (r->body.len == 0) {

@@ -130,6 +130,22 @@ static int skipped(const char *key, const char *const *skip)
 	return 0;
 }
 
+void cli_note_run_outcome(const json_t *run)
+{
+	const char *status = json_string_value(json_object_get(run, "status"));
+	const json_t *id = json_object_get(run, "id"), *reason = json_object_get(run, "reason");
+	char *id_s, *reason_s;
+
+	if (!status || (strcmp(status, "failed") != 0 && strcmp(status, "degraded") != 0))
+		return;
+	id_s = cli_render(id);
+	reason_s = json_is_string(reason) ? cli_render(reason) : NULL;
+	fprintf(stderr, "olivares: run %s %s%s%s\n", id_s, status, reason_s ? ": " : "",
+	        reason_s ? reason_s : "");
+	free(id_s);
+	free(reason_s);
+}
+
 void cli_print_fields(const json_t *obj, const char *const *skip)
 {
 	const char *key;

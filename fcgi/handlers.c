@@ -575,7 +575,7 @@ static int load_scenario(struct http_request *req, const char *id, json_t **sc,
 	*sc = NULL;
 	rc = store_scenario_get(req->store, req->who.tenant_id, id, sc);
 	if (rc)
-		return http_store_fail(req, rc, "run: scenario get", err);
+		return http_store_fail(req, rc, "scenario get (run)", err);
 	http_req_own(req, *sc);
 	if (!json_is_array(json_object_get(*sc, "steps")) ||
 	    !json_string_value(json_object_get(*sc, "digest")))
@@ -894,7 +894,7 @@ static int h_comparison_create(struct http_request *req, struct model_error *err
 		return -1;
 	/* an id that is not well-formed names no scenario: 404, as in paths */
 	if (!model_id_valid(scenario_id))
-		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+		return model_error_set(err, MODEL_E_NOT_FOUND, "scenario_id", "scenario not found");
 	scenario_id = http_req_strdup(req, scenario_id);
 	if (load_scenario(req, scenario_id, &base.sc, err))
 		return -1;
@@ -1114,7 +1114,7 @@ static int load_session(struct http_request *req, const char *session_id, json_t
 		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
 	}
 	if (rc > 0 || !*events)
-		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+		return model_error_set(err, MODEL_E_NOT_FOUND, "session_id", "session not found");
 	http_req_own(req, *events);
 	return 0;
 }
@@ -1165,8 +1165,10 @@ static int h_replay_create(struct http_request *req, struct model_error *err)
 	    variant_agent(req, job.variant, job.backend, &job.agent, err))
 		return -1;
 	/* ids that are not well-formed name nothing: 404, as in paths */
-	if (!model_id_valid(session_id) || (scenario_id && !model_id_valid(scenario_id)))
-		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+	if (!model_id_valid(session_id))
+		return model_error_set(err, MODEL_E_NOT_FOUND, "session_id", "session not found");
+	if (scenario_id && !model_id_valid(scenario_id))
+		return model_error_set(err, MODEL_E_NOT_FOUND, "scenario_id", "scenario not found");
 	job.session_id = http_req_strdup(req, session_id);
 	if (load_session(req, job.session_id, &events, err))
 		return -1;
@@ -1344,11 +1346,11 @@ static int h_run_junit(struct http_request *req, struct model_error *err)
 
 	rc = store_run_get(req->store, req->who.tenant_id, req->params[0], &run);
 	if (rc)
-		return http_store_fail(req, rc, "junit: run get", err);
+		return http_store_fail(req, rc, "run get (junit)", err);
 	http_req_own(req, run);
 	rc = store_run_outputs(req->store, req->who.tenant_id, req->params[0], &outputs);
 	if (rc)
-		return http_store_fail(req, rc, "junit: run outputs", err);
+		return http_store_fail(req, rc, "run outputs (junit)", err);
 	http_req_own(req, outputs);
 	if (http_junit_render(run, json_object_get(outputs, "outputs"), &xml, &len))
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot render the JUnit XML");

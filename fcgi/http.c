@@ -355,6 +355,23 @@ int http_reply_error(struct http_request *req, const struct model_error *err)
 	                       code == MODEL_E_BUSY ? "Retry-After: 1\r\n" : NULL);
 }
 
+/* "scenario not found" for what = "scenario get": the thing a store call
+ * looked for is the first word of its what, when it is one of ours. */
+static const char *not_found_message(const char *what)
+{
+	static const char *const kinds[] = {"scenario", "run", "session", "comparison"};
+	static const char *const messages[] = {"scenario not found", "run not found",
+	                                       "session not found", "comparison not found"};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		n = strlen(kinds[i]);
+		if (strncmp(what, kinds[i], n) == 0 && what[n] == ' ')
+			return messages[i];
+	}
+	return "not found";
+}
+
 int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,
                     struct model_error *err)
 {
@@ -365,7 +382,7 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
 		http_log("store error in %s: %s", what, store_last_error(req->store));
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
 	case STORE_NOT_FOUND:
-		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "not found");
+		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "%s", not_found_message(what));
 	case STORE_UNAVAILABLE:
 		http_log("storage unavailable in %s: %s", what, store_last_error(req->store));
 		req->worker->store_broken = 1;

@@ -227,10 +227,11 @@ int http_reply_error_code(struct http_request *req, int status, const char *code
                           const char *message, const char *field);
 
 /**
- * Turn a store failure into *err (STORE_NOT_FOUND: not_found,
- * STORE_UNAVAILABLE: storage_unavailable and the connection is reopened
- * before the next request, anything else: internal) and log it without
- * any request data. Returns -1 so handlers can `return http_store_fail(...)`.
+ * Turn a store failure into *err (STORE_NOT_FOUND: not_found, "scenario
+ * not found" when what starts with "scenario " and likewise for run,
+ * session and comparison, else "not found"; STORE_UNAVAILABLE: storage_unavailable and the
+ * connection is reopened before the next request, anything else: internal) and log it without any
+ * request data. Returns -1 so handlers can `return http_store_fail(...)`.
  */
 int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,
                     struct model_error *err);

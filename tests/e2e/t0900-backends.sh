@@ -154,6 +154,8 @@ fail_closed() {
 	show olivares sandbox scenarios run "$SID" --variant candidate --backend "$b" -o json
 	is "$b (preflight fails): the run is recorded (exit 0)" 0 "$RC"
 	RUN=$OUT
+	is "$b: the CLI says on stderr that the run failed, and why" \
+		"olivares: run $(jq -r .id <<<"$RUN") failed: $(jq -r .reason <<<"$RUN")" "$ERR"
 	made="$made $b"
 	is "$b: status failed, isolated false, zero steps" "failed false 0 0 0" \
 		"$(jq -r '"\(.status) \(.isolated) \(.steps_total) \(.steps_ok) \(.steps_error)"' <<<"$RUN")"

@@ -285,6 +285,8 @@ show olivares sandbox replay "${BROKEN[gap]}"
 is "replay table of a degraded replay: exit 0, status and reason, no divergence" \
 	"0|degraded|timeline cannot be rebuilt: seq 3 is missing (between 2 and 4)|divergence: - (nothing replayed)" \
 	"$RC|$(grep '^status ' <<<"$OUT" | tr -s ' ' | cut -d' ' -f2)|$(grep '^reason ' <<<"$OUT" | sed 's/^reason  *//')|$(grep '^divergence' <<<"$OUT")"
+is "a degraded replay: the CLI says so on stderr, with the reason" \
+	"olivares: run $(grep '^id ' <<<"$OUT" | tr -s ' ' | cut -d' ' -f2) degraded: timeline cannot be rebuilt: seq 3 is missing (between 2 and 4)" "$ERR"
 req "$VW" GET /v1/m/sandbox/backends
 ns=$(jqb '.backends[]|select(.name=="namespaces")|"\(.allowed) \(.preflight.ok)"')
 if [[ $ns == "true true" ]]; then
@@ -382,6 +384,18 @@ else
 	is "another tenant: runs?session=<ours> lists nothing" "200 0" "$STATUS $(jqb '.runs|length')"
 	show olivares sandbox replay "$RS" --token "$OT"
 	is "olivares sandbox replay of another tenant's session: exit 1, 404" "1 yes" "$RC $([[ $ERR == *"HTTP 404"* ]] && echo yes)"
+	is "the CLI names what was not found: the session, the same as for one that never was" \
+		"olivares: session not found (not_found, HTTP 404)|olivares: field: session_id" "$(paste -sd'|' <<<"$ERR")"
+	show olivares sandbox replay "$(repeat_char 0 32)" --token "$OT"
+	is "a session id that names nothing: the same answer" \
+		"olivares: session not found (not_found, HTTP 404)|olivares: field: session_id" "$(paste -sd'|' <<<"$ERR")"
+	show olivares sandbox replay "$RS" --scenario "$(repeat_char 0 32)"
+	is "replay --scenario naming no scenario: exit 1, 'scenario not found'" \
+		"1 olivares: scenario not found (not_found, HTTP 404)" "$RC $(head -n 1 <<<"$ERR")"
+	show olivares --url "$OLIVARES_URL/v1" sandbox replay "$RS"
+	is "a base URL ending in /v1: the CLI says what it asked for and why it is wrong" \
+		"olivares: asked for $OLIVARES_URL/v1/v1/m/sandbox/replays (--url / OLIVARES_URL is the server's root, without /v1)" \
+		"$(sed -n 2p <<<"$ERR")"
 	req "$OT" GET "/v1/m/sandbox/runs?limit=500"
 	is "the other tenant recorded no run either" "200 0" "$STATUS $(jqb '.runs|length')"
 	is "and nothing changed in ours" "$before" "$(state)"

@@ -346,7 +346,9 @@ static int choose_backend(struct http_request *req, const char *requested, const
 	}
 	list[j] = '\0';
 	return model_error_set(err, MODEL_E_INVALID, "backend",
-	                       "backend %s is not allowed by policy (allowed: %s)", shown, list);
+	                       "backend %s is not allowed by policy (allowed: %s; the server's "
+	                       "[runner] or [tenant NAME] backends set it)",
+	                       shown, list);
 }
 
 /* [A-Za-z0-9][A-Za-z0-9._-]{0,63}: the only variant names looked up in

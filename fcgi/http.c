@@ -877,9 +877,11 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 	 * tenant (one query for both) */
 	if (any->module) {
 		if (!enabled) {
-			http_reply_error_code(req, 404, "module_disabled",
-			                      "the sandbox module is disabled for this tenant",
-			                      NULL);
+			http_reply_error_code(
+			    req, 404, "module_disabled",
+			    "the sandbox module is disabled for this tenant (an admin "
+			    "of the tenant turns it on: olivares modules on sandbox)",
+			    NULL);
 			return;
 		}
 	}

@@ -33,6 +33,8 @@ is "GET /v1/modules: sandbox disabled" false "$(jqb '.modules[]|select(.name=="s
 
 req "$AD" GET $M/scenarios
 is_error "off: list scenarios -> module_disabled" 404 module_disabled
+is "off: the message says who turns it on, and how" \
+	"the sandbox module is disabled for this tenant (an admin of the tenant turns it on: olivares modules on sandbox)" "$(jqb .error.message)"
 req "$AD" GET "$M/scenarios/$SID"
 is_error "off: get scenario -> module_disabled" 404 module_disabled
 req "$AD" GET $M/runs

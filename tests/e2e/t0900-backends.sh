@@ -222,7 +222,7 @@ if ((have_policy)); then
 		req "$R_EDITOR" POST "/v1/m/sandbox/scenarios/$RSID/runs" "{\"variant\":\"candidate\",\"backend\":\"$b\"}"
 		is_error "restricted tenant: $b -> 422 invalid" 422 invalid
 		is "restricted tenant: $b refused by policy" \
-			"backend $b is not allowed by policy (allowed: inproc-mock)" "$(jqb .error.message)"
+			"backend $b is not allowed by policy (allowed: inproc-mock; the server's [runner] or [tenant NAME] backends set it)" "$(jqb .error.message)"
 	done
 	OLIVARES_TOKEN=$R_EDITOR show olivares sandbox scenarios run "$RSID" --backend namespaces
 	is "restricted tenant: the CLI exits 1 on the refusal" 1 "$RC"

@@ -89,7 +89,8 @@ static int not_executed(json_t *o)
  * The score of a run object (or of a comparison side, which has no
  * "passed" nor "reason"): "0.7500 passed", "0.7500", "not executed" or
  * "executed, not scored" and, when with_reason and the object has one,
- * " (reason)". Never a pass that was not scored.
+ * " (reason)", or " (no suite named)" for a run that named none. Never a
+ * pass that was not scored.
  */
 static void score_text(json_t *o, int with_reason, char *out, size_t n)
 {
@@ -106,6 +107,8 @@ static void score_text(json_t *o, int with_reason, char *out, size_t n)
 	}
 	if (with_reason && reason && reason[0])
 		snprintf(out, n, "%s (%s)", what, reason);
+	else if (with_reason && json_is_null(json_object_get(o, "suite")))
+		snprintf(out, n, "%s (no suite named)", what);
 	else
 		snprintf(out, n, "%s", what);
 }

@@ -340,7 +340,7 @@ async function main() {
 		is('walkthrough run: one marked step only', [1, 1], [await count(p, '.mock-miss-marker'), await count(p, 'tr.output.mock-miss')]);
 		is('walkthrough run: step 2 output', '[[mock-miss:agent:user2@example.test]]',
 			await p.locator('#outputs tr.output[data-seq="2"] td.output pre').textContent());
-		is('walkthrough run: status, isolated, destroyed, counters, score', ['completed', 'true', 'true', '1/2 ok, 1 error', 'executed, not scored'], [
+		is('walkthrough run: status, isolated, destroyed, counters, score', ['completed', 'true', 'true', '1/2 ok, 1 error', 'executed, not scored (no suite named)'], [
 			await text(p, '#run-status'), await text(p, '#run-isolated'), await text(p, '#run-destroyed'),
 			await text(p, '#run-counters'), await text(p, '#run-score'),
 		]);

@@ -698,7 +698,7 @@ ddv() { xp "string(//dl[@id=\"run-summary\"]//dd[@id=\"$1\"])" | sed 's/^[[:spac
 is "run page: status kind backend isolated destroyed" "completed simulation inproc-mock true true" \
 	"$(ddv run-status) $(ddv run-kind) $(ddv run-backend) $(ddv run-isolated) $(ddv run-destroyed)"
 is "run page: #run-counters" "1/2 ok, 1 error" "$(ddv run-counters)"
-is "run page: #run-score" "executed, not scored" "$(ddv run-score)"
+is "run page: #run-score (a run that named no suite)" "executed, not scored (no suite named)" "$(ddv run-score)"
 is "run page: the heading names the scenario" "Run of admin-walkthrough" "$(xp 'string(//main[@id="main"]/h1)' | xargs)"
 is "run page: #run-scenario shows its name, the id in title" "admin-walkthrough $WALK_SID" \
 	"$(xp 'string(//dd[@id="run-scenario"]//a)' | xargs) $(xp 'string(//dd[@id="run-scenario"]//a/@title)')"

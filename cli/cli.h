@@ -39,8 +39,15 @@ enum {
  * 1000 steps of 64 KiB each, JSON-escaped: 256 MiB leaves room for that. */
 #define CLI_MAX_RESPONSE_BYTES (256u * 1024 * 1024)
 
-/** Request timeout in seconds (connect + transfer). */
+/** Request timeout in seconds (connect + transfer) of a GET, PUT or
+ * DELETE. */
 #define CLI_TIMEOUT_SECONDS 60L
+/** The same for a POST, which may run a scenario: the longest request the
+ * server allows with its largest limits (fcgi/config.h,
+ * http_config_request_seconds_max: a comparison, 2 x ([runner] timeout_ms
+ * 600 s + 3 s + 2 s + [scorer] timeout_ms 600 s)), so the CLI never gives
+ * up on work the server is still doing and will record. */
+#define CLI_POST_TIMEOUT_SECONDS 2410L
 /** How long a request answered 429 busy (every run slot taken: nothing was
  * run or written) is tried again, waiting as its Retry-After says, before
  * the 429 is the answer: OLIVARES_BUSY_WAIT seconds (0: never), default

@@ -221,7 +221,9 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, CLI_TIMEOUT_SECONDS);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT,
+	                 strcmp(method, "POST") == 0 ? CLI_POST_TIMEOUT_SECONDS
+	                                             : CLI_TIMEOUT_SECONDS);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);

@@ -4,7 +4,8 @@
  * (olivares-admin migrate creates it).
  */
 #include "fcgi/config.h"
-#include "fcgi/scorer.h" /* the [scorer] timeout_ms bounds (macros only) */
+#include "fcgi/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
+#include "fcgi/scorer.h"   /* the [scorer] timeout_ms bounds (macros only) */
 
 #include <ctype.h>
 #include <errno.h>
@@ -188,6 +189,14 @@ static int backends_valid(const char *list)
 			return 1;
 		p = comma + 1;
 	}
+}
+
+int http_config_request_seconds_max(const struct http_config *cfg)
+{
+	long per_run_ms =
+	    (long)cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS + 2000 + cfg->scorer_timeout_ms;
+
+	return (int)(2 * ((per_run_ms + 999) / 1000));
 }
 
 int http_config_list_has(const char *list, const char *name)

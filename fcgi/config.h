@@ -154,6 +154,17 @@ void http_config_policy(const struct http_config *cfg, const char *tenant_name,
 /** 1 when name is one of the items of the comma list list (exact match). */
 int http_config_list_has(const char *list, const char *name);
 
+/**
+ * The longest a request can hold a worker, in whole seconds: a comparison
+ * runs its scenario twice, each run taking up to [runner] timeout_ms plus
+ * the worker's backstop grace (HTTP_DISPATCH_GRACE_MS, fcgi/dispatch.h)
+ * and 2 s for its spec and records, then scored for up to [scorer]
+ * timeout_ms. A web server's read timeout for the pool (nginx's
+ * fastcgi_read_timeout) shorter than this cuts off requests whose work is
+ * still done and recorded. 40 with the defaults.
+ */
+int http_config_request_seconds_max(const struct http_config *cfg);
+
 /** The backends the runner knows, in listing order, NULL-terminated:
  * inproc-mock, namespaces, gvisor, firecracker (model/runspec.h). */
 extern const char *const http_config_known_backends[];

@@ -510,11 +510,18 @@ out:
 static void warn_config(const struct http_config *cfg)
 {
 	struct stat sb;
+	int longest = http_config_request_seconds_max(cfg);
 
 	if (stat(cfg->agents_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		http_log("warning: agents_dir %s is not a directory: every variant runs the "
 		         "built-in mock agent",
 		         cfg->agents_dir);
+	/* 60 s: nginx's default fastcgi_read_timeout */
+	if (longest > 60)
+		http_log(
+		    "note: a comparison can take up to %d s here: the web server's read "
+		    "timeout for this pool (nginx's fastcgi_read_timeout) must be at least that",
+		    longest);
 }
 
 /* Build the configured scorer adapter once and release it: a
@@ -612,6 +619,10 @@ static void print_config(const struct http_config *cfg)
 	       cfg->max_runs_per_tenant);
 	printf("\n[scorer]\nadapter = %s\ntimeout_ms = %d\n", cfg->scorer, cfg->scorer_timeout_ms);
 	printf("\n[admin]\nsession_minutes = %d\n", cfg->session_minutes);
+	printf("\n# the longest request (a comparison) can take %d s: the web server's read\n"
+	       "# timeout for the pool (nginx's fastcgi_read_timeout) must be at least that\n"
+	       "# request_seconds_max = %d\n",
+	       http_config_request_seconds_max(cfg), http_config_request_seconds_max(cfg));
 	for (i = 0; i < cfg->ntenants; i++)
 		printf("\n[tenant %s]\nbackends = %s\ndefault_backend = %s\n", cfg->tenants[i].name,
 		       cfg->tenants[i].backends, cfg->tenants[i].default_backend);

@@ -146,4 +146,24 @@ is "restart (no OLIVARES_PORT): exit 0, url= of the port it ran on" "0 $OLIVARES
 isnt "restart: a new olivares-fcgi" "$pid_before" "$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)"
 req "$OLV_VIEWER_TOKEN" GET /v1/modules
 is_status "the API answers after restart" 200
+is "the generated nginx: the pool's read timeout is 60 s with this configuration (request_seconds_max 40)" \
+	"60s 60s" "$(sed -n 's/^[[:space:]]*fastcgi_read_timeout \([0-9]*s\);$/\1/p' "$OLIVARES_DATA/nginx/olivares.conf" | grep -v '^10s$' | paste -sd' ')"
+
+# ---- a longer [runner] timeout_ms: nginx waits as long as a comparison can
+# take (2 x (40 + 3 + 2 + 5) = 100 s, plus 15 s), and the server notes it
+# one [runner] section: the test's own keys first, then the timeout
+awk -v extra="timeout_ms = 40000" '{ print } /^[[:space:]]*\[runner\]/ { print extra }' "$OLIVARES_CONF" >"$E2E_TMP/long.conf"
+rc=0
+OLIVARES_CONF=$E2E_TMP/long.conf "$STACK" restart >"$E2E_TMP/long.out" 2>"$E2E_TMP/long.err" || rc=$?
+is "restart with [runner] timeout_ms = 40000: exit 0" 0 "$rc"
+is "the generated nginx: read timeout 115 s for /v1/ and /admin" "115s 115s" \
+	"$(sed -n 's/^[[:space:]]*fastcgi_read_timeout \([0-9]*s\);$/\1/p' "$OLIVARES_DATA/nginx/olivares.conf" | grep -v '^10s$' | paste -sd' ')"
+if grep -q "note: a comparison can take up to 100 s here" "$OLIVARES_DATA/log/olivares-fcgi.log"; then
+	ok "the server notes at start how long a comparison can take"
+else
+	not_ok "the server notes at start how long a comparison can take"
+fi
+"$STACK" restart >/dev/null 2>&1
+req "$OLV_VIEWER_TOKEN" GET /v1/modules
+is_status "back on the test's configuration" 200
 done_testing

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/cli.h" /* CLI_POST_TIMEOUT_SECONDS (a macro) */
 #include "fcgi/config.h"
 #include "fcgi/runslots.h"
 
@@ -205,6 +206,26 @@ START_TEST(test_config_defaults_and_bounds)
 }
 END_TEST
 
+/* How long a request can take follows the two timeouts, and the CLI waits
+ * for a POST as long as the largest of them allow. */
+START_TEST(test_request_seconds_max)
+{
+	struct http_config cfg;
+	char err[512];
+
+	ck_assert_int_eq(load("", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 2 * (10 + 3 + 2 + 5));
+	ck_assert_int_eq(load("[runner]\ntimeout_ms = 40000\n[scorer]\ntimeout_ms = 100\n", &cfg,
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 2 * 46);
+	ck_assert_int_eq(load("[runner]\ntimeout_ms = 600000\n[scorer]\ntimeout_ms = 600000\n",
+	                      &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(http_config_request_seconds_max(&cfg), CLI_POST_TIMEOUT_SECONDS);
+}
+END_TEST
+
 START_TEST(test_config_messages)
 {
 	struct http_config cfg;
@@ -280,6 +301,7 @@ static Suite *config_suite(void)
 	tc = tcase_create("config");
 	tcase_add_test(tc, test_config_defaults_and_bounds);
 	tcase_add_test(tc, test_config_messages);
+	tcase_add_test(tc, test_request_seconds_max);
 	suite_add_tcase(s, tc);
 	return s;
 }

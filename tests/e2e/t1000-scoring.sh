@@ -244,6 +244,12 @@ if ((have_builtin)); then
 	is "strict: property scored true" true "$(xp strict.xml 'string(//property[@name="scored"]/@value)')"
 fi
 
+# a run that named a suite and was not scored is never a green suite
+junit_check unscored "$RID_UNKNOWN"
+is "unscored: a 'score' case with an error of type not_scored and the run's reason; errors=1" \
+	"1|not_scored|executed, not scored|$(req "$VW" GET "/v1/m/sandbox/runs/$RID_UNKNOWN" >/dev/null; jqb .reason)|1" \
+	"$(xp unscored.xml 'count(//testcase[@name="score"])')|$(xp unscored.xml 'string(//testcase[@name="score"]/error/@type)')|$(xp unscored.xml 'string(//testcase[@name="score"]/error/@message)')|$(xp unscored.xml 'string(//testcase[@name="score"]/error)')|$(xp unscored.xml 'string(//testsuite/@errors)')"
+
 # XML special characters: a key, an ok output and a missed input with < & > " '
 SPECIAL='<script>&"'"'"'</script> ]]> end'
 jq -n --arg sp "$SPECIAL" '{name:"junit-escaping",

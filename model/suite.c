@@ -414,6 +414,9 @@ int model_suite_evaluate(json_t *suite, json_t *outputs, struct model_score_resu
 	res->score = t.held / t.total;
 	if (res->score > 1.0)
 		res->score = 1.0;
+	/* passed is decided on the score as recorded (9 decimals), so that
+	 * the recorded score and pass always agree */
+	res->score = model_score_round(res->score);
 	res->passed = res->score >= threshold;
 	res->details = t.details;
 	t.details = NULL;

@@ -17,8 +17,9 @@
  *        "weight": number > 0 (optional, default 1)} ]}
  * Unknown fields are refused. An expectation whose step does not exist in
  * the run fails ("no such step").
- * score = sum(weights of expectations that hold) / sum(all weights);
- * passed = score >= threshold.
+ * score = sum(weights of expectations that hold) / sum(all weights),
+ * rounded to 9 decimals (model_score_round, as it is recorded);
+ * passed = score >= threshold, on that rounded score.
  *
  * Details of the implementation (model/suite.c):
  *   - "name" is required (1..128 bytes); "key" is 1..128 bytes; "weight"

@@ -85,6 +85,21 @@ static int not_executed(json_t *o)
 	       one_of(jstr(o, "status", ""), over);
 }
 
+/* x as recorded (9 decimals, model_score_round), written with at least 4
+ * decimals and no trailing zero past them: 0.75 "0.7500", 0.99999
+ * "0.99999", so no score or delta reads rounded to another value; with
+ * sign, a "+" before a value that is not negative. */
+static void number_text(double x, int sign, char *out, size_t n)
+{
+	size_t len, dot;
+
+	snprintf(out, n, sign ? "%+.9f" : "%.9f", x);
+	len = strlen(out);
+	dot = strcspn(out, ".");
+	while (len > dot + 5 && out[len - 1] == '0')
+		out[--len] = '\0';
+}
+
 /*
  * The score of a run object (or of a comparison side, which has no
  * "passed" nor "reason"): "0.7500 passed", "0.7500", "not executed" or
@@ -100,7 +115,8 @@ static void score_text(json_t *o, int with_reason, char *out, size_t n)
 	const char *what = not_executed(o) ? "not executed" : "executed, not scored";
 
 	if (json_is_true(json_object_get(o, "scored")) && json_is_number(score)) {
-		snprintf(out, n, "%.4f%s", json_number_value(score),
+		number_text(json_number_value(score), 0, out, n);
+		snprintf(out + strlen(out), n - strlen(out), "%s",
 		         json_is_boolean(passed) ? (json_is_true(passed) ? " passed" : " failed")
 		                                 : "");
 		return;
@@ -127,13 +143,13 @@ static void attestation_text(json_t *run, char *out, size_t n)
 	         jbool(run, "destroyed"));
 }
 
-/* A delta with its sign and 4 decimals, or "—" when there is none. */
+/* A delta with its sign (number_text), or "—" when there is none. */
 static void delta_text(json_t *cmp, char *out, size_t n)
 {
 	json_t *d = json_object_get(cmp, "delta");
 
 	if (json_is_number(d))
-		snprintf(out, n, "%+.4f", json_number_value(d));
+		number_text(json_number_value(d), 1, out, n);
 	else
 		snprintf(out, n, "%s", NONE_TEXT);
 }
@@ -1299,7 +1315,7 @@ static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct names 
 	dl_item(dl, "Delta", "delta", text);
 	dl_item(dl, "Reason", "reason", jstr(cmp, "reason", NONE_TEXT));
 	dl_item(dl, "Suite", "suite", jstr(cmp, "suite", ""));
-	snprintf(text, sizeof(text), "%.4f", json_number_value(json_object_get(cmp, "tolerance")));
+	number_text(json_number_value(json_object_get(cmp, "tolerance")), 0, text, sizeof(text));
 	dl_item(dl, "Tolerance", "tolerance", text);
 	scenario_link(dl_item(dl, "Scenario", "comparison-scenario", NULL), nm,
 	              jstr(cmp, "scenario_id", NULL));

@@ -250,6 +250,9 @@ if ((HAVE_SCORER)); then
 	req "$ED" POST "$M/scenarios/$WALK_SID/runs" "{\"variant\":\"candidate\",\"suite\":\"$CMP_SUITE\"}"
 	is "scored walkthrough run (API): 0.75 passed" "201 0.75 true" "$STATUS $(jqb '"\(.score) \(.passed)"')"
 	SCORED_RID=$(jqb '.id // empty')
+	req "$ED" POST "$M/scenarios/$WALK_SID/runs" '{"variant":"candidate","suite":"walkthrough-strict"}'
+	is "strict walkthrough run (API): 2/3, recorded to 9 decimals, not passed" "201 0.666666667 false" "$STATUS $(jqb '"\(.score) \(.passed)"')"
+	THIRDS_RID=$(jqb '.id // empty')
 else
 	echo "# no builtin scorer on tests/fixtures/suites on this stack: comparison and score checks skipped"
 fi
@@ -720,6 +723,8 @@ is "run page: step 2's output text" "[[mock-miss:agent:user2@example.test]]" \
 if [[ -n ${SCORED_RID:-} ]]; then
 	page "$ED" GET "/admin/runs/$SCORED_RID"
 	is "scored run page: #run-score" "0.7500 passed" "$(ddv run-score)"
+	page "$ED" GET "/admin/runs/$THIRDS_RID"
+	is "a score of 2/3 reads as recorded, not rounded to 4 decimals" "0.666666667 failed" "$(ddv run-score)"
 fi
 
 page "$VW" GET "/admin/runs?scenario=$WALK_SID"

@@ -311,7 +311,7 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	const char *verdict;
 	struct model_buf path, spath;
 	json_t *resp = NULL, *sc = NULL;
-	char *delta = NULL, *id = NULL, *reason = NULL;
+	char *delta = NULL, *id = NULL, *reason = NULL, *shown = NULL;
 	int rc = CLI_EXIT_USAGE;
 
 	model_buf_init(&path, CLI_PATH_MAX_BYTES);
@@ -356,11 +356,14 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	verdict = json_is_string(v) ? json_string_value(v) : "";
 	delta = number_text(json_object_get(c, "delta"));
 	id = cli_render(json_object_get(c, "id"));
-	if (ctx->format == CLI_FORMAT_JSON)
+	if (ctx->format == CLI_FORMAT_JSON) {
 		cli_print_json(c);
-	else
-		printf("verdict=%s delta=%s comparison=%s\n", verdict[0] ? verdict : "?", delta,
-		       id);
+	} else {
+		/* escaped as every printed value: a verdict this CLI does not
+		 * know could hold terminal controls ("regressed\r...improved") */
+		shown = verdict[0] ? cli_escape(verdict, strlen(verdict)) : model_xstrdup("?");
+		printf("verdict=%s delta=%s comparison=%s\n", shown, delta, id);
+	}
 	/* Evidence about other steps or mocks is none about these: the gate
 	 * stays closed until the scenario is compared again. */
 	switch (same_scenario_content(ctx, sc, c)) {
@@ -388,6 +391,7 @@ out:
 	free(delta);
 	free(id);
 	free(reason);
+	free(shown);
 	json_decref(resp);
 	json_decref(sc);
 	model_buf_release(&path);

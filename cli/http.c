@@ -67,7 +67,7 @@ static int token_ok(const char *t)
 static void report_http_error(long status, const struct response *r, const char *url)
 {
 	json_t *doc = NULL, *error, *code, *message, *field;
-	char *msg = NULL, *snippet = NULL;
+	char *msg = NULL, *snippet = NULL, *code_s = NULL;
 	size_t n;
 
 	doc = json_loadb(r->body.data, r->body.len, 0, NULL);
@@ -76,8 +76,8 @@ static void report_http_error(long status, const struct response *r, const char 
 	message = json_object_get(error, "message");
 	if (json_is_string(code) && json_is_string(message)) {
 		msg = cli_escape(json_string_value(message), json_string_length(message));
-		fprintf(stderr, "olivares: %s (%s, HTTP %ld)\n", msg, json_string_value(code),
-		        status);
+		code_s = cli_escape(json_string_value(code), json_string_length(code));
+		fprintf(stderr, "olivares: %s (%s, HTTP %ld)\n", msg, code_s, status);
 		field = json_object_get(error, "field");
 		if (url && json_is_string(field) && json_string_length(field) > 0) {
 			free(msg);
@@ -112,6 +112,7 @@ static void report_http_error(long status, const struct response *r, const char 
 		        n < r->body.len ? "…" : "");
 out:
 	free(msg);
+	free(code_s);
 	free(snippet);
 	json_decref(doc);
 }

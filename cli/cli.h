@@ -201,9 +201,12 @@ char *cli_http_escape(const char *s);
 /** Longest request path the CLI builds (ids, query strings). */
 #define CLI_PATH_MAX_BYTES (64 * 1024)
 
-/** prefix + escaped id + suffix into *path (initialised here, capped at
- * CLI_PATH_MAX_BYTES; caller model_buf_release). An id too long to fit is
- * replaced by "-", so the server answers 404 instead of the CLI guessing. */
+/** prefix + id + suffix into *path (initialised here, capped at
+ * CLI_PATH_MAX_BYTES; caller model_buf_release). An id that is not an id
+ * (model_id_valid: 32 lowercase hex characters) is sent as "-", so the
+ * server answers 404 for it instead of the CLI guessing: a "/" or ".."
+ * in it, escaped or not, would be resolved by the web server into another
+ * path ("runs get ../../../modules" read the module list as a run). */
 void cli_path_id(struct model_buf *path, const char *prefix, const char *id,
                  const char *suffix);
 

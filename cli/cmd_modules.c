@@ -3,6 +3,7 @@
  * (GET /v1/modules, PUT /v1/modules/{name} {"enabled":bool}).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "model/alloc.h"
@@ -29,6 +30,17 @@ static int cmd_list(struct cli_ctx *ctx, const struct cli_args *a)
 	return CLI_EXIT_OK;
 }
 
+/* A module name goes into the path as is: letters, digits, '-' and '_'
+ * only. Anything else is sent as "-", which names no module: a "/" or a
+ * dot segment would be resolved by the web server into another path. */
+static int module_name_ok(const char *module)
+{
+	static const char allowed[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                              "0123456789-_";
+
+	return module[0] && strspn(module, allowed) == strlen(module);
+}
+
 static int set_enabled(struct cli_ctx *ctx, const char *module, int enabled)
 {
 	struct model_buf path;
@@ -36,7 +48,7 @@ static int set_enabled(struct cli_ctx *ctx, const char *module, int enabled)
 	char *name;
 	int rc = CLI_EXIT_FAIL;
 
-	name = cli_http_escape(module);
+	name = cli_http_escape(module_name_ok(module) ? module : "-");
 	model_buf_init(&path, 4096);
 	if (model_buf_printf(&path, "/v1/modules/%s", name)) {
 		rc = cli_usage_error(ctx, "module name too long");

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/text.h"
 
 #define SNIPPET_BYTES 200
 
@@ -218,7 +219,7 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 
 	errbuf[0] = '\0';
 	curl_easy_setopt(curl, CURLOPT_URL, url.data);
-	/* ids are opaque: send "..", "." as typed, so the server answers 404 */
+	/* the path as built: ids that are not ids are already "-" (cli_path_id) */
 	curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -342,13 +343,8 @@ int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *ac
 
 void cli_path_id(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
 {
-	char *e = cli_http_escape(id);
-
 	model_buf_init(path, CLI_PATH_MAX_BYTES);
-	if (model_buf_printf(path, "%s%s%s", prefix, e, suffix))
-		/* a path this long cannot be an id: send "-", which the server refuses */
-		model_buf_printf(path, "%s%s%s", prefix, "-", suffix);
-	free(e);
+	model_buf_printf(path, "%s%s%s", prefix, model_id_valid(id) ? id : "-", suffix);
 }
 
 int cli_query_add(const struct cli_ctx *ctx, struct model_buf *path, const char *name,

@@ -163,4 +163,15 @@ is_error "a parameter that is not UTF-8 (%FF): 400 malformed" 400 malformed
 req "$TK" POST "$S/$BID/runs?x=%00" '{}'
 is_error "POST with %00 in its query: 400, nothing run" 400 malformed
 is "nothing written by the bad queries" "$MARK" "$(state_counts "$TK")"
+
+# the CLI sends an id that is not an id as "-": a "/" or ".." in it, escaped
+# or not, would be resolved by nginx into another route
+cli_err() { OLIVARES_TOKEN=$TK olivares "$@" >"$E2E_TMP/cli-out" 2>"$E2E_TMP/cli-err" && echo 0 || echo $?; }
+is "CLI runs get ../../../modules: exit 1, a 404, nothing printed as a run" "1 0" \
+	"$(cli_err sandbox runs get ../../../modules) $(wc -c <"$E2E_TMP/cli-out")"
+if grep -q "HTTP 404" "$E2E_TMP/cli-err"; then ok "CLI runs get ../../../modules: the server's 404"; else not_ok "CLI runs get ../../../modules: the server's 404 (got $(short "$(cat "$E2E_TMP/cli-err")"))"; fi
+is "CLI scenarios get zzz/../ID: exit 1, not the scenario ID" "1 0" \
+	"$(cli_err sandbox scenarios get "zzz/../$SID") $(wc -c <"$E2E_TMP/cli-out")"
+is "CLI modules off ../modules/sandbox: exit 1, the module stays on" "1 true" \
+	"$(cli_err modules off ../modules/sandbox) $(req "$TK" GET /v1/modules >/dev/null; jqb '.modules[]|select(.name=="sandbox")|.enabled')"
 done_testing

@@ -238,20 +238,51 @@ static int write_step(FILE *out, size_t seq, json_t *step, json_t *output, const
 	return rc;
 }
 
-/* A printable excerpt of the agent's stderr (first line), or "". */
-static void err_excerpt(const struct runner_agent_io *io, char *buf, size_t n)
+/* A printable excerpt of the first line of the len bytes at s: at most
+ * max characters, printable ASCII kept, any other byte '?'. */
+static void excerpt(const char *s, size_t len, size_t max, char *buf, size_t n)
 {
 	size_t i, j = 0;
 	unsigned char ch;
 
-	buf[0] = '\0';
-	if (!io || n < 2)
+	if (n == 0)
 		return;
-	for (i = 0; i < io->err_len && io->err[i] != '\n' && j + 1 < n && j < 160; i++) {
-		ch = (unsigned char)io->err[i];
+	for (i = 0; i < len && s[i] != '\n' && j + 1 < n && j < max; i++) {
+		ch = (unsigned char)s[i];
 		buf[j++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
 	}
 	buf[j] = '\0';
+}
+
+/* A printable excerpt of the agent's stderr (first line), or "". An agent
+ * that fails often says why on stderr just after the line that failed:
+ * its first line is waited for, 100 ms at most (never past the deadline),
+ * on this error path only. */
+static void err_excerpt(struct drive *d, char *buf, size_t n)
+{
+	const struct runner_agent_io *io = d->io;
+	long long until = runner_now_ms() + RUNNER_AGENT_ERR_WAIT_MS, left;
+	struct pollfd p;
+
+	if (n)
+		buf[0] = '\0';
+	if (!io)
+		return;
+	for (;;) {
+		drain_err(d);
+		if (io->err_fd < 0 || memchr(io->err, '\n', io->err_len) ||
+		    io->err_len == sizeof(io->err))
+			break;
+		left = (until < d->deadline_ms ? until : d->deadline_ms) - runner_now_ms();
+		if (left <= 0)
+			break;
+		p.fd = io->err_fd;
+		p.events = POLLIN;
+		p.revents = 0;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			break;
+	}
+	excerpt(io->err, io->err_len, 160, buf, n);
 }
 
 /*
@@ -274,8 +305,7 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	drain_err(d);
-	err_excerpt(d->io, err, sizeof(err));
+	err_excerpt(d, err, sizeof(err));
 	snprintf(marker, sizeof(marker), "[[agent-error:%s]]", why);
 	output = json_string(marker);
 	sum->status = "failed";
@@ -375,7 +405,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	enum wait_end w;
 	char *line = NULL;
 	char *marker = NULL;
-	char why[256];
+	char why[256], bad[96];
 	int requests = 0, missed = 0, too_long, hit, rc = -1;
 
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
@@ -410,7 +440,14 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		}
 		msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!msg || !json_is_object(msg) || json_unpack(msg, "{s:s}", "type", &type) != 0) {
-			rc = agent_error(d, out, seq, step, sum, "malformed line from the agent");
+			/* the line itself, so the agent's author sees what went */
+			excerpt(line, len, 80, bad, sizeof(bad));
+			rc = agent_error(d, out, seq, step, sum,
+			                 "malformed line from the agent (%s): \"%s%s\"",
+			                 !msg                   ? "not JSON"
+			                 : !json_is_object(msg) ? "not a JSON object"
+			                                        : "no string \"type\"",
+			                 bad, len > 80 ? "..." : "");
 			goto out;
 		}
 		seqv = NULL;

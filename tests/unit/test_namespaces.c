@@ -592,6 +592,29 @@ START_TEST(test_agent_exit_mid_step)
 }
 END_TEST
 
+/* A line that is not JSON: the reason quotes it (printable ASCII only)
+ * and the first line the agent wrote on stderr just after it. */
+START_TEST(test_agent_malformed_line_quoted)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	struct result r;
+
+	spec_step(spec, "a", "garbage");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(
+	    step_str(&r, 0, "output"),
+	    "[[agent-error:malformed line from the agent (not JSON): \"hello ? world\"]]");
+	ck_assert_str_eq(
+	    sum_str(&r, "reason"),
+	    "agent error in step 1: malformed line from the agent (not JSON): \"hello ? "
+	    "world\" (agent stderr: garbage: the line above is not JSON)");
+	ck_assert(sum_bool(&r, "destroyed"));
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 START_TEST(test_stderr_flood_drained)
 {
 	ck_assert_str_eq(probe("stderr"), "stderr: done");
@@ -1176,6 +1199,7 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_agent_exit_mid_step);
 	tcase_add_test(tc, test_agent_lines_for_other_steps);
 	tcase_add_test(tc, test_stderr_flood_drained);
+	tcase_add_test(tc, test_agent_malformed_line_quoted);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("behaviour");

@@ -238,45 +238,72 @@ out:
 
 /* ---- scenarios ----------------------------------------------------------- */
 
-static int cmd_scenarios_create(struct cli_ctx *ctx, const struct cli_args *a)
+/* The scenario fields given on the command line into body: --name,
+ * --description, --subject, and the files of --steps-file and --mocks-file
+ * (read and checked here). CLI_EXIT_OK, or the exit status of the error
+ * printed. */
+static int scenario_fields(struct cli_ctx *ctx, const struct cli_args *a, json_t *body)
 {
 	const char *steps_file = cli_arg(a, "steps-file");
 	const char *mocks_file = cli_arg(a, "mocks-file");
-	json_t *body, *steps = NULL, *mocks = NULL;
-	int rc = CLI_EXIT_USAGE;
+	json_t *list = NULL;
 
-	body = json_object();
-	if (!cli_arg(a, "name")) {
-		cli_usage_error(ctx, "--name is required");
-		goto out;
-	}
-	if (!steps_file) {
-		cli_usage_error(ctx, "--steps-file is required");
-		goto out;
-	}
-	if (mocks_file && strcmp(steps_file, "-") == 0 && strcmp(mocks_file, "-") == 0) {
-		cli_usage_error(ctx, "--steps-file and --mocks-file cannot both read stdin");
-		goto out;
-	}
+	if (steps_file && mocks_file && strcmp(steps_file, "-") == 0 &&
+	    strcmp(mocks_file, "-") == 0)
+		return cli_usage_error(ctx, "--steps-file and --mocks-file cannot both read stdin");
 	if (set_string_opt(ctx, body, "name", a, "name") ||
 	    set_string_opt(ctx, body, "description", a, "description") ||
 	    set_string_opt(ctx, body, "subject_kind", a, "subject"))
-		goto out;
-	rc = CLI_EXIT_FAIL;
-	if (cli_load_steps(steps_file, &steps))
-		goto out;
-	json_object_set(body, "steps", steps);
-	if (mocks_file) {
-		if (cli_load_mocks(mocks_file, &mocks))
-			goto out;
-		json_object_set(body, "mocks", mocks);
+		return CLI_EXIT_USAGE;
+	if (steps_file) {
+		if (cli_load_steps(steps_file, &list))
+			return CLI_EXIT_FAIL;
+		json_object_set_new(body, "steps", list);
 	}
-	rc = call_and_print(ctx, "POST", "/v1/m/sandbox/scenarios", json_incref(body),
-	                    print_scenario);
-out:
-	json_decref(steps);
-	json_decref(mocks);
-	json_decref(body);
+	if (mocks_file) {
+		if (cli_load_mocks(mocks_file, &list))
+			return CLI_EXIT_FAIL;
+		json_object_set_new(body, "mocks", list);
+	}
+	return CLI_EXIT_OK;
+}
+
+static int cmd_scenarios_create(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	json_t *body;
+	int rc;
+
+	if (!cli_arg(a, "name"))
+		return cli_usage_error(ctx, "--name is required");
+	if (!cli_arg(a, "steps-file"))
+		return cli_usage_error(ctx, "--steps-file is required");
+	body = json_object();
+	rc = scenario_fields(ctx, a, body);
+	if (rc) {
+		json_decref(body);
+		return rc;
+	}
+	return call_and_print(ctx, "POST", "/v1/m/sandbox/scenarios", body, print_scenario);
+}
+
+static int cmd_scenarios_update(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_buf path;
+	json_t *body;
+	int rc;
+
+	body = json_object();
+	rc = scenario_fields(ctx, a, body);
+	if (!rc && json_object_size(body) == 0)
+		rc = cli_usage_error(ctx, "nothing to change: give --name, --description, --subject, "
+		                          "--steps-file or --mocks-file");
+	if (rc) {
+		json_decref(body);
+		return rc;
+	}
+	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
+	rc = call_and_print(ctx, "PUT", path.data, body, print_scenario);
+	model_buf_release(&path);
 	return rc;
 }
 
@@ -432,6 +459,15 @@ static const struct cli_opt create_opts[] = {
     {NULL, NULL, NULL},
 };
 
+static const struct cli_opt update_opts[] = {
+    {"name", "NAME", "new name, at most 128 bytes"},
+    {"description", "TEXT", "new description, at most 1024 bytes"},
+    {"subject", "S", "new subject kind, at most 200 bytes"},
+    {"steps-file", "FILE|-", "new steps as JSON (replaces them all); '-' reads stdin"},
+    {"mocks-file", "FILE|-", "new mocks as JSON (replaces them all); '-' reads stdin"},
+    {NULL, NULL, NULL},
+};
+
 static const struct cli_opt scenarios_list_opts[] = {
     {"limit", "N", "at most N scenarios, 1..500 (default 50)"},
     {"offset", "N", "skip the first N scenarios, 0..1000000000 (default 0)"},
@@ -473,6 +509,16 @@ static const struct cli_command scenarios_commands[] = {
      "      --mocks-file mocks.json -o json\n"
      "Table output: the scenario's fields, then its steps (KEY INPUT) and mocks\n"
      "(RESOURCE VARIANT RESPONSE); control characters are shown escaped (\\n, \\t, \\\\).\n"},
+    {"update", cmd_scenarios_update,
+     "Change a scenario's name, description, subject, steps or mocks (editor).", NULL, update_opts,
+     "ID",
+     "PUT /v1/m/sandbox/scenarios/ID with only the fields given; the version goes up\n"
+     "by one. Files as for 'create'; a file replaces all the steps (or mocks).\n"
+     "A comparison of the old version still counts for 'sandbox gate' only when the\n"
+     "steps and mocks are unchanged (a new name or description keeps it).\n"
+     "Example:\n"
+     "  olivares sandbox scenarios update ID --mocks-file mocks-v2.json\n"
+     "Table output: as for 'get'.\n"},
     {"list", cmd_scenarios_list, "List scenarios (any role).", NULL, scenarios_list_opts, NULL,
      "GET /v1/m/sandbox/scenarios?limit=N&offset=N.\n"
      "Scenarios come newest first, one page at a time: without --limit the server\n"

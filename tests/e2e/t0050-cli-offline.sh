@@ -107,8 +107,9 @@ help_case "" modules on
 help_case "" modules off
 help_case "generate scenarios runs" sandbox
 help_case "--count --subject --seed-file" sandbox generate
-help_case "create list get delete run" sandbox scenarios
+help_case "create update list get delete run" sandbox scenarios
 help_case "--name --description --subject --steps-file --mocks-file" sandbox scenarios create
+help_case "--name --description --subject --steps-file --mocks-file" sandbox scenarios update
 help_case "--limit --offset" sandbox scenarios list
 help_case "" sandbox scenarios get
 help_case "" sandbox scenarios delete

@@ -86,6 +86,21 @@ out=$(olivares sandbox scenarios get "$CID" -o json 2>err)
 is "cli get" "cli-made 2" "$(jq -r '"\(.name) \(.steps|length)"' <<<"$out" 2>/dev/null)"
 out=$(olivares sandbox scenarios list -o table 2>err)
 if [[ $out == *"$CID"* || $out == *cli-made* ]]; then ok "cli list -o table shows it"; else not_ok "cli list -o table shows it (got $(short "$out"))"; fi
+# cli update: only what is given changes; the version goes up by one
+before=$(olivares sandbox scenarios get "$CID" -o json 2>err)
+out=$(olivares sandbox scenarios update "$CID" --name cli-renamed -o json 2>err)
+is "cli update --name: renamed, version 2, same steps, mocks and digest" \
+	"cli-renamed 2 $(jq -c '[.steps, .mocks, .digest]' <<<"$before")" \
+	"$(jq -r '"\(.name) \(.version)"' <<<"$out" 2>/dev/null) $(jq -c '[.steps, .mocks, .digest]' <<<"$out" 2>/dev/null)"
+printf '%s\n' '[{"resource":"x","response":"X2"}]' >mocks2.json
+out=$(olivares sandbox scenarios update "$CID" --mocks-file mocks2.json -o json 2>err)
+is "cli update --mocks-file: mocks replaced, version 3, name kept" "X2 3 cli-renamed" \
+	"$(jq -r '"\(.mocks[0].response) \(.version) \(.name)"' <<<"$out" 2>/dev/null)"
+isnt "cli update --mocks-file: the digest changes" "$(jq -r .digest <<<"$before")" "$(jq -r .digest <<<"$out" 2>/dev/null)"
+rc=0
+olivares sandbox scenarios update "$CID" >out 2>err || rc=$?
+is "cli update with nothing to change: exit 2, says so, version unchanged" "2 yes 3" \
+	"$rc $(grep -q 'nothing to change' err && echo yes) $(olivares sandbox scenarios get "$CID" -o json 2>/dev/null | jq -r .version)"
 # a name that would reorder the line (U+202E) or hide (U+200B) in a terminal
 req "$ED" POST "$S" '{"name":"rtl-\u202eevil\u200b","steps":[{"key":"k","input":"x"}]}'
 is_status "a scenario named with a bidi override" 201

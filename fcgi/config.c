@@ -326,12 +326,19 @@ static int make_absolute(char *path, size_t n);
  * long. */
 static int file_path(const struct load_ctx *c, const char *value, char *out, size_t n)
 {
-	while (value[0] == '.' && value[1] == '/')
-		value += 2;
 	if (!*value)
 		return -1;
+	/* absolute or not is decided on the value as written: ".//x" is
+	 * relative, and stays so once its "./" and slashes are dropped */
 	if (value[0] == '/')
 		return copy_str(out, n, value);
+	while (value[0] == '.' && value[1] == '/') {
+		value += 2;
+		while (value[0] == '/')
+			value++;
+	}
+	if (!*value)
+		return copy_str(out, n, c->dir);
 	return (size_t)snprintf(out, n, "%s/%s", c->dir, value) >= n ? -1 : 0;
 }
 

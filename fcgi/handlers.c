@@ -568,14 +568,17 @@ static int variant_agent(struct http_request *req, const char *variant, const ch
 }
 
 /* The caller's stored scenario id (request-owned), with the fields a run
- * needs. */
-static int load_scenario(struct http_request *req, const char *id, json_t **sc,
+ * needs. field: the body's member that named it ("scenario_id"), named by
+ * a 404, or NULL when the path did. */
+static int load_scenario(struct http_request *req, const char *id, const char *field, json_t **sc,
                          struct model_error *err)
 {
 	enum store_rc rc;
 
 	*sc = NULL;
 	rc = store_scenario_get(req->store, req->who.tenant_id, id, sc);
+	if (rc == STORE_NOT_FOUND && field)
+		return model_error_set(err, MODEL_E_NOT_FOUND, field, "scenario not found");
 	if (rc)
 		return http_store_fail(req, rc, "scenario get (run)", err);
 	http_req_own(req, *sc);
@@ -771,7 +774,7 @@ static int h_run_create(struct http_request *req, struct model_error *err)
 		return -1;
 	if (choose_backend(req, requested, &job.backend, err) ||
 	    variant_agent(req, job.variant, job.backend, &job.agent, err) ||
-	    load_scenario(req, job.scenario_id, &job.sc, err))
+	    load_scenario(req, job.scenario_id, NULL, &job.sc, err))
 		return -1;
 	if (run_execute(req, &job, err))
 		goto out;
@@ -803,7 +806,8 @@ static int parse_tolerance(json_t *v, double *tolerance, struct model_error *err
 	if (!(json_number_value(v) >= 0.0 && json_number_value(v) <= 1.0))
 		return model_error_set(err, MODEL_E_LIMIT, "tolerance",
 		                       "tolerance must be a number from 0 to 1");
-	*tolerance = json_number_value(v);
+	/* to 9 decimals, as the delta it is compared with is recorded */
+	*tolerance = model_score_round(json_number_value(v));
 	return 0;
 }
 
@@ -898,7 +902,7 @@ static int h_comparison_create(struct http_request *req, struct model_error *err
 	if (!model_id_valid(scenario_id))
 		return model_error_set(err, MODEL_E_NOT_FOUND, "scenario_id", "scenario not found");
 	scenario_id = http_req_strdup(req, scenario_id);
-	if (load_scenario(req, scenario_id, &base.sc, err))
+	if (load_scenario(req, scenario_id, "scenario_id", &base.sc, err))
 		return -1;
 	base.kind = cand.kind = "comparison";
 	base.scenario_id = cand.scenario_id = scenario_id;
@@ -1176,7 +1180,7 @@ static int h_replay_create(struct http_request *req, struct model_error *err)
 		return -1;
 	if (scenario_id) {
 		job.scenario_id = http_req_strdup(req, scenario_id);
-		if (load_scenario(req, job.scenario_id, &job.sc, err))
+		if (load_scenario(req, job.scenario_id, "scenario_id", &job.sc, err))
 			return -1;
 	}
 

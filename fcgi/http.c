@@ -355,21 +355,43 @@ int http_reply_error(struct http_request *req, const struct model_error *err)
 	                       code == MODEL_E_BUSY ? "Retry-After: 1\r\n" : NULL);
 }
 
-/* "scenario not found" for what = "scenario get": the thing a store call
- * looked for is the first word of its what, when it is one of ours. */
-static const char *not_found_message(const char *what)
+/* "scenario not found" when the n bytes at word are "scenario" (or, with
+ * plural, "scenarios"), and likewise for our other kinds; else "not
+ * found". */
+static const char *kind_not_found(const char *word, size_t n, int plural)
 {
 	static const char *const kinds[] = {"scenario", "run", "session", "comparison"};
 	static const char *const messages[] = {"scenario not found", "run not found",
 	                                       "session not found", "comparison not found"};
-	size_t i, n;
+	size_t i, k;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		n = strlen(kinds[i]);
-		if (strncmp(what, kinds[i], n) == 0 && what[n] == ' ')
+		k = strlen(kinds[i]);
+		if (n == k + (plural ? 1 : 0) && strncmp(word, kinds[i], k) == 0 &&
+		    (!plural || word[k] == 's'))
 			return messages[i];
 	}
 	return "not found";
+}
+
+/* For what = "scenario get": the thing a store call looked for is the
+ * first word of its what. */
+static const char *not_found_message(const char *what)
+{
+	return kind_not_found(what, strcspn(what, " "), 0);
+}
+
+/* For a route pattern ".../runs/{id}...": the collection before the id. */
+static const char *id_not_found_message(const char *pattern)
+{
+	const char *id = strstr(pattern, "/{id}"), *seg;
+
+	if (!id)
+		return "not found";
+	seg = id;
+	while (seg > pattern && seg[-1] != '/')
+		seg--;
+	return kind_not_found(seg, (size_t)(id - seg), 1);
 }
 
 int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,
@@ -903,7 +925,8 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 	match(req, hit->pattern, req->path, params, &nparams, &ids);
 	for (i = 0; i < nparams; i++) {
 		if ((ids & (1u << i)) && !model_id_valid(params[i])) {
-			http_reply_error_code(req, 404, "not_found", "not found", NULL);
+			http_reply_error_code(req, 404, "not_found",
+			                      id_not_found_message(hit->pattern), NULL);
 			return;
 		}
 		req->params[i] = params[i];

@@ -597,11 +597,14 @@ static void print_config(const struct http_config *cfg)
 	const char *data = getenv("OLIVARES_DATA"), *dsn = getenv("OLIVARES_DSN");
 	int i;
 
-	if (cfg->file[0])
-		printf("# read from %s%s%s\n", cfg->file,
-		       data && *data ? "; OLIVARES_DATA is set and wins over its data_dir" : "",
-		       dsn && *dsn ? "; OLIVARES_DSN is set and wins over its dsn" : "");
-	else
+	/* one note a line: the file's lines are at most 198 bytes */
+	if (cfg->file[0]) {
+		printf("# read from %s\n", cfg->file);
+		if (data && *data)
+			puts("# OLIVARES_DATA is set and wins over the file's data_dir");
+		if (dsn && *dsn)
+			puts("# OLIVARES_DSN is set and wins over the file's dsn");
+	} else
 		printf("# no configuration file (no OLIVARES_CONF, no olivares.conf in the data "
 		       "dir): the defaults\n");
 	printf("[server]\ndata_dir = %s\n", cfg->data_dir);

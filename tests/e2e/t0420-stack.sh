@@ -100,7 +100,7 @@ env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/small.conf "$OLIVARES_BUILD/olivares-
 env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/printed.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >"$E2E_TMP/reprinted.conf" 2>/dev/null
 is "--check-config: the file's keys under the file's names" "timeout_ms = 2500|cpu_seconds = 7|timeout_ms = 5000|[tenant acme]" \
 	"$(grep -E '^(timeout_ms|cpu_seconds|\[tenant)' "$E2E_TMP/printed.conf" | paste -sd'|')"
-is "--check-config: it names the file it read, and what wins over it" "# read from $E2E_TMP/small.conf; OLIVARES_DATA is set and wins over its data_dir" "$(head -n 1 "$E2E_TMP/printed.conf")"
+is "--check-config: it names the file it read, and what wins over it" "# read from $E2E_TMP/small.conf|# OLIVARES_DATA is set and wins over the file's data_dir" "$(head -n 2 "$E2E_TMP/printed.conf" | paste -sd'|')"
 if [[ -s $E2E_TMP/printed.conf ]] && cmp -s <(tail -n +2 "$E2E_TMP/printed.conf") <(tail -n +2 "$E2E_TMP/reprinted.conf"); then
 	ok "--check-config: its output, loaded as a configuration, prints the same"
 else
@@ -110,9 +110,9 @@ fi
 # ---- relative paths in the file are taken from the file's directory,
 # wherever the server is started
 mkdir -p "$E2E_TMP/confdir/suites"
-printf '[runner]\nagents_dir = ./agents\n[scorer]\nadapter = builtin:suites\n' >"$E2E_TMP/confdir/rel.conf"
+printf '[runner]\nagents_dir = .//agents\n[scorer]\nadapter = builtin:suites\n' >"$E2E_TMP/confdir/rel.conf"
 (cd / && env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/confdir/rel.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >"$E2E_TMP/rel.out" 2>"$E2E_TMP/rel.err") && rc=0 || rc=$?
-is "--check-config from /: relative paths under the file's directory" "0|agents_dir = $E2E_TMP/confdir/agents|adapter = builtin:$E2E_TMP/confdir/suites" \
+is "--check-config from /: relative paths (.//agents too) under the file's directory" "0|agents_dir = $E2E_TMP/confdir/agents|adapter = builtin:$E2E_TMP/confdir/suites" \
 	"$rc|$(grep -E '^(agents_dir|adapter) =' "$E2E_TMP/rel.out" | paste -sd'|')"
 if grep -q "warning: agents_dir $E2E_TMP/confdir/agents is not a directory" "$E2E_TMP/rel.err"; then
 	ok "--check-config warns of an agents_dir that is not there"

@@ -106,6 +106,11 @@ for id in nope 0 "$(repeat_char A 32)" "${SID^^}" "${SID:0:31}" "${SID}0" "${SID
 done
 req "$TK" GET "$M/runs/$SID"
 is_error "a scenario id is not a run id: 404" 404 not_found
+is "a scenario id is not a run id: the message names the run" "run not found" "$(jqb .error.message)"
+req "$TK" GET "$M/runs/NOT-AN-ID/outputs"
+is "a malformed run id: 404, the message names the run" "404 run not found" "$STATUS $(jqb .error.message)"
+req "$TK" GET "$S/zz"
+is "a malformed scenario id: 404, the message names the scenario" "404 scenario not found" "$STATUS $(jqb .error.message)"
 req "$TK" GET "$S/$RID"
 is_error "a run id is not a scenario id: 404" 404 not_found
 req "$TK" GET /v1/nope

@@ -159,6 +159,9 @@ compare "$AD" "$SID" base down ',"tolerance":0.25'
 is "tolerance 0.25, delta -0.25: unchanged" "201 unchanged -0.25" "$STATUS $(jl '"\(.verdict) \(.delta)"')"
 compare "$AD" "$SID" base down ',"tolerance":1'
 is "tolerance 1 (the bound) accepted: unchanged" "201 unchanged 1" "$STATUS $(jl '"\(.verdict) \(.tolerance)"')"
+compare "$AD" "$SID" base up ',"tolerance":0.2499999999'
+is "tolerance 0.2499999999 is recorded to 9 decimals (0.25), as the delta: unchanged" "201 unchanged 0.25 0.25" \
+	"$STATUS $(jl '"\(.verdict) \(.delta) \(.tolerance)"')"
 
 # ---- the same comparison twice: same verdict, delta and differing steps -----
 compare "$AD" "$SID" base up
@@ -253,6 +256,8 @@ else
 	before=$(state_counts "$AD")
 	req "$OT" POST /v1/m/sandbox/comparisons "{\"scenario_id\":\"$SID\",\"baseline\":\"base\",\"candidate\":\"up\",\"suite\":\"$SUITE\"}"
 	is_error "another tenant POST comparison on our scenario: 404" 404 not_found
+	is "another tenant POST comparison: the message and field name the scenario, as for one that never was" \
+		"scenario not found scenario_id" "$(jqb '"\(.error.message) \(.error.field)"')"
 	is "and nothing changed in ours" "$before" "$(state_counts "$AD")"
 	req "$OT" GET "/v1/m/sandbox/comparisons"
 	is "another tenant lists none of ours" "200 0" "$STATUS $(jqb '[.comparisons[]|select(.scenario_id=="'"$SID"'")]|length')"

@@ -390,8 +390,8 @@ else
 	is "a session id that names nothing: the same answer" \
 		"olivares: session not found (not_found, HTTP 404)|olivares: field: session_id" "$(paste -sd'|' <<<"$ERR")"
 	show olivares sandbox replay "$RS" --scenario "$(repeat_char 0 32)"
-	is "replay --scenario naming no scenario: exit 1, 'scenario not found'" \
-		"1 olivares: scenario not found (not_found, HTTP 404)" "$RC $(head -n 1 <<<"$ERR")"
+	is "replay --scenario naming no scenario: exit 1, 'scenario not found', the field named" \
+		"1 olivares: scenario not found (not_found, HTTP 404)|olivares: field: scenario_id" "$RC $(paste -sd'|' <<<"$ERR")"
 	show olivares --url "$OLIVARES_URL/v1" sandbox replay "$RS"
 	is "a base URL ending in /v1: the CLI says what it asked for and why it is wrong" \
 		"olivares: asked for $OLIVARES_URL/v1/v1/m/sandbox/replays (--url / OLIVARES_URL is the server's root, without /v1)" \

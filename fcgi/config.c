@@ -388,6 +388,17 @@ static int given_twice(struct load_ctx *c, const char *section, const char *name
 	return 0;
 }
 
+/* The sections of the file: [server], [runner], [scorer], [admin] and
+ * [tenant NAME]. */
+#define KNOWN_SECTIONS "[server], [runner], [tenant NAME], [scorer], [admin]"
+
+static int section_known(const char *section)
+{
+	return strcmp(section, "server") == 0 || strcmp(section, "runner") == 0 ||
+	       strcmp(section, "scorer") == 0 || strcmp(section, "admin") == 0 ||
+	       strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0;
+}
+
 /* inih handler: returns 1 on success, 0 to report an error on this line. */
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
@@ -540,9 +551,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			cfg->session_minutes = (int)v;
 	} else {
 		c->failed = 1;
-		seterr(c->err, c->errlen,
-		       "%s: unknown section [%s] (known: [server], [runner], [tenant NAME], "
-		       "[scorer], [admin])",
+		seterr(c->err, c->errlen, "%s: unknown section [%s] (known: " KNOWN_SECTIONS ")",
 		       c->file, section);
 		return 0;
 	}
@@ -586,16 +595,17 @@ unknown:
  */
 #define CONFIG_MAX_LINE 198
 
-static int long_line(const char *path)
+static int long_line(const char *path, int *unknown_line, char *unknown, size_t unknown_n)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL;
+	char *line = NULL, *p, *end;
 	size_t cap = 0;
 	ssize_t n;
 	int lineno = 0, found = 0;
 
 	if (!f)
 		return -1;
+	*unknown_line = 0;
 	while (!found) {
 		n = getline(&line, &cap, f);
 		if (n == -1)
@@ -603,8 +613,24 @@ static int long_line(const char *path)
 		lineno++;
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			n--;
-		if (n > CONFIG_MAX_LINE)
+		line[n] = '\0';
+		if (n > CONFIG_MAX_LINE) {
 			found = lineno;
+			break;
+		}
+		/* a section header as inih reads it, the name between '[' and
+		 * ']': one the handler never sees (no key under it) is still
+		 * an unknown section, not ignored */
+		for (p = line; isspace((unsigned char)*p); p++)
+			;
+		end = *p == '[' ? strchr(p, ']') : NULL;
+		if (end && !*unknown_line) {
+			*end = '\0';
+			if (!section_known(p + 1)) {
+				*unknown_line = lineno;
+				snprintf(unknown, unknown_n, "%s", p + 1);
+			}
+		}
 	}
 	free(line);
 	fclose(f);
@@ -690,8 +716,9 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	struct http_tenant_policy *t;
 	char probe[1024];
 	char in_file[sizeof c.file + 2] = "";
+	char unknown[CONFIG_MAX_LINE + 1];
 	struct stat sb;
-	int r, i;
+	int r, i, unknown_line;
 
 	memset(cfg, 0, sizeof *cfg);
 	memset(&c, 0, sizeof c);
@@ -735,7 +762,7 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		*strrchr(c.dir, '/') = '\0';
 		if (!c.dir[0])
 			strcpy(c.dir, "/");
-		r = long_line(conf);
+		r = long_line(conf, &unknown_line, unknown, sizeof unknown);
 		if (r == -1)
 			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
 		if (r > 0)
@@ -743,6 +770,10 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 			              "%s:%d: line longer than %d bytes (use OLIVARES_DSN for a "
 			              "long connection string)",
 			              conf, r, CONFIG_MAX_LINE);
+		if (unknown_line)
+			return seterr(err, errlen,
+			              "%s:%d: unknown section [%s] (known: " KNOWN_SECTIONS ")",
+			              conf, unknown_line, unknown);
 		r = ini_parse(conf, on_key, &c);
 		if (r == -1)
 			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));

@@ -249,6 +249,13 @@ START_TEST(test_config_messages)
 	                                  "access for others"));
 	ck_assert_int_eq(load("[server]\nsocket_mode = 0660\n", &cfg, err, sizeof(err)), 0);
 	ck_assert_uint_eq(cfg.socket_mode, 0660);
+	/* an unknown section is named, with or without keys under it */
+	ck_assert_int_eq(load("[server]\nworkers = 2\n[bogus]\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ":3: unknown section [bogus] (known: [server], "
+	                                  "[runner], [tenant NAME], [scorer], [admin])"));
+	ck_assert_int_eq(load("[ runner ]\ntimeout_ms = 5000\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ":1: unknown section [ runner ]"));
+	ck_assert_int_eq(load("[tenant acme]\n[admin]\n", &cfg, err, sizeof(err)), 0);
 	/* a key given twice, in one section or in a section given twice */
 	ck_assert_int_eq(
 	    load("[runner]\ntimeout_ms = 5000\ntimeout_ms = 6000\n", &cfg, err, sizeof(err)), -1);
@@ -277,10 +284,10 @@ START_TEST(test_config_messages)
 	ck_assert_int_eq(
 	    load("[tenant acme\t]\nbackends = inproc-mock, gvisor\n", &cfg, err, sizeof(err)), 0);
 	ck_assert_str_eq(cfg.tenants[0].name, "acme");
-	/* an unknown section is named as such */
+	/* an unknown section is named as such, at its own line */
 	ck_assert_int_eq(load("[bogus]\nx = 1\n", &cfg, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, ": unknown section [bogus] (known: [server], [runner], "
-	                                  "[tenant NAME], [scorer], [admin]) (line 2)"));
+	ck_assert_ptr_nonnull(strstr(err, ":1: unknown section [bogus] (known: [server], [runner], "
+	                                  "[tenant NAME], [scorer], [admin])"));
 	/* the same key in two sections is two keys */
 	ck_assert_int_eq(load("[runner]\ntimeout_ms = 5000\n[scorer]\ntimeout_ms = 5000\n", &cfg,
 	                      err, sizeof(err)),

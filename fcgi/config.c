@@ -591,11 +591,14 @@ unknown:
  * Debian) and parses the rest of a longer line as a new line, so a long
  * value would be cut silently when its tail looks like a comment (a DSN's
  * ";"). Refuse such a file instead. Returns 0, or the first long line's
- * number, or -1 if the file cannot be read.
+ * number, or -1 if the file cannot be read. Also, before that long line:
+ * *unknown_line is the line of the first section header whose name
+ * (copied into unknown) is not one of ours, or 0. inih calls the key
+ * handler only for keys, so an empty unknown section is seen here only.
  */
 #define CONFIG_MAX_LINE 198
 
-static int long_line(const char *path, int *unknown_line, char *unknown, size_t unknown_n)
+static int prescan(const char *path, int *unknown_line, char *unknown, size_t unknown_n)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, *p, *end;
@@ -762,7 +765,7 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		*strrchr(c.dir, '/') = '\0';
 		if (!c.dir[0])
 			strcpy(c.dir, "/");
-		r = long_line(conf, &unknown_line, unknown, sizeof unknown);
+		r = prescan(conf, &unknown_line, unknown, sizeof unknown);
 		if (r == -1)
 			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
 		if (r > 0)

@@ -497,7 +497,6 @@ static int cmd_token(int argc, char **argv)
 	char sha[65];
 	char tenant_id[33];
 	char token_id[33];
-	json_t *detail = NULL;
 	int rc = 1;
 
 	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
@@ -529,13 +528,12 @@ static int cmd_token(int argc, char **argv)
 		fprintf(stderr, "%s: SHA-256 failed\n", prog);
 		goto out;
 	}
-	if (store_token_create(st, tenant_id, role, sha, o.label ? o.label : "", token_id)) {
+	/* the token and its audit event in one transaction */
+	if (store_token_create(st, tenant_id, role, sha, o.label ? o.label : "", ADMIN_ACTOR,
+	                       token_id)) {
 		report(st, "token create");
 		goto out;
 	}
-	detail = json_pack("{s:s,s:s}", "token_id", token_id, "role", o.role);
-	if (store_audit_append(st, tenant_id, ADMIN_ACTOR, "token.create", token_id, detail))
-		report(st, "audit (token created anyway)");
 	fprintf(stderr, "%s: token_id=%s tenant=%s role=%s (the token below is shown once)\n",
 		prog, token_id, o.tenant, o.role);
 	printf("%s\n", token);
@@ -543,7 +541,6 @@ static int cmd_token(int argc, char **argv)
 	rc = 0;
 out:
 	OPENSSL_cleanse(token, sizeof token);
-	json_decref(detail);
 	store_close(st);
 	return rc;
 }
@@ -574,14 +571,12 @@ static int cmd_module(int argc, char **argv)
 	}
 	if (open_tenant(o.tenant, &st, tenant_id))
 		goto out;
-	if (store_module_set(st, tenant_id, o.positional, enable)) {
+	/* the switch and its audit event in one transaction */
+	detail = json_pack("{s:s,s:b}", "name", o.positional, "enabled", enable);
+	if (store_module_set(st, tenant_id, o.positional, enable, ADMIN_ACTOR, detail)) {
 		report(st, "module");
 		goto out;
 	}
-	detail = json_pack("{s:s,s:b}", "name", o.positional, "enabled", enable);
-	if (store_audit_append(st, tenant_id, ADMIN_ACTOR, enable ? "module.enable" : "module.disable",
-			       NULL, detail))
-		report(st, "audit (module switched anyway)");
 	fprintf(stderr, "%s: module %s %s for tenant %s\n", prog, o.positional,
 		enable ? "enabled" : "disabled", o.tenant);
 	rc = 0;

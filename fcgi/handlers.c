@@ -139,14 +139,12 @@ static int h_module_set(struct http_request *req, struct model_error *err)
 		return model_error_set(err, MODEL_E_MALFORMED, "enabled",
 		                       "enabled must be true or false");
 	on = json_is_true(enabled);
-	rc = store_module_set(req->store, req->who.tenant_id, MODULE_SANDBOX, on);
+	/* the switch and its audit event in one transaction */
+	detail = http_req_own(req, json_pack("{s:s}", "module", MODULE_SANDBOX));
+	rc = store_module_set(req->store, req->who.tenant_id, MODULE_SANDBOX, on, req->who.token_id,
+	                      detail);
 	if (rc)
 		return http_store_fail(req, rc, "module set", err);
-	detail = http_req_own(req, json_pack("{s:s}", "module", MODULE_SANDBOX));
-	rc = store_audit_append(req->store, req->who.tenant_id, req->who.token_id,
-	                        on ? "module.enable" : "module.disable", NULL, detail);
-	if (rc)
-		return http_store_fail(req, rc, "module audit", err);
 	return http_reply_json(
 	    req, 200,
 	    http_req_own(req, json_pack("{s:s,s:b}", "name", MODULE_SANDBOX, "enabled", on)));

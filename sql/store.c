@@ -1447,9 +1447,13 @@ struct token_arg {
 	const char *module; /* store_token_lookup_module, else NULL */
 	int enabled;
 	const char *label;
+	const char *actor; /* store_token_create: the audit event's actor, or NULL */
 	char *id_out;
 	struct store_principal *pr;
 };
+
+static enum store_rc audit_insert(struct store *st, const char *tenant_id, const char *actor,
+				  const char *action, const char *target_id, json_t *detail);
 
 static enum store_rc tx_token_create(struct store *st, void *arg)
 {
@@ -1480,16 +1484,26 @@ static enum store_rc tx_token_create(struct store *st, void *arg)
 			    "created_at, revoked) VALUES (?, ?, ?, ?, ?, ?, 0)",
 			    p, NPARAMS(p), NULL, NULL);
 	}
+	if (!rc && a->actor) {
+		json_t *n = json_integer(a->role), *detail;
+
+		detail = json_pack("{s:s,s:o}", "token_id", id, "role", role_json(n));
+		json_decref(n);
+		rc = detail ? audit_insert(st, a->tenant_id, a->actor, "token.create", id, detail)
+			    : STORE_ERROR;
+		json_decref(detail);
+	}
 	if (!rc)
 		memcpy(a->id_out, id, 33);
 	return rc;
 }
 
 enum store_rc store_token_create(struct store *st, const char *tenant_id, enum store_role role,
-				 const char *sha256_hex, const char *label, char id_out[33])
+				 const char *sha256_hex, const char *label, const char *actor,
+				 char id_out[33])
 {
 	struct token_arg a = {.tenant_id = tenant_id, .role = role, .sha = sha256_hex,
-			      .label = label ? label : "", .id_out = id_out};
+			      .label = label ? label : "", .actor = actor, .id_out = id_out};
 
 	id_out[0] = '\0';
 	if (!is_lower_hex(tenant_id, 32))
@@ -1653,6 +1667,8 @@ struct module_arg {
 	const char *tenant_id;
 	const char *module;
 	int enabled;
+	const char *actor; /* store_module_set: the audit event's actor, or NULL */
+	json_t *detail;	   /* and its detail (borrowed) */
 	json_t *out;
 };
 
@@ -1716,18 +1732,23 @@ static enum store_rc tx_module_set(struct store *st, void *arg)
 		struct param p[] = {PT(a->tenant_id), PT(a->module), PI(a->enabled ? 1 : 0),
 				    PT(now)};
 
-		return q_exec(st,
-			      "INSERT INTO module_settings (tenant_id, module, enabled, updated_at) "
-			      "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id, module) DO UPDATE SET "
-			      "enabled = excluded.enabled, updated_at = excluded.updated_at",
-			      p, NPARAMS(p), NULL, NULL);
+		rc = q_exec(st,
+			    "INSERT INTO module_settings (tenant_id, module, enabled, updated_at) "
+			    "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id, module) DO UPDATE SET "
+			    "enabled = excluded.enabled, updated_at = excluded.updated_at",
+			    p, NPARAMS(p), NULL, NULL);
 	}
+	if (!rc && a->actor)
+		rc = audit_insert(st, a->tenant_id, a->actor,
+				  a->enabled ? "module.enable" : "module.disable", NULL, a->detail);
+	return rc;
 }
 
 enum store_rc store_module_set(struct store *st, const char *tenant_id, const char *module,
-			       int enabled)
+			       int enabled, const char *actor, json_t *detail)
 {
-	struct module_arg a = {.tenant_id = tenant_id, .module = module, .enabled = enabled};
+	struct module_arg a = {.tenant_id = tenant_id, .module = module, .enabled = enabled,
+			       .actor = actor, .detail = detail};
 
 	if (!tenant_id)
 		return STORE_NOT_FOUND;

@@ -79,10 +79,13 @@ enum store_rc store_tenant_find(struct store *st, const char *name, char id_out[
 enum store_rc store_tenant_list(struct store *st, json_t **out);
 
 /** Store a token: only its SHA-256 hex digest (64 chars) is kept, with the
- * role and a label. id_out gets the token's id (not secret). */
+ * role and a label. id_out gets the token's id (not secret). With actor
+ * (not NULL), the audit event "token.create" {"token_id","role"} by actor
+ * is appended in the same transaction: the token exists only if its
+ * event does. */
 enum store_rc store_token_create(struct store *st, const char *tenant_id,
 				 enum store_role role, const char *sha256_hex,
-				 const char *label, char id_out[33]);
+				 const char *label, const char *actor, char id_out[33]);
 
 struct store_principal {
 	char tenant_id[33];
@@ -127,8 +130,13 @@ enum store_rc store_token_lookup_module(struct store *st, const char *sha256_hex
  * every module off. */
 enum store_rc store_module_get(struct store *st, const char *tenant_id,
 			       const char *module, int *enabled);
+/** Switch a module for the tenant. With actor (not NULL), the audit event
+ * "module.enable" or "module.disable" by actor, with detail (borrowed, may
+ * be NULL), is appended in the same transaction: the switch happens only
+ * with its event. */
 enum store_rc store_module_set(struct store *st, const char *tenant_id,
-			       const char *module, int enabled);
+			       const char *module, int enabled, const char *actor,
+			       json_t *detail);
 /** {"modules":[{"name":"sandbox","enabled":bool}]} for the known modules. */
 enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t **out);
 

@@ -355,10 +355,10 @@ END_TEST
 
 START_TEST(test_tenant_token)
 {
-	char a[33], b[33], found[33], tok_id[33], tok_id2[33], sha[65];
+	char a[33], b[33], found[33], tok_id[33], tok_id2[33], sha[65], sha2[65];
 	const char *token = "olv_5f3c0c1e9d2b4a6f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a392817";
 	struct store_principal p;
-	json_t *list = NULL;
+	json_t *list = NULL, *ev;
 
 	migrated();
 	mk_tenant("acme", a);
@@ -375,17 +375,37 @@ START_TEST(test_tenant_token)
 	json_decref(list);
 
 	sha256_hex(token, strlen(token), sha);
-	ck_assert_int_eq(store_token_create(st, a, STORE_ROLE_EDITOR, sha, "ci", tok_id), STORE_OK);
+	ck_assert_int_eq(store_token_create(st, a, STORE_ROLE_EDITOR, sha, "ci", NULL, tok_id),
+	                 STORE_OK);
 	ck_assert_uint_eq(strlen(tok_id), 32);
-	/* the same digest twice is refused */
-	ck_assert_int_eq(store_token_create(st, b, STORE_ROLE_ADMIN, sha, "", tok_id2),
-			 STORE_CONFLICT);
+	/* the same digest twice is refused, and its audit event is not
+	 * written either (one transaction) */
+	ck_assert_int_eq(
+	    store_token_create(st, b, STORE_ROLE_ADMIN, sha, "", "olivares-admin", tok_id2),
+	    STORE_CONFLICT);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE action = "
+	                           "'token.create'"),
+	                 0);
+	/* with an actor, the token and its event together */
+	sha256_hex("olv_audited", 11, sha2);
+	ck_assert_int_eq(
+	    store_token_create(st, b, STORE_ROLE_VIEWER, sha2, "", "olivares-admin", tok_id2),
+	    STORE_OK);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE action = "
+	                           "'token.create' AND actor = 'olivares-admin'"),
+	                 1);
+	ck_assert_int_eq(store_audit_list(st, b, 1, &list), STORE_OK);
+	ev = json_array_get(json_object_get(list, "events"), 0);
+	ck_assert_str_eq(jstr(ev, "target_id"), tok_id2);
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "token_id"), tok_id2);
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "role"), "viewer");
+	json_decref(list);
 	/* unknown tenant */
-	ck_assert_int_eq(store_token_create(st, "0123456789abcdef0123456789abcdef",
-					    STORE_ROLE_ADMIN,
-					    "aa23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-					    "", tok_id2),
-			 STORE_NOT_FOUND);
+	ck_assert_int_eq(
+	    store_token_create(st, "0123456789abcdef0123456789abcdef", STORE_ROLE_ADMIN,
+	                       "aa23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+	                       "", NULL, tok_id2),
+	    STORE_NOT_FOUND);
 
 	ck_assert_int_eq(store_token_lookup(st, sha, &p), STORE_OK);
 	ck_assert_str_eq(p.tenant_id, a);
@@ -428,7 +448,7 @@ START_TEST(test_modules)
 	ck_assert(json_is_false(json_object_get(m, "enabled")));
 	json_decref(list);
 
-	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1), STORE_OK);
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1, NULL, NULL), STORE_OK);
 	ck_assert_int_eq(store_module_get(st, a, "sandbox", &on), STORE_OK);
 	ck_assert_int_eq(on, 1);
 	ck_assert_int_eq(store_module_list(st, a, &list), STORE_OK);
@@ -439,11 +459,20 @@ START_TEST(test_modules)
 	ck_assert_int_eq(store_module_get(st, b, "sandbox", &on), STORE_OK);
 	ck_assert_int_eq(on, 0);
 	/* off again (upsert), unknown modules refused */
-	ck_assert_int_eq(store_module_set(st, a, "sandbox", 0), STORE_OK);
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 0, NULL, NULL), STORE_OK);
 	ck_assert_int_eq(store_module_get(st, a, "sandbox", &on), STORE_OK);
 	ck_assert_int_eq(on, 0);
-	ck_assert_int_eq(store_module_set(st, a, "evals", 1), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_module_set(st, a, "evals", 1, NULL, NULL), STORE_NOT_FOUND);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM module_settings"), 1);
+	/* with an actor, the switch and its event together */
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1, "actor-1", NULL), STORE_OK);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE action = "
+	                           "'module.enable' AND actor = 'actor-1'"),
+	                 1);
+	ck_assert_int_eq(
+	    store_module_set(st, "0123456789abcdef0123456789abcdef", "sandbox", 0, "actor-1", NULL),
+	    STORE_NOT_FOUND);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE actor = 'actor-1'"), 1);
 }
 END_TEST
 
@@ -832,7 +861,7 @@ START_TEST(test_tenant_isolation)
 	r = sample_run(sid, outs);
 	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
 	rid = jstr(run, "id");
-	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1), STORE_OK);
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1, NULL, NULL), STORE_OK);
 
 	ck_assert_int_eq(store_scenario_get(st, b, sid, &x), STORE_NOT_FOUND);
 	ck_assert_ptr_null(x);
@@ -1681,7 +1710,7 @@ static void mk_token(const char *tenant, enum store_role role, const char *name,
 
 	snprintf(secret, sizeof secret, "olv_test_token_%s", name);
 	sha256_hex(secret, strlen(secret), sha);
-	ck_assert_int_eq(store_token_create(st, tenant, role, sha, name, id), STORE_OK);
+	ck_assert_int_eq(store_token_create(st, tenant, role, sha, name, NULL, id), STORE_OK);
 }
 
 /* The stored digest of a cookie secret named name, as fcgi/view.c makes it. */

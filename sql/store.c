@@ -10,10 +10,15 @@
  * and no write is lost silently: past the retries the caller gets
  * STORE_UNAVAILABLE.
  *
- * A lost connection (SQLSTATE 08xxx, 57P0x) marks the store broken: the
- * current call returns STORE_UNAVAILABLE (a write in flight may or may not
- * have been committed by the server, so it is never replayed) and the next
- * call reconnects once before running (store_reconnect does it on demand).
+ * A lost connection (SQLSTATE 08xxx, 57P0x), or one whose transaction
+ * state is unknown (a rollback or an autocommit switch that failed), marks
+ * the store broken. Lost before the commit was sent, the call reconnects
+ * once and runs again from its first statement (the database committed
+ * nothing of it); lost at the commit, the call returns STORE_UNAVAILABLE
+ * (the write may or may not have been committed, so it is never replayed)
+ * and the next call reconnects before running (store_reconnect does it on
+ * demand). A database out of space (PostgreSQL class 53, SQLite's "disk is
+ * full") is STORE_UNAVAILABLE too, never retried here.
  *
  * Text in and out: parameters are bound with SQLBindParameter as SQL_C_CHAR
  * with explicit lengths (SQL_VARCHAR, or SQL_LONGVARCHAR above 4000 bytes);
@@ -229,6 +234,12 @@ static enum store_rc odbc_fail(struct store *st, SQLSMALLINT htype, SQLHANDLE h,
 		st->busy = 1;
 		return STORE_UNAVAILABLE;
 	}
+	/* out of space or of the server's resources (PostgreSQL class 53,
+	 * SQLite's SQLITE_FULL): the database cannot take the write now, a
+	 * later one may succeed; not retried here */
+	if (strncmp(s, "53", 2) == 0 || has_text(lower, "database or disk is full") ||
+	    has_text(lower, "no space left on device"))
+		return STORE_UNAVAILABLE;
 	if (strcmp(s, "23505") == 0 || has_text(lower, "unique constraint failed") ||
 	    has_text(lower, "is not unique") || has_text(lower, "must be unique") ||
 	    has_text(lower, "duplicate key"))
@@ -1043,28 +1054,58 @@ static long long mono_ms(void)
 static enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
 {
 	enum store_rc rc;
-	int attempt;
+	int attempt, committing, reconnected = 0;
 	long backoff = STORE_BACKOFF_MS;
 	long long start = mono_ms();
+	char first_err[sizeof st->err];
 
 	if (st->broken || !st->connected) {
 		st_disconnect(st);
 		rc = st_connect(st);
 		if (rc)
 			return STORE_UNAVAILABLE;
+		reconnected = 1;
 	}
 	for (attempt = 1;; attempt++) {
 		st->busy = 0;
 		st->err[0] = '\0';
+		committing = 0;
 		rc = set_autocommit(st, !write);
+		/* the driver's idea of the transaction is not the database's
+		 * (SQLite rolled back by itself): start again on a new one */
+		if (rc != STORE_OK)
+			st->broken = 1;
 		if (rc == STORE_OK)
 			rc = fn(st, arg);
-		if (rc == STORE_OK && write)
+		if (rc == STORE_OK && write) {
+			committing = 1;
 			rc = end_tran(st, SQL_COMMIT);
+		}
 		if (rc == STORE_OK)
 			return STORE_OK;
-		if (!st->broken && write && !st->autocommit)
-			end_tran(st, SQL_ROLLBACK);
+		if (!st->broken && write && !st->autocommit) {
+			/* a rollback that fails leaves the connection in a state
+			 * nobody knows: reconnect; the first error is the one
+			 * worth reporting */
+			memcpy(first_err, st->err, sizeof first_err);
+			if (end_tran(st, SQL_ROLLBACK) != STORE_OK) {
+				st->broken = 1;
+				memcpy(st->err, first_err, sizeof first_err);
+			}
+		}
+		/* A connection lost (or reset above) before the commit was
+		 * sent: the database committed nothing of this call, so it is
+		 * run again once on a new connection (a connection that went
+		 * stale while a worker waited for a run, a database that
+		 * restarted). Lost at the commit, the outcome is unknown and
+		 * nothing is replayed. */
+		if (st->broken && !committing && !reconnected) {
+			reconnected = 1;
+			st_disconnect(st);
+			if (st_connect(st) != STORE_OK)
+				return STORE_UNAVAILABLE;
+			continue;
+		}
 		if (st->broken)
 			return STORE_UNAVAILABLE;
 		if (!st->busy)

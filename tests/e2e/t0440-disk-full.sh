@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# t0440: a SQLite database whose disk fills up. Writes that do not fit get
+# the JSON 503 storage_unavailable (not a 500), nothing half-written stays,
+# and once there is space again the same server answers and writes without
+# a restart. A stack of its own, its database on a 1 MiB tmpfs (root only:
+# skipped otherwise).
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/lib/common.sh
+. "$OLV_ROOT/scripts/lib/common.sh"
+
+if ((EUID != 0)); then
+	ok "# SKIP mounting a tmpfs needs root"
+	done_testing
+fi
+D=$E2E_TMP/full
+mkdir -p "$D/db"
+if ! mount -t tmpfs -o size=1m tmpfs "$D/db"; then
+	not_ok "a 1 MiB tmpfs for the database"
+	done_testing
+fi
+STACK=$OLV_ROOT/scripts/stack
+export OLIVARES_DATA=$D/data OLIVARES_PORT
+OLIVARES_PORT=$(olv_free_port)
+export OLIVARES_DSN="Driver=SQLite3;Database=$D/db/olivares.db;Timeout=2000;JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1"
+unset OLIVARES_CONF
+trap '"$STACK" down >/dev/null 2>&1; umount "$D/db" 2>/dev/null; rm -rf "$E2E_TMP"' EXIT
+if "$STACK" up >"$D/up.out" 2>&1; then
+	ok "a stack with its database on the tmpfs"
+else
+	not_ok "a stack with its database on the tmpfs ($(short "$(tail -n 3 "$D/up.out")"))"
+	done_testing
+fi
+OLIVARES_URL=http://127.0.0.1:$OLIVARES_PORT
+TK=$(cat "$D/data/admin_token")
+req "$TK" PUT /v1/modules/sandbox '{"enabled":true}'
+is_status "the module on" 200
+
+# scenarios of 10 steps of 8000 bytes (about 80 KB each) until the disk is full
+step=$(repeat_char x 8000)
+jq -nc --arg s "$step" '{name:"filler",steps:[range(1;11)|{key:"k\(.)",input:$s}]}' >"$D/body.json"
+codes=""
+for i in $(seq 1 40); do
+	req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"
+	codes="$codes $STATUS"
+	[[ $STATUS == 201 ]] || break
+done
+is "writes until the disk is full: then 503 storage_unavailable, not 500" "503 storage_unavailable" "$STATUS $(jqb .error.code)"
+if [[ $codes == *" 201"* ]]; then ok "some writes fitted first ($codes)"; else not_ok "some writes fitted first ($codes)"; fi
+req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"
+is "another write on a full disk: 503 again" 503 "$STATUS"
+
+# space again: the same server reads and writes, on every worker
+mount -o remount,size=16m "$D/db"
+all=""
+for i in $(seq 1 12); do
+	req "$TK" GET "/v1/m/sandbox/scenarios?limit=500"
+	all="$all $STATUS"
+done
+is "with space again: every read answers 200, no restart" "$(printf ' 200%.0s' $(seq 1 12))" "$all"
+n_before=$(jqb '.scenarios|length')
+req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"
+is_status "with space again: a write succeeds" 201
+req "$TK" GET "/v1/m/sandbox/scenarios?limit=500"
+is "the scenarios: those that fitted, plus the new one" "$((n_before + 1))" "$(jqb '.scenarios|length')"
+req "$TK" GET "/v1/m/sandbox/audit?limit=500"
+is "one audit event per scenario created, none for a refused one" "$((n_before + 1))" \
+	"$(jqb '[.events[]|select(.action=="sandbox.scenario.create")]|length')"
+done_testing

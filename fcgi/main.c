@@ -383,8 +383,10 @@ static int master_loop(const struct http_config *cfg, int listen_fd)
 		}
 		reap(slots, n, 0);
 	}
+	/* a request in progress (a comparison at the longest) ends and is
+	 * recorded before its worker is killed */
 	stop_workers(slots, n, &set,
-	             cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS + SHUTDOWN_GRACE_MS);
+	             http_config_request_seconds_max(cfg) * 1000 + SHUTDOWN_GRACE_MS);
 	return 0;
 }
 

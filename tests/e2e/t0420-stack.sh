@@ -132,6 +132,20 @@ else
 fi
 req "" GET /healthz
 is_status "the stack still answers after the refused restart" 200
+# ---- restart while the database does not answer: nothing is stopped
+pid_before=$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)
+rc=0
+OLIVARES_DSN="Driver=SQLite3;Database=$E2E_TMP/no/such/dir/olivares.db" "$STACK" restart \
+	>"$E2E_TMP/dbdown.out" 2>"$E2E_TMP/dbdown.err" || rc=$?
+isnt "restart while the database does not answer: fails" 0 "$rc"
+if grep -q 'the database does not answer: nothing was stopped' "$E2E_TMP/dbdown.err"; then
+	ok "restart while the database does not answer: says so, and that nothing was stopped"
+else
+	not_ok "restart while the database does not answer: says so, and that nothing was stopped (got $(short "$(cat "$E2E_TMP/dbdown.err")"))"
+fi
+is "the same server still runs" "$pid_before" "$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)"
+req "" GET /healthz
+is_status "and answers" 200
 printf '[scorer]\nadapter = exec:no-such-scorer\n' >"$E2E_TMP/bad-scorer.conf"
 rc=0
 OLIVARES_CONF=$E2E_TMP/bad-scorer.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >/dev/null 2>"$E2E_TMP/check.err" || rc=$?

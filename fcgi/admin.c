@@ -122,14 +122,12 @@ static int load_config(struct http_config *cfg)
 }
 
 /* Open the store; with check, refuse an unmigrated schema. */
-static int sqlite_file(const char *dsn, char *out, size_t n);
-
 static int open_store(const struct http_config *cfg, int check, struct store **st)
 {
 	char file[512];
 	struct stat sb;
 
-	if (check && sqlite_file(cfg->dsn, file, sizeof file) && stat(file, &sb) != 0) {
+	if (check && store_sqlite_file(cfg->dsn, file, sizeof file) && stat(file, &sb) != 0) {
 		fprintf(stderr,
 		        "%s: database %s does not exist: is the data dir right (OLIVARES_DATA, "
 		        "or the DSN: OLIVARES_DSN, [server] dsn)? For a new one, run %s migrate "
@@ -153,40 +151,6 @@ static int open_store(const struct http_config *cfg, int check, struct store **s
 static void report(struct store *st, const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, store_last_error(st));
-}
-
-/*
- * The SQLite file named by "Database=" in an SQLite connection string, or
- * 0 if the DSN is not SQLite or names no file. Keys are case-insensitive.
- */
-static int sqlite_file(const char *dsn, char *out, size_t n)
-{
-	const char *p = dsn;
-	const char *end;
-	const char *eq;
-	size_t klen, vlen;
-	int is_sqlite = 0;
-
-	out[0] = '\0';
-	while (*p) {
-		end = strchr(p, ';');
-		if (!end)
-			end = p + strlen(p);
-		eq = memchr(p, '=', (size_t)(end - p));
-		if (eq) {
-			klen = (size_t)(eq - p);
-			vlen = (size_t)(end - eq - 1);
-			if (klen == 6 && strncasecmp(p, "Driver", 6) == 0 &&
-			    vlen >= 6 && strncasecmp(eq + 1, "SQLite", 6) == 0)
-				is_sqlite = 1;
-			if (klen == 8 && strncasecmp(p, "Database", 8) == 0 && vlen < n) {
-				memcpy(out, eq + 1, vlen);
-				out[vlen] = '\0';
-			}
-		}
-		p = *end ? end + 1 : end;
-	}
-	return is_sqlite && out[0];
 }
 
 /* mkdir -p with mode 0700 for the directories it creates. */
@@ -229,7 +193,7 @@ static int cmd_migrate(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	if (sqlite_file(cfg.dsn, file, sizeof file)) {
+	if (store_sqlite_file(cfg.dsn, file, sizeof file)) {
 		char dir[512];
 		char *slash;
 

@@ -402,6 +402,11 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
 	case STORE_ERROR:
 	case STORE_CONFLICT:
 		http_log("store error in %s: %s", what, store_last_error(req->store));
+		/* an error the store could not classify may be a connection
+		 * to a database that is not the one expected (a file replaced,
+		 * a schema gone): the next request starts on a new one */
+		if (rc == STORE_ERROR)
+			req->worker->store_broken = 1;
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
 	case STORE_NOT_FOUND:
 		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "%s", not_found_message(what));
@@ -629,6 +634,7 @@ static int token_principal(struct http_request *req, const char *module, int *en
 	char hex[65];
 	size_t len = 0;
 	enum store_rc rc;
+	int rc2;
 
 	h = FCGX_GetParam("HTTP_AUTHORIZATION", req->fcgx->envp);
 	if (!h)
@@ -648,10 +654,12 @@ static int token_principal(struct http_request *req, const char *module, int *en
 		/* a connection lost since the last request (database restart):
 		 * the lookup only reads, so reconnect once and ask again */
 		http_store_fail(req, rc, "token lookup", &err);
-		if (ensure_store(req->worker) == 0) {
-			req->store = req->worker->store;
+		/* ensure_store closed the old store: never use it again, even
+		 * when the new one could not be opened (NULL then) */
+		rc2 = ensure_store(req->worker);
+		req->store = req->worker->store;
+		if (rc2 == 0)
 			return token_principal(req, module, enabled, 0);
-		}
 	}
 	if (rc) {
 		http_store_fail(req, rc, "token lookup", &err);
@@ -704,6 +712,7 @@ int http_auth_bearer(struct http_request *req)
 static int ensure_store(struct http_worker *w)
 {
 	enum store_rc rc;
+	char file[512];
 
 	if (w->store && w->store_broken) {
 		store_close(w->store);
@@ -712,6 +721,13 @@ static int ensure_store(struct http_worker *w)
 	w->store_broken = 0;
 	if (w->store)
 		return 0;
+	/* the master created and migrated the database before the workers
+	 * started: a SQLite file missing now was deleted under the server,
+	 * and opening it would create an empty one that takes writes */
+	if (store_sqlite_file(w->cfg->dsn, file, sizeof(file)) && access(file, F_OK) != 0) {
+		http_log("cannot connect to the store: the database file %s is gone", file);
+		return -1;
+	}
 	rc = store_open(w->cfg->dsn, &w->store);
 	if (rc) {
 		http_log("cannot connect to the store: %s", store_last_error(NULL));

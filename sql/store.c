@@ -46,6 +46,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,6 +108,12 @@ struct store {
 	int busy;   /* the last failure is a lock/serialization conflict */
 	char err[512];
 	int autocommit; /* the connection's current mode (store_call) */
+	/* SQLite: the file at connection time, so that one deleted or
+	 * replaced under the server is noticed (store_call) */
+	char file[512];
+	dev_t file_dev;
+	ino_t file_ino;
+	int have_file;
 	struct stmt_slot stmts[STORE_STMT_CACHE];
 	unsigned long tick;
 };
@@ -923,10 +931,75 @@ static enum store_rc st_connect(struct store *st)
 		goto fail;
 	}
 	st->autocommit = 0;
+	/* the file the driver opened (or created): the one this connection
+	 * writes to */
+	st->have_file = 0;
+	if (st->dialect == DIALECT_SQLITE && store_sqlite_file(st->dsn, st->file, sizeof st->file)) {
+		struct stat sb;
+
+		if (stat(st->file, &sb) == 0) {
+			st->file_dev = sb.st_dev;
+			st->file_ino = sb.st_ino;
+			st->have_file = 1;
+		}
+	}
 	return STORE_OK;
 fail:
 	st_disconnect(st);
 	return rc;
+}
+
+int store_sqlite_file(const char *dsn, char *out, size_t n)
+{
+	const char *p = dsn, *end, *eq;
+	size_t klen, vlen;
+	int is_sqlite = 0;
+
+	out[0] = '\0';
+	while (*p) {
+		end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (eq) {
+			klen = (size_t)(eq - p);
+			vlen = (size_t)(end - eq - 1);
+			if (klen == 6 && strncasecmp(p, "Driver", 6) == 0 && vlen >= 6 &&
+			    strncasecmp(eq + 1, "SQLite", 6) == 0)
+				is_sqlite = 1;
+			if (klen == 8 && strncasecmp(p, "Database", 8) == 0 && vlen < n) {
+				memcpy(out, eq + 1, vlen);
+				out[vlen] = '\0';
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (!is_sqlite)
+		out[0] = '\0';
+	return is_sqlite && out[0];
+}
+
+/*
+ * SQLite: is the file at the path still the one the connection opened?
+ * STORE_OK when it is (or when nothing is known of it); a file replaced
+ * (a backup restored with mv) marks the connection broken, so the call
+ * reconnects to the file now there; a file gone is STORE_UNAVAILABLE
+ * without reconnecting, which would create an empty database in its place
+ * and acknowledge writes nobody will find.
+ */
+static enum store_rc check_file(struct store *st)
+{
+	struct stat sb;
+
+	if (!st->have_file)
+		return STORE_OK;
+	if (stat(st->file, &sb) != 0) {
+		st_seterr(st, "the database file %s is gone (%s)", st->file, strerror(errno));
+		return STORE_UNAVAILABLE;
+	}
+	if (sb.st_dev != st->file_dev || sb.st_ino != st->file_ino)
+		st->broken = 1;
+	return STORE_OK;
 }
 
 enum store_rc store_open(const char *dsn, struct store **out)
@@ -1059,6 +1132,8 @@ static enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int
 	long long start = mono_ms();
 	char first_err[sizeof st->err];
 
+	if (check_file(st) != STORE_OK)
+		return STORE_UNAVAILABLE;
 	if (st->broken || !st->connected) {
 		st_disconnect(st);
 		rc = st_connect(st);

@@ -54,6 +54,14 @@ void store_close(struct store *st);
  */
 enum store_rc store_reconnect(struct store *st);
 
+/**
+ * The SQLite file named by "Database=" in dsn when its "Driver=" is an
+ * SQLite one (keys case-insensitive), copied into out (n bytes). Returns 1,
+ * or 0 (out "") when the DSN is not SQLite, names no file or the name does
+ * not fit.
+ */
+int store_sqlite_file(const char *dsn, char *out, size_t n);
+
 /** "sqlite" or "postgres": the dialect detected at connection time
  * (SQLGetInfo SQL_DBMS_NAME). Static storage. */
 const char *store_dialect(const struct store *st);

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# t0440: a SQLite database whose disk fills up. Writes that do not fit get
-# the JSON 503 storage_unavailable (not a 500), nothing half-written stays,
-# and once there is space again the same server answers and writes without
-# a restart. A stack of its own, its database on a 1 MiB tmpfs (root only:
-# skipped otherwise).
+# t0440: a SQLite database whose disk fills up, then whose file is deleted
+# and replaced under the server. Writes that do not fit get the JSON 503
+# storage_unavailable (not a 500), nothing half-written stays, and once
+# there is space again the same server answers and writes without a
+# restart. A deleted file is a 503 (no write acknowledged into it), and a
+# file put in its place (a backup restored) is the one read and written.
+# A stack of its own, its database on a 1 MiB tmpfs (root only: skipped
+# otherwise).
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../../scripts/lib/common.sh
 . "$OLV_ROOT/scripts/lib/common.sh"
@@ -65,4 +68,41 @@ is "the scenarios: those that fitted, plus the new one" "$((n_before + 1))" "$(j
 req "$TK" GET "/v1/m/sandbox/audit?limit=500"
 is "one audit event per scenario created, none for a refused one" "$((n_before + 1))" \
 	"$(jqb '[.events[]|select(.action=="sandbox.scenario.create")]|length')"
+
+# ---- the file deleted under the server, then a backup put in its place
+DB=$D/db/olivares.db
+in_backup=$((n_before + 1))
+sqlite3 "$DB" ".backup '$D/backup.db'"
+req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"
+is_status "a write after the backup" 201
+rm -f "$DB" "$DB-wal" "$DB-shm"
+gone=""
+for i in $(seq 1 8); do
+	req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"
+	gone="$gone $STATUS"
+done
+is "the file deleted: every write is a 503, none acknowledged" "$(printf ' 503%.0s' $(seq 1 8))" "$gone"
+req "" GET /healthz
+is_status "the file deleted: /healthz is a 503" 503
+if [[ -e $DB ]]; then not_ok "no empty database was created in its place"; else ok "no empty database was created in its place"; fi
+mv "$D/backup.db" "$DB"
+back=""
+for i in $(seq 1 12); do
+	req "$TK" GET "/v1/m/sandbox/scenarios?limit=500"
+	back="$back $STATUS:$(jqb '.scenarios|length')"
+done
+is "the backup in its place: every worker reads it (the scenarios it holds)" \
+	"$(printf " 200:$in_backup%.0s" $(seq 1 12))" "$back"
+req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"
+is_status "and writes into it" 201
+is "the write is in the file at the path" "$((in_backup + 1))" \
+	"$(sqlite3 "$DB" 'SELECT COUNT(*) FROM scenarios')"
+# this stack's own log (run.sh reads the main stack's): a worker whose
+# reconnection failed once used the store it had just closed
+log=$D/data/log/olivares-fcgi.log
+if grep -Eq 'AddressSanitizer|runtime error:|LeakSanitizer' "$log"; then
+	not_ok "no sanitizer report in this stack's log ($(grep -E -m 1 'AddressSanitizer|runtime error:' "$log"))"
+else
+	ok "no sanitizer report in this stack's log"
+fi
 done_testing

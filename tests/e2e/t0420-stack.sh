@@ -180,4 +180,26 @@ fi
 "$STACK" restart >/dev/null 2>&1
 req "$OLV_VIEWER_TOKEN" GET /v1/modules
 is_status "back on the test's configuration" 200
+
+# ---- down while a run is in progress: the run is recorded and its client
+# gets the answer (nginx stops gracefully, after the pool's answer)
+if [[ -x ${OLV_AGENTS_DIR:-}/slow ]] && "$OLIVARES_BUILD/olivares-runner" --preflight namespaces >/dev/null 2>&1; then
+	module_on "$OLV_ADMIN_TOKEN" || true
+	req "$OLV_EDITOR_TOKEN" POST /v1/m/sandbox/scenarios '{"name":"drain","steps":[{"key":"k","input":"x"}]}'
+	DSID=$(jqb '.id // empty')
+	curl -s -o "$E2E_TMP/drain.json" -w '%{http_code}' -H "Authorization: Bearer $OLV_EDITOR_TOKEN" \
+		-H 'Content-Type: application/json' --data '{"variant":"slow","backend":"namespaces"}' \
+		"$OLIVARES_URL/v1/m/sandbox/scenarios/$DSID/runs" >"$E2E_TMP/drain.code" 2>/dev/null &
+	client=$!
+	sleep 1.5
+	"$STACK" down >"$E2E_TMP/drain-down.out" 2>&1
+	wait "$client"
+	is "down during a slow run: the client gets 201 and the completed run" "201 completed" \
+		"$(cat "$E2E_TMP/drain.code") $(jq -r .status "$E2E_TMP/drain.json" 2>/dev/null)"
+	"$STACK" up >/dev/null 2>&1
+	req "$OLV_VIEWER_TOKEN" GET "/v1/m/sandbox/runs?scenario=$DSID"
+	is "the run is recorded once" "200 1" "$STATUS $(jqb '.runs|length')"
+else
+	ok "# SKIP down during a slow run: no slow agent or no namespaces backend"
+fi
 done_testing

@@ -17,7 +17,9 @@
 void cli_print_json(const json_t *v)
 {
 	/* JSON_ENCODE_ANY: a samples array is printed as is */
-	if (json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY) == 0)
+	/* reals with 15 significant digits: a score recorded to 9 decimals
+	 * reads 0.666666667, as the server sends it */
+	if (json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) == 0)
 		fputc('\n', stdout);
 }
 
@@ -90,7 +92,7 @@ char *cli_render(const json_t *v)
 		return model_xstrdup("true");
 	if (json_is_false(v))
 		return model_xstrdup("false");
-	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 	if (!s)
 		return model_xstrdup("?");
 	/* nested strings may hold control characters too */

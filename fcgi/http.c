@@ -22,6 +22,11 @@
 #include "model/limits.h"
 #include "model/text.h"
 
+/* Replies are compact; a real is written with 15 significant digits, so a
+ * score recorded to 9 decimals reads as recorded (0.666666667), not as the
+ * binary double's 17 digits (0.66666666699999999). */
+#define HTTP_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+
 /* A body announced above the limit is read and dropped up to this many
  * bytes, so a web server still writing it does not see a reset; beyond
  * that the reply goes out without reading the rest. */
@@ -267,7 +272,7 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
 	/* One reply buffer per worker process (workers serve one request at a
 	 * time): jansson encodes into it in one pass, with no growth and no
 	 * final copy (json_dumpb); a larger reply takes json_dumps. Same
-	 * bytes either way (JSON_COMPACT). */
+	 * bytes either way (HTTP_JSON_FLAGS). */
 	static char quick[64 * 1024];
 	char *text;
 	size_t n;
@@ -283,11 +288,11 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
 		req->captured = json_incref(body);
 		return 0;
 	}
-	n = json_dumpb(body, quick, sizeof(quick), JSON_COMPACT);
+	n = json_dumpb(body, quick, sizeof(quick), HTTP_JSON_FLAGS);
 	if (n > 0 && n <= sizeof(quick))
 		return reply_raw(req, status, "application/json; charset=utf-8", extra_headers,
 		                 quick, n);
-	text = json_dumps(body, JSON_COMPACT);
+	text = json_dumps(body, HTTP_JSON_FLAGS);
 	if (!text) {
 		/* cannot happen for the objects we build; fall back to a fixed error */
 		text = model_xstrdup(

@@ -253,6 +253,10 @@ if ((HAVE_SCORER)); then
 	req "$ED" POST "$M/scenarios/$WALK_SID/runs" '{"variant":"candidate","suite":"walkthrough-strict"}'
 	is "strict walkthrough run (API): 2/3, recorded to 9 decimals, not passed" "201 0.666666667 false" "$STATUS $(jqb '"\(.score) \(.passed)"')"
 	THIRDS_RID=$(jqb '.id // empty')
+	is "the API writes the score as recorded, not the double's 17 digits" '"score":0.666666667' \
+		"$(grep -o '"score":[0-9.e-]*' "$BODY_FILE")"
+	is "so does the CLI's -o json" '"score": 0.666666667,' \
+		"$(OLIVARES_TOKEN=$ED olivares sandbox runs get "$THIRDS_RID" -o json 2>/dev/null | grep -o '"score": [0-9.e-]*,')"
 else
 	echo "# no builtin scorer on tests/fixtures/suites on this stack: comparison and score checks skipped"
 fi

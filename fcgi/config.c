@@ -596,7 +596,7 @@ unknown:
  * (copied into unknown) is not one of ours, or 0. inih calls the key
  * handler only for keys, so an empty unknown section is seen here only.
  */
-#define CONFIG_MAX_LINE 198
+#define CONFIG_MAX_LINE HTTP_CONFIG_MAX_LINE
 
 static int prescan(const char *path, int *unknown_line, char *unknown, size_t unknown_n)
 {
@@ -770,8 +770,8 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
 		if (r > 0)
 			return seterr(err, errlen,
-			              "%s:%d: line longer than %d bytes (use OLIVARES_DSN for a "
-			              "long connection string)",
+			              "%s:%d: line longer than %d bytes (a long connection string "
+			              "goes in OLIVARES_DSN; shorten other values)",
 			              conf, r, CONFIG_MAX_LINE);
 		if (unknown_line)
 			return seterr(err, errlen,

@@ -154,6 +154,11 @@ void http_config_policy(const struct http_config *cfg, const char *tenant_name,
 /** 1 when name is one of the items of the comma list list (exact match). */
 int http_config_list_has(const char *list, const char *name);
 
+/** The longest line the INI file may have, in bytes: inih (as built by
+ * Debian) reads a line into 200 bytes and parses the rest of a longer one
+ * as a new line, so longer lines are refused at load. */
+#define HTTP_CONFIG_MAX_LINE 198
+
 /**
  * The longest a request can hold a worker, in whole seconds: a comparison
  * runs its scenario twice, each run taking up to [runner] timeout_ms plus

@@ -570,26 +570,39 @@ static const char *dsn_element_end(const char *p)
 
 /* The DSN without secrets, for --check-config: the values of PWD and
  * Password masked (braced ones whole). */
-static void print_dsn(const char *dsn)
+static void print_dsn(FILE *f, const char *dsn)
 {
 	const char *p = dsn, *semi, *eq;
 	size_t klen;
 
-	fputs("dsn = ", stdout);
 	while (*p) {
 		semi = dsn_element_end(p);
 		eq = memchr(p, '=', (size_t)(semi - p));
 		klen = eq ? (size_t)(eq - p) : 0;
 		if (eq && ((klen == 3 && strncasecmp(p, "PWD", 3) == 0) ||
 		           (klen == 8 && strncasecmp(p, "Password", 8) == 0)))
-			printf("%.*s=***", (int)klen, p);
+			fprintf(f, "%.*s=***", (int)klen, p);
 		else
-			printf("%.*s", (int)(semi - p), p);
+			fprintf(f, "%.*s", (int)(semi - p), p);
 		if (*semi)
-			putchar(';');
+			fputc(';', f);
 		p = *semi ? semi + 1 : semi;
 	}
-	putchar('\n');
+}
+
+/* "key = value", or, when that line would not fit in a line of the file
+ * (HTTP_CONFIG_MAX_LINE), a note in its place, so that what is printed
+ * always loads. */
+static void print_kv(const char *key, const char *value)
+{
+	size_t n = strlen(key) + 3 + strlen(value);
+
+	if (n <= HTTP_CONFIG_MAX_LINE)
+		printf("%s = %s\n", key, value);
+	else
+		printf("# %s: its line would be %zu bytes, more than a line of the file takes "
+		       "(%d)\n",
+		       key, n, HTTP_CONFIG_MAX_LINE);
 }
 
 /* What was loaded, as the INI file that would load it: its sections and
@@ -597,32 +610,49 @@ static void print_dsn(const char *dsn)
 static void print_config(const struct http_config *cfg)
 {
 	const char *data = getenv("OLIVARES_DATA"), *dsn = getenv("OLIVARES_DSN");
+	char *shown = NULL;
+	size_t shown_len = 0;
+	FILE *masked;
 	int i;
 
 	/* one note a line: the file's lines are at most 198 bytes */
 	if (cfg->file[0]) {
-		printf("# read from %s\n", cfg->file);
+		/* cut to fit a line of the file */
+		printf("# read from %.180s%s\n", cfg->file, strlen(cfg->file) > 180 ? "..." : "");
 		if (data && *data)
-			puts("# OLIVARES_DATA is set and wins over the file's data_dir");
+			puts("# OLIVARES_DATA is set: it is the data dir, whatever the file says");
 		if (dsn && *dsn)
-			puts("# OLIVARES_DSN is set and wins over the file's dsn");
+			puts("# OLIVARES_DSN is set: it is the dsn, whatever the file says");
 	} else
 		printf("# no configuration file (no OLIVARES_CONF, no olivares.conf in the data "
 		       "dir): the defaults\n");
-	printf("[server]\ndata_dir = %s\n", cfg->data_dir);
-	print_dsn(cfg->dsn);
-	printf("socket = %s\nsocket_mode = %04o\nworkers = %d\nbacklog = %d\n", cfg->socket_path,
-	       cfg->socket_mode, cfg->workers, cfg->backlog);
-	printf("\n[runner]\npath = %s\ntimeout_ms = %d\nbackends = %s\ndefault_backend = %s\n",
-	       cfg->runner_path, cfg->run_timeout_ms, cfg->backends, cfg->default_backend);
-	printf("agents_dir = %s\nbinds = %s\n", cfg->agents_dir, cfg->binds);
+	puts("[server]");
+	print_kv("data_dir", cfg->data_dir);
+	masked = open_memstream(&shown, &shown_len);
+	if (masked) {
+		print_dsn(masked, cfg->dsn);
+		fclose(masked);
+		print_kv("dsn", shown);
+		free(shown);
+	}
+	print_kv("socket", cfg->socket_path);
+	printf("socket_mode = %04o\nworkers = %d\nbacklog = %d\n", cfg->socket_mode, cfg->workers,
+	       cfg->backlog);
+	puts("\n[runner]");
+	print_kv("path", cfg->runner_path);
+	printf("timeout_ms = %d\nbackends = %s\ndefault_backend = %s\n", cfg->run_timeout_ms,
+	       cfg->backends, cfg->default_backend);
+	print_kv("agents_dir", cfg->agents_dir);
+	print_kv("binds", cfg->binds);
 	printf("cpu_seconds = %ld\nmemory_mb = %ld\nprocesses = %ld\nopen_files = %ld\n"
 	       "tmpfs_mb = %ld\n",
 	       cfg->limits.cpu_seconds, cfg->limits.memory_mb, cfg->limits.processes,
 	       cfg->limits.open_files, cfg->limits.tmpfs_mb);
 	printf("max_runs = %d\nmax_runs_per_tenant = %d\n", cfg->max_runs,
 	       cfg->max_runs_per_tenant);
-	printf("\n[scorer]\nadapter = %s\ntimeout_ms = %d\n", cfg->scorer, cfg->scorer_timeout_ms);
+	puts("\n[scorer]");
+	print_kv("adapter", cfg->scorer);
+	printf("timeout_ms = %d\n", cfg->scorer_timeout_ms);
 	printf("\n[admin]\nsession_minutes = %d\n", cfg->session_minutes);
 	printf("\n# the longest request (a comparison) can take %d s: the web server's read\n"
 	       "# timeout for the pool (nginx's fastcgi_read_timeout) must be at least that\n"

@@ -100,11 +100,22 @@ env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/small.conf "$OLIVARES_BUILD/olivares-
 env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/printed.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >"$E2E_TMP/reprinted.conf" 2>/dev/null
 is "--check-config: the file's keys under the file's names" "timeout_ms = 2500|cpu_seconds = 7|timeout_ms = 5000|[tenant acme]" \
 	"$(grep -E '^(timeout_ms|cpu_seconds|\[tenant)' "$E2E_TMP/printed.conf" | paste -sd'|')"
-is "--check-config: it names the file it read, and what wins over it" "# read from $E2E_TMP/small.conf|# OLIVARES_DATA is set and wins over the file's data_dir" "$(head -n 2 "$E2E_TMP/printed.conf" | paste -sd'|')"
+is "--check-config: it names the file it read, and what wins over it" "# read from $E2E_TMP/small.conf|# OLIVARES_DATA is set: it is the data dir, whatever the file says" "$(head -n 2 "$E2E_TMP/printed.conf" | paste -sd'|')"
 if [[ -s $E2E_TMP/printed.conf ]] && cmp -s <(tail -n +2 "$E2E_TMP/printed.conf") <(tail -n +2 "$E2E_TMP/reprinted.conf"); then
 	ok "--check-config: its output, loaded as a configuration, prints the same"
 else
 	not_ok "--check-config: its output, loaded as a configuration, prints the same ($(diff <(tail -n +2 "$E2E_TMP/printed.conf") <(tail -n +2 "$E2E_TMP/reprinted.conf") | head -3 | tr '\n' ' '))"
+fi
+
+# a value too long for a line of the file (a DSN from the environment) is a
+# note, so that the printed file still loads
+longdsn="Driver=SQLite3;Database=$E2E_TMP/$(repeat_char d 200).db"
+OLIVARES_DSN=$longdsn "$OLIVARES_BUILD/olivares-fcgi" --check-config >"$E2E_TMP/longdsn.conf" 2>/dev/null
+if grep -q "^# dsn: its line would be $((${#longdsn} + 6)) bytes, more than a line of the file takes (198)$" "$E2E_TMP/longdsn.conf" &&
+	env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/longdsn.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >/dev/null 2>&1; then
+	ok "--check-config: a DSN too long for the file is a note, and the output loads"
+else
+	not_ok "--check-config: a DSN too long for the file is a note, and the output loads ($(grep -m1 dsn "$E2E_TMP/longdsn.conf" | cut -c1-80))"
 fi
 
 # ---- relative paths in the file are taken from the file's directory,
@@ -167,9 +178,19 @@ is "the generated nginx: the pool's read timeout is 60 s with this configuration
 # take (2 x (40 + 3 + 2 + 5) = 100 s, plus 15 s), and the server notes it
 # one [runner] section: the test's own keys first, then the timeout
 awk -v extra="timeout_ms = 40000" '{ print } /^[[:space:]]*\[runner\]/ { print extra }' "$OLIVARES_CONF" >"$E2E_TMP/long.conf"
+# and a socket of its own, relative to the file: nginx is pointed at it
+mkdir -p "$E2E_TMP/sock"
+printf '[server]\nsocket = sock/pool.sock\n' >>"$E2E_TMP/long.conf"
 rc=0
 OLIVARES_CONF=$E2E_TMP/long.conf "$STACK" restart >"$E2E_TMP/long.out" 2>"$E2E_TMP/long.err" || rc=$?
-is "restart with [runner] timeout_ms = 40000: exit 0" 0 "$rc"
+is "restart with [runner] timeout_ms = 40000 and [server] socket: exit 0" 0 "$rc"
+req "$OLV_VIEWER_TOKEN" GET /v1/modules
+is_status "the API answers through the configured socket" 200
+if grep -q "fastcgi_pass unix:$E2E_TMP/sock/pool.sock;" "$OLIVARES_DATA/nginx/olivares.conf"; then
+	ok "nginx connects to [server] socket"
+else
+	not_ok "nginx connects to [server] socket ($(grep -m1 fastcgi_pass "$OLIVARES_DATA/nginx/olivares.conf"))"
+fi
 is "the generated nginx: read timeout 115 s for /v1/ and /admin" "115s 115s" \
 	"$(sed -n 's/^[[:space:]]*fastcgi_read_timeout \([0-9]*s\);$/\1/p' "$OLIVARES_DATA/nginx/olivares.conf" | grep -v '^10s$' | paste -sd' ')"
 if grep -q "note: a comparison can take up to 100 s here" "$OLIVARES_DATA/log/olivares-fcgi.log"; then

@@ -133,6 +133,11 @@ struct http_config {
 	int ntenants;
 	int session_minutes; /* [admin] session_minutes */
 	char file[512];      /* the INI file read, "" when none was */
+	/* the DSN the workers connect with, set by olivares-fcgi once the
+	 * database exists (a SQLite one with NoCreat=1: a file deleted under
+	 * the server is never created again, empty, to take writes); "" until
+	 * then, meaning dsn */
+	char worker_dsn[1040];
 };
 
 /**

@@ -717,7 +717,6 @@ int http_auth_bearer(struct http_request *req)
 static int ensure_store(struct http_worker *w)
 {
 	enum store_rc rc;
-	char file[512];
 
 	if (w->store && w->store_broken) {
 		store_close(w->store);
@@ -726,14 +725,9 @@ static int ensure_store(struct http_worker *w)
 	w->store_broken = 0;
 	if (w->store)
 		return 0;
-	/* the master created and migrated the database before the workers
-	 * started: a SQLite file missing now was deleted under the server,
-	 * and opening it would create an empty one that takes writes */
-	if (store_sqlite_file(w->cfg->dsn, file, sizeof(file)) && access(file, F_OK) != 0) {
-		http_log("cannot connect to the store: the database file %s is gone", file);
-		return -1;
-	}
-	rc = store_open(w->cfg->dsn, &w->store);
+	/* the workers' DSN: a SQLite file deleted under the server is not
+	 * created again, empty, to take writes (config.h, worker_dsn) */
+	rc = store_open(w->cfg->worker_dsn[0] ? w->cfg->worker_dsn : w->cfg->dsn, &w->store);
 	if (rc) {
 		http_log("cannot connect to the store: %s", store_last_error(NULL));
 		w->store = NULL;
@@ -1043,7 +1037,7 @@ int http_call(struct http_request *parent, const struct http_principal *who, con
 	if (code && strcmp(code, "storage_unavailable") == 0)
 		rc = -1;
 	/* the parent keeps using the worker's connection, reopened or not */
-	parent->store = sub.store ? sub.store : parent->store;
+	parent->store = parent->worker->store;
 	req_release(&sub);
 	return rc;
 }

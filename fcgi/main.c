@@ -142,7 +142,7 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	w.view = view_serve;
 	w.routes = http_routes;
 	w.nroutes = http_routes_count;
-	if (store_open(cfg->dsn, &w.store)) {
+	if (store_open(cfg->worker_dsn[0] ? cfg->worker_dsn : cfg->dsn, &w.store)) {
 		/* not fatal: requests answer 503 and the next one retries */
 		http_log("worker cannot connect to the store yet: %s", store_last_error(NULL));
 		w.store = NULL;
@@ -486,6 +486,26 @@ static int open_listener(const struct http_config *cfg, int *created)
 
 /* ---- start-up ------------------------------------------------------------------ */
 
+/* cfg->worker_dsn: the master created and migrated the database; a worker
+ * only ever opens it (SQLite: NoCreat=1). 0, or -1 when it does not fit. */
+static int worker_dsn(struct http_config *cfg)
+{
+	char file[512];
+	int n;
+
+	if (!store_sqlite_file(cfg->dsn, file, sizeof(file))) {
+		snprintf(cfg->worker_dsn, sizeof(cfg->worker_dsn), "%s", cfg->dsn);
+		return 0;
+	}
+	n = snprintf(cfg->worker_dsn, sizeof(cfg->worker_dsn), "%s%sNoCreat=1", cfg->dsn,
+	             cfg->dsn[0] && cfg->dsn[strlen(cfg->dsn) - 1] != ';' ? ";" : "");
+	if (n < 0 || (size_t)n >= sizeof(cfg->worker_dsn)) {
+		http_log("the dsn is too long to add NoCreat=1");
+		return -1;
+	}
+	return 0;
+}
+
 static int migrate(const struct http_config *cfg)
 {
 	struct store *st = NULL;
@@ -743,7 +763,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	warn_config(&cfg);
-	if (check_scorer(&cfg) || migrate(&cfg)) {
+	if (check_scorer(&cfg) || migrate(&cfg) || worker_dsn(&cfg)) {
 		rc = 1;
 		goto out;
 	}

@@ -873,16 +873,63 @@ static enum store_rc q_exists(struct store *st, const char *sql, struct param *p
 
 static void st_disconnect(struct store *st)
 {
+	SQLHSTMT h;
+
 	stmt_cache_clear(st);
 	if (st->dbc != SQL_NULL_HDBC) {
 		if (st->connected) {
 			SQLEndTran(SQL_HANDLE_DBC, st->dbc, SQL_ROLLBACK);
-			SQLDisconnect(st->dbc);
+			if (!SQL_SUCCEEDED(SQLDisconnect(st->dbc))) {
+				/* SQLite rolled a transaction back by itself (disk
+				 * full) while the driver still counts it open: the
+				 * driver refuses to disconnect ("incomplete
+				 * transaction") and the connection, with its file
+				 * descriptors, would leak. A real transaction,
+				 * rolled back, puts the two in step again. */
+				if (SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, st->dbc, &h))) {
+					SQLExecDirect(h, (SQLCHAR *)"BEGIN", SQL_NTS);
+					SQLFreeHandle(SQL_HANDLE_STMT, h);
+				}
+				SQLEndTran(SQL_HANDLE_DBC, st->dbc, SQL_ROLLBACK);
+				SQLDisconnect(st->dbc);
+			}
 		}
 		SQLFreeHandle(SQL_HANDLE_DBC, st->dbc);
 	}
 	st->dbc = SQL_NULL_HDBC;
 	st->connected = 0;
+}
+
+/* The file of SQLite's "main" database on this connection (PRAGMA
+ * database_list: its third column, "" for an in-memory one) into out.
+ * 1 when there is one, else 0. */
+static int sqlite_main_file(struct store *st, char *out, size_t n)
+{
+	SQLCHAR name[64], file[1024];
+	SQLLEN name_len, file_len;
+	SQLHSTMT h;
+	int found = 0;
+
+	out[0] = '\0';
+	if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, st->dbc, &h)))
+		return 0;
+	if (SQL_SUCCEEDED(SQLExecDirect(h, (SQLCHAR *)"PRAGMA database_list", SQL_NTS))) {
+		while (!found && SQL_SUCCEEDED(SQLFetch(h))) {
+			if (!SQL_SUCCEEDED(SQLGetData(h, 2, SQL_C_CHAR, name, sizeof name, &name_len)) ||
+			    !SQL_SUCCEEDED(SQLGetData(h, 3, SQL_C_CHAR, file, sizeof file, &file_len)))
+				break;
+			if (name_len < 0 || strcmp((char *)name, "main") != 0)
+				continue;
+			if (file_len > 0 && (size_t)file_len < n && (size_t)file_len < sizeof file) {
+				memcpy(out, file, (size_t)file_len);
+				out[file_len] = '\0';
+				found = 1;
+			}
+			break;
+		}
+	}
+	SQLFreeHandle(SQL_HANDLE_STMT, h);
+	return found;
 }
 
 static enum store_rc st_connect(struct store *st)
@@ -931,10 +978,10 @@ static enum store_rc st_connect(struct store *st)
 		goto fail;
 	}
 	st->autocommit = 0;
-	/* the file the driver opened (or created): the one this connection
-	 * writes to */
+	/* the file the driver opened (or created), as SQLite names it: the
+	 * one this connection writes to, whatever the DSN's text */
 	st->have_file = 0;
-	if (st->dialect == DIALECT_SQLITE && store_sqlite_file(st->dsn, st->file, sizeof st->file)) {
+	if (st->dialect == DIALECT_SQLITE && sqlite_main_file(st, st->file, sizeof st->file)) {
 		struct stat sb;
 
 		if (stat(st->file, &sb) == 0) {
@@ -964,10 +1011,13 @@ int store_sqlite_file(const char *dsn, char *out, size_t n)
 		if (eq) {
 			klen = (size_t)(eq - p);
 			vlen = (size_t)(end - eq - 1);
-			if (klen == 6 && strncasecmp(p, "Driver", 6) == 0 && vlen >= 6 &&
-			    strncasecmp(eq + 1, "SQLite", 6) == 0)
+			/* "SQLite3" or "{SQLite3}" */
+			if (klen == 6 && strncasecmp(p, "Driver", 6) == 0 &&
+			    ((vlen >= 6 && strncasecmp(eq + 1, "SQLite", 6) == 0) ||
+			     (vlen >= 7 && strncasecmp(eq + 1, "{SQLite", 7) == 0)))
 				is_sqlite = 1;
-			if (klen == 8 && strncasecmp(p, "Database", 8) == 0 && vlen < n) {
+			/* the first one, as the driver takes it */
+			if (klen == 8 && strncasecmp(p, "Database", 8) == 0 && vlen < n && !out[0]) {
 				memcpy(out, eq + 1, vlen);
 				out[vlen] = '\0';
 			}

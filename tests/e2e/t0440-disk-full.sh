@@ -51,6 +51,15 @@ is "writes until the disk is full: then 503 storage_unavailable, not 500" "503 s
 if [[ $codes == *" 201"* ]]; then ok "some writes fitted first ($codes)"; else not_ok "some writes fitted first ($codes)"; fi
 req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"
 is "another write on a full disk: 503 again" 503 "$STATUS"
+for i in $(seq 1 12); do req_file "$TK" POST /v1/m/sandbox/scenarios "$D/body.json"; done
+# each failed write reconnects: the old connection must be closed, not
+# left open with its descriptors (db, -wal, -shm: at most 3 a worker)
+most=0
+for w in $(pgrep -P "$(cat "$D/data/run/olivares-fcgi.pid")" -x olivares-fcgi); do
+	n=$(find "/proc/$w/fd" -lname "$D/db/*" 2>/dev/null | wc -l)
+	((n > most)) && most=$n
+done
+if ((most <= 3)); then ok "after 12 more failed writes no worker holds more than one connection's files ($most)"; else not_ok "after 12 more failed writes no worker holds more than one connection's files (one holds $most)"; fi
 
 # space again: the same server reads and writes, on every worker
 mount -o remount,size=16m "$D/db"
@@ -84,7 +93,21 @@ done
 is "the file deleted: every write is a 503, none acknowledged" "$(printf ' 503%.0s' $(seq 1 8))" "$gone"
 req "" GET /healthz
 is_status "the file deleted: /healthz is a 503" 503
-if [[ -e $DB ]]; then not_ok "no empty database was created in its place"; else ok "no empty database was created in its place"; fi
+# a worker that dies now is replaced, and its first connection must not
+# create the file either
+master=$(cat "$D/data/run/olivares-fcgi.pid")
+worker=$(pgrep -P "$master" -x olivares-fcgi | head -n 1)
+if [[ -n $worker ]]; then
+	kill -KILL "$worker"
+	for i in $(seq 1 50); do
+		[[ $(pgrep -P "$master" -x olivares-fcgi | wc -l) -ge 4 ]] && ! kill -0 "$worker" 2>/dev/null && break
+		sleep 0.1
+	done
+	req "" GET /healthz
+fi
+if [[ -e $DB ]]; then not_ok "no empty database was created in its place (a worker replaced meanwhile)"; else ok "no empty database was created in its place (a worker replaced meanwhile)"; fi
+# a backup restored as the README says: the file in place, without the
+# old database's -wal and -shm (they are gone with it here)
 mv "$D/backup.db" "$DB"
 back=""
 for i in $(seq 1 12); do

@@ -31,8 +31,8 @@ static int cmd_list(struct cli_ctx *ctx, const struct cli_args *a)
 }
 
 /* A module name goes into the path as is: letters, digits, '-' and '_'
- * only. Anything else is sent as "-", which names no module: a "/" or a
- * dot segment would be resolved by the web server into another path. */
+ * only. Anything else is refused before a request: a "/" or a dot segment
+ * would be resolved by the web server into another path. */
 static int module_name_ok(const char *module)
 {
 	static const char allowed[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -48,7 +48,17 @@ static int set_enabled(struct cli_ctx *ctx, const char *module, int enabled)
 	char *name;
 	int rc = CLI_EXIT_FAIL;
 
-	name = cli_http_escape(module_name_ok(module) ? module : "-");
+	if (!module_name_ok(module)) {
+		name = cli_escape(module, strlen(module));
+		rc = cli_usage_error(
+		    ctx,
+		    "MODULE must be a module's name (letters, digits, '-' and '_'), "
+		    "not \"%s\"",
+		    name);
+		free(name);
+		return rc;
+	}
+	name = cli_http_escape(module);
 	model_buf_init(&path, 4096);
 	if (model_buf_printf(&path, "/v1/modules/%s", name)) {
 		rc = cli_usage_error(ctx, "module name too long");

@@ -278,6 +278,12 @@ again:
 	r->status = status;
 	if (status < 200 || status > 299) {
 		report_http_error(status, r, raw ? NULL : url.data);
+		if (status == 429 && waited > 0)
+			fprintf(
+			    stderr,
+			    "olivares: still busy after %ld s of trying (OLIVARES_BUSY_WAIT=%ld): "
+			    "gave up\n",
+			    waited, busy_wait);
 		goto out;
 	}
 	rc = 0;

@@ -121,10 +121,12 @@ static void score_text(json_t *o, int with_reason, char *out, size_t n)
 		                                 : "");
 		return;
 	}
-	if (with_reason && reason && reason[0])
-		snprintf(out, n, "%s (%s)", what, reason);
-	else if (with_reason && json_is_null(json_object_get(o, "suite")))
+	/* a run that executed and named no suite: its reason, if any, is
+	 * the run's failure (shown beside), not the score's */
+	if (with_reason && !not_executed(o) && json_is_null(json_object_get(o, "suite")))
 		snprintf(out, n, "%s (no suite named)", what);
+	else if (with_reason && reason && reason[0])
+		snprintf(out, n, "%s (%s)", what, reason);
 	else
 		snprintf(out, n, "%s", what);
 }

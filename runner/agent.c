@@ -478,10 +478,18 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			rc = 0;
 			goto out;
 		}
-		if (strcmp(type, "resource") != 0 ||
-		    json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:s%, s?o}", "type", &type,
+		if (strcmp(type, "resource") != 0) {
+			excerpt(type, strlen(type), 40, bad, sizeof(bad));
+			rc = agent_error(d, out, seq, step, sum,
+			                 "unexpected line from the agent: type \"%s\" (an agent "
+			                 "sends \"resource\" or \"output\")",
+			                 bad);
+			goto out;
+		}
+		if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:s%, s?o}", "type", &type,
 		                   "resource", &resource, &resource_len, "seq", &seqv) != 0) {
-			rc = agent_error(d, out, seq, step, sum, "unexpected line from the agent");
+			rc = agent_error(d, out, seq, step, sum,
+			                 "resource line must be {type, resource: string[, seq]}");
 			goto out;
 		}
 		if (seq_check(seqv, seq, why, sizeof(why)) != 0) {

@@ -177,6 +177,6 @@ is "CLI runs get ../../../modules: exit 1, a 404, nothing printed as a run" "1 0
 if grep -q "HTTP 404" "$E2E_TMP/cli-err"; then ok "CLI runs get ../../../modules: the server's 404"; else not_ok "CLI runs get ../../../modules: the server's 404 (got $(short "$(cat "$E2E_TMP/cli-err")"))"; fi
 is "CLI scenarios get zzz/../ID: exit 1, not the scenario ID" "1 0" \
 	"$(cli_err sandbox scenarios get "zzz/../$SID") $(wc -c <"$E2E_TMP/cli-out")"
-is "CLI modules off ../modules/sandbox: exit 1, the module stays on" "1 true" \
+is "CLI modules off ../modules/sandbox: refused before a request (exit 2), the module stays on" "2 true" \
 	"$(cli_err modules off ../modules/sandbox) $(req "$TK" GET /v1/modules >/dev/null; jqb '.modules[]|select(.name=="sandbox")|.enabled')"
 done_testing

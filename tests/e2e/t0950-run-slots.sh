@@ -98,6 +98,12 @@ if [[ $RC == 1 && $(cat "$E2E_TMP/cli-err") == *"(busy, HTTP 429)"* ]]; then
 else
 	not_ok "CLI with OLIVARES_BUSY_WAIT=0: the 429 is reported, exit 1 (exit $RC: $(short "$(cat "$E2E_TMP/cli-err")"))"
 fi
+OUT=$(OLIVARES_BUSY_WAIT=1 olivares sandbox scenarios run "$SA" --variant candidate --backend namespaces --token "$A" 2>"$E2E_TMP/cli-err") && RC=0 || RC=$?
+if [[ $RC == 1 ]] && grep -q '^olivares: still busy after 1 s of trying (OLIVARES_BUSY_WAIT=1): gave up$' "$E2E_TMP/cli-err"; then
+	ok "CLI with OLIVARES_BUSY_WAIT=1: tries for 1 s, then says it gave up, exit 1"
+else
+	not_ok "CLI with OLIVARES_BUSY_WAIT=1: tries for 1 s, then says it gave up, exit 1 (exit $RC: $(short "$(cat "$E2E_TMP/cli-err")"))"
+fi
 page_status=$(curl -s -o "$E2E_TMP/page.html" -D "$E2E_TMP/page.hdr" -w '%{http_code}' -X POST --max-time 60 \
 	-H "Authorization: Bearer $A" --data 'variant=candidate&backend=namespaces' "$OLIVARES_URL/admin/scenarios/$SA/runs")
 is "admin view: the run form comes back busy, its input kept, Retry-After: 1" "429|namespaces|$TENANT_MSG|1" \

@@ -612,6 +612,16 @@ START_TEST(test_agent_malformed_line_quoted)
 	ck_assert(sum_bool(&r, "destroyed"));
 	result_free(&r);
 	json_decref(spec);
+
+	/* a type the protocol does not have is named */
+	spec = spec_new(NULL, hostile());
+	spec_step(spec, "a", "unknown-type");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 1: unexpected line from the agent: type \"thinking\" "
+	                 "(an agent sends \"resource\" or \"output\")");
+	result_free(&r);
+	json_decref(spec);
 }
 END_TEST
 

@@ -971,15 +971,10 @@ static enum store_rc st_connect(struct store *st)
 		rc = STORE_UNAVAILABLE;
 		goto fail;
 	}
-	r = SQLSetConnectAttr(st->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
-	if (!SQL_SUCCEEDED(r)) {
-		odbc_fail(st, SQL_HANDLE_DBC, st->dbc, "autocommit off");
-		rc = STORE_UNAVAILABLE;
-		goto fail;
-	}
-	st->autocommit = 0;
 	/* the file the driver opened (or created), as SQLite names it: the
-	 * one this connection writes to, whatever the DSN's text */
+	 * one this connection writes to, whatever the DSN's text (asked while
+	 * the connection still commits each statement: no transaction is
+	 * left open) */
 	st->have_file = 0;
 	if (st->dialect == DIALECT_SQLITE && sqlite_main_file(st, st->file, sizeof st->file)) {
 		struct stat sb;
@@ -990,6 +985,13 @@ static enum store_rc st_connect(struct store *st)
 			st->have_file = 1;
 		}
 	}
+	r = SQLSetConnectAttr(st->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
+	if (!SQL_SUCCEEDED(r)) {
+		odbc_fail(st, SQL_HANDLE_DBC, st->dbc, "autocommit off");
+		rc = STORE_UNAVAILABLE;
+		goto fail;
+	}
+	st->autocommit = 0;
 	return STORE_OK;
 fail:
 	st_disconnect(st);

@@ -51,16 +51,18 @@ olv_build_dir() {
 }
 
 # olv_pid_alive PIDFILE NAME: print the pid and succeed when PIDFILE names a
-# live process whose command line contains NAME (so a recycled pid is never
-# taken for ours).
+# live process whose name (/proc/PID/comm) is NAME (so a recycled pid is
+# never taken for ours).
 olv_pid_alive() {
 	local pidfile=$1 name=$2 pid cmd
 	[[ -s $pidfile ]] || return 1
 	pid=$(tr -dc '0-9' <"$pidfile")
 	[[ -n $pid ]] || return 1
-	[[ -r /proc/$pid/cmdline ]] || return 1
-	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmd == *"$name"* ]] || return 1
+	# the process's own name (comm), exactly: a pid reused by another
+	# program (a `tail -f` of the nginx log) is not the server
+	[[ -r /proc/$pid/comm ]] || return 1
+	cmd=$(<"/proc/$pid/comm") 2>/dev/null || return 1
+	[[ $cmd == "$name" ]] || return 1
 	printf '%s\n' "$pid"
 }
 

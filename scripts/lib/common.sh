@@ -51,8 +51,8 @@ olv_build_dir() {
 }
 
 # olv_pid_alive PIDFILE NAME: print the pid and succeed when PIDFILE names a
-# live process whose name (/proc/PID/comm) is NAME (so a recycled pid is
-# never taken for ours).
+# live process (not a zombie) whose name (/proc/PID/comm) is NAME (so a
+# recycled pid is never taken for ours).
 olv_pid_alive() {
 	local pidfile=$1 name=$2 pid cmd
 	[[ -s $pidfile ]] || return 1
@@ -63,6 +63,8 @@ olv_pid_alive() {
 	[[ -r /proc/$pid/comm ]] || return 1
 	cmd=$(<"/proc/$pid/comm") 2>/dev/null || return 1
 	[[ $cmd == "$name" ]] || return 1
+	# a zombie keeps its name: it is not a running server
+	! olv_proc_gone "$pid" || return 1
 	printf '%s\n' "$pid"
 }
 

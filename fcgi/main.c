@@ -11,7 +11,9 @@
  *
  * A worker owns one store connection, opened after the fork, and serves
  * one request at a time in an FCGX_Accept_r loop. On SIGTERM it finishes
- * the request in progress, then exits.
+ * the request in progress, then exits. A request still running
+ * REQUEST_WATCHDOG_MARGIN_S after the longest a request can take ends its
+ * worker (SIGALRM), which the master replaces.
  *
  * This is the composition root: the only place that chooses the scorer
  * adapter (model/scorer.h), from [scorer] adapter and timeout_ms, with
@@ -59,6 +61,16 @@
 #define BACKOFF_MAX_MS 5000
 #define FAST_DEATH_MS 2000
 #define SHUTDOWN_GRACE_MS 5000
+/* A request that holds its worker this long past the longest a request
+ * can take (http_config_request_seconds_max) is stuck, on a store that
+ * stopped answering (a PostgreSQL backend stopped or wedged, a network
+ * path dropping packets: no ODBC call returns for many minutes, and
+ * every request that comes next gets stuck in turn until no worker is
+ * left). SIGALRM ends the worker (the master logs it and starts another;
+ * its runner dies with it, and nothing of the request was committed
+ * unless its COMMIT had returned). The margin covers the store's own
+ * retries (a locked SQLite database gives up in about 10 s). */
+#define REQUEST_WATCHDOG_MARGIN_S 30
 
 struct slot {
 	pid_t pid;            /* 0 when not running */
@@ -72,6 +84,10 @@ struct slot {
 static volatile sig_atomic_t worker_stop;
 static volatile sig_atomic_t worker_idle;
 static int worker_listen_fd = -1;
+/* The line the watchdog writes for the request in progress, made before
+ * its alarm is set (a signal handler may only write(2)). */
+static char worker_stuck_line[512];
+static size_t worker_stuck_len;
 
 /*
  * While the worker waits in accept, closing its copy of the listening
@@ -90,6 +106,38 @@ static void worker_on_term(int sig)
 		worker_listen_fd = -1;
 	}
 	errno = saved;
+}
+
+/* The request watchdog's alarm: say which request was stuck, then die of
+ * SIGALRM, which the master reports (describe_exit). */
+static void worker_on_alarm(int sig)
+{
+	if (worker_stuck_len && write(STDERR_FILENO, worker_stuck_line, worker_stuck_len) < 0)
+		worker_stuck_len = 0;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Arm the watchdog for the request just accepted: its line names the
+ * method and the path (not the query string). */
+static void worker_watchdog_arm(FCGX_Request *fr, unsigned seconds)
+{
+	const char *method = FCGX_GetParam("REQUEST_METHOD", fr->envp);
+	const char *uri = FCGX_GetParam("DOCUMENT_URI", fr->envp);
+	int n;
+
+	if (!uri)
+		uri = FCGX_GetParam("SCRIPT_NAME", fr->envp);
+	n = snprintf(worker_stuck_line, sizeof(worker_stuck_line),
+	             "olivares-fcgi[%ld]: %.16s %.300s held this worker over %u s (the longest a "
+	             "request can take, + %d s): the store or the request is stuck; the worker "
+	             "is stopped and another started\n",
+	             (long)getpid(), method ? method : "?", uri ? uri : "?", seconds,
+	             REQUEST_WATCHDOG_MARGIN_S);
+	worker_stuck_len = n < 0                                   ? 0
+	                   : (size_t)n < sizeof(worker_stuck_line) ? (size_t)n
+	                                                           : sizeof(worker_stuck_line) - 1;
+	alarm(seconds);
 }
 
 /* Idle: no SA_RESTART, so a signal interrupts accept. Busy: SA_RESTART, so
@@ -122,6 +170,8 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, NULL); /* the dispatcher reaps its runner by pid */
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = worker_on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
 	worker_listen_fd = listen_fd;
 	worker_signals(1);
 	sigprocmask(SIG_SETMASK, mask, NULL);
@@ -167,8 +217,11 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 			code = 1;
 			break;
 		}
+		worker_watchdog_arm(&fr, (unsigned)(http_config_request_seconds_max(cfg) +
+		                                    REQUEST_WATCHDOG_MARGIN_S));
 		http_serve(&w, &fr, http_routes, http_routes_count);
 		FCGX_Finish_r(&fr);
+		alarm(0);
 	}
 	FCGX_Free(&fr, 1);
 out:
@@ -239,6 +292,8 @@ static void describe_exit(pid_t pid, int status)
 {
 	if (WIFEXITED(status))
 		http_log("worker %ld exited with status %d", (long)pid, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		http_log("worker %ld stopped by its request watchdog", (long)pid);
 	else if (WIFSIGNALED(status))
 		http_log("worker %ld killed by signal %d", (long)pid, WTERMSIG(status));
 }

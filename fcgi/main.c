@@ -561,6 +561,24 @@ static int worker_dsn(struct http_config *cfg)
 	return 0;
 }
 
+/* A [tenant NAME] section whose tenant does not exist (yet): its policy
+ * applies once a tenant of that name is created (fcgi/handlers.c asks
+ * again), but a misspelt name would otherwise go unnoticed. A note at
+ * start-up, never fatal; a store error here says nothing. */
+static void note_unknown_tenants(const struct http_config *cfg, struct store *st)
+{
+	char id[33];
+	int i;
+
+	for (i = 0; i < cfg->ntenants; i++)
+		if (store_tenant_find(st, cfg->tenants[i].name, id) == STORE_NOT_FOUND)
+			http_log(
+			    "note: [tenant %s] names no tenant of the database yet: its policy "
+			    "applies once a tenant of that name is created (olivares-admin "
+			    "tenant list)",
+			    cfg->tenants[i].name);
+}
+
 static int migrate(const struct http_config *cfg)
 {
 	struct store *st = NULL;
@@ -576,6 +594,7 @@ static int migrate(const struct http_config *cfg)
 	}
 	if (applied)
 		http_log("applied %d migration(s)", applied);
+	note_unknown_tenants(cfg, st);
 	rc = 0;
 out:
 	store_close(st);

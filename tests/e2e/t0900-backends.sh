@@ -348,4 +348,23 @@ if [[ -z ${OLIVARES_DSN:-} && -f $db ]] && command -v sqlite3 >/dev/null; then
 else
 	skip "locked database: SQLite stacks only"
 fi
+
+# [tenant NAME] naming no tenant at start-up: a note in the server's log
+# (run.sh --fresh names olv-slots-b before t0950 creates it; demo exists
+# from the stack's bootstrap on)
+LOG=$OLIVARES_DATA/log/olivares-fcgi.log
+if [[ -n ${OLV_SLOTS_TENANTS:-} && -r $LOG ]]; then
+	if grep -q 'note: \[tenant olv-slots-b\] names no tenant of the database yet' "$LOG"; then
+		ok "the log notes a [tenant NAME] that names no tenant yet"
+	else
+		not_ok "the log notes a [tenant NAME] that names no tenant yet"
+	fi
+	if grep -q 'note: \[tenant demo\]' "$LOG"; then
+		not_ok "no note for [tenant demo], an existing tenant"
+	else
+		ok "no note for [tenant demo], an existing tenant"
+	fi
+else
+	skip "start-up notes of [tenant NAME]: run.sh --fresh only"
+fi
 done_testing

@@ -16,6 +16,25 @@
  * ENOSYS (its flags are in memory, out of a filter's reach) so that libc
  * falls back to clone(). A foreign architecture kills the process.
  *
+ * Memory that no rlimit bounds gets ENOSYS (a program that can do without
+ * falls back): a memfd or a System V segment or message queue holds pages
+ * that are in no process's address space once written with write() or
+ * msgsnd(), so RLIMIT_AS times RLIMIT_NPROC would bound nothing (an agent
+ * held 4 GiB in memfds under memory_mb 32). io_uring gets ENOSYS too: its
+ * operations (IORING_OP_SOCKET, IORING_OP_OPENAT, ...) are system calls
+ * this filter never sees.
+ *
+ * Sockets: socket() only for the families a network namespace confines
+ * (AF_INET, AF_INET6) and AF_NETLINK (the namespace's own routing tables;
+ * libc's interface listing); anything else is EAFNOSUPPORT. AF_UNIX is
+ * refused because a unix socket on a path reaches the host process that
+ * listens there: a read-only bind does not stop a connect(), and a bound
+ * /run would hand the agent the host's D-Bus or container runtime. AF_VSOCK
+ * is refused because no network namespace confines it: it reaches the
+ * hypervisor and every vsock service of this VM. socketpair() stays for
+ * AF_UNIX stream and seqpacket pairs (connected for good); a datagram (or
+ * SOCK_RAW, which AF_UNIX makes a datagram) pair could sendto() a path.
+ *
  * Rules are looked up as a binary tree (SCMP_FLTATR_CTL_OPTIMIZE 2): the
  * kernel runs the program once per system call number when it attaches
  * it (its per-call cache), so a shallower program attaches faster.
@@ -29,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,12 +100,64 @@ static const int agent_refused[] = {
     SCMP_SYS(kcmp),
 };
 
+/* ENOSYS: memory out of every rlimit's reach, and io_uring (above). */
+static const int agent_nosys[] = {
+    SCMP_SYS(clone3),
+    SCMP_SYS(memfd_create),
+    SCMP_SYS(shmget),
+    SCMP_SYS(msgget),
+    SCMP_SYS(io_uring_setup),
+    SCMP_SYS(io_uring_enter),
+    SCMP_SYS(io_uring_register),
+};
+
+/* The socket families socket() may create (above). */
+static const int socket_families[] = {AF_INET, AF_INET6, AF_NETLINK};
+
 /* clone() flags that would create a namespace: refused one by one through
  * an argument filter (clone's flags are a plain register). */
 static const unsigned long ns_flags[] = {
     CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
     CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
+
+/* Is af one of socket_families? */
+static int family_allowed(int af)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(socket_families) / sizeof(socket_families[0]); i++)
+		if (socket_families[i] == af)
+			return 1;
+	return 0;
+}
+
+/* socket() outside socket_families, socketpair() other than an AF_UNIX
+ * stream or seqpacket pair: EAFNOSUPPORT. The type's low 4 bits are the
+ * kind (SOCK_TYPE_MASK); the rest are SOCK_NONBLOCK and SOCK_CLOEXEC. */
+static int socket_rules(scmp_filter_ctx ctx)
+{
+	const scmp_datum_t type_mask = 0xf;
+	int af, type;
+
+	for (af = 0; af < AF_MAX; af++)
+		if (!family_allowed(af) &&
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+		                     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)af)) != 0)
+			return -1;
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+	                     SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_MAX)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
+	                     SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)AF_UNIX)) != 0)
+		return -1;
+	for (type = 0; type <= (int)type_mask; type++)
+		if (type != SOCK_STREAM && type != SOCK_SEQPACKET &&
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
+		                     SCMP_A1(SCMP_CMP_MASKED_EQ, type_mask, (scmp_datum_t)type)) !=
+		        0)
+			return -1;
+	return 0;
+}
 
 static int build(scmp_filter_ctx ctx)
 {
@@ -102,9 +174,11 @@ static int build(scmp_filter_ctx ctx)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 		                     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) != 0)
 			return -1;
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) != 0)
-		return -1;
-	return 0;
+	for (i = 0; i < sizeof(agent_nosys) / sizeof(agent_nosys[0]); i++)
+		if (agent_nosys[i] >= 0 &&
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), agent_nosys[i], 0) != 0)
+			return -1;
+	return socket_rules(ctx);
 }
 
 int main(void)

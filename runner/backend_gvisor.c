@@ -29,6 +29,9 @@
  *                   a host-side backstop of GV_PIDS_BASE + GV_PIDS_PER_PROC
  *                   * processes;
  *   RLIMIT_AS     = memory_mb, enforced by the sentry (mmap fails ENOMEM);
+ *                   the sandbox as a whole (memfds and tmpfs included) is
+ *                   bounded by linux.resources.memory.limit, a host memory
+ *                   cgroup of GV_MEM_BASE_MB + memory_mb * processes;
  *   RLIMIT_NOFILE = open_files;
  *   RLIMIT_CPU    = cpu_seconds is passed but this runsc does NOT enforce
  *                   it (a spin ran 30 s under a 2 s limit): a CPU spin is
@@ -110,6 +113,14 @@ static const char *const cgroup_roots[] = {"/sys/fs/cgroup/pids",
 /* Host pids cgroup backstop (see the header comment). */
 #define GV_PIDS_BASE 256
 #define GV_PIDS_PER_PROC 32
+/* Host memory cgroup limit of the whole sandbox (sentry, gofer and all the
+ * agent holds), MiB: GV_MEM_BASE_MB + memory_mb * processes. RLIMIT_AS
+ * bounds each address space, not what an agent writes into a memfd or its
+ * tmpfs: that is the sentry's memory, and an agent held 3 GiB of it under
+ * memory_mb 32 before this limit. The base is the sentry's and gofer's own
+ * share. No swap limit is set: on a host with swap, swapped pages are not
+ * bounded by it (these machines have none). */
+#define GV_MEM_BASE_MB 256
 /* Bounds of the runsc helper commands that do not run the agent. */
 #define GV_CMD_MS 5000
 #define GV_TEARDOWN_MS 5000
@@ -447,7 +458,7 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 	    "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s,s,s], s:s, s:b,"
 	    "  s:{s:[], s:[], s:[], s:[], s:[]}, s:[o,o,o,o,o]},"
 	    " s:{s:s, s:b}, s:s, s:o,"
-	    " s:{s:[{s:s},{s:s},{s:s},{s:s},{s:s}], s:{s:{s:I}}}}",
+	    " s:{s:[{s:s},{s:s},{s:s},{s:s},{s:s}], s:{s:{s:I}, s:{s:I}}}}",
 	    "ociVersion", "1.0.2", "process", "terminal", 0, "user", "uid", GV_UID, "gid", GV_GID,
 	    "args", "/agent", "env", "PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8", "cwd", "/",
 	    "noNewPrivileges", 1, "capabilities", "bounding", "effective", "inheritable",
@@ -457,7 +468,8 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 	    rlimit("RLIMIT_CORE", 0), "root", "path", "rootfs", "readonly", 1, "hostname",
 	    "sandbox", "mounts", mounts, "linux", "namespaces", "type", "pid", "type", "network",
 	    "type", "ipc", "type", "uts", "type", "mount", "resources", "pids", "limit",
-	    (json_int_t)(GV_PIDS_BASE + GV_PIDS_PER_PROC * l->processes));
+	    (json_int_t)(GV_PIDS_BASE + GV_PIDS_PER_PROC * l->processes), "memory", "limit",
+	    (json_int_t)(GV_MEM_BASE_MB + (json_int_t)l->memory_mb * l->processes) << 20);
 	return cfg;
 }
 

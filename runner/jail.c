@@ -53,7 +53,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -348,31 +347,27 @@ static void mkdirs(int fd, char *path, mode_t mode)
 		die(fd, "mkdir");
 }
 
-/* Bind the file or directory held by src (O_PATH) at target, read-only,
- * nosuid, nodev; flags the kernel has locked on the source are kept. */
+/* Bind the file or directory held by src (O_PATH) at target, with every
+ * mount below it (MS_REC: a host mount under a bound directory is part of
+ * what the operator bound), and make every one of them read-only, nosuid
+ * and nodev: mount_setattr(AT_RECURSIVE), not a remount, which changes
+ * the top mount only (a tmpfs under a bound /dev or /run stayed writable,
+ * a way to leave files on the host). Attributes are only added: those the
+ * kernel has locked on the source (noexec, atime) stay as they are. */
 static void bind_ro(int fd, int src, const char *target, const char *what)
 {
 	char from[64];
 	char msg[160];
-	struct statvfs sv;
-	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
+	struct mount_attr attr;
 
 	snprintf(from, sizeof(from), "/proc/self/fd/%d", src);
 	snprintf(msg, sizeof(msg), "bind mount of %.120s", what);
 	if (mount(from, target, NULL, MS_BIND | MS_REC, NULL) != 0)
 		die(fd, msg);
-	if (statvfs(target, &sv) != 0)
-		die(fd, "statvfs");
-	if (sv.f_flag & ST_NOEXEC)
-		flags |= MS_NOEXEC;
-	if (sv.f_flag & ST_NOATIME)
-		flags |= MS_NOATIME;
-	if (sv.f_flag & ST_NODIRATIME)
-		flags |= MS_NODIRATIME;
-	if (sv.f_flag & ST_RELATIME)
-		flags |= MS_RELATIME;
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 	snprintf(msg, sizeof(msg), "read-only remount of %.120s", what);
-	if (mount(NULL, target, NULL, flags, NULL) != 0)
+	if (syscall(SYS_mount_setattr, AT_FDCWD, target, AT_RECURSIVE, &attr, sizeof(attr)) != 0)
 		die(fd, msg);
 }
 
@@ -478,7 +473,11 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	          NULL) != 0)
 		die(fd, "proc mount");
 	mkdirs(fd, (char[]){JAIL_ROOT "/tmp"}, 01777);
-	snprintf(opts, sizeof(opts), "size=%ldm,mode=1777", l->tmpfs_mb);
+	/* Its inodes too: each costs about 1 KiB of kernel memory that size=
+	 * does not count, so at most one per KiB of the size (an agent
+	 * creating empty files could otherwise hold memory no limit sees). */
+	snprintf(opts, sizeof(opts), "size=%ldm,nr_inodes=%ld,mode=1777", l->tmpfs_mb,
+	         l->tmpfs_mb * 1024);
 	if (mount("tmpfs", JAIL_ROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 		die(fd, "tmpfs /tmp mount");
 	/* The filesystem jail proper (seed 004): the old root goes away. */
@@ -696,6 +695,8 @@ static int status_field(const char *status, const char *key, char *val, size_t n
  * exiting or has exited); -3 with why when they are closed to this
  * process (before its exec pid 1 is not dumpable, and a runner that is not
  * root may not look into it then). */
+static int verify_mounts(pid_t agent, char *why, size_t n);
+
 static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid, char *why,
                         size_t n)
 {
@@ -767,7 +768,93 @@ static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid,
 		snprintf(why, n, "agent does not run as host uid %u", (unsigned)host_uid);
 		return -1;
 	}
-	return 0;
+	return verify_mounts(agent, why, n);
+}
+
+/* Is word one of the comma-separated words of list? */
+static int has_word(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p = list;
+
+	for (;;) {
+		if (strncmp(p, word, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return 1;
+		p = strchr(p, ',');
+		if (!p)
+			return 0;
+		p++;
+	}
+}
+
+/* Filesystems that show the host kernel's state (or hand out its
+ * devices): in the jail only as its own /proc, the procfs of its pid
+ * namespace that the builder mounts. */
+static const char *const host_state_fs[] = {
+    "proc",        "sysfs",  "cgroup",   "cgroup2",   "debugfs",  "tracefs",
+    "securityfs",  "bpf",    "configfs", "pstore",    "efivarfs", "fusectl",
+    "binfmt_misc", "mqueue", "devpts",   "hugetlbfs", NULL,
+};
+
+/*
+ * The agent's mounts, from outside (/proc/PID/mountinfo): every one
+ * read-only, nosuid and nodev but /tmp (a tmpfs: writable, nosuid,
+ * nodev), and no filesystem of the host kernel's state (host_state_fs)
+ * but the jail's /proc. What the builder made is checked as it came out,
+ * whatever the binds held (a bind of a path that is a symlink to /proc
+ * bound the host's procfs). Returns 0; -1 with why naming the mount; -2
+ * (gone) and -3 (closed to this process) as verify_agent.
+ */
+static int verify_mounts(pid_t agent, char *why, size_t n)
+{
+	char path[64], line[8192], mnt[4096], opts[1024], fstype[64];
+	const char *sep;
+	FILE *f;
+	size_t i;
+	int seen = 0, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)agent);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(why, n, "cannot read the agent's mounts: %s", ename(errno));
+		if (errno == ENOENT || errno == ESRCH)
+			return -2;
+		return errno == EACCES || errno == EPERM ? -3 : -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE ... */
+		sep = strstr(line, " - ");
+		if (!strchr(line, '\n') || !sep ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mnt, opts) != 2 ||
+		    sscanf(sep + 3, "%63s", fstype) != 1) {
+			snprintf(why, n, "cannot read the agent's mounts: a line is not a mount");
+			rc = -1;
+			break;
+		}
+		seen++;
+		for (i = 0; host_state_fs[i] && rc == 0; i++)
+			if (strcmp(fstype, host_state_fs[i]) == 0 &&
+			    !(strcmp(fstype, "proc") == 0 && strcmp(mnt, "/proc") == 0)) {
+				snprintf(why, n,
+				         "a mount of the jail shows the host's kernel state: "
+				         "%.200s (%s)",
+				         mnt, fstype);
+				rc = -1;
+			}
+		if (rc == 0 && (!has_word(opts, "nosuid") || !has_word(opts, "nodev") ||
+		                (strcmp(mnt, "/tmp") != 0 && !has_word(opts, "ro")) ||
+		                (strcmp(mnt, "/tmp") == 0 && strcmp(fstype, "tmpfs") != 0))) {
+			snprintf(why, n, "a mount of the jail is writable, suid or dev: %.200s",
+			         mnt);
+			rc = -1;
+		}
+	}
+	if (rc == 0 && (ferror(f) || seen == 0)) {
+		snprintf(why, n, "cannot read the agent's mounts");
+		rc = -1;
+	}
+	fclose(f);
+	return rc;
 }
 
 static int write_file(pid_t pid, const char *name, const char *text)

@@ -39,6 +39,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -743,6 +744,74 @@ START_TEST(test_memory_balloon_stopped)
 }
 END_TEST
 
+START_TEST(test_memfd_balloon_stopped)
+{
+	struct result r;
+
+	/* Written into memfds, the pages are the sentry's, in no address
+	 * space of the agent: RLIMIT_AS does not see them, the sandbox's
+	 * memory cgroup (256 + 32 x 2 MiB here) does. First, that the probe
+	 * works: 16 MiB fit under the default limits. */
+	if (probe_run("memfd-balloon 16", 0, 0, 0, 0, &r) != 0)
+		return;
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_str_eq(step_str(&r, 0, "output"), "memfd-balloon: wrote 16 MiB");
+	result_free(&r);
+	if (probe_run("memfd-balloon 1024", 32, 2, 0, 0, &r) != 0)
+		return;
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(step_str(&r, 0, "output"),
+	                 "[[agent-error:the gVisor sandbox was killed by SIGKILL]]");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 1: the gVisor sandbox was killed by SIGKILL");
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_host_unix_socket_in_bind_unreachable)
+{
+	struct sockaddr_un sa;
+	char dir[64], input[160];
+	json_t *spec;
+	struct result r;
+	const char *out;
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	/* A host process listening on a path inside a bound directory. */
+	snprintf(dir, sizeof(dir), "/var/tmp/olv-gv-bind-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/host.sock", dir);
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(chmod(sa.sun_path, 0777), 0);
+	ck_assert_int_eq(listen(s, 4), 0);
+	snprintf(input, sizeof(input), "connect-unix %s", sa.sun_path);
+	spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	spec_step(spec, "probe", input);
+	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", dir));
+	if (!gvisor_unavailable_checked(spec)) {
+		r = run_backend("gvisor", spec);
+		ck_assert_msg(sum_bool(&r, "isolated"), "%s", sum_str(&r, "reason"));
+		ck_assert_str_eq(sum_str(&r, "status"), "completed");
+		out = step_str(&r, 0, "output");
+		ck_assert_msg(strncmp(out, input, strlen(input)) == 0 &&
+		                  strncmp(out + strlen(input), ": denied (", 10) == 0,
+		              "%s", out);
+		result_free(&r);
+		/* and the host listener saw nothing */
+		ck_assert_int_lt(accept(s, NULL, NULL), 0);
+		ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+	json_decref(spec);
+	close(s);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_mount_refused)
 {
 	PROBE_EQ("mount", "mount: denied (EPERM)");
@@ -1124,6 +1193,8 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, test_fork_bomb_stopped);
 	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);
 	tcase_add_test(tc, test_memory_balloon_stopped);
+	tcase_add_test(tc, test_memfd_balloon_stopped);
+	tcase_add_test(tc, test_host_unix_socket_in_bind_unreachable);
 	tcase_add_test(tc, test_mount_refused);
 	tcase_add_test(tc, test_ptrace_refused);
 	tcase_add_test(tc, test_no_descriptor_inherited);

@@ -25,10 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1181,6 +1183,192 @@ START_TEST(test_agent_exits_at_once)
 }
 END_TEST
 
+/* ---- memory and sockets out of the rlimits' and the netns' reach --------- */
+
+START_TEST(test_memory_outside_address_space_refused)
+{
+	/* a memfd, a System V segment or queue holds pages in no address
+	 * space: RLIMIT_AS would not see them */
+	ck_assert_str_eq(probe("memfd"), "memfd: denied (ENOSYS)");
+	ck_assert_str_eq(probe("memfd-balloon 64"), "memfd-balloon: stopped at 0 MiB (ENOSYS)");
+	ck_assert_str_eq(probe("sysv"), "sysv: shmget denied (ENOSYS), msgget denied (ENOSYS)");
+	/* io_uring's operations are calls the filter never sees */
+	ck_assert_str_eq(probe("io_uring"), "io_uring: denied (ENOSYS)");
+}
+END_TEST
+
+START_TEST(test_socket_families)
+{
+	static const char *const refused[] = {"unix", "vsock", "packet", "alg"};
+	static const char *const allowed[] = {"inet", "inet6", "netlink"};
+	char input[64], want[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(input, sizeof(input), "socket %s", refused[i]);
+		snprintf(want, sizeof(want), "%s: denied (EAFNOSUPPORT)", input);
+		ck_assert_str_eq(probe(input), want);
+	}
+	for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		snprintf(input, sizeof(input), "socket %s", allowed[i]);
+		snprintf(want, sizeof(want), "%s: allowed", input);
+		ck_assert_str_eq(probe(input), want);
+	}
+	/* a connected pair cannot be pointed at a path; a datagram one can */
+	ck_assert_str_eq(probe("socketpair stream"), "socketpair stream: allowed");
+	ck_assert_str_eq(probe("socketpair seqpacket"), "socketpair seqpacket: allowed");
+	ck_assert_str_eq(probe("socketpair dgram"), "socketpair dgram: denied (EAFNOSUPPORT)");
+	ck_assert_str_eq(probe("socketpair raw"), "socketpair raw: denied (EAFNOSUPPORT)");
+}
+END_TEST
+
+/* A directory to bind (binds may not be under /tmp, the jail's own). */
+static void bind_dir(char *dir, size_t n)
+{
+	snprintf(dir, n, "/var/tmp/olv-ns-bind-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+}
+
+/* A run of the hostile agent with /usr and dir bound, one step per probe. */
+static struct result probe_with_bind(const char *dir, const char *const *inputs, size_t n)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	struct result r;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		spec_step(spec, "probe", inputs[i]);
+	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", dir));
+	r = run_backend("namespaces", spec);
+	json_decref(spec);
+	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
+	ck_assert(sum_bool(&r, "destroyed"));
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_int_eq(sum_int(&r, "steps_ok"), (long long)n);
+	return r;
+}
+
+START_TEST(test_host_unix_socket_in_bind_unreachable)
+{
+	struct sockaddr_un sa;
+	struct pollfd p;
+	char dir[64], input[160], want[200];
+	const char *inputs[1];
+	struct result r;
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	/* a host process listening on a path inside a bound directory: a
+	 * read-only bind does not stop a connect() */
+	bind_dir(dir, sizeof(dir));
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/host.sock", dir);
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(chmod(sa.sun_path, 0777), 0);
+	ck_assert_int_eq(listen(s, 4), 0);
+	snprintf(input, sizeof(input), "connect-unix %s", sa.sun_path);
+	inputs[0] = input;
+	r = probe_with_bind(dir, inputs, 1);
+	snprintf(want, sizeof(want), "%s: denied (socket: EAFNOSUPPORT)", input);
+	ck_assert_str_eq(step_str(&r, 0, "output"), want);
+	result_free(&r);
+	p.fd = s;
+	p.events = POLLIN;
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	close(s);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_bind_read_only_all_the_way_down)
+{
+	char dir[64], sub[96], in_sub[128], top[128], host_file[192];
+	const char *inputs[2];
+	struct result r;
+
+	/* a host mount below a bound directory (a tmpfs under a bound /dev
+	 * or /run) is read-only in the jail too */
+	if (geteuid() != 0) {
+		fprintf(stderr,
+		        "test_bind_read_only_all_the_way_down: needs root to mount, skipped\n");
+		return;
+	}
+	bind_dir(dir, sizeof(dir));
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	ck_assert_int_eq(mkdir(sub, 0777), 0);
+	ck_assert_int_eq(mount("tmpfs", sub, "tmpfs", 0, "size=1m,mode=1777"), 0);
+	snprintf(in_sub, sizeof(in_sub), "write %s/x", sub);
+	snprintf(top, sizeof(top), "write %s/y", dir);
+	inputs[0] = in_sub;
+	inputs[1] = top;
+	r = probe_with_bind(dir, inputs, 2);
+	snprintf(host_file, sizeof(host_file), "%s: denied (EROFS)", in_sub);
+	ck_assert_str_eq(step_str(&r, 0, "output"), host_file);
+	snprintf(host_file, sizeof(host_file), "%s: denied (EROFS)", top);
+	ck_assert_str_eq(step_str(&r, 1, "output"), host_file);
+	result_free(&r);
+	snprintf(host_file, sizeof(host_file), "%s/x", sub);
+	ck_assert_int_ne(access(host_file, F_OK), 0);
+	ck_assert_int_eq(umount(sub), 0);
+	rmdir(sub);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_bind_of_host_kernel_state_refused)
+{
+	char dir[64], link[96], want[256];
+	json_t *spec;
+
+	/* a bind whose path leads to the host's procfs (a symlink) or one of
+	 * sysfs: seen in the agent's mounts, the run fails closed */
+	bind_dir(dir, sizeof(dir));
+	snprintf(link, sizeof(link), "%s/proc-link", dir);
+	ck_assert_int_eq(symlink("/proc", link), 0);
+	spec = walk_spec();
+	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", link));
+	snprintf(want, sizeof(want),
+	         "namespace jail not in place: a mount of the jail shows the host's kernel "
+	         "state: %s (proc)",
+	         link);
+	assert_refused(spec, "namespaces", want);
+	spec = walk_spec();
+	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", "/sys"));
+	assert_refused(spec, "namespaces",
+	               "namespace jail not in place: a mount of the jail shows the host's kernel "
+	               "state: /sys (sysfs)");
+	unlink(link);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_tmpfs_inodes_bounded)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	struct result r;
+	const char *out;
+	long files = -1;
+
+	/* one inode per KiB of the tmpfs: 1024 with tmpfs_mb 1, its root
+	 * directory included */
+	spec_step(spec, "probe", "inodes");
+	spec_limit(spec, "tmpfs_mb", 1);
+	r = run_backend("namespaces", spec);
+	json_decref(spec);
+	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	out = step_str(&r, 0, "output");
+	ck_assert_msg(sscanf(out, "inodes: %ld files, then ENOSPC", &files) == 1, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "then ENOSPC"));
+	ck_assert_int_ge(files, 1000);
+	ck_assert_int_lt(files, 1024);
+	result_free(&r);
+}
+END_TEST
+
 static Suite *namespaces_suite(void)
 {
 	Suite *s = suite_create("namespaces");
@@ -1202,6 +1390,12 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);
 	tcase_add_test(tc, test_memory_balloon_stopped);
 	tcase_add_test(tc, test_mount_refused);
+	tcase_add_test(tc, test_memory_outside_address_space_refused);
+	tcase_add_test(tc, test_socket_families);
+	tcase_add_test(tc, test_host_unix_socket_in_bind_unreachable);
+	tcase_add_test(tc, test_bind_read_only_all_the_way_down);
+	tcase_add_test(tc, test_bind_of_host_kernel_state_refused);
+	tcase_add_test(tc, test_tmpfs_inodes_bounded);
 	tcase_add_test(tc, test_ptrace_refused);
 	tcase_add_test(tc, test_no_descriptor_inherited);
 	tcase_add_test(tc, test_environment_clean);

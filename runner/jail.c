@@ -817,7 +817,8 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 	f = fopen(path, "re");
 	if (!f) {
 		snprintf(why, n, "cannot read the agent's mounts: %s", ename(errno));
-		if (errno == ENOENT || errno == ESRCH)
+		/* EINVAL: an exiting process has lost its namespaces */
+		if (errno == ENOENT || errno == ESRCH || errno == EINVAL)
 			return -2;
 		return errno == EACCES || errno == EPERM ? -3 : -1;
 	}
@@ -1312,22 +1313,22 @@ static long long own_cpu_ms(pid_t pid)
 /* The agent's end as text. A SIGKILL the runner did not send (it sends
  * one only when it destroys the jail, after asking for this text) with
  * the agent's own CPU time at the limit is the CPU limit's
- * (agent_confine). "At the limit" has a tolerance of a tenth of the limit,
- * 1 s at most (so that a SIGKILL from elsewhere, the OOM killer's, is not
- * taken for the limit's a minute early), two clock ticks at least: the
- * kernel enforces RLIMIT_CPU on the tick-sampled user + system time, while
- * /proc reports the precise run time split in their ratio, and on a busy
- * machine the sampled time can run ahead of the precise one (seen once
- * under a parallel test suite: a spin killed at its 1 s limit read back
- * more than two ticks short). */
+ * (agent_confine). "At the limit" has a tolerance of a quarter of the
+ * limit, 2 s at most (so that a SIGKILL from elsewhere, the OOM killer's,
+ * is not taken for the limit's a minute early), two clock ticks at least:
+ * the kernel enforces RLIMIT_CPU on the tick-sampled user + system time,
+ * while /proc reports the precise run time split in their ratio, and on a
+ * busy virtual machine the sampled time runs ahead of the precise one
+ * (measured here at a load of 4 on 2 CPUs: spins killed at a 1 s limit
+ * read back 840 to 950 ms; a tenth of the limit failed 2 runs in 5). */
 static void describe(const struct runner_jail *j, int status, char *why, size_t n)
 {
 	long tck = sysconf(_SC_CLK_TCK);
-	long long slack_ms = j->cpu_seconds * 100LL;
+	long long slack_ms = j->cpu_seconds * 250LL;
 	const char *sig;
 
-	if (slack_ms > 1000)
-		slack_ms = 1000;
+	if (slack_ms > 2000)
+		slack_ms = 2000;
 	if (slack_ms < (tck > 0 ? 2000 / tck : 20))
 		slack_ms = tck > 0 ? 2000 / tck : 20;
 

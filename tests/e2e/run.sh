@@ -69,6 +69,8 @@ if ((fresh)); then
 	OLV_AGENTS_DIR=$own_dir/agents
 	OLV_SUITES_DIR=$ROOT/tests/fixtures/suites
 	OLV_RESTRICTED_TENANT=olv-policy-restricted
+	# t0900: a tenant whose configured default is not the built-in one
+	OLV_DEFAULT_TENANT=olv-policy-default
 	mkdir -p "$OLV_AGENTS_DIR"
 	cp "$OLIVARES_BUILD/olivares-agent-profile-bot" "$OLV_AGENTS_DIR/profile"
 	# t0950: an agent that takes its time (run slots), a shell script run
@@ -94,10 +96,13 @@ if ((fresh)); then
 		backends = inproc-mock, namespaces
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
+		[tenant $OLV_DEFAULT_TENANT]
+		backends = inproc-mock, namespaces
+		default_backend = namespaces
 		[scorer]
 		adapter = builtin:$OLV_SUITES_DIR
 	CONF
-	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_SUITES_DIR \
+	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
 		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS
 	started=0
 	for try in 1 2 3; do

@@ -58,6 +58,11 @@ for b in $BACKENDS; do
 done
 is "inproc-mock passes its preflight" true "${PF_OK[inproc-mock]}"
 is "namespaces passes its preflight here" true "${PF_OK[namespaces]}"
+# scripts/test sets it where gvisor must run (root, runsc installed): its
+# walkthrough and agent checks are then never skipped uncounted
+if [[ ${OLIVARES_REQUIRE_GVISOR:-0} == 1 ]]; then
+	is "gvisor passes its preflight here (OLIVARES_REQUIRE_GVISOR)" true "${PF_OK[gvisor]}"
+fi
 if [[ -e /dev/kvm ]] && [[ -x /usr/bin/firecracker || -x /usr/local/bin/firecracker ]]; then
 	skip "firecracker preflight: this host has /dev/kvm and firecracker"
 else
@@ -234,6 +239,27 @@ if ((have_policy)); then
 		"$(jqb '"\(.backend) \(.status) \(.steps_total) \(.steps_ok) \(.steps_error) \(.isolated)"')"
 else
 	skip "policy of a restricted tenant: run.sh --fresh sets it"
+fi
+
+# a tenant whose configured default is namespaces, not the built-in
+# inproc-mock: a run that names no backend runs there
+if ((have_policy)) && [[ -n ${OLV_DEFAULT_TENANT:-} ]]; then
+	D_ADMIN=$(new_tenant_token "$OLV_DEFAULT_TENANT" admin)
+	module_on "$D_ADMIN" || true
+	req "$D_ADMIN" GET /v1/m/sandbox/backends
+	is "default tenant: namespaces allowed and its default" \
+		"inproc-mock:true:false namespaces:true:true gvisor:false:false firecracker:false:false" \
+		"$(jqb '[.backends[]|"\(.name):\(.allowed):\(.default)"]|join(" ")')"
+	req_file "$D_ADMIN" POST /v1/m/sandbox/scenarios <(jq -n --slurpfile s steps.json \
+		'{name:"default namespaces",steps:$s[0],mocks:[{resource:"agent:user1@example.test",response:"first synthetic account"}]}')
+	is_status "default tenant: scenario created" 201
+	DSID=$(jqb .id)
+	req "$D_ADMIN" POST "/v1/m/sandbox/scenarios/$DSID/runs" '{"variant":"candidate"}'
+	is_status "default tenant: a run without backend" 201
+	is "default tenant: it ran on namespaces, isolated, page's counters" "namespaces completed 2 1 1 true" \
+		"$(jqb '"\(.backend) \(.status) \(.steps_total) \(.steps_ok) \(.steps_error) \(.isolated)"')"
+else
+	skip "a tenant's configured default: run.sh --fresh sets it"
 fi
 
 # ---- agents named by variants

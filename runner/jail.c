@@ -1150,7 +1150,10 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	                        NULL);
 	if (j->pid < 0) {
 		e = errno;
-		if (missing_ns_kind(why, n) == 0)
+		/* Name the primitive that is missing, as the preflight's trial
+		 * finds it (a user namespace refused here, ...): on this
+		 * failure path only. */
+		if (missing_ns_kind(why, n) == 0 && runner_jail_preflight(1, why, n) == 0)
 			snprintf(why, n, "clone of the namespaces failed: %s", ename(e));
 		j->pid = -1;
 		goto out;

@@ -21,6 +21,8 @@
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,30 @@ static uid_t run_as_uid = 0;
  * under; 0: this process's. */
 static rlim_t run_nofile = 0;
 
+/* When set, run_argv() starts the runner under an inherited seccomp
+ * filter that refuses new user namespaces (clone, clone3, unshare): a host
+ * without the primitive the jail needs. */
+static int run_deny_userns = 0;
+
+/* In the runner's child, before its exec: the filter of run_deny_userns.
+ * 0, or -1. */
+static int deny_userns(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc = -1;
+
+	if (ctx && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+	                     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)) == 0 &&
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
+	                     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)) == 0 &&
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) == 0 &&
+	    seccomp_load(ctx) == 0)
+		rc = 0;
+	seccomp_release(ctx);
+	return rc;
+}
+
 /* Run `runner argv...` with spec on stdin and extra_env as its whole
  * environment; parse every stdout line (each must be JSON). */
 static struct result run_argv(const char *const *args, json_t *spec, char *const *extra_env)
@@ -128,6 +154,8 @@ static struct result run_argv(const char *const *args, json_t *spec, char *const
 			_exit(126);
 		if (run_nofile != 0 &&
 		    setrlimit(RLIMIT_NOFILE, &(struct rlimit){run_nofile, run_nofile}) != 0)
+			_exit(126);
+		if (run_deny_userns && deny_userns() != 0)
 			_exit(126);
 		/* A session leader without a terminal that opens one gets it
 		 * as its controlling terminal. */
@@ -1426,6 +1454,44 @@ START_TEST(test_tmpfs_inodes_bounded)
 }
 END_TEST
 
+/* A host where the jail's primitive is missing (here, a filter this
+ * process inherits refuses user namespaces): the preflight says so, and
+ * a run fails closed (no step, isolated false, the reason names it), with
+ * nothing run elsewhere. */
+START_TEST(test_fail_closed_without_user_namespaces)
+{
+	const char *pf_args[] = {env_path("OLIVARES_RUNNER"), "--preflight", "namespaces", NULL};
+	static char *const env[] = {"HOME=/root", NULL};
+	struct result r;
+	json_t *spec;
+
+	run_deny_userns = 1;
+	r = run_argv(pf_args, NULL, env);
+	run_deny_userns = 0;
+	ck_assert_msg(r.summary != NULL, "no preflight line");
+	ck_assert_str_eq(sum_str(&r, "type"), "preflight");
+	ck_assert(!sum_bool(&r, "ok"));
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "cannot create a user namespace (unshare CLONE_NEWUSER)");
+	result_free(&r);
+
+	spec = walk_spec();
+	run_deny_userns = 1;
+	r = run_backend("namespaces", spec);
+	run_deny_userns = 0;
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(sum_str(&r, "backend"), "namespaces");
+	ck_assert(!sum_bool(&r, "isolated"));
+	ck_assert_int_eq(json_array_size(r.steps), 0);
+	ck_assert_int_eq(sum_int(&r, "steps_total"), 0);
+	ck_assert_str_eq(sum_str(&r, "reason"), "namespace jail not in place: cannot create a user "
+	                                        "namespace (unshare CLONE_NEWUSER)");
+	result_free(&r);
+	json_decref(spec);
+	ck_assert_int_eq(jail_leftovers(), 0);
+}
+END_TEST
+
 static Suite *namespaces_suite(void)
 {
 	Suite *s = suite_create("namespaces");
@@ -1469,6 +1535,7 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_walkthrough_same_as_inproc);
 	tcase_add_test(tc, test_profile_bot_variants);
 	tcase_add_test(tc, test_fail_closed);
+	tcase_add_test(tc, test_fail_closed_without_user_namespaces);
 	tcase_add_test(tc, test_spec_fields_strict);
 	tcase_add_test(tc, test_preflight_lines);
 	tcase_add_test(tc, test_nothing_left_behind);

@@ -116,6 +116,15 @@ extern const struct runner_backend runner_backend_inproc_mock;
 extern const struct runner_backend runner_backend_namespaces;
 /** gVisor through runsc run on a throw-away OCI bundle (runner/backend_gvisor.c). */
 extern const struct runner_backend runner_backend_gvisor;
+/** The gVisor platforms --gvisor-platform accepts ([runner]
+ * gvisor_platform of olivares-fcgi), NULL-terminated: "ptrace" (the
+ * default), "kvm", "systrap". Whether the installed runsc and this host can
+ * run one is found out by the run, which fails closed if not. */
+extern const char *const runner_gvisor_platforms[];
+/** Make name the platform of every runsc command of this process's gvisor
+ * runs and preflights (olivares-runner --gvisor-platform NAME). Returns 0,
+ * or -1 when name is not one of runner_gvisor_platforms (nothing changed). */
+int runner_gvisor_platform_set(const char *name);
 /** Firecracker microVM: preflight only on hosts without it; never faked
  * (runner/backend_firecracker.c). */
 extern const struct runner_backend runner_backend_firecracker;

@@ -17,6 +17,19 @@
  * environment PATH, HOME, LANG only, descriptors 0-2 only, hostname
  * "sandbox", new pid, network, ipc, uts and mount namespaces, and runsc's
  * --network=none (a loopback of the sandbox's own netstack, nothing else).
+ * An OCI seccomp filter (linux.seccomp, applied by the sentry to the agent
+ * and everything it starts: runsc --oci-seccomp) refuses ptrace, unshare,
+ * setns, mount, umount2, pivot_root and chroot with EPERM; without it the
+ * sentry let the agent PTRACE_TRACEME and unshare a user namespace (of
+ * the emulated kernel only, but the issue asks both refused).
+ *
+ * The platform is ptrace unless olivares-runner --gvisor-platform names
+ * another ([runner] gvisor_platform): every runsc command gets
+ * --platform=NAME. On these machines only ptrace runs: this runsc does not
+ * know systrap (runsc create fails, "unknown platform: systrap"), and
+ * with kvm the sandbox's boot hangs in the sentry's KVM set-up (/dev/kvm
+ * opens, nested KVM does not get further): the run fails closed at its
+ * wall-clock limit, naming the platform.
  *
  * Limits, as measured with runsc 0.0~20221219 on ptrace (tests/unit/
  * test_gvisor.c shows each one):
@@ -40,16 +53,22 @@
  *
  * isolated is 1 only when runsc create exited 0 (the sandbox booted with
  * this config), the sandbox process it names is alive, is runsc's "boot" of
- * this container id and has --network=none on its command line, and runsc
- * start exited 0 (the agent's ELF was loaded and started in it). Otherwise no step is sent and the
- * run fails closed with the reason; nothing falls back to another backend.
+ * this container id and has --network=none and --oci-seccomp=true on its
+ * command line and no platform but the run's (runsc writes --platform= there
+ * only for a platform that is not its default: none for ptrace here), and
+ * runsc start exited 0 (the agent's ELF was loaded and started in it).
+ * That the filter itself is in place is runsc's to do once it was told
+ * (--oci-seccomp on the boot line, linux.seccomp in the config it read):
+ * nothing outside the sandbox shows the sentry's filter of the agent.
+ * Otherwise no step is sent and the run fails closed with the reason;
+ * nothing falls back to another backend.
  *
  * Why create + start and not `runsc run`: with run, a sandbox that fails
  * to start would only show as an agent that never answers its first step;
  * with create + start the runner knows before sending any step. runsc is
- * run as `runsc --root <state> --network=none --platform=ptrace <cmd>`
- * with an empty environment; cgroups are left on (runsc applies the pids
- * backstop with them).
+ * run as `runsc --root <state> --network=none --platform=<platform>
+ * --oci-seccomp <cmd>` with an empty environment; cgroups are left on
+ * (runsc applies the pids backstop and the memory limit with them).
  *
  * The guard: a fork of the runner in its own session, started before the
  * bundle is filled, that deletes the container and the directory if the
@@ -70,6 +89,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,8 +125,18 @@ static const char *const cgroup_roots[] = {"/sys/fs/cgroup/pids",
                                            "/sys/fs/cgroup",
                                            NULL};
 
-/* The gVisor platform: ptrace works on these machines (DESIGN.md §9). */
-#define GV_PLATFORM "ptrace"
+/* The gVisor platforms the runner accepts; the first is the default
+ * (ptrace works on these machines, DESIGN.md §9). Set per run by
+ * --gvisor-platform ([runner] gvisor_platform). */
+const char *const runner_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
+static const char *gv_platform = "ptrace";
+/* What the agent is refused inside the sandbox, with EPERM, by the OCI
+ * seccomp filter the sentry applies (runsc --oci-seccomp): the calls the
+ * namespaces backend's filter refuses for the same reason (issue 3: "mount
+ * and ptrace are refused"). Every name must be one this runsc knows: an
+ * unknown one fails runsc create (the run fails closed). */
+static const char *const gv_refused[] = {"ptrace",  "unshare",    "setns",  "mount",
+                                         "umount2", "pivot_root", "chroot", NULL};
 /* uid and gid of the agent inside the sandbox. */
 #define GV_UID 65534
 #define GV_GID 65534
@@ -124,6 +154,12 @@ static const char *const cgroup_roots[] = {"/sys/fs/cgroup/pids",
 /* Bounds of the runsc helper commands that do not run the agent. */
 #define GV_CMD_MS 5000
 #define GV_TEARDOWN_MS 5000
+/* The full preflight's trial sandbox, start to exit: under the worker's
+ * 8 s for a preflight answer (fcgi/handlers.c PREFLIGHT_TIMEOUT_MS), so
+ * that a platform whose sandbox never boots here (kvm: its boot hung in
+ * the sentry's machine set-up for over 60 s) gets its reason listed, not
+ * the worker's timeout. A sandbox boots in 0.3 - 0.7 s. */
+#define GV_TRIAL_MS 6000
 
 /* One sandbox, from bundle to teardown. Descriptors are -1 once closed. */
 struct gv {
@@ -140,6 +176,19 @@ struct gv {
 };
 
 enum { P_BUNDLE, P_ROOTFS, P_STATE, P_PIDFILE };
+
+int runner_gvisor_platform_set(const char *name)
+{
+	size_t i;
+
+	for (i = 0; runner_gvisor_platforms[i]; i++) {
+		if (strcmp(runner_gvisor_platforms[i], name) == 0) {
+			gv_platform = runner_gvisor_platforms[i];
+			return 0;
+		}
+	}
+	return -1;
+}
 
 static long long now_ms(void)
 {
@@ -172,14 +221,37 @@ static const char *find_runsc(void)
 	return NULL;
 }
 
-/* The first line of what a failed runsc said, trimmed, for a reason. */
+/* Length of the glog prefix runsc writes before a message
+ * ("W1130 06:41:49.393090    8132 util.go:64] "), 0 when there is none:
+ * its time and pid would make every reason a different string. */
+static size_t glog_prefix(const char *s, size_t len)
+{
+	const char *end = memchr(s, ']', len);
+	size_t i;
+
+	if (len < 8 || !strchr("IWEF", s[0]) || !end || (size_t)(end - s) + 2 > len ||
+	    end[1] != ' ')
+		return 0;
+	for (i = 1; i < 5; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	if (s[5] != ' ')
+		return 0;
+	return (size_t)(end - s) + 2;
+}
+
+/* The first line of what a failed runsc said, trimmed and without its
+ * glog prefix, for a reason. dst may be src. */
 static void first_line(char *dst, size_t n, const char *src, size_t len)
 {
-	size_t i, j = 0;
+	size_t i, j = 0, eol;
 
 	for (i = 0; i < len && src[i] == '\n'; i++)
 		;
-	for (; i < len && src[i] != '\n' && j + 1 < n; i++)
+	for (eol = i; eol < len && src[eol] != '\n'; eol++)
+		;
+	i += glog_prefix(src + i, eol - i);
+	for (; i < eol && j + 1 < n; i++)
 		dst[j++] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
 	dst[j] = '\0';
 }
@@ -264,7 +336,7 @@ static int wait_until(struct gv *g, pid_t pid, long long deadline, int *status)
 }
 
 /*
- * Run `runsc --root STATE --network=none --platform=P <cmd...>` with in,
+ * Run `runsc --root STATE --network=none --platform=P --oci-seccomp <cmd...>` with in,
  * out, err as its stdio (-1: /dev/null; err -1 gets a pipe whose first
  * line goes to msg). Returns 0 when it exited 0 before deadline, -1
  * otherwise with msg saying why.
@@ -274,6 +346,7 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 {
 	char *argv[16];
 	char *const envp[] = {NULL};
+	char platform[32];
 	char said[512];
 	int errp[2] = {-1, -1};
 	int status = 0, null, w, rc = -1;
@@ -285,7 +358,9 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	argv[k++] = (char *)"--root";
 	argv[k++] = (char *)g->path[P_STATE];
 	argv[k++] = (char *)"--network=none";
-	argv[k++] = (char *)"--platform=" GV_PLATFORM;
+	snprintf(platform, sizeof(platform), "--platform=%s", gv_platform);
+	argv[k++] = platform;
+	argv[k++] = (char *)"--oci-seccomp";
 	for (i = 0; cmd[i] && k + 1 < sizeof(argv) / sizeof(argv[0]); i++)
 		argv[k++] = (char *)cmd[i];
 	argv[k] = NULL;
@@ -434,6 +509,32 @@ static int bind_takes(json_t *binds, const char *name)
 	return 0;
 }
 
+/* linux.seccomp of config.json: gv_refused get EPERM, and so does a
+ * clone() with any of gv_clone_ns among its flags (unshare refused alone
+ * would be a half-truth: clone(CLONE_NEWUSER) made a user namespace);
+ * everything else is allowed (the sentry's own emulation bounds it).
+ * clone3 is left alone: this runsc does not implement it (ENOSYS). */
+static json_t *oci_seccomp(void)
+{
+	static const unsigned long gv_clone_ns[] = {CLONE_NEWUSER,  CLONE_NEWNS,  CLONE_NEWPID,
+	                                            CLONE_NEWNET,   CLONE_NEWIPC, CLONE_NEWUTS,
+	                                            CLONE_NEWCGROUP};
+	json_t *names = json_array(), *rules;
+	size_t i;
+
+	for (i = 0; names && gv_refused[i]; i++)
+		json_array_append_new(names, json_string(gv_refused[i]));
+	rules = json_pack("[{s:o, s:s, s:i}]", "names", names, "action", "SCMP_ACT_ERRNO",
+	                  "errnoRet", EPERM);
+	for (i = 0; rules && i < sizeof(gv_clone_ns) / sizeof(gv_clone_ns[0]); i++)
+		json_array_append_new(
+		    rules, json_pack("{s:[s], s:s, s:i, s:[{s:i, s:I, s:I, s:s}]}", "names",
+		                     "clone", "action", "SCMP_ACT_ERRNO", "errnoRet", EPERM, "args",
+		                     "index", 0, "value", (json_int_t)gv_clone_ns[i], "valueTwo",
+		                     (json_int_t)gv_clone_ns[i], "op", "SCMP_CMP_MASKED_EQ"));
+	return json_pack("{s:s, s:o}", "defaultAction", "SCMP_ACT_ALLOW", "syscalls", rules);
+}
+
 /* config.json (OCI runtime spec 1.0) for spec, agent bound at /agent. */
 static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const char *agent)
 {
@@ -470,6 +571,11 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 	    "type", "ipc", "type", "uts", "type", "mount", "resources", "pids", "limit",
 	    (json_int_t)(GV_PIDS_BASE + GV_PIDS_PER_PROC * l->processes), "memory", "limit",
 	    (json_int_t)(GV_MEM_BASE_MB + (json_int_t)l->memory_mb * l->processes) << 20);
+	if (cfg &&
+	    json_object_set_new(json_object_get(cfg, "linux"), "seccomp", oci_seccomp()) != 0) {
+		json_decref(cfg);
+		cfg = NULL;
+	}
 	return cfg;
 }
 
@@ -586,12 +692,20 @@ static pid_t read_pidfile(const char *path)
 	return (pid_t)v;
 }
 
-/* Is pid runsc's sandbox ("boot") of container id, with --network=none? */
-static int sandbox_verified(pid_t pid, const char *id, char *why, size_t n)
+/*
+ * Is pid runsc's sandbox ("boot") of container id, with --network=none,
+ * the OCI seccomp filter on (--oci-seccomp=true) and platform? The boot
+ * command line is runsc's own record of the configuration it booted with;
+ * runsc writes a flag there only when its value is not runsc's default
+ * (observed: no --platform= for ptrace on 0.0~20221219), so the platform
+ * is in place when its flag is there or when no --platform= is: the
+ * --platform=NAME runsc create was given is then runsc's default.
+ */
+static int sandbox_verified(pid_t pid, const char *id, const char *platform, char *why, size_t n)
 {
-	char path[64], buf[4096];
+	char path[64], buf[4096], want[32];
 	const char *arg, *last = NULL;
-	int boot = 0, nonet = 0, fd;
+	int boot = 0, nonet = 0, seccomp = 0, other = 0, fd;
 	ssize_t r;
 	size_t off;
 
@@ -608,19 +722,24 @@ static int sandbox_verified(pid_t pid, const char *id, char *why, size_t n)
 		return -1;
 	}
 	buf[r] = '\0';
+	snprintf(want, sizeof(want), "--platform=%s", platform);
 	for (off = 0; off < (size_t)r; off += strlen(buf + off) + 1) {
 		arg = buf + off;
 		if (strcmp(arg, "boot") == 0)
 			boot = 1;
 		if (strcmp(arg, "--network=none") == 0)
 			nonet = 1;
+		if (strcmp(arg, "--oci-seccomp=true") == 0)
+			seccomp = 1;
+		if (strncmp(arg, "--platform=", 11) == 0 && strcmp(arg, want) != 0)
+			other = 1;
 		last = arg;
 	}
-	if (!boot || !nonet || !last || strcmp(last, id) != 0) {
+	if (!boot || !nonet || !seccomp || other || !last || strcmp(last, id) != 0) {
 		snprintf(why, n,
 		         "process %d is not the gVisor sandbox of this run with "
-		         "--network=none",
-		         (int)pid);
+		         "--network=none, --oci-seccomp and platform %s",
+		         (int)pid, platform);
 		return -1;
 	}
 	return 0;
@@ -773,8 +892,8 @@ static int gv_start(struct gv *g, const struct runner_spec *spec, const char *ag
 		/* What runsc create said went to the container's stderr. */
 		read_now(err[0], said, sizeof(said));
 		first_line(said, sizeof(said), said, strlen(said));
-		snprintf(why, n, "gVisor sandbox not created: %s%s%s", msg, said[0] ? ": " : "",
-		         said);
+		snprintf(why, n, "gVisor sandbox not created (platform %s): %s%s%s", gv_platform,
+		         msg, said[0] ? ": " : "", said);
 		goto out;
 	}
 	g->sandbox = read_pidfile(g->path[P_PIDFILE]);
@@ -784,12 +903,13 @@ static int gv_start(struct gv *g, const struct runner_spec *spec, const char *ag
 	}
 	/* Checked while it waits for start: an agent that exits at once
 	 * takes its sandbox with it. */
-	if (sandbox_verified(g->sandbox, g->id, msg, sizeof(msg)) != 0) {
+	if (sandbox_verified(g->sandbox, g->id, gv_platform, msg, sizeof(msg)) != 0) {
 		snprintf(why, n, "gVisor sandbox not in place: %s", msg);
 		goto out;
 	}
 	if (runsc_cmd(g, start, -1, -1, -1, deadline, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "gVisor container not started: %s", msg);
+		snprintf(why, n, "gVisor container not started (platform %s): %s", gv_platform,
+		         msg);
 		goto out;
 	}
 	rc = 0;
@@ -974,6 +1094,7 @@ static int gv_preflight_full(char *why, size_t n)
 	struct runner_spec spec;
 	struct gv g;
 	char msg[384];
+	long long deadline = now_ms() + GV_TRIAL_MS;
 	int rc = -1, st;
 
 	if (gv_preflight(why, n) != 0)
@@ -984,9 +1105,9 @@ static int gv_preflight_full(char *why, size_t n)
 	                                     RUNNER_DEFAULT_OPEN_FILES, RUNNER_DEFAULT_TMPFS_MB};
 	if (gv_init(&g, why, n) != 0)
 		return -1;
-	if (gv_start(&g, &spec, "/usr/bin/true", now_ms() + RUNNER_DEFAULT_WALL_MS, why, n) != 0)
+	if (gv_start(&g, &spec, "/usr/bin/true", deadline, why, n) != 0)
 		goto out;
-	if (agent_end(&g, now_ms() + RUNNER_DEFAULT_WALL_MS, msg, sizeof(msg)) != 0) {
+	if (agent_end(&g, deadline, msg, sizeof(msg)) != 0) {
 		snprintf(why, n, "trial sandbox running /usr/bin/true did not exit");
 		goto out;
 	}
@@ -1041,8 +1162,8 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		if (now_ms() >= deadline)
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "wall-clock limit of %ld ms exceeded while the gVisor sandbox "
-			         "was starting",
-			         spec->limits.wall_ms);
+			         "was starting (platform %s)",
+			         spec->limits.wall_ms, gv_platform);
 		else
 			snprintf(sum->reason, sizeof(sum->reason), "%s", why);
 		goto out;

@@ -23,7 +23,10 @@
  * strictly here (absolute normalised paths, known limit keys within fixed
  * bounds: refused, never clamped); the path of the built-in mock agent is
  * resolved from /proc/self/exe before anything is closed. --preflight NAME
- * prints one line and reads no spec.
+ * prints one line and reads no spec. --gvisor-platform NAME (gvisor only,
+ * one of runner_gvisor_platforms, else a usage error) is host
+ * configuration ([runner] gvisor_platform), so it comes on the command
+ * line, never in the spec.
  *
  * --serve makes this process the fork server of one FastCGI worker
  * (runner/serve.h): each run then happens in a fork of it that enters
@@ -117,6 +120,7 @@ static void usage(FILE *f)
 	        "usage: %s --backend NAME < spec.json\n"
 	        "       %s --backend NAME --no-seccomp < spec.json   (test aid)\n"
 	        "       %s --preflight NAME\n"
+	        "       %s --backend gvisor|--preflight gvisor --gvisor-platform PLATFORM\n"
 	        "       %s --probe OP [--backend NAME]\n"
 	        "       %s --serve   (fork server for olivares-fcgi; socket on stdin)\n"
 	        "       %s --help | --version\n\n"
@@ -125,9 +129,13 @@ static void usage(FILE *f)
 	        "{\"type\":\"preflight\",\"backend\":NAME,\"ok\":bool,\"reason\":null|string}.\n"
 	        "Backends:",
 	        MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME,
-	        MODEL_RUNNER_NAME, MODEL_RUNNER_NAME);
+	        MODEL_RUNNER_NAME, MODEL_RUNNER_NAME, MODEL_RUNNER_NAME);
 	for (i = 0; backends[i]; i++)
 		fprintf(f, " %s", backends[i]->name);
+	fprintf(f, "\n\n--gvisor-platform is the gVisor platform of runsc (default %s):",
+	        runner_gvisor_platforms[0]);
+	for (i = 0; runner_gvisor_platforms[i]; i++)
+		fprintf(f, " %s", runner_gvisor_platforms[i]);
 	fprintf(f, "\n\n--probe OP is a self-test of the confinement: it installs the\n"
 	           "backend's filter exactly as a run does, tries OP and prints\n"
 	           "{\"type\":\"probe\",\"op\":OP,\"allowed\":bool,\"errno\":NAME|null}.\n"
@@ -540,6 +548,7 @@ static int run_main(int argc, char **argv)
 	    {"probe", required_argument, NULL, 'p'},
 	    {"preflight", required_argument, NULL, 'P'},
 	    {"no-seccomp", no_argument, NULL, 'n'},
+	    {"gvisor-platform", required_argument, NULL, 'g'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -554,6 +563,7 @@ static int run_main(int argc, char **argv)
 	const char *backend_name = NULL;
 	const char *probe_op = NULL;
 	const char *preflight_name = NULL;
+	const char *platform = NULL;
 	char name[64];
 	char why[384];
 	int unconfined = 0;
@@ -587,6 +597,9 @@ static int run_main(int argc, char **argv)
 		case 'n':
 			unconfined = 1;
 			break;
+		case 'g':
+			platform = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -602,6 +615,28 @@ static int run_main(int argc, char **argv)
 	    (preflight_name && (backend_name || probe_op))) {
 		usage(stderr);
 		return 2;
+	}
+	/* A platform is for gvisor only, and one the runner knows: anything
+	 * else is the caller's mistake, not a run to record. */
+	if (platform) {
+		if (probe_op || strcmp(preflight_name ? preflight_name : backend_name,
+		                       runner_backend_gvisor.name) != 0) {
+			fprintf(stderr,
+			        "%s: --gvisor-platform is for --backend gvisor or "
+			        "--preflight gvisor only\n",
+			        MODEL_RUNNER_NAME);
+			return 2;
+		}
+		if (runner_gvisor_platform_set(platform) != 0) {
+			printable(name, sizeof(name), platform);
+			fprintf(stderr,
+			        "%s: unknown gVisor platform \"%s\" (known:", MODEL_RUNNER_NAME,
+			        name);
+			for (c = 0; runner_gvisor_platforms[c]; c++)
+				fprintf(stderr, " %s", runner_gvisor_platforms[c]);
+			fputs(")\n", stderr);
+			return 2;
+		}
 	}
 	if (preflight_name)
 		return write_preflight(preflight_name) == 0 ? 0 : 1;

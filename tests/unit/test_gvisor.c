@@ -11,10 +11,15 @@
  *
  * Where gVisor differs from the namespaces jail the test asserts what was
  * observed with runsc 0.0~20221219 on ptrace, and says so: RLIMIT_CPU is
- * not enforced by this runsc (a spin is stopped by the wall clock), the
- * agent may unshare a user namespace and PTRACE_TRACEME (both emulated by
- * the sentry, nothing of the host is reached), and the sandbox has its own
- * loopback interface, up, on gVisor's netstack (not the host's).
+ * not enforced by this runsc (a spin is stopped by the wall clock), and
+ * the sandbox has its own loopback interface, up, on gVisor's netstack
+ * (not the host's). ptrace, unshare and mount are refused with EPERM by
+ * the OCI seccomp filter the sentry applies (runsc --oci-seccomp).
+ *
+ * The platform ([runner] gvisor_platform, olivares-runner
+ * --gvisor-platform): every runsc command carries it, and on this host
+ * only ptrace runs; systrap (unknown to this runsc) and kvm (its sandbox
+ * never boots here) fail closed, with a reason naming the platform.
  *
  * When `olivares-runner --preflight gvisor` fails on this host (no runsc,
  * not root), every gvisor test asserts the fail-closed result instead
@@ -38,6 +43,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -47,6 +53,9 @@
 /* Did --preflight gvisor pass on this host? Set once in main(). */
 static int gvisor_ok;
 static char gvisor_why[512];
+/* The uid (and gid) spawn_runner() starts the runner as; 0: this
+ * process's. */
+static uid_t run_as_uid = 0;
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -80,6 +89,7 @@ struct result {
 	json_t *summary;
 	int status;
 	long long ms;
+	long long first_ms; /* when its first line came (run_watched only), else -1 */
 };
 
 static void result_free(struct result *r)
@@ -109,6 +119,10 @@ static pid_t spawn_runner(const char *const *args, json_t *spec, int *out)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		if (run_as_uid != 0 && (setgroups(0, NULL) != 0 ||
+		                        setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
+		                        setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
+			_exit(126);
 		dup2(in[0], 0);
 		dup2(o[1], 1);
 		close(in[0]);
@@ -147,6 +161,7 @@ static struct result collect(pid_t pid, int fd, long long t0)
 	ssize_t n;
 
 	memset(&r, 0, sizeof(r));
+	r.first_ms = -1;
 	r.steps = json_array();
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
 		if (len + (size_t)n + 1 > cap) {
@@ -263,6 +278,16 @@ struct seen {
 	char dirs[16][128];
 	char ids[16][64];
 	int ndirs, nids;
+	/* The runner's runsc commands (argv[0] a runsc binary): */
+	int runsc_cmds;    /* 1 once one was seen */
+	char platform[32]; /* the --platform= value of the first one, "" when none */
+	int runsc_odd;     /* 1 when one lacked --oci-seccomp or that --platform= */
+	/* The sandbox's boot command line (argv[0] "runsc-sandbox"): */
+	int boot_seen, boot_seccomp;
+	char boot_platform[32]; /* its --platform= value, "" when it had none */
+	/* The container's host cgroup limits, read while it ran (the last
+	 * value read; 0 when never read, -1 for "max"). */
+	long long pids_max, mem_limit;
 };
 
 static void seen_add(char (*list)[128], int *n, const char *v, size_t len)
@@ -291,13 +316,83 @@ static void seen_id(struct seen *seen, const char *v)
 	snprintf(seen->ids[seen->nids++], 64, "%s", v);
 }
 
+/* Note what a runsc command line (args NUL-separated, len bytes) says of
+ * the platform and the OCI seccomp flag. */
+static void seen_flags(struct seen *seen, const char *args, size_t len)
+{
+	size_t off, n0 = strlen(args);
+	const char *platform = NULL;
+	int seccomp = 0, runsc, boot;
+
+	runsc = n0 >= 6 && strcmp(args + n0 - 6, "/runsc") == 0;
+	boot = strcmp(args, "runsc-sandbox") == 0;
+	if (!runsc && !boot)
+		return;
+	for (off = 0; off < len; off += strlen(args + off) + 1) {
+		if (strncmp(args + off, "--platform=", 11) == 0)
+			platform = args + off + 11;
+		if (strcmp(args + off, "--oci-seccomp") == 0 ||
+		    strcmp(args + off, "--oci-seccomp=true") == 0)
+			seccomp = 1;
+	}
+	if (boot) {
+		seen->boot_seen = 1;
+		seen->boot_seccomp = seccomp;
+		snprintf(seen->boot_platform, sizeof(seen->boot_platform), "%s",
+		         platform ? platform : "");
+		return;
+	}
+	if (!seen->runsc_cmds)
+		snprintf(seen->platform, sizeof(seen->platform), "%s", platform ? platform : "");
+	seen->runsc_cmds = 1;
+	if (!seccomp || !platform || strcmp(platform, seen->platform) != 0)
+		seen->runsc_odd = 1;
+}
+
+/* Read a cgroup file of the container's as a number into *v (-1 for
+ * "max"); *v is left alone when the file is not there (yet, or any
+ * more). */
+static void seen_cgroup_value(const char *path, long long *v)
+{
+	char buf[64];
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return;
+	buf[r] = '\0';
+	*v = strncmp(buf, "max", 3) == 0 ? -1 : atoll(buf);
+}
+
+/* The host cgroup limits of the containers seen so far, where runsc puts
+ * them: /sys/fs/cgroup/<controller>/<container id> (no cgroupsPath in
+ * the OCI config). */
+static void seen_cgroups(struct seen *seen)
+{
+	char path[300];
+	int i;
+
+	for (i = 0; i < seen->nids; i++) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/pids/%s/pids.max", seen->ids[i]);
+		seen_cgroup_value(path, &seen->pids_max);
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/memory/%s/memory.limit_in_bytes",
+		         seen->ids[i]);
+		seen_cgroup_value(path, &seen->mem_limit);
+	}
+}
+
 /* Note the bundle directory and container id on a runsc command line
- * (args NUL-separated, len bytes). */
+ * (args NUL-separated, len bytes), and its flags (seen_flags). */
 static void seen_cmdline(struct seen *seen, const char *args, size_t len)
 {
 	const char *a, *last = NULL, *dir, *end;
 	size_t off;
 
+	seen_flags(seen, args, len);
 	for (off = 0; off < len; off += strlen(args + off) + 1) {
 		a = args + off;
 		dir = strstr(a, "/olivares-gvisor.");
@@ -431,13 +526,15 @@ static int leftovers_after(const struct seen *seen, long ms)
 	return n;
 }
 
-/* run_backend("gvisor", spec), watching the runner's descendants while it
- * runs to learn its bundle directory and container id. The test process
- * becomes their subreaper. */
-static struct result run_watched(json_t *spec, struct seen *seen)
+/* run_backend("gvisor", spec) with --gvisor-platform platform (NULL: none),
+ * watching the runner's descendants while it runs to learn its bundle
+ * directory, container id, runsc flags and cgroup limits (struct seen).
+ * The test process becomes their subreaper. */
+static struct result run_watched_on(json_t *spec, struct seen *seen, const char *platform)
 {
-	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", "gvisor", NULL};
-	long long t0 = now_ms();
+	const char *args[] = {env_path("OLIVARES_RUNNER"),           "--backend", "gvisor",
+	                      platform ? "--gvisor-platform" : NULL, platform,    NULL};
+	long long t0 = now_ms(), first_ms = -1;
 	struct pollfd pfd;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -451,6 +548,7 @@ static struct result run_watched(json_t *spec, struct seen *seen)
 	pid = spawn_runner(args, spec, &fd);
 	for (;;) {
 		descendants(seen, NULL);
+		seen_cgroups(seen);
 		pfd.fd = fd;
 		pfd.events = POLLIN;
 		if (poll(&pfd, 1, 10) <= 0)
@@ -458,6 +556,8 @@ static struct result run_watched(json_t *spec, struct seen *seen)
 		got = read(fd, chunk, sizeof(chunk));
 		if (got <= 0)
 			break;
+		if (first_ms < 0)
+			first_ms = now_ms() - t0;
 		if (len + (size_t)got > cap) {
 			cap = (len + (size_t)got) * 2;
 			buf = realloc(buf, cap);
@@ -474,9 +574,31 @@ static struct result run_watched(json_t *spec, struct seen *seen)
 	close(p[1]);
 	free(buf);
 	r = collect(pid, p[0], t0);
+	r.first_ms = first_ms;
 	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
 	ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	return r;
+}
+
+static struct result run_watched(json_t *spec, struct seen *seen)
+{
+	return run_watched_on(spec, seen, NULL);
+}
+
+/* The runsc commands of a run carried --platform=platform and
+ * --oci-seccomp, and so did its sandbox's boot line, where runsc writes
+ * the platform only when it is not runsc's default (observed: none for
+ * ptrace on 0.0~20221219): there, no other platform. */
+static void assert_platform(const struct seen *seen, const char *platform)
+{
+	ck_assert_msg(seen->runsc_cmds, "no runsc command seen");
+	ck_assert_str_eq(seen->platform, platform);
+	ck_assert_msg(!seen->runsc_odd, "a runsc command without --platform=%s --oci-seccomp",
+	              platform);
+	ck_assert_msg(seen->boot_seen, "no sandbox seen");
+	ck_assert_msg(seen->boot_seccomp, "the sandbox runs without --oci-seccomp=true");
+	ck_assert_msg(!seen->boot_platform[0] || strcmp(seen->boot_platform, platform) == 0,
+	              "the sandbox runs on platform %s", seen->boot_platform);
 }
 
 /* A run that must have failed closed: nothing ran, nothing claimed. */
@@ -508,15 +630,36 @@ static int gvisor_unavailable_checked(json_t *spec)
 	return 1;
 }
 
-/* Run the hostile agent on one probe with the given limits (0 = default).
- * The run must be isolated and destroyed. NULL when gvisor is unavailable
- * on this host (then the fail-closed result was asserted). */
+/* Run the hostile agent on spec's one probe (spec is the caller's). The
+ * run must be isolated, on ptrace with the seccomp filter, and destroyed;
+ * *seen is what was seen of it. -1 when gvisor is unavailable on this
+ * host (then the fail-closed result was asserted). */
+static int probe_spec_run(json_t *spec, struct result *r, struct seen *seen)
+{
+	memset(seen, 0, sizeof(*seen));
+	if (gvisor_unavailable_checked(spec))
+		return -1;
+	*r = run_watched(spec, seen);
+	/* every probe also checks that nothing of its run is left */
+	ck_assert_int_ge(seen->ndirs, 1);
+	ck_assert_int_eq(leftovers(seen), 0);
+	ck_assert_str_eq(sum_str(r, "backend"), "gvisor");
+	ck_assert_msg(sum_bool(r, "isolated"), "not isolated: %s", sum_str(r, "reason"));
+	ck_assert_msg(sum_bool(r, "destroyed"), "not destroyed: %s", sum_str(r, "reason"));
+	ck_assert_int_eq(sum_int(r, "steps_total"), 1);
+	/* without --gvisor-platform, the default */
+	assert_platform(seen, "ptrace");
+	return 0;
+}
+
+/* Run the hostile agent on one probe with the given limits (0 = default):
+ * probe_spec_run(). */
 static int probe_run(const char *input, long mem, long procs, long cpu, long wall, struct result *r)
 {
 	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
 	struct seen seen;
+	int rc;
 
-	memset(&seen, 0, sizeof(seen));
 	spec_step(spec, "probe", input);
 	if (mem)
 		spec_limit(spec, "memory_mb", mem);
@@ -526,20 +669,9 @@ static int probe_run(const char *input, long mem, long procs, long cpu, long wal
 		spec_limit(spec, "cpu_seconds", cpu);
 	if (wall)
 		spec_limit(spec, "wall_ms", wall);
-	if (gvisor_unavailable_checked(spec)) {
-		json_decref(spec);
-		return -1;
-	}
-	*r = run_watched(spec, &seen);
+	rc = probe_spec_run(spec, r, &seen);
 	json_decref(spec);
-	/* every probe also checks that nothing of its run is left */
-	ck_assert_int_ge(seen.ndirs, 1);
-	ck_assert_int_eq(leftovers(&seen), 0);
-	ck_assert_str_eq(sum_str(r, "backend"), "gvisor");
-	ck_assert_msg(sum_bool(r, "isolated"), "not isolated: %s", sum_str(r, "reason"));
-	ck_assert_msg(sum_bool(r, "destroyed"), "not destroyed: %s", sum_str(r, "reason"));
-	ck_assert_int_eq(sum_int(r, "steps_total"), 1);
-	return 0;
+	return rc;
 }
 
 /* One probe that completes: its output (static copy), or NULL when gvisor
@@ -719,8 +851,16 @@ START_TEST(test_cpu_spin_killed_by_wall_clock)
 	ck_assert_str_eq(step_str(&r, 0, "output"),
 	                 "[[agent-error:wall-clock limit of 2500 ms exceeded]]");
 	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
+	/* The spin is given up at the limit (the step's line is written
+	 * then, before the teardown): near 2500 ms, not at the end of an
+	 * unbounded spin. */
+	ck_assert_int_ge(r.first_ms, 2500);
+	ck_assert_int_lt(r.first_ms, 2500 + 2000);
+	/* The teardown that stops it (runsc delete, every process reaped) is
+	 * bounded by the runner too (GV_CMD_MS + GV_TEARDOWN_MS, 10 s): it
+	 * took 0.4 - 1 s here, 4.2 s once under load (6663 ms in all). */
 	ck_assert_int_ge(r.ms, 2500);
-	ck_assert_int_lt(r.ms, 2500 + 4000);
+	ck_assert_int_lt(r.ms, 2500 + 10000);
 	result_free(&r);
 }
 END_TEST
@@ -822,13 +962,71 @@ START_TEST(test_ptrace_refused)
 {
 	char *status;
 
-	/* Attaching to pid 1 is refused. PTRACE_TRACEME succeeds: gVisor
-	 * emulates ptrace between the sandbox's own tasks in the sentry
-	 * (observed); the host is not reached, as the next check shows. */
-	PROBE_EQ("ptrace", "ptrace: attach 1 denied (EPERM), traceme allowed (-)");
+	/* Both refused by the OCI seccomp filter (runsc --oci-seccomp): the
+	 * sentry itself emulates ptrace between the sandbox's own tasks and
+	 * let PTRACE_TRACEME succeed without it. The host is not reached
+	 * either way, as the next check shows. */
+	PROBE_EQ("ptrace", "ptrace: attach 1 denied (EPERM), traceme denied (EPERM)");
 	status = slurp("/proc/self/status");
 	ck_assert_ptr_nonnull(strstr(status, "\nTracerPid:\t0\n"));
 	free(status);
+}
+END_TEST
+
+START_TEST(test_root_read_only)
+{
+	const char *got = probe("mount-opts /");
+
+	if (!got)
+		return;
+	/* The OCI root is read-only (root.readonly). A write to / is refused
+	 * with EACCES before the mount is ever asked (uid 65534 owns nothing
+	 * there; test_write_outside_tmpfs), so only the mount's own options
+	 * show a root made writable. Observed: "mount-opts /: ro". */
+	ck_assert_msg(strncmp(got, "mount-opts /: ", 14) == 0, "%s", got);
+	ck_assert_msg(strcspn(got + 14, ",") == 2 && strncmp(got + 14, "ro", 2) == 0, "%s", got);
+}
+END_TEST
+
+START_TEST(test_open_files_limit)
+{
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	struct seen seen;
+	struct result r;
+
+	/* RLIMIT_NOFILE = open_files, enforced by the sentry */
+	spec_step(spec, "probe", "nofile");
+	spec_limit(spec, "open_files", 16);
+	if (probe_spec_run(spec, &r, &seen) == 0) {
+		ck_assert_str_eq(sum_str(&r, "status"), "completed");
+		ck_assert_str_eq(step_str(&r, 0, "output"), "nofile: 16 open (EMFILE)");
+		result_free(&r);
+	}
+	json_decref(spec);
+}
+END_TEST
+
+START_TEST(test_host_cgroup_limits)
+{
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	struct seen seen;
+	struct result r;
+
+	/* Read while the sandbox ran (run_watched): the container's host
+	 * cgroups, /sys/fs/cgroup/{pids,memory}/<container id>. pids: the
+	 * backstop of 256 + 32 x processes; memory: the whole sandbox's
+	 * 256 MiB + memory_mb x processes (runner/backend_gvisor.c). */
+	spec_step(spec, "probe", "fds");
+	spec_limit(spec, "processes", 4);
+	spec_limit(spec, "memory_mb", 64);
+	if (probe_spec_run(spec, &r, &seen) == 0) {
+		ck_assert_str_eq(step_str(&r, 0, "output"), "fds: 0 1 2");
+		ck_assert_int_eq(seen.nids, 1);
+		ck_assert_int_eq(seen.pids_max, 256 + 32 * 4);
+		ck_assert_int_eq(seen.mem_limit, (256LL + 64 * 4) << 20);
+		result_free(&r);
+	}
+	json_decref(spec);
 }
 END_TEST
 
@@ -852,9 +1050,10 @@ START_TEST(test_identity)
 	PROBE_EQ("hostname", "hostname: sandbox");
 	/* gVisor's own netstack loopback; --network=none gives nothing else */
 	PROBE_EQ("net", "net: lo up");
-	/* observed: the sentry lets an unprivileged task make a user
-	 * namespace of the emulated kernel (nothing of the host) */
-	PROBE_EQ("unshare", "unshare: allowed");
+	/* refused by the OCI seccomp filter; without it the sentry let an
+	 * unprivileged task make a user namespace of the emulated kernel
+	 * (nothing of the host) */
+	PROBE_EQ("unshare", "unshare: denied (EPERM)");
 }
 END_TEST
 
@@ -1125,6 +1324,208 @@ START_TEST(test_preflight_lines)
 }
 END_TEST
 
+/* ---- the platform ------------------------------------------------------------ */
+
+/* Is the installed runsc the one the platform results below were observed
+ * with (Debian's 0.0~20221219)? Another may know systrap, or boot kvm. */
+static int runsc_observed(void)
+{
+	char line[256] = "";
+	FILE *p = popen("runsc --version 2>/dev/null", "r");
+
+	if (!p)
+		return 0;
+	if (!fgets(line, sizeof(line), p))
+		line[0] = '\0';
+	pclose(p);
+	return strncmp(line, "runsc version 0.0~20221219.", 27) == 0;
+}
+
+/* A run on platform: isolated on it, or failed closed with a reason
+ * naming it. On the observed runsc, want NULL means it runs, else it fails
+ * with reason want, or one starting with want_prefix (may be NULL). */
+static void platform_run(const char *platform, const char *want, const char *want_prefix)
+{
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	const char *reason;
+	char named[64];
+	struct seen seen;
+	struct result r;
+
+	memset(&seen, 0, sizeof(seen));
+	spec_step(spec, "a", "fds");
+	spec_limit(spec, "wall_ms", 3000);
+	r = run_watched_on(spec, &seen, platform);
+	ck_assert_msg(seen.runsc_cmds, "no runsc command seen");
+	ck_assert_str_eq(seen.platform, platform);
+	ck_assert(!seen.runsc_odd);
+	if (sum_bool(&r, "isolated")) {
+		/* a runsc and a host that run this platform */
+		ck_assert_msg(!want || !runsc_observed(), "platform %s ran on this runsc",
+		              platform);
+		ck_assert_str_eq(sum_str(&r, "status"), "completed");
+		assert_platform(&seen, platform);
+	} else {
+		ck_assert_msg(want != NULL, "platform %s failed: %s", platform,
+		              sum_str(&r, "reason"));
+		snprintf(named, sizeof(named), "(platform %s)", platform);
+		assert_fail_closed(&r, "gvisor", named);
+		reason = sum_str(&r, "reason");
+		ck_assert_msg(
+		    !runsc_observed() || strcmp(reason, want) == 0 ||
+		        (want_prefix && strncmp(reason, want_prefix, strlen(want_prefix)) == 0),
+		    "reason \"%s\"", reason);
+	}
+	ck_assert(sum_bool(&r, "destroyed"));
+	ck_assert_int_eq(leftovers(&seen), 0);
+	result_free(&r);
+	json_decref(spec);
+}
+
+START_TEST(test_platform_from_command_line)
+{
+	if (!gvisor_ok)
+		return; /* every other test already asserted the preflight's result */
+	/* named explicitly, the default runs as without the flag */
+	platform_run("ptrace", NULL, NULL);
+	/* This runsc does not know systrap: runsc create refuses it. */
+	platform_run("systrap",
+	             "gVisor sandbox not created (platform systrap): runsc create exited with "
+	             "status 128: FATAL ERROR: unknown platform: systrap",
+	             NULL);
+	/* /dev/kvm opens here, but the sandbox's boot hangs in the sentry's
+	 * KVM machine set-up (observed for over 60 s, burning system time):
+	 * the run fails at its wall-clock limit, no step sent. A host without
+	 * /dev/kvm fails at runsc create. */
+	platform_run("kvm",
+	             "wall-clock limit of 3000 ms exceeded while the gVisor sandbox was starting "
+	             "(platform kvm)",
+	             "gVisor sandbox not created (platform kvm): ");
+}
+END_TEST
+
+START_TEST(test_platform_refused)
+{
+	const char *runner = env_path("OLIVARES_RUNNER");
+	const char *bad[] = {runner, "--backend", "gvisor", "--gvisor-platform", "warp", NULL};
+	const char *other[] = {runner,   "--backend", "namespaces", "--gvisor-platform",
+	                       "ptrace", NULL};
+	const char *pf[] = {runner, "--preflight", "gvisor", "--gvisor-platform", "systrap", NULL};
+	const char *pf_kvm[] = {runner, "--preflight", "gvisor", "--gvisor-platform", "kvm", NULL};
+	json_t *spec = spec_new(NULL, NULL);
+	struct result r;
+	int fd;
+	pid_t pid;
+
+	/* An unknown platform, or one for another backend, is a usage
+	 * error: exit 2, no line (the worker never sends either). */
+	spec_step(spec, "a", "agent:x");
+	pid = spawn_runner(bad, spec, &fd);
+	r = collect(pid, fd, now_ms());
+	ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2);
+	ck_assert_ptr_null(r.summary);
+	ck_assert_int_eq(json_array_size(r.steps), 0);
+	result_free(&r);
+	pid = spawn_runner(other, spec, &fd);
+	r = collect(pid, fd, now_ms());
+	ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2);
+	ck_assert_ptr_null(r.summary);
+	result_free(&r);
+	json_decref(spec);
+	if (!gvisor_ok)
+		return;
+
+	/* The listing's preflight boots its trial sandbox on the platform. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	pid = spawn_runner(pf, NULL, &fd);
+	r = collect(pid, fd, now_ms());
+	ck_assert_ptr_nonnull(r.summary);
+	if (runsc_observed()) {
+		ck_assert(json_is_false(json_object_get(r.summary, "ok")));
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(r.summary, "reason")),
+		    "gVisor sandbox not created (platform systrap): runsc create exited "
+		    "with status 128: FATAL ERROR: unknown platform: systrap");
+	}
+	result_free(&r);
+	ck_assert_int_eq(leftovers(NULL), 0);
+	/* A sandbox that never boots is given up within the worker's 8 s
+	 * for a preflight answer (fcgi/handlers.c), with its reason. */
+	pid = spawn_runner(pf_kvm, NULL, &fd);
+	r = collect(pid, fd, now_ms());
+	ck_assert_ptr_nonnull(r.summary);
+	ck_assert_int_lt(r.ms, 8000);
+	if (json_is_false(json_object_get(r.summary, "ok")))
+		ck_assert_ptr_nonnull(strstr(
+		    json_string_value(json_object_get(r.summary, "reason")), "(platform kvm)"));
+	result_free(&r);
+	ck_assert_int_eq(leftovers(NULL), 0);
+}
+END_TEST
+
+/* ---- a runner that is not root --------------------------------------------- */
+
+/* Bundle directories of uid under /tmp (/run is root's only). */
+static int bundle_dirs_of(uid_t uid)
+{
+	struct dirent *e;
+	struct stat st;
+	char path[300];
+	DIR *d = opendir("/tmp");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "olivares-gvisor.", 16) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+		if (lstat(path, &st) == 0 && st.st_uid == uid)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_runner_not_root_fails_closed)
+{
+	const char *pf[] = {env_path("OLIVARES_RUNNER"), "--preflight", "gvisor", NULL};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	struct result r;
+	int before, fd;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		/* the runner is not root here either: every test asserted that */
+		json_decref(spec);
+		return;
+	}
+	spec_step(spec, "a", "fds");
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	before = bundle_dirs_of(65534);
+	run_as_uid = 65534;
+	r = run_backend("gvisor", spec);
+	pid = spawn_runner(pf, NULL, &fd);
+	run_as_uid = 0;
+	assert_fail_closed(&r, "gvisor", "");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "backend gvisor unavailable: runsc run needs root (the runner runs as uid "
+	                 "65534)");
+	/* refused before the spec was read: nothing to attest destroyed */
+	ck_assert(!sum_bool(&r, "destroyed"));
+	result_free(&r);
+	r = collect(pid, fd, now_ms());
+	ck_assert_ptr_nonnull(r.summary);
+	ck_assert(json_is_false(json_object_get(r.summary, "ok")));
+	ck_assert_str_eq(json_string_value(json_object_get(r.summary, "reason")),
+	                 "runsc run needs root (the runner runs as uid 65534)");
+	result_free(&r);
+	/* nothing started, nothing made */
+	ck_assert_int_eq(leftovers(NULL), 0);
+	ck_assert_int_eq(bundle_dirs_of(65534), before);
+	json_decref(spec);
+}
+END_TEST
+
 /* ---- firecracker ------------------------------------------------------------ */
 
 /* What firecracker's preflight must say on this host, worked out here the
@@ -1197,6 +1598,9 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, test_host_unix_socket_in_bind_unreachable);
 	tcase_add_test(tc, test_mount_refused);
 	tcase_add_test(tc, test_ptrace_refused);
+	tcase_add_test(tc, test_root_read_only);
+	tcase_add_test(tc, test_open_files_limit);
+	tcase_add_test(tc, test_host_cgroup_limits);
 	tcase_add_test(tc, test_no_descriptor_inherited);
 	tcase_add_test(tc, test_environment_clean);
 	tcase_add_test(tc, test_identity);
@@ -1213,6 +1617,9 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, test_nothing_left_behind);
 	tcase_add_test(tc, test_runner_killed_mid_run);
 	tcase_add_test(tc, test_preflight_lines);
+	tcase_add_test(tc, test_platform_from_command_line);
+	tcase_add_test(tc, test_platform_refused);
+	tcase_add_test(tc, test_runner_not_root_fails_closed);
 	tcase_add_test(tc, test_firecracker_fails_closed);
 	suite_add_tcase(s, tc);
 	return s;

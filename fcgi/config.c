@@ -22,6 +22,11 @@
 const char *const http_config_known_backends[] = {"inproc-mock", "namespaces", "gvisor",
                                                   "firecracker", NULL};
 
+/* gVisor platforms the runner accepts (runner/backend.h
+ * runner_gvisor_platforms, the first is the default): the loader refuses
+ * any other, so the runner never gets a platform it would refuse. */
+const char *const http_config_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
+
 /* Defaults and bounds of the agent limits: those of runner/backend.h
  * (RUNNER_DEFAULT_*) and of the runner's spec check (runner/main.c,
  * limit_keys), so a configuration the loader accepts is never refused by
@@ -115,6 +120,16 @@ static int parse_int(const char *value, long min, long max, int base, long *out)
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+static int gvisor_platform_known(const char *name)
+{
+	size_t i;
+
+	for (i = 0; http_config_gvisor_platforms[i]; i++)
+		if (strcmp(name, http_config_gvisor_platforms[i]) == 0)
+			return 1;
 	return 0;
 }
 
@@ -497,6 +512,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		} else if (strcmp(name, "binds") == 0) {
 			bad = normalize_list(cfg->binds, sizeof cfg->binds, value, 1) ||
 			      !binds_valid(cfg->binds);
+		} else if (strcmp(name, "gvisor_platform") == 0) {
+			bad = !gvisor_platform_known(value) ||
+			      copy_str(cfg->gvisor_platform, sizeof cfg->gvisor_platform, value);
 		} else {
 			for (k = limit_keys; k->name; k++)
 				if (strcmp(k->name, name) == 0)
@@ -567,6 +585,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			    "most 32";
 		else if (strcmp(name, "adapter") == 0)
 			wanted = "none, builtin:<dir> or exec:<command line>";
+		else if (strcmp(name, "gvisor_platform") == 0)
+			wanted = "ptrace, kvm or systrap";
 		else
 			wanted = "a value that is not empty and not too long";
 		/* the value is shown, but never a connection string's (it may
@@ -745,6 +765,7 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	cfg->scorer_timeout_ms = HTTP_SCORER_TIMEOUT_DEFAULT_MS;
 	cfg->session_minutes = HTTP_SESSION_MINUTES_DEFAULT;
 	strcpy(cfg->binds, "/usr");
+	strcpy(cfg->gvisor_platform, http_config_gvisor_platforms[0]);
 	for (k = limit_keys; k->name; k++)
 		*(long *)((char *)&cfg->limits + k->offset) = k->def;
 

@@ -49,6 +49,13 @@
  *                   OS-level backends, comma list of absolute normalised
  *                   paths other than /, /proc, /tmp, /agent (at most 32);
  *                   default "/usr"; empty: none
+ *   [runner] gvisor_platform  the gVisor platform of the gvisor backend's
+ *                   sandboxes: ptrace, kvm or systrap; default "ptrace"
+ *                   (it works on these machines). Passed to the runner
+ *                   on its command line (--gvisor-platform), not in the
+ *                   spec; whether the installed runsc and the host can
+ *                   run it shows in the backends listing's preflight,
+ *                   and a run that cannot fails closed naming it
  *   [runner] max_runs  runs on an OS-level backend (an agent program,
  *                   which may take its whole wall-clock limit) in progress
  *                   at once on this server, 1..workers; default workers
@@ -82,7 +89,8 @@
  *                   (fcgi/view.h): its cookie's Max-Age and the stored
  *                   expiry; 1..10080 (a week), default 480 (8 hours)
  * Validation at load: an unknown backend name, a default that is not in
- * its allowed list, a bad bind or a limit out of bounds is an error.
+ * its allowed list, a bad bind, an unknown gVisor platform or a limit out
+ * of bounds is an error.
  */
 #include <stddef.h>
 
@@ -128,6 +136,8 @@ struct http_config {
 	int scorer_timeout_ms; /* [scorer] timeout_ms */
 	char agents_dir[512]; /* absolute */
 	char binds[1024];     /* comma list, no spaces; "" for none */
+	char
+	    gvisor_platform[16]; /* [runner] gvisor_platform, one of http_config_gvisor_platforms */
 	struct http_run_limits limits;
 	struct http_tenant_policy tenants[HTTP_MAX_TENANT_POLICIES];
 	int ntenants;
@@ -178,5 +188,10 @@ int http_config_request_seconds_max(const struct http_config *cfg);
 /** The backends the runner knows, in listing order, NULL-terminated:
  * inproc-mock, namespaces, gvisor, firecracker (model/runspec.h). */
 extern const char *const http_config_known_backends[];
+
+/** The gVisor platforms [runner] gvisor_platform accepts, NULL-terminated,
+ * the default first: ptrace, kvm, systrap (those olivares-runner
+ * --gvisor-platform accepts). */
+extern const char *const http_config_gvisor_platforms[];
 
 #endif

@@ -369,12 +369,30 @@ static int child_failed(const struct http_spawn_result *ce, const struct model_b
 	return -1;
 }
 
+/* argv of the runner: {runner_path, mode ("--backend" or "--preflight"),
+ * backend, and for gvisor "--gvisor-platform", platform; NULL}. */
+static void runner_argv(char *argv[6], const char *runner_path, const char *mode,
+                        const char *backend, const char *platform)
+{
+	size_t k = 0;
+
+	argv[k++] = (char *)runner_path;
+	argv[k++] = (char *)mode;
+	argv[k++] = (char *)backend;
+	if (platform && strcmp(backend, MODEL_BACKEND_GVISOR) == 0) {
+		argv[k++] = (char *)"--gvisor-platform";
+		argv[k++] = (char *)platform;
+	}
+	argv[k] = NULL;
+}
+
 int http_dispatch_run(const char *runner_path, int fork_server, const char *backend,
-                      int timeout_ms, json_t *spec, struct http_dispatch_result *res)
+                      const char *platform, int timeout_ms, json_t *spec,
+                      struct http_dispatch_result *res)
 {
 	struct model_buf out, err;
 	struct http_spawn_result ce;
-	char *argv[4];
+	char *argv[6];
 	char why[512];
 	char *text = NULL;
 	int rc = -1;
@@ -400,10 +418,7 @@ int http_dispatch_run(const char *runner_path, int fork_server, const char *back
 		res_fail(res, "cannot serialise the run spec");
 		goto out;
 	}
-	argv[0] = (char *)runner_path;
-	argv[1] = (char *)"--backend";
-	argv[2] = (char *)backend;
-	argv[3] = NULL;
+	runner_argv(argv, runner_path, "--backend", backend, platform);
 	if (spawn_runner(runner_path, fork_server, argv, text, strlen(text), timeout_ms, &out, &err,
 	                 &ce, why, sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
@@ -467,12 +482,12 @@ out:
 	return rc;
 }
 
-int http_dispatch_preflight(const char *runner_path, const char *backend, int timeout_ms,
-                            struct http_preflight *pf)
+int http_dispatch_preflight(const char *runner_path, const char *backend, const char *platform,
+                            int timeout_ms, struct http_preflight *pf)
 {
 	struct model_buf out, err;
 	struct http_spawn_result ce;
-	char *argv[4];
+	char *argv[6];
 	char why[512];
 	int rc = -1;
 
@@ -483,10 +498,7 @@ int http_dispatch_preflight(const char *runner_path, const char *backend, int ti
 		snprintf(why, sizeof(why), "invalid dispatch arguments");
 		goto out;
 	}
-	argv[0] = (char *)runner_path;
-	argv[1] = (char *)"--preflight";
-	argv[2] = (char *)backend;
-	argv[3] = NULL;
+	runner_argv(argv, runner_path, "--preflight", backend, platform);
 	if (spawn_runner(runner_path, 0, argv, "", 0, timeout_ms, &out, &err, &ce, why,
 	                 sizeof(why)) != 0)
 		goto out;

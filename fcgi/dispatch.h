@@ -9,7 +9,9 @@
  * (fcgi/runner_server.h, runner/serve.h), one process per run, which then
  * runs as a freshly executed runner would. It gets: argv {runner_path,
  * "--backend", backend, NULL} (a run) or {runner_path, "--preflight",
- * backend, NULL}; an empty environment
+ * backend, NULL}, with "--gvisor-platform", platform before the NULL when
+ * backend is gvisor and a platform is given ([runner] gvisor_platform:
+ * host configuration, which the spec never carries); an empty environment
  * (envp = {NULL}); stdin/stdout/stderr on pipes; every other descriptor
  * closed (the worker's FastCGI socket, ODBC connection, log
  * file never leak); its own process group, killed whole at the end. A
@@ -66,13 +68,18 @@ struct http_dispatch_result {
  * output_digest: SHA-256 over, for each output in seq order, the decimal
  * seq, NUL, key, NUL, output, NUL, status, NUL. Same outputs, same digest.
  *
+ * platform: the gVisor platform of a gvisor run (one of
+ * http_config_gvisor_platforms, fcgi/config.h), or NULL for the runner's
+ * default; not passed for any other backend.
+ *
  * fork_server: 1 (what the worker always passes) to start the runner
  * through the worker's runner fork server (fcgi/runner_server.h), which
  * is then runner_path run with --serve; 0 to posix_spawn runner_path
  * itself (tests whose fake runners are scripts, which serve nothing).
  */
 int http_dispatch_run(const char *runner_path, int fork_server, const char *backend,
-                      int timeout_ms, json_t *spec, struct http_dispatch_result *res);
+                      const char *platform, int timeout_ms, json_t *spec,
+                      struct http_dispatch_result *res);
 
 void http_dispatch_result_free(struct http_dispatch_result *res);
 
@@ -84,7 +91,8 @@ struct http_preflight {
 
 /**
  * Ask the runner at runner_path for backend's preflight
- * (olivares-runner --preflight NAME, one line {"type":"preflight",
+ * (olivares-runner --preflight NAME [--gvisor-platform platform: as for
+ * http_dispatch_run], one line {"type":"preflight",
  * "backend","ok","reason"}), spawned (posix_spawn, not the fork server: a
  * rare question, off the run path) with the same guarantees as a run:
  * empty environment, no inherited descriptor, nothing on stdin, killed at
@@ -92,7 +100,7 @@ struct http_preflight {
  * that backend (*out from it), -1 when it did not (out->ok 0, reason says
  * why, e.g. "preflight did not answer within 8000 ms").
  */
-int http_dispatch_preflight(const char *runner_path, const char *backend, int timeout_ms,
-                            struct http_preflight *out);
+int http_dispatch_preflight(const char *runner_path, const char *backend, const char *platform,
+                            int timeout_ms, struct http_preflight *out);
 
 #endif

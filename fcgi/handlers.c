@@ -720,7 +720,7 @@ static int run_execute(struct http_request *req, struct run_job *job, struct mod
 	http_now_iso(job->started);
 	/* the runner enforces wall_ms itself; the worker's deadline is the
 	 * backstop for a runner that does not (dispatch.h) */
-	if (http_dispatch_run(req->cfg->runner_path, 1, job->backend,
+	if (http_dispatch_run(req->cfg->runner_path, 1, job->backend, req->cfg->gvisor_platform,
 	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &job->res))
 		http_log("a %s run failed in dispatch (recorded as failed)", job->kind);
 	http_now_iso(job->finished);
@@ -1236,7 +1236,8 @@ static void preflight(const struct http_config *cfg, size_t i, const char *name,
 		*pf = preflight_cache[i].pf;
 		return;
 	}
-	if (http_dispatch_preflight(cfg->runner_path, name, PREFLIGHT_TIMEOUT_MS, pf))
+	if (http_dispatch_preflight(cfg->runner_path, name, cfg->gvisor_platform,
+	                            PREFLIGHT_TIMEOUT_MS, pf))
 		http_log("preflight of %s: no answer from the runner (%s)", name, pf->reason);
 	if (i < sizeof(preflight_cache) / sizeof(preflight_cache[0])) {
 		preflight_cache[i].at_ms = mono_ms();

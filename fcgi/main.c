@@ -744,6 +744,7 @@ static void print_config(const struct http_config *cfg)
 	       cfg->limits.open_files, cfg->limits.tmpfs_mb);
 	printf("max_runs = %d\nmax_runs_per_tenant = %d\n", cfg->max_runs,
 	       cfg->max_runs_per_tenant);
+	printf("gvisor_platform = %s\n", cfg->gvisor_platform);
 	puts("\n[scorer]");
 	print_kv("adapter", cfg->scorer);
 	printf("timeout_ms = %d\n", cfg->scorer_timeout_ms);

@@ -206,6 +206,39 @@ START_TEST(test_config_defaults_and_bounds)
 }
 END_TEST
 
+/* [runner] gvisor_platform: ptrace by default, one of the platforms the
+ * runner accepts, anything else refused at load naming the key and the
+ * allowed values. */
+START_TEST(test_gvisor_platform)
+{
+	static const char *const accepted[] = {"ptrace", "kvm", "systrap", NULL};
+	struct http_config cfg;
+	char text[128], err[512];
+	size_t i;
+
+	ck_assert_int_eq(load("", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.gvisor_platform, "ptrace");
+	for (i = 0; accepted[i]; i++) {
+		snprintf(text, sizeof(text), "[runner]\ngvisor_platform = %s\n", accepted[i]);
+		ck_assert_msg(load(text, &cfg, err, sizeof(err)) == 0, "%s: %s", accepted[i], err);
+		ck_assert_str_eq(cfg.gvisor_platform, accepted[i]);
+		ck_assert_str_eq(http_config_gvisor_platforms[i], accepted[i]);
+	}
+	ck_assert_ptr_null(http_config_gvisor_platforms[i]);
+	ck_assert_int_eq(load("[runner]\ngvisor_platform = warp\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ": bad value \"warp\" for [runner] gvisor_platform (ptrace, kvm "
+	                          "or systrap) (line 2)"),
+	              "%s", err);
+	/* exact names only */
+	ck_assert_int_eq(load("[runner]\ngvisor_platform = PTRACE\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_int_eq(load("[runner]\ngvisor_platform =\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "for [runner] gvisor_platform (ptrace, kvm or systrap)"));
+	/* a [runner] key: not one of a tenant's */
+	ck_assert_int_eq(load("[tenant a]\ngvisor_platform = kvm\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown key \"gvisor_platform\" in section [tenant a]"));
+}
+END_TEST
+
 /* How long a request can take follows the two timeouts, and the CLI waits
  * for a POST as long as the largest of them allow. */
 START_TEST(test_request_seconds_max)
@@ -309,6 +342,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_config_defaults_and_bounds);
 	tcase_add_test(tc, test_config_messages);
 	tcase_add_test(tc, test_request_seconds_max);
+	tcase_add_test(tc, test_gvisor_platform);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -210,7 +210,7 @@ START_TEST(test_walkthrough)
 	char want[65];
 	size_t i;
 
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r1), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r1), 0);
 	ck_assert_str_eq(r1.status, "completed");
 	ck_assert_str_eq(r1.reason, "");
 	ck_assert_str_eq(r1.backend, "inproc-mock");
@@ -244,7 +244,7 @@ START_TEST(test_walkthrough)
 	ck_assert_str_eq(r1.output_digest, want);
 
 	/* Deterministic: the same spec gives the same outputs and digest. */
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r2), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r2), 0);
 	ck_assert_str_eq(r2.output_digest, r1.output_digest);
 	ck_assert(json_equal(r1.outputs, r2.outputs));
 
@@ -265,7 +265,7 @@ START_TEST(test_final_newline)
 	spec_step(spec, "step-2", "agent:user2@example.test\n");
 	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
 	spec_mock(spec, "agent:user2@example.test\n", "with newline", NULL);
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_str_eq(out_str(&r, 0, "output"), "[[mock-miss:agent:user1@example.test\n]]");
 	ck_assert_str_eq(out_str(&r, 0, "error_kind"), "mock_miss");
@@ -288,7 +288,7 @@ static void check_variant(const char *variant, const char *want_r, const char *w
 	spec_mock(spec, "resource-r", "default answer", NULL);
 	spec_mock(spec, "resource-r", "candidate answer", "candidate");
 	spec_mock(spec, "resource-q", "baseline only", "baseline");
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_str_eq(out_str(&r, 0, "output"), want_r);
 	ck_assert_str_eq(out_str(&r, 1, "output"), want_q);
@@ -349,7 +349,7 @@ START_TEST(test_unknown_backend)
 	struct http_dispatch_result r;
 	json_t *spec = walk_spec();
 
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "firecracker-x", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "firecracker-x", NULL, 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "unknown backend: firecracker-x");
 	ck_assert_str_eq(r.backend, "firecracker-x");
@@ -361,6 +361,47 @@ START_TEST(test_unknown_backend)
 }
 END_TEST
 
+/* [runner] gvisor_platform reaches the runner on its command line
+ * (--gvisor-platform), for gvisor only: a name the runner refuses shows
+ * which runs and preflights got it. */
+START_TEST(test_gvisor_platform_passed)
+{
+	struct http_dispatch_result r;
+	struct http_preflight pf;
+	json_t *spec = walk_spec();
+
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "gvisor", "warp", 10000, spec, &r), -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_uint_eq(json_array_size(r.outputs), 0);
+	ck_assert_msg(strstr(r.reason, "runner exited with status 2") &&
+	                  strstr(r.reason, "unknown gVisor platform \"warp\""),
+	              "%s", r.reason);
+	http_dispatch_result_free(&r);
+	/* not passed for another backend */
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", "warp", 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	http_dispatch_result_free(&r);
+	/* a platform the runner knows: the run is the runner's to judge
+	 * (root with runsc: it fails closed naming systrap, which this
+	 * runsc does not know; elsewhere gvisor's preflight fails first) */
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "gvisor", "systrap", 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_int_eq(r.isolated, 0);
+	ck_assert_msg(strstr(r.reason, "(platform systrap)") ||
+	                  strncmp(r.reason, "backend gvisor unavailable: ", 28) == 0,
+	              "%s", r.reason);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+
+	ck_assert_int_eq(http_dispatch_preflight(runner(), "gvisor", "warp", 8000, &pf), -1);
+	ck_assert_int_eq(pf.ok, 0);
+	ck_assert_msg(strstr(pf.reason, "unknown gVisor platform \"warp\""), "%s", pf.reason);
+	ck_assert_int_eq(http_dispatch_preflight(runner(), "inproc-mock", "warp", 8000, &pf), 0);
+	ck_assert_int_eq(pf.ok, 1);
+}
+END_TEST
+
 START_TEST(test_spec_with_extra_field)
 {
 	struct http_dispatch_result r;
@@ -368,7 +409,7 @@ START_TEST(test_spec_with_extra_field)
 
 	/* Nothing but steps, mocks and variant may reach the runner. */
 	json_object_set_new(spec, "tenant", json_string("t1"));
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "invalid run spec: unknown field \"tenant\"");
 	ck_assert_int_eq(r.isolated, 0);
@@ -391,7 +432,7 @@ START_TEST(test_spec_over_cap)
 	big[len] = '\0';
 	spec_step(spec, "k", big);
 	free(big);
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 20000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 20000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "run spec over 8388608 bytes (8 MiB)");
 	ck_assert_int_eq(r.isolated, 0);
@@ -414,8 +455,8 @@ static void check_sleeper_killed(int fork_server, const char *reason, int64_t ma
 
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	t0 = now_ms();
-	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), fork_server, "inproc-mock", 300,
-	                                   spec, &r),
+	ck_assert_int_eq(http_dispatch_run(fixture("runner-sleep"), fork_server, "inproc-mock",
+	                                   NULL, 300, spec, &r),
 	                 -1);
 	elapsed = now_ms() - t0;
 	ck_assert_str_eq(r.status, "failed");
@@ -445,8 +486,9 @@ START_TEST(test_stderr_flood_times_out)
 	int64_t t0, elapsed;
 
 	t0 = now_ms();
-	ck_assert_int_eq(
-	    http_dispatch_run(fixture("runner-stderr-flood"), 0, "inproc-mock", 300, spec, &r), -1);
+	ck_assert_int_eq(http_dispatch_run(fixture("runner-stderr-flood"), 0, "inproc-mock", NULL,
+	                                   300, spec, &r),
+	                 -1);
 	elapsed = now_ms() - t0;
 	ck_assert_str_eq(
 	    r.reason,
@@ -468,7 +510,8 @@ START_TEST(test_straggler_killed_at_exit)
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	t0 = now_ms();
 	ck_assert_int_eq(
-	    http_dispatch_run(fixture("runner-straggler"), 0, "inproc-mock", 10000, spec, &r), 0);
+	    http_dispatch_run(fixture("runner-straggler"), 0, "inproc-mock", NULL, 10000, spec, &r),
+	    0);
 	elapsed = now_ms() - t0;
 	ck_assert_msg(elapsed < 2000, "waited %lld ms for a straggler", (long long)elapsed);
 	ck_assert_str_eq(r.status, "completed");
@@ -485,7 +528,8 @@ static void check_fake_fails(const char *fake, const char *reason_prefix)
 	struct http_dispatch_result r;
 	json_t *spec = walk_spec();
 
-	ck_assert_int_eq(http_dispatch_run(fixture(fake), 0, "inproc-mock", 5000, spec, &r), -1);
+	ck_assert_int_eq(http_dispatch_run(fixture(fake), 0, "inproc-mock", NULL, 5000, spec, &r),
+	                 -1);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_msg(strncmp(r.reason, reason_prefix, strlen(reason_prefix)) == 0,
 	              "%s: reason \"%s\"", fake, r.reason);
@@ -516,8 +560,9 @@ START_TEST(test_exec_failure)
 	struct http_dispatch_result r;
 	json_t *spec = walk_spec();
 
-	ck_assert_int_eq(
-	    http_dispatch_run("/nonexistent/olivares-runner", 0, "inproc-mock", 5000, spec, &r), -1);
+	ck_assert_int_eq(http_dispatch_run("/nonexistent/olivares-runner", 0, "inproc-mock", NULL,
+	                                   5000, spec, &r),
+	                 -1);
 	ck_assert_str_eq(r.status, "failed");
 	ck_assert_str_eq(r.reason, "cannot start the runner /nonexistent/olivares-runner: "
 	                           "No such file or directory");
@@ -527,8 +572,9 @@ START_TEST(test_exec_failure)
 
 	/* Through the fork server: the server cannot be started either, same
 	 * words, nothing left running. */
-	ck_assert_int_eq(
-	    http_dispatch_run("/nonexistent/olivares-runner", 1, "inproc-mock", 5000, spec, &r), -1);
+	ck_assert_int_eq(http_dispatch_run("/nonexistent/olivares-runner", 1, "inproc-mock", NULL,
+	                                   5000, spec, &r),
+	                 -1);
 	ck_assert_str_eq(r.reason, "cannot start the runner /nonexistent/olivares-runner: "
 	                           "No such file or directory");
 	ck_assert_int_eq(r.isolated, 0);
@@ -570,7 +616,7 @@ START_TEST(test_fails_closed_without_filter)
 			_exit(3);
 		}
 		seccomp_release(ctx);
-		http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r);
+		http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r);
 		n = snprintf(buf, sizeof(buf), "%s|%d|%d|%zu|%s", r.status, r.isolated,
 		             r.steps_total, json_array_size(r.outputs), r.reason);
 		http_dispatch_result_free(&r);
@@ -615,8 +661,8 @@ static void check_clean_descriptors_and_env(int fork_server)
 
 	spec_step(spec, "fds", "fds");
 	spec_step(spec, "env", "env");
-	ck_assert_int_eq(http_dispatch_run(self_exe, fork_server, "fixture-fds", 5000, spec, &r),
-	                 0);
+	ck_assert_int_eq(
+	    http_dispatch_run(self_exe, fork_server, "fixture-fds", NULL, 5000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_str_eq(out_str(&r, 0, "output"), "0,1,2");
 	ck_assert_str_eq(out_str(&r, 1, "output"), "");
@@ -665,7 +711,7 @@ START_TEST(test_big_spec)
 	huge[1024 * 1024] = '\0';
 	spec_step(spec, "huge", huge);
 
-	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 30000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 30000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_int_eq(r.steps_total, 65);
 	ck_assert_int_eq(r.steps_ok, 32);
@@ -690,12 +736,13 @@ START_TEST(test_no_leaks_across_runs)
 	int i;
 
 	for (i = 0; i < 20; i++) {
-		ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r), 0);
+		ck_assert_int_eq(
+		    http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
 		ck_assert_int_eq(r.isolated, 1);
 		http_dispatch_result_free(&r);
-		ck_assert_int_eq(
-		    http_dispatch_run(fixture("runner-garbage"), 0, "inproc-mock", 10000, spec, &r),
-		    -1);
+		ck_assert_int_eq(http_dispatch_run(fixture("runner-garbage"), 0, "inproc-mock",
+		                                   NULL, 10000, spec, &r),
+		                 -1);
 		http_dispatch_result_free(&r);
 	}
 	/* The fork server (started by the first run) is the one child and
@@ -774,7 +821,7 @@ static int served_pidfile_run(const char *fixture_name, const char *extra, int t
 	if (extra)
 		spec_step(spec, extra, extra);
 	t0 = now_ms();
-	rc = http_dispatch_run(self_exe, 1, fixture_name, timeout_ms, spec, r);
+	rc = http_dispatch_run(self_exe, 1, fixture_name, NULL, timeout_ms, spec, r);
 	*elapsed_ms = now_ms() - t0;
 	json_decref(spec);
 	return rc;
@@ -789,7 +836,7 @@ static int check_next_on_new_server(const char *runner_path, const char *backend
 	struct http_dispatch_result r;
 	int isolated;
 
-	ck_assert_msg(http_dispatch_run(runner_path, 1, backend, 10000, spec, &r) == 0,
+	ck_assert_msg(http_dispatch_run(runner_path, 1, backend, NULL, 10000, spec, &r) == 0,
 	              "the run after server %d: %s", (int)first, r.reason);
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_int_gt(http_runner_server_pid(), 0);
@@ -828,7 +875,7 @@ START_TEST(test_served_timeout_kills_group)
 	spec = spec_new(NULL);
 	spec_step(spec, "fds", "fds");
 	spec_step(spec, "env", "env");
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", 5000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", NULL, 5000, spec, &r), 0);
 	ck_assert_str_eq(r.status, "completed");
 	http_dispatch_result_free(&r);
 	http_runner_server_stop();
@@ -875,7 +922,7 @@ START_TEST(test_served_server_dies_mid_run)
 
 	/* A server killed between runs: the next run starts another. */
 	spec = walk_spec();
-	ck_assert_msg(http_dispatch_run(runner(), 1, "inproc-mock", 10000, spec, &r) == 0,
+	ck_assert_msg(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r) == 0,
 	              "after the server died: %s", r.reason);
 	ck_assert_str_eq(r.status, "completed");
 	http_dispatch_result_free(&r);
@@ -969,7 +1016,7 @@ START_TEST(test_served_crash_restarts_server)
 	/* Between runs the server keeps two forks waiting. */
 	spec_step(spec, "fds", "fds");
 	spec_step(spec, "env", "env");
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", 5000, spec, &r), 0);
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", NULL, 5000, spec, &r), 0);
 	http_dispatch_result_free(&r);
 	first = http_runner_server_pid();
 	ck_assert_int_gt(first, 0);
@@ -981,7 +1028,7 @@ START_TEST(test_served_crash_restarts_server)
 	/* A runner that dies of a fault: reported as such, and the server,
 	 * whose forks all share its canary and layout, is replaced before
 	 * the next run. */
-	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-crash", 5000, spec, &r), -1);
+	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-crash", NULL, 5000, spec, &r), -1);
 	ck_assert_msg(strncmp(r.reason, "runner killed by SIGSEGV", 24) == 0, "reason \"%s\"",
 	              r.reason);
 	http_dispatch_result_free(&r);
@@ -1341,6 +1388,7 @@ static Suite *runner_suite(void)
 	tcase_add_test(tc, test_probes_refused);
 	tcase_add_test(tc, test_probe_unlisted_killed);
 	tcase_add_test(tc, test_unknown_backend);
+	tcase_add_test(tc, test_gvisor_platform_passed);
 	tcase_add_test(tc, test_spec_with_extra_field);
 	tcase_add_test(tc, test_spec_over_cap);
 	tcase_add_test(tc, test_timeout_kills_group);

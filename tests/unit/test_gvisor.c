@@ -955,6 +955,10 @@ END_TEST
 START_TEST(test_mount_refused)
 {
 	PROBE_EQ("mount", "mount: denied (EPERM)");
+	/* the rest of the mount and namespace calls, clone with a namespace
+	 * flag among them (the OCI filter's rules on clone's flags) */
+	PROBE_EQ("ns-calls", "ns-calls: clone denied (EPERM), setns denied (EPERM), umount2 denied "
+	                     "(EPERM), pivot_root denied (EPERM), chroot denied (EPERM)");
 }
 END_TEST
 

@@ -559,6 +559,9 @@ START_TEST(test_mount_refused)
 {
 	ck_assert_str_eq(probe("mount"), "mount: denied (EPERM)");
 	ck_assert_str_eq(probe("unshare"), "unshare: denied (EPERM)");
+	ck_assert_str_eq(probe("ns-calls"), "ns-calls: clone denied (EPERM), setns denied (EPERM), "
+	                                    "umount2 denied (EPERM), pivot_root denied (EPERM), "
+	                                    "chroot denied (EPERM)");
 }
 END_TEST
 

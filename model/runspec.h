@@ -6,6 +6,9 @@
  * argv:   olivares-runner --backend inproc-mock|namespaces|gvisor|firecracker
  *         olivares-runner --preflight NAME   (one JSON line: {"type":"preflight",
  *           "backend":NAME,"ok":bool,"reason":null|string}; no spec read)
+ *         with gvisor, either may add --gvisor-platform ptrace|kvm|systrap
+ *           (the server's [runner] gvisor_platform; default ptrace): host
+ *           configuration travels on the command line, never in the spec
  * stdin:  one JSON object, the run spec, then EOF:
  *   {"variant": string or null,
  *    "steps": [{"key": string, "input": string}, ...],

@@ -877,7 +877,18 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	/* complete each tenant's policy from the [runner] pair (the sections
 	 * may come before [runner] in the file, so only now) */
 	for (i = 0; i < cfg->ntenants; i++) {
+		const char *hint;
+
 		t = &cfg->tenants[i];
+		/* the hint names the key the section lacks, if one came from [runner] */
+		if (!t->backends[0])
+			hint = "the section has no backends: it takes [runner]'s; add backends "
+			       "to the section";
+		else if (!t->default_backend[0])
+			hint = "the section has no default_backend: it takes [runner]'s; set "
+			       "default_backend in the section";
+		else
+			hint = "make default_backend one of the section's backends";
 		if (!t->backends[0])
 			strcpy(t->backends, cfg->backends);
 		if (!t->default_backend[0])
@@ -885,8 +896,8 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(err, errlen,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "
-			              "\"%s\" (set default_backend in the section)",
-			              in_file, t->name, t->default_backend, t->backends);
+			              "\"%s\" (%s)",
+			              in_file, t->name, t->default_backend, t->backends, hint);
 	}
 	return 0;
 }

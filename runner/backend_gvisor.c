@@ -351,6 +351,7 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	int errp[2] = {-1, -1};
 	int status = 0, null, w, rc = -1;
 	size_t k = 0, i;
+	long long started = runner_now_ms();
 	pid_t pid;
 
 	msg[0] = '\0';
@@ -394,7 +395,8 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	w = wait_until(g, pid, deadline, &status);
 	read_now(errp[0], said, sizeof(said));
 	if (w == 1) {
-		snprintf(msg, n, "runsc %s did not finish in time", cmd[0]);
+		snprintf(msg, n, "runsc %s did not finish within %lld ms", cmd[0],
+		         deadline - started);
 		goto out;
 	}
 	if (w < 0) {

@@ -87,6 +87,15 @@ else
 fi
 req "$OLV_VIEWER_TOKEN" GET /v1/modules
 is_status "the API answers after down + up" 200
+# what the server notes at start is said by up, not only logged (run.sh
+# --fresh names tenant olv-slots-b, which t0950 creates later)
+if [[ -n ${OLV_SLOTS_TENANTS:-} ]]; then
+	if grep -q '^olivares-fcgi note: \[tenant olv-slots-b\] names no tenant of the database yet' "$E2E_TMP/up2.err"; then
+		ok "up says the server's start-up notes ([tenant NAME] naming no tenant yet)"
+	else
+		not_ok "up says the server's start-up notes (stderr $(short "$(cat "$E2E_TMP/up2.err")"))"
+	fi
+fi
 
 # ---- --check-config masks a DSN's password, a braced one whole (the
 # file's DSN: OLIVARES_DSN, set for the PostgreSQL pass, would win)

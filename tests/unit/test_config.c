@@ -325,6 +325,26 @@ START_TEST(test_config_messages)
 	ck_assert_int_eq(load("[runner]\ntimeout_ms = 5000\n[scorer]\ntimeout_ms = 5000\n", &cfg,
 	                      err, sizeof(err)),
 	                 0);
+	/* a tenant's default outside its backends: the hint names the key
+	 * the section lacks (it had said "set default_backend" when that was
+	 * set and backends came from [runner]) */
+	ck_assert_int_eq(
+	    load("[tenant acme]\ndefault_backend = namespaces\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err,
+	                             "[tenant acme] default_backend \"namespaces\" is not in "
+	                             "its backends \"inproc-mock\" (the section has no backends: "
+	                             "it takes [runner]'s; add backends to the section)"));
+	ck_assert_int_eq(load("[runner]\nbackends = inproc-mock, namespaces\ndefault_backend = "
+	                      "namespaces\n[tenant acme]\nbackends = inproc-mock\n",
+	                      &cfg, err, sizeof(err)),
+	                 -1);
+	ck_assert_ptr_nonnull(strstr(err,
+	                             "(the section has no default_backend: it takes [runner]'s; "
+	                             "set default_backend in the section)"));
+	ck_assert_int_eq(load("[tenant acme]\nbackends = inproc-mock\ndefault_backend = gvisor\n",
+	                      &cfg, err, sizeof(err)),
+	                 -1);
+	ck_assert_ptr_nonnull(strstr(err, "(make default_backend one of the section's backends)"));
 }
 END_TEST
 

@@ -136,8 +136,8 @@ struct http_config {
 	int scorer_timeout_ms; /* [scorer] timeout_ms */
 	char agents_dir[512]; /* absolute */
 	char binds[1024];     /* comma list, no spaces; "" for none */
-	char
-	    gvisor_platform[16]; /* [runner] gvisor_platform, one of http_config_gvisor_platforms */
+	/* [runner] gvisor_platform, one of http_config_gvisor_platforms */
+	char gvisor_platform[16];
 	struct http_run_limits limits;
 	struct http_tenant_policy tenants[HTTP_MAX_TENANT_POLICIES];
 	int ntenants;

@@ -124,15 +124,22 @@ static void worker_watchdog_arm(FCGX_Request *fr, unsigned seconds)
 {
 	const char *method = FCGX_GetParam("REQUEST_METHOD", fr->envp);
 	const char *uri = FCGX_GetParam("DOCUMENT_URI", fr->envp);
+	char path[301];
+	size_t i;
 	int n;
 
 	if (!uri)
 		uri = FCGX_GetParam("SCRIPT_NAME", fr->envp);
+	/* nginx's decoded path: a %0A in it must not make a line of its own */
+	for (i = 0; uri && uri[i] && i < sizeof(path) - 1; i++)
+		path[i] = (unsigned char)uri[i] < 0x20 || uri[i] == 0x7f ? '?' : uri[i];
+	path[i] = '\0';
+	uri = path;
 	n = snprintf(worker_stuck_line, sizeof(worker_stuck_line),
 	             "olivares-fcgi[%ld]: %.16s %.300s held this worker over %u s (the longest a "
 	             "request can take, + %d s): the store or the request is stuck; the worker "
 	             "is stopped and another started\n",
-	             (long)getpid(), method ? method : "?", uri ? uri : "?", seconds,
+	             (long)getpid(), method ? method : "?", uri[0] ? uri : "?", seconds,
 	             REQUEST_WATCHDOG_MARGIN_S);
 	worker_stuck_len = n < 0                                   ? 0
 	                   : (size_t)n < sizeof(worker_stuck_line) ? (size_t)n
@@ -160,6 +167,7 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	struct model_scorer scorer;
 	struct model_history_source history;
 	struct sigaction sa;
+	sigset_t alarm_only;
 	FCGX_Request fr;
 	char err[512];
 	int rc, code = 0;
@@ -175,6 +183,10 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	worker_listen_fd = listen_fd;
 	worker_signals(1);
 	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* the request watchdog's signal, whatever mask the server started with */
+	sigemptyset(&alarm_only);
+	sigaddset(&alarm_only, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &alarm_only, NULL);
 
 	memset(&w, 0, sizeof(w));
 	w.cfg = cfg;

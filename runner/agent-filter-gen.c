@@ -25,7 +25,8 @@
  * of one byte keeps a whole 2 MiB huge page in a pipe after it is
  * unmapped (512 MiB in one pipe). Socket buffers stay at the kernel's
  * default size: setsockopt(SOL_SOCKET, SO_SNDBUF or SO_RCVBUF) gets EPERM
- * (4 MiB a buffer otherwise: 470 MiB in 30 pairs). io_uring gets ENOSYS too: its
+ * (4 MiB a buffer otherwise: 470 MiB in 30 pairs), and so do pipes:
+ * fcntl(F_SETPIPE_SZ) gets EPERM (25 MiB held in 25 pipes otherwise). io_uring gets ENOSYS too: its
  * operations (IORING_OP_SOCKET, IORING_OP_OPENAT, ...) are system calls
  * this filter never sees.
  *
@@ -47,6 +48,7 @@
  * Exit status 0, or 1 with a message on stderr.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -152,6 +154,13 @@ static int socket_rules(scmp_filter_ctx ctx)
 	                     SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_MAX)) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
 	                     SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)AF_UNIX)) != 0)
+		return -1;
+	/* pipes stay at their default size too (F_SETPIPE_SZ grows one to 1
+	 * MiB; a host uid's pipes share 64 MiB, and every jail has the same
+	 * host uid): fcntl's cmd is an int, compared on its 32 bits */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(fcntl), 1,
+	                     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, (scmp_datum_t)F_SETPIPE_SZ)) !=
+	    0)
 		return -1;
 	/* level and optname are ints: the kernel ignores the upper 32 bits
 	 * of their registers, so the comparison does too */

@@ -131,12 +131,20 @@ static const char *const cgroup_roots[] = {"/sys/fs/cgroup/pids",
 const char *const runner_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
 static const char *gv_platform = "ptrace";
 /* What the agent is refused inside the sandbox, with EPERM, by the OCI
- * seccomp filter the sentry applies (runsc --oci-seccomp): the calls the
- * namespaces backend's filter refuses for the same reason (issue 3: "mount
- * and ptrace are refused"). Every name must be one this runsc knows: an
- * unknown one fails runsc create (the run fails closed). */
-static const char *const gv_refused[] = {"ptrace",  "unshare",    "setns",  "mount",
-                                         "umount2", "pivot_root", "chroot", NULL};
+ * seccomp filter the sentry applies (runsc --oci-seccomp): the mount,
+ * namespace and cross-process calls the namespaces backend's filter
+ * refuses for the same reason (issue 3: "mount and ptrace are refused"),
+ * the new mount API included; clone3 gets ENOSYS (oci_seccomp). Every
+ * name must be one this runsc knows: an unknown one fails runsc create
+ * (the run fails closed). */
+/* clang-format off */
+static const char *const gv_refused[] = {
+    "ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns",
+    "mount", "umount2", "pivot_root", "chroot",
+    "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
+    NULL,
+};
+/* clang-format on */
 /* uid and gid of the agent inside the sandbox. */
 #define GV_UID 65534
 #define GV_GID 65534
@@ -534,6 +542,13 @@ static json_t *oci_seccomp(void)
 		                     "clone", "action", "SCMP_ACT_ERRNO", "errnoRet", EPERM, "args",
 		                     "index", 0, "value", (json_int_t)gv_clone_ns[i], "valueTwo",
 		                     (json_int_t)gv_clone_ns[i], "op", "SCMP_CMP_MASKED_EQ"));
+	/* clone3's flags are in memory, out of a filter's reach: ENOSYS, so
+	 * that libc falls back to clone() (this runsc does not implement it;
+	 * a newer one would, and would let CLONE_NEWUSER through) */
+	if (rules)
+		json_array_append_new(rules,
+		                      json_pack("{s:[s], s:s, s:i}", "names", "clone3", "action",
+		                                "SCMP_ACT_ERRNO", "errnoRet", ENOSYS));
 	return json_pack("{s:s, s:o}", "defaultAction", "SCMP_ACT_ALLOW", "syscalls", rules);
 }
 

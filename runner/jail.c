@@ -687,16 +687,16 @@ static int status_field(const char *status, const char *key, char *val, size_t n
 	return -1;
 }
 
+static int verify_mounts(pid_t agent, char *why, size_t n);
+
 /* From outside the jail, check what the agent runs under: its own
  * namespaces (none shared with the runner), the jail's root (the one the
  * builder reported, not the runner's), seccomp filter mode, no_new_privs,
- * no capability, the unprivileged host uid. Returns 0; -1 with why when a
- * check fails; -2 with why when the agent's /proc entries are gone (it is
- * exiting or has exited); -3 with why when they are closed to this
- * process (before its exec pid 1 is not dumpable, and a runner that is not
- * root may not look into it then). */
-static int verify_mounts(pid_t agent, char *why, size_t n);
-
+ * no capability, the unprivileged host uid, and its mounts (verify_mounts).
+ * Returns 0; -1 with why when a check fails; -2 with why when the agent's
+ * /proc entries are gone (it is exiting or has exited); -3 with why when
+ * they are closed to this process (before its exec pid 1 is not dumpable,
+ * and a runner that is not root may not look into it then). */
 static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid, char *why,
                         size_t n)
 {
@@ -807,44 +807,59 @@ static const char *const host_state_fs[] = {
  */
 static int verify_mounts(pid_t agent, char *why, size_t n)
 {
-	char path[64], line[8192], mnt[4096], opts[1024], fstype[64];
-	const char *sep;
+	enum { MNT_FIELDS = 32 };
+	char path[64];
+	char *line = NULL, *field[MNT_FIELDS], *save = NULL, *tok;
+	const char *mnt, *opts, *fstype;
+	size_t cap = 0, i, nf;
 	FILE *f;
-	size_t i;
-	int seen = 0, rc = 0;
+	int seen = 0, rc = 0, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)agent);
 	f = fopen(path, "re");
 	if (!f) {
-		snprintf(why, n, "cannot read the agent's mounts: %s", ename(errno));
+		e = errno;
+		snprintf(why, n, "cannot read the agent's mounts: %s", ename(e));
 		/* EINVAL: an exiting process has lost its namespaces */
-		if (errno == ENOENT || errno == ESRCH || errno == EINVAL)
+		if (e == ENOENT || e == ESRCH || e == EINVAL)
 			return -2;
-		return errno == EACCES || errno == EPERM ? -3 : -1;
+		return e == EACCES || e == EPERM ? -3 : -1;
 	}
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE ... */
-		sep = strstr(line, " - ");
-		if (!strchr(line, '\n') || !sep ||
-		    sscanf(line, "%*s %*s %*s %*s %4095s %1023s", mnt, opts) != 2 ||
-		    sscanf(sep + 3, "%63s", fstype) != 1) {
+	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE
+	 * SUPEROPTIONS, split on spaces (a space in a path is written \040):
+	 * whole fields, never cut at a width, so a long path cannot spill into
+	 * the options read after it. */
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		nf = 0;
+		for (tok = strtok_r(line, " \n", &save); tok && nf < MNT_FIELDS;
+		     tok = strtok_r(NULL, " \n", &save))
+			field[nf++] = tok;
+		for (i = 6; i < nf && strcmp(field[i], "-") != 0; i++)
+			;
+		if (nf < 7 || tok || i + 1 >= nf) {
 			snprintf(why, n, "cannot read the agent's mounts: a line is not a mount");
 			rc = -1;
 			break;
 		}
+		mnt = field[4];
+		opts = field[5];
+		fstype = field[i + 1];
 		seen++;
 		for (i = 0; host_state_fs[i] && rc == 0; i++)
 			if (strcmp(fstype, host_state_fs[i]) == 0 &&
 			    !(strcmp(fstype, "proc") == 0 && strcmp(mnt, "/proc") == 0)) {
 				snprintf(why, n,
 				         "a mount of the jail shows the host's kernel state: "
-				         "%.200s (%s)",
+				         "%.200s (%.40s)",
 				         mnt, fstype);
 				rc = -1;
 			}
+		if (rc == 0 && strcmp(mnt, "/tmp") == 0 && strcmp(fstype, "tmpfs") != 0) {
+			snprintf(why, n, "the jail's /tmp is not its tmpfs (%.40s)", fstype);
+			rc = -1;
+		}
 		if (rc == 0 && (!has_word(opts, "nosuid") || !has_word(opts, "nodev") ||
-		                (strcmp(mnt, "/tmp") != 0 && !has_word(opts, "ro")) ||
-		                (strcmp(mnt, "/tmp") == 0 && strcmp(fstype, "tmpfs") != 0))) {
+		                (strcmp(mnt, "/tmp") != 0 && !has_word(opts, "ro")))) {
 			snprintf(why, n, "a mount of the jail is writable, suid or dev: %.200s",
 			         mnt);
 			rc = -1;
@@ -854,6 +869,7 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 		snprintf(why, n, "cannot read the agent's mounts");
 		rc = -1;
 	}
+	free(line);
 	fclose(f);
 	return rc;
 }
@@ -1153,8 +1169,13 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		/* Name the primitive that is missing, as the preflight's trial
 		 * finds it (a user namespace refused here, ...): on this
 		 * failure path only. */
-		if (missing_ns_kind(why, n) == 0 && runner_jail_preflight(1, why, n) == 0)
-			snprintf(why, n, "clone of the namespaces failed: %s", ename(e));
+		if (missing_ns_kind(why, n) == 0) {
+			if (runner_jail_preflight(1, why, n) == 0)
+				snprintf(why, n, "clone of the namespaces failed: %s", ename(e));
+			else
+				snprintf(why + strlen(why), n - strlen(why), " (clone: %s)",
+				         ename(e));
+		}
 		j->pid = -1;
 		goto out;
 	}

@@ -1278,6 +1278,8 @@ START_TEST(test_memory_outside_address_space_refused)
 	ck_assert_str_eq(probe("vmsplice"), "vmsplice: denied (ENOSYS)");
 	/* socket buffers stay at the kernel's default size, however the
 	 * level's register is dressed up */
+	ck_assert_str_eq(probe("pipesz"),
+	                 "pipesz: F_SETPIPE_SZ denied (EPERM), high cmd denied (EPERM)");
 	ck_assert_str_eq(probe("sockbuf"), "sockbuf: SO_SNDBUF denied (EPERM), SO_RCVBUF denied "
 	                                   "(EPERM), high level denied (EPERM)");
 	/* io_uring's operations are calls the filter never sees */
@@ -1488,7 +1490,7 @@ START_TEST(test_fail_closed_without_user_namespaces)
 	ck_assert_int_eq(json_array_size(r.steps), 0);
 	ck_assert_int_eq(sum_int(&r, "steps_total"), 0);
 	ck_assert_str_eq(sum_str(&r, "reason"), "namespace jail not in place: cannot create a user "
-	                                        "namespace (unshare CLONE_NEWUSER)");
+	                                        "namespace (unshare CLONE_NEWUSER) (clone: EPERM)");
 	result_free(&r);
 	json_decref(spec);
 	ck_assert_int_eq(jail_leftovers(), 0);

@@ -1245,32 +1245,54 @@ static void preflight(const struct http_config *cfg, size_t i, const char *name,
 	}
 }
 
+/* This worker's last preflight answer for backend i, whatever its age, as
+ * {"ok","reason","age_s"} (whole seconds since it was checked), or JSON
+ * null when it has none: nothing is started. */
+static json_t *preflight_cached(size_t i)
+{
+	long long age;
+
+	if (i >= sizeof(preflight_cache) / sizeof(preflight_cache[0]) || !preflight_cache[i].at_ms)
+		return json_null();
+	age = (mono_ms() - preflight_cache[i].at_ms) / 1000;
+	return json_pack("{s:b, s:o, s:I}", "ok", preflight_cache[i].pf.ok, "reason",
+	                 preflight_cache[i].pf.ok ? json_null()
+	                                          : json_string(preflight_cache[i].pf.reason),
+	                 "age_s", (json_int_t)(age < 0 ? 0 : age));
+}
+
 static int h_backends(struct http_request *req, struct model_error *err)
 {
+	enum { PF_RUN, PF_NONE, PF_CACHED } mode = PF_RUN;
 	struct http_preflight pf;
 	const char *allowed, *def, *name, *want;
 	json_t *list, *item, *checked;
 	size_t i;
-	int run_preflight = 1;
 
 	/* ?preflight=false: the tenant's policy only, without starting a
-	 * runner per backend (what the admin view's forms need) */
+	 * runner per backend; ?preflight=cached: with this worker's last
+	 * answers, still without starting one (what the admin view's forms
+	 * need: a page view must not cost a gVisor sandbox) */
 	want = http_query_get(req, "preflight");
 	if (want && strcmp(want, "false") == 0)
-		run_preflight = 0;
+		mode = PF_NONE;
+	else if (want && strcmp(want, "cached") == 0)
+		mode = PF_CACHED;
 	else if (want && strcmp(want, "true") != 0)
 		return model_error_set(err, MODEL_E_MALFORMED, "preflight",
-		                       "preflight must be true or false");
+		                       "preflight must be true, false or cached");
 	if (tenant_policy(req, &allowed, &def, err))
 		return -1;
 	list = http_req_own(req, json_array());
 	for (i = 0; http_config_known_backends[i]; i++) {
 		name = http_config_known_backends[i];
 		checked = json_null();
-		if (run_preflight) {
+		if (mode == PF_RUN) {
 			preflight(req->cfg, i, name, &pf);
 			checked = json_pack("{s:b, s:o}", "ok", pf.ok, "reason",
 			                    pf.ok ? json_null() : json_string(pf.reason));
+		} else if (mode == PF_CACHED) {
+			checked = preflight_cached(i);
 		}
 		item = json_pack("{s:s, s:b, s:b, s:o}", "name", name, "allowed",
 		                 http_config_list_has(allowed, name), "default",

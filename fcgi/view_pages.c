@@ -327,13 +327,15 @@ static xmlNodePtr select_new(xmlNodePtr form, const char *text, const char *name
 }
 
 /* <option value="value">text</option>, selected when value is selected
- * (may be NULL). */
-static void option_add(xmlNodePtr select, const char *value, const char *text, const char *selected)
+ * (may be NULL); returns the option. */
+static xmlNodePtr option_add(xmlNodePtr select, const char *value, const char *text,
+                             const char *selected)
 {
 	xmlNodePtr opt = html_attr(html_el(select, "option", text), "value", value);
 
 	if (selected && strcmp(selected, value) == 0)
 		html_attr(opt, "selected", "selected");
+	return opt;
 }
 
 /* select_new, then one option per word of values (selected: the current
@@ -999,21 +1001,51 @@ static xmlNodePtr variant_input(xmlNodePtr form, const char *text, const char *n
 	return in;
 }
 
+/* The mark of backend b's option from this worker's last preflight answer
+ * (GET /v1/m/sandbox/backends?preflight=cached): NULL when it passed,
+ * "preflight failed", or "not checked" when this worker has no answer yet
+ * (a page view starts no preflight: a gVisor one boots a sandbox). *title
+ * (n bytes, "" when it passed) says why or how to check. */
+static const char *preflight_mark(json_t *b, char *title, size_t n)
+{
+	json_t *pf = json_object_get(b, "preflight");
+
+	title[0] = '\0';
+	if (!json_is_object(pf)) {
+		snprintf(title, n,
+		         "no preflight known on this server yet (olivares sandbox backends, or "
+		         "GET /v1/m/sandbox/backends, checks it)");
+		return "not checked";
+	}
+	if (json_is_true(json_object_get(pf, "ok")))
+		return NULL;
+	/* n holds the runner's reason (under 512 bytes) whole: never cut
+	 * inside a UTF-8 character */
+	snprintf(title, n, "preflight failed %lld s ago: %s", jint(pf, "age_s"),
+	         jstr(pf, "reason", "no reason given"));
+	return "preflight failed";
+}
+
 /*
  * <select name="backend">: "" (the tenant's default), then the backends
- * the tenant's policy allows, its default first and marked "(default)"
- * (GET /v1/m/sandbox/backends?preflight=false: no runner is started).
- * selected (may be NULL) is the option to select.
+ * the tenant's policy allows, its default first and marked "(default)",
+ * each marked with this worker's last preflight answer when it failed
+ * ("preflight failed", the reason as the option's title and in a note
+ * under the select: a run there fails closed) or when there is none yet
+ * ("not checked") (GET /v1/m/sandbox/backends?preflight=cached: no runner
+ * is started). selected (may be NULL) is the option to select.
  */
 static void backend_select(struct view_ctx *ctx, xmlNodePtr form, const char *selected)
 {
 	xmlNodePtr select = select_new(form, "Backend ", "backend", "(tenant default)");
+	xmlNodePtr note = NULL, opt;
 	json_t *reply = NULL, *list, *b;
-	char text[96];
+	const char *mark, *name;
+	char text[96], title[640];
 	size_t i;
 	int pass;
 
-	if (view_api(ctx, "GET", "/v1/m/sandbox/backends", "preflight=false", NULL, &reply) >= 400)
+	if (view_api(ctx, "GET", "/v1/m/sandbox/backends", "preflight=cached", NULL, &reply) >= 400)
 		return;
 	list = json_object_get(reply, "backends");
 	for (pass = 1; pass >= 0; pass--) { /* the default, then the others */
@@ -1022,9 +1054,28 @@ static void backend_select(struct view_ctx *ctx, xmlNodePtr form, const char *se
 			if (!json_is_true(json_object_get(b, "allowed")) ||
 			    json_is_true(json_object_get(b, "default")) != pass)
 				continue;
-			snprintf(text, sizeof(text), "%s%s", jstr(b, "name", ""),
-			         pass ? " (default)" : "");
-			option_add(select, jstr(b, "name", ""), text, selected);
+			name = jstr(b, "name", "");
+			mark = preflight_mark(b, title, sizeof(title));
+			snprintf(text, sizeof(text), "%s%s%s%s%s", name, pass || mark ? " (" : "",
+			         pass ? "default" : "", pass && mark ? ", " : "", mark ? mark : "");
+			if (pass || mark)
+				snprintf(text + strlen(text), sizeof(text) - strlen(text), ")");
+			opt = option_add(select, name, text, selected);
+			if (title[0])
+				html_attr(opt, "title", title);
+			if (!mark || strcmp(mark, "preflight failed") != 0)
+				continue;
+			if (!note) {
+				note = html_elc(form, "p", "note",
+				                "Last preflight on this server failed (a run there "
+				                "fails closed): ");
+				html_attr(note, "id", "backend-preflight");
+			} else {
+				html_text(note, "; ");
+			}
+			html_text(note, name);
+			html_text(note, ": ");
+			html_text(note, jstr(json_object_get(b, "preflight"), "reason", ""));
 		}
 	}
 }

@@ -25,8 +25,15 @@
  *   - "name" is required (1..128 bytes); "key" is 1..128 bytes; "weight"
  *     is at most 1000000; "regex" at most 1024 bytes, without NUL, and
  *     must compile (REG_EXTENDED | REG_NOSUB, no REG_NEWLINE: "^"/"$" are
- *     the ends of the whole output); a "seq"/"key" selects the first
- *     output with that seq/key.
+ *     the ends of the whole output); a "seq" selects the first output
+ *     with that seq (a run's seqs are unique).
+ *   - "key" selects every output with that key: a run's keys are unique
+ *     for a scenario, but a replay keeps a history's keys as recorded
+ *     (model/history.h), so one key may name several steps. The
+ *     expectation then counts once per such step, like "*" restricted
+ *     to the key: one detail line per step, in step order, each with the
+ *     expectation's weight; it holds only where each step satisfies it.
+ *     Never only the first or the last silently.
  *   - "step": "*" counts as one expectation per step of the run, each
  *     with the expectation's weight; on a run without steps it is one
  *     failed line ("run has no steps"), never a vacuous pass.

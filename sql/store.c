@@ -38,6 +38,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <sql.h>
@@ -932,6 +933,65 @@ static int sqlite_main_file(struct store *st, char *out, size_t n)
 	return found;
 }
 
+/* 1 when dsn says NoCreat (its first "NoCreat=" key, any case), as
+ * libsqliteodbc reads a boolean: a value starting with one of
+ * "YyTt123456789". The workers connect so (fcgi/main.c): a database
+ * deleted under them is an error, never a new empty file. */
+static int dsn_nocreat(const char *dsn)
+{
+	const char *p = dsn, *end, *eq;
+
+	while (*p) {
+		end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (eq && eq - p == 7 && strncasecmp(p, "NoCreat", 7) == 0)
+			return eq + 1 < end && strchr("YyTt123456789", eq[1]) != NULL;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/*
+ * A new SQLite database is created mode 0600 whatever the process umask:
+ * it holds token hashes and every tenant's data. The driver would create
+ * it with the umask (0644 under 022), and olivares-fcgi keeps the umask it
+ * was started with (a global one would reach the runner's jails and
+ * bundles). So when the DSN names a file that does not exist, it is
+ * created here, empty (SQLite takes an empty file for a new database),
+ * O_EXCL, then fchmod 0600 (a umask of 0277 would otherwise leave it
+ * read-only); SQLite gives its -wal and -shm the database file's mode.
+ * An existing file is never touched: its mode is the operator's. A URI
+ * ("file:"), ":memory:" or a braced value is left to the driver, and so
+ * is a file that cannot be created (the driver's error says why); with
+ * NoCreat nothing is created.
+ * Returns 0, or -1 with st's error when the new file cannot be made
+ * private (it is removed again).
+ */
+static int sqlite_create_private(struct store *st)
+{
+	char file[1024];
+	int fd;
+
+	if (!store_sqlite_file(st->dsn, file, sizeof file) || dsn_nocreat(st->dsn))
+		return 0;
+	if (strncasecmp(file, "file:", 5) == 0 || strcmp(file, ":memory:") == 0 || file[0] == '{')
+		return 0;
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return 0;
+	if (fchmod(fd, 0600) != 0) {
+		st_seterr(st, "cannot make the new database file %s private: %s", file,
+		          strerror(errno));
+		close(fd);
+		unlink(file);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static enum store_rc st_connect(struct store *st)
 {
 	SQLCHAR dbms[64] = "";
@@ -947,6 +1007,10 @@ static enum store_rc st_connect(struct store *st)
 		return STORE_UNAVAILABLE;
 	}
 	SQLSetConnectAttr(st->dbc, SQL_ATTR_LOGIN_TIMEOUT, (SQLPOINTER)(SQLLEN)10, 0);
+	if (sqlite_create_private(st)) {
+		rc = STORE_UNAVAILABLE;
+		goto fail;
+	}
 	r = SQLDriverConnect(st->dbc, NULL, (SQLCHAR *)st->dsn, SQL_NTS, NULL, 0, NULL,
 			     SQL_DRIVER_NOPROMPT);
 	if (!SQL_SUCCEEDED(r)) {

@@ -41,6 +41,11 @@ struct store;
  * FKSupport=1"). The dialect is detected from the driver. On failure
  * returns STORE_UNAVAILABLE and *out is NULL; store_last_error(NULL) gives
  * the reason.
+ * SQLite: a "Database=" file that does not exist is created mode 0600
+ * whatever the umask (its -wal and -shm follow: SQLite gives them the
+ * database file's mode); an existing file keeps its mode; with NoCreat=1
+ * nothing is created (the driver then fails). The directory must exist.
+ * (On every connection, reconnections included.)
  */
 enum store_rc store_open(const char *dsn, struct store **out);
 void store_close(struct store *st);

@@ -7,6 +7,8 @@
 #                     the mocks reproduce: the replay matches history
 #   diverging.json    the output recorded for the second input is not what
 #                     the recorded tool result gives: one diverging step
+#   repeated-key.json two inputs share the key "lookup": a suite keyed by it
+#                     is evaluated on each (tests/fixtures/suites/README.md)
 #   gap.json, duplicate-seq.json, no-input.json, unknown-kind.json
 #                     timelines that cannot be rebuilt: degraded replays
 #   sessions.jsonl    two sessions as JSON lines
@@ -262,6 +264,32 @@ show olivares sandbox replay "$DS"
 is "replay table of a diverging session" \
 	"divergence:|compared 3|diverging 1|first_seq 2|first_key seq-5|first_recorded second synthetic account, as the old agent worded it|first_replayed second synthetic account" \
 	"$(sed -n '/^divergence:/,$p' <<<"$OUT" | sed 's/^\([a-z_]*\)  */\1 /' | paste -sd'|')"
+
+# ---- a key the history repeats: a suite's key expectation applies to each ---
+# repeated-key.json: two inputs keyed "lookup" (keys are replayed as
+# recorded); suite replay-lookup: "lookup" equals the first step's output.
+# Every "lookup" step is evaluated: 1 of 2 holds, 0.5, not passed (scoring
+# only the first would pass it; tests/fixtures/suites/README.md).
+if [[ -n ${OLV_SUITES_DIR:-} && -f ${OLV_SUITES_DIR}/replay-lookup.json && -f $FIX/repeated-key.json ]]; then
+	req "$ED" POST /v1/m/sandbox/sessions "$(cat "$FIX/repeated-key.json")"
+	is_status "import repeated-key.json: 201" 201
+	KS=$(jqb .id)
+	req "$ED" POST /v1/m/sandbox/replays "{\"session_id\":\"$KS\",\"variant\":\"candidate\",\"suite\":\"replay-lookup\"}"
+	is "repeated key: replayed, two steps both keyed lookup" "201 completed 2" "$STATUS $(jqb '"\(.status) \(.steps_total)"')"
+	is "repeated key: scored, 0.5, not passed (each lookup step counts)" \
+		"suite=replay-lookup scored=true score=0.5 passed=false reason=null" \
+		"$(jqb '"suite=\(.suite) scored=\(.scored) score=\(.score) passed=\(.passed) reason=\(.reason)"')"
+	is "repeated key: one detail per lookup step, in step order" \
+		"1 lookup true output equals the expected text|2 lookup false output differs from the expected text" \
+		"$(jqb '[.score_details[]|"\(.seq) \(.key) \(.passed) \(.message)"]|join("|")')"
+	KRUN=$(jqb .id)
+	show olivares sandbox runs junit "$KRUN"
+	printf '%s\n' "$OUT" >repeated-key.xml
+	is "repeated key JUnit: 2 tests, the second lookup fails on the expectation" "2 1 1" \
+		"$(xmllint --xpath 'string(//testsuite/@tests)' repeated-key.xml 2>/dev/null) $(xmllint --xpath 'count(//testcase[2]/failure[@type="expectation"])' repeated-key.xml 2>/dev/null) $(xmllint --xpath 'count(//testcase[1])-count(//testcase[1]/failure)' repeated-key.xml 2>/dev/null)"
+else
+	echo "# skip - repeated key scoring: this stack was not started by run.sh --fresh"
+fi
 
 # ---- degraded: the timeline cannot be rebuilt ------------------------------
 declare -A WHY

@@ -442,6 +442,58 @@ START_TEST(test_suite_selection)
 }
 END_TEST
 
+/* A replay keeps a history's keys as recorded (model/history.h): a key
+ * expectation on a repeated key applies to every step with that key, with
+ * one line and the full weight each; neither the first nor the last alone
+ * decides (model/suite.h). */
+START_TEST(test_suite_repeated_key)
+{
+	struct model_score_result res;
+	json_t *outs = json_array();
+
+	memset(&res, 0, sizeof(res));
+	add_output(outs, "lookup", "first synthetic account", NULL);
+	add_output(outs, "other", "x", NULL);
+	add_output(outs, "lookup", "second synthetic account", NULL);
+
+	/* the first holds, the last does not: 1 of 2, not a pass */
+	ck_assert_double_eq(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"lookup\","
+	                            "\"equals\":\"first synthetic account\",\"weight\":2}]}",
+	                            outs, &res),
+	                    0.5);
+	ck_assert_int_eq(res.passed, 0);
+	ck_assert_int_eq(json_array_size(res.details), 2);
+	assert_detail(&res, 0, 1, "lookup", 1, "equals", "output equals the expected text");
+	assert_detail(&res, 1, 3, "lookup", 0, "equals", "output differs from the expected text");
+	model_score_result_clear(&res);
+
+	/* the last holds, the first does not: the same, the other way round */
+	ck_assert_double_eq(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"lookup\","
+	                            "\"equals\":\"second synthetic account\"}]}",
+	                            outs, &res),
+	                    0.5);
+	ck_assert_int_eq(res.passed, 0);
+	assert_detail(&res, 0, 1, "lookup", 0, "equals", "output differs from the expected text");
+	assert_detail(&res, 1, 3, "lookup", 1, "equals", "output equals the expected text");
+	model_score_result_clear(&res);
+
+	/* both hold: passed; each line weighs the expectation's weight, so
+	 * beside a failing unique key it is (3 + 3) / (3 + 3 + 1) */
+	ck_assert_double_eq(eval_ok("{\"name\":\"s\",\"threshold\":0.8,\"expectations\":[{\"key\":"
+	                            "\"lookup\",\"contains\":\"synthetic account\",\"weight\":3},"
+	                            "{\"key\":\"other\",\"equals\":\"y\"}]}",
+	                            outs, &res),
+	                    model_score_round(6.0 / 7.0));
+	ck_assert_int_eq(res.passed, 1);
+	ck_assert_int_eq(json_array_size(res.details), 3);
+	assert_detail(&res, 0, 1, "lookup", 1, "contains", "output contains the expected text");
+	assert_detail(&res, 1, 3, "lookup", 1, "contains", "output contains the expected text");
+	assert_detail(&res, 2, 2, "other", 0, "equals", "output differs from the expected text");
+	model_score_result_clear(&res);
+	json_decref(outs);
+}
+END_TEST
+
 START_TEST(test_suite_weights_threshold)
 {
 	struct model_score_result res;
@@ -1428,6 +1480,7 @@ static Suite *scorer_suite(void)
 	tcase_add_test(tc, test_suite_walkthrough);
 	tcase_add_test(tc, test_suite_checks);
 	tcase_add_test(tc, test_suite_selection);
+	tcase_add_test(tc, test_suite_repeated_key);
 	tcase_add_test(tc, test_suite_weights_threshold);
 	tcase_add_loop_test(tc, test_suite_malformed, 0,
 	                    (int)(sizeof(bad_suites) / sizeof(bad_suites[0])));

@@ -10,6 +10,7 @@
  * left behind by a failed transaction).
  */
 #include <check.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <openssl/evp.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -2503,6 +2505,85 @@ START_TEST(test_sqlite_locked_retry)
 }
 END_TEST
 
+/* mode & 07777 of path, or -1 when it does not exist */
+static int file_mode(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) != 0)
+		return -1;
+	return (int)(sb.st_mode & 07777);
+}
+
+/* SQLite only: a new database holds token hashes and tenant data, so the
+ * store creates it 0600 whatever the umask (sql/store.h), and SQLite gives
+ * its -wal and -shm that mode; an existing database keeps the mode the
+ * operator gave it. */
+START_TEST(test_sqlite_file_mode)
+{
+	char dsn[2100], path[600], wal[700], shm[700];
+	struct store *mine = NULL;
+	int applied = 0;
+	int fd;
+
+	store_close(st);
+	st = NULL;
+	umask(022);
+	snprintf(path, sizeof path, "%s/new.db", g_dir);
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	snprintf(shm, sizeof shm, "%s-shm", path);
+	snprintf(dsn, sizeof dsn,
+	         "Driver=SQLite3;Database=%s;Timeout=5000;JournalMode=WAL;SyncPragma=NORMAL;"
+	         "FKSupport=1",
+	         path);
+	ck_assert_int_eq(file_mode(path), -1);
+	ck_assert_msg(store_open(dsn, &mine) == STORE_OK, "%s", store_last_error(NULL));
+	ck_assert_int_eq(file_mode(path), 0600);
+	ck_assert_msg(store_migrate(mine, &applied) == STORE_OK, "%s", store_last_error(mine));
+	ck_assert_int_gt(applied, 0);
+	/* the connection is open in WAL mode: both exist now */
+	ck_assert_int_eq(file_mode(path), 0600);
+	ck_assert_int_eq(file_mode(wal), 0600);
+	ck_assert_int_eq(file_mode(shm), 0600);
+	store_close(mine);
+	mine = NULL;
+
+	/* a umask that takes the owner's bits: still 0600, and usable */
+	snprintf(path, sizeof path, "%s/strict.db", g_dir);
+	snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s;Timeout=5000;JournalMode=WAL", path);
+	umask(0277);
+	ck_assert_msg(store_open(dsn, &mine) == STORE_OK, "%s", store_last_error(NULL));
+	umask(022);
+	ck_assert_int_eq(file_mode(path), 0600);
+	ck_assert_msg(store_migrate(mine, &applied) == STORE_OK, "%s", store_last_error(mine));
+	store_close(mine);
+	mine = NULL;
+
+	/* NoCreat=1 (the workers' DSN): nothing is created, the open fails */
+	snprintf(path, sizeof path, "%s/nocreat.db", g_dir);
+	snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s;Timeout=5000;NoCreat=1", path);
+	ck_assert_int_eq(store_open(dsn, &mine), STORE_UNAVAILABLE);
+	ck_assert_ptr_null(mine);
+	ck_assert_int_eq(file_mode(path), -1);
+
+	/* an existing database keeps its mode: 0640 stays 0640 */
+	snprintf(path, sizeof path, "%s/existing.db", g_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0640);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0640), 0);
+	close(fd);
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s;Timeout=5000;JournalMode=WAL", path);
+	ck_assert_msg(store_open(dsn, &mine) == STORE_OK, "%s", store_last_error(NULL));
+	ck_assert_msg(store_migrate(mine, &applied) == STORE_OK, "%s", store_last_error(mine));
+	ck_assert_int_eq(file_mode(path), 0640);
+	ck_assert_int_eq(file_mode(wal), 0640);
+	ck_assert_int_eq(store_reconnect(mine), STORE_OK);
+	ck_assert_int_eq(file_mode(path), 0640);
+	store_close(mine);
+}
+END_TEST
+
 /* PostgreSQL only: the server drops the connection (a restart, a stale
  * connection after a long run). The call that notices before its commit
  * reconnects once and runs again: the database committed nothing of it,
@@ -2569,6 +2650,7 @@ static Suite *store_suite(void)
 	tcase_add_checked_fixture(tc, setup_sqlite, teardown_sqlite);
 	add_cases(tc);
 	tcase_add_test(tc, test_sqlite_locked_retry);
+	tcase_add_test(tc, test_sqlite_file_mode);
 	suite_add_tcase(s, tc);
 	if (pg && *pg) {
 		tc = tcase_create("postgres");

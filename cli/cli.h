@@ -284,10 +284,12 @@ void cli_print_fields(const json_t *obj, const char *const *skip);
 /**
  * A run the server recorded as failed or degraded: one line on stderr,
  * "olivares: run ID STATUS: REASON" (escaped as cli_escape does), so that
- * an outcome a reader of the table or JSON might miss is said. The exit
- * status is not changed: the request succeeded and the run is recorded
- * (`sandbox gate` is what a pipeline decides on). run is borrowed; other
- * statuses print nothing.
+ * an outcome a reader of the table or JSON might miss is said. A completed
+ * run with a shutdown note (its agent had to be killed after the last
+ * step, model/runspec.h) gets "olivares: run ID completed, but NOTE". The
+ * exit status is not changed: the request succeeded and the run is
+ * recorded (`sandbox gate` is what a pipeline decides on). run is
+ * borrowed; other runs print nothing.
  */
 void cli_note_run_outcome(const json_t *run);
 

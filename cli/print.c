@@ -136,8 +136,17 @@ void cli_note_run_outcome(const json_t *run)
 {
 	const char *status = json_string_value(json_object_get(run, "status"));
 	const json_t *id = json_object_get(run, "id"), *reason = json_object_get(run, "reason");
+	const json_t *shutdown = json_object_get(run, "shutdown");
 	char *id_s, *reason_s;
 
+	if (status && strcmp(status, "completed") == 0 && json_is_string(shutdown)) {
+		id_s = cli_render(id);
+		reason_s = cli_render(shutdown);
+		fprintf(stderr, "olivares: run %s completed, but %s\n", id_s, reason_s);
+		free(id_s);
+		free(reason_s);
+		return;
+	}
 	if (!status || (strcmp(status, "failed") != 0 && strcmp(status, "degraded") != 0))
 		return;
 	id_s = cli_render(id);

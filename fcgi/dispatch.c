@@ -103,6 +103,7 @@ static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
 	va_end(ap);
+	res->shutdown[0] = '\0';
 	/* Parts of it may quote the runner (jansson's messages name keys and
 	 * may be cut mid-character): keep it printable ASCII. */
 	for (p = res->reason; *p; p++)
@@ -186,7 +187,7 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 	json_t *spec_steps = json_object_get(spec, "steps");
 	json_t *summary = NULL;
 	json_t *line = NULL;
-	json_t *reason;
+	json_t *reason, *shutdown = NULL;
 	json_error_t e;
 	const char *p = out->data;
 	const char *end = out->data + out->len;
@@ -254,10 +255,10 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 		goto out;
 	}
 	if (json_unpack_ex(summary, &e, JSON_STRICT,
-	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o}", "type", &type,
+	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s?o}", "type", &type,
 	                   "runner", &runner, "backend", &be, "isolated", &isolated, "destroyed",
 	                   &destroyed, "status", &status, "steps_total", &total, "steps_ok", &ok,
-	                   "steps_error", &error, "reason", &reason) != 0) {
+	                   "steps_error", &error, "reason", &reason, "shutdown", &shutdown) != 0) {
 		snprintf(why, n, "runner output malformed: summary: %s", e.text);
 		goto out;
 	}
@@ -294,6 +295,16 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 		snprintf(why, n, "runner output inconsistent: failed without a reason");
 		goto out;
 	}
+	/* absent (an older runner) is null */
+	if (shutdown && !json_is_null(shutdown) && !json_is_string(shutdown)) {
+		snprintf(why, n, "runner output malformed: shutdown must be a string or null");
+		goto out;
+	}
+	/* a failed run's reason is the one thing said (model/runspec.h) */
+	if (strcmp(status, "failed") == 0 && json_is_string(shutdown)) {
+		snprintf(why, n, "runner output inconsistent: a shutdown note on a failed run");
+		goto out;
+	}
 	snprintf(res->status, sizeof(res->status), "%s", status);
 	copy_utf8(res->runner, sizeof(res->runner), runner);
 	/* As the runner says: a jail in place when a limit killed the agent
@@ -307,6 +318,8 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 	res->steps_error = (int)error;
 	copy_utf8(res->reason, sizeof(res->reason),
 	          json_is_string(reason) ? json_string_value(reason) : "");
+	copy_utf8(res->shutdown, sizeof(res->shutdown),
+	          json_is_string(shutdown) ? json_string_value(shutdown) : "");
 	rc = 0;
 out:
 	json_decref(line);

@@ -50,6 +50,9 @@ struct http_dispatch_result {
 	int destroyed;
 	int steps_total, steps_ok, steps_error;
 	char reason[512];       /* "" when none */
+	char shutdown[256];     /* the summary's shutdown note (model/runspec.h): "" when
+	                         * none; set only on a completed run, never by the
+	                         * worker's own failures */
 	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
 	json_t *outputs; /* array of {"seq","key","input","output","status","error_kind"}; owned */
 };

@@ -741,6 +741,9 @@ static int run_execute(struct http_request *req, struct run_job *job, struct mod
 	run->steps_error = job->res.steps_error;
 	run->scored = 0;
 	run->reason = job->res.reason[0] ? job->res.reason : NULL;
+	/* the agent killed after every step completed: a note beside the
+	 * status and the reason (scoring may still set that), never in them */
+	run->shutdown = job->res.shutdown[0] ? job->res.shutdown : NULL;
 	run->output_digest = job->res.output_digest[0] ? job->res.output_digest : job->nodigest;
 	run->started_at = job->started;
 	run->finished_at = job->finished;

@@ -1202,6 +1202,8 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct names *nm)
 	score_text(run, 1, text, sizeof(text));
 	dl_item(dl, "Score", "run-score", text);
 	dl_item(dl, "Reason", "run-reason", jstr(run, "reason", NONE_TEXT));
+	/* the agent killed after every step completed: said, never hidden */
+	dl_item(dl, "Agent shutdown", "run-shutdown", jstr(run, "shutdown", NONE_TEXT));
 	dl_item(dl, "Variant", "run-variant", jstr(run, "variant", NONE_TEXT));
 	scenario_link(dl_item(dl, "Scenario", "run-scenario", NULL), nm,
 	              jstr(run, "scenario_id", NULL));

@@ -30,9 +30,17 @@
  *   then exactly one final line:
  *   {"type":"summary","runner":"olivares-runner/<version>","backend":…,
  *    "isolated":bool,"destroyed":bool,"status":"completed"|"failed",
- *    "steps_total":N,"steps_ok":N,"steps_error":N,"reason":null|string}
+ *    "steps_total":N,"steps_ok":N,"steps_error":N,"reason":null|string,
+ *    "shutdown":null|string}
  *   "isolated" is true only when the backend's confinement was verified in
  *   place for the whole run (inproc-mock: the seccomp filter was loaded).
+ *   "shutdown" is null unless the run completed and its agent then had to
+ *   be killed: it did not exit by itself within its grace after the end of
+ *   its input, or before the wall-clock limit when that came first (the
+ *   note says which: runner_agent_shutdown_note, runner/agent.h). It never
+ *   changes status or reason; inproc-mock, which runs no agent process,
+ *   always says null. The worker takes a summary without the key (an older
+ *   runner) as null.
  * exit:   0 when a summary was written, non-zero otherwise.
  * A worker that sees no summary line, a malformed line, counters that
  * disagree with the step lines, or the wall-clock limit pass records the run

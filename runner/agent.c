@@ -609,3 +609,17 @@ int runner_agent_drive(const struct runner_spec *spec, int to_agent, int from_ag
 {
 	return runner_agent_drive_ex(spec, to_agent, from_agent, deadline_ms, out, sum, NULL);
 }
+
+void runner_agent_shutdown_note(struct runner_summary *sum, int at_deadline, long wall_ms)
+{
+	if (at_deadline)
+		snprintf(sum->shutdown, sizeof(sum->shutdown),
+		         "agent did not exit before the wall-clock limit of %ld ms, which came "
+		         "within its %d ms grace after the end of its input: killed",
+		         wall_ms, RUNNER_AGENT_GRACE_MS);
+	else
+		snprintf(sum->shutdown, sizeof(sum->shutdown),
+		         "agent did not exit within its %d ms grace after the end of its input: "
+		         "killed",
+		         RUNNER_AGENT_GRACE_MS);
+}

@@ -11,7 +11,10 @@
  *   {"type":"resource","resource":R,"found":false,"response":"[[mock-miss:R]]"}
  *                                                  answer to a request
  *   EOF on stdin after the last step: the agent must exit (grace period
- *   RUNNER_AGENT_GRACE_MS, then it is killed).
+ *   RUNNER_AGENT_GRACE_MS, then it is killed). A killed agent does not
+ *   fail a run whose steps all completed (their outputs stand), but the
+ *   run records it: the summary's "shutdown" note
+ *   (runner_agent_shutdown_note, model/runspec.h).
  * agent -> runner (agent's stdout)
  *   {"type":"resource","resource":R}               ask for a resource; the
  *       runner answers ONLY from the scenario's mocks (variant-aware,
@@ -60,5 +63,19 @@
  */
 int runner_agent_drive(const struct runner_spec *spec, int to_agent, int from_agent,
 		       long long deadline_ms, FILE *out, struct runner_summary *sum);
+
+/**
+ * The agent had to be killed after every step completed: it did not exit
+ * by itself within its grace (RUNNER_AGENT_GRACE_MS) after the end of its
+ * input, or, when the run's wall-clock limit of wall_ms came first
+ * (at_deadline 1), by then. Writes the note into sum->shutdown, exactly
+ *   "agent did not exit within its 1000 ms grace after the end of its
+ *    input: killed"
+ *   "agent did not exit before the wall-clock limit of N ms, which came
+ *    within its 1000 ms grace after the end of its input: killed"
+ * (one line each); status and reason are left as they are. Called by the
+ * OS-level backends (namespaces, gvisor) only for a run that completed.
+ */
+void runner_agent_shutdown_note(struct runner_summary *sum, int at_deadline, long wall_ms);
 
 #endif

@@ -61,7 +61,8 @@ struct runner_spec {
 
 /**
  * What run() reports; runner/main.c turns it into the summary line.
- * status is "completed" or "failed"; reason is "" when none. isolated is 1
+ * status is "completed" or "failed"; reason is "" when none; shutdown is
+ * "" when none (main.c writes it only on a completed run). isolated is 1
  * only when the backend verified its confinement in place before the first
  * step and kept it for the whole run. destroyed is set by main.c, not by a
  * backend (it is true only once the spec has been released and the
@@ -77,6 +78,13 @@ struct runner_summary {
 	int left_behind;
 	long steps_total, steps_ok, steps_error;
 	char reason[512];
+	/* "" unless every step completed and the agent then did not exit
+	 * by itself within its grace (RUNNER_AGENT_GRACE_MS) after the end
+	 * of its input, or before the run's wall-clock limit when that came
+	 * first, and had to be killed: the note says which (set by
+	 * runner_agent_shutdown_note(), runner/agent.h). It never changes
+	 * status or reason. */
+	char shutdown[256];
 };
 
 /**

@@ -77,7 +77,8 @@
  * is dismissed by the normal teardown.
  *
  * Teardown (always, also on the deadline): stdin of the agent closed, a
- * grace period for it to exit, `runsc delete --force`, SIGKILL of every
+ * grace period for it to exit (a run that completed says in its shutdown
+ * note when the agent outlived it), `runsc delete --force`, SIGKILL of every
  * descendant left (the runner is their subreaper: runsc create's gofer and
  * sandbox, and the sandbox's ptrace stubs, are re-parented to it) until
  * wait reports no child, the container's cgroups checked gone, the
@@ -187,6 +188,8 @@ struct gv {
 	int to_agent, from_agent, err_agent; /* runner's ends */
 	pid_t guard;                         /* the guard process, -1 when none */
 	int guard_fd;                        /* write end of the guard's pipe */
+	int killed; /* gv_destroy found the sandbox still running at the end of
+	             * the agent's grace and deleted it (killed) */
 };
 
 enum { P_BUNDLE, P_ROOTFS, P_STATE, P_PIDFILE };
@@ -1008,7 +1011,9 @@ static int reap_all(struct gv *g, long long deadline)
 	}
 }
 
-/* Tear the sandbox down; returns 0 when nothing of it is left. */
+/* Tear the sandbox down; returns 0 when nothing of it is left. The agent
+ * has until grace_deadline to exit (the sandbox exits with it); g->killed
+ * says whether it was still running then. */
 static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t n)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
@@ -1022,8 +1027,8 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 	/* EOF on its stdin is the agent's cue to exit; the sandbox exits
 	 * with it. */
 	close_fd(&g->to_agent);
-	if (g->sandbox > 0)
-		wait_pid(g, g->sandbox, grace_deadline, &st_exit);
+	if (g->sandbox > 0 && wait_pid(g, g->sandbox, grace_deadline, &st_exit) == 1)
+		g->killed = 1;
 	/* delete kills the sandbox and the gofer and removes the state and
 	 * the cgroups; whether it worked is checked below, not taken from
 	 * its exit status (it fails on a container that was never made). */
@@ -1221,6 +1226,10 @@ out:
 			rc = -1;
 		}
 	}
+	/* Every step completed, but the agent did not exit by itself: said
+	 * (never hidden), the run stays completed. */
+	if (rc == 0 && g.killed)
+		runner_agent_shutdown_note(sum, deadline <= grace, spec->limits.wall_ms);
 	return rc;
 }
 

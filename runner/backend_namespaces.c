@@ -11,7 +11,8 @@
  * failing primitive. The run's jail is always torn down before run()
  * returns: the agent, the jail's pid 1, gets its grace period to exit on
  * end of file, is SIGKILLed if it has not (the kernel kills the whole pid
- * namespace with it) and is reaped; with its last process gone, the mount
+ * namespace with it; a run that completed then says so in its shutdown
+ * note) and is reaped; with its last process gone, the mount
  * namespace and the tmpfs in it are gone too. If pid 1 could not be
  * reaped, left_behind is set and the summary says destroyed false.
  *
@@ -87,6 +88,10 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 			rc = -1;
 		}
 	}
+	/* Every step completed, but the agent did not exit by itself: said
+	 * (never hidden), the run stays completed. */
+	if (rc == 0 && j.killed)
+		runner_agent_shutdown_note(sum, deadline <= grace, spec->limits.wall_ms);
 	return rc;
 }
 

@@ -1427,6 +1427,20 @@ int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 	close_fd(&j->from_agent);
 	close_fd(&j->err_agent);
 	if (j->pid > 0) {
+		/* Exited by itself (a zombie not reaped yet) or still running:
+		 * only the latter is killed here (j->killed, the run's
+		 * shutdown note). */
+		do
+			p = waitpid(j->pid, &status, WNOHANG | __WALL);
+		while (p < 0 && errno == EINTR);
+		if (p == j->pid) {
+			j->agent_status = status;
+			j->pid = -1;
+		} else if (p == 0) {
+			j->killed = 1;
+		}
+	}
+	if (j->pid > 0) {
 		/* pid 1 of the namespace: the kernel kills every process in
 		 * it. Through the pidfd when there is one (it cannot name
 		 * another process if this one was reaped behind our back);

@@ -62,6 +62,9 @@ struct runner_jail {
 	pid_t guard;                 /* the guard (runner/jail.c), -1 once reaped */
 	int lifeline;                /* the guard's lifeline (write end) */
 	int lost;                    /* pid 1 could not be reaped */
+	int killed;                  /* runner_jail_destroy() found pid 1 still
+	                              * running and killed it (it did not exit
+	                              * by the deadline it was given) */
 };
 
 /**
@@ -119,9 +122,11 @@ void runner_jail_end_input(void *ctx);
 /**
  * Tear the jail down: close the agent's stdin, give the agent until
  * grace_deadline_ms to exit, SIGKILL it if it has not (it is pid 1: that
- * kills the whole pid namespace), reap it, close every descriptor. Returns
- * 0 when pid 1 was reaped (every process of the jail is gone, and with them
- * the mount namespace and its tmpfs), -1 otherwise.
+ * kills the whole pid namespace), reap it, close every descriptor. Sets
+ * j->killed when pid 1 was still running then (an agent that exited by
+ * itself, even one not reaped yet, leaves it 0). Returns 0 when pid 1 was
+ * reaped (every process of the jail is gone, and with them the mount
+ * namespace and its tmpfs), -1 otherwise.
  */
 int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms);
 

@@ -389,12 +389,15 @@ static int write_summary(const char *backend, const struct runner_summary *sum)
 	json_t *line;
 	int rc = -1;
 
-	line = json_pack("{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o}", "type", "summary",
-	                 "runner", RUNNER_ID, "backend", backend, "isolated", sum->isolated,
-	                 "destroyed", sum->destroyed, "status", sum->status, "steps_total",
-	                 (json_int_t)sum->steps_total, "steps_ok", (json_int_t)sum->steps_ok,
-	                 "steps_error", (json_int_t)sum->steps_error, "reason",
-	                 reason_json(sum->reason));
+	/* the shutdown note belongs to a completed run only: a failed one
+	 * has its reason, which stays the one thing said */
+	line = json_pack(
+	    "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s:o}", "type", "summary", "runner",
+	    RUNNER_ID, "backend", backend, "isolated", sum->isolated, "destroyed", sum->destroyed,
+	    "status", sum->status, "steps_total", (json_int_t)sum->steps_total, "steps_ok",
+	    (json_int_t)sum->steps_ok, "steps_error", (json_int_t)sum->steps_error, "reason",
+	    reason_json(sum->reason), "shutdown",
+	    strcmp(sum->status, "completed") == 0 ? reason_json(sum->shutdown) : json_null());
 	if (!line)
 		goto out;
 	if (json_dumpf(line, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF ||

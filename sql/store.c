@@ -2606,12 +2606,12 @@ static const struct colspec run_cols[] = {
 	{"scored", C_BOOL},	  {"score", C_REAL},	       {"passed", C_BOOL},
 	{"reason", C_TEXT},	  {"output_digest", C_TEXT},   {"started_at", C_TEXT},
 	{"finished_at", C_TEXT},	  {"created_by", C_TEXT},      {"score_details", C_JSON},
-	{"session_id", C_TEXT},	  {"divergence", C_JSON}};
+	{"session_id", C_TEXT},	  {"divergence", C_JSON},      {"shutdown", C_TEXT}};
 #define RUN_SELECT                                                                          \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "  \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "    \
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "  \
-	"score_details, session_id, divergence FROM runs"
+	"score_details, session_id, divergence, shutdown FROM runs"
 
 static const struct colspec output_cols[] = {{"seq", C_INT},	  {"key", C_TEXT},
 					     {"input", C_TEXT},	  {"output", C_TEXT},
@@ -2806,7 +2806,8 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 				    PT(now),
 				    PT(details),
 				    PT(r->session_id),
-				    PT(divergence)};
+				    PT(divergence),
+				    PT(r->shutdown)};
 
 		/* score and passed are NULL for a run that was not scored:
 		 * never a silent pass (DESIGN.md §5) */
@@ -2815,8 +2816,8 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 			    "scenario_digest, variant, status, runner, backend, isolated, destroyed, "
 			    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
 			    "output_digest, started_at, finished_at, created_by, created_at, "
-			    "score_details, session_id, divergence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-			    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			    "score_details, session_id, divergence, shutdown) VALUES (?, ?, ?, ?, ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			    p, NPARAMS(p), NULL, NULL);
 	}
 	free(details);

@@ -247,6 +247,11 @@ struct store_run {
 	 * without a scenario) scenario_version is stored NULL too. */
 	const char *session_id;
 	json_t *divergence;
+	/* Session 10 (appended, so a zeroed tail is "no note"): the runner's
+	 * shutdown note (model/runspec.h "shutdown"), NULL when none: the
+	 * agent had to be killed after every step completed. Stored beside
+	 * status and reason, never in them. */
+	const char *shutdown;
 };
 
 /** Record a run and its outputs; *out receives the stored run object (see
@@ -262,9 +267,9 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
  *  "status","runner","backend","isolated","destroyed","steps_total",
  *  "steps_ok","steps_error","suite","scored","score","passed","reason",
  *  "output_digest","started_at","finished_at","created_by","score_details",
- *  "session_id","divergence"}
+ *  "session_id","divergence","shutdown"}
  *  (null for absent; score_details is the stored array or null; divergence
- *  the stored object or null). */
+ *  the stored object or null; shutdown the runner's note or null). */
 enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
 			    json_t **out);
 

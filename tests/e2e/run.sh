@@ -62,9 +62,9 @@ if ((fresh)); then
 	# use all four backends (default inproc-mock, so the other tests see
 	# the skeleton's behaviour), tenant $OLV_RESTRICTED_TENANT only
 	# inproc-mock. The agents directory holds the example agent as
-	# variant "profile" and two names that must be refused: "escape", a
-	# symlink out of the directory, and "dangling", one that climbs out
-	# to nothing. The scorer (t1000, t1100) is the builtin reference
+	# variant "profile", "slow" (t0950), "linger" (t0920) and two names
+	# that must be refused: "escape", a symlink out of the directory, and
+	# "dangling", one that climbs out to nothing. The scorer (t1000, t1100) is the builtin reference
 	# adapter reading the suites in tests/fixtures/suites.
 	OLV_AGENTS_DIR=$own_dir/agents
 	OLV_SUITES_DIR=$ROOT/tests/fixtures/suites
@@ -79,6 +79,11 @@ if ((fresh)); then
 	printf '%s\n' '#!/bin/sh' "while IFS= read -r line; do sleep $OLV_SLOW_SECONDS; echo '{\"type\":\"output\",\"output\":\"slow\"}'; done" \
 		>"$OLV_AGENTS_DIR/slow"
 	chmod 0755 "$OLV_AGENTS_DIR/slow"
+	# t0920: an agent that answers every step, then ignores the end of
+	# its input (sleeps): killed at the end of its grace, and the run says so
+	printf '%s\n' '#!/bin/sh' "while IFS= read -r line; do echo '{\"type\":\"output\",\"output\":\"answered\"}'; done" \
+		'exec sleep 300' >"$OLV_AGENTS_DIR/linger"
+	chmod 0755 "$OLV_AGENTS_DIR/linger"
 	ln -s /bin/sh "$OLV_AGENTS_DIR/escape"
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
 	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c"

@@ -1116,12 +1116,60 @@ START_TEST(test_agent_two_outputs)
 }
 END_TEST
 
+/* Every step answered, then EOF ignored: the run stays completed, and the
+ * summary's shutdown note says the agent had to be killed at the end of
+ * its grace, or at the wall-clock limit when that came first; a
+ * well-behaved agent gets null. */
+START_TEST(test_agent_outlives_its_grace)
+{
+	struct result r;
+	int tries;
+
+	if (probe_run("linger", 0, 0, 0, 0, &r) != 0)
+		return;
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert(json_is_null(json_object_get(r.summary, "reason")));
+	ck_assert_str_eq(step_str(&r, 0, "output"), "linger: armed");
+	ck_assert_msg(sum_str(&r, "shutdown") != NULL, "no shutdown note");
+	ck_assert_str_eq(sum_str(&r, "shutdown"), "agent did not exit within its 1000 ms grace "
+	                                          "after the end of its input: killed");
+	ck_assert_int_ge(r.ms, 1000);
+	result_free(&r);
+
+	/* a wall-clock limit of 1000 ms ends within any grace (the last
+	 * output comes after the start); a sandbox that did not even start
+	 * within it on a loaded host (about 0.3 s here) is tried again, at
+	 * most twice */
+	for (tries = 0;; tries++) {
+		if (probe_run("linger", 0, 0, 0, 1000, &r) != 0)
+			return;
+		if (tries == 2 || strcmp(sum_str(&r, "status"), "failed") != 0 ||
+		    !strstr(sum_str(&r, "reason"), "wall-clock limit"))
+			break;
+		result_free(&r);
+	}
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "run failed: %s",
+	              sum_str(&r, "reason"));
+	ck_assert_msg(sum_str(&r, "shutdown") != NULL, "no shutdown note");
+	ck_assert_str_eq(sum_str(&r, "shutdown"),
+	                 "agent did not exit before the wall-clock limit of 1000 ms, which came "
+	                 "within its 1000 ms grace after the end of its input: killed");
+	result_free(&r);
+
+	if (probe_run("cwd", 0, 0, 0, 0, &r) != 0)
+		return;
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "shutdown not null");
+	result_free(&r);
+}
+END_TEST
+
 /* ---- behaviour ------------------------------------------------------------- */
 
 START_TEST(test_walkthrough_same_as_inproc)
 {
 	static const char *const keys[] = {"status",   "steps_total", "steps_ok", "steps_error",
-	                                   "isolated", "destroyed",   "reason"};
+	                                   "isolated", "destroyed",   "reason",   "shutdown"};
 	json_t *spec = spec_new("candidate", NULL);
 	struct result a, b;
 	size_t i;
@@ -1153,6 +1201,7 @@ START_TEST(test_walkthrough_same_as_inproc)
 	ck_assert(sum_bool(&b, "isolated"));
 	ck_assert(sum_bool(&b, "destroyed"));
 	ck_assert_str_eq(sum_str(&b, "status"), "completed");
+	ck_assert_msg(json_is_null(json_object_get(b.summary, "shutdown")), "shutdown not null");
 	result_free(&a);
 	result_free(&b);
 	json_decref(spec);
@@ -1622,6 +1671,7 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, test_identity);
 	tcase_add_test(tc, test_agent_exit_mid_step);
 	tcase_add_test(tc, test_agent_two_outputs);
+	tcase_add_test(tc, test_agent_outlives_its_grace);
 	tcase_add_test(tc, test_stderr_flood_drained);
 	suite_add_tcase(s, tc);
 

@@ -733,6 +733,68 @@ START_TEST(test_agent_lines_for_other_steps)
 }
 END_TEST
 
+/* ---- an agent that outlives its exit grace ------------------------------- */
+
+#define GRACE_NOTE "agent did not exit within its 1000 ms grace after the end of its input: killed"
+#define DEADLINE_NOTE                                                                              \
+	"agent did not exit before the wall-clock limit of 500 ms, which came within its 1000 ms " \
+	"grace after the end of its input: killed"
+
+/* Every step answered, then EOF ignored (stdout open, or closed): the run
+ * stays completed, its outputs stand, and the summary's shutdown note says
+ * the agent had to be killed; a well-behaved agent gets null. */
+START_TEST(test_agent_outlives_its_grace)
+{
+	static const char *const lingers[] = {"linger", "linger-closed"};
+	char want[64];
+	struct result r;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		r = probe_limits(lingers[i], 0, 0, 0, 0);
+		ck_assert_str_eq(sum_str(&r, "status"), "completed");
+		ck_assert(json_is_null(json_object_get(r.summary, "reason")));
+		ck_assert_int_eq(sum_int(&r, "steps_ok"), 1);
+		snprintf(want, sizeof(want), "%s: armed", lingers[i]);
+		ck_assert_str_eq(step_str(&r, 0, "output"), want);
+		ck_assert_msg(sum_str(&r, "shutdown") != NULL, "%s: no shutdown note", lingers[i]);
+		ck_assert_str_eq(sum_str(&r, "shutdown"), GRACE_NOTE);
+		/* the whole grace was given, not more */
+		ck_assert_int_ge(r.ms, 1000);
+		ck_assert_int_lt(r.ms, 5000);
+		result_free(&r);
+	}
+
+	/* the wall-clock limit comes first: it is the one named */
+	r = probe_limits("linger", 0, 0, 0, 500);
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(sum_str(&r, "shutdown") != NULL, "no shutdown note");
+	ck_assert_str_eq(sum_str(&r, "shutdown"), DEADLINE_NOTE);
+	result_free(&r);
+
+	/* a well-behaved agent: the key is there, null */
+	r = probe_limits("cwd", 0, 0, 0, 0);
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "shutdown not null");
+	result_free(&r);
+}
+END_TEST
+
+/* A run that failed keeps its first reason and no shutdown note, though
+ * its agent would have lingered too. */
+START_TEST(test_failed_run_keeps_its_reason)
+{
+	struct result r = lines_run("linger", "seq-other");
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 2: a line for step 3 during step 2");
+	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "shutdown not null");
+	ck_assert(sum_bool(&r, "destroyed"));
+	result_free(&r);
+}
+END_TEST
+
 /* ---- same results as inproc-mock ----------------------------------------- */
 
 static json_t *walk_spec(void)
@@ -751,7 +813,7 @@ START_TEST(test_walkthrough_same_as_inproc)
 	struct result a = run_backend("inproc-mock", spec);
 	struct result b = run_backend("namespaces", spec);
 	static const char *const counters[] = {"status",   "steps_total", "steps_ok", "steps_error",
-	                                       "isolated", "destroyed",   "reason"};
+	                                       "isolated", "destroyed",   "reason",   "shutdown"};
 	size_t i;
 
 	ck_assert_int_eq(json_array_size(b.steps), 2);
@@ -765,6 +827,9 @@ START_TEST(test_walkthrough_same_as_inproc)
 		              "summary %s differs", counters[i]);
 	ck_assert(sum_bool(&b, "isolated"));
 	ck_assert_str_eq(sum_str(&b, "status"), "completed");
+	/* the mock agent exits at the end of its input; inproc-mock runs no
+	 * agent process: neither has a shutdown note */
+	ck_assert_msg(json_is_null(json_object_get(b.summary, "shutdown")), "shutdown not null");
 	result_free(&a);
 	result_free(&b);
 	json_decref(spec);
@@ -1531,6 +1596,8 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_identity_and_host_view);
 	tcase_add_test(tc, test_agent_exit_mid_step);
 	tcase_add_test(tc, test_agent_lines_for_other_steps);
+	tcase_add_test(tc, test_agent_outlives_its_grace);
+	tcase_add_test(tc, test_failed_run_keeps_its_reason);
 	tcase_add_test(tc, test_stderr_flood_drained);
 	tcase_add_test(tc, test_agent_malformed_line_quoted);
 	suite_add_tcase(s, tc);

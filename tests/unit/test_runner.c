@@ -552,6 +552,43 @@ START_TEST(test_fake_runners_fail)
 	                                         "reported, inproc-mock requested");
 	check_fake_fails("runner-sigsys", "runner killed by SIGSYS (seccomp): about to die");
 	check_fake_fails("runner-flood", "runner output over 4194304 bytes");
+	check_fake_fails("runner-shutdown-failed",
+	                 "runner output inconsistent: a shutdown note on a failed run");
+}
+END_TEST
+
+/* The summary's shutdown note (model/runspec.h): kept as the runner said
+ * on a completed run, which stays completed; none from a runner that says
+ * null (the real one on inproc-mock) or, an older one, nothing. */
+START_TEST(test_shutdown_note)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-shutdown"), 0, "inproc-mock", NULL, 5000, spec, &r),
+	    0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_str_eq(r.reason, "");
+	ck_assert_int_eq(r.steps_total, 2);
+	ck_assert_str_eq(r.shutdown, "agent did not exit within its 1000 ms grace after the end of "
+	                             "its input: killed");
+	http_dispatch_result_free(&r);
+
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_str_eq(r.shutdown, "");
+	http_dispatch_result_free(&r);
+
+	/* without the key: accepted, no note */
+	ck_assert_int_eq(http_dispatch_run(fixture("runner-old-summary"), 0, "inproc-mock", NULL,
+	                                   5000, spec, &r),
+	                 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.steps_total, 2);
+	ck_assert_str_eq(r.shutdown, "");
+	http_dispatch_result_free(&r);
+	json_decref(spec);
 }
 END_TEST
 
@@ -1395,6 +1432,7 @@ static Suite *runner_suite(void)
 	tcase_add_test(tc, test_stderr_flood_times_out);
 	tcase_add_test(tc, test_straggler_killed_at_exit);
 	tcase_add_test(tc, test_fake_runners_fail);
+	tcase_add_test(tc, test_shutdown_note);
 	tcase_add_test(tc, test_exec_failure);
 	tcase_add_test(tc, test_clean_descriptors_and_env);
 	tcase_add_test(tc, test_big_spec);

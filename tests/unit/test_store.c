@@ -691,9 +691,11 @@ START_TEST(test_runs)
 	char a[33];
 	json_t *sc = NULL, *in = sample_scenario("s");
 	json_t *outs = make_outputs(seqs, 3);
-	json_t *run1 = NULL, *run2 = NULL, *g = NULL, *list = NULL, *ro = NULL, *audit = NULL;
+	json_t *run1 = NULL, *run2 = NULL, *run3 = NULL, *g = NULL, *list = NULL, *ro = NULL;
+	json_t *audit = NULL;
 	json_t *items, *ev;
 	struct store_run r;
+	char b[33];
 	int i;
 
 	migrated();
@@ -722,7 +724,10 @@ START_TEST(test_runs)
 	/* issue 5: every run object carries session_id and divergence */
 	ck_assert(json_is_null(json_object_get(run1, "session_id")));
 	ck_assert(json_is_null(json_object_get(run1, "divergence")));
-	ck_assert_uint_eq(json_object_size(run1), 26);
+	/* session 10: and its shutdown note, null when none */
+	ck_assert_msg(json_object_get(run1, "shutdown") != NULL, "no shutdown key");
+	ck_assert(json_is_null(json_object_get(run1, "shutdown")));
+	ck_assert_uint_eq(json_object_size(run1), 27);
 
 	ck_assert_int_eq(store_run_get(st, a, jstr(run1, "id"), &g), STORE_OK);
 	ck_assert(json_equal(g, run1));
@@ -798,8 +803,28 @@ START_TEST(test_runs)
 			 STORE_NOT_FOUND);
 	ck_assert_int_eq(store_run_outputs(st, a, "not an id' OR 1=1 --", &ro), STORE_NOT_FOUND);
 
+	/* a completed run whose agent had to be killed, and not scored: the
+	 * shutdown note and the reason are stored side by side, each as
+	 * given, and read back the same */
+	r.status = "completed";
+	r.reason = "executed, not scored: no scorer adapter is wired";
+	r.shutdown = "agent did not exit within its 1000 ms grace after the end of its input: "
+		     "killed";
+	ck_assert_int_eq(store_run_record(st, a, actor, &r, &run3), STORE_OK);
+	ck_assert_str_eq(jstr(run3, "status"), "completed");
+	ck_assert_str_eq(jstr(run3, "reason"), r.reason);
+	ck_assert_msg(jstr(run3, "shutdown") != NULL, "no shutdown note");
+	ck_assert_str_eq(jstr(run3, "shutdown"), r.shutdown);
+	ck_assert_int_eq(store_run_get(st, a, jstr(run3, "id"), &g), STORE_OK);
+	ck_assert(json_equal(g, run3));
+	json_decref(g);
+	/* and another tenant does not see it */
+	mk_tenant("other", b);
+	ck_assert_int_eq(store_run_get(st, b, jstr(run3, "id"), &g), STORE_NOT_FOUND);
+
 	json_decref(run1);
 	json_decref(run2);
+	json_decref(run3);
 	json_decref(outs);
 	json_decref(sc);
 	json_decref(in);
@@ -1572,7 +1597,7 @@ START_TEST(test_run_replay)
 	r.session_id = jstr(ses, "id");
 	r.divergence = div;
 	ck_assert_int_eq(store_run_record(st, a, actor, &r, &rp), STORE_OK);
-	ck_assert_uint_eq(json_object_size(rp), 26);
+	ck_assert_uint_eq(json_object_size(rp), 27);
 	ck_assert_str_eq(jstr(rp, "kind"), "replay");
 	ck_assert(json_is_null(json_object_get(rp, "scenario_id")));
 	ck_assert(json_is_null(json_object_get(rp, "scenario_version")));

@@ -12,9 +12,10 @@
  * global state, other namespaces or other processes. Everything else is
  * allowed: the jail's namespaces, rlimits and empty capability set bound
  * it. The new mount API is refused too, or "mount refused" would be a
- * half-truth. clone() with any namespace flag is refused; clone3() gets
- * ENOSYS (its flags are in memory, out of a filter's reach) so that libc
- * falls back to clone(). A foreign architecture kills the process.
+ * half-truth, and so is mknod() of a device node (mknod_rules). clone()
+ * with any namespace flag is refused; clone3() gets ENOSYS (its flags
+ * are in memory, out of a filter's reach) so that libc falls back to
+ * clone(). A foreign architecture kills the process.
  *
  * Memory that no rlimit bounds gets ENOSYS (a program that can do without
  * falls back): a memfd (memfd_secret's too) or a System V segment,
@@ -181,6 +182,30 @@ static int socket_rules(scmp_filter_ctx ctx)
 	return 0;
 }
 
+/* mknod() and mknodat() of a character or block device: EPERM. The
+ * kernel refuses it already (it wants CAP_MKNOD in the host's user
+ * namespace), and the jail's only mounts that open a device are the
+ * read-only binds of its /dev (runner/jail.c); refused here too, so that
+ * no later mount could hold a device node the agent made. A FIFO, socket
+ * or regular file stays allowed (mode is an unsigned int: the type bits
+ * are compared on its 32 bits). */
+static int mknod_rules(scmp_filter_ctx ctx)
+{
+	static const scmp_datum_t types[] = {S_IFCHR, S_IFBLK};
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (SCMP_SYS(mknod) >= 0 &&
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mknod), 1,
+		                     SCMP_A1(SCMP_CMP_MASKED_EQ, S_IFMT, types[i])) != 0)
+			return -1;
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mknodat), 1,
+		                     SCMP_A2(SCMP_CMP_MASKED_EQ, S_IFMT, types[i])) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int build(scmp_filter_ctx ctx)
 {
 	size_t i;
@@ -211,6 +236,8 @@ static int build(scmp_filter_ctx ctx)
 		if (agent_nosys[i] >= 0 &&
 		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), agent_nosys[i], 0) != 0)
 			return -1;
+	if (mknod_rules(ctx) != 0)
+		return -1;
 	return socket_rules(ctx);
 }
 

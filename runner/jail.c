@@ -40,6 +40,7 @@
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <linux/filter.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -54,6 +55,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,6 +67,24 @@
 #define JAIL_ROOT "/tmp"
 #define JAIL_MAX_BINDS 32
 #define JAIL_SETUP_MS 5000
+
+/*
+ * The host's character devices every jail holds, at the same paths (the
+ * usual ones a rootless container runtime binds; never /dev/tty): opened
+ * by the runner before any namespace exists and checked to be these
+ * devices, bound by the builder read-only, nosuid and noexec but not
+ * nodev (a nodev mount refuses to open a device; a read-only one does not
+ * stop writes to it: /dev/null stays writable). verify_mounts() accepts a
+ * mount without nodev at these paths only, showing these devices.
+ */
+static const struct jail_dev {
+	const char *path;
+	unsigned int major, minor;
+} jail_devs[] = {
+    {"/dev/null", 1, 3},   {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+    {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9},
+};
+#define JAIL_NDEVS (sizeof(jail_devs) / sizeof(jail_devs[0]))
 
 enum report_kind { REPORT_BUILT = 1, REPORT_FAILED, REPORT_CONFINED };
 
@@ -88,6 +108,7 @@ struct jail_args {
 	int bind_fd[JAIL_MAX_BINDS]; /* O_PATH of each bind */
 	const char *bind_path[JAIL_MAX_BINDS];
 	size_t nbinds;
+	int dev_fd[JAIL_NDEVS]; /* O_PATH of each of jail_devs */
 };
 
 static const char *ename(int e)
@@ -393,6 +414,45 @@ static void make_target(int fd, int src, char *target)
 	close(f);
 }
 
+/* Is the file held by src the character device d of jail_devs? */
+static int is_jail_dev(int src, size_t d)
+{
+	struct stat st;
+
+	return fstat(src, &st) == 0 && S_ISCHR(st.st_mode) &&
+	       major(st.st_rdev) == jail_devs[d].major && minor(st.st_rdev) == jail_devs[d].minor;
+}
+
+/* The jail's /dev: an empty directory of its tmpfs (nodev, like the rest
+ * of it) holding a bind of each of jail_devs, read-only, nosuid and
+ * noexec, not nodev: the one kind of mount of the jail a device opens
+ * through. The bind is of the device's own mount only (no MS_REC: a
+ * device file has nothing below it). */
+static void make_dev(int fd, const struct jail_args *a)
+{
+	char from[64], target[64], msg[96];
+	struct mount_attr attr;
+	size_t d;
+	int f;
+
+	mkdirs(fd, (char[]){JAIL_ROOT "/dev"}, 0755);
+	for (d = 0; d < JAIL_NDEVS; d++) {
+		snprintf(target, sizeof(target), JAIL_ROOT "%s", jail_devs[d].path);
+		f = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (f < 0)
+			die(fd, "creating a device's mount point");
+		close(f);
+		snprintf(from, sizeof(from), "/proc/self/fd/%d", a->dev_fd[d]);
+		snprintf(msg, sizeof(msg), "bind mount of %s", jail_devs[d].path);
+		if (mount(from, target, NULL, MS_BIND, NULL) != 0)
+			die(fd, msg);
+		memset(&attr, 0, sizeof(attr));
+		attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+		snprintf(msg, sizeof(msg), "read-only remount of %s", jail_devs[d].path);
+		if (syscall(SYS_mount_setattr, AT_FDCWD, target, 0, &attr, sizeof(attr)) != 0)
+			die(fd, msg);
+	}
+}
 
 static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 {
@@ -438,6 +498,17 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 		if (a->bind_fd[i] < 0)
 			die(fd, "opening a bind");
 	}
+	/* the devices too, and they must still be those the runner checked */
+	for (i = 0; i < JAIL_NDEVS; i++) {
+		close(a->dev_fd[i]);
+		a->dev_fd[i] = open(jail_devs[i].path, O_PATH | O_CLOEXEC);
+		if (a->dev_fd[i] < 0)
+			die(fd, "opening a device");
+		if (!is_jail_dev(a->dev_fd[i], i)) {
+			errno = ENODEV;
+			die(fd, "checking a device");
+		}
+	}
 	if (setresgid(0, 0, 0) != 0)
 		die(fd, "setresgid");
 	if (setresuid(0, 0, 0) != 0)
@@ -452,6 +523,9 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	snprintf(opts, sizeof(opts), "size=%ldm,mode=0755", l->tmpfs_mb);
 	if (mount("tmpfs", JAIL_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 		die(fd, "tmpfs root mount");
+	/* Before the binds: a bind of /dev (or of a device) then covers
+	 * these, nodev, rather than taking their mount points. */
+	make_dev(fd, a);
 	for (i = 0; i < a->nbinds; i++) {
 		snprintf(path, sizeof(path), JAIL_ROOT "%s", a->bind_path[i]);
 		make_target(fd, a->bind_fd[i], path);
@@ -797,13 +871,79 @@ static const char *const host_state_fs[] = {
 };
 
 /*
+ * A mount without nodev at mnt, from outside: accepted only when mnt is
+ * exactly the path of one of jail_devs (index *d) not seen before (seen:
+ * a bit per device), the mount is read-only, nosuid and noexec, and the
+ * node at mnt in the agent's root (root: an O_PATH descriptor of
+ * /proc/PID/root, opened on first use; resolved in it, no symlink
+ * followed) is that character device, on the filesystem the mount line
+ * names (majmin, its MAJ:MIN field). Returns 0; -1 with why; -2 and -3
+ * as verify_agent when /proc/PID/root cannot be opened.
+ */
+static int verify_dev_mount(pid_t agent, int *root, unsigned *seen, const char *mnt,
+                            const char *majmin, const char *opts, char *why, size_t n)
+{
+	struct open_how how;
+	struct stat st;
+	char path[64];
+	unsigned int fs_major, fs_minor;
+	size_t d;
+	int fd, ok, e;
+
+	for (d = 0; d < JAIL_NDEVS && strcmp(mnt, jail_devs[d].path) != 0; d++)
+		;
+	if (d == JAIL_NDEVS) {
+		snprintf(why, n, "a mount of the jail is writable, suid or dev: %.200s", mnt);
+		return -1;
+	}
+	if (!has_word(opts, "ro") || !has_word(opts, "nosuid") || !has_word(opts, "noexec")) {
+		snprintf(why, n, "a device mount of the jail is writable, suid or exec: %s", mnt);
+		return -1;
+	}
+	if (*seen & (1u << d)) {
+		snprintf(why, n, "a device of the jail is mounted twice: %s", mnt);
+		return -1;
+	}
+	*seen |= 1u << d;
+	if (*root < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root", (int)agent);
+		*root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (*root < 0) {
+			e = errno;
+			snprintf(why, n, "cannot look at the jail's %s: %s", mnt, ename(e));
+			if (e == ENOENT || e == ESRCH)
+				return -2;
+			return e == EACCES || e == EPERM ? -3 : -1;
+		}
+	}
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, *root, mnt + 1, &how, sizeof(how));
+	ok = fd >= 0 && fstat(fd, &st) == 0 && sscanf(majmin, "%u:%u", &fs_major, &fs_minor) == 2 &&
+	     S_ISCHR(st.st_mode) && major(st.st_rdev) == jail_devs[d].major &&
+	     minor(st.st_rdev) == jail_devs[d].minor && major(st.st_dev) == fs_major &&
+	     minor(st.st_dev) == fs_minor;
+	if (fd >= 0)
+		close(fd);
+	if (!ok) {
+		snprintf(why, n, "the jail's %s is not the host's character device %u:%u", mnt,
+		         jail_devs[d].major, jail_devs[d].minor);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The agent's mounts, from outside (/proc/PID/mountinfo): every one
  * read-only, nosuid and nodev but /tmp (a tmpfs: writable, nosuid,
- * nodev), and no filesystem of the host kernel's state (host_state_fs)
- * but the jail's /proc. What the builder made is checked as it came out,
- * whatever the binds held (a bind of a path that is a symlink to /proc
- * bound the host's procfs). Returns 0; -1 with why naming the mount; -2
- * (gone) and -3 (closed to this process) as verify_agent.
+ * nodev) and the devices of the jail's /dev (verify_dev_mount: not nodev,
+ * at those exact paths only), and no filesystem of the host kernel's
+ * state (host_state_fs) but the jail's /proc. What the builder made is
+ * checked as it came out, whatever the binds held (a bind of a path that
+ * is a symlink to /proc bound the host's procfs). Returns 0; -1 with why
+ * naming the mount; -2 (gone) and -3 (closed to this process) as
+ * verify_agent.
  */
 static int verify_mounts(pid_t agent, char *why, size_t n)
 {
@@ -812,8 +952,9 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 	char *line = NULL, *field[MNT_FIELDS], *save = NULL, *tok;
 	const char *mnt, *opts, *fstype;
 	size_t cap = 0, i, nf;
+	unsigned devs_seen = 0;
 	FILE *f;
-	int seen = 0, rc = 0, e;
+	int seen = 0, rc = 0, e, root = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)agent);
 	f = fopen(path, "re");
@@ -858,8 +999,11 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 			snprintf(why, n, "the jail's /tmp is not its tmpfs (%.40s)", fstype);
 			rc = -1;
 		}
-		if (rc == 0 && (!has_word(opts, "nosuid") || !has_word(opts, "nodev") ||
-		                (strcmp(mnt, "/tmp") != 0 && !has_word(opts, "ro")))) {
+		if (rc == 0 && !has_word(opts, "nodev")) {
+			rc =
+			    verify_dev_mount(agent, &root, &devs_seen, mnt, field[2], opts, why, n);
+		} else if (rc == 0 && (!has_word(opts, "nosuid") ||
+		                       (strcmp(mnt, "/tmp") != 0 && !has_word(opts, "ro")))) {
 			snprintf(why, n, "a mount of the jail is writable, suid or dev: %.200s",
 			         mnt);
 			rc = -1;
@@ -869,6 +1013,8 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 		snprintf(why, n, "cannot read the agent's mounts");
 		rc = -1;
 	}
+	if (root >= 0)
+		close(root);
 	free(line);
 	fclose(f);
 	return rc;
@@ -1100,6 +1246,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	a.spec = spec;
 	a.agent_path = agent_path;
 	a.agent_fd = -1;
+	for (i = 0; i < JAIL_NDEVS; i++)
+		a.dev_fd[i] = -1;
 
 	/* Everything the jail holds is opened here, by the runner, before
 	 * any namespace exists. */
@@ -1126,6 +1274,20 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		a.bind_fd[i] = open(bpath, O_PATH | O_CLOEXEC);
 		if (a.bind_fd[i] < 0) {
 			snprintf(why, n, "cannot open bind %.200s: %s", bpath, ename(errno));
+			goto out;
+		}
+	}
+	/* The devices of the jail's /dev: they must be these devices
+	 * (a host whose /dev/null is something else fails closed). */
+	for (i = 0; i < JAIL_NDEVS; i++) {
+		a.dev_fd[i] = open(jail_devs[i].path, O_PATH | O_CLOEXEC);
+		if (a.dev_fd[i] < 0) {
+			snprintf(why, n, "cannot open %s: %s", jail_devs[i].path, ename(errno));
+			goto out;
+		}
+		if (!is_jail_dev(a.dev_fd[i], i)) {
+			snprintf(why, n, "the host's %s is not the character device %u:%u",
+			         jail_devs[i].path, jail_devs[i].major, jail_devs[i].minor);
 			goto out;
 		}
 	}
@@ -1282,6 +1444,8 @@ out:
 	close_fd(&a.agent_fd);
 	for (i = 0; i < a.nbinds && i < JAIL_MAX_BINDS; i++)
 		close_fd(&a.bind_fd[i]);
+	for (i = 0; i < JAIL_NDEVS; i++)
+		close_fd(&a.dev_fd[i]);
 	close_fd(&in[0]);
 	close_fd(&in[1]);
 	close_fd(&out[0]);

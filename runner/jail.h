@@ -8,9 +8,12 @@
  * Layout seen by the agent: / is a tmpfs (read-only once built) holding
  * read-only, nosuid, nodev binds of spec->binds (default /usr), the agent
  * program at /agent, /bin /lib /lib64 /sbin as symlinks into usr/, a proc
- * of the jail's own pid namespace at /proc, and a writable tmpfs at /tmp
- * (both tmpfs sized limits.tmpfs_mb). New user, pid, mount, net, ipc, uts
- * and cgroup namespaces; the jail's root is an unprivileged host uid
+ * of the jail's own pid namespace at /proc, a writable tmpfs at /tmp (both
+ * tmpfs sized limits.tmpfs_mb), and a /dev holding only the host's
+ * /dev/null, zero, full, random and urandom, each bound read-only, nosuid
+ * and noexec but not nodev (the only mounts of the jail a device opens
+ * through; the runner checks them from outside, as it checks every mount). New user, pid, mount,
+ * net, ipc, uts and cgroup namespaces; the jail's root is an unprivileged host uid
  * (RUNNER_JAIL_HOST_UID when the runner is root, the runner's own uid
  * otherwise); hostname "sandbox"; no network interface up.
  *

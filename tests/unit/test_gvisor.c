@@ -50,6 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/unit/sweep.h"
+
 /* Did --preflight gvisor pass on this host? Set once in main(). */
 static int gvisor_ok;
 static char gvisor_why[512];
@@ -760,9 +762,10 @@ static const char *host_secret(void)
 	static char path[64];
 	int fd;
 
-	snprintf(path, sizeof(path), "/var/tmp/olv-gv-secret-%d", (int)getpid());
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	snprintf(path, sizeof(path), "/var/tmp/olv-gv-secret-%d-XXXXXX", (int)getpid());
+	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0644), 0);
 	ck_assert_int_eq(write(fd, "host-secret\n", 12), 12);
 	close(fd);
 	return path;
@@ -918,8 +921,7 @@ START_TEST(test_host_unix_socket_in_bind_unreachable)
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	/* A host process listening on a path inside a bound directory. */
-	snprintf(dir, sizeof(dir), "/var/tmp/olv-gv-bind-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(sweep_mkdtemp(dir, sizeof(dir), "/var/tmp", "olv-gv-bind-"), 0);
 	ck_assert_int_eq(chmod(dir, 0755), 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -949,6 +951,16 @@ START_TEST(test_host_unix_socket_in_bind_unreachable)
 	close(s);
 	unlink(sa.sun_path);
 	rmdir(dir);
+}
+END_TEST
+
+/* The sandbox's /dev is the Sentry's, and has the usual devices: what
+ * the namespaces jail binds from the host (test_namespaces) works the
+ * same here. */
+START_TEST(test_dev_nodes)
+{
+	PROBE_EQ("dev", "dev: null wrote 6, zero read 16 zeros, urandom read 16, random read 16, "
+	                "full denied (ENOSPC)");
 }
 END_TEST
 
@@ -1661,6 +1673,7 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, test_memory_balloon_stopped);
 	tcase_add_test(tc, test_memfd_balloon_stopped);
 	tcase_add_test(tc, test_host_unix_socket_in_bind_unreachable);
+	tcase_add_test(tc, test_dev_nodes);
 	tcase_add_test(tc, test_mount_refused);
 	tcase_add_test(tc, test_ptrace_refused);
 	tcase_add_test(tc, test_root_read_only);
@@ -1719,6 +1732,26 @@ static void probe_gvisor(void)
 	pclose(p);
 }
 
+/* What failed runs of this suite left (their tests ended at a failed
+ * assertion, before their clean-up): swept before this run's tests, and
+ * never what a run going on beside this one uses (tests/unit/sweep.h). */
+static void sweep_leftovers(void)
+{
+	static const char *const prefixes[] = {"olv-gv-secret-", "olv-gv-bind-"};
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		n = sweep_stale("/var/tmp", prefixes[i]);
+		if (n < 0)
+			fprintf(stderr, "test_gvisor: /var/tmp/%s*: a stale one stays\n",
+			        prefixes[i]);
+		else if (n > 0)
+			fprintf(stderr, "test_gvisor: /var/tmp/%s*: %d stale removed\n",
+			        prefixes[i], n);
+	}
+}
+
 int main(void)
 {
 	const char *req = getenv("OLIVARES_REQUIRE_GVISOR");
@@ -1726,6 +1759,7 @@ int main(void)
 	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
+	sweep_leftovers();
 
 	probe_gvisor();
 	if (!gvisor_ok) {

@@ -32,10 +32,13 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tests/unit/sweep.h"
 
 #define JAIL_HOST_UID 200000
 
@@ -93,6 +96,21 @@ static rlim_t run_nofile = 0;
  * filter that refuses new user namespaces (clone, clone3, unshare): a host
  * without the primitive the jail needs. */
 static int run_deny_userns = 0;
+
+/* When set, run_argv() starts the runner in a mount namespace of its own
+ * where the host's /dev/zero is bound over /dev/null: a host whose
+ * /dev/null is another device. */
+static int run_swap_dev_null = 0;
+
+/* In the runner's child, before its exec: the mounts of
+ * run_swap_dev_null. 0, or -1. */
+static int swap_dev_null(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("/dev/zero", "/dev/null", NULL, MS_BIND, NULL) != 0)
+		return -1;
+	return 0;
+}
 
 /* In the runner's child, before its exec: the filter of run_deny_userns.
  * 0, or -1. */
@@ -156,6 +174,8 @@ static struct result run_argv(const char *const *args, json_t *spec, char *const
 		    setrlimit(RLIMIT_NOFILE, &(struct rlimit){run_nofile, run_nofile}) != 0)
 			_exit(126);
 		if (run_deny_userns && deny_userns() != 0)
+			_exit(126);
+		if (run_swap_dev_null && swap_dev_null() != 0)
 			_exit(126);
 		/* A session leader without a terminal that opens one gets it
 		 * as its controlling terminal. */
@@ -354,8 +374,7 @@ static void secret_file(char *dir, size_t dn, char *file, size_t fn)
 {
 	FILE *f;
 
-	snprintf(dir, dn, "/tmp/olv-ns-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(sweep_mkdtemp(dir, dn, "/tmp", "olv-ns-test-"), 0);
 	snprintf(file, fn, "%s/secret", dir);
 	f = fopen(file, "w");
 	ck_assert_ptr_nonnull(f);
@@ -1377,11 +1396,11 @@ START_TEST(test_socket_families)
 }
 END_TEST
 
-/* A directory to bind (binds may not be under /tmp, the jail's own). */
+/* A directory to bind (binds may not be under /tmp, the jail's own),
+ * named for this process (tests/unit/sweep.h). */
 static void bind_dir(char *dir, size_t n)
 {
-	snprintf(dir, n, "/var/tmp/olv-ns-bind-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(sweep_mkdtemp(dir, n, "/var/tmp", "olv-ns-bind-"), 0);
 	ck_assert_int_eq(chmod(dir, 0755), 0);
 }
 
@@ -1500,6 +1519,65 @@ START_TEST(test_bind_of_host_kernel_state_refused)
 }
 END_TEST
 
+/* The jail's /dev: the five usual character devices of the host, each
+ * usable (/dev/null writable on its read-only mount, /dev/full full),
+ * read-only, nosuid and noexec, and nothing else; no device node can be
+ * made. */
+START_TEST(test_dev_nodes)
+{
+	ck_assert_str_eq(probe("dev"), "dev: null wrote 6, zero read 16 zeros, urandom read 16, "
+	                               "random read 16, full denied (ENOSPC)");
+	ck_assert_str_eq(probe("ls /dev"), "ls /dev: full null random urandom zero");
+	ck_assert_str_eq(probe("mount-opts /dev/null"),
+	                 "mount-opts /dev/null: ro,nosuid,noexec,relatime");
+	ck_assert_str_eq(probe("mount-opts /dev/urandom"),
+	                 "mount-opts /dev/urandom: ro,nosuid,noexec,relatime");
+	ck_assert_str_eq(probe("write /dev/tty"), "write /dev/tty: denied (EROFS)");
+	ck_assert_str_eq(probe("mknod"),
+	                 "mknod: char denied (EPERM), block denied (EPERM), fifo allowed");
+}
+END_TEST
+
+/* Any other device stays out of reach: a device node under a bound
+ * directory (the bind is nodev: it does not open), and a host whose
+ * /dev/null is another device fails the run closed. */
+START_TEST(test_other_device_unreachable)
+{
+	char dir[64], node[96], input[128], want[192];
+	const char *inputs[1];
+	struct result r;
+	json_t *spec;
+	int fd;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_other_device_unreachable: needs root to mknod, skipped\n");
+		return;
+	}
+	bind_dir(dir, sizeof(dir));
+	snprintf(node, sizeof(node), "%s/zero", dir);
+	ck_assert_int_eq(mknod(node, S_IFCHR | 0666, makedev(1, 5)), 0);
+	/* it is a device the host opens */
+	fd = open(node, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(input, sizeof(input), "read %s", node);
+	inputs[0] = input;
+	r = probe_with_bind(dir, inputs, 1);
+	snprintf(want, sizeof(want), "%s: denied (EACCES)", input);
+	ck_assert_str_eq(step_str(&r, 0, "output"), want);
+	result_free(&r);
+	unlink(node);
+	rmdir(dir);
+
+	spec = walk_spec();
+	run_swap_dev_null = 1;
+	assert_refused(spec, "namespaces",
+	               "namespace jail not in place: the host's /dev/null is not the character "
+	               "device 1:3");
+	run_swap_dev_null = 0;
+}
+END_TEST
+
 START_TEST(test_tmpfs_inodes_bounded)
 {
 	json_t *spec = spec_new(NULL, hostile());
@@ -1521,6 +1599,56 @@ START_TEST(test_tmpfs_inodes_bounded)
 	ck_assert_int_ge(files, 1000);
 	ck_assert_int_lt(files, 1024);
 	result_free(&r);
+}
+END_TEST
+
+/* The leftovers of a failed test are swept at the next run's start: a
+ * stale bind directory (its maker gone) with a tmpfs still mounted in
+ * sub/ goes, mount and all; one whose maker lives (a run beside this
+ * one) and a name of another shape stay. */
+START_TEST(test_stale_leftovers_swept)
+{
+	char stale[64], sub[96], file[128], live[64], other[64], line[4096];
+	FILE *f;
+	pid_t dead;
+	int found = 0;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_stale_leftovers_swept: needs root to mount, skipped\n");
+		return;
+	}
+	/* a pid that was a process and is none any more */
+	dead = fork();
+	ck_assert_int_ge(dead, 0);
+	if (dead == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+	snprintf(stale, sizeof(stale), "/var/tmp/olv-ns-bind-%d-XXXXXX", (int)dead);
+	ck_assert_ptr_nonnull(mkdtemp(stale));
+	snprintf(sub, sizeof(sub), "%s/sub", stale);
+	ck_assert_int_eq(mkdir(sub, 0777), 0);
+	ck_assert_int_eq(mount("tmpfs", sub, "tmpfs", 0, "size=1m,mode=1777"), 0);
+	snprintf(file, sizeof(file), "%s/x", sub);
+	ck_assert_int_eq(mknod(file, S_IFREG | 0644, 0), 0);
+	snprintf(file, sizeof(file), "%s/host.sock", stale);
+	ck_assert_int_eq(mknod(file, S_IFREG | 0644, 0), 0);
+	bind_dir(live, sizeof(live));
+	snprintf(other, sizeof(other), "/var/tmp/olv-ns-bind-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(other));
+
+	ck_assert_int_ge(sweep_stale("/var/tmp", "olv-ns-bind-"), 1);
+	ck_assert_int_ne(access(stale, F_OK), 0);
+	ck_assert_int_eq(errno, ENOENT);
+	f = fopen("/proc/self/mountinfo", "re");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		found += strstr(line, stale) != NULL;
+	fclose(f);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(access(live, F_OK), 0);
+	ck_assert_int_eq(access(other, F_OK), 0);
+	rmdir(live);
+	rmdir(other);
 }
 END_TEST
 
@@ -1588,6 +1716,8 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_host_unix_socket_in_bind_unreachable);
 	tcase_add_test(tc, test_bind_read_only_all_the_way_down);
 	tcase_add_test(tc, test_bind_of_host_kernel_state_refused);
+	tcase_add_test(tc, test_dev_nodes);
+	tcase_add_test(tc, test_other_device_unreachable);
 	tcase_add_test(tc, test_tmpfs_inodes_bounded);
 	tcase_add_test(tc, test_open_files_limit);
 	tcase_add_test(tc, test_ptrace_refused);
@@ -1616,16 +1746,40 @@ static Suite *namespaces_suite(void)
 	tcase_add_test(tc, test_jail_dies_with_runner_after_thread_exec);
 	tcase_add_test(tc, test_agent_exits_at_once);
 	tcase_add_test(tc, test_confinement_failure_named);
+	tcase_add_test(tc, test_stale_leftovers_swept);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
+/* What failed runs of this suite left (their tests ended at a failed
+ * assertion, before their clean-up): swept before this run's tests, and
+ * never what a run going on beside this one uses (tests/unit/sweep.h). */
+static void sweep_leftovers(void)
+{
+	static const char *const where[][2] = {{"/var/tmp", "olv-ns-bind-"},
+	                                       {"/tmp", "olv-ns-test-"}};
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		n = sweep_stale(where[i][0], where[i][1]);
+		if (n < 0)
+			fprintf(stderr, "test_namespaces: %s/%s*: a stale one stays\n", where[i][0],
+			        where[i][1]);
+		else if (n > 0)
+			fprintf(stderr, "test_namespaces: %s/%s*: %d stale removed\n", where[i][0],
+			        where[i][1], n);
+	}
+}
+
 int main(void)
 {
-	SRunner *sr = srunner_create(namespaces_suite());
+	SRunner *sr;
 	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
+	sweep_leftovers();
+	sr = srunner_create(namespaces_suite());
 
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

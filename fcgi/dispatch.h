@@ -51,7 +51,11 @@ struct http_dispatch_result {
 	int steps_total, steps_ok, steps_error;
 	char reason[512];       /* "" when none */
 	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
-	json_t *outputs; /* array of {"seq","key","input","output","status","error_kind"}; owned */
+	json_t *outputs;        /* array of {"seq","key","input","output","status","error_kind",
+	                         * "duration_ms"}; owned. duration_ms: the step line's
+	                         * duration_us / 1000 (a real), or null when the line had
+	                         * none or one that is not an integer in [0, timeout_ms *
+	                         * 1000]: unknown, never made up */
 };
 
 /**

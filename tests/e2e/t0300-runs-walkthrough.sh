@@ -104,7 +104,7 @@ page_values() {
 	wall=$(($(date -u -d "$(runf .finished_at)" +%s%3N) - $(date -u -d "$(runf .started_at)" +%s%3N)))
 	is "$mode: every output has a duration_ms above 0" true "$(outf 'map(.duration_ms|type == "number" and . > 0)|(length == 2 and all)')"
 	is "$mode: the steps' durations fit in the run's wall time ($wall ms)" true \
-		"$(jq -r --argjson w "$wall" 'map(.duration_ms)|add < $w + 1' <<<"$OUTS" 2>/dev/null)"
+		"$(jq -r --argjson w "$wall" 'map(.duration_ms)|all(type == "number") and add < $w + 1' <<<"$OUTS" 2>/dev/null)"
 }
 
 walk file '{{subject_kind}}:user{{index}}@example.test'

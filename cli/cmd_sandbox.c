@@ -126,9 +126,14 @@ static char *output_status(const json_t *item)
 	return status;
 }
 
+/* DURATION_MS: the step's wall time, "-" when unknown (older runs) */
 static const struct cli_column output_columns[] = {
-    {"SEQ", "seq", NULL},       {"KEY", "key", NULL}, {"STATUS", NULL, output_status},
-    {"OUTPUT", "output", NULL}, {NULL, NULL, NULL},
+    {"SEQ", "seq", NULL},
+    {"KEY", "key", NULL},
+    {"STATUS", NULL, output_status},
+    {"DURATION_MS", "duration_ms", NULL},
+    {"OUTPUT", "output", NULL},
+    {NULL, NULL, NULL},
 };
 
 static void print_outputs(const json_t *resp)

@@ -139,18 +139,39 @@ static void stderr_excerpt(const struct model_buf *err, char *buf, size_t n)
 	buf[j] = '\0';
 }
 
+/*
+ * A step line's "duration_us" (dur, may be NULL) as the output's
+ * "duration_ms" (a new reference): the microseconds over 1000, or null when
+ * absent (an older runner) or not an integer in [0, max_us] (no step
+ * outlasts the worker's deadline): an unknown duration is never made up,
+ * and never fails the run (the step itself is sound).
+ */
+static json_t *duration_ms(json_t *dur, long long max_us)
+{
+	json_int_t us;
+
+	if (!json_is_integer(dur))
+		return json_null();
+	us = json_integer_value(dur);
+	if (us < 0 || us > max_us)
+		return json_null();
+	return json_real((double)us / 1000.0);
+}
+
 /* Check one step line against the seq expected and the spec's step. */
 static int check_step(json_t *line, size_t seq, json_t *spec_steps, char *why, size_t n)
 {
 	const char *type, *status;
 	json_int_t got_seq;
-	json_t *key, *input, *output, *kind;
+	json_t *key, *input, *output, *kind, *dur = NULL;
 	json_t *want;
 	json_error_t e;
 
-	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:I, s:o, s:o, s:o, s:s, s:o}", "type",
-	                   &type, "seq", &got_seq, "key", &key, "input", &input, "output", &output,
-	                   "status", &status, "error_kind", &kind) != 0) {
+	/* duration_us is optional (duration_ms decides what it is worth) */
+	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:I, s:o, s:o, s:o, s:s, s:o, s?o}",
+	                   "type", &type, "seq", &got_seq, "key", &key, "input", &input, "output",
+	                   &output, "status", &status, "error_kind", &kind, "duration_us",
+	                   &dur) != 0) {
 		snprintf(why, n, "step line %zu: %s", seq, e.text);
 		return -1;
 	}
@@ -178,11 +199,12 @@ static int check_step(json_t *line, size_t seq, json_t *spec_steps, char *why, s
 }
 
 /*
- * Parse the runner's stdout into res. Returns 0, or -1 with why filled
- * (res untouched except outputs, which the caller clears).
+ * Parse the runner's stdout into res. max_us bounds a step's duration (the
+ * worker's deadline). Returns 0, or -1 with why filled (res untouched
+ * except outputs, which the caller clears).
  */
 static int parse_output(const struct model_buf *out, json_t *spec, const char *backend,
-                        struct http_dispatch_result *res, char *why, size_t n)
+                        long long max_us, struct http_dispatch_result *res, char *why, size_t n)
 {
 	json_t *spec_steps = json_object_get(spec, "steps");
 	json_t *summary = NULL;
@@ -232,13 +254,15 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 			else
 				n_err++;
 			json_array_append_new(
-			    res->outputs, json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "seq",
-			                            json_object_get(line, "seq"), "key",
-			                            json_object_get(line, "key"), "input",
-			                            json_object_get(line, "input"), "output",
-			                            json_object_get(line, "output"), "status",
-			                            json_object_get(line, "status"), "error_kind",
-			                            json_object_get(line, "error_kind")));
+			    res->outputs,
+			    json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:o}", "seq",
+			              json_object_get(line, "seq"), "key",
+			              json_object_get(line, "key"), "input",
+			              json_object_get(line, "input"), "output",
+			              json_object_get(line, "output"), "status",
+			              json_object_get(line, "status"), "error_kind",
+			              json_object_get(line, "error_kind"), "duration_ms",
+			              duration_ms(json_object_get(line, "duration_us"), max_us)));
 			json_decref(line);
 		} else if (type && strcmp(type, "summary") == 0) {
 			summary = line;
@@ -441,7 +465,8 @@ int http_dispatch_run(const char *runner_path, int fork_server, const char *back
 		res_fail(res, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
 	} else if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
-	} else if (parse_output(&out, spec, backend, res, why, sizeof(why)) != 0) {
+	} else if (parse_output(&out, spec, backend, (long long)timeout_ms * 1000, res, why,
+	                        sizeof(why)) != 0) {
 		res_fail(res, "%s", why);
 	} else {
 		digest_outputs(res->outputs, res->output_digest);

@@ -54,7 +54,11 @@ struct http_dispatch_result {
 	                         * none; set only on a completed run, never by the
 	                         * worker's own failures */
 	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
-	json_t *outputs; /* array of {"seq","key","input","output","status","error_kind"}; owned */
+	json_t *outputs;        /* array of {"seq","key","input","output","status","error_kind",
+	                         * "duration_ms"}; owned. duration_ms: the step line's
+	                         * duration_us / 1000 (a real), or null when the line had
+	                         * none or one that is not an integer in [0, timeout_ms *
+	                         * 1000]: unknown, never made up */
 };
 
 /**

@@ -194,18 +194,97 @@ static int detail_failed(json_t *d)
 	return json_is_object(d) && json_is_false(json_object_get(d, "passed"));
 }
 
-/* One <failure type="expectation"> for a failed expectation detail. */
-static void add_expectation_failure(xmlNodePtr tc, json_t *d)
+/*
+ * The reasons one test case failed (or erred), gathered so that the case
+ * gets ONE <failure> (or <error>): several readers show only the first of
+ * many. With one reason the element is that reason's (type, message, text);
+ * with more, type is the first reason's (the step's own failure comes
+ * before the expectations: a reader that looks for type="mock_miss" still
+ * finds it), message their messages joined by "; ", and the text one line
+ * "message: text" per reason, in order.
+ */
+struct problems {
+	int n;
+	struct model_buf messages, lines;
+	char *type; /* the first reason's type */
+	char *text; /* the first reason's text */
+};
+
+static void problems_init(struct problems *p)
+{
+	p->n = 0;
+	p->type = NULL;
+	p->text = NULL;
+	model_buf_init(&p->messages, JUNIT_TEXT_MAX);
+	model_buf_init(&p->lines, JUNIT_TEXT_MAX);
+}
+
+static void problems_release(struct problems *p)
+{
+	model_buf_release(&p->messages);
+	model_buf_release(&p->lines);
+	free(p->type);
+	free(p->text);
+	p->type = NULL;
+	p->text = NULL;
+}
+
+static void problems_add(struct problems *p, const char *type, const char *message,
+                         const char *text)
+{
+	text = text ? text : "";
+	model_buf_printf(&p->messages, "%s%s", p->n ? "; " : "", message);
+	model_buf_printf(&p->lines, "%s%s%s%s", p->n ? "\n" : "", message, text[0] ? ": " : "",
+	                 text);
+	if (!p->n) {
+		p->type = model_xstrdup(type);
+		p->text = model_xstrdup(text);
+	}
+	p->n++;
+}
+
+/* The one element (elem: "failure" or "error") of test case tc for p's
+ * reasons; nothing when there are none. Returns 1 when it added one. */
+static int problems_emit(xmlNodePtr tc, const char *elem, const struct problems *p)
+{
+	xmlNodePtr f;
+
+	if (!p->n)
+		return 0;
+	f = add_text_child(tc, elem, p->n == 1 ? p->text : p->lines.data);
+	set_attr(f, "message", p->messages.data);
+	set_attr(f, "type", p->type);
+	return 1;
+}
+
+/* A failed expectation detail as a reason of type "expectation". */
+static void add_expectation_failure(struct problems *p, json_t *d)
 {
 	const char *check = json_string_value(json_object_get(d, "check"));
 	const char *msg = json_string_value(json_object_get(d, "message"));
 	char head[200];
-	xmlNodePtr f;
 
 	snprintf(head, sizeof(head), "expectation failed: %s", check ? check : "check");
-	f = add_text_child(tc, "failure", msg ? msg : "");
-	set_attr(f, "message", head);
-	set_attr(f, "type", "expectation");
+	problems_add(p, "expectation", head, msg);
+}
+
+/* A step's duration_ms (o's, may be absent) as JUnit seconds with 3
+ * decimals ("0.013"), rounded to the nearest millisecond; "0" when it is
+ * unknown (null, absent, not a number, negative). */
+static void step_seconds(json_t *o, char *out, size_t n)
+{
+	json_t *v = json_object_get(o, "duration_ms");
+	double ms;
+	long long r;
+
+	ms = json_is_number(v) ? json_number_value(v) : -1;
+	/* !(ms >= 0) also takes NaN; the store bounds it far below LLONG_MAX */
+	if (!(ms >= 0) || ms > 1e15) {
+		snprintf(out, n, "0");
+		return;
+	}
+	r = (long long)(ms + 0.5);
+	snprintf(out, n, "%lld.%03lld", r / 1000, r % 1000);
 }
 
 struct counts {
@@ -217,10 +296,11 @@ static void add_step_cases(xmlNodePtr suite, const char *classname, json_t *outp
                            json_t *details, struct counts *c)
 {
 	const char *kind, *key, *output, *status;
-	xmlNodePtr tc, f;
+	struct problems p;
+	xmlNodePtr tc;
 	json_t *o, *d;
 	size_t i, j;
-	int failed;
+	char secs[32];
 
 	json_array_foreach(outputs, i, o)
 	{
@@ -230,29 +310,25 @@ static void add_step_cases(xmlNodePtr suite, const char *classname, json_t *outp
 		tc = xmlNewChild(suite, NULL, BAD_CAST "testcase", NULL);
 		set_attr(tc, "name", key ? key : "step");
 		set_attr(tc, "classname", classname);
-		set_attr(tc, "time", "0");
+		step_seconds(o, secs, sizeof(secs));
+		set_attr(tc, "time", secs);
 		status = json_string_value(json_object_get(o, "status"));
-		failed = 0;
+		problems_init(&p);
 		if (kind || (status && strcmp(status, "ok") != 0)) {
-			f = add_text_child(tc, "failure", output ? output : "");
-			if (kind && strcmp(kind, "mock_miss") == 0) {
-				set_attr(f, "message", "mock miss");
-				set_attr(f, "type", "mock_miss");
-			} else {
-				set_attr(f, "message", "agent error");
-				set_attr(f, "type", kind ? kind : "agent_error");
-			}
-			failed = 1;
+			if (kind && strcmp(kind, "mock_miss") == 0)
+				problems_add(&p, "mock_miss", "mock miss", output);
+			else
+				problems_add(&p, kind ? kind : "agent_error", "agent error",
+				             output);
 		}
 		json_array_foreach(details, j, d)
 		{
-			if (detail_failed(d) && detail_is_for(d, o)) {
-				add_expectation_failure(tc, d);
-				failed = 1;
-			}
+			if (detail_failed(d) && detail_is_for(d, o))
+				add_expectation_failure(&p, d);
 		}
 		c->tests++;
-		c->failures += failed;
+		c->failures += problems_emit(tc, "failure", &p);
+		problems_release(&p);
 	}
 }
 
@@ -263,11 +339,13 @@ static void add_orphan_expectations(xmlNodePtr suite, const char *classname, jso
 {
 	const char *name = json_string_value(json_object_get(run, "suite"));
 	char title[200];
+	struct problems p;
 	xmlNodePtr tc = NULL;
 	json_t *d, *o;
 	size_t i, j;
 	int matched;
 
+	problems_init(&p);
 	json_array_foreach(details, i, d)
 	{
 		if (!detail_failed(d))
@@ -289,8 +367,11 @@ static void add_orphan_expectations(xmlNodePtr suite, const char *classname, jso
 			c->tests++;
 			c->failures++;
 		}
-		add_expectation_failure(tc, d);
+		add_expectation_failure(&p, d);
 	}
+	if (tc)
+		problems_emit(tc, "failure", &p);
+	problems_release(&p);
 }
 
 /* The API's "YYYY-MM-DDTHH:MM:SS.mmmZ" as ms since the epoch, or -1. */

@@ -15,23 +15,33 @@
  *         score, passed, reason, output_digest, steps_total, steps_ok,
  *         steps_error, session_id (absent values are left out) </properties>
  *       <testcase name=<step key> classname="olivares.sandbox.<scenario_id>"
- *                 time="0">   one per output, in seq order, with
- *         <failure type="mock_miss" message="mock miss">   for a mock miss,
- *         <failure type="agent_error" message="agent error"> for an agent error,
- *         <failure type="expectation" message="…"> for each failed expectation
- *                  of score_details whose seq (or key) is this step's;
- *       <testcase name="suite <suite>"> holds the failed expectations that
- *                 name no step of the run ("no such step"), when there are any;
+ *                 time=the output's duration_ms in seconds, 3 decimals
+ *                 ("0.013"), "0" when unknown (null)>   one per output, in
+ *                 seq order, with at most ONE <failure>, whose reasons are
+ *         type="mock_miss" message="mock miss" (text: the output) for a mock miss,
+ *         type="agent_error" message="agent error" (text: the output) for an
+ *                  agent error,
+ *         type="expectation" message="expectation failed: <check>" (text: the
+ *                  detail's message) for each failed expectation of
+ *                  score_details whose seq (or key) is this step's;
+ *         one reason is written as is; several are merged: type the
+ *         first's (the step's own failure comes first), message their
+ *         messages joined by "; " ("mock miss; expectation failed:
+ *         not_mock_miss"), text one line "message: text" per reason
+ *         (several readers show only a case's first failure);
+ *       <testcase name="suite <suite>" time="0"> holds the failed
+ *                 expectations that name no step of the run ("no such
+ *                 step"), merged into one <failure> the same way, when there
+ *                 are any;
  *       <testcase name="run"> with <error type="run_<status>"> when the run
  *                 did not complete (failed or degraded), so a run that could
  *                 not execute is never exported as a green suite.
- * failures counts the test cases with at least one failure; errors the
- * error test case (0 or 1). A variant of null is written "default"; a run
- * without a scenario (a replay that names none) uses "session-<session_id>"
- * for the scenario part, or "run" without a session either. Text that XML 1.0
- * cannot carry (control characters other than tab, newline and carriage
- * return, U+FFFE, U+FFFF) is replaced with U+FFFD; the input is UTF-8 (as
- * the store returns it).
+ * failures counts the test cases with a failure; errors the error test
+ * case (0 or 1: a "run" or a "score" case, with one <error>). A variant of null is written
+ * "default"; a run without a scenario (a replay that names none) uses "session-<session_id>" for
+ * the scenario part, or "run" without a session either. Text that XML 1.0 cannot carry (control
+ * characters other than tab, newline and carriage return, U+FFFE, U+FFFF) is replaced with U+FFFD;
+ * the input is UTF-8 (as the store returns it).
  */
 #include <stddef.h>
 

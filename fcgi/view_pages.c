@@ -1253,7 +1253,8 @@ static void output_row(xmlNodePtr tbody, json_t *out)
 	xmlNodePtr tr = html_elc(tbody, "tr", miss ? "output mock-miss" : "output", NULL);
 	xmlNodePtr status;
 	const char *kind = jstr(out, "error_kind", NULL);
-	char seq[24];
+	json_t *dur;
+	char seq[24], ms[48];
 
 	snprintf(seq, sizeof(seq), "%lld", jint(out, "seq"));
 	html_attr(tr, "data-seq", seq);
@@ -1268,11 +1269,20 @@ static void output_row(xmlNodePtr tbody, json_t *out)
 		html_elc(status, "span", "mock-miss-marker", "mock miss");
 	else if (kind)
 		html_elc(status, "span", "error-kind", kind);
+	/* the step's time, ms to the microsecond; "—" when unknown (a run
+	 * recorded before step times existed) */
+	dur = json_object_get(out, "duration_ms");
+	if (json_is_number(dur))
+		snprintf(ms, sizeof(ms), "%.3f", json_number_value(dur));
+	else
+		snprintf(ms, sizeof(ms), "%s", NONE_TEXT);
+	html_elc(tr, "td", "duration", ms);
 }
 
 static void outputs_table(xmlNodePtr main, json_t *outputs)
 {
-	static const char *const headers[] = {"#", "Key", "Input", "Output", "Status", NULL};
+	static const char *const headers[] = {"#",      "Key",       "Input", "Output",
+	                                      "Status", "Time (ms)", NULL};
 	xmlNodePtr tbody;
 	json_t *out;
 	size_t i;

@@ -26,7 +26,15 @@
  *   The agent protocol between the runner and an agent is runner/agent.h.
  * stdout: one JSON object per line. For each step, in order:
  *   {"type":"step","seq":N (1-based),"key":…,"input":…,"output":…,
- *    "status":"ok"|"error","error_kind":null|"mock_miss"|"agent_error"}
+ *    "status":"ok"|"error","error_kind":null|"mock_miss"|"agent_error",
+ *    "duration_us":N}
+ *   duration_us: the step's wall time on CLOCK_MONOTONIC, in integer
+ *   microseconds rounded up (runner_step_us): from just before the step's
+ *   input goes to the agent to when its outcome (output or error) is known,
+ *   the agent's resource requests answered in between included; on
+ *   inproc-mock, the resolution of the input against the mocks. The worker
+ *   takes a line without it (an older runner), or with a value that is not
+ *   an integer in [0, the worker's deadline], as a step of unknown duration.
  *   then exactly one final line:
  *   {"type":"summary","runner":"olivares-runner/<version>","backend":…,
  *    "isolated":bool,"destroyed":bool,"status":"completed"|"failed",

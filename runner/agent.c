@@ -38,12 +38,30 @@ long long runner_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+long long runner_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+long long runner_step_us(long long start_ns)
+{
+	long long ns = runner_now_ns() - start_ns;
+
+	return ns > 0 ? (ns + 999) / 1000 : 0;
+}
+
 /* State of one drive: the pipes, the line reader, the deadline. */
 struct drive {
 	const struct runner_spec *spec;
 	int to_agent;
 	int from_agent;
 	long long deadline_ms;
+	long long step_start_ns; /* runner_now_ns() just before the step's input is sent */
+	long long outcome_us;    /* -1, or the step's duration fixed when its outcome was
+	                          * known before the reason was (ended() may wait) */
 	struct runner_agent_io *io;
 	struct model_buf in; /* bytes read from the agent, not yet a full line */
 	int eof;
@@ -222,15 +240,18 @@ static int write_line(FILE *out, json_t *line)
 	return fflush(out) == 0 ? 0 : -1;
 }
 
-static int write_step(FILE *out, size_t seq, json_t *step, json_t *output, const char *kind)
+/* A step line (model/runspec.h); duration_us is the step's wall time. */
+static int write_step(FILE *out, size_t seq, json_t *step, json_t *output, const char *kind,
+                      long long duration_us)
 {
 	json_t *line;
 	int rc;
 
 	line = json_pack(
-	    "{s:s, s:I, s:O, s:O, s:O, s:s, s:o}", "type", "step", "seq", (json_int_t)seq, "key",
-	    json_object_get(step, "key"), "input", json_object_get(step, "input"), "output", output,
-	    "status", kind ? "error" : "ok", "error_kind", kind ? json_string(kind) : json_null());
+	    "{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I}", "type", "step", "seq", (json_int_t)seq,
+	    "key", json_object_get(step, "key"), "input", json_object_get(step, "input"), "output",
+	    output, "status", kind ? "error" : "ok", "error_kind",
+	    kind ? json_string(kind) : json_null(), "duration_us", (json_int_t)duration_us);
 	if (!line)
 		return -1;
 	rc = write_line(out, line);
@@ -301,6 +322,10 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	char marker[400];
 	json_t *output;
 	va_list ap;
+	/* the outcome is known now: the wait for the agent's stderr below
+	 * is not the step's */
+	long long duration_us =
+	    d->outcome_us >= 0 ? d->outcome_us : runner_step_us(d->step_start_ns);
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
@@ -309,7 +334,7 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	snprintf(marker, sizeof(marker), "[[agent-error:%s]]", why);
 	output = json_string(marker);
 	sum->status = "failed";
-	if (output && write_step(out, seq, step, output, "agent_error") == 0) {
+	if (output && write_step(out, seq, step, output, "agent_error", duration_us) == 0) {
 		sum->steps_total++;
 		sum->steps_error++;
 		if (err[0])
@@ -410,12 +435,17 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
 	                json_object_get(step, "key"), "input", json_object_get(step, "input"));
+	/* The step's time runs from here (its input about to be sent) to its
+	 * outcome, the agent's resource requests answered in between. */
+	d->step_start_ns = runner_now_ns();
+	d->outcome_us = -1;
 	w = msg ? send_json(d, msg) : WAIT_ERROR;
 	json_decref(msg);
 	msg = NULL;
 	if (w == WAIT_DEADLINE)
 		goto deadline;
 	if (w != WAIT_OK) {
+		d->outcome_us = runner_step_us(d->step_start_ns);
 		ended(d, why, sizeof(why));
 		rc = agent_error(d, out, seq, step, sum, "%s", why);
 		goto out;
@@ -429,6 +459,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		if (w == WAIT_DEADLINE)
 			goto deadline;
 		if (w == WAIT_EOF) {
+			d->outcome_us = runner_step_us(d->step_start_ns);
 			ended(d, why, sizeof(why));
 			rc = agent_error(d, out, seq, step, sum, "%s", why);
 			goto out;
@@ -464,7 +495,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 				rc = agent_error(d, out, seq, step, sum, "%s", why);
 				goto out;
 			}
-			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL) != 0) {
+			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL,
+			               runner_step_us(d->step_start_ns)) != 0) {
 				sum->status = "failed";
 				snprintf(sum->reason, sizeof(sum->reason),
 				         "cannot write the line of step %zu", seq);
@@ -521,6 +553,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		if (w == WAIT_DEADLINE)
 			goto deadline;
 		if (w != WAIT_OK) {
+			d->outcome_us = runner_step_us(d->step_start_ns);
 			ended(d, why, sizeof(why));
 			rc = agent_error(d, out, seq, step, sum, "%s", why);
 			goto out;

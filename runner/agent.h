@@ -35,6 +35,12 @@
  *   "agent_error" and the output "[[agent-error:<reason>]]", and the run is
  *   failed with that reason; no later step runs.
  * stderr of the agent is discarded (first 4 KiB kept for the reason).
+ * Timing: each step line the runner writes (model/runspec.h) carries
+ *   "duration_us", the step's wall time on CLOCK_MONOTONIC from just before
+ *   its {"type":"step"} line is sent to when its output line is read (or
+ *   its agent error is known: EOF, a bad line, the deadline), the resource
+ *   requests answered in between included; rounded up to the microsecond.
+ *   The agent sends no time of its own: it is measured by the runner only.
  *
  * The built-in mock agent (agents/mock-resolver, installed beside the
  * runner as olivares-agent-mock) asks for its step's input as a resource

@@ -184,4 +184,14 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 /** CLOCK_MONOTONIC now, in milliseconds (the clock of every deadline). */
 long long runner_now_ms(void);
 
+/** CLOCK_MONOTONIC now, in nanoseconds: the start of a step's duration
+ * (runner_step_us). */
+long long runner_now_ns(void);
+
+/** A step line's "duration_us" (model/runspec.h): the wall time from
+ * start_ns (a runner_now_ns() value) to now on CLOCK_MONOTONIC, in
+ * microseconds rounded up, so a step that took any time is at least 1; 0
+ * only if the clock did not move. Never negative. */
+long long runner_step_us(long long start_ns);
+
 #endif

@@ -238,9 +238,13 @@ static int run_step(const struct runner_spec *spec, size_t i, FILE *out, struct 
 	size_t marker_len = 0;
 	json_t *output = NULL;
 	json_t *line = NULL;
+	long long start_ns, duration_us;
 	int hit;
 	int rc = -1;
 
+	/* The step's time: its input resolved against the mocks, up to its
+	 * output (no agent here: the runner answers itself). */
+	start_ns = runner_now_ns();
 	hit = model_mock_resolve(spec->mocks, spec->variant, json_string_value(input),
 	                         json_string_length(input), &response, &response_len);
 	if (hit) {
@@ -252,10 +256,12 @@ static int run_step(const struct runner_spec *spec, size_t i, FILE *out, struct 
 	}
 	if (!output)
 		goto out;
-	line = json_pack("{s:s, s:I, s:O, s:O, s:O, s:s, s:o}", "type", "step", "seq",
+	duration_us = runner_step_us(start_ns);
+	line = json_pack("{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I}", "type", "step", "seq",
 	                 (json_int_t)(i + 1), "key", key, "input", input, "output", output,
 	                 "status", hit ? "ok" : "error", "error_kind",
-	                 hit ? json_null() : json_string("mock_miss"));
+	                 hit ? json_null() : json_string("mock_miss"), "duration_us",
+	                 (json_int_t)duration_us);
 	if (!line || write_line(out, line) != 0)
 		goto out;
 	sum->steps_total++;

@@ -340,15 +340,16 @@ static int clamp_limit(int limit)
 
 /* ---- statements: bind, execute, read ------------------------------------- */
 
-enum ptype { P_TEXT, P_INT, P_REAL };
+enum ptype { P_TEXT, P_INT, P_REAL, P_BIGINT };
 
 struct param {
 	enum ptype type;
 	const char *s; /* P_TEXT; NULL binds SQL NULL */
-	long long i;   /* P_INT */
+	long long i;   /* P_INT (32 bits bound), P_BIGINT (64 bits bound) */
 	double d;      /* P_REAL */
-	int null;      /* P_INT, P_REAL: bind SQL NULL */
+	int null;      /* P_INT, P_BIGINT, P_REAL: bind SQL NULL */
 	SQLINTEGER iv;
+	SQLBIGINT bv;
 	SQLDOUBLE dv;
 	SQLLEN ind;
 };
@@ -511,6 +512,11 @@ static enum store_rc q_run(struct store *st, const char *sql, struct param *p, s
 			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
 			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_SLONG,
 					     SQL_INTEGER, 0, 0, &p[k].iv, 0, &p[k].ind);
+		} else if (p[k].type == P_BIGINT) {
+			p[k].bv = (SQLBIGINT)p[k].i;
+			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
+			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_SBIGINT,
+					     SQL_BIGINT, 0, 0, &p[k].bv, 0, &p[k].ind);
 		} else if (p[k].type == P_REAL) {
 			p[k].dv = (SQLDOUBLE)p[k].d;
 			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
@@ -661,8 +667,10 @@ static enum store_rc col_double(struct store *st, SQLHSTMT h, int col, double *v
 	return STORE_OK;
 }
 
-/* Row to JSON object, driven by a column table matching the SELECT list. */
-enum ctype { C_TEXT, C_INT, C_BOOL, C_REAL, C_JSON };
+/* Row to JSON object, driven by a column table matching the SELECT list.
+ * C_US_MS: an integer column of microseconds shown as milliseconds (a
+ * real, us / 1000), null for SQL NULL. */
+enum ctype { C_TEXT, C_INT, C_BOOL, C_REAL, C_JSON, C_US_MS };
 
 struct colspec {
 	const char *name;
@@ -756,6 +764,7 @@ static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colsp
 			break;
 		case C_INT:
 		case C_BOOL:
+		case C_US_MS:
 			rc = col_int(st, h, (int)k + 1, &i, &null);
 			if (rc)
 				goto out;
@@ -763,6 +772,8 @@ static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colsp
 				v = json_null();
 			else if (cols[k].type == C_INT)
 				v = json_integer(i);
+			else if (cols[k].type == C_US_MS)
+				v = json_real((double)i / 1000.0);
 			else
 				v = json_boolean(i != 0);
 			break;
@@ -2613,9 +2624,9 @@ static const struct colspec run_cols[] = {
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "  \
 	"score_details, session_id, divergence, shutdown FROM runs"
 
-static const struct colspec output_cols[] = {{"seq", C_INT},	  {"key", C_TEXT},
-					     {"input", C_TEXT},	  {"output", C_TEXT},
-					     {"status", C_TEXT},  {"error_kind", C_TEXT}};
+static const struct colspec output_cols[] = {
+	{"seq", C_INT},	    {"key", C_TEXT},	     {"input", C_TEXT},		{"output", C_TEXT},
+	{"status", C_TEXT}, {"error_kind", C_TEXT}, {"duration_ms", C_US_MS}};
 
 struct run_arg {
 	const char *tenant_id;
@@ -2636,11 +2647,34 @@ static enum store_rc run_read(struct store *st, const char *tenant_id, const cha
 		     NPARAMS(run_cols), out);
 }
 
+/* An output's "duration_ms" as the microseconds stored: 1 with *us set
+ * when it is a number in [0, STORE_DURATION_MAX_MS], 0 with *us -1 when it
+ * is absent or null (unknown: stored NULL), -1 when it is anything else. */
+static int output_duration_us(json_t *o, long long *us)
+{
+	json_t *v = json_object_get(o, "duration_ms");
+	double ms;
+
+	*us = -1;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v))
+		return -1;
+	ms = json_number_value(v);
+	/* !(a <= b) also refuses NaN */
+	if (!(ms >= 0 && ms <= STORE_DURATION_MAX_MS))
+		return -1;
+	*us = (long long)(ms * 1000.0 + 0.5); /* to the nearest microsecond */
+	return 1;
+}
+
 static int output_ok(json_t *o)
 {
 	json_t *ek = json_object_get(o, "error_kind");
+	long long us;
 
-	return json_is_object(o) && json_is_integer(json_object_get(o, "seq")) &&
+	return json_is_object(o) && output_duration_us(o, &us) >= 0 &&
+	       json_is_integer(json_object_get(o, "seq")) &&
 	       json_integer_value(json_object_get(o, "seq")) >= 0 &&
 	       json_integer_value(json_object_get(o, "seq")) <= 0x7fffffff &&
 	       json_is_string(json_object_get(o, "key")) &&
@@ -2661,19 +2695,20 @@ static int output_ok(json_t *o)
  * statement cache holds them all.
  */
 #define OUTPUTS_PER_INSERT 10
-#define OUTPUT_COLS 8
+#define OUTPUT_COLS 9
 
 static enum store_rc outputs_insert(struct store *st, const char *run_id, const char *tenant_id,
 				    json_t *outputs)
 {
 	static const char head[] = "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, "
-				   "output, status, error_kind) VALUES ";
-	static const char row[] = "(?, ?, ?, ?, ?, ?, ?, ?)";
+				   "output, status, error_kind, duration_us) VALUES ";
+	static const char row[] = "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	char sql[sizeof head + OUTPUTS_PER_INSERT * (sizeof row + 2)];
 	struct param p[OUTPUTS_PER_INSERT * OUTPUT_COLS];
 	size_t total = json_array_size(outputs);
 	size_t done, k, n, len;
 	enum store_rc rc;
+	long long us;
 	json_t *o;
 
 	for (done = 0; done < total; done += n) {
@@ -2707,6 +2742,11 @@ static enum store_rc outputs_insert(struct store *st, const char *run_id, const 
 			q[6].s = json_string_value(json_object_get(o, "status"));
 			q[7].type = P_TEXT;
 			q[7].s = json_string_value(json_object_get(o, "error_kind"));
+			/* checked by output_ok: unknown (-1) is NULL */
+			output_duration_us(o, &us);
+			q[8].type = P_BIGINT;
+			q[8].i = us;
+			q[8].null = us < 0;
 		}
 		sql[len] = '\0';
 		rc = q_exec(st, sql, p, n * OUTPUT_COLS, NULL, NULL);
@@ -3078,7 +3118,7 @@ static enum store_rc tx_run_outputs(struct store *st, void *arg)
 		return STORE_NOT_FOUND;
 	arr = json_array();
 	rc = q_rows(st,
-		    "SELECT seq, key, input, output, status, error_kind FROM run_outputs "
+		    "SELECT seq, key, input, output, status, error_kind, duration_us FROM run_outputs "
 		    "WHERE tenant_id = ? AND run_id = ? ORDER BY seq",
 		    p, NPARAMS(p), output_cols, NPARAMS(output_cols), arr);
 	if (rc) {

@@ -228,7 +228,10 @@ struct store_run {
 	const char *output_digest;    /* 64 hex, SHA-256 over the ordered outputs */
 	const char *started_at, *finished_at; /* ISO 8601 UTC */
 	json_t *outputs;              /* array of {"seq","key","input","output",
-				       * "status","error_kind"} (borrowed) */
+				       * "status","error_kind","duration_ms"?}
+				       * (borrowed); duration_ms: a number in
+				       * [0, STORE_DURATION_MAX_MS], or null or
+				       * absent when unknown (stored NULL) */
 	/* Scoring (issue 4; appended, so a zeroed struct is "not scored").
 	 * score and passed are stored only when scored is 1 (else NULL);
 	 * score must then be in [0, 1]. score_details is the details array of
@@ -253,6 +256,12 @@ struct store_run {
 	 * status and reason, never in them. */
 	const char *shutdown;
 };
+
+/** Largest step duration_ms a run output may carry (one day): anything
+ * above, or negative, or not a number, makes the output malformed
+ * (STORE_ERROR, nothing written). Stored as integer microseconds
+ * (run_outputs.duration_us, migration 005), rounded to the nearest. */
+#define STORE_DURATION_MAX_MS 86400000.0
 
 /** Record a run and its outputs; *out receives the stored run object (see
  * store_run_get). The "sandbox.run" audit event's detail is {"scenario_id",
@@ -296,8 +305,11 @@ enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
 				      const struct store_run_filter *filter, int limit,
 				      int offset, json_t **out);
 
-/** {"run_id","outputs":[{"seq","key","input","output","status","error_kind"}]}
- * ordered by seq. STORE_NOT_FOUND when the run is unknown for the tenant. */
+/** {"run_id","outputs":[{"seq","key","input","output","status","error_kind",
+ * "duration_ms"}]} ordered by seq; duration_ms is the step's wall time in
+ * milliseconds (a real, microsecond precision) or null when unknown (runs
+ * recorded before migration 005, a runner line without one).
+ * STORE_NOT_FOUND when the run is unknown for the tenant. */
 enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const char *run_id,
 				json_t **out);
 

@@ -98,6 +98,13 @@ page_values() {
 	is "$mode: not scored (no scoring asked)" "false null null" "$(runf '"\(.scored) \(.score) \(.passed)"')"
 	is "$mode: ran scenario version 1 of $SID" "$SID 1" "$(runf '"\(.scenario_id) \(.scenario_version)"')"
 	if [[ $(runf .output_digest) =~ ^[0-9a-f]{64}$ ]]; then ok "$mode: output digest is a SHA-256"; else not_ok "$mode: output digest is a SHA-256 (got $(runf .output_digest))"; fi
+	# each step timed by the runner: above 0, and all of them within the
+	# run (its timestamps are to the ms: the run took under wall + 1 ms)
+	local wall
+	wall=$(($(date -u -d "$(runf .finished_at)" +%s%3N) - $(date -u -d "$(runf .started_at)" +%s%3N)))
+	is "$mode: every output has a duration_ms above 0" true "$(outf 'map(.duration_ms|type == "number" and . > 0)|(length == 2 and all)')"
+	is "$mode: the steps' durations fit in the run's wall time ($wall ms)" true \
+		"$(jq -r --argjson w "$wall" 'map(.duration_ms)|all(type == "number") and add < $w + 1' <<<"$OUTS" 2>/dev/null)"
 }
 
 walk file '{{subject_kind}}:user{{index}}@example.test'
@@ -128,6 +135,13 @@ is "runs list holds the walkthrough runs" true "$(jq --arg a "$rid_file" --arg b
 # viewer reads the same run (the page: a viewer may inspect)
 req "$OLV_VIEWER_TOKEN" GET "/v1/m/sandbox/runs/$RID/outputs"
 is_status "viewer reads the outputs" 200
+# the table of outputs shows each step's duration (the JSON's, as printed)
+show olivares sandbox runs outputs "$RID"
+is "runs outputs (table): a DURATION_MS column before OUTPUT" "SEQ KEY STATUS DURATION_MS OUTPUT" "$(head -n 1 <<<"$OUT" | tr -s ' ')"
+# (the STATUS cell may hold a space: the column is found by its title)
+cell=$(awk 'NR==1{p=index($0,"DURATION_MS")} NR==2{split(substr($0,p),f," "); print f[1]; exit}' <<<"$OUT")
+is "runs outputs (table): step 1's duration_ms ($cell)" true \
+	"$(jq -n --argjson c "${cell:-null}" --argjson w "$(jqb '.outputs[0].duration_ms')" '$c == $w and $c > 0' 2>/dev/null)"
 # isolated: true stands on the runner's seccomp filter: the runner installs
 # it as a run does and shows what it refuses
 for op in open socket fork exec; do

@@ -202,6 +202,20 @@ junit_check() {
 	else
 		not_ok "$1: valid against tests/fixtures/junit.xsd ($(short "$(cat "$1.xmllint")"))"
 	fi
+	# several readers show only a case's first failure: one per case
+	is "$1: no testcase has more than one failure or more than one error" "0 0" \
+		"$(xp "$1.xml" 'count(//testcase[count(failure)>1])') $(xp "$1.xml" 'count(//testcase[count(error)>1])')"
+	# each step case's time is its duration_ms from the API (known: these
+	# runs are new), in seconds to 3 decimals
+	req "$VW" GET "/v1/m/sandbox/runs/$2/outputs"
+	local want got k
+	want=$(jqb '[.outputs[]|.duration_ms|if type != "number" then "unknown" else ((. + 0.5)|floor) as $r
+		| "\($r / 1000 | floor).\("00\($r % 1000)"[-3:])" end]|join(" ")')
+	got=""
+	for ((k = 1; k <= $(jqb '.outputs|length'); k++)); do
+		got+="${got:+ }$(xp "$1.xml" "string(//testsuite/testcase[$k]/@time)")"
+	done
+	is "$1: each step case's time is its duration_ms in seconds" "$want" "$got"
 }
 # xp FILE XPATH: the string value of XPATH in FILE ("" when absent)
 xp() { xmllint --xpath "$2" "$1" 2>/dev/null; }
@@ -241,6 +255,15 @@ if ((have_builtin)); then
 	junit_check strict "$RID_STRICT"
 	is "strict: step-2 fails (mock miss and failed expectation), step-1 passes" "0 1" \
 		"$(xp strict.xml 'count(//testcase[@name="step-1"]/failure)') $(xp strict.xml 'count(//testcase[@name="step-2"][failure])')"
+	is "strict: step-2's two reasons in ONE failure (type, message)" \
+		"1|mock_miss|mock miss; expectation failed: not_mock_miss" \
+		"$(xp strict.xml 'count(//testcase[@name="step-2"]/failure)')|$(xp strict.xml 'string(//testcase[@name="step-2"]/failure/@type)')|$(xp strict.xml 'string(//testcase[@name="step-2"]/failure/@message)')"
+	text2=$(xp strict.xml 'string(//testcase[@name="step-2"]/failure)')
+	if [[ $text2 == "mock miss: [[mock-miss:agent:user2@example.test]]"$'\n'"expectation failed: not_mock_miss"* ]]; then
+		ok "strict: the failure's text has one line per reason"
+	else
+		not_ok "strict: the failure's text has one line per reason (got $(short "$text2"))"
+	fi
 	is "strict: property scored true" true "$(xp strict.xml 'string(//property[@name="scored"]/@value)')"
 fi
 

@@ -725,6 +725,16 @@ is "run page: step 1's input and key" "agent:user1@example.test step-1" \
 	"$(xp 'string(//table[@id="outputs"]//tr[@data-seq="1"]/td[@class="input"]/pre)') $(xp 'string(//table[@id="outputs"]//tr[@data-seq="1"]/td[@class="key"])' | xargs)"
 is "run page: step 2 is marked mock miss (row class, marker)" "output mock-miss|mock miss" \
 	"$(xp 'string(//table[@id="outputs"]//tr[@data-seq="2"]/@class)')|$(xp 'string(//table[@id="outputs"]//tr[@data-seq="2"]//td[contains(concat(" ",@class," ")," step-status ")]//span[@class="mock-miss-marker"])')"
+# the steps' times as the API gives them (then the page again, for xp)
+req "$ED" GET "/v1/m/sandbox/runs/$WALK_RID/outputs"
+want_ms=""
+for d in $(jqb '.outputs[]|.duration_ms|if type == "number" then tostring else "unknown" end'); do
+	[[ $d == unknown ]] || d=$(printf '%.3f' "$d")
+	want_ms+="${want_ms:+ }$d"
+done
+page "$ED" GET "/admin/runs/$WALK_RID"
+is "run page: each step's Time (ms) is its duration_ms to 3 decimals" "$want_ms" \
+	"$(xp 'string(//table[@id="outputs"]//tr[@data-seq="1"]/td[@class="duration"])') $(xp 'string(//table[@id="outputs"]//tr[@data-seq="2"]/td[@class="duration"])')"
 is "run page: step 1 is not marked" "output 0" \
 	"$(xp 'string(//table[@id="outputs"]//tr[@data-seq="1"]/@class)') $(xp 'count(//table[@id="outputs"]//tr[@data-seq="1"]//*[@class="mock-miss-marker"])')"
 is "run page: step 2's output text" "[[mock-miss:agent:user2@example.test]]" \

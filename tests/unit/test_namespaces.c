@@ -814,7 +814,52 @@ START_TEST(test_failed_run_keeps_its_reason)
 }
 END_TEST
 
+/* A step's duration_us is the runner's measure of the agent's time: a step
+ * whose agent waits 300 ms before answering takes at least that, and the
+ * quick step after it less. */
+START_TEST(test_step_duration_covers_the_agent)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	struct result r;
+	json_int_t slow, quick;
+
+	spec_step(spec, "slow", "sleep 300");
+	spec_step(spec, "quick", "sleep 0");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_int_eq(json_array_size(r.steps), 2);
+	ck_assert_str_eq(step_str(&r, 0, "output"), "sleep: 300 ms");
+	slow = json_integer_value(json_object_get(json_array_get(r.steps, 0), "duration_us"));
+	quick = json_integer_value(json_object_get(json_array_get(r.steps, 1), "duration_us"));
+	ck_assert_msg(slow >= 300000 && slow <= r.ms * 1000, "slow step: %lld us in a %lld ms run",
+	              (long long)slow, r.ms);
+	ck_assert_msg(quick >= 1 && quick < 300000, "quick step: %lld us", (long long)quick);
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 /* ---- same results as inproc-mock ----------------------------------------- */
+
+/* The step lines without their "duration_us", after checking each has one:
+ * an integer of at least 1 us and at most the runner's whole wall time
+ * (r->ms). A new reference. */
+static json_t *steps_timed(const struct result *r)
+{
+	json_t *copy = json_deep_copy(r->steps);
+	json_t *step, *d;
+	size_t i;
+
+	json_array_foreach(copy, i, step)
+	{
+		d = json_object_get(step, "duration_us");
+		ck_assert_msg(json_is_integer(d), "step %zu has no integer duration_us", i + 1);
+		ck_assert_int_ge(json_integer_value(d), 1);
+		ck_assert_int_le(json_integer_value(d), (r->ms + 1) * 1000);
+		json_object_del(step, "duration_us");
+	}
+	return copy;
+}
 
 static json_t *walk_spec(void)
 {
@@ -833,10 +878,16 @@ START_TEST(test_walkthrough_same_as_inproc)
 	struct result b = run_backend("namespaces", spec);
 	static const char *const counters[] = {"status",   "steps_total", "steps_ok", "steps_error",
 	                                       "isolated", "destroyed",   "reason",   "shutdown"};
+	json_t *sa, *sb;
 	size_t i;
 
 	ck_assert_int_eq(json_array_size(b.steps), 2);
-	ck_assert_msg(json_equal(a.steps, b.steps), "step lines differ");
+	/* the same lines but for each step's own time */
+	sa = steps_timed(&a);
+	sb = steps_timed(&b);
+	ck_assert_msg(json_equal(sa, sb), "step lines differ");
+	json_decref(sa);
+	json_decref(sb);
 	ck_assert_str_eq(step_str(&b, 0, "output"), "first synthetic account");
 	ck_assert_str_eq(step_str(&b, 1, "output"), "[[mock-miss:agent:user2@example.test]]");
 	ck_assert_str_eq(step_str(&b, 1, "error_kind"), "mock_miss");
@@ -1735,6 +1786,7 @@ static Suite *namespaces_suite(void)
 	tc = tcase_create("behaviour");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_walkthrough_same_as_inproc);
+	tcase_add_test(tc, test_step_duration_covers_the_agent);
 	tcase_add_test(tc, test_profile_bot_variants);
 	tcase_add_test(tc, test_fail_closed);
 	tcase_add_test(tc, test_fail_closed_without_user_namespaces);

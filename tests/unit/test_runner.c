@@ -203,14 +203,39 @@ static char *run_probe(const char *op, int *status)
 
 /* ---- the page's walkthrough --------------------------------------------- */
 
+/* The outputs without their "duration_ms", after checking each has one: a
+ * real above 0 and below max_ms (the wall time around the run). A new
+ * reference. */
+static json_t *outputs_timed(json_t *outputs, int64_t max_ms)
+{
+	json_t *copy = json_deep_copy(outputs);
+	json_t *o, *d;
+	size_t i;
+
+	json_array_foreach(copy, i, o)
+	{
+		d = json_object_get(o, "duration_ms");
+		ck_assert_msg(json_is_real(d), "output %zu: duration_ms is not a number", i + 1);
+		ck_assert_msg(json_real_value(d) > 0 && json_real_value(d) < (double)max_ms,
+		              "output %zu: duration_ms %g not in (0, %lld)", i + 1,
+		              json_real_value(d), (long long)max_ms);
+		json_object_del(o, "duration_ms");
+	}
+	return copy;
+}
+
 START_TEST(test_walkthrough)
 {
 	struct http_dispatch_result r1, r2;
 	json_t *spec = walk_spec();
+	json_t *o1, *o2;
+	int64_t t0, ms1, ms2;
 	char want[65];
 	size_t i;
 
+	t0 = now_ms();
 	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r1), 0);
+	ms1 = now_ms() - t0 + 1;
 	ck_assert_str_eq(r1.status, "completed");
 	ck_assert_str_eq(r1.reason, "");
 	ck_assert_str_eq(r1.backend, "inproc-mock");
@@ -244,9 +269,16 @@ START_TEST(test_walkthrough)
 	ck_assert_str_eq(r1.output_digest, want);
 
 	/* Deterministic: the same spec gives the same outputs and digest. */
+	t0 = now_ms();
 	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r2), 0);
+	ms2 = now_ms() - t0 + 1;
 	ck_assert_str_eq(r2.output_digest, r1.output_digest);
-	ck_assert(json_equal(r1.outputs, r2.outputs));
+	/* each step timed, within the run; all else the same */
+	o1 = outputs_timed(r1.outputs, ms1);
+	o2 = outputs_timed(r2.outputs, ms2);
+	ck_assert(json_equal(o1, o2));
+	json_decref(o1);
+	json_decref(o2);
 
 	http_dispatch_result_free(&r1);
 	http_dispatch_result_free(&r2);
@@ -587,6 +619,46 @@ START_TEST(test_shutdown_note)
 	ck_assert_str_eq(r.status, "completed");
 	ck_assert_int_eq(r.steps_total, 2);
 	ck_assert_str_eq(r.shutdown, "");
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+/* A step line's duration_us: kept as duration_ms when it is an integer in
+ * [0, the deadline in us]; anything else (absent, negative, past the
+ * deadline, a string, a real) leaves the step, unknown (null), and the run
+ * sound. */
+START_TEST(test_step_durations_judged)
+{
+	static const char *const want[] = {"1.5", NULL, NULL, NULL, NULL, NULL, "0", "5000"};
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL);
+	json_t *d;
+	char key[8], input[8], got[64];
+	size_t i;
+
+	for (i = 1; i <= 8; i++) {
+		snprintf(key, sizeof(key), "d%zu", i);
+		snprintf(input, sizeof(input), "i%zu", i);
+		spec_step(spec, key, input);
+	}
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-durations"), 0, "inproc-mock", NULL, 5000, spec, &r),
+	    0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.steps_total, 8);
+	ck_assert_uint_eq(json_array_size(r.outputs), 8);
+	for (i = 0; i < 8; i++) {
+		d = json_object_get(json_array_get(r.outputs, i), "duration_ms");
+		ck_assert_ptr_nonnull(d);
+		if (!want[i]) {
+			ck_assert_msg(json_is_null(d), "step %zu: a duration was made up", i + 1);
+			continue;
+		}
+		ck_assert_msg(json_is_real(d), "step %zu: duration_ms is not a number", i + 1);
+		snprintf(got, sizeof(got), "%.15g", json_real_value(d));
+		ck_assert_str_eq(got, want[i]);
+	}
 	http_dispatch_result_free(&r);
 	json_decref(spec);
 }
@@ -1433,6 +1505,7 @@ static Suite *runner_suite(void)
 	tcase_add_test(tc, test_straggler_killed_at_exit);
 	tcase_add_test(tc, test_fake_runners_fail);
 	tcase_add_test(tc, test_shutdown_note);
+	tcase_add_test(tc, test_step_durations_judged);
 	tcase_add_test(tc, test_exec_failure);
 	tcase_add_test(tc, test_clean_descriptors_and_env);
 	tcase_add_test(tc, test_big_spec);

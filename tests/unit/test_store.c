@@ -670,6 +670,9 @@ START_TEST(test_roundtrip_bytes)
 	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
 	ck_assert_str_eq(jstr(run, "variant"), "é\n");
 	ck_assert_int_eq(store_run_outputs(st, a, jstr(run, "id"), &ro), STORE_OK);
+	/* no duration given: each reads back unknown */
+	for (i = 0; i < json_array_size(outs); i++)
+		json_object_set_new(json_array_get(outs, i), "duration_ms", json_null());
 	ck_assert(json_equal(json_object_get(ro, "outputs"), outs));
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(ro, "outputs"), 2), "output"),
 			 tricky[2]);
@@ -867,6 +870,86 @@ START_TEST(test_run_rollback)
 	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
 	json_decref(run);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 1);
+}
+END_TEST
+
+/* Migration 006: each output's duration_ms is stored as integer
+ * microseconds (past 2^31 too) and read back exactly; null or absent is
+ * unknown (SQL NULL), as is every row written before the column existed;
+ * a duration that is not a number in [0, STORE_DURATION_MAX_MS] makes the
+ * run malformed and writes nothing. */
+START_TEST(test_run_durations)
+{
+	static const char *const bad[] = {"-1", "-0.001", "\"5\"", "true", "86400000.001", "1e300"};
+	char a[33], sql[512];
+	json_t *outs, *run = NULL, *ro = NULL, *got;
+	struct store_run r;
+	size_t i;
+
+	migrated();
+	mk_tenant("acme", a);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM schema_migrations WHERE version = 6"), 1);
+	outs = jload("[{\"seq\":1,\"key\":\"k1\",\"input\":\"i\",\"output\":\"o\","
+		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":12.345},"
+		     "{\"seq\":2,\"key\":\"k2\",\"input\":\"i\",\"output\":\"o\","
+		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":0.001},"
+		     "{\"seq\":3,\"key\":\"k3\",\"input\":\"i\",\"output\":\"o\","
+		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":2400000.5},"
+		     "{\"seq\":4,\"key\":\"k4\",\"input\":\"i\",\"output\":\"o\","
+		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":0},"
+		     "{\"seq\":5,\"key\":\"k5\",\"input\":\"i\",\"output\":\"o\","
+		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":null},"
+		     "{\"seq\":6,\"key\":\"k6\",\"input\":\"i\",\"output\":\"o\","
+		     "\"status\":\"ok\",\"error_kind\":null}]");
+	r = sample_run("0123456789abcdef0123456789abcdef", outs);
+	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
+	ck_assert_int_eq(store_run_outputs(st, a, jstr(run, "id"), &ro), STORE_OK);
+	got = json_object_get(ro, "outputs");
+	ck_assert_uint_eq(json_array_size(got), 6);
+	ck_assert(json_real_value(json_object_get(json_array_get(got, 0), "duration_ms")) == 12.345);
+	ck_assert(json_real_value(json_object_get(json_array_get(got, 1), "duration_ms")) == 0.001);
+	ck_assert(json_real_value(json_object_get(json_array_get(got, 2), "duration_ms")) ==
+		  2400000.5);
+	ck_assert(json_is_real(json_object_get(json_array_get(got, 3), "duration_ms")));
+	ck_assert(json_real_value(json_object_get(json_array_get(got, 3), "duration_ms")) == 0);
+	ck_assert(json_is_null(json_object_get(json_array_get(got, 4), "duration_ms")));
+	ck_assert(json_is_null(json_object_get(json_array_get(got, 5), "duration_ms")));
+	/* the column holds microseconds, 64 bits */
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us = 2400000500"),
+			 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us = 12345"), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us IS NULL"), 2);
+	/* a row as a writer before migration 006 left it: unknown */
+	snprintf(sql, sizeof sql,
+		 "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, output, status, "
+		 "error_kind) VALUES ('%s', '%s', 7, 'k7', 'i', 'o', 'ok', NULL)",
+		 jstr(run, "id"), a);
+	ck_assert_int_eq(raw_exec(sql), 0);
+	json_decref(ro);
+	ck_assert_int_eq(store_run_outputs(st, a, jstr(run, "id"), &ro), STORE_OK);
+	got = json_object_get(ro, "outputs");
+	ck_assert_uint_eq(json_array_size(got), 7);
+	ck_assert(json_is_null(json_object_get(json_array_get(got, 6), "duration_ms")));
+	json_decref(ro);
+	json_decref(run);
+	json_decref(outs);
+
+	/* refused, nothing written */
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(sql, sizeof sql,
+			 "[{\"seq\":1,\"key\":\"k\",\"input\":\"i\",\"output\":\"o\","
+			 "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":%s}]",
+			 bad[i]);
+		outs = jload(sql);
+		r = sample_run("0123456789abcdef0123456789abcdef", outs);
+		run = NULL;
+		ck_assert_msg(store_run_record(st, a, NULL, &r, &run) == STORE_ERROR,
+			      "duration_ms %s accepted", bad[i]);
+		ck_assert_ptr_null(run);
+		json_decref(outs);
+	}
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs"), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs"), 7);
 }
 END_TEST
 
@@ -2644,6 +2727,7 @@ static void add_cases(TCase *tc)
 	tcase_add_test(tc, test_roundtrip_bytes);
 	tcase_add_test(tc, test_runs);
 	tcase_add_test(tc, test_run_rollback);
+	tcase_add_test(tc, test_run_durations);
 	tcase_add_test(tc, test_tenant_isolation);
 	tcase_add_test(tc, test_run_scored);
 	tcase_add_test(tc, test_comparisons);

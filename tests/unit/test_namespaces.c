@@ -1591,9 +1591,11 @@ END_TEST
 
 /* Any other device stays out of reach: a device node under a bound
  * directory (the bind is nodev: it does not open), and a host whose
- * /dev/null is another device fails the run closed. */
+ * /dev/null is another device fails the run closed (and its preflight). */
 START_TEST(test_other_device_unreachable)
 {
+	const char *pf_args[] = {env_path("OLIVARES_RUNNER"), "--preflight", "namespaces", NULL};
+	static char *const env[] = {"HOME=/root", NULL};
 	char dir[64], node[96], input[128], want[192];
 	const char *inputs[1];
 	struct result r;
@@ -1625,7 +1627,16 @@ START_TEST(test_other_device_unreachable)
 	assert_refused(spec, "namespaces",
 	               "namespace jail not in place: the host's /dev/null is not the character "
 	               "device 1:3");
+	/* and the listing's preflight says so, rather than ok on a host
+	 * where every run fails closed */
+	r = run_argv(pf_args, NULL, env);
 	run_swap_dev_null = 0;
+	ck_assert_msg(r.summary != NULL, "no preflight line");
+	ck_assert_str_eq(sum_str(&r, "type"), "preflight");
+	ck_assert(!sum_bool(&r, "ok"));
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "the host's /dev/null is not the character device 1:3");
+	result_free(&r);
 }
 END_TEST
 

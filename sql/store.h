@@ -43,7 +43,8 @@ struct store;
  * the reason.
  * SQLite: a "Database=" file that does not exist is created mode 0600
  * whatever the umask (its -wal and -shm follow: SQLite gives them the
- * database file's mode); an existing file keeps its mode; with NoCreat=1
+ * database file's mode), and so is the file a symbolic link there points
+ * to when that does not exist yet; an existing file keeps its mode; with NoCreat=1
  * nothing is created (the driver then fails). The directory must exist.
  * (On every connection, reconnections included.)
  */

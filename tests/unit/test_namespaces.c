@@ -1667,10 +1667,12 @@ END_TEST
 /* The leftovers of a failed test are swept at the next run's start: a
  * stale bind directory (its maker gone) with a tmpfs still mounted in
  * sub/ goes, mount and all; one whose maker lives (a run beside this
- * one) and a name of another shape stay. */
+ * one), a name of another shape, and a stale name on another user's or a
+ * world-writable entry stay. */
 START_TEST(test_stale_leftovers_swept)
 {
 	char stale[64], sub[96], file[128], live[64], other[64], line[4096];
+	char foreign[64], open_dir[64];
 	FILE *f;
 	pid_t dead;
 	int found = 0;
@@ -1697,8 +1699,25 @@ START_TEST(test_stale_leftovers_swept)
 	bind_dir(live, sizeof(live));
 	snprintf(other, sizeof(other), "/var/tmp/olv-ns-bind-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(other));
+	/* stale names of entries this suite did not make: another user's (in
+	 * a world-writable /var/tmp anyone can name one so, and swap a
+	 * directory inside it for a link while the sweep walks it) and a
+	 * world-writable one: both stay */
+	snprintf(foreign, sizeof(foreign), "/var/tmp/olv-ns-bind-%d-XXXXXX", (int)dead);
+	ck_assert_ptr_nonnull(mkdtemp(foreign));
+	snprintf(file, sizeof(file), "%s/theirs", foreign);
+	ck_assert_int_eq(mknod(file, S_IFREG | 0644, 0), 0);
+	ck_assert_int_eq(chown(foreign, 65534, 65534), 0);
+	snprintf(open_dir, sizeof(open_dir), "/var/tmp/olv-ns-bind-%d-XXXXXX", (int)dead);
+	ck_assert_ptr_nonnull(mkdtemp(open_dir));
+	ck_assert_int_eq(chmod(open_dir, 01777), 0);
 
 	ck_assert_int_ge(sweep_stale("/var/tmp", "olv-ns-bind-"), 1);
+	ck_assert_int_eq(access(file, F_OK), 0);
+	ck_assert_int_eq(access(open_dir, F_OK), 0);
+	unlink(file);
+	rmdir(foreign);
+	rmdir(open_dir);
 	ck_assert_int_ne(access(stale, F_OK), 0);
 	ck_assert_int_eq(errno, ENOENT);
 	f = fopen("/proc/self/mountinfo", "re");

@@ -423,6 +423,26 @@ static int is_jail_dev(int src, size_t d)
 	       major(st.st_rdev) == jail_devs[d].major && minor(st.st_rdev) == jail_devs[d].minor;
 }
 
+/* Open (O_PATH) the host's device d of jail_devs into *fd and check that
+ * it is that character device. Returns 0; -1 with why naming the device
+ * ("the host's /dev/null is not the character device 1:3"), *fd then
+ * open or -1. Shared by runner_jail_start() and the listing's preflight,
+ * which must not pass on a host where every run would fail here. */
+static int open_jail_dev(size_t d, int *fd, char *why, size_t n)
+{
+	*fd = open(jail_devs[d].path, O_PATH | O_CLOEXEC);
+	if (*fd < 0) {
+		snprintf(why, n, "cannot open %s: %s", jail_devs[d].path, ename(errno));
+		return -1;
+	}
+	if (!is_jail_dev(*fd, d)) {
+		snprintf(why, n, "the host's %s is not the character device %u:%u",
+		         jail_devs[d].path, jail_devs[d].major, jail_devs[d].minor);
+		return -1;
+	}
+	return 0;
+}
+
 /* The jail's /dev: an empty directory of its tmpfs (nodev, like the rest
  * of it) holding a bind of each of jail_devs, read-only, nosuid and
  * noexec, not nodev: the one kind of mount of the jail a device opens
@@ -1279,18 +1299,9 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	}
 	/* The devices of the jail's /dev: they must be these devices
 	 * (a host whose /dev/null is something else fails closed). */
-	for (i = 0; i < JAIL_NDEVS; i++) {
-		a.dev_fd[i] = open(jail_devs[i].path, O_PATH | O_CLOEXEC);
-		if (a.dev_fd[i] < 0) {
-			snprintf(why, n, "cannot open %s: %s", jail_devs[i].path, ename(errno));
+	for (i = 0; i < JAIL_NDEVS; i++)
+		if (open_jail_dev(i, &a.dev_fd[i], why, n) != 0)
 			goto out;
-		}
-		if (!is_jail_dev(a.dev_fd[i], i)) {
-			snprintf(why, n, "the host's %s is not the character device %u:%u",
-			         jail_devs[i].path, jail_devs[i].major, jail_devs[i].minor);
-			goto out;
-		}
-	}
 	a.new_session = has_controlling_tty();
 	host_uid = geteuid() == 0 ? RUNNER_JAIL_HOST_UID : geteuid();
 	host_gid = geteuid() == 0 ? RUNNER_JAIL_HOST_GID : getegid();
@@ -1632,9 +1643,10 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 {
 	FILE *f;
 	long max = 0;
+	size_t d;
 	int status;
 	int step;
-	int fd;
+	int fd, e;
 	pid_t pid;
 
 	/* The listing names a missing namespace kind; before a run the
@@ -1643,6 +1655,14 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 	 * verify_agent() does anyway, after the agent's exec). */
 	if (trial && missing_ns_kind(why, n) != 0)
 		return -1;
+	/* So do the jail's devices (checked again by each run's start) */
+	for (d = 0; trial && d < JAIL_NDEVS; d++) {
+		e = open_jail_dev(d, &fd, why, n);
+		if (fd >= 0)
+			close(fd);
+		if (e != 0)
+			return -1;
+	}
 	f = fopen("/proc/sys/user/max_user_namespaces", "re");
 	if (!f || fscanf(f, "%ld", &max) != 1 || max <= 0) {
 		if (f)

@@ -965,6 +965,51 @@ static int dsn_nocreat(const char *dsn)
 }
 
 /*
+ * When path is a symbolic link whose chain ends at a name that does not
+ * exist (the file a driver opening path would create: SQLite follows
+ * links), that name: the chain followed link by link, a relative link
+ * against its own link's directory, at most 40 links (the kernel's limit).
+ * Returns 1 with out (n bytes) set; 0 when path is not such a link, or the
+ * chain cannot be followed (a loop, a name too long, an unreadable link).
+ */
+static int dangling_target(const char *path, char *out, size_t n)
+{
+	char cur[1024], link[1024], next[1024];
+	const char *slash;
+	struct stat sb;
+	ssize_t len;
+	int hops, w;
+
+	if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur)
+		return 0;
+	for (hops = 0; hops <= 40; hops++) {
+		if (lstat(cur, &sb) != 0) {
+			if (errno != ENOENT || hops == 0)
+				return 0;
+			break; /* the end of the chain: not made yet */
+		}
+		if (!S_ISLNK(sb.st_mode))
+			return 0;
+		len = readlink(cur, link, sizeof link);
+		if (len <= 0 || (size_t)len >= sizeof link)
+			return 0;
+		link[len] = '\0';
+		slash = strrchr(cur, '/');
+		if (link[0] == '/' || !slash)
+			w = snprintf(next, sizeof next, "%s", link);
+		else
+			w = snprintf(next, sizeof next, "%.*s/%s", (int)(slash - cur), cur, link);
+		if (w < 0 || (size_t)w >= sizeof next)
+			return 0;
+		memcpy(cur, next, (size_t)w + 1);
+	}
+	if (hops > 40 || strlen(cur) >= n)
+		return 0;
+	memcpy(out, cur, strlen(cur) + 1);
+	return 1;
+}
+
+/*
  * A new SQLite database is created mode 0600 whatever the process umask:
  * it holds token hashes and every tenant's data. The driver would create
  * it with the umask (0644 under 022), and olivares-fcgi keeps the umask it
@@ -973,6 +1018,8 @@ static int dsn_nocreat(const char *dsn)
  * created here, empty (SQLite takes an empty file for a new database),
  * O_EXCL, then fchmod 0600 (a umask of 0277 would otherwise leave it
  * read-only); SQLite gives its -wal and -shm the database file's mode.
+ * A symbolic link to a file that does not exist yet (a data directory
+ * pointed elsewhere) gets that file created so, at the end of its chain.
  * An existing file is never touched: its mode is the operator's. A URI
  * ("file:"), ":memory:" or a braced value is left to the driver, and so
  * is a file that cannot be created (the driver's error says why); with
@@ -982,7 +1029,8 @@ static int dsn_nocreat(const char *dsn)
  */
 static int sqlite_create_private(struct store *st)
 {
-	char file[1024];
+	char file[1024], target[1024];
+	const char *made = file;
 	int fd;
 
 	if (!store_sqlite_file(st->dsn, file, sizeof file) || dsn_nocreat(st->dsn))
@@ -990,13 +1038,19 @@ static int sqlite_create_private(struct store *st)
 	if (strncasecmp(file, "file:", 5) == 0 || strcmp(file, ":memory:") == 0 || file[0] == '{')
 		return 0;
 	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0600);
+	/* O_EXCL never follows a symbolic link, but SQLite does: a link to a
+	 * file not made yet would be created by the driver with the umask */
+	if (fd < 0 && errno == EEXIST && dangling_target(file, target, sizeof target)) {
+		made = target;
+		fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0600);
+	}
 	if (fd < 0)
 		return 0;
 	if (fchmod(fd, 0600) != 0) {
-		st_seterr(st, "cannot make the new database file %s private: %s", file,
+		st_seterr(st, "cannot make the new database file %s private: %s", made,
 		          strerror(errno));
 		close(fd);
-		unlink(file);
+		unlink(made);
 		return -1;
 	}
 	close(fd);

@@ -43,7 +43,8 @@ struct store;
  * the reason.
  * SQLite: a "Database=" file that does not exist is created mode 0600
  * whatever the umask (its -wal and -shm follow: SQLite gives them the
- * database file's mode); an existing file keeps its mode; with NoCreat=1
+ * database file's mode), and so is the file a symbolic link there points
+ * to when that does not exist yet; an existing file keeps its mode; with NoCreat=1
  * nothing is created (the driver then fails). The directory must exist.
  * (On every connection, reconnections included.)
  */
@@ -260,7 +261,7 @@ struct store_run {
 /** Largest step duration_ms a run output may carry (one day): anything
  * above, or negative, or not a number, makes the output malformed
  * (STORE_ERROR, nothing written). Stored as integer microseconds
- * (run_outputs.duration_us, migration 005), rounded to the nearest. */
+ * (run_outputs.duration_us, migration 006), rounded to the nearest. */
 #define STORE_DURATION_MAX_MS 86400000.0
 
 /** Record a run and its outputs; *out receives the stored run object (see
@@ -308,7 +309,7 @@ enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
 /** {"run_id","outputs":[{"seq","key","input","output","status","error_kind",
  * "duration_ms"}]} ordered by seq; duration_ms is the step's wall time in
  * milliseconds (a real, microsecond precision) or null when unknown (runs
- * recorded before migration 005, a runner line without one).
+ * recorded before migration 006, a runner line without one).
  * STORE_NOT_FOUND when the run is unknown for the tenant. */
 enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const char *run_id,
 				json_t **out);

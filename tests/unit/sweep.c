@@ -3,12 +3,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/sweep.h"
@@ -92,6 +94,7 @@ int sweep_stale(const char *dir, const char *prefix)
 {
 	char path[4096];
 	struct dirent *e;
+	struct stat st;
 	DIR *d = opendir(dir);
 	pid_t pid;
 	int swept = 0, failed = 0;
@@ -101,6 +104,17 @@ int sweep_stale(const char *dir, const char *prefix)
 	for (e = readdir(d); e; e = readdir(d)) {
 		pid = maker(e->d_name, prefix);
 		if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		/* Only what this user made (sweep_mkdtemp, a secret file): a
+		 * directory or file of its own that no one else may write. dir
+		 * is world-writable (/tmp, /var/tmp): anyone can name an entry
+		 * so, and inside one of their own swap a directory for a
+		 * symbolic link while nftw() walks it by path, which would then
+		 * remove the files of the link's target with this process's
+		 * rights (root's). */
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    st.st_uid != geteuid() || (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
 		    umount_below(path) != 0 ||

@@ -22,10 +22,14 @@ int sweep_mkdtemp(char *path, size_t n, const char *dir, const char *prefix);
 
 /**
  * Remove every entry of dir whose name is PREFIX PID "-" REST with no
- * process PID alive (kill(PID, 0) answers ESRCH): first every mount at or
+ * process PID alive (kill(PID, 0) answers ESRCH) that is a directory or
+ * regular file of this process's effective uid, writable by no group or
+ * other (what sweep_mkdtemp makes: dir is world-writable, and another
+ * user's entry could lead a walk by path elsewhere): first every mount at or
  * below it (umount2 MNT_DETACH, as /proc/self/mountinfo lists them,
  * deepest first), then the entry itself and whatever is under it (never
- * crossing into a mount). Entries of a living PID, and names of another
+ * crossing into a mount). Entries of a living PID, of another user (or
+ * group- or world-writable, or of another type), and names of another
  * shape, are left alone. Needs the rights to unmount (root) when a
  * stale entry has a mount. Returns how many entries were removed, or -1
  * when dir cannot be read or a stale entry could not be removed whole.

@@ -1591,9 +1591,11 @@ END_TEST
 
 /* Any other device stays out of reach: a device node under a bound
  * directory (the bind is nodev: it does not open), and a host whose
- * /dev/null is another device fails the run closed. */
+ * /dev/null is another device fails the run closed (and its preflight). */
 START_TEST(test_other_device_unreachable)
 {
+	const char *pf_args[] = {env_path("OLIVARES_RUNNER"), "--preflight", "namespaces", NULL};
+	static char *const env[] = {"HOME=/root", NULL};
 	char dir[64], node[96], input[128], want[192];
 	const char *inputs[1];
 	struct result r;
@@ -1625,7 +1627,16 @@ START_TEST(test_other_device_unreachable)
 	assert_refused(spec, "namespaces",
 	               "namespace jail not in place: the host's /dev/null is not the character "
 	               "device 1:3");
+	/* and the listing's preflight says so, rather than ok on a host
+	 * where every run fails closed */
+	r = run_argv(pf_args, NULL, env);
 	run_swap_dev_null = 0;
+	ck_assert_msg(r.summary != NULL, "no preflight line");
+	ck_assert_str_eq(sum_str(&r, "type"), "preflight");
+	ck_assert(!sum_bool(&r, "ok"));
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "the host's /dev/null is not the character device 1:3");
+	result_free(&r);
 }
 END_TEST
 
@@ -1656,10 +1667,12 @@ END_TEST
 /* The leftovers of a failed test are swept at the next run's start: a
  * stale bind directory (its maker gone) with a tmpfs still mounted in
  * sub/ goes, mount and all; one whose maker lives (a run beside this
- * one) and a name of another shape stay. */
+ * one), a name of another shape, and a stale name on another user's or a
+ * world-writable entry stay. */
 START_TEST(test_stale_leftovers_swept)
 {
 	char stale[64], sub[96], file[128], live[64], other[64], line[4096];
+	char foreign[64], open_dir[64];
 	FILE *f;
 	pid_t dead;
 	int found = 0;
@@ -1686,8 +1699,25 @@ START_TEST(test_stale_leftovers_swept)
 	bind_dir(live, sizeof(live));
 	snprintf(other, sizeof(other), "/var/tmp/olv-ns-bind-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(other));
+	/* stale names of entries this suite did not make: another user's (in
+	 * a world-writable /var/tmp anyone can name one so, and swap a
+	 * directory inside it for a link while the sweep walks it) and a
+	 * world-writable one: both stay */
+	snprintf(foreign, sizeof(foreign), "/var/tmp/olv-ns-bind-%d-XXXXXX", (int)dead);
+	ck_assert_ptr_nonnull(mkdtemp(foreign));
+	snprintf(file, sizeof(file), "%s/theirs", foreign);
+	ck_assert_int_eq(mknod(file, S_IFREG | 0644, 0), 0);
+	ck_assert_int_eq(chown(foreign, 65534, 65534), 0);
+	snprintf(open_dir, sizeof(open_dir), "/var/tmp/olv-ns-bind-%d-XXXXXX", (int)dead);
+	ck_assert_ptr_nonnull(mkdtemp(open_dir));
+	ck_assert_int_eq(chmod(open_dir, 01777), 0);
 
 	ck_assert_int_ge(sweep_stale("/var/tmp", "olv-ns-bind-"), 1);
+	ck_assert_int_eq(access(file, F_OK), 0);
+	ck_assert_int_eq(access(open_dir, F_OK), 0);
+	unlink(file);
+	rmdir(foreign);
+	rmdir(open_dir);
 	ck_assert_int_ne(access(stale, F_OK), 0);
 	ck_assert_int_eq(errno, ENOENT);
 	f = fopen("/proc/self/mountinfo", "re");

@@ -2631,6 +2631,7 @@ START_TEST(test_sqlite_file_mode)
 {
 	char dsn[2100], path[600], wal[700], shm[700];
 	struct store *mine = NULL;
+	struct stat lsb;
 	int applied = 0;
 	int fd;
 
@@ -2666,6 +2667,27 @@ START_TEST(test_sqlite_file_mode)
 	ck_assert_msg(store_migrate(mine, &applied) == STORE_OK, "%s", store_last_error(mine));
 	store_close(mine);
 	mine = NULL;
+
+	/* a symbolic link to a database not made yet (a data directory
+	 * pointed elsewhere), through a second link: the file at the end of
+	 * the chain is the new database, 0600 too; the links stay links */
+	umask(022);
+	snprintf(path, sizeof path, "%s/linked.db", g_dir);
+	snprintf(wal, sizeof wal, "%s/hop.db", g_dir);
+	snprintf(shm, sizeof shm, "%s/target.db", g_dir);
+	ck_assert_int_eq(symlink("hop.db", path), 0);
+	ck_assert_int_eq(symlink(shm, wal), 0);
+	snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s;Timeout=5000", path);
+	ck_assert_msg(store_open(dsn, &mine) == STORE_OK, "%s", store_last_error(NULL));
+	ck_assert_int_eq(file_mode(shm), 0600);
+	ck_assert_msg(store_migrate(mine, &applied) == STORE_OK, "%s", store_last_error(mine));
+	ck_assert_int_eq(file_mode(shm), 0600);
+	store_close(mine);
+	mine = NULL;
+	ck_assert_int_eq(lstat(path, &lsb), 0);
+	ck_assert(S_ISLNK(lsb.st_mode));
+	ck_assert_int_eq(lstat(wal, &lsb), 0);
+	ck_assert(S_ISLNK(lsb.st_mode));
 
 	/* NoCreat=1 (the workers' DSN): nothing is created, the open fails */
 	snprintf(path, sizeof path, "%s/nocreat.db", g_dir);

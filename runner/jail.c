@@ -54,6 +54,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -424,12 +425,15 @@ static int is_jail_dev(int src, size_t d)
 }
 
 /* Open (O_PATH) the host's device d of jail_devs into *fd and check that
- * it is that character device. Returns 0; -1 with why naming the device
- * ("the host's /dev/null is not the character device 1:3"), *fd then
+ * it is that character device on a mount a device opens through (not
+ * nodev). Returns 0; -1 with why naming the device ("the host's /dev/null
+ * is not the character device 1:3"), *fd then
  * open or -1. Shared by runner_jail_start() and the listing's preflight,
  * which must not pass on a host where every run would fail here. */
 static int open_jail_dev(size_t d, int *fd, char *why, size_t n)
 {
+	struct statvfs sv;
+
 	*fd = open(jail_devs[d].path, O_PATH | O_CLOEXEC);
 	if (*fd < 0) {
 		snprintf(why, n, "cannot open %s: %s", jail_devs[d].path, ename(errno));
@@ -438,6 +442,14 @@ static int open_jail_dev(size_t d, int *fd, char *why, size_t n)
 	if (!is_jail_dev(*fd, d)) {
 		snprintf(why, n, "the host's %s is not the character device %u:%u",
 		         jail_devs[d].path, jail_devs[d].major, jail_devs[d].minor);
+		return -1;
+	}
+	/* A bind keeps its source's nodev: the jail's device would not open
+	 * (EACCES), and every run would fail at the agent's first use. */
+	if (fstatvfs(*fd, &sv) != 0 || (sv.f_flag & ST_NODEV)) {
+		snprintf(why, n,
+		         "the host's %s is on a nodev mount (a device does not open through it)",
+		         jail_devs[d].path);
 		return -1;
 	}
 	return 0;

@@ -98,18 +98,24 @@ static rlim_t run_nofile = 0;
 static int run_deny_userns = 0;
 
 /* When set, run_argv() starts the runner in a mount namespace of its own
- * where the host's /dev/zero is bound over /dev/null: a host whose
- * /dev/null is another device. */
+ * where the host's /dev/zero is bound over /dev/null (1: a host whose
+ * /dev/null is another device), or /dev/null over itself nodev (2). */
 static int run_swap_dev_null = 0;
 
 /* In the runner's child, before its exec: the mounts of
  * run_swap_dev_null. 0, or -1. */
 static int swap_dev_null(void)
 {
-	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-	    mount("/dev/zero", "/dev/null", NULL, MS_BIND, NULL) != 0)
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		return -1;
-	return 0;
+	if (run_swap_dev_null == 2)
+		/* /dev/null bound onto itself, nodev */
+		return mount("/dev/null", "/dev/null", NULL, MS_BIND, NULL) != 0 ||
+		               mount(NULL, "/dev/null", NULL, MS_REMOUNT | MS_BIND | MS_NODEV,
+		                     NULL) != 0
+		           ? -1
+		           : 0;
+	return mount("/dev/zero", "/dev/null", NULL, MS_BIND, NULL) != 0 ? -1 : 0;
 }
 
 /* In the runner's child, before its exec: the filter of run_deny_userns.
@@ -1636,6 +1642,21 @@ START_TEST(test_other_device_unreachable)
 	ck_assert(!sum_bool(&r, "ok"));
 	ck_assert_str_eq(sum_str(&r, "reason"),
 	                 "the host's /dev/null is not the character device 1:3");
+	result_free(&r);
+
+	/* the right device on a nodev mount: it would not open in the jail */
+	spec = walk_spec();
+	run_swap_dev_null = 2;
+	assert_refused(spec, "namespaces",
+	               "namespace jail not in place: the host's /dev/null is on a nodev mount (a "
+	               "device does not open through it)");
+	r = run_argv(pf_args, NULL, env);
+	run_swap_dev_null = 0;
+	ck_assert_msg(r.summary != NULL, "no preflight line");
+	ck_assert(!sum_bool(&r, "ok"));
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "the host's /dev/null is on a nodev mount (a device "
+	                 "does not open through it)");
 	result_free(&r);
 }
 END_TEST

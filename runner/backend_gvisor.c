@@ -163,6 +163,10 @@ static const char *const gv_refused[] = {
 /* Bounds of the runsc helper commands that do not run the agent. */
 #define GV_CMD_MS 5000
 #define GV_TEARDOWN_MS 5000
+/* How long the sandbox may take to exit after its agent did, beyond the
+ * agent's grace, before the run's shutdown note says the agent was killed
+ * (a few ms here; the note is about the agent, not the sandbox). */
+#define GV_EXIT_SLACK_MS 150
 /* The full preflight's trial sandbox, start to exit: under the worker's
  * 8 s for a preflight answer (fcgi/handlers.c PREFLIGHT_TIMEOUT_MS), so
  * that a platform whose sandbox never boots here (kvm: its boot hung in
@@ -1027,7 +1031,12 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 	/* EOF on its stdin is the agent's cue to exit; the sandbox exits
 	 * with it. */
 	close_fd(&g->to_agent);
-	if (g->sandbox > 0 && wait_pid(g, g->sandbox, grace_deadline, &st_exit) == 1)
+	/* The sandbox exits a few ms after its agent: it gets GV_EXIT_SLACK_MS
+	 * more, so an agent that exited by itself within its grace is never
+	 * said killed (one later by less than that is not said either). */
+	if (g->sandbox > 0 &&
+	    wait_pid(g, g->sandbox, grace_deadline ? grace_deadline + GV_EXIT_SLACK_MS : 0,
+	             &st_exit) == 1)
 		g->killed = 1;
 	/* delete kills the sandbox and the gofer and removes the state and
 	 * the cgroups; whether it worked is checked below, not taken from

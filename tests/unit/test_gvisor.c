@@ -1173,6 +1173,24 @@ START_TEST(test_agent_outlives_its_grace)
 	ck_assert_str_eq(sum_str(&r, "status"), "completed");
 	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "shutdown not null");
 	result_free(&r);
+
+	/* An agent that exits by itself is not said killed, though its
+	 * sandbox exits a few ms after it: 980 ms into its grace, and 1040
+	 * (the sandbox gets 150 ms beyond the grace for its own exit, so an
+	 * agent late by less than that is not said killed either). */
+	if (probe_run("linger 980", 0, 0, 0, 0, &r) != 0)
+		return;
+	ck_assert_str_eq(step_str(&r, 0, "output"), "linger 980: armed");
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "980: shutdown %s",
+	              sum_str(&r, "shutdown"));
+	result_free(&r);
+	if (probe_run("linger 1040", 0, 0, 0, 0, &r) != 0)
+		return;
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "1040: shutdown %s",
+	              sum_str(&r, "shutdown"));
+	result_free(&r);
 }
 END_TEST
 

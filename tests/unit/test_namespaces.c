@@ -802,6 +802,15 @@ START_TEST(test_agent_outlives_its_grace)
 	ck_assert_str_eq(sum_str(&r, "status"), "completed");
 	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "shutdown not null");
 	result_free(&r);
+
+	/* a slow one that exits by itself within its grace: not said killed */
+	r = probe_limits("linger 900", 0, 0, 0, 0);
+	ck_assert_str_eq(step_str(&r, 0, "output"), "linger 900: armed");
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(json_is_null(json_object_get(r.summary, "shutdown")), "shutdown %s",
+	              sum_str(&r, "shutdown"));
+	ck_assert_int_ge(r.ms, 900);
+	result_free(&r);
 }
 END_TEST
 

@@ -34,7 +34,9 @@
  *   the agent's resource requests answered in between included; on
  *   inproc-mock, the resolution of the input against the mocks. The worker
  *   takes a line without it (an older runner), or with a value that is not
- *   an integer in [0, the worker's deadline], as a step of unknown duration.
+ *   an integer in [0, the worker's deadline], as a step of unknown duration
+ *   (a number too large for jansson's integers, over 2^63, is not JSON it
+ *   reads: the whole output is then malformed, as for any unreadable line).
  *   then exactly one final line:
  *   {"type":"summary","runner":"olivares-runner/<version>","backend":…,
  *    "isolated":bool,"destroyed":bool,"status":"completed"|"failed",

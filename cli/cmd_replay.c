@@ -447,7 +447,9 @@ const char cli_replay_help[] =
     "Table output: the run's fields (status, steps_total, output_digest, reason,\n"
     "…), then 'divergence:' with compared, diverging and first_seq, first_key,\n"
     "first_recorded, first_replayed (or first -), or 'divergence: - (nothing replayed)' for a\n"
-    "degraded replay.\n";
+    "degraded replay. A replay recorded failed or degraded, or completed with a\n"
+    "shutdown note (its agent had to be killed after its last step), also gets\n"
+    "one line on stderr ('olivares: run ID …'); the exit status stays 0.\n";
 
 static const struct cli_opt import_opts[] = {
     {"file", "FILE|-", "sessions file (required); '-' reads stdin"},

@@ -126,12 +126,29 @@ static char *output_status(const json_t *item)
 	return status;
 }
 
-/* DURATION_MS: the step's wall time, "-" when unknown (older runs) */
+/* DURATION_MS: the step's wall time in ms to the microsecond, always three
+ * decimals ("0.260", as the admin view and JUnit write it, not jansson's
+ * shortest "0.26"); "-" when unknown (older runs) */
+static char *output_duration(const json_t *item)
+{
+	const json_t *d = json_object_get(item, "duration_ms");
+	struct model_buf b;
+	char *s;
+
+	if (!json_is_number(d))
+		return cli_render(d);
+	model_buf_init(&b, 32);
+	model_buf_printf(&b, "%.3f", json_number_value(d));
+	s = model_buf_detach(&b, NULL);
+	model_buf_release(&b);
+	return s;
+}
+
 static const struct cli_column output_columns[] = {
     {"SEQ", "seq", NULL},
     {"KEY", "key", NULL},
     {"STATUS", NULL, output_status},
-    {"DURATION_MS", "duration_ms", NULL},
+    {"DURATION_MS", NULL, output_duration},
     {"OUTPUT", "output", NULL},
     {NULL, NULL, NULL},
 };
@@ -555,7 +572,11 @@ static const struct cli_command scenarios_commands[] = {
      "  olivares sandbox scenarios run ID --variant candidate --backend namespaces\n"
      "  olivares sandbox scenarios run ID --variant v2 --suite walkthrough\n"
      "Table output: the run's fields, one per line (id, status, steps_total, steps_ok,\n"
-     "steps_error, isolated, destroyed, backend, …); null is shown as '-'.\n"},
+     "steps_error, isolated, destroyed, backend, shutdown, …); null is shown as '-'.\n"
+     "A run recorded failed or degraded also gets one line on stderr ('olivares: run\n"
+     "ID failed: REASON'), and so does a completed run whose agent had to be killed\n"
+     "after its last step ('olivares: run ID completed, but agent did not exit …');\n"
+     "the exit status stays 0 (the run is recorded).\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -574,8 +595,10 @@ static const struct cli_command runs_commands[] = {
     {"outputs", cmd_runs_outputs, "Show the per-step outputs of a run (any role).", NULL, no_opts,
      "ID",
      "GET /v1/m/sandbox/runs/ID/outputs.\n"
-     "Table output: one row per step: SEQ KEY STATUS OUTPUT, where STATUS is 'ok' or\n"
-     "'error (<kind>)'; control characters in outputs are shown escaped (\\n, \\t, \\\\).\n"},
+     "Table output: one row per step: SEQ KEY STATUS DURATION_MS OUTPUT, where STATUS\n"
+     "is 'ok' or 'error (<kind>)' and DURATION_MS the step's time in milliseconds\n"
+     "(three decimals; '-' when unknown, for runs recorded before step times);\n"
+     "control characters in outputs are shown escaped (\\n, \\t, \\\\).\n"},
     {"junit", cli_cmd_runs_junit, "Export a run as JUnit XML for CI systems (any role).", NULL,
      no_opts, "ID", cli_runs_junit_help},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},

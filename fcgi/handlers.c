@@ -18,6 +18,7 @@
 
 #include "fcgi/dispatch.h"
 #include "fcgi/junit.h"
+#include "fcgi/preflight_cache.h"
 #include "model/generate.h"
 #include "model/history.h"
 #include "model/limits.h"
@@ -34,7 +35,8 @@
 #define MODULE_SANDBOX "sandbox"
 /* GET /v1/m/sandbox/backends: each preflight may take this long (a gVisor
  * preflight starts a sandbox, 0.3 - 0.7 s of a worker), and its answer is
- * reused by this worker for PREFLIGHT_CACHE_MS, so a viewer polling the
+ * reused by every worker of the pool for PREFLIGHT_CACHE_MS
+ * (fcgi/preflight_cache.h), so a viewer polling the
  * listing does not start four runners per request: at 30 s, a constant
  * poller costs each worker about 2 % of its time (at 5 s it was 10 - 14 %,
  * found by an adversarial review). A host change (runsc installed) shows
@@ -1215,53 +1217,37 @@ out:
 
 /* ---- GET /v1/m/sandbox/backends -------------------------------------------------- */
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* This worker's last preflight answers, by index in http_config_known_backends. */
-static struct {
-	long long at_ms; /* 0: none yet */
-	struct http_preflight pf;
-} preflight_cache[8];
-
+/* The pool's answer of backend i when it is under PREFLIGHT_CACHE_MS old,
+ * else a new one from the runner, recorded for the pool
+ * (fcgi/preflight_cache.h: whichever worker asked last). */
 static void preflight(const struct http_config *cfg, size_t i, const char *name,
                       struct http_preflight *pf)
 {
-	long long now = mono_ms();
+	long long at_ms;
 
-	if (i < sizeof(preflight_cache) / sizeof(preflight_cache[0]) && preflight_cache[i].at_ms &&
-	    now - preflight_cache[i].at_ms < PREFLIGHT_CACHE_MS) {
-		*pf = preflight_cache[i].pf;
+	if (http_preflight_cache_get(i, pf, &at_ms) == 0 &&
+	    http_preflight_cache_now_ms() - at_ms < PREFLIGHT_CACHE_MS)
 		return;
-	}
 	if (http_dispatch_preflight(cfg->runner_path, name, cfg->gvisor_platform,
 	                            PREFLIGHT_TIMEOUT_MS, pf))
 		http_log("preflight of %s: no answer from the runner (%s)", name, pf->reason);
-	if (i < sizeof(preflight_cache) / sizeof(preflight_cache[0])) {
-		preflight_cache[i].at_ms = mono_ms();
-		preflight_cache[i].pf = *pf;
-	}
+	http_preflight_cache_put(i, pf);
 }
 
-/* This worker's last preflight answer for backend i, whatever its age, as
+/* The pool's last preflight answer for backend i, whatever its age, as
  * {"ok","reason","age_s"} (whole seconds since it was checked), or JSON
  * null when it has none: nothing is started. */
 static json_t *preflight_cached(size_t i)
 {
-	long long age;
+	struct http_preflight pf;
+	long long at_ms, age;
 
-	if (i >= sizeof(preflight_cache) / sizeof(preflight_cache[0]) || !preflight_cache[i].at_ms)
+	if (http_preflight_cache_get(i, &pf, &at_ms))
 		return json_null();
-	age = (mono_ms() - preflight_cache[i].at_ms) / 1000;
-	return json_pack("{s:b, s:o, s:I}", "ok", preflight_cache[i].pf.ok, "reason",
-	                 preflight_cache[i].pf.ok ? json_null()
-	                                          : json_string(preflight_cache[i].pf.reason),
-	                 "age_s", (json_int_t)(age < 0 ? 0 : age));
+	age = (http_preflight_cache_now_ms() - at_ms) / 1000;
+	return json_pack("{s:b, s:o, s:I}", "ok", pf.ok, "reason",
+	                 pf.ok ? json_null() : json_string(pf.reason), "age_s",
+	                 (json_int_t)(age < 0 ? 0 : age));
 }
 
 static int h_backends(struct http_request *req, struct model_error *err)
@@ -1273,7 +1259,7 @@ static int h_backends(struct http_request *req, struct model_error *err)
 	size_t i;
 
 	/* ?preflight=false: the tenant's policy only, without starting a
-	 * runner per backend; ?preflight=cached: with this worker's last
+	 * runner per backend; ?preflight=cached: with the pool's last
 	 * answers, still without starting one (what the admin view's forms
 	 * need: a page view must not cost a gVisor sandbox) */
 	want = http_query_get(req, "preflight");

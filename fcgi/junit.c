@@ -155,11 +155,12 @@ static const char *scalar_text(json_t *v, char *buf, size_t n)
 static void add_properties(xmlNodePtr suite, json_t *run)
 {
 	static const char *const keys[] = {
-	    "id",          "kind",      "scenario_id", "scenario_version",
-	    "variant",     "status",    "backend",     "runner",
-	    "isolated",    "destroyed", "suite",       "scored",
-	    "score",       "passed",    "reason",      "output_digest",
-	    "steps_total", "steps_ok",  "steps_error", "session_id"};
+	    "id", "kind", "scenario_id", "scenario_version", "variant", "status", "backend",
+	    "runner", "isolated", "destroyed", "suite", "scored", "score", "passed", "reason",
+	    "output_digest", "steps_total", "steps_ok", "steps_error", "session_id",
+	    /* the note that the agent had to be killed after its last step:
+	     * not a failure (the run completed), but a CI reader should see it */
+	    "shutdown"};
 	xmlNodePtr props, p;
 	const char *text;
 	char buf[64];

@@ -13,7 +13,9 @@
  *       <properties> run_id, kind, scenario_id, scenario_version, variant,
  *         status, backend, runner, isolated, destroyed, suite, scored,
  *         score, passed, reason, output_digest, steps_total, steps_ok,
- *         steps_error, session_id (absent values are left out) </properties>
+ *         steps_error, session_id, shutdown (the agent killed after its
+ *         last step: a note, no failure) (absent values are left out)
+ *       </properties>
  *       <testcase name=<step key> classname="olivares.sandbox.<scenario_id>"
  *                 time=the output's duration_ms in seconds, 3 decimals
  *                 ("0.013"), "0" when unknown (null)>   one per output, in

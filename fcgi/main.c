@@ -50,6 +50,7 @@
 #include "fcgi/handlers.h"
 #include "fcgi/history_store.h"
 #include "fcgi/http.h"
+#include "fcgi/preflight_cache.h"
 #include "fcgi/runslots.h"
 #include "fcgi/scorer.h"
 #include "fcgi/view.h"
@@ -854,8 +855,10 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	/* before the workers are forked: they share the slots */
-	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, err, sizeof(err))) {
+	/* before the workers are forked: they share the slots and the
+	 * preflight answers */
+	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, err, sizeof(err)) ||
+	    http_preflight_cache_init(err, sizeof(err))) {
 		http_log("%s", err);
 		rc = 1;
 		goto out;

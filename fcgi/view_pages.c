@@ -1001,9 +1001,9 @@ static xmlNodePtr variant_input(xmlNodePtr form, const char *text, const char *n
 	return in;
 }
 
-/* The mark of backend b's option from this worker's last preflight answer
+/* The mark of backend b's option from the pool's last preflight answer
  * (GET /v1/m/sandbox/backends?preflight=cached): NULL when it passed,
- * "preflight failed", or "not checked" when this worker has no answer yet
+ * "preflight failed", or "not checked" when the pool has no answer yet
  * (a page view starts no preflight: a gVisor one boots a sandbox). *title
  * (n bytes, "" when it passed) says why or how to check. */
 static const char *preflight_mark(json_t *b, char *title, size_t n)
@@ -1029,7 +1029,7 @@ static const char *preflight_mark(json_t *b, char *title, size_t n)
 /*
  * <select name="backend">: "" (the tenant's default), then the backends
  * the tenant's policy allows, its default first and marked "(default)",
- * each marked with this worker's last preflight answer when it failed
+ * each marked with the pool's last preflight answer when it failed
  * ("preflight failed", the reason as the option's title and in a note
  * under the select: a run there fails closed) or when there is none yet
  * ("not checked") (GET /v1/m/sandbox/backends?preflight=cached: no runner

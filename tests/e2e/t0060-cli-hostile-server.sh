@@ -4,6 +4,9 @@
 # - values with terminal controls (a verdict, an error code) are printed
 #   escaped, never raw: a terminal must not show "verdict=improved" for a
 #   gate that exits 1;
+# - the outputs table's DURATION_MS: three decimals whatever the JSON
+#   number's shortest form (0.26 is 0.260, as the admin view shows it), '-'
+#   when unknown;
 # - the gate's error path: a comparison of an older version whose baseline
 #   run cannot be read closes the gate with exit 1 (an error), not 3.
 # Needs nginx only (no stack).
@@ -17,6 +20,7 @@ SA=$(repeat_char a 32) # its newest comparison is of an older version
 SC=$(repeat_char c 32) # its newest comparison has a hostile verdict
 RUN_B=$(repeat_char b 32)
 CMP=$(repeat_char d 32)
+RUN_O=$(repeat_char e 32) # its outputs have durations of every shape
 D=$E2E_TMP/nginx
 mkdir -p "$D"
 PORT=$(olv_free_port)
@@ -48,6 +52,9 @@ http {
 				return 200 '{"comparisons":[{"id":"$CMP","verdict":"improved","delta":0.25,"scenario_version":1,"baseline":{"run_id":"$RUN_B"}}]}';
 			}
 			return 200 '{"comparisons":[{"id":"$CMP","verdict":"regressed\\\\u001b[2K\\\\r\\\\u001b]0;PWNED\\\\u0007verdict=improved","delta":-0.1,"scenario_version":1}]}';
+		}
+		location = /v1/m/sandbox/runs/$RUN_O/outputs {
+			return 200 '{"run_id":"$RUN_O","outputs":[{"seq":1,"key":"a","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":0.26},{"seq":2,"key":"b","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":12},{"seq":3,"key":"c","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":null},{"seq":4,"key":"d","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":1500.125}]}';
 		}
 		location /v1/m/sandbox/runs/ {
 			return 500 '{"error":{"code":"internal","message":"internal error"}}';
@@ -100,4 +107,8 @@ is "stdout: the verdict line of the comparison found" "verdict=improved delta=0.
 is "stderr: the lookup's error, then why the gate is closed" \
 	"olivares: internal error (internal, HTTP 500)|olivares: the gate stays closed: the comparison's baseline run cannot be read" \
 	"$(paste -sd'|' <<<"$ERR")"
+cli sandbox runs outputs "$RUN_O"
+is "runs outputs: exit 0" 0 "$RC"
+is "runs outputs: DURATION_MS always with three decimals, '-' when unknown" \
+	"0.260|12.000|-|1500.125" "$(awk 'NR > 1 {print $4}' <<<"$OUT" | paste -sd'|')"
 done_testing

@@ -5,8 +5,8 @@
 # (sleeps). Its run on namespaces (and gvisor where this host runs it) is
 # completed, every output stands, reason stays null, and the run's
 # shutdown note says the agent had to be killed at the end of its 1000 ms
-# grace: in the API's answer, in the stored run, on the CLI's stderr and
-# on the admin view's run page. A well-behaved agent (the built-in mock
+# grace: in the API's answer, in the stored run, on the CLI's stderr, in
+# the JUnit export's properties and on the admin view's run page. A well-behaved agent (the built-in mock
 # agent) and an inproc-mock run get shutdown null.
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -86,6 +86,23 @@ is "the CLI says it on stderr" "olivares: run $CRID completed, but $NOTE" "$(cat
 RC=0
 OLIVARES_TOKEN=$ED olivares sandbox scenarios run "$SID" --backend namespaces -o json >/dev/null 2>"$E2E_TMP/stderr" || RC=$?
 is "the mock agent's run: exit 0, nothing on stderr" "0|" "$RC|$(cat "$E2E_TMP/stderr")"
+
+# the JUnit export carries it as a property, not as a failure (the run
+# completed); the mock agent's run has no such property
+curl -s -S -o "$E2E_TMP/l.xml" -H "Authorization: Bearer $OLV_VIEWER_TOKEN" "$OLIVARES_URL$M/runs/$LRID/junit"
+is "junit: property shutdown is the note" "$NOTE" \
+	"$(xmllint --xpath 'string(//property[@name="shutdown"]/@value)' "$E2E_TMP/l.xml" 2>/dev/null)"
+is "junit: no failure or error for it" "0 0" \
+	"$(xmllint --xpath 'concat(count(//failure), " ", count(//error))' "$E2E_TMP/l.xml" 2>/dev/null)"
+if xmllint --noout --schema "$OLV_ROOT/tests/fixtures/junit.xsd" "$E2E_TMP/l.xml" 2>/dev/null; then
+	ok "junit: the document with the note validates"
+else
+	not_ok "junit: the document with the note validates ($(xmllint --noout --schema "$OLV_ROOT/tests/fixtures/junit.xsd" "$E2E_TMP/l.xml" 2>&1 | head -n 3))"
+fi
+run_on namespaces ""
+curl -s -S -o "$E2E_TMP/m.xml" -H "Authorization: Bearer $OLV_VIEWER_TOKEN" "$OLIVARES_URL$M/runs/$RID/junit"
+is "junit: the mock agent's run has no shutdown property" 0 \
+	"$(xmllint --xpath 'count(//property[@name="shutdown"])' "$E2E_TMP/m.xml" 2>/dev/null)"
 
 # the admin view's run page
 curl -s -S -o "$E2E_TMP/page.html" -H "Authorization: Bearer $OLV_VIEWER_TOKEN" "$OLIVARES_URL/admin/runs/$LRID"

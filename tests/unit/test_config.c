@@ -15,6 +15,7 @@
 
 #include "cli/cli.h" /* CLI_POST_TIMEOUT_SECONDS (a macro) */
 #include "fcgi/config.h"
+#include "fcgi/preflight_cache.h"
 #include "fcgi/runslots.h"
 
 #define T1 "11111111111111111111111111111111"
@@ -143,6 +144,86 @@ START_TEST(test_init_refuses_bad_limits)
 	ck_assert_int_eq(http_runslots_init(0, 1, why, sizeof(why)), -1);
 	ck_assert_int_eq(http_runslots_init(2, 3, why, sizeof(why)), -1);
 	ck_assert_str_eq(why, "run slots: bad limits 2 and 3");
+}
+END_TEST
+
+/* ---- the pool's preflight answers ------------------------------------------ */
+
+#define NO_FC "firecracker binary not found (looked in /usr/bin, /usr/local/bin)"
+
+/* A worker that records ok/reason as backend i's answer, then exits. */
+static void put_in_child(size_t i, int ok, const char *reason)
+{
+	struct http_preflight pf;
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		memset(&pf, 0, sizeof(pf));
+		pf.ok = ok;
+		snprintf(pf.reason, sizeof(pf.reason), "%s", reason);
+		http_preflight_cache_put(i, &pf);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+START_TEST(test_preflight_answers_shared_by_the_pool)
+{
+	struct http_preflight pf;
+	long long before, at_ms = -1;
+	char why[128];
+
+	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	/* a new pool knows nothing */
+	ck_assert_int_eq(http_preflight_cache_get(3, &pf, &at_ms), 1);
+	ck_assert_int_eq(at_ms, -1);
+
+	/* one worker lists the backends: every other (here, this process)
+	 * reads its answers, with the time they were checked */
+	before = http_preflight_cache_now_ms();
+	put_in_child(3, 0, NO_FC);
+	put_in_child(1, 1, "");
+	memset(&pf, 0x55, sizeof(pf));
+	ck_assert_int_eq(http_preflight_cache_get(3, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 0);
+	ck_assert_str_eq(pf.reason, NO_FC);
+	ck_assert(at_ms >= before && at_ms <= http_preflight_cache_now_ms());
+	ck_assert_int_eq(http_preflight_cache_get(1, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 1);
+	ck_assert_str_eq(pf.reason, "");
+	ck_assert_int_eq(http_preflight_cache_get(2, &pf, &at_ms), 1);
+
+	/* a newer answer replaces the older one, whoever recorded it */
+	put_in_child(3, 1, "");
+	ck_assert_int_eq(http_preflight_cache_get(3, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 1);
+
+	/* an index past the records is neither kept nor found */
+	put_in_child(PREFLIGHT_CACHE_BACKENDS, 0, NO_FC);
+	ck_assert_int_eq(http_preflight_cache_get(PREFLIGHT_CACHE_BACKENDS, &pf, &at_ms), 1);
+
+	/* a new pool (init again) starts empty */
+	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	ck_assert_int_eq(http_preflight_cache_get(1, &pf, &at_ms), 1);
+}
+END_TEST
+
+START_TEST(test_preflight_answers_without_init_are_the_process_own)
+{
+	struct http_preflight pf;
+	long long at_ms;
+
+	put_in_child(0, 0, "a child's answer");
+	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 1);
+	memset(&pf, 0, sizeof(pf));
+	snprintf(pf.reason, sizeof(pf.reason), "%s", NO_FC);
+	http_preflight_cache_put(0, &pf);
+	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 0);
+	ck_assert_str_eq(pf.reason, NO_FC);
 }
 END_TEST
 
@@ -357,6 +438,10 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_limits_across_processes);
 	tcase_add_test(tc, test_refused_tenant_keeps_no_server_slot);
 	tcase_add_test(tc, test_init_refuses_bad_limits);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("preflight");
+	tcase_add_test(tc, test_preflight_answers_shared_by_the_pool);
+	tcase_add_test(tc, test_preflight_answers_without_init_are_the_process_own);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");
 	tcase_add_test(tc, test_config_defaults_and_bounds);

@@ -293,6 +293,18 @@ void cli_print_fields(const json_t *obj, const char *const *skip);
  */
 void cli_note_run_outcome(const json_t *run);
 
+/**
+ * The shutdown notes of a comparison's two runs (the API's comparison
+ * object, sql/store.h store_comparison_get): for each side, baseline then
+ * candidate, whose run completed and whose "shutdown" is a string (its
+ * agent had to be killed after the last step, model/runspec.h), one line on
+ * stderr, "olivares: baseline run ID completed, but NOTE" (or "candidate
+ * run"), escaped as cli_escape does. A side with shutdown null or absent
+ * (an older server) prints nothing. The note is not a score: the verdict
+ * and the exit status are not changed. cmp is borrowed.
+ */
+void cli_note_comparison_shutdown(const json_t *cmp);
+
 /** A table column: header title, and either the member `key` of each item
  * rendered with cli_render, or `cell(item)` (malloc'ed string). */
 struct cli_column {

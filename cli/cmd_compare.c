@@ -198,6 +198,9 @@ int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 		cli_print_json(resp);
 	else
 		print_comparison(resp);
+	/* the verdict is about scores; an agent killed after its last step
+	 * is said beside it, exit status unchanged */
+	cli_note_comparison_shutdown(resp);
 	rc = CLI_EXIT_OK;
 out:
 	json_decref(resp);
@@ -364,6 +367,9 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 		shown = verdict[0] ? cli_escape(verdict, strlen(verdict)) : model_xstrdup("?");
 		printf("verdict=%s delta=%s comparison=%s\n", shown, delta, id);
 	}
+	/* a gate opened on "improved" still says that a side's agent had to
+	 * be killed after its last step (stderr; stdout and exit unchanged) */
+	cli_note_comparison_shutdown(c);
 	/* Evidence about other steps or mocks is none about these: the gate
 	 * stays closed until the scenario is compared again. */
 	switch (same_scenario_content(ctx, sc, c)) {
@@ -449,7 +455,11 @@ const char cli_compare_help[] =
     "      --suite walkthrough --tolerance 0.05\n"
     "Table output: the comparison's fields (verdict, delta, reason, …), one row per\n"
     "side (SIDE VARIANT RUN STATUS SCORED SCORE), then the steps whose outputs\n"
-    "differ (SEQ KEY BASELINE CANDIDATE).\n";
+    "differ (SEQ KEY BASELINE CANDIDATE).\n"
+    "A side whose run completed but whose agent had to be killed after its last\n"
+    "step (the side's shutdown note) also gets a line on stderr, in either output\n"
+    "format: 'olivares: baseline run ID completed, but NOTE' (or 'candidate run');\n"
+    "the verdict (about scores) and the exit status are unchanged.\n";
 
 const struct cli_opt cli_gate_opts[] = {
     {"scenario", "ID", "scenario whose latest comparison decides (required)"},
@@ -469,7 +479,10 @@ const char cli_gate_help[] =
     "mocks differ); 2 on a usage error.\n"
     "Table output: one line 'verdict=V delta=D comparison=ID' (delta 'null' when\n"
     "inconclusive); when the gate stays closed, stderr says why.\n"
-    "JSON output: the comparison object.\n";
+    "JSON output: the comparison object.\n"
+    "Either format: a side whose agent had to be killed after its last step also\n"
+    "gets 'olivares: candidate run ID completed, but NOTE' (or 'baseline run') on\n"
+    "stderr; the verdict line and the exit status are unchanged.\n";
 
 const char cli_runs_junit_help[] =
     "GET /v1/m/sandbox/runs/ID/junit.\n"

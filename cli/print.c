@@ -132,21 +132,32 @@ static int skipped(const char *key, const char *const *skip)
 	return 0;
 }
 
+/* A completed run (status) with a shutdown note: "olivares: WHAT ID
+ * completed, but NOTE" on stderr, and 1; else nothing and 0. what is
+ * "run", "baseline run" or "candidate run". */
+static int note_shutdown(const char *what, const char *status, const json_t *id,
+                         const json_t *shutdown)
+{
+	char *id_s, *note_s;
+
+	if (!status || strcmp(status, "completed") != 0 || !json_is_string(shutdown))
+		return 0;
+	id_s = cli_render(id);
+	note_s = cli_render(shutdown);
+	fprintf(stderr, "olivares: %s %s completed, but %s\n", what, id_s, note_s);
+	free(id_s);
+	free(note_s);
+	return 1;
+}
+
 void cli_note_run_outcome(const json_t *run)
 {
 	const char *status = json_string_value(json_object_get(run, "status"));
 	const json_t *id = json_object_get(run, "id"), *reason = json_object_get(run, "reason");
-	const json_t *shutdown = json_object_get(run, "shutdown");
 	char *id_s, *reason_s;
 
-	if (status && strcmp(status, "completed") == 0 && json_is_string(shutdown)) {
-		id_s = cli_render(id);
-		reason_s = cli_render(shutdown);
-		fprintf(stderr, "olivares: run %s completed, but %s\n", id_s, reason_s);
-		free(id_s);
-		free(reason_s);
+	if (note_shutdown("run", status, id, json_object_get(run, "shutdown")))
 		return;
-	}
 	if (!status || (strcmp(status, "failed") != 0 && strcmp(status, "degraded") != 0))
 		return;
 	id_s = cli_render(id);
@@ -155,6 +166,20 @@ void cli_note_run_outcome(const json_t *run)
 	        reason_s ? reason_s : "");
 	free(id_s);
 	free(reason_s);
+}
+
+void cli_note_comparison_shutdown(const json_t *cmp)
+{
+	static const char *const sides[] = {"baseline", "candidate"};
+	static const char *const whats[] = {"baseline run", "candidate run"};
+	const json_t *side;
+	size_t i;
+
+	for (i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+		side = json_object_get(cmp, sides[i]);
+		note_shutdown(whats[i], json_string_value(json_object_get(side, "status")),
+		              json_object_get(side, "run_id"), json_object_get(side, "shutdown"));
+	}
 }
 
 void cli_print_fields(const json_t *obj, const char *const *skip)

@@ -1379,6 +1379,12 @@ static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct names 
 	delta_text(cmp, text, sizeof(text));
 	dl_item(dl, "Delta", "delta", text);
 	dl_item(dl, "Reason", "reason", jstr(cmp, "reason", NONE_TEXT));
+	/* beside the verdict, not in it (a note is not a score): each side's
+	 * agent killed after its last step, as #run-shutdown on its run page */
+	dl_item(dl, "Baseline agent shutdown", "baseline-shutdown",
+	        jstr(json_object_get(cmp, "baseline"), "shutdown", NONE_TEXT));
+	dl_item(dl, "Candidate agent shutdown", "candidate-shutdown",
+	        jstr(json_object_get(cmp, "candidate"), "shutdown", NONE_TEXT));
 	dl_item(dl, "Suite", "suite", jstr(cmp, "suite", ""));
 	number_text(json_number_value(json_object_get(cmp, "tolerance")), 0, text, sizeof(text));
 	dl_item(dl, "Tolerance", "tolerance", text);

@@ -3196,23 +3196,26 @@ enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const c
 
 /* ---- comparisons (append-only) --------------------------------------------------- */
 
-/* The flat row; comparison_shape nests it as store.h documents. status and
- * scored of each side are read from its run (the runs are written with the
- * comparison and never change). */
+/* The flat row; comparison_shape nests it as store.h documents. status,
+ * scored and shutdown of each side are read from its run (the runs are
+ * written with the comparison and never change). */
 static const struct colspec comparison_cols[] = {
 	{"id", C_TEXT},		       {"scenario_id", C_TEXT},	   {"scenario_version", C_INT},
 	{"suite", C_TEXT},	       {"tolerance", C_REAL},	   {"b_variant", C_TEXT},
 	{"b_run_id", C_TEXT},	       {"b_status", C_TEXT},	   {"b_scored", C_BOOL},
-	{"b_score", C_REAL},	       {"c_variant", C_TEXT},	   {"c_run_id", C_TEXT},
-	{"c_status", C_TEXT},	       {"c_scored", C_BOOL},	   {"c_score", C_REAL},
-	{"delta", C_REAL},	       {"verdict", C_TEXT},	   {"reason", C_TEXT},
-	{"differing_steps", C_JSON},   {"decided_by", C_TEXT},	   {"created_at", C_TEXT}};
+	{"b_score", C_REAL},	       {"b_shutdown", C_TEXT},	   {"c_variant", C_TEXT},
+	{"c_run_id", C_TEXT},	       {"c_status", C_TEXT},	   {"c_scored", C_BOOL},
+	{"c_score", C_REAL},	       {"c_shutdown", C_TEXT},	   {"delta", C_REAL},
+	{"verdict", C_TEXT},	       {"reason", C_TEXT},	   {"differing_steps", C_JSON},
+	{"decided_by", C_TEXT},	       {"created_at", C_TEXT}};
 /* Both joins stay inside the tenant: a run id of another tenant never
  * matches. */
 #define COMPARISON_SELECT                                                                    \
 	"SELECT c.id, c.scenario_id, c.scenario_version, c.suite, c.tolerance, "             \
 	"c.baseline_variant, c.baseline_run_id, b.status, b.scored, c.baseline_score, "      \
+	"b.shutdown, "                                                                       \
 	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "   \
+	"k.shutdown, "                                                                       \
 	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at "       \
 	"FROM comparisons c "                                                                \
 	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "             \
@@ -3232,11 +3235,12 @@ struct comparison_arg {
 	json_t *out;
 };
 
-/* One side {"variant","run_id","status","scored","score"} from the flat
- * row's columns prefixed p ("b_" or "c_"). */
+/* One side {"variant","run_id","status","scored","score","shutdown"} from
+ * the flat row's columns prefixed p ("b_" or "c_"). */
 static json_t *comparison_side(json_t *flat, const char *p)
 {
-	static const char *const keys[] = {"variant", "run_id", "status", "scored", "score"};
+	static const char *const keys[] = {"variant", "run_id", "status",
+					   "scored",  "score",	"shutdown"};
 	char col[32];
 	json_t *side = json_object();
 	json_t *v;

@@ -354,12 +354,14 @@ enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
 				      const struct store_comparison *cmp, json_t **out);
 
 /** {"id","scenario_id","scenario_version","suite","tolerance",
- *  "baseline":{"variant","run_id","status","scored","score"},
- *  "candidate":{"variant","run_id","status","scored","score"},
+ *  "baseline":{"variant","run_id","status","scored","score","shutdown"},
+ *  "candidate":{"variant","run_id","status","scored","score","shutdown"},
  *  "delta": number|null, "verdict", "reason": string|null,
  *  "differing_steps":[…], "decided_by", "created_at"}
- *  (status and scored are those of the recorded runs). STORE_NOT_FOUND for
- *  an unknown id or another tenant's id. */
+ *  (status, scored and shutdown are those of the recorded runs: shutdown
+ *  is the run's note that its agent had to be killed after the last step,
+ *  or null, as in store_run_get; it is not a score and does not enter the
+ *  verdict). STORE_NOT_FOUND for an unknown id or another tenant's id. */
 enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
 				   json_t **out);
 

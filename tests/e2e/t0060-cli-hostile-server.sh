@@ -8,7 +8,9 @@
 #   number's shortest form (0.26 is 0.260, as the admin view shows it), '-'
 #   when unknown;
 # - the gate's error path: a comparison of an older version whose baseline
-#   run cannot be read closes the gate with exit 1 (an error), not 3.
+#   run cannot be read closes the gate with exit 1 (an error), not 3;
+# - a comparison side's shutdown note with terminal controls: the gate's
+#   stderr line writes them out, its verdict line and exit 0 unchanged.
 # Needs nginx only (no stack).
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../../scripts/lib/common.sh
@@ -18,6 +20,8 @@ CLI=$OLIVARES_BUILD/olivares
 TOKEN=olv_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 SA=$(repeat_char a 32) # its newest comparison is of an older version
 SC=$(repeat_char c 32) # its newest comparison has a hostile verdict
+SN=$(repeat_char f 32) # its newest comparison's candidate has a hostile shutdown note
+RUN_K=$(repeat_char 9 32)
 RUN_B=$(repeat_char b 32)
 CMP=$(repeat_char d 32)
 RUN_O=$(repeat_char e 32) # its outputs have durations of every shape
@@ -47,7 +51,13 @@ http {
 		location = /v1/m/sandbox/scenarios/$SC {
 			return 200 '{"id":"$SC","version":1,"digest":"digest-of-version-1"}';
 		}
+		location = /v1/m/sandbox/scenarios/$SN {
+			return 200 '{"id":"$SN","version":1,"digest":"digest-of-version-1"}';
+		}
 		location = /v1/m/sandbox/comparisons {
+			if (\$arg_scenario = "$SN") {
+				return 200 '{"comparisons":[{"id":"$CMP","verdict":"improved","delta":0.5,"scenario_version":1,"baseline":{"run_id":"$RUN_B","status":"completed","shutdown":null},"candidate":{"run_id":"$RUN_K","status":"completed","shutdown":"agent did not exit\\\\u001b[2J\\\\rall good\\\\u0007"}}]}';
+			}
 			if (\$arg_scenario = "$SA") {
 				return 200 '{"comparisons":[{"id":"$CMP","verdict":"improved","delta":0.25,"scenario_version":1,"baseline":{"run_id":"$RUN_B"}}]}';
 			}
@@ -107,6 +117,12 @@ is "stdout: the verdict line of the comparison found" "verdict=improved delta=0.
 is "stderr: the lookup's error, then why the gate is closed" \
 	"olivares: internal error (internal, HTTP 500)|olivares: the gate stays closed: the comparison's baseline run cannot be read" \
 	"$(paste -sd'|' <<<"$ERR")"
+cli sandbox gate --scenario "$SN"
+is "a candidate's shutdown note with terminal controls: exit 0 (improved)" 0 "$RC"
+is "stdout: the verdict line unchanged" "verdict=improved delta=0.5 comparison=$CMP" "$OUT"
+no_controls "stderr holds no ESC, BEL or CR byte" "$E2E_TMP/err"
+is "stderr: the candidate's note written out" \
+	"olivares: candidate run $RUN_K completed, but agent did not exit\\x1b[2J\\rall good\\x07" "$ERR"
 cli sandbox runs outputs "$RUN_O"
 is "runs outputs: exit 0" 0 "$RC"
 is "runs outputs: DURATION_MS always with three decimals, '-' when unknown" \

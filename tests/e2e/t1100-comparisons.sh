@@ -101,9 +101,11 @@ isnt "improved: created_at set" "" "$(jl '.created_at // ""')"
 is "improved: the response has exactly the contract's keys" \
 	'["baseline","candidate","created_at","decided_by","delta","differing_steps","id","reason","scenario_id","scenario_version","suite","tolerance","verdict"]' \
 	"$(jlc 'keys')"
-is "improved: each side has exactly {variant,run_id,status,scored,score}" \
-	'["run_id","score","scored","status","variant"]|["run_id","score","scored","status","variant"]' \
+is "improved: each side has exactly {variant,run_id,status,scored,score,shutdown}" \
+	'["run_id","score","scored","shutdown","status","variant"]|["run_id","score","scored","shutdown","status","variant"]' \
 	"$(jl '(.baseline|keys|tojson) + "|" + (.candidate|keys|tojson)')"
+is "improved: no agent process on inproc-mock, each side's shutdown is null" "null null" \
+	"$(jl '"\(.baseline.shutdown) \(.candidate.shutdown)"')"
 BRUN=$(jl .baseline.run_id)
 CRUN=$(jl .candidate.run_id)
 isnt "the two runs are distinct" "$BRUN" "$CRUN"
@@ -328,11 +330,13 @@ if [[ $ERR == *"no comparison"* ]]; then ok "gate without comparison: stderr say
 
 show olivares sandbox compare --scenario "$SID2" --baseline base --candidate up --suite "$SUITE" -o json
 is "olivares sandbox compare (admin): exit 0" 0 "$RC"
+is "olivares sandbox compare: no shutdown note, nothing on stderr" "" "$ERR"
 G1=$(jq -r .id <<<"$OUT" 2>/dev/null)
 is "olivares sandbox compare -o json: improved, delta 0.25" "improved 0.25" "$(jq -r '"\(.verdict) \(.delta)"' <<<"$OUT" 2>/dev/null)"
 show olivares sandbox gate --scenario "$SID2"
 is "gate after improved: exit 0" 0 "$RC"
 is "gate prints verdict, delta and comparison" "verdict=improved delta=0.25 comparison=$G1" "$OUT"
+is "gate after improved, no shutdown note: nothing on stderr" "" "$ERR"
 show olivares sandbox gate --scenario "$SID2" -o json
 is "gate -o json: the comparison, exit 0" "0 $G1 improved" "$RC $(jq -r '"\(.id) \(.verdict)"' <<<"$OUT" 2>/dev/null)"
 

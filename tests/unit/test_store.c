@@ -1179,14 +1179,19 @@ START_TEST(test_comparisons)
 	ck_assert_uint_eq(strlen(jstr(c1, "created_at")), 24);
 	ck_assert_uint_eq(json_object_size(c1), 13);
 	side = json_object_get(c1, "baseline");
-	ck_assert_uint_eq(json_object_size(side), 5);
+	ck_assert_uint_eq(json_object_size(side), 6);
 	ck_assert_str_eq(jstr(side, "variant"), "v1");
 	ck_assert_str_eq(jstr(side, "status"), "completed");
 	ck_assert(json_is_true(json_object_get(side, "scored")));
 	ck_assert(json_real_value(json_object_get(side, "score")) == 0.25);
+	/* session 10: each side carries its run's shutdown note, null when none */
+	ck_assert_msg(json_object_get(side, "shutdown") != NULL, "no baseline shutdown key");
+	ck_assert(json_is_null(json_object_get(side, "shutdown")));
 	side = json_object_get(c1, "candidate");
+	ck_assert_uint_eq(json_object_size(side), 6);
 	ck_assert_str_eq(jstr(side, "variant"), "v2");
 	ck_assert(json_real_value(json_object_get(side, "score")) == 0.75);
+	ck_assert(json_is_null(json_object_get(side, "shutdown")));
 
 	/* both runs are recorded, kind "comparison", with their outputs */
 	ck_assert_int_eq(store_run_get(st, a, jstr(json_object_get(c1, "baseline"), "run_id"), &x),
@@ -1224,11 +1229,24 @@ START_TEST(test_comparisons)
 	ck_assert(json_equal(g, c1));
 	json_decref(g);
 
-	/* the same comparison again: same verdict and delta */
+	/* the same comparison again: same verdict and delta; this time the
+	 * candidate's agent had to be killed after its last step: its side
+	 * says so (read from its run), the baseline's does not, and the
+	 * verdict is the scores' */
+	f.k.shutdown = "agent did not exit within its 1000 ms grace after the end of its input: "
+		       "killed";
 	ck_assert_int_eq(store_comparison_record(st, a, actor, &f.c, &c2), STORE_OK);
 	ck_assert_str_ne(jstr(c2, "id"), jstr(c1, "id"));
 	ck_assert_str_eq(jstr(c2, "verdict"), jstr(c1, "verdict"));
 	ck_assert(json_equal(json_object_get(c2, "delta"), json_object_get(c1, "delta")));
+	ck_assert_msg(jstr(json_object_get(c2, "candidate"), "shutdown") != NULL,
+		      "no candidate shutdown note");
+	ck_assert_str_eq(jstr(json_object_get(c2, "candidate"), "shutdown"), f.k.shutdown);
+	ck_assert(json_is_null(json_object_get(json_object_get(c2, "baseline"), "shutdown")));
+	ck_assert_int_eq(store_comparison_get(st, a, jstr(c2, "id"), &g), STORE_OK);
+	ck_assert(json_equal(g, c2));
+	json_decref(g);
+	f.k.shutdown = NULL;
 
 	/* inconclusive on another scenario: candidate failed, not scored */
 	f.c.scenario_id = other;
@@ -1262,6 +1280,7 @@ START_TEST(test_comparisons)
 	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c3, "id"));
 	ck_assert_str_eq(jstr(json_array_get(items, 1), "id"), jstr(c2, "id"));
 	ck_assert_str_eq(jstr(json_array_get(items, 2), "id"), jstr(c1, "id"));
+	ck_assert(json_equal(json_array_get(items, 1), c2));
 	ck_assert(json_equal(json_array_get(items, 2), c1));
 	json_decref(list);
 	ck_assert_int_eq(store_comparison_list(st, a, sid, 50, 0, &list), STORE_OK);

@@ -5,7 +5,9 @@
  * them.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +233,88 @@ START_TEST(test_preflight_answers_without_init_are_the_process_own)
 	http_preflight_cache_put(0, &pf, http_preflight_cache_now_ms());
 	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 0);
 	ck_assert_str_eq(pf.reason, NO_FC);
+}
+END_TEST
+
+/* The pool's records descriptor, inherited as a worker inherits it
+ * (found by its memfd name), or -1. */
+static int pool_fd(void)
+{
+	char path[300], target[128];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	ssize_t len;
+	int fd = -1;
+
+	ck_assert_ptr_nonnull(d);
+	while (fd < 0 && (e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strstr(target, "memfd:olivares-preflight-cache"))
+			fd = atoi(e->d_name);
+	}
+	closedir(d);
+	return fd;
+}
+
+/* A worker stopped while it holds a record (a SIGSTOP, a debugger): the
+ * others neither wait for it nor read or write that record (nothing
+ * known, the put skipped), and the other records stay theirs. */
+START_TEST(test_preflight_locked_record_is_given_up)
+{
+	struct http_preflight pf;
+	struct flock fl;
+	long long t0, at_ms;
+	char why[128], c;
+	int ready[2], fd, status;
+	pid_t pid;
+
+	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	put_in_child(1, 1, "");
+	put_in_child(2, 1, "");
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* holds record 0 (its first byte) until killed */
+		fd = pool_fd();
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = 0;
+		fl.l_len = 1;
+		c = fd >= 0 && fcntl(fd, F_SETLK, &fl) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_msg(c == 'y', "the holder could not lock");
+	t0 = http_preflight_cache_now_ms();
+	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 1);
+	ck_assert_msg(http_preflight_cache_now_ms() - t0 < 1000, "waited %lld ms for a lock",
+	              http_preflight_cache_now_ms() - t0);
+	memset(&pf, 0, sizeof(pf));
+	snprintf(pf.reason, sizeof(pf.reason), "%s", NO_FC);
+	http_preflight_cache_put(0, &pf, http_preflight_cache_now_ms());
+	ck_assert_msg(http_preflight_cache_now_ms() - t0 < 1000, "waited %lld ms for a lock",
+	              http_preflight_cache_now_ms() - t0);
+	/* another record is not held */
+	ck_assert_int_eq(http_preflight_cache_get(2, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 1);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	/* its holder gone, the record is free again: the put while it was
+	 * held wrote nothing */
+	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 1);
+	ck_assert_int_eq(http_preflight_cache_get(1, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 1);
+	close(ready[0]);
+	close(ready[1]);
 }
 END_TEST
 
@@ -497,6 +581,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_preflight_answers_shared_by_the_pool);
 	tcase_add_test(tc, test_preflight_answers_without_init_are_the_process_own);
 	tcase_add_test(tc, test_preflight_newest_check_wins);
+	tcase_add_test(tc, test_preflight_locked_record_is_given_up);
 	tcase_add_test(tc, test_preflight_newest_check_wins_without_init);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");

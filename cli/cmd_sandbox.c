@@ -128,7 +128,9 @@ static char *output_status(const json_t *item)
 
 /* DURATION_MS: the step's wall time in ms to the microsecond, always three
  * decimals ("0.260", as the admin view and JUnit write it, not jansson's
- * shortest "0.26"); "-" when unknown (older runs) */
+ * shortest "0.26"); "-" when unknown (older runs); a number too long for
+ * that (over 1e28, from a server that does not bound it) in its shortest
+ * form ("1e30"), never an empty cell */
 static char *output_duration(const json_t *item)
 {
 	const json_t *d = json_object_get(item, "duration_ms");
@@ -138,7 +140,10 @@ static char *output_duration(const json_t *item)
 	if (!json_is_number(d))
 		return cli_render(d);
 	model_buf_init(&b, 32);
-	model_buf_printf(&b, "%.3f", json_number_value(d));
+	if (model_buf_printf(&b, "%.3f", json_number_value(d)) != 0) {
+		model_buf_release(&b);
+		return cli_render(d);
+	}
 	s = model_buf_detach(&b, NULL);
 	model_buf_release(&b);
 	return s;

@@ -1217,25 +1217,26 @@ out:
 
 /* ---- GET /v1/m/sandbox/backends -------------------------------------------------- */
 
-/* The pool's answer of backend i when it is under PREFLIGHT_CACHE_MS old,
- * else a new one from the runner, recorded for the pool
- * (fcgi/preflight_cache.h: whichever worker asked last). */
+/* The pool's answer of backend i when its check started under
+ * PREFLIGHT_CACHE_MS ago, else a new one from the runner, recorded for the
+ * pool with the time it started (fcgi/preflight_cache.h: the newest check
+ * wins, whichever worker ends it last). */
 static void preflight(const struct http_config *cfg, size_t i, const char *name,
                       struct http_preflight *pf)
 {
-	long long at_ms;
+	long long at_ms, started;
 
-	if (http_preflight_cache_get(i, pf, &at_ms) == 0 &&
-	    http_preflight_cache_now_ms() - at_ms < PREFLIGHT_CACHE_MS)
+	started = http_preflight_cache_now_ms();
+	if (http_preflight_cache_get(i, pf, &at_ms) == 0 && started - at_ms < PREFLIGHT_CACHE_MS)
 		return;
 	if (http_dispatch_preflight(cfg->runner_path, name, cfg->gvisor_platform,
 	                            PREFLIGHT_TIMEOUT_MS, pf))
 		http_log("preflight of %s: no answer from the runner (%s)", name, pf->reason);
-	http_preflight_cache_put(i, pf);
+	http_preflight_cache_put(i, pf, started);
 }
 
-/* The pool's last preflight answer for backend i, whatever its age, as
- * {"ok","reason","age_s"} (whole seconds since it was checked), or JSON
+/* The pool's newest preflight answer for backend i, whatever its age, as
+ * {"ok","reason","age_s"} (whole seconds since its check started), or JSON
  * null when it has none: nothing is started. */
 static json_t *preflight_cached(size_t i)
 {

@@ -16,7 +16,7 @@
 /* Tries of a lock held by another worker, 1 ms apart. */
 #define LOCK_TRIES 20
 
-/* One backend's answer as stored; at_ms 0: none. */
+/* One backend's answer as stored, at_ms when its check started; 0: none. */
 struct pf_record {
 	long long at_ms;
 	struct http_preflight pf;
@@ -92,19 +92,20 @@ static void say_lock_failed(void)
 	said = 1;
 }
 
-void http_preflight_cache_put(size_t i, const struct http_preflight *pf)
+void http_preflight_cache_put(size_t i, const struct http_preflight *pf, long long started_ms)
 {
-	struct pf_record rec;
+	struct pf_record rec, cur;
 	int rc;
 
-	if (i >= PREFLIGHT_CACHE_BACKENDS)
+	if (i >= PREFLIGHT_CACHE_BACKENDS || started_ms <= 0)
 		return;
 	memset(&rec, 0, sizeof(rec));
-	rec.at_ms = http_preflight_cache_now_ms();
+	rec.at_ms = started_ms;
 	rec.pf = *pf;
 	rec.pf.reason[sizeof(rec.pf.reason) - 1] = '\0';
 	if (cache_fd < 0) {
-		local[i] = rec;
+		if (local[i].at_ms <= started_ms)
+			local[i] = rec;
 		return;
 	}
 	rc = lock_record(i, F_WRLCK);
@@ -112,9 +113,14 @@ void http_preflight_cache_put(size_t i, const struct http_preflight *pf)
 		say_lock_failed();
 	if (rc != 0)
 		return;
+	/* a newer check's answer, recorded while this one ran, stays */
+	if (pread(cache_fd, &cur, sizeof(cur), (off_t)(i * sizeof(cur))) == (ssize_t)sizeof(cur) &&
+	    cur.at_ms > started_ms)
+		goto out;
 	if (pwrite(cache_fd, &rec, sizeof(rec), (off_t)(i * sizeof(rec))) != (ssize_t)sizeof(rec))
 		fprintf(stderr, "olivares-fcgi[%d]: preflight cache: write failed: %s\n",
 		        (int)getpid(), strerror(errno));
+out:
 	lock_record(i, F_UNLCK);
 }
 

@@ -37,14 +37,18 @@ int http_preflight_cache_init(char *why, size_t n);
 
 /**
  * Record pf as the answer of backend i (index in http_config_known_backends)
- * at the current time. An index at or over PREFLIGHT_CACHE_BACKENDS, or a
- * record that stays locked, is not recorded (logged only when locking
- * itself fails).
+ * from a check that started at started_ms (http_preflight_cache_now_ms()
+ * taken before the runner was started: the answer is at least that old).
+ * A record of a check that started later is kept: with several workers, a
+ * slow check (a gVisor trial sandbox, a runner cut at 8 s) ends after a
+ * newer one, and its older answer must not replace the newer one. An index
+ * at or over PREFLIGHT_CACHE_BACKENDS, or a record that stays locked, is
+ * not recorded (logged only when locking itself fails).
  */
-void http_preflight_cache_put(size_t i, const struct http_preflight *pf);
+void http_preflight_cache_put(size_t i, const struct http_preflight *pf, long long started_ms);
 
 /**
- * The last answer of backend i into *pf and when it was recorded
+ * The newest answer of backend i into *pf and when its check started
  * (CLOCK_MONOTONIC ms) into *at_ms. Returns 0; 1 when none is known (none
  * recorded since the pool started, an index out of range, a record that
  * stays locked), and then *pf and *at_ms are untouched.

@@ -1223,7 +1223,8 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
 out:
 	/* Done or failed: the agent gets its grace period to exit on EOF,
-	 * never past the run's deadline, then the sandbox is deleted. */
+	 * never past the run's deadline (its sandbox GV_EXIT_SLACK_MS more
+	 * for its own exit, gv_destroy), then the sandbox is deleted. */
 	grace = io.grace_until ? io.grace_until : now_ms() + RUNNER_AGENT_GRACE_MS;
 	if (gv_destroy(&g, rc == 0 ? (grace < deadline ? grace : deadline) : 0, msg, sizeof(msg)) !=
 	    0) {

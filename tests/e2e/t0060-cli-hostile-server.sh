@@ -6,7 +6,8 @@
 #   gate that exits 1;
 # - the outputs table's DURATION_MS: three decimals whatever the JSON
 #   number's shortest form (0.26 is 0.260, as the admin view shows it), '-'
-#   when unknown;
+#   when unknown, a number too long for that (1e30) in its shortest form,
+#   never an empty cell;
 # - the gate's error path: a comparison of an older version whose baseline
 #   run cannot be read closes the gate with exit 1 (an error), not 3;
 # - a comparison side's shutdown note with terminal controls: the gate's
@@ -64,7 +65,7 @@ http {
 			return 200 '{"comparisons":[{"id":"$CMP","verdict":"regressed\\\\u001b[2K\\\\r\\\\u001b]0;PWNED\\\\u0007verdict=improved","delta":-0.1,"scenario_version":1}]}';
 		}
 		location = /v1/m/sandbox/runs/$RUN_O/outputs {
-			return 200 '{"run_id":"$RUN_O","outputs":[{"seq":1,"key":"a","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":0.26},{"seq":2,"key":"b","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":12},{"seq":3,"key":"c","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":null},{"seq":4,"key":"d","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":1500.125}]}';
+			return 200 '{"run_id":"$RUN_O","outputs":[{"seq":1,"key":"a","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":0.26},{"seq":2,"key":"b","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":12},{"seq":3,"key":"c","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":null},{"seq":4,"key":"d","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":1500.125},{"seq":5,"key":"e","input":"i","output":"o","status":"ok","error_kind":null,"duration_ms":1e30}]}';
 		}
 		location /v1/m/sandbox/runs/ {
 			return 500 '{"error":{"code":"internal","message":"internal error"}}';
@@ -126,5 +127,10 @@ is "stderr: the candidate's note written out" \
 cli sandbox runs outputs "$RUN_O"
 is "runs outputs: exit 0" 0 "$RC"
 is "runs outputs: DURATION_MS always with three decimals, '-' when unknown" \
-	"0.260|12.000|-|1500.125" "$(awk 'NR > 1 {print $4}' <<<"$OUT" | paste -sd'|')"
+	"0.260|12.000|-|1500.125" "$(awk 'NR > 1 && NR < 6 {print $4}' <<<"$OUT" | paste -sd'|')"
+# a number too long for three decimals in the cell (a server's, not this
+# one's: it records at most the run's deadline) is shown, not left blank
+# (the columns after it would shift)
+is "runs outputs: an absurd duration is shown in its shortest form" "5 e ok 1e30 o" \
+	"$(awk 'NR == 6 {print $1, $2, $3, $4, $5}' <<<"$OUT")"
 done_testing

@@ -5,7 +5,9 @@
  * them.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,8 +153,9 @@ END_TEST
 
 #define NO_FC "firecracker binary not found (looked in /usr/bin, /usr/local/bin)"
 
-/* A worker that records ok/reason as backend i's answer, then exits. */
-static void put_in_child(size_t i, int ok, const char *reason)
+/* A worker that records ok/reason as backend i's answer from a check
+ * started at started_ms, then exits. */
+static void put_started_in_child(size_t i, int ok, const char *reason, long long started_ms)
 {
 	struct http_preflight pf;
 	pid_t pid;
@@ -164,11 +167,17 @@ static void put_in_child(size_t i, int ok, const char *reason)
 		memset(&pf, 0, sizeof(pf));
 		pf.ok = ok;
 		snprintf(pf.reason, sizeof(pf.reason), "%s", reason);
-		http_preflight_cache_put(i, &pf);
+		http_preflight_cache_put(i, &pf, started_ms);
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The same, from a check that started now. */
+static void put_in_child(size_t i, int ok, const char *reason)
+{
+	put_started_in_child(i, ok, reason, http_preflight_cache_now_ms());
 }
 
 START_TEST(test_preflight_answers_shared_by_the_pool)
@@ -221,9 +230,138 @@ START_TEST(test_preflight_answers_without_init_are_the_process_own)
 	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 1);
 	memset(&pf, 0, sizeof(pf));
 	snprintf(pf.reason, sizeof(pf.reason), "%s", NO_FC);
-	http_preflight_cache_put(0, &pf);
+	http_preflight_cache_put(0, &pf, http_preflight_cache_now_ms());
 	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 0);
 	ck_assert_str_eq(pf.reason, NO_FC);
+}
+END_TEST
+
+/* The pool's records descriptor, inherited as a worker inherits it
+ * (found by its memfd name), or -1. */
+static int pool_fd(void)
+{
+	char path[300], target[128];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	ssize_t len;
+	int fd = -1;
+
+	ck_assert_ptr_nonnull(d);
+	while (fd < 0 && (e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strstr(target, "memfd:olivares-preflight-cache"))
+			fd = atoi(e->d_name);
+	}
+	closedir(d);
+	return fd;
+}
+
+/* A worker stopped while it holds a record (a SIGSTOP, a debugger): the
+ * others neither wait for it nor read or write that record (nothing
+ * known, the put skipped), and the other records stay theirs. */
+START_TEST(test_preflight_locked_record_is_given_up)
+{
+	struct http_preflight pf;
+	struct flock fl;
+	long long t0, at_ms;
+	char why[128], c;
+	int ready[2], fd, status;
+	pid_t pid;
+
+	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	put_in_child(1, 1, "");
+	put_in_child(2, 1, "");
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* holds record 0 (its first byte) until killed */
+		fd = pool_fd();
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = 0;
+		fl.l_len = 1;
+		c = fd >= 0 && fcntl(fd, F_SETLK, &fl) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	ck_assert_msg(c == 'y', "the holder could not lock");
+	t0 = http_preflight_cache_now_ms();
+	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 1);
+	ck_assert_msg(http_preflight_cache_now_ms() - t0 < 1000, "waited %lld ms for a lock",
+	              http_preflight_cache_now_ms() - t0);
+	memset(&pf, 0, sizeof(pf));
+	snprintf(pf.reason, sizeof(pf.reason), "%s", NO_FC);
+	http_preflight_cache_put(0, &pf, http_preflight_cache_now_ms());
+	ck_assert_msg(http_preflight_cache_now_ms() - t0 < 1000, "waited %lld ms for a lock",
+	              http_preflight_cache_now_ms() - t0);
+	/* another record is not held */
+	ck_assert_int_eq(http_preflight_cache_get(2, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 1);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	/* its holder gone, the record is free again: the put while it was
+	 * held wrote nothing */
+	ck_assert_int_eq(http_preflight_cache_get(0, &pf, &at_ms), 1);
+	ck_assert_int_eq(http_preflight_cache_get(1, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 1);
+	close(ready[0]);
+	close(ready[1]);
+}
+END_TEST
+
+/* Two workers check one backend: A's check starts first and is slow (a
+ * gVisor trial sandbox, a runner cut at 8 s), B's starts later (the host
+ * fixed meanwhile) and ends first. A's older answer, recorded last, must
+ * not replace B's: the pool would say "failed" for 30 s after a check
+ * passed, with an age counted from A's end, not from when it looked. */
+START_TEST(test_preflight_newest_check_wins)
+{
+	struct http_preflight pf;
+	long long a_started, b_started, at_ms = -1;
+	char why[128];
+
+	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	a_started = http_preflight_cache_now_ms() - 5000;
+	b_started = a_started + 3000;
+	put_started_in_child(2, 1, "", b_started);
+	put_started_in_child(2, 0, "runsc not found", a_started);
+	ck_assert_int_eq(http_preflight_cache_get(2, &pf, &at_ms), 0);
+	ck_assert_msg(pf.ok == 1, "the older check's answer replaced the newer: %s", pf.reason);
+	ck_assert_int_eq(at_ms, b_started);
+
+	/* a check that started later still replaces it, with its start */
+	put_started_in_child(2, 0, NO_FC, b_started + 1);
+	ck_assert_int_eq(http_preflight_cache_get(2, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 0);
+	ck_assert_str_eq(pf.reason, NO_FC);
+	ck_assert_int_eq(at_ms, b_started + 1);
+}
+END_TEST
+
+/* The same rule for a process's own answers (no pool). */
+START_TEST(test_preflight_newest_check_wins_without_init)
+{
+	struct http_preflight pf;
+	long long t0 = http_preflight_cache_now_ms(), at_ms = -1;
+
+	memset(&pf, 0, sizeof(pf));
+	pf.ok = 1;
+	http_preflight_cache_put(1, &pf, t0);
+	pf.ok = 0;
+	snprintf(pf.reason, sizeof(pf.reason), "%s", NO_FC);
+	http_preflight_cache_put(1, &pf, t0 - 2000);
+	ck_assert_int_eq(http_preflight_cache_get(1, &pf, &at_ms), 0);
+	ck_assert_int_eq(pf.ok, 1);
+	ck_assert_int_eq(at_ms, t0);
 }
 END_TEST
 
@@ -442,6 +580,9 @@ static Suite *config_suite(void)
 	tc = tcase_create("preflight");
 	tcase_add_test(tc, test_preflight_answers_shared_by_the_pool);
 	tcase_add_test(tc, test_preflight_answers_without_init_are_the_process_own);
+	tcase_add_test(tc, test_preflight_newest_check_wins);
+	tcase_add_test(tc, test_preflight_locked_record_is_given_up);
+	tcase_add_test(tc, test_preflight_newest_check_wins_without_init);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");
 	tcase_add_test(tc, test_config_defaults_and_bounds);

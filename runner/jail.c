@@ -446,7 +446,12 @@ static int open_jail_dev(size_t d, int *fd, char *why, size_t n)
 	}
 	/* A bind keeps its source's nodev: the jail's device would not open
 	 * (EACCES), and every run would fail at the agent's first use. */
-	if (fstatvfs(*fd, &sv) != 0 || (sv.f_flag & ST_NODEV)) {
+	if (fstatvfs(*fd, &sv) != 0) {
+		snprintf(why, n, "cannot read the mount flags of the host's %s: %s",
+		         jail_devs[d].path, ename(errno));
+		return -1;
+	}
+	if (sv.f_flag & ST_NODEV) {
 		snprintf(why, n,
 		         "the host's %s is on a nodev mount (a device does not open through it)",
 		         jail_devs[d].path);

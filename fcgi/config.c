@@ -5,6 +5,7 @@
  */
 #include "fcgi/config.h"
 #include "fcgi/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
+#include "fcgi/preflight_cache.h" /* PREFLIGHT_CACHE_BACKENDS */
 #include "fcgi/scorer.h"   /* the [scorer] timeout_ms bounds (macros only) */
 
 #include <ctype.h>
@@ -21,6 +22,10 @@
 /* Backends the runner knows (DESIGN.md §1); the list may allow any subset. */
 const char *const http_config_known_backends[] = {"inproc-mock", "namespaces", "gvisor",
                                                   "firecracker", NULL};
+/* every backend has a record in the pool's preflight answers */
+_Static_assert(sizeof(http_config_known_backends) / sizeof(http_config_known_backends[0]) - 1 <=
+                   PREFLIGHT_CACHE_BACKENDS,
+               "PREFLIGHT_CACHE_BACKENDS (fcgi/preflight_cache.h) below the known backends");
 
 /* gVisor platforms the runner accepts (runner/backend.h
  * runner_gvisor_platforms, the first is the default): the loader refuses

@@ -41,9 +41,12 @@ int http_preflight_cache_init(char *why, size_t n);
  * taken before the runner was started: the answer is at least that old).
  * A record of a check that started later is kept: with several workers, a
  * slow check (a gVisor trial sandbox, a runner cut at 8 s) ends after a
- * newer one, and its older answer must not replace the newer one. An index
- * at or over PREFLIGHT_CACHE_BACKENDS, or a record that stays locked, is
- * not recorded (logged only when locking itself fails).
+ * newer one, and its older answer must not replace the newer one. pf is
+ * borrowed and copied (its reason cut to the record's size). An index at
+ * or over PREFLIGHT_CACHE_BACKENDS, a started_ms not above 0, or a record
+ * that stays locked, is not recorded; nothing is returned: a failed
+ * record only costs a later listing a new check (logged on stderr, once,
+ * when locking itself fails, and when the write fails).
  */
 void http_preflight_cache_put(size_t i, const struct http_preflight *pf, long long started_ms);
 

@@ -75,11 +75,13 @@ struct runner_jail {
  * kind, that user namespaces are enabled and that seccomp filter mode is
  * available; with trial set it also checks the host's devices the jail's
  * /dev binds (/dev/null, zero, full, random, urandom must be the character
- * devices 1:3, 1:5, 1:7, 1:8, 1:9, as runner_jail_start() requires) and
- * tries the primitives in a forked child (unshare user+mount namespaces, a
- * tmpfs, pivot_root into it, detach the old root). Returns 0, or -1 with
- * why naming the missing primitive ("pivot_root unavailable in a user
- * namespace", "the host's /dev/null is not the character device 1:3").
+ * devices 1:3, 1:5, 1:7, 1:8, 1:9, on a mount without nodev, as
+ * runner_jail_start() requires) and tries the primitives in a forked child
+ * (unshare user+mount namespaces, a tmpfs, pivot_root into it, detach the
+ * old root). Returns 0, or -1 with why (n bytes) naming the missing
+ * primitive ("pivot_root unavailable in a user namespace", "the host's
+ * /dev/null is not the character device 1:3", "the host's /dev/null is on
+ * a nodev mount (a device does not open through it)").
  */
 int runner_jail_preflight(int trial, char *why, size_t n);
 

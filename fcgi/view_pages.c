@@ -1033,9 +1033,11 @@ static const char *preflight_mark(json_t *b, char *title, size_t n)
  * ("preflight failed", the reason as the option's title and in a note
  * under the select: a run there fails closed) or when there is none yet
  * ("not checked") (GET /v1/m/sandbox/backends?preflight=cached: no runner
- * is started). selected (may be NULL) is the option to select.
+ * is started). selected (may be NULL) is the option to select; note_id is
+ * the id of the note (one per form: a page holds both forms).
  */
-static void backend_select(struct view_ctx *ctx, xmlNodePtr form, const char *selected)
+static void backend_select(struct view_ctx *ctx, xmlNodePtr form, const char *selected,
+                           const char *note_id)
 {
 	xmlNodePtr select = select_new(form, "Backend ", "backend", "(tenant default)");
 	xmlNodePtr note = NULL, opt;
@@ -1069,7 +1071,7 @@ static void backend_select(struct view_ctx *ctx, xmlNodePtr form, const char *se
 				note = html_elc(form, "p", "note",
 				                "Last preflight on this server failed (a run there "
 				                "fails closed): ");
-				html_attr(note, "id", "backend-preflight");
+				html_attr(note, "id", note_id);
 			} else {
 				html_text(note, "; ");
 			}
@@ -1113,7 +1115,7 @@ static void run_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, json
 	    variant_input(form, "Variant ", "variant", variants, refilled(ctx, here, "variant"));
 	if (here)
 		html_attr(first, "autofocus", "autofocus");
-	backend_select(ctx, form, refilled(ctx, here, "backend"));
+	backend_select(ctx, form, refilled(ctx, here, "backend"), "backend-preflight");
 	submit_button(form, "Run");
 }
 
@@ -1148,7 +1150,7 @@ static void compare_form(struct view_ctx *ctx, xmlNodePtr main, const char *id, 
 	                     refilled(ctx, here, "suite")),
 	          "required", "required");
 	labelled_input(form, "Tolerance ", "text", "tolerance", refilled(ctx, here, "tolerance"));
-	backend_select(ctx, form, refilled(ctx, here, "backend"));
+	backend_select(ctx, form, refilled(ctx, here, "backend"), "compare-backend-preflight");
 	submit_button(form, "Compare");
 }
 

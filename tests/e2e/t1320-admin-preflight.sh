@@ -133,6 +133,12 @@ if ((failed == 0)); then
 	is "warm: no failure note when every backend passed" 0 "$(xp 'count(//p[@id="backend-preflight"])')"
 else
 	is "warm: one failure note, in the run form" 1 "$(xp 'count(//form[@id="run-form"]//p[@id="backend-preflight"])')"
+	# an admin's page holds the comparison form too: its own note, ids unique
+	page "$AD" "/admin/scenarios/$SID"
+	is "warm: admin's page: one p#backend-preflight" 1 "$(xp 'count(//p[@id="backend-preflight"])')"
+	is "warm: admin's page: the compare form's note has its own id" 1 \
+		"$(xp 'count(//form[@id="compare-form"]//p[@id="compare-backend-preflight"])')"
+	page "$ED" "/admin/scenarios/$SID"
 fi
 if [[ -e /dev/kvm ]] && [[ -x /usr/bin/firecracker || -x /usr/local/bin/firecracker ]]; then
 	echo "# skip - firecracker may pass its preflight here (/dev/kvm and firecracker)"

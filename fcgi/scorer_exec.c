@@ -174,7 +174,8 @@ static int exec_score(void *ctx, const char *suite, json_t *outputs, struct mode
 		goto out;
 	}
 	input = json_pack("{s:s, s:O}", "suite", suite, "outputs", outputs);
-	in = input ? json_dumps(input, JSON_COMPACT) : NULL;
+	/* reals as the API writes them (0.137, not 0.13700000000000001) */
+	in = input ? json_dumps(input, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
 	if (!in) {
 		not_scored(res, "cannot encode the scorer's input");
 		goto out;

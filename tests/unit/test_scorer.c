@@ -1217,9 +1217,13 @@ START_TEST(test_exec_good)
 	char want[128];
 	int k;
 
-	/* the exact bytes the scorer should see on stdin */
+	/* the exact bytes the scorer should see on stdin: a step's time as
+	 * the API writes it, 0.137 (jansson's default, 17 digits, writes
+	 * 0.13700000000000001) */
+	json_object_set_new(json_array_get(outs, 0), "duration_ms", json_real(0.137));
 	input = json_pack("{s:s, s:O}", "suite", "walkthrough", "outputs", outs);
-	in = json_dumps(input, JSON_COMPACT);
+	in = json_dumps(input, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	ck_assert_ptr_nonnull(strstr(in, "\"duration_ms\":0.137}"));
 	snprintf(want, sizeof(want), "suite=walkthrough bytes=%zu", strlen(in));
 	memset(&res, 0, sizeof(res));
 	exec_make("scorer-good", 5000, &s);

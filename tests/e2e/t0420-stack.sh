@@ -166,6 +166,26 @@ fi
 is "the same server still runs" "$pid_before" "$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)"
 req "" GET /healthz
 is_status "and answers" 200
+# ---- up or restart on another database than the one the stack started on
+# (a shell without its OLIVARES_DSN: a new SQLite file, and admin_token
+# replaced by a token of it): refused, nothing stopped or written
+is "the stack records the database it started on (passwords masked)" \
+	"$("$OLIVARES_BUILD/olivares-fcgi" --check-config 2>/dev/null | sed -n 's/^dsn = //p')" "$(cat "$OLIVARES_DATA/dsn" 2>/dev/null)"
+other="Driver=SQLite3;Database=$E2E_TMP/other.db"
+OLIVARES_DSN=$other "$OLIVARES_BUILD/olivares-admin" migrate >/dev/null 2>&1
+for cmd in restart up; do
+	rc=0
+	OLIVARES_DSN=$other "$STACK" "$cmd" >"$E2E_TMP/otherdb.out" 2>"$E2E_TMP/otherdb.err" || rc=$?
+	if ((rc != 0)) && grep -q "this stack last started on the database \"$(sed 's/[].[*^$\\]/\\&/g' "$OLIVARES_DATA/dsn")\"; the configuration now names \"$other\"" "$E2E_TMP/otherdb.err"; then
+		ok "$cmd on another database: refused, naming both"
+	else
+		not_ok "$cmd on another database: refused, naming both (exit $rc, $(short "$(cat "$E2E_TMP/otherdb.err")"))"
+	fi
+	is "$cmd on another database: the same server still runs, admin_token kept" "$pid_before $TOKEN" \
+		"$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null) $(cat "$OLIVARES_DATA/admin_token")"
+done
+is "nothing was written to the other database" "0" \
+	"$(OLIVARES_DSN=$other "$OLIVARES_BUILD/olivares-admin" tenant list 2>/dev/null | wc -l)"
 printf '[scorer]\nadapter = exec:no-such-scorer\n' >"$E2E_TMP/bad-scorer.conf"
 rc=0
 OLIVARES_CONF=$E2E_TMP/bad-scorer.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config >/dev/null 2>"$E2E_TMP/check.err" || rc=$?

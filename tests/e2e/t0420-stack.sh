@@ -87,6 +87,34 @@ else
 fi
 req "$OLV_VIEWER_TOKEN" GET /v1/modules
 is_status "the API answers after down + up" 200
+if grep -q 'refuses' "$E2E_TMP/up2.err"; then
+	not_ok "up with a working admin token says nothing of it (stderr $(short "$(cat "$E2E_TMP/up2.err")"))"
+else
+	ok "up with a working admin token says nothing of it"
+fi
+# ---- an admin token the API refuses (revoked): up says so, keeps the file
+cp -p "$OLIVARES_DATA/admin_token" "$E2E_TMP/admin_token.keep"
+printf 'olv_%s' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$OLIVARES_DATA/admin_token"
+cp -p "$OLIVARES_DATA/admin_token" "$E2E_TMP/admin_token.bad"
+rc=0
+"$STACK" up >"$E2E_TMP/up3.out" 2>"$E2E_TMP/up3.err" || rc=$?
+is "up with a refused admin token: exit 0" 0 "$rc"
+if grep -q "^note: the API refuses $OLIVARES_DATA/admin_token (401: revoked, or a token of another database)" "$E2E_TMP/up3.err"; then
+	ok "up says the API refuses the data dir's admin token"
+else
+	not_ok "up says the API refuses the admin token (stderr $(short "$(cat "$E2E_TMP/up3.err")"))"
+fi
+if cmp -s "$OLIVARES_DATA/admin_token" "$E2E_TMP/admin_token.bad"; then
+	ok "up does not replace a refused admin token by itself"
+else
+	not_ok "up replaced the refused admin token"
+fi
+if grep -qF "$(cat "$E2E_TMP/admin_token.bad")" "$E2E_TMP/up3.err"; then
+	not_ok "the note does not print the token"
+else
+	ok "the note does not print the token"
+fi
+mv "$E2E_TMP/admin_token.keep" "$OLIVARES_DATA/admin_token"
 # what the server notes at start is said by up, not only logged (run.sh
 # --fresh names tenant olv-slots-b, which t0950 creates later)
 if [[ -n ${OLV_SLOTS_TENANTS:-} ]]; then

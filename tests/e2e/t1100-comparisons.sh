@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Comparisons (issue 4): POST /v1/m/sandbox/comparisons runs a baseline and a
+# Comparisons: POST /v1/m/sandbox/comparisons runs a baseline and a
 # candidate variant, scores both against a suite and appends the verdict.
 # Each verdict is reproduced on inproc-mock with mocks tagged by variant, so
 # the two sides see different data:

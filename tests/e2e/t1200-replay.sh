@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replay of historical sessions (issue 5, /work/briefs/api5.md,
+# Replay of historical sessions (docs/replay.md,
 # model/history.h), through nginx with the CLI and curl, on the sessions of
 # tests/fixtures/sessions:
 #   replayable.json   events out of order; inputs seq 1, 5, 9 (user1, user2,

@@ -2,7 +2,7 @@
 #define OLIVARES_CLI_CLI_H
 /**
  * The `olivares` CLI: a libcurl + jansson client of the REST API
- * (DESIGN.md §1 and §4, /work/briefs/api.md). This header is private to cli/.
+ * (docs/api.md, docs/cli.md). This header is private to cli/.
  *
  * Exit status of the program (and of every command function):
  *   CLI_EXIT_OK     0  success
@@ -92,9 +92,9 @@ struct cli_args {
 const char *cli_arg(const struct cli_args *a, const char *name);
 
 /**
- * A node of the command tree (STYLE.md: git's commands[] table). A group has
- * `sub` (terminated by an entry whose name is NULL) and no `fn`; a leaf has
- * `fn`, its options and at most one positional argument.
+ * A node of the command tree (a table of commands, as git's commands[]). A
+ * group has `sub` (terminated by an entry whose name is NULL) and no `fn`; a
+ * leaf has `fn`, its options and at most one positional argument.
  */
 struct cli_command {
 	const char *name;
@@ -114,7 +114,7 @@ extern const struct cli_command cli_sandbox_commands[];
  * Registered in cli_sandbox_commands (cli/cmd_sandbox.c): each leaf is its
  * function, its option list (terminated by {NULL}) and its --help text. */
 
-/** `sandbox compare`: POST /v1/m/sandbox/comparisons (/work/briefs/api4.md). */
+/** `sandbox compare`: POST /v1/m/sandbox/comparisons (docs/scoring.md). */
 int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *args);
 extern const struct cli_opt cli_compare_opts[];
 extern const char cli_compare_help[];
@@ -137,7 +137,7 @@ extern const char cli_runs_junit_help[];
 extern const struct cli_command cli_comparisons_commands[];
 
 /* ---- sessions and replay (cli/cmd_replay.c) ------------------------------
- * /work/briefs/api5.md; registered in cli_sandbox_commands. */
+ * docs/replay.md; registered in cli_sandbox_commands. */
 
 /** `sandbox replay SESSION`: POST /v1/m/sandbox/replays; the run, and in a
  * table its divergence from the recorded outputs. */

@@ -1,6 +1,6 @@
 /*
  * olivares sandbox compare | comparisons list|get | gate | runs junit: the
- * comparison and export routes of issue 4 (/work/briefs/api4.md).
+ * comparison and export routes (docs/scoring.md).
  *
  * compare posts one comparison (both variants run and scored on the server,
  * the verdict decided there by model/verdict.h); gate reads the newest

@@ -1,7 +1,7 @@
 /*
  * olivares sandbox sessions import|list|get | replay: the historical
- * sessions and replay routes of issue 5 (/work/briefs/api5.md; session
- * format and reconstruction rules in model/history.h).
+ * sessions and replay routes (docs/replay.md; session format and
+ * reconstruction rules in model/history.h).
  *
  * import reads a sessions file (a JSON array of session objects, or JSON
  * lines: one session per line), checks all of it locally, then posts one

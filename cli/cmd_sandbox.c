@@ -1,9 +1,9 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
  * runs list|get|outputs|junit, backends, compare, comparisons, gate,
- * sessions, replay (the /v1/m/sandbox routes of /work/briefs/api.md, api4.md
- * and api5.md; compare, comparisons, gate and runs junit live in
- * cli/cmd_compare.c, sessions and replay in cli/cmd_replay.c).
+ * sessions, replay (the /v1/m/sandbox routes, docs/api.md; compare,
+ * comparisons, gate and runs junit live in cli/cmd_compare.c, sessions and
+ * replay in cli/cmd_replay.c).
  *
  * Every command builds a path (ids percent-encoded: they are opaque tokens
  * and the server is the one that says "not found") and maybe a body, makes

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// tests/browser/admin.test.mjs: the admin HTML view (issue 6) in a real
+// tests/browser/admin.test.mjs: the admin HTML view (docs/admin-view.md) in a real
 // browser: Debian's Chromium headless driven by playwright-core, against the
 // stack tests/e2e/t1300-admin.sh runs it on (that wrapper makes the data
 // below and relays these lines). Shows: sign-in through the form (editor,

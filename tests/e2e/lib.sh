@@ -235,6 +235,28 @@ audit_since() {
 		| if $i == null then "ERR" else [$e[0:$i][].action]|reverse|join(" ") end' "$BODY_FILE" 2>/dev/null || echo ERR
 }
 
+# is_append_only ADMIN VIEWER PATH ID NOUN ITEM_BODY COLLECTION_BODY: the
+# record PATH/ID admits no rewrite: PUT, DELETE and PATCH of PATH/ID and PUT
+# and DELETE of PATH, with the admin token, each answer 405, and the record
+# reads back (viewer) exactly as before. The caller checks that nothing else
+# changed, with the counts it keeps.
+is_append_only() {
+	local admin=$1 viewer=$2 path=$3 id=$4 noun=$5 item_body=$6 coll_body=$7
+	local name=${path##*/} doc_before m
+	req "$viewer" GET "$path/$id"
+	doc_before=$(jq -cS . "$BODY_FILE")
+	for m in PUT DELETE PATCH; do
+		req "$admin" "$m" "$path/$id" "$item_body"
+		is "admin $m /$name/ID: 405" 405 "$STATUS"
+	done
+	for m in PUT DELETE; do
+		req "$admin" "$m" "$path" "$coll_body"
+		is "admin $m /$name: 405" 405 "$STATUS"
+	done
+	req "$viewer" GET "$path/$id"
+	is "the $noun is unchanged after PUT/DELETE" "$doc_before" "$(jq -cS . "$BODY_FILE")"
+}
+
 # repeat_char CHAR N: CHAR (one byte) N times
 repeat_char() {
 	head -c "$2" /dev/zero | tr '\0' "$1"

@@ -106,7 +106,7 @@ if [[ -n $worker ]]; then
 	req "" GET /healthz
 fi
 if [[ -e $DB ]]; then not_ok "no empty database was created in its place (a worker replaced meanwhile)"; else ok "no empty database was created in its place (a worker replaced meanwhile)"; fi
-# a backup restored as the README says: the file in place, without the
+# a backup restored as docs/operations.md says: the file in place, without the
 # old database's -wal and -shm (they are gone with it here)
 mv "$D/backup.db" "$DB"
 back=""

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Isolation backends (issue 3): the backends listing and its preflights, the
+# Isolation backends: the backends listing and its preflights, the
 # page's walkthrough on every backend this host can run (same outputs, same
 # counters, isolated and destroyed, the backend recorded), fail closed on a
 # backend it cannot run, the tenant policy (422, nothing written), agent

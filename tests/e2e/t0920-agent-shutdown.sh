@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# An agent that outlives its exit grace is recorded, not hidden (session
-# 10). run.sh --fresh provisions "linger" in the agents directory: a shell
+# An agent that outlives its exit grace is recorded, not hidden (the run's
+# shutdown note). run.sh --fresh provisions "linger" in the agents directory: a shell
 # script that answers every step, then ignores the end of its input
 # (sleeps). Its run on namespaces (and gvisor where this host runs it) is
 # completed, every output stands, reason stays null, and the run's

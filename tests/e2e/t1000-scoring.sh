@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scoring (issue 4): a run that names a suite is scored by the adapter wired
+# Scoring: a run that names a suite is scored by the adapter wired
 # in the composition root, or recorded "executed, not scored" with the
 # reason, never a silent pass; and the JUnit export of a run.
 #
@@ -113,7 +113,7 @@ if ((have_builtin)); then
 	req "$ED" POST "/v1/m/sandbox/scenarios/$SID_V2/runs" '{"variant":"v2","suite":"walkthrough-strict"}'
 	is "variant v2 answering both steps: score 1, passed" \
 		"completed suite=walkthrough-strict scored=true score=1 passed=true" "$(run_fields)"
-	# the README's comparison: the walkthrough's variant against v2
+	# docs/scoring.md's gate example: the walkthrough's variant against v2
 	req "$AD" POST /v1/m/sandbox/comparisons "{\"scenario_id\":\"$SID_V2\",\"baseline\":\"candidate\",\"candidate\":\"v2\",\"suite\":\"walkthrough\"}"
 	is "comparison walkthrough variant -> v2 on suite walkthrough: improved, 0.75 -> 1, delta 0.25" \
 		"201 improved 0.75 1 0.25" "$STATUS $(jqb '"\(.verdict) \(.baseline.score) \(.candidate.score) \(.delta)"')"
@@ -294,7 +294,7 @@ else
 fi
 is "special: two testcases" 2 "$(xp special.xml 'count(//testcase)')"
 is "special: the key round-trips in the testcase name" "k<&>\"'" "$(xp special.xml 'string(//testcase[1]/@name)')"
-# the export carries no output of a passing step (fcgi/junit.h): the
+# the export carries no output of a passing step (fcgi/export/): the
 # special text reaches it through the variant (testsuite name, property),
 # the key (testcase name) and the mock-miss marker (failure text)
 is "special: the variant round-trips in the testsuite name" "$SSID:$SVARIANT" "$(xp special.xml 'string(//testsuite/@name)')"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replay of historical sessions (issue 5, /work/briefs/api5.md,
+# Replay of historical sessions (docs/replay.md,
 # model/history.h), through nginx with the CLI and curl, on the sessions of
 # tests/fixtures/sessions:
 #   replayable.json   events out of order; inputs seq 1, 5, 9 (user1, user2,
@@ -468,24 +468,16 @@ bad_session "an input text of 8193 bytes" "{\"external_id\":\"x\",\"events\":[{\
 is "bad input changed nothing (scenarios, runs, audit, sessions)" "$before" "$(state)"
 
 # ---- sessions are append-only: no PUT, no DELETE -------------------------------
-req "$VW" GET "/v1/m/sandbox/sessions/$RS"
-doc_before=$(jq -cS . "$BODY_FILE")
 before=$(state)
-for m in PUT DELETE PATCH; do
-	req "$AD" "$m" "/v1/m/sandbox/sessions/$RS" '{"external_id":"rewritten","events":[]}'
-	is "admin $m /sessions/ID: 405" 405 "$STATUS"
-done
-for m in PUT DELETE; do
-	req "$AD" "$m" /v1/m/sandbox/sessions '{"external_id":"rewritten","events":[]}'
-	is "admin $m /sessions: 405" 405 "$STATUS"
-done
-req "$VW" GET "/v1/m/sandbox/sessions/$RS"
-is "the session is unchanged after PUT/DELETE" "$doc_before" "$(jq -cS . "$BODY_FILE")"
+is_append_only "$AD" "$VW" /v1/m/sandbox/sessions "$RS" session \
+	'{"external_id":"rewritten","events":[]}' '{"external_id":"rewritten","events":[]}'
 is "nothing else changed either" "$before" "$(state)"
 
 # ---- the same digest across a restart -------------------------------------------
 req "$VW" GET "/v1/m/sandbox/runs/$R1"
 jq -S . "$BODY_FILE" >run-before.json
+req "$VW" GET "/v1/m/sandbox/sessions/$RS"
+doc_before=$(jq -cS . "$BODY_FILE")
 if "$STACK" down >down.out 2>&1; then ok "scripts/stack down"; else not_ok "scripts/stack down ($(cat down.out))"; fi
 if "$STACK" up >up.out 2>&1; then ok "scripts/stack up again"; else not_ok "scripts/stack up again ($(tail -n 20 up.out))"; fi
 req "$VW" GET "/v1/m/sandbox/runs/$R1"

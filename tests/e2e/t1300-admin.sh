@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The admin HTML view (issue 6, /work/briefs/admin.md), through nginx with
+# The admin HTML view (docs/admin-view.md), through nginx with
 # curl, selecting on the markup contract with xmllint's HTML parser:
 #   - the security headers on pages, redirects and error pages (CSP exactly,
 #     nosniff, Referrer-Policy, X-Frame-Options DENY, no-store, text/html);
@@ -289,7 +289,7 @@ req "$ED" POST "$M/scenarios/$XSS_SID/runs" "$(jq -cn --arg v "$XSS_VARIANT" '{v
 is_status "payload scenario run (API, payload variant)" 201
 XSS_RID=$(jqb '.id // empty')
 
-# a replay (issue 5) and a degraded one, for the replays page
+# a replay and a degraded one, for the replays page
 REPLAY_RID=
 DEGRADED_RID=
 FIX=$OLV_ROOT/tests/fixtures/sessions

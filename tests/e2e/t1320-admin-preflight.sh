@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The admin view's backend choice and the preflight it knows (README,
-# "Admin view"; GET /v1/m/sandbox/backends?preflight=cached): the run form
+# The admin view's backend choice and the preflight it knows
+# (docs/admin-view.md; GET /v1/m/sandbox/backends?preflight=cached): the run form
 # lists the backends the tenant may use, each marked with the pool's last
 # preflight answer, without starting a runner per page view:
 #   - right after a restart no worker has an answer: the API's cached mode
@@ -71,7 +71,7 @@ done
 is "cold: no failure note" 0 "$(xp 'count(//p[@id="backend-preflight"])')"
 
 # ---- warm: one listing, as an operator runs `olivares sandbox backends` ----
-# The answers are the pool's (fcgi/preflight_cache.h), not the serving
+# The answers are the pool's (the preflight cache of fcgi/run/), not the serving
 # worker's: after one listing every worker has them. (Kept per worker, 3
 # requests in 4 of a 4-worker pool still said "not checked" here.)
 req "$ED" GET "$M/backends"

@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,89 +81,67 @@ START_TEST(test_suite_walkthrough)
 }
 END_TEST
 
+/*
+ * One expectation of each kind, alone in a suite, against three outputs
+ * (greet "Hello, World", count "42 items\n", miss a mock miss): what it
+ * scores (1 when it holds, 0 when not: it passes the default threshold 1.0
+ * only when it holds) and, when check is set, its detail line.
+ */
+struct one_check {
+	const char *expectation;
+	double score;
+	json_int_t seq;
+	const char *key;
+	const char *check;
+	const char *message;
+};
+
+static const struct one_check one_checks[] = {
+    /* equals: exact bytes (case, trailing newline) */
+    {"{\"key\":\"greet\",\"equals\":\"Hello, World\"}", 1.0, 0, NULL, NULL, NULL},
+    {"{\"key\":\"greet\",\"equals\":\"hello, world\"}", 0.0, 1, "greet", "equals",
+     "output differs from the expected text"},
+    {"{\"key\":\"count\",\"equals\":\"42 items\"}", 0.0, 0, NULL, NULL, NULL},
+    {"{\"key\":\"count\",\"equals\":\"42 items\\n\"}", 1.0, 0, NULL, NULL, NULL},
+    /* contains */
+    {"{\"seq\":1,\"contains\":\"o, W\"}", 1.0, 1, "greet", "contains",
+     "output contains the expected text"},
+    {"{\"seq\":1,\"contains\":\"world\"}", 0.0, 1, "greet", "contains",
+     "output does not contain the expected text"},
+    /* the empty string is contained in every output */
+    {"{\"seq\":1,\"contains\":\"\"}", 1.0, 0, NULL, NULL, NULL},
+    /* regex: POSIX extended, unanchored unless anchored */
+    {"{\"key\":\"count\",\"regex\":\"^[0-9]+ items\"}", 1.0, 2, "count", "regex",
+     "output matches the regular expression"},
+    /* no REG_NEWLINE: "$" is the end of the output, not of a line */
+    {"{\"key\":\"count\",\"regex\":\"items$\"}", 0.0, 0, NULL, NULL, NULL},
+    {"{\"key\":\"count\",\"regex\":\"items\\n$\"}", 1.0, 0, NULL, NULL, NULL},
+    {"{\"key\":\"count\",\"regex\":\"^[0-9]{3} items\"}", 0.0, 2, "count", "regex",
+     "output does not match the regular expression"},
+    {"{\"key\":\"greet\",\"regex\":\"(Hello|Bye), W.r\"}", 1.0, 0, NULL, NULL, NULL},
+    /* not_mock_miss */
+    {"{\"key\":\"miss\",\"not_mock_miss\":true}", 0.0, 3, "miss", "not_mock_miss",
+     "step is a mock miss"},
+    {"{\"key\":\"greet\",\"not_mock_miss\":true}", 1.0, 0, NULL, NULL, NULL},
+};
+
 START_TEST(test_suite_checks)
 {
+	const struct one_check *c = &one_checks[_i];
 	struct model_score_result res;
 	json_t *outs = json_array();
+	char suite[256];
 
 	memset(&res, 0, sizeof(res));
 	unit_add_output(outs, "greet", "Hello, World", NULL);
 	unit_add_output(outs, "count", "42 items\n", NULL);
 	unit_add_output(outs, "miss", "[[mock-miss:agent:x]]", "mock_miss");
-
-	/* equals: exact bytes (case, trailing newline) */
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"greet\",\"equals\":"
-	                  "\"Hello, World\"}]}",
-	                  outs, &res) == 1.0);
-	ck_assert_int_eq(res.passed, 1);
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"greet\",\"equals\":"
-	                  "\"hello, world\"}]}",
-	                  outs, &res) == 0.0);
-	ck_assert_int_eq(res.passed, 0);
-	unit_assert_detail(&res, 0, 1, "greet", 0, "equals",
-	                   "output differs from the expected text");
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"count\",\"equals\":"
-	                  "\"42 items\"}]}",
-	                  outs, &res) == 0.0);
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"count\",\"equals\":"
-	                  "\"42 items\\n\"}]}",
-	                  outs, &res) == 1.0);
-	model_score_result_clear(&res);
-
-	/* contains */
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"contains\":\"o, W\"}]}",
-	                  outs, &res) == 1.0);
-	unit_assert_detail(&res, 0, 1, "greet", 1, "contains", "output contains the expected text");
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"contains\":\"world\"}]}",
-	                  outs, &res) == 0.0);
-	unit_assert_detail(&res, 0, 1, "greet", 0, "contains",
-	                   "output does not contain the expected text");
-	model_score_result_clear(&res);
-	/* the empty string is contained in every output */
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"contains\":\"\"}]}", outs,
-	                  &res) == 1.0);
-	model_score_result_clear(&res);
-
-	/* regex: POSIX extended, unanchored unless anchored */
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"count\",\"regex\":"
-	                  "\"^[0-9]+ items\"}]}",
-	                  outs, &res) == 1.0);
-	unit_assert_detail(&res, 0, 2, "count", 1, "regex",
-	                   "output matches the regular expression");
-	model_score_result_clear(&res);
-	/* no REG_NEWLINE: "$" is the end of the output, not of a line */
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"count\",\"regex\":"
-	                  "\"items$\"}]}",
-	                  outs, &res) == 0.0);
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"count\",\"regex\":"
-	                  "\"items\\n$\"}]}",
-	                  outs, &res) == 1.0);
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"count\",\"regex\":"
-	                  "\"^[0-9]{3} items\"}]}",
-	                  outs, &res) == 0.0);
-	unit_assert_detail(&res, 0, 2, "count", 0, "regex",
-	                   "output does not match the regular expression");
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"greet\",\"regex\":"
-	                  "\"(Hello|Bye), W.r\"}]}",
-	                  outs, &res) == 1.0);
-	model_score_result_clear(&res);
-
-	/* not_mock_miss */
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"miss\",\"not_mock_miss\":"
-	                  "true}]}",
-	                  outs, &res) == 0.0);
-	unit_assert_detail(&res, 0, 3, "miss", 0, "not_mock_miss", "step is a mock miss");
-	model_score_result_clear(&res);
-	ck_assert(eval_ok("{\"name\":\"s\",\"expectations\":[{\"key\":\"greet\",\"not_mock_miss\":"
-	                  "true}]}",
-	                  outs, &res) == 1.0);
+	snprintf(suite, sizeof(suite), "{\"name\":\"s\",\"expectations\":[%s]}", c->expectation);
+	ck_assert_msg(eval_ok(suite, outs, &res) == c->score, "%s: score %g, want %g", suite,
+	              res.score, c->score);
+	ck_assert_int_eq(res.passed, c->score == 1.0);
+	if (c->check)
+		unit_assert_detail(&res, 0, c->seq, c->key, c->score == 1.0, c->check, c->message);
 	model_score_result_clear(&res);
 	json_decref(outs);
 }
@@ -502,15 +481,20 @@ END_TEST
 
 Suite *unit_suite(void)
 {
-	const TTest *const evaluate[] = {test_suite_walkthrough,       test_suite_checks,
-	                                 test_suite_selection,         test_suite_repeated_key,
-	                                 test_suite_weights_threshold, test_suite_limits,
-	                                 test_suite_bad_outputs,       NULL};
+	const TTest *const evaluate[] = {test_suite_walkthrough,
+	                                 test_suite_selection,
+	                                 test_suite_repeated_key,
+	                                 test_suite_weights_threshold,
+	                                 test_suite_limits,
+	                                 test_suite_bad_outputs,
+	                                 NULL};
 	Suite *s;
 	TCase *tc;
 
 	s = suite_create("suite");
 	tc = unit_tcase(s, "suite", evaluate);
+	tcase_add_loop_test(tc, test_suite_checks, 0,
+	                    (int)(sizeof(one_checks) / sizeof(one_checks[0])));
 	tcase_add_loop_test(tc, test_suite_malformed, 0,
 	                    (int)(sizeof(bad_suites) / sizeof(bad_suites[0])));
 	return s;

@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
 #include "model/error.h"
 #include "model/generate.h"
-#include "model/limits.h"
 #include "model/scenario.h"
 #include "model/text.h"
 #include "tests/unit/unit.h"

@@ -167,6 +167,14 @@ int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...)
  */
 int cli_parse_int(const struct cli_ctx *ctx, const char *opt, const char *s, long long *out);
 
+/**
+ * Set body[key] to the value of the option `opt` of a, when it was given,
+ * as a JSON string. Returns 0 (also when it was not given), or -1 after a
+ * usage error ("--opt must be UTF-8 text": jansson takes UTF-8 only).
+ */
+int cli_body_set_string(struct cli_ctx *ctx, json_t *body, const char *key,
+                        const struct cli_args *a, const char *opt);
+
 /* ---- HTTP (cli/http.c) -------------------------------------------------- */
 
 /**
@@ -317,5 +325,35 @@ struct cli_column {
  * objects); columns separated by two spaces and aligned, the last one not
  * padded. cols is terminated by an entry whose title is NULL. */
 void cli_print_table(const json_t *arr, const struct cli_column *cols);
+
+/** What prints an answer in table form, or says more about it on stderr
+ * (resp borrowed). */
+typedef void (*cli_printer)(const json_t *resp);
+
+/**
+ * One API call, cli_http_call(ctx, method, path, body), then its answer
+ * printed: as JSON with -o json (cli_print_json), else by table. note, if
+ * not NULL, is then called on the answer in either format (what a run or a
+ * comparison says on stderr: cli_note_run_outcome,
+ * cli_note_comparison_shutdown). Takes body (NULL for none). Returns
+ * CLI_EXIT_OK, or CLI_EXIT_FAIL after the error was printed.
+ */
+int cli_call_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                   cli_printer table, cli_printer note);
+
+/**
+ * A list command: GET base, its query the options of a named in filters
+ * (NULL-terminated, may be NULL: each a string option whose name is also
+ * its query parameter) that were given, then the integer options limit and
+ * offset (which the command declares), in that order; the answer printed
+ * as cli_call_print does. Returns the exit status: CLI_EXIT_USAGE after a
+ * usage error (a malformed --limit or --offset, a path too long).
+ */
+int cli_call_list(struct cli_ctx *ctx, const struct cli_args *a, const char *base,
+                  const char *const *filters, cli_printer table);
+
+/** cli_call_print on the path prefix + id + suffix (cli_path_id). */
+int cli_call_print_id(struct cli_ctx *ctx, const char *method, const char *prefix, const char *id,
+                      const char *suffix, json_t *body, cli_printer table, cli_printer note);
 
 #endif

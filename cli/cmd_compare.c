@@ -136,123 +136,67 @@ static void print_comparison(const json_t *c)
 	cli_print_table(diff, differing_columns);
 }
 
-/* ---- helpers ------------------------------------------------------------- */
-
-/* Set body[key] to option --key's value if given (UTF-8 text). */
-static int set_string(struct cli_ctx *ctx, json_t *body, const struct cli_args *a, const char *opt,
-                      const char *key)
-{
-	const char *v = cli_arg(a, opt);
-	json_t *s;
-
-	if (!v)
-		return 0;
-	s = json_string(v);
-	if (!s) {
-		cli_usage_error(ctx, "--%s must be UTF-8 text", opt);
-		return -1;
-	}
-	json_object_set_new(body, key, s);
-	return 0;
-}
-
 /* ---- compare ------------------------------------------------------------- */
 
 int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	static const char *const required[] = {"scenario", "baseline", "candidate", "suite", NULL};
 	const char *tol = cli_arg(a, "tolerance");
-	json_t *body, *resp = NULL;
+	json_t *body;
 	char *end;
 	double t;
-	int rc = CLI_EXIT_USAGE;
 	int i;
 
 	body = json_object();
 	for (i = 0; required[i]; i++) {
 		if (!cli_arg(a, required[i])) {
 			cli_usage_error(ctx, "--%s is required", required[i]);
-			goto out;
+			goto usage;
 		}
 	}
-	if (set_string(ctx, body, a, "scenario", "scenario_id") ||
-	    set_string(ctx, body, a, "baseline", "baseline") ||
-	    set_string(ctx, body, a, "candidate", "candidate") ||
-	    set_string(ctx, body, a, "suite", "suite") ||
-	    set_string(ctx, body, a, "backend", "backend"))
-		goto out;
+	if (cli_body_set_string(ctx, body, "scenario_id", a, "scenario") ||
+	    cli_body_set_string(ctx, body, "baseline", a, "baseline") ||
+	    cli_body_set_string(ctx, body, "candidate", a, "candidate") ||
+	    cli_body_set_string(ctx, body, "suite", a, "suite") ||
+	    cli_body_set_string(ctx, body, "backend", a, "backend"))
+		goto usage;
 	if (tol) {
 		/* a number here; whether it is in [0, 1] is the server's rule */
 		errno = 0;
 		t = strtod(tol, &end);
 		if (tol[0] == '\0' || tol[0] == ' ' || *end != '\0' || errno != 0 || !isfinite(t)) {
 			cli_usage_error(ctx, "--tolerance expects a number, got '%s'", tol);
-			goto out;
+			goto usage;
 		}
 		json_object_set_new(body, "tolerance", json_real(t));
 	}
-	rc = CLI_EXIT_FAIL;
-	if (cli_http_call(ctx, "POST", "/v1/m/sandbox/comparisons", body, &resp))
-		goto out;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(resp);
-	else
-		print_comparison(resp);
 	/* the verdict is about scores; an agent killed after its last step
 	 * is said beside it, exit status unchanged */
-	cli_note_comparison_shutdown(resp);
-	rc = CLI_EXIT_OK;
-out:
-	json_decref(resp);
+	return cli_call_print(ctx, "POST", "/v1/m/sandbox/comparisons", body, print_comparison,
+	                      cli_note_comparison_shutdown);
+usage:
 	json_decref(body);
-	return rc;
+	return CLI_EXIT_USAGE;
 }
 
 /* ---- comparisons list | get ---------------------------------------------- */
 
+static void print_comparison_list(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "comparisons"), comparison_columns);
+}
+
 static int cmd_comparisons_list(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	json_t *resp = NULL;
-	int rc = CLI_EXIT_USAGE;
+	static const char *const filters[] = {"scenario", NULL};
 
-	model_buf_init(&path, CLI_PATH_MAX_BYTES);
-	model_buf_adds(&path, "/v1/m/sandbox/comparisons");
-	if (cli_query_add(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
-	    cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
-		goto out;
-	rc = CLI_EXIT_FAIL;
-	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
-		goto out;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(resp);
-	else
-		cli_print_table(json_object_get(resp, "comparisons"), comparison_columns);
-	rc = CLI_EXIT_OK;
-out:
-	json_decref(resp);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_list(ctx, a, "/v1/m/sandbox/comparisons", filters, print_comparison_list);
 }
 
 static int cmd_comparisons_get(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	json_t *resp = NULL;
-	int rc = CLI_EXIT_FAIL;
-
-	cli_path_id(&path, "/v1/m/sandbox/comparisons/", a->pos, "");
-	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
-		goto out;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(resp);
-	else
-		print_comparison(resp);
-	rc = CLI_EXIT_OK;
-out:
-	json_decref(resp);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/comparisons/", a->pos, "", NULL,
+	                         print_comparison, NULL);
 }
 
 /* ---- gate ---------------------------------------------------------------- */

@@ -286,52 +286,30 @@ static const struct cli_column event_columns[] = {
     {"RESOURCE", "resource", NULL}, {"TEXT", "text", NULL}, {NULL, NULL, NULL},
 };
 
+static void print_session_list(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "sessions"), session_columns);
+}
+
 static int cmd_sessions_list(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	json_t *resp = NULL;
-	int rc = CLI_EXIT_USAGE;
+	return cli_call_list(ctx, a, "/v1/m/sandbox/sessions", NULL, print_session_list);
+}
 
-	model_buf_init(&path, CLI_PATH_MAX_BYTES);
-	model_buf_adds(&path, "/v1/m/sandbox/sessions");
-	if (cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
-		goto out;
-	rc = CLI_EXIT_FAIL;
-	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
-		goto out;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(resp);
-	else
-		cli_print_table(json_object_get(resp, "sessions"), session_columns);
-	rc = CLI_EXIT_OK;
-out:
-	json_decref(resp);
-	model_buf_release(&path);
-	return rc;
+/* The session's fields, then its events as imported. */
+static void print_session(const json_t *resp)
+{
+	static const char *const skip[] = {"events", NULL};
+
+	cli_print_fields(resp, skip);
+	printf("\nevents (%zu):\n", json_array_size(json_object_get(resp, "events")));
+	cli_print_table(json_object_get(resp, "events"), event_columns);
 }
 
 static int cmd_sessions_get(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	static const char *const skip[] = {"events", NULL};
-	struct model_buf path;
-	json_t *resp = NULL;
-	int rc = CLI_EXIT_FAIL;
-
-	cli_path_id(&path, "/v1/m/sandbox/sessions/", a->pos, "");
-	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
-		goto out;
-	if (ctx->format == CLI_FORMAT_JSON) {
-		cli_print_json(resp);
-	} else {
-		cli_print_fields(resp, skip);
-		printf("\nevents (%zu):\n", json_array_size(json_object_get(resp, "events")));
-		cli_print_table(json_object_get(resp, "events"), event_columns);
-	}
-	rc = CLI_EXIT_OK;
-out:
-	json_decref(resp);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/sessions/", a->pos, "", NULL,
+	                         print_session, NULL);
 }
 
 /* ---- replay -------------------------------------------------------------- */
@@ -367,53 +345,27 @@ static void print_replay(const json_t *run)
 	json_decref(rows);
 }
 
-static int set_string(struct cli_ctx *ctx, json_t *body, const struct cli_args *a, const char *opt,
-                      const char *key)
-{
-	const char *v = cli_arg(a, opt);
-	json_t *s;
-
-	if (!v)
-		return 0;
-	s = json_string(v);
-	if (!s) {
-		cli_usage_error(ctx, "--%s must be UTF-8 text", opt);
-		return -1;
-	}
-	json_object_set_new(body, key, s);
-	return 0;
-}
-
 int cli_cmd_replay(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	json_t *body, *resp = NULL, *sid;
-	int rc = CLI_EXIT_USAGE;
+	json_t *body, *sid;
 
 	body = json_object();
 	sid = json_string(a->pos);
 	if (!sid) {
 		cli_usage_error(ctx, "SESSION must be UTF-8 text");
-		goto out;
+		goto usage;
 	}
 	json_object_set_new(body, "session_id", sid);
-	if (set_string(ctx, body, a, "variant", "variant") ||
-	    set_string(ctx, body, a, "backend", "backend") ||
-	    set_string(ctx, body, a, "suite", "suite") ||
-	    set_string(ctx, body, a, "scenario", "scenario_id"))
-		goto out;
-	rc = CLI_EXIT_FAIL;
-	if (cli_http_call(ctx, "POST", "/v1/m/sandbox/replays", body, &resp))
-		goto out;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(resp);
-	else
-		print_replay(resp);
-	cli_note_run_outcome(resp);
-	rc = CLI_EXIT_OK;
-out:
-	json_decref(resp);
+	if (cli_body_set_string(ctx, body, "variant", a, "variant") ||
+	    cli_body_set_string(ctx, body, "backend", a, "backend") ||
+	    cli_body_set_string(ctx, body, "suite", a, "suite") ||
+	    cli_body_set_string(ctx, body, "scenario_id", a, "scenario"))
+		goto usage;
+	return cli_call_print(ctx, "POST", "/v1/m/sandbox/replays", body, print_replay,
+	                      cli_note_run_outcome);
+usage:
 	json_decref(body);
-	return rc;
+	return CLI_EXIT_USAGE;
 }
 
 /* ---- command tables ------------------------------------------------------ */

@@ -17,9 +17,6 @@
 #include "model/alloc.h"
 #include "model/buf.h"
 
-
-typedef void (*table_printer)(const json_t *resp);
-
 /* ---- table printers ------------------------------------------------------ */
 
 static char *sample_input(const json_t *item)
@@ -163,56 +160,6 @@ static void print_outputs(const json_t *resp)
 	cli_print_table(json_object_get(resp, "outputs"), output_columns);
 }
 
-/* ---- helpers ------------------------------------------------------------- */
-
-/* One call, then the answer printed in the chosen format; with run, the
- * answer is a run whose failure is also said (cli_note_run_outcome).
- * Takes body. */
-static int call_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                      table_printer table, int run)
-{
-	json_t *resp;
-	int rc;
-
-	rc = cli_http_call(ctx, method, path, body, &resp);
-	json_decref(body);
-	if (rc)
-		return CLI_EXIT_FAIL;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(resp);
-	else
-		table(resp);
-	if (run)
-		cli_note_run_outcome(resp);
-	json_decref(resp);
-	return CLI_EXIT_OK;
-}
-
-static int call_and_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                          table_printer table)
-{
-	return call_print(ctx, method, path, body, table, 0);
-}
-
-/* Set body[key] to the string value of option --opt if given; it must be
- * UTF-8 (jansson refuses anything else). */
-static int set_string_opt(struct cli_ctx *ctx, json_t *body, const char *key,
-                          const struct cli_args *a, const char *opt)
-{
-	const char *v = cli_arg(a, opt);
-	json_t *s;
-
-	if (!v)
-		return 0;
-	s = json_string(v);
-	if (!s) {
-		cli_usage_error(ctx, "--%s must be UTF-8 text", opt);
-		return -1;
-	}
-	json_object_set_new(body, key, s);
-	return 0;
-}
-
 /* ---- generate ------------------------------------------------------------ */
 
 static int cmd_generate(struct cli_ctx *ctx, const struct cli_args *a)
@@ -227,7 +174,7 @@ static int cmd_generate(struct cli_ctx *ctx, const struct cli_args *a)
 
 	body = json_object();
 	/* only the flags given: the server applies the page's defaults */
-	if (set_string_opt(ctx, body, "subject_kind", a, "subject"))
+	if (cli_body_set_string(ctx, body, "subject_kind", a, "subject"))
 		goto out;
 	if (count) {
 		if (cli_parse_int(ctx, "count", count, &n))
@@ -278,9 +225,9 @@ static int scenario_fields(struct cli_ctx *ctx, const struct cli_args *a, json_t
 	if (steps_file && mocks_file && strcmp(steps_file, "-") == 0 &&
 	    strcmp(mocks_file, "-") == 0)
 		return cli_usage_error(ctx, "--steps-file and --mocks-file cannot both read stdin");
-	if (set_string_opt(ctx, body, "name", a, "name") ||
-	    set_string_opt(ctx, body, "description", a, "description") ||
-	    set_string_opt(ctx, body, "subject_kind", a, "subject"))
+	if (cli_body_set_string(ctx, body, "name", a, "name") ||
+	    cli_body_set_string(ctx, body, "description", a, "description") ||
+	    cli_body_set_string(ctx, body, "subject_kind", a, "subject"))
 		return CLI_EXIT_USAGE;
 	if (steps_file) {
 		if (cli_load_steps(steps_file, &list))
@@ -310,12 +257,11 @@ static int cmd_scenarios_create(struct cli_ctx *ctx, const struct cli_args *a)
 		json_decref(body);
 		return rc;
 	}
-	return call_and_print(ctx, "POST", "/v1/m/sandbox/scenarios", body, print_scenario);
+	return cli_call_print(ctx, "POST", "/v1/m/sandbox/scenarios", body, print_scenario, NULL);
 }
 
 static int cmd_scenarios_update(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
 	json_t *body;
 	int rc;
 
@@ -328,109 +274,61 @@ static int cmd_scenarios_update(struct cli_ctx *ctx, const struct cli_args *a)
 		json_decref(body);
 		return rc;
 	}
-	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
-	rc = call_and_print(ctx, "PUT", path.data, body, print_scenario);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "PUT", "/v1/m/sandbox/scenarios/", a->pos, "", body,
+	                         print_scenario, NULL);
 }
 
 static int cmd_scenarios_list(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	int rc = CLI_EXIT_USAGE;
-
-	model_buf_init(&path, CLI_PATH_MAX_BYTES);
-	model_buf_adds(&path, "/v1/m/sandbox/scenarios");
-	if (cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
-		goto out;
-	rc = call_and_print(ctx, "GET", path.data, NULL, print_scenario_list);
-out:
-	model_buf_release(&path);
-	return rc;
+	return cli_call_list(ctx, a, "/v1/m/sandbox/scenarios", NULL, print_scenario_list);
 }
 
 static int cmd_scenarios_get(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	int rc;
-
-	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
-	rc = call_and_print(ctx, "GET", path.data, NULL, print_scenario);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/scenarios/", a->pos, "", NULL,
+	                         print_scenario, NULL);
 }
 
 static int cmd_scenarios_delete(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	int rc;
-
-	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "");
-	rc = call_and_print(ctx, "DELETE", path.data, NULL, print_fields);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "DELETE", "/v1/m/sandbox/scenarios/", a->pos, "", NULL,
+	                         print_fields, NULL);
 }
 
 static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
 	json_t *body;
-	int rc;
 
 	body = json_object();
-	if (set_string_opt(ctx, body, "variant", a, "variant") ||
-	    set_string_opt(ctx, body, "backend", a, "backend") ||
-	    set_string_opt(ctx, body, "suite", a, "suite")) {
+	if (cli_body_set_string(ctx, body, "variant", a, "variant") ||
+	    cli_body_set_string(ctx, body, "backend", a, "backend") ||
+	    cli_body_set_string(ctx, body, "suite", a, "suite")) {
 		json_decref(body);
 		return CLI_EXIT_USAGE;
 	}
-	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "/runs");
-	rc = call_print(ctx, "POST", path.data, body, print_fields, 1);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "POST", "/v1/m/sandbox/scenarios/", a->pos, "/runs", body,
+	                         print_fields, cli_note_run_outcome);
 }
 
 /* ---- runs ---------------------------------------------------------------- */
 
 static int cmd_runs_list(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	int rc = CLI_EXIT_USAGE;
+	static const char *const filters[] = {"scenario", "status", "kind", "session", NULL};
 
-	model_buf_init(&path, CLI_PATH_MAX_BYTES);
-	model_buf_adds(&path, "/v1/m/sandbox/runs");
-	if (cli_query_add(ctx, &path, "scenario", cli_arg(a, "scenario")) ||
-	    cli_query_add(ctx, &path, "status", cli_arg(a, "status")) ||
-	    cli_query_add(ctx, &path, "kind", cli_arg(a, "kind")) ||
-	    cli_query_add(ctx, &path, "session", cli_arg(a, "session")) ||
-	    cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
-		goto out;
-	rc = call_and_print(ctx, "GET", path.data, NULL, print_run_list);
-out:
-	model_buf_release(&path);
-	return rc;
+	return cli_call_list(ctx, a, "/v1/m/sandbox/runs", filters, print_run_list);
 }
 
 static int cmd_runs_get(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	int rc;
-
-	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "");
-	rc = call_and_print(ctx, "GET", path.data, NULL, print_fields);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/runs/", a->pos, "", NULL, print_fields,
+	                         NULL);
 }
 
 static int cmd_runs_outputs(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf path;
-	int rc;
-
-	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "/outputs");
-	rc = call_and_print(ctx, "GET", path.data, NULL, print_outputs);
-	model_buf_release(&path);
-	return rc;
+	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/runs/", a->pos, "/outputs", NULL,
+	                         print_outputs, NULL);
 }
 
 /* ---- backends ------------------------------------------------------------ */
@@ -465,7 +363,7 @@ static void print_backends(const json_t *resp)
 static int cmd_backends(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	(void)a;
-	return call_and_print(ctx, "GET", "/v1/m/sandbox/backends", NULL, print_backends);
+	return cli_call_print(ctx, "GET", "/v1/m/sandbox/backends", NULL, print_backends, NULL);
 }
 
 /* ---- command tables ------------------------------------------------------ */

@@ -93,6 +93,23 @@ bad:
 	return -1;
 }
 
+int cli_body_set_string(struct cli_ctx *ctx, json_t *body, const char *key,
+                        const struct cli_args *a, const char *opt)
+{
+	const char *v = cli_arg(a, opt);
+	json_t *s;
+
+	if (!v)
+		return 0;
+	s = json_string(v);
+	if (!s) {
+		cli_usage_error(ctx, "--%s must be UTF-8 text", opt);
+		return -1;
+	}
+	json_object_set_new(body, key, s);
+	return 0;
+}
+
 const char *cli_arg(const struct cli_args *a, const char *name)
 {
 	int i;
@@ -185,6 +202,24 @@ static int set_format(struct cli_ctx *ctx, const char *v)
 	return cli_usage_error(ctx, "-o expects 'json' or 'table', got '%s'", v);
 }
 
+/* -o, --url or --token (getopt code c, its value in optarg): the options
+ * accepted before the command and after it alike. 0, or -1 after a usage
+ * error. */
+static int common_option(struct cli_ctx *ctx, int c)
+{
+	switch (c) {
+	case 'o':
+		return set_format(ctx, optarg) ? -1 : 0;
+	case OPT_URL:
+		ctx->url = optarg;
+		break;
+	case OPT_TOKEN:
+		ctx->token = optarg;
+		break;
+	}
+	return 0;
+}
+
 /* The option getopt just refused, for the message: argv[optind-1] is the
  * offending word except inside a cluster of short options. */
 static const char *bad_option(char **argv, char *buf, size_t size)
@@ -237,14 +272,10 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 			args.pos = optarg;
 			break;
 		case 'o':
-			if (set_format(ctx, optarg))
-				return CLI_EXIT_USAGE;
-			break;
 		case OPT_URL:
-			ctx->url = optarg;
-			break;
 		case OPT_TOKEN:
-			ctx->token = optarg;
+			if (common_option(ctx, c))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'h':
 			print_leaf_help(ctx, node);
@@ -315,14 +346,10 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		switch (c) {
 		case 'o':
-			if (set_format(ctx, optarg))
-				return CLI_EXIT_USAGE;
-			break;
 		case OPT_URL:
-			ctx->url = optarg;
-			break;
 		case OPT_TOKEN:
-			ctx->token = optarg;
+			if (common_option(ctx, c))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'h':
 			print_group_help(ctx, &root, stdout);

@@ -260,3 +260,56 @@ void cli_print_table(const json_t *arr, const struct cli_column *cols)
 	free(cells);
 	free(width);
 }
+
+int cli_call_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                   cli_printer table, cli_printer note)
+{
+	json_t *resp;
+	int rc;
+
+	rc = cli_http_call(ctx, method, path, body, &resp);
+	json_decref(body);
+	if (rc)
+		return CLI_EXIT_FAIL;
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		table(resp);
+	if (note)
+		note(resp);
+	json_decref(resp);
+	return CLI_EXIT_OK;
+}
+
+int cli_call_print_id(struct cli_ctx *ctx, const char *method, const char *prefix, const char *id,
+                      const char *suffix, json_t *body, cli_printer table, cli_printer note)
+{
+	struct model_buf path;
+	int rc;
+
+	cli_path_id(&path, prefix, id, suffix);
+	rc = cli_call_print(ctx, method, path.data, body, table, note);
+	model_buf_release(&path);
+	return rc;
+}
+
+int cli_call_list(struct cli_ctx *ctx, const struct cli_args *a, const char *base,
+                  const char *const *filters, cli_printer table)
+{
+	struct model_buf path;
+	int rc = CLI_EXIT_USAGE;
+	size_t i;
+
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
+	model_buf_adds(&path, base);
+	for (i = 0; filters && filters[i]; i++) {
+		if (cli_query_add(ctx, &path, filters[i], cli_arg(a, filters[i])))
+			goto out;
+	}
+	if (cli_query_add_int(ctx, &path, a, "limit") || cli_query_add_int(ctx, &path, a, "offset"))
+		goto out;
+	rc = cli_call_print(ctx, "GET", path.data, NULL, table, NULL);
+out:
+	model_buf_release(&path);
+	return rc;
+}

@@ -15,22 +15,13 @@
 #include "model/history.h"
 #include "model/limits.h"
 #include "model/scenario.h"
+#include "tests/unit/unit.h"
 
 #ifndef OLV_SESSIONS_DIR
 #error "OLV_SESSIONS_DIR must name tests/fixtures/sessions"
 #endif
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static json_t *parse(const char *text)
-{
-	json_error_t jerr;
-	json_t *v;
-
-	v = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	ck_assert_msg(v != NULL, "bad test JSON: %s: %s", text, jerr.text);
-	return v;
-}
 
 static json_t *load_fixture(const char *name)
 {
@@ -44,20 +35,6 @@ static json_t *load_fixture(const char *name)
 	return v;
 }
 
-static json_t *jstr_rep(char c, size_t n)
-{
-	char *s;
-	json_t *v;
-
-	s = model_xmalloc(n + 1);
-	memset(s, c, n);
-	s[n] = '\0';
-	v = json_stringn(s, n);
-	free(s);
-	ck_assert_ptr_nonnull(v);
-	return v;
-}
-
 /* Rebuild the events given as JSON text; expect failure with reason. */
 static void expect_fail(const char *events, const char *reason)
 {
@@ -65,7 +42,7 @@ static void expect_fail(const char *events, const char *reason)
 	json_t *ev;
 	char why[512];
 
-	ev = parse(events);
+	ev = unit_json(events);
 	memset(&tl, 0x5a, sizeof(tl));
 	memset(why, 'x', sizeof(why));
 	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, why, sizeof(why)), -1);
@@ -87,19 +64,19 @@ static void expect_ok(const char *events, const char *steps, const char *mocks,
 	json_t *want;
 	char why[256];
 
-	ev = parse(events);
+	ev = unit_json(events);
 	why[0] = 'x';
 	why[1] = '\0';
 	ck_assert_msg(model_timeline_rebuild(ev, &tl, why, sizeof(why)) == 0, "%s: %s", events,
 	              why);
 	ck_assert_str_eq(why, "");
-	want = parse(steps);
+	want = unit_json(steps);
 	ck_assert_msg(json_equal(tl.steps, want), "steps %s", json_dumps(tl.steps, JSON_COMPACT));
 	json_decref(want);
-	want = parse(mocks);
+	want = unit_json(mocks);
 	ck_assert_msg(json_equal(tl.mocks, want), "mocks %s", json_dumps(tl.mocks, JSON_COMPACT));
 	json_decref(want);
-	want = parse(recorded);
+	want = unit_json(recorded);
 	ck_assert_msg(json_equal(tl.recorded, want), "recorded %s",
 	              json_dumps(tl.recorded, JSON_COMPACT));
 	json_decref(want);
@@ -526,9 +503,9 @@ START_TEST(test_timeline_owned)
 	json_t *ev;
 	char why[64];
 
-	ev = parse("[{\"seq\":1,\"kind\":\"input\",\"text\":\"r\",\"key\":\"k\"},"
-	           "{\"seq\":2,\"kind\":\"tool_result\",\"resource\":\"r\",\"text\":\"R\"},"
-	           "{\"seq\":3,\"kind\":\"output\",\"text\":\"R\"}]");
+	ev = unit_json("[{\"seq\":1,\"kind\":\"input\",\"text\":\"r\",\"key\":\"k\"},"
+	               "{\"seq\":2,\"kind\":\"tool_result\",\"resource\":\"r\",\"text\":\"R\"},"
+	               "{\"seq\":3,\"kind\":\"output\",\"text\":\"R\"}]");
 	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, why, sizeof(why)), 0);
 	json_string_set(json_object_get(json_array_get(ev, 0), "text"), "changed");
 	json_string_set(json_object_get(json_array_get(ev, 0), "key"), "changed");
@@ -557,7 +534,7 @@ START_TEST(test_why_buffer)
 	json_t *ev;
 	char why[8];
 
-	ev = parse("[]");
+	ev = unit_json("[]");
 	/* no buffer at all */
 	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, NULL, 0), -1);
 	ck_assert_ptr_null(tl.steps);
@@ -578,9 +555,9 @@ static void expect_divergence(const char *recorded, const char *outputs, const c
 	json_t *w;
 	char *dump;
 
-	rec = parse(recorded);
-	out = parse(outputs);
-	w = parse(want);
+	rec = unit_json(recorded);
+	out = unit_json(outputs);
+	w = unit_json(want);
 	got = model_replay_divergence(rec, out);
 	ck_assert_ptr_nonnull(got);
 	dump = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
@@ -664,7 +641,7 @@ static void check_text(const char *text, enum model_err code, const char *field,
 {
 	json_t *body;
 
-	body = parse(text);
+	body = unit_json(text);
 	if (code == MODEL_OK)
 		expect_check_ok(body);
 	else
@@ -676,7 +653,7 @@ static void check_text(const char *text, enum model_err code, const char *field,
 static json_t *one_event(const char *kind, const char *member, size_t n)
 {
 	return json_pack("{s:s,s:[{s:i,s:s,s:o}]}", "external_id", "x", "events", "seq", 1, "kind",
-	                 kind, member, jstr_rep('a', n));
+	                 kind, member, unit_jstr_rep('a', n));
 }
 
 START_TEST(test_check_ok)
@@ -726,10 +703,10 @@ START_TEST(test_check_external_id)
 {
 	json_t *body;
 
-	body = json_pack("{s:o,s:[]}", "external_id", jstr_rep('e', 128), "events");
+	body = json_pack("{s:o,s:[]}", "external_id", unit_jstr_rep('e', 128), "events");
 	expect_check_ok(body);
 	json_decref(body);
-	body = json_pack("{s:o,s:[]}", "external_id", jstr_rep('e', 129), "events");
+	body = json_pack("{s:o,s:[]}", "external_id", unit_jstr_rep('e', 129), "events");
 	expect_check_err(body, MODEL_E_LIMIT, "external_id",
 	                 "external_id must be at most 128 bytes");
 	json_decref(body);
@@ -782,11 +759,11 @@ START_TEST(test_check_kind)
 	json_t *body;
 
 	body = json_pack("{s:s,s:[{s:i,s:o}]}", "external_id", "x", "events", "seq", 1, "kind",
-	                 jstr_rep('k', 32));
+	                 unit_jstr_rep('k', 32));
 	expect_check_ok(body);
 	json_decref(body);
 	body = json_pack("{s:s,s:[{s:i,s:o}]}", "external_id", "x", "events", "seq", 1, "kind",
-	                 jstr_rep('k', 33));
+	                 unit_jstr_rep('k', 33));
 	expect_check_err(body, MODEL_E_LIMIT, "events[0].kind",
 	                 "events[0].kind must be at most 32 bytes");
 	json_decref(body);
@@ -820,7 +797,7 @@ START_TEST(test_check_types)
 	json_t *norm;
 
 	norm = NULL;
-	body = parse("[]");
+	body = unit_json("[]");
 	ck_assert_int_eq(model_session_check(body, &norm, &err), -1);
 	ck_assert_int_eq(err.code, MODEL_E_MALFORMED);
 	ck_assert_str_eq(err.message, "body must be a JSON object");
@@ -988,25 +965,25 @@ START_TEST(test_fixture_replayable)
 	/* deliberately out of seq order in the file */
 	ck_assert_int_ne(json_integer_value(json_object_get(json_array_get(events, 0), "seq")), 1);
 	ck_assert_int_eq(model_timeline_rebuild(events, &tl, why, sizeof(why)), 0);
-	want = parse("[{\"key\":\"first-lookup\",\"input\":\"agent:user1@example.test\"},"
-	             "{\"key\":\"seq-5\",\"input\":\"agent:user2@example.test\"},"
-	             "{\"key\":\"seq-9\",\"input\":\"agent:user1@example.test\"}]");
+	want = unit_json("[{\"key\":\"first-lookup\",\"input\":\"agent:user1@example.test\"},"
+	                 "{\"key\":\"seq-5\",\"input\":\"agent:user2@example.test\"},"
+	                 "{\"key\":\"seq-9\",\"input\":\"agent:user1@example.test\"}]");
 	ck_assert(json_equal(tl.steps, want));
 	json_decref(want);
-	want = parse("[{\"resource\":\"agent:user1@example.test\","
-	             "\"response\":\"first synthetic account\"},"
-	             "{\"resource\":\"agent:user2@example.test\","
-	             "\"response\":\"second synthetic account\"}]");
+	want = unit_json("[{\"resource\":\"agent:user1@example.test\","
+	                 "\"response\":\"first synthetic account\"},"
+	                 "{\"resource\":\"agent:user2@example.test\","
+	                 "\"response\":\"second synthetic account\"}]");
 	ck_assert(json_equal(tl.mocks, want));
 	json_decref(want);
-	want = parse("[\"first synthetic account\",\"second synthetic account\","
-	             "\"first synthetic account\"]");
+	want = unit_json("[\"first synthetic account\",\"second synthetic account\","
+	                 "\"first synthetic account\"]");
 	ck_assert(json_equal(tl.recorded, want));
 	json_decref(want);
 	/* a replay reproduces every recorded output */
 	outs = simulate(&tl);
 	div = model_replay_divergence(tl.recorded, outs);
-	want = parse("{\"compared\":3,\"diverging\":0,\"first\":null}");
+	want = unit_json("{\"compared\":3,\"diverging\":0,\"first\":null}");
 	ck_assert(json_equal(div, want));
 	json_decref(want);
 	json_decref(div);
@@ -1030,9 +1007,9 @@ START_TEST(test_fixture_diverging)
 	ck_assert_uint_eq(json_array_size(tl.steps), 3);
 	outs = simulate(&tl);
 	div = model_replay_divergence(tl.recorded, outs);
-	want = parse("{\"compared\":3,\"diverging\":1,\"first\":{\"seq\":2,\"key\":\"seq-5\","
-	             "\"recorded\":\"second synthetic account, as the old agent worded it\","
-	             "\"replayed\":\"second synthetic account\"}}");
+	want = unit_json("{\"compared\":3,\"diverging\":1,\"first\":{\"seq\":2,\"key\":\"seq-5\","
+	                 "\"recorded\":\"second synthetic account, as the old agent worded it\","
+	                 "\"replayed\":\"second synthetic account\"}}");
 	ck_assert_msg(json_equal(div, want), "%s", json_dumps(div, JSON_COMPACT));
 	json_decref(want);
 	json_decref(div);
@@ -1100,61 +1077,31 @@ START_TEST(test_fixture_jsonl)
 }
 END_TEST
 
-int main(void)
+Suite *unit_suite(void)
 {
+	const TTest *const rebuild[] = {test_empty_session,     test_seq_unusable,
+	                                test_seq_duplicate,     test_seq_gap,
+	                                test_unknown_kind,      test_input_no_text,
+	                                test_result_incomplete, test_results_dedup,
+	                                test_results_conflict,  test_results_conflict_long_resource,
+	                                test_out_of_order,      test_keys,
+	                                test_duplicate_inputs,  test_inputs_only,
+	                                test_recorded_mapping,  test_timeline_owned,
+	                                test_why_buffer,        NULL};
+	const TTest *const divergence[] = {test_divergence, NULL};
+	const TTest *const check[] = {test_check_ok,          test_check_events_bound,
+	                              test_check_external_id, test_check_text_bounds,
+	                              test_check_kind,        test_check_unknown_fields,
+	                              test_check_types,       test_check_utf8,
+	                              test_check_credentials, NULL};
+	const TTest *const fixtures[] = {test_fixture_replayable, test_fixture_diverging,
+	                                 test_fixture_degraded, test_fixture_jsonl, NULL};
 	Suite *s;
-	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	s = suite_create("history");
-
-	tc = tcase_create("rebuild");
-	tcase_add_test(tc, test_empty_session);
-	tcase_add_test(tc, test_seq_unusable);
-	tcase_add_test(tc, test_seq_duplicate);
-	tcase_add_test(tc, test_seq_gap);
-	tcase_add_test(tc, test_unknown_kind);
-	tcase_add_test(tc, test_input_no_text);
-	tcase_add_test(tc, test_result_incomplete);
-	tcase_add_test(tc, test_results_dedup);
-	tcase_add_test(tc, test_results_conflict);
-	tcase_add_test(tc, test_results_conflict_long_resource);
-	tcase_add_test(tc, test_out_of_order);
-	tcase_add_test(tc, test_keys);
-	tcase_add_test(tc, test_duplicate_inputs);
-	tcase_add_test(tc, test_inputs_only);
-	tcase_add_test(tc, test_recorded_mapping);
-	tcase_add_test(tc, test_timeline_owned);
-	tcase_add_test(tc, test_why_buffer);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("divergence");
-	tcase_add_test(tc, test_divergence);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("check");
-	tcase_add_test(tc, test_check_ok);
-	tcase_add_test(tc, test_check_events_bound);
-	tcase_add_test(tc, test_check_external_id);
-	tcase_add_test(tc, test_check_text_bounds);
-	tcase_add_test(tc, test_check_kind);
-	tcase_add_test(tc, test_check_unknown_fields);
-	tcase_add_test(tc, test_check_types);
-	tcase_add_test(tc, test_check_utf8);
-	tcase_add_test(tc, test_check_credentials);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("fixtures");
-	tcase_add_test(tc, test_fixture_replayable);
-	tcase_add_test(tc, test_fixture_diverging);
-	tcase_add_test(tc, test_fixture_degraded);
-	tcase_add_test(tc, test_fixture_jsonl);
-	suite_add_tcase(s, tc);
-
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	unit_tcase(s, "rebuild", rebuild);
+	unit_tcase(s, "divergence", divergence);
+	unit_tcase(s, "check", check);
+	unit_tcase(s, "fixtures", fixtures);
+	return s;
 }

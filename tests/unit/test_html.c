@@ -17,6 +17,7 @@
 
 #include "fcgi/form.h"
 #include "fcgi/html.h"
+#include "tests/unit/unit.h"
 
 #define XSS_TAG "<script>alert(1)</script>"
 #define XSS_ATTR "\"><img src=x onerror=alert(1)>"
@@ -164,6 +165,20 @@ static const char *field(json_t *obj, const char *name)
 	ck_assert_msg(v != NULL, "no field \"%s\"", name);
 	ck_assert_msg(json_is_string(v), "field \"%s\" is not a string", name);
 	return json_string_value(v);
+}
+
+/* Decode text and assert it gives exactly the fields of want: its names
+ * and values in pairs (name, value, name, value, ..., NULL). */
+static void expect_fields(const char *text, const char *const want[])
+{
+	json_t *obj;
+	size_t i;
+
+	obj = decode_ok(text);
+	for (i = 0; want[i]; i += 2)
+		ck_assert_str_eq(field(obj, want[i]), want[i + 1]);
+	ck_assert_uint_eq(json_object_size(obj), i / 2);
+	json_decref(obj);
 }
 
 /* ---- html.c: escaping ------------------------------------------------------ */
@@ -480,20 +495,12 @@ START_TEST(test_form_basic)
 {
 	json_t *obj;
 
-	obj = decode_ok("a=1&b=two+words&c=%3Cx%3E");
-	ck_assert_uint_eq(json_object_size(obj), 3);
-	ck_assert_str_eq(field(obj, "a"), "1");
-	ck_assert_str_eq(field(obj, "b"), "two words");
-	ck_assert_str_eq(field(obj, "c"), "<x>");
-	json_decref(obj);
-
+	expect_fields("a=1&b=two+words&c=%3Cx%3E",
+	              (const char *const[]){"a", "1", "b", "two words", "c", "<x>", NULL});
 	/* '+' and %XX in names too; %2B is a literal plus; single pass */
-	obj = decode_ok("first+name=Ana+%2B+Bo&%6Bey=%C3%A9%E4%B8%AD&p=%2541");
-	ck_assert_uint_eq(json_object_size(obj), 3);
-	ck_assert_str_eq(field(obj, "first name"), "Ana + Bo");
-	ck_assert_str_eq(field(obj, "key"), "\xc3\xa9\xe4\xb8\xad");
-	ck_assert_str_eq(field(obj, "p"), "%41");
-	json_decref(obj);
+	expect_fields("first+name=Ana+%2B+Bo&%6Bey=%C3%A9%E4%B8%AD&p=%2541",
+	              (const char *const[]){"first name", "Ana + Bo", "key", "\xc3\xa9\xe4\xb8\xad",
+	                                    "p", "%41", NULL});
 
 	/* only the n bytes given count */
 	obj = json_object();
@@ -506,58 +513,27 @@ END_TEST
 
 START_TEST(test_form_empty_values)
 {
-	json_t *obj;
-
-	obj = decode_ok("a=&b=&c=x=y");
-	ck_assert_uint_eq(json_object_size(obj), 3);
-	ck_assert_str_eq(field(obj, "a"), "");
-	ck_assert_str_eq(field(obj, "b"), "");
 	/* the name ends at the first '=' */
-	ck_assert_str_eq(field(obj, "c"), "x=y");
-	json_decref(obj);
-
-	obj = decode_ok("=v");
-	ck_assert_uint_eq(json_object_size(obj), 1);
-	ck_assert_str_eq(field(obj, ""), "v");
-	json_decref(obj);
+	expect_fields("a=&b=&c=x=y", (const char *const[]){"a", "", "b", "", "c", "x=y", NULL});
+	expect_fields("=v", (const char *const[]){"", "v", NULL});
 }
 END_TEST
 
 START_TEST(test_form_missing_eq)
 {
-	json_t *obj;
-
-	obj = decode_ok("flag&x=1&other+flag");
-	ck_assert_uint_eq(json_object_size(obj), 3);
-	ck_assert_str_eq(field(obj, "flag"), "");
-	ck_assert_str_eq(field(obj, "x"), "1");
-	ck_assert_str_eq(field(obj, "other flag"), "");
-	json_decref(obj);
-
+	expect_fields("flag&x=1&other+flag",
+	              (const char *const[]){"flag", "", "x", "1", "other flag", "", NULL});
 	/* empty fields are skipped */
-	obj = decode_ok("&&a=1&&&b=2&");
-	ck_assert_uint_eq(json_object_size(obj), 2);
-	ck_assert_str_eq(field(obj, "a"), "1");
-	ck_assert_str_eq(field(obj, "b"), "2");
-	json_decref(obj);
+	expect_fields("&&a=1&&&b=2&", (const char *const[]){"a", "1", "b", "2", NULL});
 }
 END_TEST
 
 START_TEST(test_form_first_duplicate_wins)
 {
-	json_t *obj;
-
-	obj = decode_ok("csrf=good&x=1&csrf=evil&csrf=");
-	ck_assert_uint_eq(json_object_size(obj), 2);
-	ck_assert_str_eq(field(obj, "csrf"), "good");
-	json_decref(obj);
-
+	expect_fields("csrf=good&x=1&csrf=evil&csrf=",
+	              (const char *const[]){"csrf", "good", "x", "1", NULL});
 	/* same name after decoding */
-	obj = decode_ok("a+b=1&a%20b=2&a b=3");
-	ck_assert_uint_eq(json_object_size(obj), 1);
-	ck_assert_str_eq(field(obj, "a b"), "1");
-	json_decref(obj);
-
+	expect_fields("a+b=1&a%20b=2&a b=3", (const char *const[]){"a b", "1", NULL});
 	/* a later duplicate is still checked: bad text anywhere is refused */
 	decode_refused("a=1&a=%FF", 9);
 }
@@ -566,7 +542,6 @@ END_TEST
 START_TEST(test_form_nul_refused)
 {
 	static const char raw[] = "a=1\0b=2";
-	json_t *obj;
 
 	decode_refused("a=%00", 5);
 	decode_refused("a%00=1", 6);
@@ -574,16 +549,12 @@ START_TEST(test_form_nul_refused)
 	decode_refused("a=%C0%80", 8); /* overlong NUL */
 	decode_refused(raw, sizeof(raw) - 1);
 	/* %25 then "00" is the text "%00", not a NUL */
-	obj = decode_ok("a=%2500");
-	ck_assert_str_eq(field(obj, "a"), "%00");
-	json_decref(obj);
+	expect_fields("a=%2500", (const char *const[]){"a", "%00", NULL});
 }
 END_TEST
 
 START_TEST(test_form_invalid_utf8_refused)
 {
-	json_t *obj;
-
 	decode_refused("a=%FF", 5);
 	decode_refused("%FF=1", 5);
 	decode_refused("a=%C3", 5);           /* truncated sequence */
@@ -591,33 +562,20 @@ START_TEST(test_form_invalid_utf8_refused)
 	decode_refused("a=%F4%90%80%80", 14); /* above U+10FFFF */
 	decode_refused("a=\xff", 3);          /* raw, not escaped */
 	decode_refused("a=caf\xc3", 6);
-	obj = decode_ok("a=%C3%A9&b=caf\xc3\xa9&c=%F0%9F%98%80");
-	ck_assert_str_eq(field(obj, "a"), "\xc3\xa9");
-	ck_assert_str_eq(field(obj, "b"), "caf\xc3\xa9");
-	ck_assert_str_eq(field(obj, "c"), "\xf0\x9f\x98\x80");
-	json_decref(obj);
+	expect_fields("a=%C3%A9&b=caf\xc3\xa9&c=%F0%9F%98%80",
+	              (const char *const[]){"a", "\xc3\xa9", "b", "caf\xc3\xa9", "c",
+	                                    "\xf0\x9f\x98\x80", NULL});
 }
 END_TEST
 
 START_TEST(test_form_truncated_escape)
 {
-	json_t *obj;
-
 	/* a '%' without two hex digits after it stays as it is (form.h) */
-	obj = decode_ok("a=%4&b=%&c=%zz&d=x%4&e=%4g&%4=n");
-	ck_assert_uint_eq(json_object_size(obj), 6);
-	ck_assert_str_eq(field(obj, "a"), "%4");
-	ck_assert_str_eq(field(obj, "b"), "%");
-	ck_assert_str_eq(field(obj, "c"), "%zz");
-	ck_assert_str_eq(field(obj, "d"), "x%4");
-	ck_assert_str_eq(field(obj, "e"), "%4g");
-	ck_assert_str_eq(field(obj, "%4"), "n");
-	json_decref(obj);
-
+	expect_fields("a=%4&b=%&c=%zz&d=x%4&e=%4g&%4=n",
+	              (const char *const[]){"a", "%4", "b", "%", "c", "%zz", "d", "x%4", "e", "%4g",
+	                                    "%4", "n", NULL});
 	/* the value is the last part of the text: "%4" ends the input */
-	obj = decode_ok("a=%4");
-	ck_assert_str_eq(field(obj, "a"), "%4");
-	json_decref(obj);
+	expect_fields("a=%4", (const char *const[]){"a", "%4", NULL});
 }
 END_TEST
 
@@ -683,43 +641,34 @@ START_TEST(test_form_empty_input)
 }
 END_TEST
 
-int main(void)
+Suite *unit_suite(void)
 {
+	const TTest *const html[] = {test_text_escaped,
+	                             test_invisible_shown,
+	                             test_attr_escaped,
+	                             test_href_escaped,
+	                             test_no_script_or_style_element,
+	                             test_no_event_or_style_attr,
+	                             test_doc_frame,
+	                             test_serialize_prefix,
+	                             test_utf8_roundtrip,
+	                             test_parse_back_same_text,
+	                             test_elf_truncates,
+	                             NULL};
+	const TTest *const form[] = {test_form_basic,
+	                             test_form_empty_values,
+	                             test_form_missing_eq,
+	                             test_form_first_duplicate_wins,
+	                             test_form_nul_refused,
+	                             test_form_invalid_utf8_refused,
+	                             test_form_truncated_escape,
+	                             test_form_long_values,
+	                             test_form_empty_input,
+	                             NULL};
 	Suite *s;
-	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	s = suite_create("html");
-	tc = tcase_create("html");
-	tcase_add_test(tc, test_text_escaped);
-	tcase_add_test(tc, test_invisible_shown);
-	tcase_add_test(tc, test_attr_escaped);
-	tcase_add_test(tc, test_href_escaped);
-	tcase_add_test(tc, test_no_script_or_style_element);
-	tcase_add_test(tc, test_no_event_or_style_attr);
-	tcase_add_test(tc, test_doc_frame);
-	tcase_add_test(tc, test_serialize_prefix);
-	tcase_add_test(tc, test_utf8_roundtrip);
-	tcase_add_test(tc, test_parse_back_same_text);
-	tcase_add_test(tc, test_elf_truncates);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("form");
-	tcase_add_test(tc, test_form_basic);
-	tcase_add_test(tc, test_form_empty_values);
-	tcase_add_test(tc, test_form_missing_eq);
-	tcase_add_test(tc, test_form_first_duplicate_wins);
-	tcase_add_test(tc, test_form_nul_refused);
-	tcase_add_test(tc, test_form_invalid_utf8_refused);
-	tcase_add_test(tc, test_form_truncated_escape);
-	tcase_add_test(tc, test_form_long_values);
-	tcase_add_test(tc, test_form_empty_input);
-	suite_add_tcase(s, tc);
-
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	unit_tcase(s, "html", html);
+	unit_tcase(s, "form", form);
+	return s;
 }

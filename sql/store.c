@@ -147,9 +147,10 @@ const char *__lsan_default_options(void)
 
 /* ---- errors ------------------------------------------------------------ */
 
-static void st_seterr(struct store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void store_seterr(struct store *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static void st_seterr(struct store *st, const char *fmt, ...)
+static void store_seterr(struct store *st, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -227,7 +228,7 @@ static enum store_rc odbc_fail(struct store *st, SQLSMALLINT htype, SQLHANDLE h,
 	for (i = 0; msg[i] && i < sizeof lower - 1; i++)
 		lower[i] = (char)tolower(msg[i]);
 	lower[i] = '\0';
-	st_seterr(st, "%s: [%s] %s", what, s, (const char *)msg);
+	store_seterr(st, "%s: [%s] %s", what, s, (const char *)msg);
 
 	if (strncmp(s, "08", 2) == 0 || strncmp(s, "57P0", 4) == 0 ||
 	    has_text(lower, "server closed the connection") ||
@@ -259,12 +260,12 @@ static enum store_rc odbc_fail(struct store *st, SQLSMALLINT htype, SQLHANDLE h,
 /* ---- small helpers --------------------------------------------------------- */
 
 /* 16 random bytes from OpenSSL as 32 lowercase hex (DESIGN.md §9). */
-static enum store_rc new_id(struct store *st, char out[33])
+static enum store_rc store_new_id(struct store *st, char out[33])
 {
 	unsigned char raw[16];
 
 	if (RAND_bytes(raw, sizeof raw) != 1) {
-		st_seterr(st, "RAND_bytes failed");
+		store_seterr(st, "RAND_bytes failed");
 		return STORE_ERROR;
 	}
 	model_hex_encode(raw, sizeof raw, out);
@@ -272,7 +273,7 @@ static enum store_rc new_id(struct store *st, char out[33])
 }
 
 /* UTC "YYYY-MM-DDTHH:MM:SS.mmmZ". */
-static void now_iso(char out[32])
+static void store_now_iso(char out[32])
 {
 	struct timespec ts;
 	struct tm tm;
@@ -297,7 +298,7 @@ static int sha256_hex(const void *p, size_t n, char out[65])
 	return 0;
 }
 
-static int is_lower_hex(const char *s, size_t n)
+static int store_is_lower_hex(const char *s, size_t n)
 {
 	size_t i;
 
@@ -309,7 +310,7 @@ static int is_lower_hex(const char *s, size_t n)
 	return 1;
 }
 
-static int text_ok(const char *s, size_t min, size_t max)
+static int store_text_ok(const char *s, size_t min, size_t max)
 {
 	size_t n;
 
@@ -329,7 +330,7 @@ static void sleep_ms(long ms)
 		;
 }
 
-static int clamp_limit(int limit)
+static int store_clamp_limit(int limit)
 {
 	if (limit < 1)
 		return 1;
@@ -486,11 +487,11 @@ static void stmt_put(struct store *st, SQLHSTMT h, struct stmt_slot *slot, int f
 /*
  * Prepare sql (or take it from the statement cache when cache is set), bind
  * params and execute. If out is not NULL the statement is handed to the
- * caller (fetch with q_fetch, give back with q_free); otherwise it is given
+ * caller (fetch with store_q_fetch, give back with store_q_free); otherwise it is given
  * back here and *rows (if not NULL) receives the affected row count.
  */
-static enum store_rc q_run(struct store *st, const char *sql, struct param *p, size_t n,
-			   SQLHSTMT *out, SQLLEN *rows, int cache)
+static enum store_rc store_q_run(struct store *st, const char *sql, struct param *p, size_t n,
+                                 SQLHSTMT *out, SQLLEN *rows, int cache)
 {
 	struct stmt_slot *slot = NULL;
 	SQLHSTMT h = SQL_NULL_HSTMT;
@@ -560,22 +561,22 @@ out:
 	return rc;
 }
 
-/* q_run through the statement cache: every statement of the store but DDL. */
-static enum store_rc q_exec(struct store *st, const char *sql, struct param *p, size_t n,
-			    SQLHSTMT *out, SQLLEN *rows)
+/* store_q_run through the statement cache: every statement of the store but DDL. */
+static enum store_rc store_q_exec(struct store *st, const char *sql, struct param *p, size_t n,
+                                  SQLHSTMT *out, SQLLEN *rows)
 {
-	return q_run(st, sql, p, n, out, rows, 1);
+	return store_q_run(st, sql, p, n, out, rows, 1);
 }
 
-/* Give back a statement handed out by q_exec; failed drops it from the
+/* Give back a statement handed out by store_q_exec; failed drops it from the
  * cache (a statement that failed mid-fetch is not reused). */
-static void q_free(struct store *st, SQLHSTMT h, int failed)
+static void store_q_free(struct store *st, SQLHSTMT h, int failed)
 {
 	stmt_put(st, h, stmt_slot_of(st, h), failed);
 }
 
 /* *row = 1 and the cursor on the next row, or *row = 0 at the end. */
-static enum store_rc q_fetch(struct store *st, SQLHSTMT h, int *row)
+static enum store_rc store_q_fetch(struct store *st, SQLHSTMT h, int *row)
 {
 	SQLRETURN r;
 
@@ -628,7 +629,7 @@ static enum store_rc col_text(struct store *st, SQLHSTMT h, int col, char **out,
 			got = (size_t)ind;
 		if (model_buf_add(&b, chunk, got)) {
 			model_buf_release(&b);
-			st_seterr(st, "column %d is larger than %u bytes", col, STORE_TEXT_MAX);
+			store_seterr(st, "column %d is larger than %u bytes", col, STORE_TEXT_MAX);
 			return STORE_ERROR;
 		}
 		if (r == SQL_SUCCESS)
@@ -639,7 +640,7 @@ static enum store_rc col_text(struct store *st, SQLHSTMT h, int col, char **out,
 	return STORE_OK;
 }
 
-static enum store_rc col_int(struct store *st, SQLHSTMT h, int col, long long *v, int *null)
+static enum store_rc store_col_int(struct store *st, SQLHSTMT h, int col, long long *v, int *null)
 {
 	SQLBIGINT x = 0;
 	SQLLEN ind = 0;
@@ -728,7 +729,7 @@ static enum store_rc col_json(struct store *st, SQLHSTMT h, int col, enum ctype 
 	    (rest && model_buf_add(&b, rest, len))) {
 		free(rest);
 		model_buf_release(&b);
-		st_seterr(st, "column %d is larger than %u bytes", col, STORE_TEXT_MAX);
+		store_seterr(st, "column %d is larger than %u bytes", col, STORE_TEXT_MAX);
 		return STORE_ERROR;
 	}
 	free(rest);
@@ -765,7 +766,7 @@ static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colsp
 		case C_INT:
 		case C_BOOL:
 		case C_US_MS:
-			rc = col_int(st, h, (int)k + 1, &i, &null);
+			rc = store_col_int(st, h, (int)k + 1, &i, &null);
 			if (rc)
 				goto out;
 			if (null)
@@ -785,8 +786,8 @@ static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colsp
 			break;
 		}
 		if (!v) {
-			st_seterr(st, "column %s does not decode (invalid UTF-8 or JSON)",
-				  cols[k].name);
+			store_seterr(st, "column %s does not decode (invalid UTF-8 or JSON)",
+			             cols[k].name);
 			rc = STORE_ERROR;
 			goto out;
 		}
@@ -800,19 +801,19 @@ out:
 }
 
 /* Run a query and collect every row as an object appended to array arr. */
-static enum store_rc q_rows(struct store *st, const char *sql, struct param *p, size_t n,
-			    const struct colspec *cols, size_t ncols, json_t *arr)
+static enum store_rc store_q_rows(struct store *st, const char *sql, struct param *p, size_t n,
+                                  const struct colspec *cols, size_t ncols, json_t *arr)
 {
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
 	json_t *obj;
 	int row;
 
-	rc = q_exec(st, sql, p, n, &h, NULL);
+	rc = store_q_exec(st, sql, p, n, &h, NULL);
 	if (rc)
 		return rc;
 	for (;;) {
-		rc = q_fetch(st, h, &row);
+		rc = store_q_fetch(st, h, &row);
 		if (rc || !row)
 			break;
 		rc = row_object(st, h, cols, ncols, &obj);
@@ -820,22 +821,23 @@ static enum store_rc q_rows(struct store *st, const char *sql, struct param *p, 
 			break;
 		json_array_append_new(arr, obj);
 	}
-	q_free(st, h, rc != STORE_OK);
+	store_q_free(st, h, rc != STORE_OK);
 	return rc;
 }
 
 /*
- * A listing: q_rows into a new array, returned as {key: array} in *out (a
+ * A listing: store_q_rows into a new array, returned as {key: array} in *out (a
  * new reference; NULL on failure).
  */
-static enum store_rc q_list(struct store *st, const char *sql, struct param *p, size_t n,
-			    const struct colspec *cols, size_t ncols, const char *key, json_t **out)
+static enum store_rc store_q_list(struct store *st, const char *sql, struct param *p, size_t n,
+                                  const struct colspec *cols, size_t ncols, const char *key,
+                                  json_t **out)
 {
 	json_t *arr = json_array();
 	enum store_rc rc;
 
 	*out = NULL;
-	rc = q_rows(st, sql, p, n, cols, ncols, arr);
+	rc = store_q_rows(st, sql, p, n, cols, ncols, arr);
 	if (rc) {
 		json_decref(arr);
 		return rc;
@@ -845,39 +847,39 @@ static enum store_rc q_list(struct store *st, const char *sql, struct param *p, 
 }
 
 /* The first row as an object; STORE_NOT_FOUND if there is none. */
-static enum store_rc q_row(struct store *st, const char *sql, struct param *p, size_t n,
-			   const struct colspec *cols, size_t ncols, json_t **out)
+static enum store_rc store_q_row(struct store *st, const char *sql, struct param *p, size_t n,
+                                 const struct colspec *cols, size_t ncols, json_t **out)
 {
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
 	int row = 0;
 
 	*out = NULL;
-	rc = q_exec(st, sql, p, n, &h, NULL);
+	rc = store_q_exec(st, sql, p, n, &h, NULL);
 	if (rc)
 		return rc;
-	rc = q_fetch(st, h, &row);
+	rc = store_q_fetch(st, h, &row);
 	if (!rc && !row)
 		rc = STORE_NOT_FOUND;
 	if (!rc)
 		rc = row_object(st, h, cols, ncols, out);
-	q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
+	store_q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
 	return rc;
 }
 
 /* 1 in *found if the query returns at least one row. */
-static enum store_rc q_exists(struct store *st, const char *sql, struct param *p, size_t n,
-			      int *found)
+static enum store_rc store_q_exists(struct store *st, const char *sql, struct param *p, size_t n,
+                                    int *found)
 {
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
 
 	*found = 0;
-	rc = q_exec(st, sql, p, n, &h, NULL);
+	rc = store_q_exec(st, sql, p, n, &h, NULL);
 	if (rc)
 		return rc;
-	rc = q_fetch(st, h, found);
-	q_free(st, h, rc != STORE_OK);
+	rc = store_q_fetch(st, h, found);
+	store_q_free(st, h, rc != STORE_OK);
 	return rc;
 }
 
@@ -1047,8 +1049,8 @@ static int sqlite_create_private(struct store *st)
 	if (fd < 0)
 		return 0;
 	if (fchmod(fd, 0600) != 0) {
-		st_seterr(st, "cannot make the new database file %s private: %s", made,
-		          strerror(errno));
+		store_seterr(st, "cannot make the new database file %s private: %s", made,
+		             strerror(errno));
 		close(fd);
 		unlink(made);
 		return -1;
@@ -1068,7 +1070,7 @@ static enum store_rc st_connect(struct store *st)
 	r = SQLAllocHandle(SQL_HANDLE_DBC, st->env, &st->dbc);
 	if (!SQL_SUCCEEDED(r)) {
 		st->dbc = SQL_NULL_HDBC;
-		st_seterr(st, "cannot allocate an ODBC connection handle");
+		store_seterr(st, "cannot allocate an ODBC connection handle");
 		return STORE_UNAVAILABLE;
 	}
 	SQLSetConnectAttr(st->dbc, SQL_ATTR_LOGIN_TIMEOUT, (SQLPOINTER)(SQLLEN)10, 0);
@@ -1095,8 +1097,8 @@ static enum store_rc st_connect(struct store *st)
 	} else if (strncasecmp((char *)dbms, "PostgreSQL", 10) == 0) {
 		st->dialect = DIALECT_POSTGRES;
 	} else {
-		st_seterr(st, "unsupported database \"%s\" (SQLite or PostgreSQL expected)",
-			  (char *)dbms);
+		store_seterr(st, "unsupported database \"%s\" (SQLite or PostgreSQL expected)",
+		             (char *)dbms);
 		rc = STORE_UNAVAILABLE;
 		goto fail;
 	}
@@ -1175,7 +1177,7 @@ static enum store_rc check_file(struct store *st)
 	if (!st->have_file)
 		return STORE_OK;
 	if (stat(st->file, &sb) != 0) {
-		st_seterr(st, "the database file %s is gone (%s)", st->file, strerror(errno));
+		store_seterr(st, "the database file %s is gone (%s)", st->file, strerror(errno));
 		return STORE_UNAVAILABLE;
 	}
 	if (sb.st_dev != st->file_dev || sb.st_ino != st->file_ino)
@@ -1368,8 +1370,8 @@ static enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int
 			return rc;
 		if (attempt >= STORE_RETRIES ||
 		    mono_ms() - start + 2 * backoff >= STORE_RETRY_BUDGET_MS) {
-			st_seterr(st, "database busy: gave up after %d attempts in %lld ms", attempt,
-				  mono_ms() - start);
+			store_seterr(st, "database busy: gave up after %d attempts in %lld ms",
+			             attempt, mono_ms() - start);
 			return STORE_UNAVAILABLE;
 		}
 		/* jitter (from the clock and the pid, so forked workers differ)
@@ -1397,10 +1399,11 @@ static enum store_rc tx_create_migrations_table(struct store *st, void *arg)
 {
 	(void)arg;
 	/* DDL is never cached: it runs once per process */
-	return q_run(st,
-		     "CREATE TABLE IF NOT EXISTS schema_migrations ("
-		     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-		     NULL, 0, NULL, NULL, 0);
+	return store_q_run(
+	    st,
+	    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+	    "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+	    NULL, 0, NULL, NULL, 0);
 }
 
 struct migrate_arg {
@@ -1445,7 +1448,7 @@ static enum store_rc exec_script(struct store *st, const char *sql)
 				if (!isspace((unsigned char)*p))
 					blank = 0;
 			if (!blank) {
-				rc = q_run(st, stmt.data, NULL, 0, NULL, NULL, 0);
+				rc = store_q_run(st, stmt.data, NULL, 0, NULL, NULL, 0);
 				if (rc)
 					break;
 			}
@@ -1465,20 +1468,21 @@ static enum store_rc tx_apply_migration(struct store *st, void *arg)
 	int found;
 
 	a->ran = 0;
-	rc = q_exists(st, "SELECT 1 FROM schema_migrations WHERE version = ?", chk,
-		      NPARAMS(chk), &found);
+	rc = store_q_exists(st, "SELECT 1 FROM schema_migrations WHERE version = ?", chk,
+	                    NPARAMS(chk), &found);
 	if (rc || found)
 		return rc;
 	rc = exec_script(st, a->m->sql);
 	if (rc)
 		return rc;
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PI(a->m->version), PT(a->m->name), PT(now)};
 
-		rc = q_exec(st,
-			    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", p,
+		    NPARAMS(p), NULL, NULL);
 	}
 	if (!rc)
 		a->ran = 1;
@@ -1516,7 +1520,8 @@ enum store_rc store_migrate(struct store *st, int *applied)
 			char why[sizeof st->err];
 
 			snprintf(why, sizeof why, "%s", st->err);
-			st_seterr(st, "migration %03d_%s failed: %s", a.m->version, a.m->name, why);
+			store_seterr(st, "migration %03d_%s failed: %s", a.m->version, a.m->name,
+			             why);
 			return rc;
 		}
 		if (applied && a.ran)
@@ -1537,13 +1542,14 @@ static enum store_rc tx_check_schema(struct store *st, void *arg)
 
 		if (strcmp(store_migrations[i].dialect, store_dialect(st)) != 0)
 			continue;
-		rc = q_exists(st, "SELECT 1 FROM schema_migrations WHERE version = ?", p,
-			      NPARAMS(p), &found);
+		rc = store_q_exists(st, "SELECT 1 FROM schema_migrations WHERE version = ?", p,
+		                    NPARAMS(p), &found);
 		if (rc)
 			return rc;
 		if (!found) {
-			st_seterr(st, "migration %03d_%s is not applied (run olivares-admin migrate)",
-				  store_migrations[i].version, store_migrations[i].name);
+			store_seterr(
+			    st, "migration %03d_%s is not applied (run olivares-admin migrate)",
+			    store_migrations[i].version, store_migrations[i].name);
 			return STORE_UNAVAILABLE;
 		}
 	}
@@ -1559,7 +1565,7 @@ enum store_rc store_check_schema(struct store *st)
 		char why[sizeof st->err];
 
 		snprintf(why, sizeof why, "%s", st->err);
-		st_seterr(st, "schema not migrated (run olivares-admin migrate): %s", why);
+		store_seterr(st, "schema not migrated (run olivares-admin migrate): %s", why);
 		rc = STORE_UNAVAILABLE;
 	}
 	return rc;
@@ -1590,18 +1596,18 @@ static enum store_rc tx_tenant_create(struct store *st, void *arg)
 	char now[32];
 	enum store_rc rc;
 
-	rc = new_id(st, id);
+	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(id), PT(a->name), PT(now)};
 
-		rc = q_exec(st, "INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?)", p,
-			    NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(st, "INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?)",
+		                  p, NPARAMS(p), NULL, NULL);
 	}
 	if (rc == STORE_CONFLICT)
-		st_seterr(st, "a tenant with this name already exists");
+		store_seterr(st, "a tenant with this name already exists");
 	if (!rc)
 		memcpy(a->id_out, id, 33);
 	return rc;
@@ -1612,8 +1618,8 @@ enum store_rc store_tenant_create(struct store *st, const char *name, char id_ou
 	struct tenant_arg a = {.name = name, .id_out = id_out};
 
 	id_out[0] = '\0';
-	if (!text_ok(name, 1, 128)) {
-		st_seterr(st, "tenant name must be 1..128 bytes of UTF-8");
+	if (!store_text_ok(name, 1, 128)) {
+		store_seterr(st, "tenant name must be 1..128 bytes of UTF-8");
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_tenant_create, &a);
@@ -1628,12 +1634,12 @@ static enum store_rc tx_tenant_find(struct store *st, void *arg)
 	enum store_rc rc;
 	const char *id;
 
-	rc = q_row(st, "SELECT id FROM tenants WHERE name = ?", p, NPARAMS(p), cols, 1, &row);
+	rc = store_q_row(st, "SELECT id FROM tenants WHERE name = ?", p, NPARAMS(p), cols, 1, &row);
 	if (rc)
 		return rc;
 	id = json_string_value(json_object_get(row, "id"));
-	if (!is_lower_hex(id, 32)) {
-		st_seterr(st, "malformed tenant id in the database");
+	if (!store_is_lower_hex(id, 32)) {
+		store_seterr(st, "malformed tenant id in the database");
 		rc = STORE_ERROR;
 	} else {
 		memcpy(a->id_out, id, 33);
@@ -1659,8 +1665,8 @@ static enum store_rc tx_tenant_list(struct store *st, void *arg)
 	struct tenant_arg *a = arg;
 
 	json_decref(a->out);
-	return q_list(st, "SELECT id, name, created_at FROM tenants ORDER BY name", NULL, 0, cols,
-		    NPARAMS(cols), "tenants", &a->out);
+	return store_q_list(st, "SELECT id, name, created_at FROM tenants ORDER BY name", NULL, 0,
+	                    cols, NPARAMS(cols), "tenants", &a->out);
 }
 
 /* A role column (1..3, or NULL) as its name, or JSON null: a new
@@ -1692,10 +1698,10 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 	size_t i;
 
 	json_decref(a->out);
-	rc = q_list(st,
-		    "SELECT id, role, label, created_at, revoked FROM api_tokens "
-		    "WHERE tenant_id = ? ORDER BY created_at, id",
-		    p, NPARAMS(p), cols, NPARAMS(cols), "tokens", &a->out);
+	rc = store_q_list(st,
+	                  "SELECT id, role, label, created_at, revoked FROM api_tokens "
+	                  "WHERE tenant_id = ? ORDER BY created_at, id",
+	                  p, NPARAMS(p), cols, NPARAMS(cols), "tokens", &a->out);
 	if (rc)
 		return rc;
 	/* the role as its name, as everywhere the tool prints one */
@@ -1712,7 +1718,7 @@ enum store_rc store_token_list(struct store *st, const char *tenant_id, json_t *
 	enum store_rc rc;
 
 	*out = NULL;
-	if (!is_lower_hex(tenant_id, 32))
+	if (!store_is_lower_hex(tenant_id, 32))
 		return STORE_NOT_FOUND;
 	rc = store_read(st, tx_token_list, &a);
 	if (rc) {
@@ -1749,8 +1755,8 @@ struct token_arg {
 	struct store_principal *pr;
 };
 
-static enum store_rc audit_insert(struct store *st, const char *tenant_id, const char *actor,
-				  const char *action, const char *target_id, json_t *detail);
+static enum store_rc store_audit_insert(struct store *st, const char *tenant_id, const char *actor,
+                                        const char *action, const char *target_id, json_t *detail);
 
 static enum store_rc tx_token_create(struct store *st, void *arg)
 {
@@ -1761,33 +1767,35 @@ static enum store_rc tx_token_create(struct store *st, void *arg)
 	enum store_rc rc;
 	int found;
 
-	rc = q_exists(st, "SELECT 1 FROM tenants WHERE id = ?", t, NPARAMS(t), &found);
+	rc = store_q_exists(st, "SELECT 1 FROM tenants WHERE id = ?", t, NPARAMS(t), &found);
 	if (rc)
 		return rc;
 	if (!found) {
-		st_seterr(st, "no such tenant");
+		store_seterr(st, "no such tenant");
 		return STORE_NOT_FOUND;
 	}
-	rc = new_id(st, id);
+	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),    PT(a->tenant_id), PI(a->role), PT(a->sha),
 				    PT(a->label), PT(now)};
 
-		rc = q_exec(st,
-			    "INSERT INTO api_tokens (id, tenant_id, role, token_sha256, label, "
-			    "created_at, revoked) VALUES (?, ?, ?, ?, ?, ?, 0)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO api_tokens (id, tenant_id, role, token_sha256, label, "
+		    "created_at, revoked) VALUES (?, ?, ?, ?, ?, ?, 0)",
+		    p, NPARAMS(p), NULL, NULL);
 	}
 	if (!rc && a->actor) {
 		json_t *n = json_integer(a->role), *detail;
 
 		detail = json_pack("{s:s,s:o}", "token_id", id, "role", role_json(n));
 		json_decref(n);
-		rc = detail ? audit_insert(st, a->tenant_id, a->actor, "token.create", id, detail)
-			    : STORE_ERROR;
+		rc = detail ? store_audit_insert(st, a->tenant_id, a->actor, "token.create", id,
+		                                 detail)
+		            : STORE_ERROR;
 		json_decref(detail);
 	}
 	if (!rc)
@@ -1803,12 +1811,12 @@ enum store_rc store_token_create(struct store *st, const char *tenant_id, enum s
 			      .label = label ? label : "", .actor = actor, .id_out = id_out};
 
 	id_out[0] = '\0';
-	if (!is_lower_hex(tenant_id, 32))
+	if (!store_is_lower_hex(tenant_id, 32))
 		return STORE_NOT_FOUND;
-	if (role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN || !is_lower_hex(sha256_hex, 64) ||
-	    !text_ok(a.label, 0, 256)) {
-		st_seterr(st, "token: role 1..3, 64 lowercase hex digest and a label of at most "
-			      "256 bytes of UTF-8 are required");
+	if (role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN ||
+	    !store_is_lower_hex(sha256_hex, 64) || !store_text_ok(a.label, 0, 256)) {
+		store_seterr(st, "token: role 1..3, 64 lowercase hex digest and a label of at most "
+		                 "256 bytes of UTF-8 are required");
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_token_create, &a);
@@ -1845,7 +1853,7 @@ static enum store_rc col_fixed(struct store *st, SQLHSTMT h, int col, char *buf,
  * STORE_ERROR, never a half-filled principal (*pr is zeroed on any error).
  * Shared by the token lookups and the admin view's session lookup.
  */
-static enum store_rc principal_row(struct store *st, SQLHSTMT h, struct store_principal *pr)
+static enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_principal *pr)
 {
 	enum store_rc rc;
 	long long role = 0;
@@ -1856,18 +1864,18 @@ static enum store_rc principal_row(struct store *st, SQLHSTMT h, struct store_pr
 	if (!rc)
 		rc = col_fixed(st, h, 2, pr->tenant_id, sizeof pr->tenant_id, &ok2);
 	if (!rc)
-		rc = col_int(st, h, 3, &role, &null);
+		rc = store_col_int(st, h, 3, &role, &null);
 	if (!rc)
 		rc = col_fixed(st, h, 4, pr->sha256_hex, sizeof pr->sha256_hex, &ok3);
 	if (rc) {
 		memset(pr, 0, sizeof *pr);
 		return rc;
 	}
-	if (!ok1 || !ok2 || !ok3 || null || !is_lower_hex(pr->token_id, 32) ||
-	    !is_lower_hex(pr->tenant_id, 32) || !is_lower_hex(pr->sha256_hex, 64) ||
+	if (!ok1 || !ok2 || !ok3 || null || !store_is_lower_hex(pr->token_id, 32) ||
+	    !store_is_lower_hex(pr->tenant_id, 32) || !store_is_lower_hex(pr->sha256_hex, 64) ||
 	    role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN) {
 		memset(pr, 0, sizeof *pr);
-		st_seterr(st, "malformed token row in the database");
+		store_seterr(st, "malformed token row in the database");
 		return STORE_ERROR;
 	}
 	pr->role = (enum store_role)role;
@@ -1901,27 +1909,27 @@ static enum store_rc tx_token_lookup(struct store *st, void *arg)
 	memset(pr, 0, sizeof *pr);
 	a->enabled = 0;
 	if (a->module)
-		rc = q_exec(st, sql_module, p2, NPARAMS(p2), &h, NULL);
+		rc = store_q_exec(st, sql_module, p2, NPARAMS(p2), &h, NULL);
 	else
-		rc = q_exec(st, sql_token, p1, NPARAMS(p1), &h, NULL);
+		rc = store_q_exec(st, sql_token, p1, NPARAMS(p1), &h, NULL);
 	if (rc)
 		return rc;
-	rc = q_fetch(st, h, &row);
+	rc = store_q_fetch(st, h, &row);
 	if (rc)
 		goto out;
 	if (!row) {
 		rc = STORE_NOT_FOUND;
 		goto out;
 	}
-	rc = principal_row(st, h, pr);
+	rc = store_principal_row(st, h, pr);
 	if (!rc && a->module)
-		rc = col_int(st, h, 5, &on, &null_on);
+		rc = store_col_int(st, h, 5, &on, &null_on);
 	if (rc)
 		goto out;
 	/* no row for the module: off (a new tenant has every module off) */
 	a->enabled = !null_on && on != 0;
 out:
-	q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
+	store_q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
 	if (rc)
 		memset(pr, 0, sizeof *pr);
 	return rc;
@@ -1933,7 +1941,7 @@ enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
 	struct token_arg a = {.sha = sha256_hex, .pr = out};
 
 	memset(out, 0, sizeof *out);
-	if (!is_lower_hex(sha256_hex, 64))
+	if (!store_is_lower_hex(sha256_hex, 64))
 		return STORE_NOT_FOUND;
 	return store_read(st, tx_token_lookup, &a);
 }
@@ -1947,7 +1955,7 @@ enum store_rc store_token_lookup_module(struct store *st, const char *sha256_hex
 
 	memset(out, 0, sizeof *out);
 	*enabled = 0;
-	if (!is_lower_hex(sha256_hex, 64))
+	if (!store_is_lower_hex(sha256_hex, 64))
 		return STORE_NOT_FOUND;
 	if (!module_known(module))
 		return store_read(st, tx_token_lookup, &a); /* an unknown module is off */
@@ -1978,8 +1986,9 @@ static enum store_rc module_read(struct store *st, const char *tenant_id, const 
 	enum store_rc rc;
 
 	*enabled = 0;
-	rc = q_row(st, "SELECT enabled FROM module_settings WHERE tenant_id = ? AND module = ?", p,
-		   NPARAMS(p), cols, 1, &row);
+	rc = store_q_row(st,
+	                 "SELECT enabled FROM module_settings WHERE tenant_id = ? AND module = ?",
+	                 p, NPARAMS(p), cols, 1, &row);
 	if (rc == STORE_NOT_FOUND)
 		return STORE_OK; /* no row: off (a new tenant has every module off) */
 	if (rc)
@@ -2019,25 +2028,27 @@ static enum store_rc tx_module_set(struct store *st, void *arg)
 	int found;
 	enum store_rc rc;
 
-	rc = q_exists(st, "SELECT 1 FROM tenants WHERE id = ?", t, NPARAMS(t), &found);
+	rc = store_q_exists(st, "SELECT 1 FROM tenants WHERE id = ?", t, NPARAMS(t), &found);
 	if (rc)
 		return rc;
 	if (!found)
 		return STORE_NOT_FOUND;
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(a->tenant_id), PT(a->module), PI(a->enabled ? 1 : 0),
 				    PT(now)};
 
-		rc = q_exec(st,
-			    "INSERT INTO module_settings (tenant_id, module, enabled, updated_at) "
-			    "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id, module) DO UPDATE SET "
-			    "enabled = excluded.enabled, updated_at = excluded.updated_at",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO module_settings (tenant_id, module, enabled, updated_at) "
+		    "VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id, module) DO UPDATE SET "
+		    "enabled = excluded.enabled, updated_at = excluded.updated_at",
+		    p, NPARAMS(p), NULL, NULL);
 	}
 	if (!rc && a->actor)
-		rc = audit_insert(st, a->tenant_id, a->actor,
-				  a->enabled ? "module.enable" : "module.disable", NULL, a->detail);
+		rc = store_audit_insert(st, a->tenant_id, a->actor,
+		                        a->enabled ? "module.enable" : "module.disable", NULL,
+		                        a->detail);
 	return rc;
 }
 
@@ -2050,7 +2061,7 @@ enum store_rc store_module_set(struct store *st, const char *tenant_id, const ch
 	if (!tenant_id)
 		return STORE_NOT_FOUND;
 	if (!module_known(module)) {
-		st_seterr(st, "unknown module");
+		store_seterr(st, "unknown module");
 		return STORE_NOT_FOUND;
 	}
 	return store_tx(st, tx_module_set, &a);
@@ -2097,33 +2108,34 @@ enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t 
 /* ---- audit ----------------------------------------------------------------------- */
 
 /* Insert one audit row inside the caller's transaction. */
-static enum store_rc audit_insert(struct store *st, const char *tenant_id, const char *actor,
-				  const char *action, const char *target_id, json_t *detail)
+static enum store_rc store_audit_insert(struct store *st, const char *tenant_id, const char *actor,
+                                        const char *action, const char *target_id, json_t *detail)
 {
 	char id[33];
 	char now[32];
 	char *text = NULL;
 	enum store_rc rc;
 
-	rc = new_id(st, id);
+	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
 	if (detail) {
 		text = json_dumps(detail, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (!text) {
-			st_seterr(st, "audit detail does not encode");
+			store_seterr(st, "audit detail does not encode");
 			return STORE_ERROR;
 		}
 	}
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),	PT(tenant_id), PT(actor), PT(action),
 				    PT(target_id), PT(text),	  PT(now)};
 
-		rc = q_exec(st,
-			    "INSERT INTO audit_events (id, tenant_id, actor, action, target_id, "
-			    "detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO audit_events (id, tenant_id, actor, action, target_id, "
+		    "detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(text);
 	return rc;
@@ -2141,22 +2153,22 @@ static enum store_rc tx_token_revoke(struct store *st, void *arg)
 	enum store_rc rc;
 	SQLLEN n = 0, ended = 0;
 
-	rc = q_exec(st,
-		    "UPDATE api_tokens SET revoked = 1 WHERE id = ? AND tenant_id = ? AND "
-		    "revoked = 0",
-		    p, NPARAMS(p), NULL, &n);
+	rc = store_q_exec(st,
+	                  "UPDATE api_tokens SET revoked = 1 WHERE id = ? AND tenant_id = ? AND "
+	                  "revoked = 0",
+	                  p, NPARAMS(p), NULL, &n);
 	if (rc)
 		return rc;
 	if (n != 1) {
-		st_seterr(st, "no such unrevoked token for this tenant");
+		store_seterr(st, "no such unrevoked token for this tenant");
 		return STORE_NOT_FOUND;
 	}
-	rc = q_exec(st, "DELETE FROM web_sessions WHERE token_id = ? AND tenant_id = ?", p,
-		    NPARAMS(p), NULL, &ended);
+	rc = store_q_exec(st, "DELETE FROM web_sessions WHERE token_id = ? AND tenant_id = ?", p,
+	                  NPARAMS(p), NULL, &ended);
 	if (rc)
 		return rc;
 	detail = json_pack("{s:I}", "sessions", (json_int_t)(ended > 0 ? ended : 0));
-	rc = audit_insert(st, a->tenant_id, a->actor, "token.revoke", a->token_id, detail);
+	rc = store_audit_insert(st, a->tenant_id, a->actor, "token.revoke", a->token_id, detail);
 	json_decref(detail);
 	return rc;
 }
@@ -2166,10 +2178,10 @@ enum store_rc store_token_revoke(struct store *st, const char *tenant_id, const 
 {
 	struct token_revoke_arg a = {.tenant_id = tenant_id, .token_id = token_id, .actor = actor};
 
-	if (!is_lower_hex(tenant_id, 32) || !is_lower_hex(token_id, 32))
+	if (!store_is_lower_hex(tenant_id, 32) || !store_is_lower_hex(token_id, 32))
 		return STORE_NOT_FOUND;
-	if (!actor || !text_ok(actor, 1, 128)) {
-		st_seterr(st, "token revoke: an actor of 1..128 bytes is required");
+	if (!actor || !store_text_ok(actor, 1, 128)) {
+		store_seterr(st, "token revoke: an actor of 1..128 bytes is required");
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_token_revoke, &a);
@@ -2189,7 +2201,7 @@ static enum store_rc tx_audit_append(struct store *st, void *arg)
 {
 	struct audit_arg *a = arg;
 
-	return audit_insert(st, a->tenant_id, a->actor, a->action, a->target_id, a->detail);
+	return store_audit_insert(st, a->tenant_id, a->actor, a->action, a->target_id, a->detail);
 }
 
 enum store_rc store_audit_append(struct store *st, const char *tenant_id,
@@ -2199,8 +2211,8 @@ enum store_rc store_audit_append(struct store *st, const char *tenant_id,
 	struct audit_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .action = action,
 			      .target_id = target_id, .detail = detail};
 
-	if (!tenant_id || !text_ok(action, 1, 128)) {
-		st_seterr(st, "audit: tenant and action (1..128 bytes) are required");
+	if (!tenant_id || !store_text_ok(action, 1, 128)) {
+		store_seterr(st, "audit: tenant and action (1..128 bytes) are required");
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_audit_append, &a);
@@ -2221,12 +2233,12 @@ static enum store_rc tx_audit_list(struct store *st, void *arg)
 	json_decref(a->out);
 	/* the actor's token, when the actor is one of the tenant's tokens (the
 	 * operator tool's events name "olivares-admin"): its role and label */
-	rc = q_list(st,
-		    "SELECT e.id, e.actor, e.action, e.target_id, e.detail, e.created_at, "
-		    "t.role, t.label FROM audit_events e LEFT JOIN api_tokens t "
-		    "ON t.id = e.actor AND t.tenant_id = e.tenant_id "
-		    "WHERE e.tenant_id = ? ORDER BY e.ord DESC LIMIT ? OFFSET ?",
-		    p, NPARAMS(p), cols, NPARAMS(cols), "events", &a->out);
+	rc = store_q_list(st,
+	                  "SELECT e.id, e.actor, e.action, e.target_id, e.detail, e.created_at, "
+	                  "t.role, t.label FROM audit_events e LEFT JOIN api_tokens t "
+	                  "ON t.id = e.actor AND t.tenant_id = e.tenant_id "
+	                  "WHERE e.tenant_id = ? ORDER BY e.ord DESC LIMIT ? OFFSET ?",
+	                  p, NPARAMS(p), cols, NPARAMS(cols), "events", &a->out);
 	if (rc)
 		return rc;
 	json_array_foreach(json_object_get(a->out, "events"), i, ev)
@@ -2241,8 +2253,8 @@ enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int
 				    int offset, json_t **out)
 {
 	struct audit_arg a = {.tenant_id = tenant_id ? tenant_id : "",
-			      .limit = clamp_limit(limit),
-			      .offset = offset < 0 ? 0 : offset};
+	                      .limit = store_clamp_limit(limit),
+	                      .offset = offset < 0 ? 0 : offset};
 	enum store_rc rc;
 
 	rc = store_read(st, tx_audit_list, &a);
@@ -2311,7 +2323,7 @@ static enum store_rc scenario_encode(struct store *st, json_t *steps, json_t *mo
 	free(canon);
 	if (bad) {
 		scenario_text_free(t);
-		st_seterr(st, "scenario steps/mocks do not encode");
+		store_seterr(st, "scenario steps/mocks do not encode");
 		return STORE_ERROR;
 	}
 	return STORE_OK;
@@ -2329,8 +2341,8 @@ struct scenario_fields {
 
 static int scenario_fields_ok(const struct scenario_fields *f)
 {
-	return text_ok(f->name, 1, 128) && text_ok(f->description, 0, 1024) &&
-	       text_ok(f->subject_kind, 0, 200) && json_is_array(f->steps) &&
+	return store_text_ok(f->name, 1, 128) && store_text_ok(f->description, 0, 1024) &&
+	       store_text_ok(f->subject_kind, 0, 200) && json_is_array(f->steps) &&
 	       json_is_array(f->mocks);
 }
 
@@ -2379,16 +2391,17 @@ static enum store_rc tx_scenario_create(struct store *st, void *arg)
 		json_incref(f.mocks);
 	if (!scenario_fields_ok(&f)) {
 		json_decref(f.mocks);
-		st_seterr(st, "scenario: name, description, subject_kind, steps, mocks malformed");
+		store_seterr(st,
+		             "scenario: name, description, subject_kind, steps, mocks malformed");
 		return STORE_ERROR;
 	}
 	rc = scenario_encode(st, f.steps, f.mocks, &t);
 	if (rc)
 		goto out;
-	rc = new_id(st, id);
+	rc = store_new_id(st, id);
 	if (rc)
 		goto out;
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
 				    PT(a->tenant_id),
@@ -2404,22 +2417,23 @@ static enum store_rc tx_scenario_create(struct store *st, void *arg)
 				    PT(now),
 				    PT(now)};
 
-		rc = q_exec(st,
-			    "INSERT INTO scenarios (id, tenant_id, name, description, subject_kind, "
-			    "steps, mocks, steps_count, mocks_count, version, digest, created_by, "
-			    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO scenarios (id, tenant_id, name, description, subject_kind, "
+		    "steps, mocks, steps_count, mocks_count, version, digest, created_by, "
+		    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+		    p, NPARAMS(p), NULL, NULL);
 	}
 	if (rc)
 		goto out;
 	detail = json_pack("{s:i}", "version", 1);
-	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.scenario.create", id, detail);
+	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.scenario.create", id, detail);
 	json_decref(detail);
 	if (rc)
 		goto out;
 	a->out = scenario_object(id, &f, 1, t.digest, now, now);
 	if (!a->out) {
-		st_seterr(st, "scenario: cannot build the stored object");
+		store_seterr(st, "scenario: cannot build the stored object");
 		rc = STORE_ERROR;
 	}
 out:
@@ -2436,7 +2450,7 @@ enum store_rc store_scenario_create(struct store *st, const char *tenant_id,
 
 	*out = NULL;
 	if (!tenant_id || !json_is_object(scenario)) {
-		st_seterr(st, "scenario: tenant and object required");
+		store_seterr(st, "scenario: tenant and object required");
 		return STORE_ERROR;
 	}
 	rc = store_tx(st, tx_scenario_create, &a);
@@ -2453,8 +2467,8 @@ static enum store_rc scenario_read(struct store *st, const char *tenant_id, cons
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
 
-	return q_row(st, SCENARIO_SELECT " WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
-		     scenario_cols, NPARAMS(scenario_cols), out);
+	return store_q_row(st, SCENARIO_SELECT " WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
+	                   scenario_cols, NPARAMS(scenario_cols), out);
 }
 
 static enum store_rc tx_scenario_get(struct store *st, void *arg)
@@ -2502,18 +2516,20 @@ static enum store_rc tx_scenario_list(struct store *st, void *arg)
 	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
 
 	json_decref(a->out);
-	return q_list(st,
-		    "SELECT id, name, description, subject_kind, version, steps_count, "
-		    "mocks_count, created_at, updated_at FROM scenarios WHERE tenant_id = ? "
-		    "ORDER BY ord DESC LIMIT ? OFFSET ?",
-		    p, NPARAMS(p), summary_cols, NPARAMS(summary_cols), "scenarios", &a->out);
+	return store_q_list(
+	    st,
+	    "SELECT id, name, description, subject_kind, version, steps_count, "
+	    "mocks_count, created_at, updated_at FROM scenarios WHERE tenant_id = ? "
+	    "ORDER BY ord DESC LIMIT ? OFFSET ?",
+	    p, NPARAMS(p), summary_cols, NPARAMS(summary_cols), "scenarios", &a->out);
 }
 
 enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int limit,
 				  int offset, json_t **out)
 {
 	struct scenario_arg a = {.tenant_id = tenant_id ? tenant_id : "",
-				 .limit = clamp_limit(limit), .offset = offset < 0 ? 0 : offset};
+	                         .limit = store_clamp_limit(limit),
+	                         .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
 	return scenario_call(st, tx_scenario_list, &a, out, 0);
@@ -2545,7 +2561,7 @@ static enum store_rc tx_scenario_update(struct store *st, void *arg)
 			if (strcmp(key, allowed[i]) == 0)
 				known = 1;
 		if (!known) {
-			st_seterr(st, "scenario update: unknown field");
+			store_seterr(st, "scenario update: unknown field");
 			return STORE_ERROR;
 		}
 	}
@@ -2561,14 +2577,14 @@ static enum store_rc tx_scenario_update(struct store *st, void *arg)
 	f.mocks = json_object_get(cur, "mocks");
 	version = json_integer_value(json_object_get(cur, "version"));
 	if (!scenario_fields_ok(&f)) {
-		st_seterr(st, "scenario update: malformed field");
+		store_seterr(st, "scenario update: malformed field");
 		rc = STORE_ERROR;
 		goto out;
 	}
 	rc = scenario_encode(st, f.steps, f.mocks, &t);
 	if (rc)
 		goto out;
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(f.name),
 				    PT(f.description),
@@ -2586,29 +2602,31 @@ static enum store_rc tx_scenario_update(struct store *st, void *arg)
 
 		/* "AND version = ?": a concurrent update in between makes this
 		 * match nothing, and the transaction is retried on fresh data. */
-		rc = q_exec(st,
-			    "UPDATE scenarios SET name = ?, description = ?, subject_kind = ?, "
-			    "steps = ?, mocks = ?, steps_count = ?, mocks_count = ?, version = ?, "
-			    "digest = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND version = ?",
-			    p, NPARAMS(p), NULL, &rows);
+		rc = store_q_exec(
+		    st,
+		    "UPDATE scenarios SET name = ?, description = ?, subject_kind = ?, "
+		    "steps = ?, mocks = ?, steps_count = ?, mocks_count = ?, version = ?, "
+		    "digest = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND version = ?",
+		    p, NPARAMS(p), NULL, &rows);
 	}
 	if (rc)
 		goto out;
 	if (rows != 1) {
 		st->busy = 1;
-		st_seterr(st, "scenario changed concurrently");
+		store_seterr(st, "scenario changed concurrently");
 		rc = STORE_UNAVAILABLE;
 		goto out;
 	}
 	detail = json_pack("{s:I}", "version", version + 1);
-	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.scenario.update", a->id, detail);
+	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.scenario.update", a->id,
+	                        detail);
 	json_decref(detail);
 	if (rc)
 		goto out;
 	a->out = scenario_object(a->id, &f, (int)(version + 1), t.digest,
 				 json_string_value(json_object_get(cur, "created_at")), now);
 	if (!a->out) {
-		st_seterr(st, "scenario: cannot build the stored object");
+		store_seterr(st, "scenario: cannot build the stored object");
 		rc = STORE_ERROR;
 	}
 out:
@@ -2628,7 +2646,7 @@ enum store_rc store_scenario_update(struct store *st, const char *tenant_id,
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
 	if (!json_is_object(patch)) {
-		st_seterr(st, "scenario update: object required");
+		store_seterr(st, "scenario update: object required");
 		return STORE_ERROR;
 	}
 	return scenario_call(st, tx_scenario_update, &a, out, 1);
@@ -2641,13 +2659,14 @@ static enum store_rc tx_scenario_delete(struct store *st, void *arg)
 	SQLLEN rows = 0;
 	enum store_rc rc;
 
-	rc = q_exec(st, "DELETE FROM scenarios WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
-		    NULL, &rows);
+	rc = store_q_exec(st, "DELETE FROM scenarios WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
+	                  NULL, &rows);
 	if (rc)
 		return rc;
 	if (rows == 0)
 		return STORE_NOT_FOUND;
-	return audit_insert(st, a->tenant_id, a->actor, "sandbox.scenario.delete", a->id, NULL);
+	return store_audit_insert(st, a->tenant_id, a->actor, "sandbox.scenario.delete", a->id,
+	                          NULL);
 }
 
 enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
@@ -2697,8 +2716,8 @@ static enum store_rc run_read(struct store *st, const char *tenant_id, const cha
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
 
-	return q_row(st, RUN_SELECT " WHERE tenant_id = ? AND id = ?", p, NPARAMS(p), run_cols,
-		     NPARAMS(run_cols), out);
+	return store_q_row(st, RUN_SELECT " WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
+	                   run_cols, NPARAMS(run_cols), out);
 }
 
 /* An output's "duration_ms" as the microseconds stored: 1 with *us set
@@ -2803,7 +2822,7 @@ static enum store_rc outputs_insert(struct store *st, const char *run_id, const 
 			q[8].null = us < 0;
 		}
 		sql[len] = '\0';
-		rc = q_exec(st, sql, p, n * OUTPUT_COLS, NULL, NULL);
+		rc = store_q_exec(st, sql, p, n * OUTPUT_COLS, NULL, NULL);
 		if (rc)
 			return rc;
 	}
@@ -2819,12 +2838,12 @@ static enum store_rc session_owned(struct store *st, const char *tenant_id,
 	enum store_rc rc;
 	int found = 0;
 
-	rc = q_exists(st, "SELECT 1 FROM sessions WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
-		      &found);
+	rc = store_q_exists(st, "SELECT 1 FROM sessions WHERE tenant_id = ? AND id = ?", p,
+	                    NPARAMS(p), &found);
 	if (rc)
 		return rc;
 	if (!found) {
-		st_seterr(st, "run: no such session for this tenant");
+		store_seterr(st, "run: no such session for this tenant");
 		return STORE_NOT_FOUND;
 	}
 	return STORE_OK;
@@ -2837,8 +2856,8 @@ static enum store_rc session_owned(struct store *st, const char *tenant_id,
  * score_details only when it is an array, divergence only when it is an
  * object, scenario_version only when there is a scenario.
  */
-static enum store_rc run_insert(struct store *st, const char *tenant_id, const char *actor,
-				const struct store_run *r, char id_out[33])
+static enum store_rc store_run_insert(struct store *st, const char *tenant_id, const char *actor,
+                                      const struct store_run *r, char id_out[33])
 {
 	char id[33];
 	char now[32];
@@ -2853,13 +2872,13 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 		if (rc)
 			return rc;
 	}
-	rc = new_id(st, id);
+	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
 	if (json_is_array(r->score_details)) {
 		details = json_dumps(r->score_details, JSON_COMPACT);
 		if (!details) {
-			st_seterr(st, "run: score_details do not encode");
+			store_seterr(st, "run: score_details do not encode");
 			return STORE_ERROR;
 		}
 	}
@@ -2867,11 +2886,11 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 		divergence = json_dumps(r->divergence, JSON_COMPACT);
 		if (!divergence) {
 			free(details);
-			st_seterr(st, "run: divergence does not encode");
+			store_seterr(st, "run: divergence does not encode");
 			return STORE_ERROR;
 		}
 	}
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
 				    PT(tenant_id),
@@ -2905,14 +2924,15 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 
 		/* score and passed are NULL for a run that was not scored:
 		 * never a silent pass (DESIGN.md §5) */
-		rc = q_exec(st,
-			    "INSERT INTO runs (id, tenant_id, kind, scenario_id, scenario_version, "
-			    "scenario_digest, variant, status, runner, backend, isolated, destroyed, "
-			    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
-			    "output_digest, started_at, finished_at, created_by, created_at, "
-			    "score_details, session_id, divergence, shutdown) VALUES (?, ?, ?, ?, ?, ?, "
-			    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO runs (id, tenant_id, kind, scenario_id, scenario_version, "
+		    "scenario_digest, variant, status, runner, backend, isolated, destroyed, "
+		    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
+		    "output_digest, started_at, finished_at, created_by, created_at, "
+		    "score_details, session_id, divergence, shutdown) VALUES (?, ?, ?, ?, ?, ?, "
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(details);
 	free(divergence);
@@ -2926,7 +2946,7 @@ static enum store_rc run_insert(struct store *st, const char *tenant_id, const c
 	/* a replay also names its session (ids only, never content) */
 	if (detail && r->session_id)
 		json_object_set_new(detail, "session_id", json_string(r->session_id));
-	rc = audit_insert(st, tenant_id, actor, "sandbox.run", id, detail);
+	rc = store_audit_insert(st, tenant_id, actor, "sandbox.run", id, detail);
 	json_decref(detail);
 	if (rc)
 		return rc;
@@ -2942,7 +2962,7 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
 
 	json_decref(a->out);
 	a->out = NULL;
-	rc = run_insert(st, a->tenant_id, a->actor, a->run, id);
+	rc = store_run_insert(st, a->tenant_id, a->actor, a->run, id);
 	if (rc)
 		return rc;
 	return run_read(st, a->tenant_id, id, &a->out);
@@ -2952,8 +2972,8 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
  * Check a run before anything is written. *copy is filled with *run, with
  * an empty outputs array (*empty, to decref by the caller) when it has none.
  */
-static enum store_rc run_check(struct store *st, const struct store_run *run,
-			       struct store_run *copy, json_t **empty)
+static enum store_rc store_run_check(struct store *st, const struct store_run *run,
+                                     struct store_run *copy, json_t **empty)
 {
 	json_t *o;
 	size_t i;
@@ -2962,28 +2982,28 @@ static enum store_rc run_check(struct store *st, const struct store_run *run,
 	if (!run || !run->kind || !run->status || !run->runner || !run->backend ||
 	    !run->output_digest || !run->started_at || !run->finished_at ||
 	    (run->outputs && !json_is_array(run->outputs))) {
-		st_seterr(st, "run: kind, status, runner, backend, output_digest, started_at, "
-			      "finished_at are required; outputs must be an array");
+		store_seterr(st, "run: kind, status, runner, backend, output_digest, started_at, "
+		                 "finished_at are required; outputs must be an array");
 		return STORE_ERROR;
 	}
 	if (run->scored && !(run->score >= 0.0 && run->score <= 1.0)) {
-		st_seterr(st, "run: a scored run needs a score in [0, 1]");
+		store_seterr(st, "run: a scored run needs a score in [0, 1]");
 		return STORE_ERROR;
 	}
 	if (run->score_details && !json_is_array(run->score_details) &&
 	    !json_is_null(run->score_details)) {
-		st_seterr(st, "run: score_details must be an array");
+		store_seterr(st, "run: score_details must be an array");
 		return STORE_ERROR;
 	}
 	if ((run->divergence && !json_is_object(run->divergence) &&
 	     !json_is_null(run->divergence)) ||
-	    (run->session_id && !is_lower_hex(run->session_id, 32))) {
-		st_seterr(st, "run: divergence must be an object, session_id a session id");
+	    (run->session_id && !store_is_lower_hex(run->session_id, 32))) {
+		store_seterr(st, "run: divergence must be an object, session_id a session id");
 		return STORE_ERROR;
 	}
 	json_array_foreach(run->outputs, i, o) {
 		if (!output_ok(o)) {
-			st_seterr(st, "run: output %zu is malformed", i);
+			store_seterr(st, "run: output %zu is malformed", i);
 			return STORE_ERROR;
 		}
 	}
@@ -3006,10 +3026,10 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
 
 	*out = NULL;
 	if (!tenant_id) {
-		st_seterr(st, "run: tenant required");
+		store_seterr(st, "run: tenant required");
 		return STORE_ERROR;
 	}
-	rc = run_check(st, run, &copy, &empty);
+	rc = store_run_check(st, run, &copy, &empty);
 	if (rc)
 		return rc;
 	a.run = &copy;
@@ -3059,7 +3079,7 @@ enum store_rc store_run_get(struct store *st, const char *tenant_id, const char 
 }
 
 /* One optional filter of a list: "AND col = ?" when value is set. */
-struct filter_cond {
+struct store_filter_cond {
 	const char *value;
 	const char *sql;
 };
@@ -3071,9 +3091,9 @@ struct filter_cond {
  * Every value is bound: p receives the tenant, the filters' values, limit
  * and offset (room for 3 + nconds). Returns the number of parameters.
  */
-static size_t filtered_list_sql(struct model_buf *sql, struct param *p, const char *head,
-				const char *tenant_id, const struct filter_cond *conds,
-				size_t nconds, const char *order, int limit, int offset)
+static size_t store_filtered_list_sql(struct model_buf *sql, struct param *p, const char *head,
+                                      const char *tenant_id, const struct store_filter_cond *conds,
+                                      size_t nconds, const char *order, int limit, int offset)
 {
 	size_t n = 0, i;
 
@@ -3105,10 +3125,10 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 {
 	struct run_arg *a = arg;
 	const struct store_run_filter *f = &a->filter;
-	const struct filter_cond conds[] = {{f->scenario_id, " AND scenario_id = ?"},
-					    {f->status, " AND status = ?"},
-					    {f->kind, " AND kind = ?"},
-					    {f->session_id, " AND session_id = ?"}};
+	const struct store_filter_cond conds[] = {{f->scenario_id, " AND scenario_id = ?"},
+	                                          {f->status, " AND status = ?"},
+	                                          {f->kind, " AND kind = ?"},
+	                                          {f->session_id, " AND session_id = ?"}};
 	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
 	struct model_buf sql;
 	size_t n;
@@ -3119,10 +3139,10 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 	a->out = NULL;
 	memset(p, 0, sizeof p);
 	model_buf_init(&sql, 4096);
-	n = filtered_list_sql(&sql, p, RUN_SELECT " WHERE tenant_id = ?", a->tenant_id, conds,
-			      NPARAMS(conds), " ORDER BY ord DESC", a->limit, a->offset);
+	n = store_filtered_list_sql(&sql, p, RUN_SELECT " WHERE tenant_id = ?", a->tenant_id, conds,
+	                            NPARAMS(conds), " ORDER BY ord DESC", a->limit, a->offset);
 	arr = json_array();
-	rc = q_rows(st, sql.data, p, n, run_cols, NPARAMS(run_cols), arr);
+	rc = store_q_rows(st, sql.data, p, n, run_cols, NPARAMS(run_cols), arr);
 	model_buf_release(&sql);
 	if (rc) {
 		json_decref(arr);
@@ -3137,8 +3157,8 @@ enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
 				      int offset, json_t **out)
 {
 	struct run_arg a = {.tenant_id = tenant_id ? tenant_id : "",
-			    .limit = clamp_limit(limit),
-			    .offset = offset < 0 ? 0 : offset};
+	                    .limit = store_clamp_limit(limit),
+	                    .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
 	if (filter)
@@ -3164,17 +3184,18 @@ static enum store_rc tx_run_outputs(struct store *st, void *arg)
 
 	json_decref(a->out);
 	a->out = NULL;
-	rc = q_exists(st, "SELECT 1 FROM runs WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
-		      &found);
+	rc = store_q_exists(st, "SELECT 1 FROM runs WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
+	                    &found);
 	if (rc)
 		return rc;
 	if (!found)
 		return STORE_NOT_FOUND;
 	arr = json_array();
-	rc = q_rows(st,
-		    "SELECT seq, key, input, output, status, error_kind, duration_us FROM run_outputs "
-		    "WHERE tenant_id = ? AND run_id = ? ORDER BY seq",
-		    p, NPARAMS(p), output_cols, NPARAMS(output_cols), arr);
+	rc = store_q_rows(
+	    st,
+	    "SELECT seq, key, input, output, status, error_kind, duration_us FROM run_outputs "
+	    "WHERE tenant_id = ? AND run_id = ? ORDER BY seq",
+	    p, NPARAMS(p), output_cols, NPARAMS(output_cols), arr);
 	if (rc) {
 		json_decref(arr);
 		return rc;
@@ -3287,7 +3308,7 @@ static enum store_rc comparison_rows(struct store *st, const char *sql, struct p
 	enum store_rc rc;
 	size_t i;
 
-	rc = q_rows(st, sql, p, n, comparison_cols, NPARAMS(comparison_cols), flat);
+	rc = store_q_rows(st, sql, p, n, comparison_cols, NPARAMS(comparison_cols), flat);
 	if (!rc)
 		json_array_foreach(flat, i, row)
 			json_array_append_new(arr, comparison_shape(row));
@@ -3326,21 +3347,21 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 
 	json_decref(a->out);
 	a->out = NULL;
-	rc = run_insert(st, a->tenant_id, a->actor, b, bid);
+	rc = store_run_insert(st, a->tenant_id, a->actor, b, bid);
 	if (rc)
 		return rc;
-	rc = run_insert(st, a->tenant_id, a->actor, k, kid);
+	rc = store_run_insert(st, a->tenant_id, a->actor, k, kid);
 	if (rc)
 		return rc;
-	rc = new_id(st, id);
+	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
 	diff = json_dumps(c->differing_steps, JSON_COMPACT);
 	if (!diff) {
-		st_seterr(st, "comparison: differing_steps do not encode");
+		store_seterr(st, "comparison: differing_steps do not encode");
 		return STORE_ERROR;
 	}
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
 				    PT(a->tenant_id),
@@ -3361,20 +3382,21 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 				    PT(a->actor),
 				    PT(now)};
 
-		rc = q_exec(st,
-			    "INSERT INTO comparisons (id, tenant_id, scenario_id, scenario_version, "
-			    "suite, tolerance, baseline_variant, baseline_run_id, baseline_score, "
-			    "candidate_variant, candidate_run_id, candidate_score, delta, verdict, "
-			    "reason, differing_steps, decided_by, created_at) VALUES (?, ?, ?, ?, ?, "
-			    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO comparisons (id, tenant_id, scenario_id, scenario_version, "
+		    "suite, tolerance, baseline_variant, baseline_run_id, baseline_score, "
+		    "candidate_variant, candidate_run_id, candidate_score, delta, verdict, "
+		    "reason, differing_steps, decided_by, created_at) VALUES (?, ?, ?, ?, ?, "
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(diff);
 	if (rc)
 		return rc;
 	detail = json_pack("{s:s,s:s,s:s,s:s}", "scenario_id", c->scenario_id, "baseline_run_id",
 			   bid, "candidate_run_id", kid, "verdict", c->verdict);
-	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.compare", id, detail);
+	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.compare", id, detail);
 	json_decref(detail);
 	if (rc)
 		return rc;
@@ -3402,22 +3424,22 @@ enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
 	enum store_rc rc;
 
 	*out = NULL;
-	if (!tenant_id || !cmp || !text_ok(cmp->scenario_id, 1, 128) ||
-	    !text_ok(cmp->suite, 1, 128) || !verdict_known(cmp->verdict) ||
+	if (!tenant_id || !cmp || !store_text_ok(cmp->scenario_id, 1, 128) ||
+	    !store_text_ok(cmp->suite, 1, 128) || !verdict_known(cmp->verdict) ||
 	    !(cmp->tolerance >= 0.0 && cmp->tolerance <= 1.0) ||
 	    !json_is_array(cmp->differing_steps)) {
-		st_seterr(st, "comparison: tenant, scenario_id, suite (1..128 bytes), a known "
-			      "verdict, a tolerance in [0, 1] and a differing_steps array are "
-			      "required");
+		store_seterr(st, "comparison: tenant, scenario_id, suite (1..128 bytes), a known "
+		                 "verdict, a tolerance in [0, 1] and a differing_steps array are "
+		                 "required");
 		return STORE_ERROR;
 	}
-	rc = run_check(st, cmp->baseline, &b, &bempty);
+	rc = store_run_check(st, cmp->baseline, &b, &bempty);
 	if (!rc)
-		rc = run_check(st, cmp->candidate, &k, &kempty);
+		rc = store_run_check(st, cmp->candidate, &k, &kempty);
 	if (rc)
 		goto out;
 	if (cmp->has_delta && (!b.scored || !k.scored)) {
-		st_seterr(st, "comparison: a delta needs both runs scored");
+		store_seterr(st, "comparison: a delta needs both runs scored");
 		rc = STORE_ERROR;
 		goto out;
 	}
@@ -3482,8 +3504,8 @@ enum store_rc store_comparison_get(struct store *st, const char *tenant_id, cons
 static enum store_rc tx_comparison_list(struct store *st, void *arg)
 {
 	struct comparison_arg *a = arg;
-	const struct filter_cond conds[] = {{a->scenario_id, " AND c.scenario_id = ?"},
-					    {a->verdict, " AND c.verdict = ?"}};
+	const struct store_filter_cond conds[] = {{a->scenario_id, " AND c.scenario_id = ?"},
+	                                          {a->verdict, " AND c.verdict = ?"}};
 	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
 	struct model_buf sql;
 	size_t n;
@@ -3494,8 +3516,9 @@ static enum store_rc tx_comparison_list(struct store *st, void *arg)
 	a->out = NULL;
 	memset(p, 0, sizeof p);
 	model_buf_init(&sql, 4096);
-	n = filtered_list_sql(&sql, p, COMPARISON_SELECT " WHERE c.tenant_id = ?", a->tenant_id,
-			      conds, NPARAMS(conds), " ORDER BY c.ord DESC", a->limit, a->offset);
+	n = store_filtered_list_sql(&sql, p, COMPARISON_SELECT " WHERE c.tenant_id = ?",
+	                            a->tenant_id, conds, NPARAMS(conds), " ORDER BY c.ord DESC",
+	                            a->limit, a->offset);
 	arr = json_array();
 	rc = comparison_rows(st, sql.data, p, n, arr);
 	model_buf_release(&sql);
@@ -3512,10 +3535,10 @@ enum store_rc store_comparison_list_filtered(struct store *st, const char *tenan
 					     int limit, int offset, json_t **out)
 {
 	struct comparison_arg a = {.tenant_id = tenant_id ? tenant_id : "",
-				   .scenario_id = scenario_id,
-				   .verdict = verdict,
-				   .limit = clamp_limit(limit),
-				   .offset = offset < 0 ? 0 : offset};
+	                           .scenario_id = scenario_id,
+	                           .verdict = verdict,
+	                           .limit = store_clamp_limit(limit),
+	                           .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
 	return comparison_call(st, tx_comparison_list, &a, out);
@@ -3561,31 +3584,31 @@ static enum store_rc tx_session_create(struct store *st, void *arg)
 
 	json_decref(a->out);
 	a->out = NULL;
-	rc = new_id(st, id);
+	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
-	now_iso(now);
+	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),	    PT(a->tenant_id),	      PT(a->external_id),
 				    PT(a->events), PI((long long)a->count), PT(now)};
 
-		rc = q_exec(st,
-			    "INSERT INTO sessions (id, tenant_id, external_id, events, "
-			    "events_count, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(st,
+		                  "INSERT INTO sessions (id, tenant_id, external_id, events, "
+		                  "events_count, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+		                  p, NPARAMS(p), NULL, NULL);
 	}
 	if (rc)
 		return rc;
 	/* the count only: events may hold what users typed (api5.md) */
 	detail = json_pack("{s:I}", "events", (json_int_t)a->count);
-	rc = audit_insert(st, a->tenant_id, a->actor, "sandbox.session.import", id, detail);
+	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.session.import", id, detail);
 	json_decref(detail);
 	if (rc)
 		return rc;
 	a->out = json_pack("{s:s,s:s,s:I,s:s}", "id", id, "external_id", a->external_id,
 			   "events_count", (json_int_t)a->count, "created_at", now);
 	if (!a->out) {
-		st_seterr(st, "session: cannot build the stored object");
+		store_seterr(st, "session: cannot build the stored object");
 		return STORE_ERROR;
 	}
 	return STORE_OK;
@@ -3601,15 +3624,15 @@ enum store_rc store_session_create(struct store *st, const char *tenant_id,
 
 	*out = NULL;
 	a.external_id = json_string_value(json_object_get(session, "external_id"));
-	if (!tenant_id || !json_is_object(session) || !text_ok(a.external_id, 1, 128) ||
+	if (!tenant_id || !json_is_object(session) || !store_text_ok(a.external_id, 1, 128) ||
 	    !json_is_array(events)) {
-		st_seterr(st, "session: tenant, external_id (1..128 bytes) and an events array "
-			      "are required");
+		store_seterr(st, "session: tenant, external_id (1..128 bytes) and an events array "
+		                 "are required");
 		return STORE_ERROR;
 	}
 	text = json_dumps(events, JSON_COMPACT);
 	if (!text) {
-		st_seterr(st, "session: events do not encode");
+		store_seterr(st, "session: events do not encode");
 		return STORE_ERROR;
 	}
 	a.events = text;
@@ -3631,10 +3654,10 @@ static enum store_rc tx_session_get(struct store *st, void *arg)
 
 	json_decref(a->out);
 	a->out = NULL;
-	return q_row(st,
-		     "SELECT id, external_id, events, events_count, created_at FROM sessions "
-		     "WHERE tenant_id = ? AND id = ?",
-		     p, NPARAMS(p), session_cols, NPARAMS(session_cols), &a->out);
+	return store_q_row(st,
+	                   "SELECT id, external_id, events, events_count, created_at FROM sessions "
+	                   "WHERE tenant_id = ? AND id = ?",
+	                   p, NPARAMS(p), session_cols, NPARAMS(session_cols), &a->out);
 }
 
 static enum store_rc tx_session_list(struct store *st, void *arg)
@@ -3643,10 +3666,11 @@ static enum store_rc tx_session_list(struct store *st, void *arg)
 	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
 
 	json_decref(a->out);
-	return q_list(st,
-		    "SELECT id, external_id, events_count, created_at FROM sessions "
-		    "WHERE tenant_id = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
-		    p, NPARAMS(p), session_summary_cols, NPARAMS(session_summary_cols), "sessions", &a->out);
+	return store_q_list(st,
+	                    "SELECT id, external_id, events_count, created_at FROM sessions "
+	                    "WHERE tenant_id = ? ORDER BY ord DESC LIMIT ? OFFSET ?",
+	                    p, NPARAMS(p), session_summary_cols, NPARAMS(session_summary_cols),
+	                    "sessions", &a->out);
 }
 
 /* A read of sessions (store_read: one SELECT of rows never changed). */
@@ -3679,8 +3703,8 @@ enum store_rc store_session_list(struct store *st, const char *tenant_id, int li
 				 int offset, json_t **out)
 {
 	struct session_arg a = {.tenant_id = tenant_id ? tenant_id : "",
-				.limit = clamp_limit(limit),
-				.offset = offset < 0 ? 0 : offset};
+	                        .limit = store_clamp_limit(limit),
+	                        .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
 	return session_call(st, tx_session_list, &a, out);
@@ -3708,7 +3732,7 @@ struct web_session_arg {
 };
 
 /* "YYYY-MM-DDTHH:MM:SS.mmmZ", the one format of every stored timestamp
- * (now_iso): text comparison of two of them is time comparison. */
+ * (store_now_iso): text comparison of two of them is time comparison. */
 static int iso_ok(const char *s)
 {
 	static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
@@ -3735,37 +3759,39 @@ static enum store_rc tx_web_session_create(struct store *st, void *arg)
 	a->id[0] = '\0';
 	/* the token must be one of the tenant's and unrevoked: checked before
 	 * anything is written (no purge either) */
-	rc = q_exists(st, "SELECT 1 FROM api_tokens WHERE id = ? AND tenant_id = ? AND revoked = 0",
-		      tok, NPARAMS(tok), &found);
+	rc = store_q_exists(
+	    st, "SELECT 1 FROM api_tokens WHERE id = ? AND tenant_id = ? AND revoked = 0", tok,
+	    NPARAMS(tok), &found);
 	if (rc)
 		return rc;
 	if (!found) {
-		st_seterr(st, "web session: no such unrevoked token for this tenant");
+		store_seterr(st, "web session: no such unrevoked token for this tenant");
 		return STORE_NOT_FOUND;
 	}
 	/* no other cleanup job exists: every sign-in purges the expired
 	 * sessions of every tenant (they no longer authenticate anyway) */
-	rc = q_exec(st, "DELETE FROM web_sessions WHERE expires_at < ?", purge, NPARAMS(purge), NULL,
-		    NULL);
+	rc = store_q_exec(st, "DELETE FROM web_sessions WHERE expires_at < ?", purge,
+	                  NPARAMS(purge), NULL, NULL);
 	if (rc)
 		return rc;
-	rc = new_id(st, a->id);
+	rc = store_new_id(st, a->id);
 	if (rc)
 		return rc;
 	{
 		struct param p[] = {PT(a->id),	PT(a->tenant_id), PT(a->token_id),
 				    PT(a->sha), PT(a->now),	  PT(a->expires_at)};
 
-		rc = q_exec(st,
-			    "INSERT INTO web_sessions (id, tenant_id, token_id, sha256, created_at, "
-			    "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-			    p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO web_sessions (id, tenant_id, token_id, sha256, created_at, "
+		    "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+		    p, NPARAMS(p), NULL, NULL);
 	}
 	if (rc)
 		return rc;
 	/* the id only: never the hash, which identifies the cookie */
 	detail = json_pack("{s:s}", "session_id", a->id);
-	rc = audit_insert(st, a->tenant_id, a->token_id, "admin.signin", a->id, detail);
+	rc = store_audit_insert(st, a->tenant_id, a->token_id, "admin.signin", a->id, detail);
 	json_decref(detail);
 	return rc;
 }
@@ -3780,11 +3806,11 @@ enum store_rc store_web_session_create(struct store *st, const char *tenant_id,
 	enum store_rc rc;
 
 	id_out[0] = '\0';
-	if (!is_lower_hex(tenant_id, 32) || !is_lower_hex(token_id, 32))
+	if (!store_is_lower_hex(tenant_id, 32) || !store_is_lower_hex(token_id, 32))
 		return STORE_NOT_FOUND;
-	if (!is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso) || !iso_ok(expires_at)) {
-		st_seterr(st, "web session: a 64 lowercase hex digest and ISO UTC times "
-			      "(YYYY-MM-DDTHH:MM:SS.mmmZ) are required");
+	if (!store_is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso) || !iso_ok(expires_at)) {
+		store_seterr(st, "web session: a 64 lowercase hex digest and ISO UTC times "
+		                 "(YYYY-MM-DDTHH:MM:SS.mmmZ) are required");
 		return STORE_ERROR;
 	}
 	rc = store_tx(st, tx_web_session_create, &a);
@@ -3809,15 +3835,15 @@ static enum store_rc tx_web_session_lookup(struct store *st, void *arg)
 	int row = 0;
 
 	memset(a->pr, 0, sizeof *a->pr);
-	rc = q_exec(st, sql, p, NPARAMS(p), &h, NULL);
+	rc = store_q_exec(st, sql, p, NPARAMS(p), &h, NULL);
 	if (rc)
 		return rc;
-	rc = q_fetch(st, h, &row);
+	rc = store_q_fetch(st, h, &row);
 	if (!rc && !row)
 		rc = STORE_NOT_FOUND;
 	if (!rc)
-		rc = principal_row(st, h, a->pr);
-	q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
+		rc = store_principal_row(st, h, a->pr);
+	store_q_free(st, h, rc != STORE_OK && rc != STORE_NOT_FOUND);
 	if (rc)
 		memset(a->pr, 0, sizeof *a->pr);
 	return rc;
@@ -3829,7 +3855,7 @@ enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
 	struct web_session_arg a = {.sha = sha256_hex, .now = now_iso, .pr = out};
 
 	memset(out, 0, sizeof *out);
-	if (!is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso))
+	if (!store_is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso))
 		return STORE_NOT_FOUND;
 	return store_read(st, tx_web_session_lookup, &a);
 }
@@ -3846,14 +3872,14 @@ static enum store_rc tx_web_session_delete(struct store *st, void *arg)
 	SQLLEN n = 0;
 
 	a->id[0] = '\0';
-	rc = q_row(st, "SELECT id FROM web_sessions WHERE tenant_id = ? AND sha256 = ?", p,
-		   NPARAMS(p), cols, NPARAMS(cols), &row);
+	rc = store_q_row(st, "SELECT id FROM web_sessions WHERE tenant_id = ? AND sha256 = ?", p,
+	                 NPARAMS(p), cols, NPARAMS(cols), &row);
 	if (rc)
 		return rc;
 	id = json_string_value(json_object_get(row, "id"));
-	if (!is_lower_hex(id, 32)) {
+	if (!store_is_lower_hex(id, 32)) {
 		json_decref(row);
-		st_seterr(st, "malformed web session row in the database");
+		store_seterr(st, "malformed web session row in the database");
 		return STORE_ERROR;
 	}
 	memcpy(a->id, id, 33);
@@ -3861,17 +3887,17 @@ static enum store_rc tx_web_session_delete(struct store *st, void *arg)
 	{
 		struct param d[] = {PT(a->tenant_id), PT(a->id)};
 
-		rc = q_exec(st, "DELETE FROM web_sessions WHERE tenant_id = ? AND id = ?", d,
-			    NPARAMS(d), NULL, &n);
+		rc = store_q_exec(st, "DELETE FROM web_sessions WHERE tenant_id = ? AND id = ?", d,
+		                  NPARAMS(d), NULL, &n);
 	}
 	if (rc)
 		return rc;
 	if (n != 1) {
-		st_seterr(st, "web session: deleted %ld rows, expected 1", (long)n);
+		store_seterr(st, "web session: deleted %ld rows, expected 1", (long)n);
 		return STORE_NOT_FOUND;
 	}
 	detail = json_pack("{s:s}", "session_id", a->id);
-	rc = audit_insert(st, a->tenant_id, a->token_id, "admin.signout", a->id, detail);
+	rc = store_audit_insert(st, a->tenant_id, a->token_id, "admin.signout", a->id, detail);
 	json_decref(detail);
 	return rc;
 }
@@ -3882,7 +3908,7 @@ enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
 	struct web_session_arg a = {.tenant_id = tenant_id, .token_id = actor_token_id,
 				    .sha = sha256_hex};
 
-	if (!is_lower_hex(tenant_id, 32) || !is_lower_hex(sha256_hex, 64))
+	if (!store_is_lower_hex(tenant_id, 32) || !store_is_lower_hex(sha256_hex, 64))
 		return STORE_NOT_FOUND;
 	return store_tx(st, tx_web_session_delete, &a);
 }

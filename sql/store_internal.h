@@ -200,4 +200,12 @@ enum store_rc store_tx(struct store *st, store_tx_fn fn, void *arg);
  * and never changed). */
 enum store_rc store_read(struct store *st, store_tx_fn fn, void *arg);
 
+/* ---- shared by the entity files -------------------------------------------- */
+
+/* Insert one audit row inside the caller's transaction (tenants.c): actor
+ * and target_id may be NULL; detail (borrowed, may be NULL) is stored as its
+ * compact JSON text. */
+enum store_rc store_audit_insert(struct store *st, const char *tenant_id, const char *actor,
+                                 const char *action, const char *target_id, json_t *detail);
+
 #endif

@@ -208,4 +208,16 @@ enum store_rc store_read(struct store *st, store_tx_fn fn, void *arg);
 enum store_rc store_audit_insert(struct store *st, const char *tenant_id, const char *actor,
                                  const char *action, const char *target_id, json_t *detail);
 
+/* Check a run before anything is written (runs.c). *copy is filled with
+ * *run, with an empty outputs array (*empty, to decref by the caller) when
+ * it has none; STORE_ERROR with the reason in the store's error text. */
+enum store_rc store_run_check(struct store *st, const struct store_run *run,
+                              struct store_run *copy, json_t **empty);
+
+/* Insert one checked run, its outputs and its "sandbox.run" audit event
+ * inside the caller's transaction (runs.c); id_out gets the new run's id.
+ * STORE_NOT_FOUND when it names a session that is not the tenant's. */
+enum store_rc store_run_insert(struct store *st, const char *tenant_id, const char *actor,
+                               const struct store_run *r, char id_out[33]);
+
 #endif

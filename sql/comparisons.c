@@ -241,18 +241,16 @@ enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
 	c.baseline = &b;
 	c.candidate = &k;
 	a.cmp = &c;
-	rc = store_tx(st, tx_comparison_record, &a);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
+	rc = store_tx_json(st, tx_comparison_record, &a, &a.out, out);
 out:
 	json_decref(bempty);
 	json_decref(kempty);
 	return rc;
 }
 
+/* The reads of comparisons below run without an explicit transaction
+ * (store_read_json): a comparison and its runs are written in one
+ * transaction and never changed. */
 static enum store_rc tx_comparison_get(struct store *st, void *arg)
 {
 	struct comparison_arg *a = arg;
@@ -260,22 +258,6 @@ static enum store_rc tx_comparison_get(struct store *st, void *arg)
 	json_decref(a->out);
 	a->out = NULL;
 	return comparison_read(st, a->tenant_id, a->id, &a->out);
-}
-
-/* A read of comparisons (store_read: a comparison and its runs are written
- * in one transaction and never changed). */
-static enum store_rc comparison_call(struct store *st, store_tx_fn fn,
-				     struct comparison_arg *a, json_t **out)
-{
-	enum store_rc rc;
-
-	rc = store_read(st, fn, a);
-	if (rc) {
-		json_decref(a->out);
-		a->out = NULL;
-	}
-	*out = a->out;
-	return rc;
 }
 
 enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
@@ -286,7 +268,7 @@ enum store_rc store_comparison_get(struct store *st, const char *tenant_id, cons
 	*out = NULL;
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
-	return comparison_call(st, tx_comparison_get, &a, out);
+	return store_read_json(st, tx_comparison_get, &a, &a.out, out);
 }
 
 /*
@@ -335,7 +317,7 @@ enum store_rc store_comparison_list_filtered(struct store *st, const char *tenan
 	                           .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
-	return comparison_call(st, tx_comparison_list, &a, out);
+	return store_read_json(st, tx_comparison_list, &a, &a.out, out);
 }
 
 enum store_rc store_comparison_list(struct store *st, const char *tenant_id,

@@ -1299,6 +1299,42 @@ enum store_rc store_read(struct store *st, store_tx_fn fn, void *arg)
 }
 
 /*
+ * store_call for a function that builds its answer in *result (a member of
+ * its arg, reset by fn at its start): the answer goes to *out on success
+ * (or is dropped when out is NULL); on failure what fn left is dropped and
+ * *out is NULL, so a caller never gets half an answer.
+ */
+static enum store_rc call_json(struct store *st, store_tx_fn fn, void *arg, int write,
+			       json_t **result, json_t **out)
+{
+	enum store_rc rc;
+
+	rc = store_call(st, fn, arg, write);
+	if (rc) {
+		json_decref(*result);
+		*result = NULL;
+	}
+	if (out)
+		*out = *result;
+	else
+		json_decref(*result);
+	*result = NULL;
+	return rc;
+}
+
+enum store_rc store_read_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
+			      json_t **out)
+{
+	return call_json(st, fn, arg, 0, result, out);
+}
+
+enum store_rc store_tx_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
+			    json_t **out)
+{
+	return call_json(st, fn, arg, 1, result, out);
+}
+
+/*
  * Read text column col of the current row into buf (n bytes with its NUL):
  * for short values of a known shape (ids, digests), without any
  * allocation. A NULL or a longer value is malformed: *ok = 0.

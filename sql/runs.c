@@ -363,16 +363,14 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
 	if (rc)
 		return rc;
 	a.run = &copy;
-	rc = store_tx(st, tx_run_record, &a);
+	rc = store_tx_json(st, tx_run_record, &a, &a.out, out);
 	json_decref(empty);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
 	return rc;
 }
 
+/* The reads of runs below run without an explicit transaction
+ * (store_read_json): a run and its outputs are written in one transaction
+ * and never changed, so no common snapshot is needed. */
 static enum store_rc tx_run_get(struct store *st, void *arg)
 {
 	struct run_arg *a = arg;
@@ -380,21 +378,6 @@ static enum store_rc tx_run_get(struct store *st, void *arg)
 	json_decref(a->out);
 	a->out = NULL;
 	return run_read(st, a->tenant_id, a->id, &a->out);
-}
-
-/* Run a read of runs (store_read: a run and its outputs are written in
- * one transaction and never changed, so no common snapshot is needed). */
-static enum store_rc run_call(struct store *st, store_tx_fn fn, struct run_arg *a, json_t **out)
-{
-	enum store_rc rc;
-
-	rc = store_read(st, fn, a);
-	if (rc) {
-		json_decref(a->out);
-		a->out = NULL;
-	}
-	*out = a->out;
-	return rc;
 }
 
 enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
@@ -405,7 +388,7 @@ enum store_rc store_run_get(struct store *st, const char *tenant_id, const char 
 	*out = NULL;
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
-	return run_call(st, tx_run_get, &a, out);
+	return store_read_json(st, tx_run_get, &a, &a.out, out);
 }
 
 /*
@@ -455,7 +438,7 @@ enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
 	*out = NULL;
 	if (filter)
 		a.filter = *filter;
-	return run_call(st, tx_run_list, &a, out);
+	return store_read_json(st, tx_run_list, &a, &a.out, out);
 }
 
 enum store_rc store_run_list(struct store *st, const char *tenant_id, const char *scenario_id,
@@ -504,5 +487,5 @@ enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const c
 	*out = NULL;
 	if (!tenant_id || !run_id)
 		return STORE_NOT_FOUND;
-	return run_call(st, tx_run_outputs, &a, out);
+	return store_read_json(st, tx_run_outputs, &a, &a.out, out);
 }

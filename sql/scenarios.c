@@ -193,20 +193,13 @@ enum store_rc store_scenario_create(struct store *st, const char *tenant_id,
 				    const char *actor_token_id, json_t *scenario, json_t **out)
 {
 	struct scenario_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .body = scenario};
-	enum store_rc rc;
 
 	*out = NULL;
 	if (!tenant_id || !json_is_object(scenario)) {
 		store_seterr(st, "scenario: tenant and object required");
 		return STORE_ERROR;
 	}
-	rc = store_tx(st, tx_scenario_create, &a);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
-	return rc;
+	return store_tx_json(st, tx_scenario_create, &a, &a.out, out);
 }
 
 static enum store_rc scenario_read(struct store *st, const char *tenant_id, const char *id,
@@ -227,25 +220,6 @@ static enum store_rc tx_scenario_get(struct store *st, void *arg)
 	return scenario_read(st, a->tenant_id, a->id, &a->out);
 }
 
-/* Run fn (a read when write is 0, see store_call) that leaves its result
- * in a->out. */
-static enum store_rc scenario_call(struct store *st, store_tx_fn fn, struct scenario_arg *a,
-				   json_t **out, int write)
-{
-	enum store_rc rc;
-
-	rc = store_call(st, fn, a, write);
-	if (rc) {
-		json_decref(a->out);
-		a->out = NULL;
-	}
-	if (out)
-		*out = a->out;
-	else
-		json_decref(a->out);
-	return rc;
-}
-
 enum store_rc store_scenario_get(struct store *st, const char *tenant_id, const char *id,
 				 json_t **out)
 {
@@ -254,7 +228,7 @@ enum store_rc store_scenario_get(struct store *st, const char *tenant_id, const 
 	*out = NULL;
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
-	return scenario_call(st, tx_scenario_get, &a, out, 0);
+	return store_read_json(st, tx_scenario_get, &a, &a.out, out);
 }
 
 static enum store_rc tx_scenario_list(struct store *st, void *arg)
@@ -279,7 +253,7 @@ enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int l
 	                         .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
-	return scenario_call(st, tx_scenario_list, &a, out, 0);
+	return store_read_json(st, tx_scenario_list, &a, &a.out, out);
 }
 
 static enum store_rc tx_scenario_update(struct store *st, void *arg)
@@ -396,7 +370,7 @@ enum store_rc store_scenario_update(struct store *st, const char *tenant_id,
 		store_seterr(st, "scenario update: object required");
 		return STORE_ERROR;
 	}
-	return scenario_call(st, tx_scenario_update, &a, out, 1);
+	return store_tx_json(st, tx_scenario_update, &a, &a.out, out);
 }
 
 static enum store_rc tx_scenario_delete(struct store *st, void *arg)
@@ -423,5 +397,5 @@ enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
 
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
-	return scenario_call(st, tx_scenario_delete, &a, NULL, 1);
+	return store_tx_json(st, tx_scenario_delete, &a, &a.out, NULL);
 }

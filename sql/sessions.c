@@ -96,16 +96,13 @@ enum store_rc store_session_create(struct store *st, const char *tenant_id,
 	}
 	a.events = text;
 	a.count = json_array_size(events);
-	rc = store_tx(st, tx_session_create, &a);
+	rc = store_tx_json(st, tx_session_create, &a, &a.out, out);
 	free(text);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
 	return rc;
 }
 
+/* The reads of sessions below run without an explicit transaction
+ * (store_read_json): each is one SELECT of rows never changed. */
 static enum store_rc tx_session_get(struct store *st, void *arg)
 {
 	struct session_arg *a = arg;
@@ -132,21 +129,6 @@ static enum store_rc tx_session_list(struct store *st, void *arg)
 	                    "sessions", &a->out);
 }
 
-/* A read of sessions (store_read: one SELECT of rows never changed). */
-static enum store_rc session_call(struct store *st, store_tx_fn fn, struct session_arg *a,
-				  json_t **out)
-{
-	enum store_rc rc;
-
-	rc = store_read(st, fn, a);
-	if (rc) {
-		json_decref(a->out);
-		a->out = NULL;
-	}
-	*out = a->out;
-	return rc;
-}
-
 enum store_rc store_session_get(struct store *st, const char *tenant_id, const char *id,
 				json_t **out)
 {
@@ -155,7 +137,7 @@ enum store_rc store_session_get(struct store *st, const char *tenant_id, const c
 	*out = NULL;
 	if (!tenant_id || !id)
 		return STORE_NOT_FOUND;
-	return session_call(st, tx_session_get, &a, out);
+	return store_read_json(st, tx_session_get, &a, &a.out, out);
 }
 
 enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,
@@ -166,7 +148,7 @@ enum store_rc store_session_list(struct store *st, const char *tenant_id, int li
 	                        .offset = offset < 0 ? 0 : offset};
 
 	*out = NULL;
-	return session_call(st, tx_session_list, &a, out);
+	return store_read_json(st, tx_session_list, &a, &a.out, out);
 }
 
 /* ---- admin view sessions (issue 6) ------------------------------------------------ */

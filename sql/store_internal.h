@@ -200,6 +200,18 @@ enum store_rc store_tx(struct store *st, store_tx_fn fn, void *arg);
  * and never changed). */
 enum store_rc store_read(struct store *st, store_tx_fn fn, void *arg);
 
+/*
+ * store_read / store_tx for a function fn that builds its answer, a new JSON
+ * reference, in *result (a member of arg; fn drops what an earlier attempt
+ * left there and resets it at its start). On STORE_OK the answer is handed
+ * to *out (dropped when out is NULL); on any failure it is dropped and *out
+ * is NULL. *result is NULL afterwards either way.
+ */
+enum store_rc store_read_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
+			      json_t **out);
+enum store_rc store_tx_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
+			    json_t **out);
+
 /* ---- shared by the entity files -------------------------------------------- */
 
 /* Insert one audit row inside the caller's transaction (tenants.c): actor

@@ -156,32 +156,18 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 enum store_rc store_token_list(struct store *st, const char *tenant_id, json_t **out)
 {
 	struct token_list_arg a = {.tenant_id = tenant_id};
-	enum store_rc rc;
 
 	*out = NULL;
 	if (!store_is_lower_hex(tenant_id, 32))
 		return STORE_NOT_FOUND;
-	rc = store_read(st, tx_token_list, &a);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
-	return rc;
+	return store_read_json(st, tx_token_list, &a, &a.out, out);
 }
 
 enum store_rc store_tenant_list(struct store *st, json_t **out)
 {
 	struct tenant_arg a = {0};
-	enum store_rc rc;
 
-	rc = store_read(st, tx_tenant_list, &a);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
-	return rc;
+	return store_read_json(st, tx_tenant_list, &a, &a.out, out);
 }
 
 struct token_arg {
@@ -472,15 +458,8 @@ static enum store_rc tx_module_list(struct store *st, void *arg)
 enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t **out)
 {
 	struct module_arg a = {.tenant_id = tenant_id ? tenant_id : ""};
-	enum store_rc rc;
 
-	rc = store_read(st, tx_module_list, &a);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
-	return rc;
+	return store_read_json(st, tx_module_list, &a, &a.out, out);
 }
 
 /* ---- audit ----------------------------------------------------------------------- */
@@ -632,15 +611,8 @@ enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int
 	struct audit_arg a = {.tenant_id = tenant_id ? tenant_id : "",
 	                      .limit = store_clamp_limit(limit),
 	                      .offset = offset < 0 ? 0 : offset};
-	enum store_rc rc;
 
-	rc = store_read(st, tx_audit_list, &a);
-	if (rc) {
-		json_decref(a.out);
-		a.out = NULL;
-	}
-	*out = a.out;
-	return rc;
+	return store_read_json(st, tx_audit_list, &a, &a.out, out);
 }
 
 enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit,

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/buf.h"
-
 /* The flat row; comparison_shape nests it as store.h documents. status,
  * scored and shutdown of each side are read from its run (the runs are
  * written with the comparison and never change). */
@@ -42,7 +40,6 @@ static const char *const comparison_verdicts[] = {"improved", "regressed", "unch
 struct comparison_arg {
 	const char *tenant_id;
 	const char *actor;
-	const char *id;
 	const struct store_comparison *cmp;
 	const char *scenario_id; /* list filters; NULL matches every row */
 	const char *verdict;
@@ -249,26 +246,12 @@ out:
 }
 
 /* The reads of comparisons below run without an explicit transaction
- * (store_read_json): a comparison and its runs are written in one
+ * (store_get, store_read_json): a comparison and its runs are written in one
  * transaction and never changed. */
-static enum store_rc tx_comparison_get(struct store *st, void *arg)
-{
-	struct comparison_arg *a = arg;
-
-	json_decref(a->out);
-	a->out = NULL;
-	return comparison_read(st, a->tenant_id, a->id, &a->out);
-}
-
 enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
 				   json_t **out)
 {
-	struct comparison_arg a = {.tenant_id = tenant_id, .id = id};
-
-	*out = NULL;
-	if (!tenant_id || !id)
-		return STORE_NOT_FOUND;
-	return store_read_json(st, tx_comparison_get, &a, &a.out, out);
+	return store_get(st, comparison_read, tenant_id, id, out);
 }
 
 /*
@@ -282,28 +265,14 @@ static enum store_rc tx_comparison_list(struct store *st, void *arg)
 	struct comparison_arg *a = arg;
 	const struct store_filter_cond conds[] = {{a->scenario_id, " AND c.scenario_id = ?"},
 	                                          {a->verdict, " AND c.verdict = ?"}};
-	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
-	struct model_buf sql;
-	size_t n;
-	json_t *arr;
-	enum store_rc rc;
+	const struct store_list_query q = {
+		.head = COMPARISON_SELECT " WHERE c.tenant_id = ?", .order = " ORDER BY c.ord DESC",
+		.tenant_id = a->tenant_id, .conds = conds, .nconds = NPARAMS(conds),
+		.limit = a->limit, .offset = a->offset};
 
 	json_decref(a->out);
 	a->out = NULL;
-	memset(p, 0, sizeof p);
-	model_buf_init(&sql, 4096);
-	n = store_filtered_list_sql(&sql, p, COMPARISON_SELECT " WHERE c.tenant_id = ?",
-	                            a->tenant_id, conds, NPARAMS(conds), " ORDER BY c.ord DESC",
-	                            a->limit, a->offset);
-	arr = json_array();
-	rc = comparison_rows(st, sql.data, p, n, arr);
-	model_buf_release(&sql);
-	if (rc) {
-		json_decref(arr);
-		return rc;
-	}
-	a->out = json_pack("{s:o}", "comparisons", arr);
-	return STORE_OK;
+	return store_q_filtered(st, &q, comparison_rows, "comparisons", &a->out);
 }
 
 enum store_rc store_comparison_list_filtered(struct store *st, const char *tenant_id,

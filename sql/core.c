@@ -1334,6 +1334,33 @@ enum store_rc store_tx_json(struct store *st, store_tx_fn fn, void *arg, json_t 
 	return call_json(st, fn, arg, 1, result, out);
 }
 
+struct get_arg {
+	store_get_fn read;
+	const char *tenant_id;
+	const char *id;
+	json_t *out;
+};
+
+static enum store_rc tx_get(struct store *st, void *arg)
+{
+	struct get_arg *a = arg;
+
+	json_decref(a->out);
+	a->out = NULL;
+	return a->read(st, a->tenant_id, a->id, &a->out);
+}
+
+enum store_rc store_get(struct store *st, store_get_fn read, const char *tenant_id,
+			const char *id, json_t **out)
+{
+	struct get_arg a = {.read = read, .tenant_id = tenant_id, .id = id};
+
+	*out = NULL;
+	if (!tenant_id || !id)
+		return STORE_NOT_FOUND;
+	return store_read_json(st, tx_get, &a, &a.out, out);
+}
+
 /*
  * Read text column col of the current row into buf (n bytes with its NUL):
  * for short values of a known shape (ids, digests), without any
@@ -1395,33 +1422,51 @@ enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_pri
 }
 
 /*
- * Build a tenant's filtered list query from fixed fragments: head (a
- * SELECT ending in "WHERE <tenant column> = ?"), one fragment per filter
- * whose value is set, order (" ORDER BY …"), then " LIMIT ? OFFSET ?".
- * Every value is bound: p receives the tenant, the filters' values, limit
- * and offset (room for 3 + nconds). Returns the number of parameters.
+ * A tenant's filtered list: the query is built from fixed fragments (head,
+ * one fragment per filter whose value is set, order, then
+ * " LIMIT ? OFFSET ?"), so a caller has at most 2^nconds distinct texts, all
+ * kept by the statement cache; every value is bound (the tenant, the
+ * filters' values, limit and offset).
  */
-size_t store_filtered_list_sql(struct model_buf *sql, struct param *p, const char *head,
-                                      const char *tenant_id, const struct store_filter_cond *conds,
-                                      size_t nconds, const char *order, int limit, int offset)
+enum store_rc store_q_filtered(struct store *st, const struct store_list_query *q,
+			       store_rows_fn rows, const char *key, json_t **out)
 {
+	struct param p[3 + STORE_FILTERS_MAX]; /* tenant, filters, limit, offset */
+	struct model_buf sql;
 	size_t n = 0, i;
+	json_t *arr;
+	enum store_rc rc;
 
-	model_buf_adds(sql, head);
-	p[n].type = P_TEXT;
-	p[n++].s = tenant_id;
-	for (i = 0; i < nconds; i++) {
-		if (!conds[i].value)
-			continue;
-		model_buf_adds(sql, conds[i].sql);
-		p[n].type = P_TEXT;
-		p[n++].s = conds[i].value;
+	*out = NULL;
+	if (q->nconds > STORE_FILTERS_MAX) {
+		store_seterr(st, "list: more than %d filters", STORE_FILTERS_MAX);
+		return STORE_ERROR;
 	}
-	model_buf_adds(sql, order);
-	model_buf_adds(sql, " LIMIT ? OFFSET ?");
+	memset(p, 0, sizeof p);
+	model_buf_init(&sql, 4096);
+	model_buf_adds(&sql, q->head);
+	p[n].type = P_TEXT;
+	p[n++].s = q->tenant_id;
+	for (i = 0; i < q->nconds; i++) {
+		if (!q->conds[i].value)
+			continue;
+		model_buf_adds(&sql, q->conds[i].sql);
+		p[n].type = P_TEXT;
+		p[n++].s = q->conds[i].value;
+	}
+	model_buf_adds(&sql, q->order);
+	model_buf_adds(&sql, " LIMIT ? OFFSET ?");
 	p[n].type = P_INT;
-	p[n++].i = limit;
+	p[n++].i = q->limit;
 	p[n].type = P_INT;
-	p[n++].i = offset;
-	return n;
+	p[n++].i = q->offset;
+	arr = json_array();
+	rc = rows(st, sql.data, p, n, arr);
+	model_buf_release(&sql);
+	if (rc) {
+		json_decref(arr);
+		return rc;
+	}
+	*out = json_pack("{s:o}", key, arr);
+	return STORE_OK;
 }

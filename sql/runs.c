@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/buf.h"
-
 static const struct colspec run_cols[] = {
 	{"id", C_TEXT},		  {"kind", C_TEXT},	       {"scenario_id", C_TEXT},
 	{"scenario_version", C_INT}, {"scenario_digest", C_TEXT}, {"variant", C_TEXT},
@@ -48,6 +46,13 @@ static enum store_rc run_read(struct store *st, const char *tenant_id, const cha
 
 	return store_q_row(st, RUN_SELECT " WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
 	                   run_cols, NPARAMS(run_cols), out);
+}
+
+/* Every run row of sql into arr (a store_rows_fn for the run list). */
+static enum store_rc run_rows(struct store *st, const char *sql, struct param *p, size_t n,
+			      json_t *arr)
+{
+	return store_q_rows(st, sql, p, n, run_cols, NPARAMS(run_cols), arr);
 }
 
 /* An output's "duration_ms" as the microseconds stored: 1 with *us set
@@ -369,26 +374,12 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
 }
 
 /* The reads of runs below run without an explicit transaction
- * (store_read_json): a run and its outputs are written in one transaction
+ * (store_get, store_read_json): a run and its outputs are written in one transaction
  * and never changed, so no common snapshot is needed. */
-static enum store_rc tx_run_get(struct store *st, void *arg)
-{
-	struct run_arg *a = arg;
-
-	json_decref(a->out);
-	a->out = NULL;
-	return run_read(st, a->tenant_id, a->id, &a->out);
-}
-
 enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
 			    json_t **out)
 {
-	struct run_arg a = {.tenant_id = tenant_id, .id = id};
-
-	*out = NULL;
-	if (!tenant_id || !id)
-		return STORE_NOT_FOUND;
-	return store_read_json(st, tx_run_get, &a, &a.out, out);
+	return store_get(st, run_read, tenant_id, id, out);
 }
 
 /*
@@ -404,27 +395,14 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 	                                          {f->status, " AND status = ?"},
 	                                          {f->kind, " AND kind = ?"},
 	                                          {f->session_id, " AND session_id = ?"}};
-	struct param p[1 + NPARAMS(conds) + 2]; /* tenant, filters, limit, offset */
-	struct model_buf sql;
-	size_t n;
-	json_t *arr;
-	enum store_rc rc;
+	const struct store_list_query q = {
+		.head = RUN_SELECT " WHERE tenant_id = ?", .order = " ORDER BY ord DESC",
+		.tenant_id = a->tenant_id, .conds = conds, .nconds = NPARAMS(conds),
+		.limit = a->limit, .offset = a->offset};
 
 	json_decref(a->out);
 	a->out = NULL;
-	memset(p, 0, sizeof p);
-	model_buf_init(&sql, 4096);
-	n = store_filtered_list_sql(&sql, p, RUN_SELECT " WHERE tenant_id = ?", a->tenant_id, conds,
-	                            NPARAMS(conds), " ORDER BY ord DESC", a->limit, a->offset);
-	arr = json_array();
-	rc = store_q_rows(st, sql.data, p, n, run_cols, NPARAMS(run_cols), arr);
-	model_buf_release(&sql);
-	if (rc) {
-		json_decref(arr);
-		return rc;
-	}
-	a->out = json_pack("{s:o}", "runs", arr);
-	return STORE_OK;
+	return store_q_filtered(st, &q, run_rows, "runs", &a->out);
 }
 
 enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,

@@ -211,24 +211,10 @@ static enum store_rc scenario_read(struct store *st, const char *tenant_id, cons
 	                   scenario_cols, NPARAMS(scenario_cols), out);
 }
 
-static enum store_rc tx_scenario_get(struct store *st, void *arg)
-{
-	struct scenario_arg *a = arg;
-
-	json_decref(a->out);
-	a->out = NULL;
-	return scenario_read(st, a->tenant_id, a->id, &a->out);
-}
-
 enum store_rc store_scenario_get(struct store *st, const char *tenant_id, const char *id,
 				 json_t **out)
 {
-	struct scenario_arg a = {.tenant_id = tenant_id, .id = id};
-
-	*out = NULL;
-	if (!tenant_id || !id)
-		return STORE_NOT_FOUND;
-	return store_read_json(st, tx_scenario_get, &a, &a.out, out);
+	return store_get(st, scenario_read, tenant_id, id, out);
 }
 
 static enum store_rc tx_scenario_list(struct store *st, void *arg)

@@ -25,7 +25,6 @@ static const struct colspec session_summary_cols[] = {{"id", C_TEXT},
 struct session_arg {
 	const char *tenant_id;
 	const char *actor;
-	const char *id;
 	const char *external_id;
 	const char *events; /* JSON array text */
 	size_t count;
@@ -102,18 +101,16 @@ enum store_rc store_session_create(struct store *st, const char *tenant_id,
 }
 
 /* The reads of sessions below run without an explicit transaction
- * (store_read_json): each is one SELECT of rows never changed. */
-static enum store_rc tx_session_get(struct store *st, void *arg)
+ * (store_get, store_read_json): each is one SELECT of rows never changed. */
+static enum store_rc session_read(struct store *st, const char *tenant_id, const char *id,
+				  json_t **out)
 {
-	struct session_arg *a = arg;
-	struct param p[] = {PT(a->tenant_id), PT(a->id)};
+	struct param p[] = {PT(tenant_id), PT(id)};
 
-	json_decref(a->out);
-	a->out = NULL;
 	return store_q_row(st,
 	                   "SELECT id, external_id, events, events_count, created_at FROM sessions "
 	                   "WHERE tenant_id = ? AND id = ?",
-	                   p, NPARAMS(p), session_cols, NPARAMS(session_cols), &a->out);
+	                   p, NPARAMS(p), session_cols, NPARAMS(session_cols), out);
 }
 
 static enum store_rc tx_session_list(struct store *st, void *arg)
@@ -132,12 +129,7 @@ static enum store_rc tx_session_list(struct store *st, void *arg)
 enum store_rc store_session_get(struct store *st, const char *tenant_id, const char *id,
 				json_t **out)
 {
-	struct session_arg a = {.tenant_id = tenant_id, .id = id};
-
-	*out = NULL;
-	if (!tenant_id || !id)
-		return STORE_NOT_FOUND;
-	return store_read_json(st, tx_session_get, &a, &a.out, out);
+	return store_get(st, session_read, tenant_id, id, out);
 }
 
 enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,

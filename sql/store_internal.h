@@ -171,16 +171,31 @@ struct store_filter_cond {
 	const char *sql;
 };
 
+/* The most filters one list may have (store_q_filtered). */
+#define STORE_FILTERS_MAX 8
+
+/* A tenant's filtered, paged list query (store_q_filtered). */
+struct store_list_query {
+	const char *head;  /* a SELECT ending in "WHERE <tenant column> = ?" */
+	const char *order; /* " ORDER BY …" */
+	const char *tenant_id;
+	const struct store_filter_cond *conds; /* optional filters, at most STORE_FILTERS_MAX */
+	size_t nconds;
+	int limit, offset;
+};
+
+/* Collect every row of sql (with the n parameters p) into the array arr. */
+typedef enum store_rc (*store_rows_fn)(struct store *st, const char *sql, struct param *p,
+				       size_t n, json_t *arr);
+
 /*
- * Build a tenant's filtered list query from fixed fragments: head (a
- * SELECT ending in "WHERE <tenant column> = ?"), one fragment per filter
- * whose value is set, order (" ORDER BY …"), then " LIMIT ? OFFSET ?".
- * Every value is bound: p receives the tenant, the filters' values, limit
- * and offset (room for 3 + nconds). Returns the number of parameters.
+ * Run the list query q: "<head> AND col = ? … <order> LIMIT ? OFFSET ?",
+ * with one "AND col = ?" per filter whose value is set, every value bound.
+ * *out gets {key: [the rows as rows collects them]} (a new reference; NULL
+ * on failure).
  */
-size_t store_filtered_list_sql(struct model_buf *sql, struct param *p, const char *head,
-                               const char *tenant_id, const struct store_filter_cond *conds,
-                               size_t nconds, const char *order, int limit, int offset);
+enum store_rc store_q_filtered(struct store *st, const struct store_list_query *q,
+			       store_rows_fn rows, const char *key, json_t **out);
 
 /* ---- transactions (core.c) ----------------------------------------------- */
 
@@ -211,6 +226,17 @@ enum store_rc store_read_json(struct store *st, store_tx_fn fn, void *arg, json_
 			      json_t **out);
 enum store_rc store_tx_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
 			    json_t **out);
+
+/* Reads the tenant's record id into *out (a new reference), STORE_NOT_FOUND
+ * when there is none; runs inside the caller's transaction or read. */
+typedef enum store_rc (*store_get_fn)(struct store *st, const char *tenant_id, const char *id,
+				      json_t **out);
+
+/* A public "get by id" of records that are read by one function and need
+ * no common snapshot: *out NULL and STORE_NOT_FOUND for a NULL tenant or
+ * id, else read(…) run by store_read_json. */
+enum store_rc store_get(struct store *st, store_get_fn read, const char *tenant_id,
+			const char *id, json_t **out);
 
 /* ---- shared by the entity files -------------------------------------------- */
 

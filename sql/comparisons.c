@@ -215,13 +215,16 @@ enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
 	enum store_rc rc;
 
 	*out = NULL;
-	if (!tenant_id || !cmp || !store_text_ok(cmp->scenario_id, 1, 128) ||
-	    !store_text_ok(cmp->suite, 1, 128) || !verdict_known(cmp->verdict) ||
-	    !(cmp->tolerance >= 0.0 && cmp->tolerance <= 1.0) ||
+	if (!tenant_id || !cmp ||
+	    !store_text_ok(cmp->scenario_id, 1, MODEL_MAX_SCENARIO_REF_BYTES) ||
+	    !store_text_ok(cmp->suite, 1, MODEL_MAX_SUITE_NAME_BYTES) ||
+	    !verdict_known(cmp->verdict) || !(cmp->tolerance >= 0.0 && cmp->tolerance <= 1.0) ||
 	    !json_is_array(cmp->differing_steps)) {
-		store_seterr(st, "comparison: tenant, scenario_id, suite (1..128 bytes), a known "
-		                 "verdict, a tolerance in [0, 1] and a differing_steps array are "
-		                 "required");
+		store_seterr(st,
+		             "comparison: tenant, scenario_id, suite (1..%d bytes), a known "
+		             "verdict, a tolerance in [0, 1] and a differing_steps array are "
+		             "required",
+		             MODEL_MAX_SUITE_NAME_BYTES);
 		return STORE_ERROR;
 	}
 	rc = store_run_check(st, cmp->baseline, &b, &bempty);

@@ -1410,9 +1410,10 @@ enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_pri
 		memset(pr, 0, sizeof *pr);
 		return rc;
 	}
-	if (!ok1 || !ok2 || !ok3 || null || !store_is_lower_hex(pr->token_id, 32) ||
-	    !store_is_lower_hex(pr->tenant_id, 32) || !store_is_lower_hex(pr->sha256_hex, 64) ||
-	    role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN) {
+	if (!ok1 || !ok2 || !ok3 || null || !store_is_lower_hex(pr->token_id, MODEL_ID_LEN) ||
+	    !store_is_lower_hex(pr->tenant_id, MODEL_ID_LEN) ||
+	    !store_is_lower_hex(pr->sha256_hex, STORE_SHA256_HEX_LEN) || role < STORE_ROLE_VIEWER ||
+	    role > STORE_ROLE_ADMIN) {
 		memset(pr, 0, sizeof *pr);
 		store_seterr(st, "malformed token row in the database");
 		return STORE_ERROR;

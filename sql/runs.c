@@ -332,7 +332,7 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run,
 	}
 	if ((run->divergence && !json_is_object(run->divergence) &&
 	     !json_is_null(run->divergence)) ||
-	    (run->session_id && !store_is_lower_hex(run->session_id, 32))) {
+	    (run->session_id && !store_is_lower_hex(run->session_id, MODEL_ID_LEN))) {
 		store_seterr(st, "run: divergence must be an object, session_id a session id");
 		return STORE_ERROR;
 	}

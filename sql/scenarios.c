@@ -88,9 +88,10 @@ struct scenario_fields {
 
 static int scenario_fields_ok(const struct scenario_fields *f)
 {
-	return store_text_ok(f->name, 1, 128) && store_text_ok(f->description, 0, 1024) &&
-	       store_text_ok(f->subject_kind, 0, 200) && json_is_array(f->steps) &&
-	       json_is_array(f->mocks);
+	return store_text_ok(f->name, 1, MODEL_MAX_NAME_BYTES) &&
+	       store_text_ok(f->description, 0, MODEL_MAX_DESCRIPTION_BYTES) &&
+	       store_text_ok(f->subject_kind, 0, MODEL_MAX_SUBJECT_BYTES) &&
+	       json_is_array(f->steps) && json_is_array(f->mocks);
 }
 
 static json_t *scenario_object(const char *id, const struct scenario_fields *f, int version,

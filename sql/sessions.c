@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/history.h"
+
 /* ---- history sessions (append-only, issue 5) -------------------------------------- */
 
 static const struct colspec session_cols[] = {{"id", C_TEXT},
@@ -82,10 +84,13 @@ enum store_rc store_session_create(struct store *st, const char *tenant_id,
 
 	*out = NULL;
 	a.external_id = json_string_value(json_object_get(session, "external_id"));
-	if (!tenant_id || !json_is_object(session) || !store_text_ok(a.external_id, 1, 128) ||
+	if (!tenant_id || !json_is_object(session) ||
+	    !store_text_ok(a.external_id, 1, MODEL_MAX_EXTERNAL_ID_BYTES) ||
 	    !json_is_array(events)) {
-		store_seterr(st, "session: tenant, external_id (1..128 bytes) and an events array "
-		                 "are required");
+		store_seterr(st,
+		             "session: tenant, external_id (1..%d bytes) and an events array "
+		             "are required",
+		             MODEL_MAX_EXTERNAL_ID_BYTES);
 		return STORE_ERROR;
 	}
 	text = json_dumps(events, JSON_COMPACT);
@@ -239,9 +244,11 @@ enum store_rc store_web_session_create(struct store *st, const char *tenant_id,
 	enum store_rc rc;
 
 	id_out[0] = '\0';
-	if (!store_is_lower_hex(tenant_id, 32) || !store_is_lower_hex(token_id, 32))
+	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN) ||
+	    !store_is_lower_hex(token_id, MODEL_ID_LEN))
 		return STORE_NOT_FOUND;
-	if (!store_is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso) || !iso_ok(expires_at)) {
+	if (!store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN) || !iso_ok(now_iso) ||
+	    !iso_ok(expires_at)) {
 		store_seterr(st, "web session: a 64 lowercase hex digest and ISO UTC times "
 		                 "(YYYY-MM-DDTHH:MM:SS.mmmZ) are required");
 		return STORE_ERROR;
@@ -288,7 +295,7 @@ enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
 	struct web_session_arg a = {.sha = sha256_hex, .now = now_iso, .pr = out};
 
 	memset(out, 0, sizeof *out);
-	if (!store_is_lower_hex(sha256_hex, 64) || !iso_ok(now_iso))
+	if (!store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN) || !iso_ok(now_iso))
 		return STORE_NOT_FOUND;
 	return store_read(st, tx_web_session_lookup, &a);
 }
@@ -310,7 +317,7 @@ static enum store_rc tx_web_session_delete(struct store *st, void *arg)
 	if (rc)
 		return rc;
 	id = json_string_value(json_object_get(row, "id"));
-	if (!store_is_lower_hex(id, 32)) {
+	if (!store_is_lower_hex(id, MODEL_ID_LEN)) {
 		json_decref(row);
 		store_seterr(st, "malformed web session row in the database");
 		return STORE_ERROR;
@@ -341,7 +348,8 @@ enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
 	struct web_session_arg a = {.tenant_id = tenant_id, .token_id = actor_token_id,
 				    .sha = sha256_hex};
 
-	if (!store_is_lower_hex(tenant_id, 32) || !store_is_lower_hex(sha256_hex, 64))
+	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN) ||
+	    !store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN))
 		return STORE_NOT_FOUND;
 	return store_tx(st, tx_web_session_delete, &a);
 }

@@ -21,9 +21,11 @@
 #include <sys/types.h>
 
 #include "model/buf.h"
+#include "model/limits.h"
 #include "sql/store.h"
 
 #define STORE_TEXT_MAX (64u << 20) /* refuse to read a column above 64 MiB */
+#define STORE_SHA256_HEX_LEN 64    /* a SHA-256 digest as lowercase hex (token, cookie) */
 
 enum store_dialect { DIALECT_SQLITE, DIALECT_POSTGRES };
 

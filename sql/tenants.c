@@ -59,8 +59,9 @@ enum store_rc store_tenant_create(struct store *st, const char *name, char id_ou
 	struct tenant_arg a = {.name = name, .id_out = id_out};
 
 	id_out[0] = '\0';
-	if (!store_text_ok(name, 1, 128)) {
-		store_seterr(st, "tenant name must be 1..128 bytes of UTF-8");
+	if (!store_text_ok(name, 1, MODEL_MAX_TENANT_NAME_BYTES)) {
+		store_seterr(st, "tenant name must be 1..%d bytes of UTF-8",
+		             MODEL_MAX_TENANT_NAME_BYTES);
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_tenant_create, &a);
@@ -79,7 +80,7 @@ static enum store_rc tx_tenant_find(struct store *st, void *arg)
 	if (rc)
 		return rc;
 	id = json_string_value(json_object_get(row, "id"));
-	if (!store_is_lower_hex(id, 32)) {
+	if (!store_is_lower_hex(id, MODEL_ID_LEN)) {
 		store_seterr(st, "malformed tenant id in the database");
 		rc = STORE_ERROR;
 	} else {
@@ -158,7 +159,7 @@ enum store_rc store_token_list(struct store *st, const char *tenant_id, json_t *
 	struct token_list_arg a = {.tenant_id = tenant_id};
 
 	*out = NULL;
-	if (!store_is_lower_hex(tenant_id, 32))
+	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN))
 		return STORE_NOT_FOUND;
 	return store_read_json(st, tx_token_list, &a, &a.out, out);
 }
@@ -235,12 +236,15 @@ enum store_rc store_token_create(struct store *st, const char *tenant_id, enum s
 			      .label = label ? label : "", .actor = actor, .id_out = id_out};
 
 	id_out[0] = '\0';
-	if (!store_is_lower_hex(tenant_id, 32))
+	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN))
 		return STORE_NOT_FOUND;
 	if (role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN ||
-	    !store_is_lower_hex(sha256_hex, 64) || !store_text_ok(a.label, 0, 256)) {
-		store_seterr(st, "token: role 1..3, 64 lowercase hex digest and a label of at most "
-		                 "256 bytes of UTF-8 are required");
+	    !store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN) ||
+	    !store_text_ok(a.label, 0, MODEL_MAX_TOKEN_LABEL_BYTES)) {
+		store_seterr(st,
+		             "token: role 1..3, 64 lowercase hex digest and a label of at most "
+		             "%d bytes of UTF-8 are required",
+		             MODEL_MAX_TOKEN_LABEL_BYTES);
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_token_create, &a);
@@ -305,7 +309,7 @@ enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
 	struct token_arg a = {.sha = sha256_hex, .pr = out};
 
 	memset(out, 0, sizeof *out);
-	if (!store_is_lower_hex(sha256_hex, 64))
+	if (!store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN))
 		return STORE_NOT_FOUND;
 	return store_read(st, tx_token_lookup, &a);
 }
@@ -319,7 +323,7 @@ enum store_rc store_token_lookup_module(struct store *st, const char *sha256_hex
 
 	memset(out, 0, sizeof *out);
 	*enabled = 0;
-	if (!store_is_lower_hex(sha256_hex, 64))
+	if (!store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN))
 		return STORE_NOT_FOUND;
 	if (!module_known(module))
 		return store_read(st, tx_token_lookup, &a); /* an unknown module is off */
@@ -534,10 +538,12 @@ enum store_rc store_token_revoke(struct store *st, const char *tenant_id, const 
 {
 	struct token_revoke_arg a = {.tenant_id = tenant_id, .token_id = token_id, .actor = actor};
 
-	if (!store_is_lower_hex(tenant_id, 32) || !store_is_lower_hex(token_id, 32))
+	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN) ||
+	    !store_is_lower_hex(token_id, MODEL_ID_LEN))
 		return STORE_NOT_FOUND;
-	if (!actor || !store_text_ok(actor, 1, 128)) {
-		store_seterr(st, "token revoke: an actor of 1..128 bytes is required");
+	if (!actor || !store_text_ok(actor, 1, MODEL_MAX_ACTOR_BYTES)) {
+		store_seterr(st, "token revoke: an actor of 1..%d bytes is required",
+		             MODEL_MAX_ACTOR_BYTES);
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_token_revoke, &a);
@@ -567,8 +573,9 @@ enum store_rc store_audit_append(struct store *st, const char *tenant_id,
 	struct audit_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .action = action,
 			      .target_id = target_id, .detail = detail};
 
-	if (!tenant_id || !store_text_ok(action, 1, 128)) {
-		store_seterr(st, "audit: tenant and action (1..128 bytes) are required");
+	if (!tenant_id || !store_text_ok(action, 1, MODEL_MAX_ACTION_BYTES)) {
+		store_seterr(st, "audit: tenant and action (1..%d bytes) are required",
+		             MODEL_MAX_ACTION_BYTES);
 		return STORE_ERROR;
 	}
 	return store_tx(st, tx_audit_append, &a);

@@ -258,7 +258,7 @@ enum store_rc store_run_insert(struct store *st, const char *tenant_id, const ch
 				    PT(r->shutdown)};
 
 		/* score and passed are NULL for a run that was not scored:
-		 * never a silent pass (DESIGN.md §5) */
+		 * it never reads as a pass */
 		rc = store_q_exec(
 		    st,
 		    "INSERT INTO runs (id, tenant_id, kind, scenario_id, scenario_version, "

@@ -12,7 +12,7 @@
 
 #include "model/history.h"
 
-/* ---- history sessions (append-only, issue 5) -------------------------------------- */
+/* ---- history sessions (append-only) ------------------------------------------------ */
 
 static const struct colspec session_cols[] = {{"id", C_TEXT},
 					      {"external_id", C_TEXT},
@@ -59,7 +59,8 @@ static enum store_rc tx_session_create(struct store *st, void *arg)
 	}
 	if (rc)
 		return rc;
-	/* the count only: events may hold what users typed (api5.md) */
+	/* the count only: events may hold what users typed, and the audit
+	 * trail never holds content */
 	detail = json_pack("{s:I}", "events", (json_int_t)a->count);
 	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.session.import", id, detail);
 	json_decref(detail);
@@ -148,7 +149,7 @@ enum store_rc store_session_list(struct store *st, const char *tenant_id, int li
 	return store_read_json(st, tx_session_list, &a, &a.out, out);
 }
 
-/* ---- admin view sessions (issue 6) ------------------------------------------------ */
+/* ---- admin view sessions ------------------------------------------------------------ */
 
 /*
  * Sessions of the admin HTML view: only the SHA-256 hex of the cookie

@@ -51,6 +51,8 @@ struct store;
  * (On every connection, reconnections included.)
  */
 enum store_rc store_open(const char *dsn, struct store **out);
+/** Roll back what is open, disconnect and free st (its prepared statements
+ * too). NULL is a no-op. */
 void store_close(struct store *st);
 
 /**

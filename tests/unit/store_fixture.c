@@ -223,6 +223,13 @@ void mk_tenant(const char *name, char id[33])
 	ck_assert_uint_eq(strlen(id), 32);
 }
 
+void two_tenants(char a[33], char b[33])
+{
+	migrated();
+	mk_tenant("acme", a);
+	mk_tenant("globex", b);
+}
+
 void sha256_hex(const char *s, size_t n, char out[65])
 {
 	unsigned char md[32];
@@ -336,6 +343,13 @@ void cookie_sha(const char *name, char out[65])
 
 	snprintf(secret, sizeof secret, "cookie-secret-%s", name);
 	sha256_hex(secret, strlen(secret), out);
+}
+
+void sign_in(const char *tenant, const char *token, const char *cookie, char sha[65],
+	     char id[33])
+{
+	cookie_sha(cookie, sha);
+	ck_assert_int_eq(store_web_session_create(st, tenant, token, sha, T0, T8, id), STORE_OK);
 }
 
 long count_where(const char *table, const char *col, const char *value)

@@ -59,6 +59,8 @@ void teardown_pg(void);
 void migrated(void);
 /* Create tenant name; id gets its id. */
 void mk_tenant(const char *name, char id[33]);
+/* migrated(), then the tenants "acme" (a gets its id) and "globex" (b). */
+void two_tenants(char a[33], char b[33]);
 /* SHA-256 of n bytes of s as lowercase hex. */
 void sha256_hex(const char *s, size_t n, char out[65]);
 /* Parse test JSON (the case fails on bad JSON). */
@@ -82,6 +84,11 @@ void mk_token(const char *tenant, enum store_role role, const char *name, char i
 void cookie_sha(const char *name, char out[65]);
 /* COUNT(*) of table's rows whose col is value. */
 long count_where(const char *table, const char *col, const char *value);
+/* Sign token of tenant in from T0 to T8 with the cookie secret named cookie
+ * (the case fails when that is refused): sha gets the cookie's digest, id
+ * the session's id. */
+void sign_in(const char *tenant, const char *token, const char *cookie, char sha[65],
+	     char id[33]);
 /* store_web_session_lookup of sha at now: STORE_NOT_FOUND, principal zeroed. */
 void assert_not_found_zeroed(const char *sha, const char *now);
 

@@ -59,9 +59,7 @@ START_TEST(test_tenant_token)
 	struct store_principal p;
 	json_t *list = NULL, *ev;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	ck_assert_str_ne(a, b);
 	ck_assert_int_eq(store_tenant_create(st, "acme", found), STORE_CONFLICT);
 	ck_assert_int_eq(store_tenant_create(st, "", found), STORE_ERROR);
@@ -136,9 +134,7 @@ START_TEST(test_modules)
 	json_t *list = NULL;
 	json_t *m;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	ck_assert_int_eq(store_module_get(st, a, "sandbox", &on), STORE_OK);
 	ck_assert_int_eq(on, 0);
 	ck_assert_int_eq(store_module_list(st, a, &list), STORE_OK);
@@ -283,16 +279,12 @@ START_TEST(test_token_revoke)
 	struct store_principal p;
 	json_t *audit = NULL, *ev;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	mk_token(a, STORE_ROLE_EDITOR, "a", tok_a);
 	mk_token(a, STORE_ROLE_ADMIN, "keep", tok_keep);
 	mk_token(b, STORE_ROLE_ADMIN, "b", tok_b);
-	cookie_sha("r1", s1);
-	cookie_sha("r2", s2);
-	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1), STORE_OK);
-	ck_assert_int_eq(store_web_session_create(st, a, tok_keep, s2, T0, T8, id2), STORE_OK);
+	sign_in(a, tok_a, "r1", s1, id1);
+	sign_in(a, tok_keep, "r2", s2, id2);
 
 	/* another tenant's id, an unknown or malformed one: nothing changes */
 	ck_assert_int_eq(store_token_revoke(st, b, tok_a, "olivares-admin"), STORE_NOT_FOUND);
@@ -398,9 +390,7 @@ START_TEST(test_audit_pages)
 	json_t *page = NULL, *first = NULL, *items;
 	int i;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	/* a's events test.1 .. test.5, interleaved with b's */
 	for (i = 1; i <= 5; i++) {
 		snprintf(action, sizeof action, "test.%d", i);

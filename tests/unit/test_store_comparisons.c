@@ -324,9 +324,7 @@ START_TEST(test_comparison_tenant_isolation)
 	struct cmp_fixture f;
 	json_t *c = NULL, *x = NULL;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	cmp_fixture(&f, sid);
 	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c), STORE_OK);
 
@@ -382,6 +380,21 @@ START_TEST(test_comparison_append_only)
 }
 END_TEST
 
+/* store_comparison_list_filtered, checked: STORE_OK and n comparisons.
+ * *list gets the answer (the caller decrefs it); returns its array. */
+static json_t *filtered(const char *tenant, const char *scenario_id, const char *verdict,
+			int limit, int offset, size_t n, json_t **list)
+{
+	json_t *items;
+
+	ck_assert_int_eq(store_comparison_list_filtered(st, tenant, scenario_id, verdict, limit,
+							offset, list),
+			 STORE_OK);
+	items = json_object_get(*list, "comparisons");
+	ck_assert_uint_eq(json_array_size(items), n);
+	return items;
+}
+
 START_TEST(test_comparison_verdict_filter)
 {
 	const char *sid = "0123456789abcdef0123456789abcdef";
@@ -391,9 +404,7 @@ START_TEST(test_comparison_verdict_filter)
 	json_t *c1 = NULL, *c2 = NULL, *c3 = NULL, *c4 = NULL, *list = NULL, *all = NULL;
 	json_t *items;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	cmp_fixture(&f, sid);
 	ck_assert_int_eq(store_comparison_record(st, a, NULL, &f.c, &c1), STORE_OK);
 	f.c.verdict = "regressed";
@@ -414,82 +425,53 @@ START_TEST(test_comparison_verdict_filter)
 	json_decref(list);
 
 	/* a verdict alone: newest first, only that verdict */
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "improved", 50, 0, &list),
-			 STORE_OK);
-	items = json_object_get(list, "comparisons");
-	ck_assert_uint_eq(json_array_size(items), 2);
+	items = filtered(a, NULL, "improved", 50, 0, 2, &list);
 	ck_assert(json_equal(json_array_get(items, 0), c4));
 	ck_assert(json_equal(json_array_get(items, 1), c1));
 	json_decref(list);
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "regressed", 50, 0, &list),
-			 STORE_OK);
-	items = json_object_get(list, "comparisons");
-	ck_assert_uint_eq(json_array_size(items), 1);
+	items = filtered(a, NULL, "regressed", 50, 0, 1, &list);
 	ck_assert(json_equal(json_array_get(items, 0), c2));
 	ck_assert_str_eq(jstr(json_array_get(items, 0), "verdict"), "regressed");
 	json_decref(list);
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "inconclusive", 50, 0, &list),
-			 STORE_OK);
-	items = json_object_get(list, "comparisons");
-	ck_assert_uint_eq(json_array_size(items), 1);
+	items = filtered(a, NULL, "inconclusive", 50, 0, 1, &list);
 	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c3, "id"));
 	json_decref(list);
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "unchanged", 50, 0, &list),
-			 STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	filtered(a, NULL, "unchanged", 50, 0, 0, &list);
 	json_decref(list);
 	/* any other text matches nothing */
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "' OR '1'='1", 50, 0, &list),
-			 STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	filtered(a, NULL, "' OR '1'='1", 50, 0, 0, &list);
 	json_decref(list);
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "Improved", 50, 0, &list),
-			 STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	filtered(a, NULL, "Improved", 50, 0, 0, &list);
 	json_decref(list);
 
 	/* with the scenario filter, and paging */
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, sid, "improved", 50, 0, &list),
-			 STORE_OK);
-	items = json_object_get(list, "comparisons");
-	ck_assert_uint_eq(json_array_size(items), 1);
+	items = filtered(a, sid, "improved", 50, 0, 1, &list);
 	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c1, "id"));
 	json_decref(list);
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, other, "regressed", 50, 0, &list),
-			 STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	filtered(a, other, "regressed", 50, 0, 0, &list);
 	json_decref(list);
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, "improved", 1, 1, &list),
-			 STORE_OK);
-	items = json_object_get(list, "comparisons");
-	ck_assert_uint_eq(json_array_size(items), 1);
+	items = filtered(a, NULL, "improved", 1, 1, 1, &list);
 	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c1, "id"));
 	json_decref(list);
 
 	/* NULL verdict: every comparison, exactly as store_comparison_list */
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, NULL, NULL, 50, 0, &list), STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 4);
+	filtered(a, NULL, NULL, 50, 0, 4, &list);
 	ck_assert_int_eq(store_comparison_list(st, a, NULL, 50, 0, &all), STORE_OK);
 	ck_assert(json_equal(list, all));
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(all, "comparisons"), 0), "id"),
 			 jstr(c4, "id"));
 	json_decref(list);
 	json_decref(all);
-	ck_assert_int_eq(store_comparison_list_filtered(st, a, sid, NULL, 50, 0, &list), STORE_OK);
+	filtered(a, sid, NULL, 50, 0, 2, &list);
 	ck_assert_int_eq(store_comparison_list(st, a, sid, 50, 0, &all), STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 2);
 	ck_assert(json_equal(list, all));
 	json_decref(list);
 	json_decref(all);
 
 	/* tenant b sees only its own */
-	ck_assert_int_eq(store_comparison_list_filtered(st, b, NULL, "improved", 50, 0, &list),
-			 STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 1);
+	filtered(b, NULL, "improved", 50, 0, 1, &list);
 	json_decref(list);
-	ck_assert_int_eq(store_comparison_list_filtered(st, b, NULL, "regressed", 50, 0, &list),
-			 STORE_OK);
-	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
+	filtered(b, NULL, "regressed", 50, 0, 0, &list);
 	json_decref(list);
 
 	json_decref(c1);

@@ -395,9 +395,7 @@ START_TEST(test_tenant_isolation)
 	const char *sid, *rid;
 	int on;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	ck_assert_int_eq(store_scenario_create(st, a, NULL, in, &sc), STORE_OK);
 	sid = jstr(sc, "id");
 	r = sample_run(sid, outs);

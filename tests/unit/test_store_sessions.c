@@ -135,9 +135,7 @@ START_TEST(test_session_tenant_isolation)
 	struct store_run r = sample_run(NULL, outs);
 	struct store_run_filter f;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	ck_assert_int_eq(store_session_create(st, a, NULL, in, &s), STORE_OK);
 
 	ck_assert_int_eq(store_session_get(st, b, jstr(s, "id"), &x), STORE_NOT_FOUND);
@@ -478,9 +476,7 @@ START_TEST(test_web_session_refused)
 	char sql[256];
 	struct store_principal p;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	mk_token(a, STORE_ROLE_ADMIN, "admin-a", tok_a);
 	mk_token(a, STORE_ROLE_ADMIN, "revoked-a", tok_r);
 	mk_token(b, STORE_ROLE_ADMIN, "admin-b", tok_b);
@@ -552,9 +548,7 @@ START_TEST(test_web_session_purge)
 	char s1[65], s2[65], s3[65], s4[65], s5[65];
 	struct store_principal p;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	mk_token(a, STORE_ROLE_EDITOR, "a", tok_a);
 	mk_token(b, STORE_ROLE_VIEWER, "b", tok_b);
 	cookie_sha("1", s1);
@@ -609,16 +603,12 @@ START_TEST(test_web_session_delete)
 	struct store_principal p;
 	json_t *audit = NULL, *ev;
 
-	migrated();
-	mk_tenant("acme", a);
-	mk_tenant("globex", b);
+	two_tenants(a, b);
 	mk_token(a, STORE_ROLE_EDITOR, "a", tok_a);
 	mk_token(a, STORE_ROLE_ADMIN, "a2", tok_a2);
 	mk_token(b, STORE_ROLE_ADMIN, "b", tok_b);
-	cookie_sha("1", s1);
-	cookie_sha("2", s2);
-	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1), STORE_OK);
-	ck_assert_int_eq(store_web_session_create(st, a, tok_a2, s2, T0, T8, id2), STORE_OK);
+	sign_in(a, tok_a, "1", s1, id1);
+	sign_in(a, tok_a2, "2", s2, id2);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 2);
 
 	/* another tenant cannot end it: STORE_NOT_FOUND, nothing deleted or

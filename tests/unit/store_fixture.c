@@ -336,7 +336,7 @@ void mk_token(const char *tenant, enum store_role role, const char *name, char i
 	ck_assert_int_eq(store_token_create(st, tenant, role, sha, name, NULL, id), STORE_OK);
 }
 
-/* The stored digest of a cookie secret named name, as fcgi/view.c makes it. */
+/* The stored digest of a cookie secret named name, as the admin view makes it. */
 void cookie_sha(const char *name, char out[65])
 {
 	char secret[128];

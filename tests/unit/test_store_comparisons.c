@@ -98,7 +98,7 @@ START_TEST(test_comparisons)
 	ck_assert_str_eq(jstr(side, "status"), "completed");
 	ck_assert(json_is_true(json_object_get(side, "scored")));
 	ck_assert(json_real_value(json_object_get(side, "score")) == 0.25);
-	/* session 10: each side carries its run's shutdown note, null when none */
+	/* each side carries its run's shutdown note, null when none */
 	ck_assert_msg(json_object_get(side, "shutdown") != NULL, "no baseline shutdown key");
 	ck_assert(json_is_null(json_object_get(side, "shutdown")));
 	side = json_object_get(c1, "candidate");

@@ -156,10 +156,10 @@ START_TEST(test_runs)
 	ck_assert_str_eq(jstr(run1, "created_by"), actor);
 	ck_assert_str_eq(jstr(run1, "started_at"), "2024-01-01T00:00:00.000Z");
 	ck_assert(json_is_null(json_object_get(run1, "score_details")));
-	/* issue 5: every run object carries session_id and divergence */
+	/* every run object carries session_id and divergence (replays) */
 	ck_assert(json_is_null(json_object_get(run1, "session_id")));
 	ck_assert(json_is_null(json_object_get(run1, "divergence")));
-	/* session 10: and its shutdown note, null when none */
+	/* and its shutdown note, null when none */
 	ck_assert_msg(json_object_get(run1, "shutdown") != NULL, "no shutdown key");
 	ck_assert(json_is_null(json_object_get(run1, "shutdown")));
 	ck_assert_uint_eq(json_object_size(run1), 27);

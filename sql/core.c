@@ -1350,10 +1350,10 @@ static enum store_rc tx_get(struct store *st, void *arg)
 	return a->read(st, a->tenant_id, a->id, &a->out);
 }
 
-enum store_rc store_get(struct store *st, store_get_fn read, const char *tenant_id,
+enum store_rc store_get(struct store *st, store_get_fn reader, const char *tenant_id,
 			const char *id, json_t **out)
 {
-	struct get_arg a = {.read = read, .tenant_id = tenant_id, .id = id};
+	struct get_arg a = {.read = reader, .tenant_id = tenant_id, .id = id};
 
 	*out = NULL;
 	if (!tenant_id || !id)

@@ -236,8 +236,8 @@ typedef enum store_rc (*store_get_fn)(struct store *st, const char *tenant_id, c
 
 /* A public "get by id" of records that are read by one function and need
  * no common snapshot: *out NULL and STORE_NOT_FOUND for a NULL tenant or
- * id, else read(…) run by store_read_json. */
-enum store_rc store_get(struct store *st, store_get_fn read, const char *tenant_id,
+ * id, else reader(…) run by store_read_json. */
+enum store_rc store_get(struct store *st, store_get_fn reader, const char *tenant_id,
 			const char *id, json_t **out);
 
 /* ---- shared by the entity files -------------------------------------------- */

@@ -34,6 +34,15 @@
 #define MODEL_MAX_RESOURCE_BYTES 8192
 #define MODEL_MAX_RESPONSE_BYTES 65536
 
+/* project bounds on the store's other text fields (sql/), in bytes of UTF-8,
+ * checked before anything is written */
+#define MODEL_MAX_TENANT_NAME_BYTES 128  /* a tenant's name (at least 1 byte) */
+#define MODEL_MAX_TOKEN_LABEL_BYTES 256  /* an API token's label (may be empty) */
+#define MODEL_MAX_ACTOR_BYTES 128        /* who an audit event names: a token id or a tool */
+#define MODEL_MAX_ACTION_BYTES 128       /* an audit event's action, e.g. "sandbox.run" */
+#define MODEL_MAX_SUITE_NAME_BYTES 128   /* the suite a comparison names */
+#define MODEL_MAX_SCENARIO_REF_BYTES 128 /* the scenario id a comparison records */
+
 /* ids: 32 lowercase hex characters (128 random bits) */
 #define MODEL_ID_LEN 32
 

@@ -9,7 +9,7 @@
 # then dialect:
 #   const struct store_migration store_migrations[];
 #   const size_t store_migrations_count;
-# sql/store.c declares the same struct and externs (internal, not in a
+# sql/migrate.c declares the same struct and externs (internal, not in a
 # public header). Any malformed name or duplicate (version, dialect) is an
 # error (exit 1, nothing useful on stdout).
 set -eu

@@ -1,8 +1,10 @@
 #ifndef OLIVARES_SQL_STORE_H
 #define OLIVARES_SQL_STORE_H
 /**
- * The store: the only code that holds SQL (DESIGN.md §2). Every statement
- * is parameter-bound; every query on tenant data is filtered by tenant_id.
+ * The store: the only code that holds SQL (no other folder contains any;
+ * the HTTP layer and the executor reach the database only through these
+ * functions). Every statement is parameter-bound; every query on tenant
+ * data is filtered by tenant_id.
  * Works on SQLite (libsqliteodbc, driver "SQLite3") and PostgreSQL
  * (odbc-postgresql, driver "PostgreSQL Unicode") through unixODBC.
  *
@@ -49,6 +51,8 @@ struct store;
  * (On every connection, reconnections included.)
  */
 enum store_rc store_open(const char *dsn, struct store **out);
+/** Roll back what is open, disconnect and free st (its prepared statements
+ * too). NULL is a no-op. */
 void store_close(struct store *st);
 
 /**
@@ -224,7 +228,7 @@ struct store_run {
 	int isolated, destroyed;
 	int steps_total, steps_ok, steps_error;
 	const char *suite;            /* may be NULL */
-	int scored;                   /* 1: score and passed are recorded (issue 4) */
+	int scored;                   /* 1: score and passed are recorded */
 	const char *reason;           /* why failed / not scored; may be NULL */
 	const char *output_digest;    /* 64 hex, SHA-256 over the ordered outputs */
 	const char *started_at, *finished_at; /* ISO 8601 UTC */
@@ -233,7 +237,8 @@ struct store_run {
 				       * (borrowed); duration_ms: a number in
 				       * [0, STORE_DURATION_MAX_MS], or null or
 				       * absent when unknown (stored NULL) */
-	/* Scoring (issue 4; appended, so a zeroed struct is "not scored").
+	/* Scoring (members added after the others, so a zeroed struct is "not
+	 * scored").
 	 * score and passed are stored only when scored is 1 (else NULL);
 	 * score must then be in [0, 1]. score_details is the details array of
 	 * struct model_score_result (model/scorer.h), borrowed, stored as is
@@ -241,7 +246,7 @@ struct store_run {
 	double score;
 	int passed;
 	json_t *score_details;
-	/* Replay (issue 5; appended, so a zeroed tail is "not a replay").
+	/* Replay (added after scoring, so a zeroed tail is "not a replay").
 	 * session_id names a session of the same tenant (checked when the run
 	 * is recorded: another tenant's or an unknown one gives
 	 * STORE_NOT_FOUND and nothing is written); NULL for other kinds.
@@ -251,7 +256,7 @@ struct store_run {
 	 * without a scenario) scenario_version is stored NULL too. */
 	const char *session_id;
 	json_t *divergence;
-	/* Session 10 (appended, so a zeroed tail is "no note"): the runner's
+	/* Shutdown (added last, so a zeroed tail is "no note"): the runner's
 	 * shutdown note (model/runspec.h "shutdown"), NULL when none: the
 	 * agent had to be killed after every step completed. Stored beside
 	 * status and reason, never in them. */
@@ -297,7 +302,7 @@ struct store_run_filter {
 	const char *scenario_id;
 	const char *status;     /* "running" | "completed" | "failed" | "degraded" */
 	const char *kind;       /* "simulation" | "replay" | "comparison" */
-	const char *session_id; /* the session a replay replayed (issue 5) */
+	const char *session_id; /* the history session a replay replayed */
 };
 
 /** {"runs":[run objects]} of the tenant that match every filter of *filter
@@ -317,7 +322,8 @@ enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const c
 /* ---- comparisons (append-only) ------------------------------------------ */
 
 /*
- * A pre/post-deployment comparison (model/verdict.h, briefs/api4.md).
+ * A pre/post-deployment comparison: a baseline and a candidate run of one
+ * scenario, scored by one suite, and the verdict of model/verdict.h.
  * Comparisons are evidence: there is no function to update or delete one,
  * and the schema refuses UPDATE and DELETE on the table (triggers of
  * migration 002).
@@ -372,10 +378,11 @@ enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
 				    const char *scenario_id, int limit, int offset,
 				    json_t **out);
 
-/* ---- history sessions (append-only, issue 5) ----------------------------- */
+/* ---- history sessions (append-only) --------------------------------------- */
 
 /*
- * Sessions imported for replay (model/history.h, briefs/api5.md). Like
+ * Sessions imported for replay: the recorded events of a conversation
+ * (model/history.h), which a replay rebuilds into an ordered timeline. Like
  * comparisons they are evidence: there is no function to update or delete
  * one, and the schema refuses UPDATE and DELETE on the table (triggers of
  * migration 003).
@@ -403,10 +410,10 @@ enum store_rc store_session_get(struct store *st, const char *tenant_id, const c
 enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,
 				 int offset, json_t **out);
 
-/* ---- admin view sessions (issue 6) --------------------------------------- */
+/* ---- admin view sessions --------------------------------------------------- */
 
 /*
- * Sign-in sessions of the admin HTML view (fcgi/view.c). A session is made
+ * Sign-in sessions of the admin HTML view. A session is made
  * when a user signs in with an API token: the browser keeps a random secret
  * in a cookie, and only the SHA-256 hex of that secret is stored here,
  * beside the token it was made from. A session gives exactly the rights of
@@ -447,7 +454,7 @@ enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
 enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
 				       const char *actor_token_id, const char *sha256_hex);
 
-/* ---- listings with more filters (issue 6: the admin view's lists) -------- */
+/* ---- listings with more filters (the admin view's lists) ------------------ */
 
 /** store_comparison_list with one more filter: verdict (NULL: every
  *  verdict; else one of "improved", "regressed", "unchanged",

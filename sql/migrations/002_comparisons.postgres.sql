@@ -1,4 +1,4 @@
--- Issue 4, PostgreSQL dialect: scoring details of a run and the append-only
+-- Scoring, PostgreSQL dialect: scoring details of a run and the append-only
 -- comparisons (model/verdict.h). Conventions as in 001_init: ids and
 -- timestamps from the application, booleans SMALLINT 0/1, "ord" for
 -- newest-first listing. Statements end with ";" at the end of a line.

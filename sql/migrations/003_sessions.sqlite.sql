@@ -1,4 +1,4 @@
--- Issue 5, SQLite dialect: historical sessions (model/history.h) and the
+-- Replay, SQLite dialect: historical sessions (model/history.h) and the
 -- replay columns of a run. Conventions as in 001_init: ids and timestamps
 -- from the application, "ord" for newest-first listing. Statements end
 -- with ";" at the end of a line.

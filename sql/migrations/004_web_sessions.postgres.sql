@@ -1,5 +1,5 @@
--- Issue 6, PostgreSQL dialect: sign-in sessions of the admin HTML view
--- (fcgi/view.c, sql/store.h store_web_session_*). Conventions as in
+-- Admin view, PostgreSQL dialect: sign-in sessions of the admin HTML view
+-- (sql/store.h store_web_session_*). Conventions as in
 -- 001_init: ids and timestamps from the application (timestamps ISO 8601
 -- UTC text "YYYY-MM-DDTHH:MM:SS.mmmZ", which sort as they compare).
 -- Statements end with ";" at the end of a line.

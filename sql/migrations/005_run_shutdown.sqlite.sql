@@ -1,4 +1,4 @@
--- Session 10, SQLite dialect: the shutdown note of a run (model/runspec.h
+-- Shutdown note, SQLite dialect: the shutdown note of a run (model/runspec.h
 -- "shutdown"): NULL unless every step completed and the agent then had to
 -- be killed, because it did not exit by itself within its grace after the
 -- end of its input (or before the wall-clock limit, when that came first).

@@ -1,0 +1,300 @@
+/*
+ * Comparisons (append-only): a baseline and a candidate run of one scenario
+ * recorded with their verdict in one transaction. They are evidence: there
+ * is no function to update or delete one, and the schema refuses UPDATE and
+ * DELETE on the table (triggers of migration 002).
+ */
+#include "sql/store_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The flat row; comparison_shape nests it as store.h documents. status,
+ * scored and shutdown of each side are read from its run (the runs are
+ * written with the comparison and never change). */
+static const struct colspec comparison_cols[] = {
+	{"id", C_TEXT},		       {"scenario_id", C_TEXT},	   {"scenario_version", C_INT},
+	{"suite", C_TEXT},	       {"tolerance", C_REAL},	   {"b_variant", C_TEXT},
+	{"b_run_id", C_TEXT},	       {"b_status", C_TEXT},	   {"b_scored", C_BOOL},
+	{"b_score", C_REAL},	       {"b_shutdown", C_TEXT},	   {"c_variant", C_TEXT},
+	{"c_run_id", C_TEXT},	       {"c_status", C_TEXT},	   {"c_scored", C_BOOL},
+	{"c_score", C_REAL},	       {"c_shutdown", C_TEXT},	   {"delta", C_REAL},
+	{"verdict", C_TEXT},	       {"reason", C_TEXT},	   {"differing_steps", C_JSON},
+	{"decided_by", C_TEXT},	       {"created_at", C_TEXT}};
+/* Both joins stay inside the tenant: a run id of another tenant never
+ * matches. */
+#define COMPARISON_SELECT                                                                    \
+	"SELECT c.id, c.scenario_id, c.scenario_version, c.suite, c.tolerance, "             \
+	"c.baseline_variant, c.baseline_run_id, b.status, b.scored, c.baseline_score, "      \
+	"b.shutdown, "                                                                       \
+	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "   \
+	"k.shutdown, "                                                                       \
+	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at "       \
+	"FROM comparisons c "                                                                \
+	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "             \
+	"JOIN runs k ON k.tenant_id = c.tenant_id AND k.id = c.candidate_run_id"
+
+static const char *const comparison_verdicts[] = {"improved", "regressed", "unchanged",
+						  "inconclusive"};
+
+struct comparison_arg {
+	const char *tenant_id;
+	const char *actor;
+	const struct store_comparison *cmp;
+	const char *scenario_id; /* list filters; NULL matches every row */
+	const char *verdict;
+	int limit, offset;
+	json_t *out;
+};
+
+/* One side {"variant","run_id","status","scored","score","shutdown"} from
+ * the flat row's columns prefixed p ("b_" or "c_"). */
+static json_t *comparison_side(json_t *flat, const char *p)
+{
+	static const char *const keys[] = {"variant", "run_id", "status",
+					   "scored",  "score",	"shutdown"};
+	char col[32];
+	json_t *side = json_object();
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		snprintf(col, sizeof col, "%s%s", p, keys[i]);
+		v = json_object_get(flat, col);
+		json_object_set_nocheck(side, keys[i], v ? v : json_null());
+	}
+	return side;
+}
+
+/* The API object of a flat comparison row (new reference; flat borrowed). */
+static json_t *comparison_shape(json_t *flat)
+{
+	static const char *const top[] = {"id", "scenario_id", "scenario_version", "suite",
+					  "tolerance"};
+	static const char *const rest[] = {"delta", "verdict", "reason", "differing_steps",
+					   "decided_by", "created_at"};
+	json_t *o = json_object();
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < sizeof top / sizeof top[0]; i++) {
+		v = json_object_get(flat, top[i]);
+		json_object_set_nocheck(o, top[i], v ? v : json_null());
+	}
+	json_object_set_new_nocheck(o, "baseline", comparison_side(flat, "b_"));
+	json_object_set_new_nocheck(o, "candidate", comparison_side(flat, "c_"));
+	for (i = 0; i < sizeof rest / sizeof rest[0]; i++) {
+		v = json_object_get(flat, rest[i]);
+		json_object_set_nocheck(o, rest[i], v ? v : json_null());
+	}
+	return o;
+}
+
+/* Every row of sql into arr as API objects. */
+static enum store_rc comparison_rows(struct store *st, const char *sql, struct param *p,
+				     size_t n, json_t *arr)
+{
+	json_t *flat = json_array();
+	json_t *row;
+	enum store_rc rc;
+	size_t i;
+
+	rc = store_q_rows(st, sql, p, n, comparison_cols, NPARAMS(comparison_cols), flat);
+	if (!rc)
+		json_array_foreach(flat, i, row)
+			json_array_append_new(arr, comparison_shape(row));
+	json_decref(flat);
+	return rc;
+}
+
+static enum store_rc comparison_read(struct store *st, const char *tenant_id, const char *id,
+				     json_t **out)
+{
+	struct param p[] = {PT(tenant_id), PT(id)};
+	json_t *arr = json_array();
+	enum store_rc rc;
+
+	*out = NULL;
+	rc = comparison_rows(st, COMPARISON_SELECT " WHERE c.tenant_id = ? AND c.id = ?", p,
+			     NPARAMS(p), arr);
+	if (!rc && json_array_size(arr) == 0)
+		rc = STORE_NOT_FOUND;
+	if (!rc)
+		*out = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	return rc;
+}
+
+static enum store_rc tx_comparison_record(struct store *st, void *arg)
+{
+	struct comparison_arg *a = arg;
+	const struct store_comparison *c = a->cmp;
+	const struct store_run *b = c->baseline, *k = c->candidate;
+	char bid[33], kid[33], id[33];
+	char now[32];
+	char *diff = NULL;
+	enum store_rc rc;
+	json_t *detail;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = store_run_insert(st, a->tenant_id, a->actor, b, bid);
+	if (rc)
+		return rc;
+	rc = store_run_insert(st, a->tenant_id, a->actor, k, kid);
+	if (rc)
+		return rc;
+	rc = store_new_id(st, id);
+	if (rc)
+		return rc;
+	diff = json_dumps(c->differing_steps, JSON_COMPACT);
+	if (!diff) {
+		store_seterr(st, "comparison: differing_steps do not encode");
+		return STORE_ERROR;
+	}
+	store_now_iso(now);
+	{
+		struct param p[] = {PT(id),
+				    PT(a->tenant_id),
+				    PT(c->scenario_id),
+				    PI(c->scenario_version),
+				    PT(c->suite),
+				    PR(1, c->tolerance),
+				    PT(b->variant),
+				    PT(bid),
+				    PR(b->scored, b->score),
+				    PT(k->variant),
+				    PT(kid),
+				    PR(k->scored, k->score),
+				    PR(c->has_delta, c->delta),
+				    PT(c->verdict),
+				    PT(c->reason),
+				    PT(diff),
+				    PT(a->actor),
+				    PT(now)};
+
+		rc = store_q_exec(
+		    st,
+		    "INSERT INTO comparisons (id, tenant_id, scenario_id, scenario_version, "
+		    "suite, tolerance, baseline_variant, baseline_run_id, baseline_score, "
+		    "candidate_variant, candidate_run_id, candidate_score, delta, verdict, "
+		    "reason, differing_steps, decided_by, created_at) VALUES (?, ?, ?, ?, ?, "
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    p, NPARAMS(p), NULL, NULL);
+	}
+	free(diff);
+	if (rc)
+		return rc;
+	detail = json_pack("{s:s,s:s,s:s,s:s}", "scenario_id", c->scenario_id, "baseline_run_id",
+			   bid, "candidate_run_id", kid, "verdict", c->verdict);
+	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.compare", id, detail);
+	json_decref(detail);
+	if (rc)
+		return rc;
+	return comparison_read(st, a->tenant_id, id, &a->out);
+}
+
+static int verdict_known(const char *v)
+{
+	size_t i;
+
+	for (i = 0; v && i < sizeof comparison_verdicts / sizeof comparison_verdicts[0]; i++)
+		if (strcmp(v, comparison_verdicts[i]) == 0)
+			return 1;
+	return 0;
+}
+
+enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
+				      const char *actor_token_id,
+				      const struct store_comparison *cmp, json_t **out)
+{
+	struct comparison_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
+	struct store_comparison c;
+	struct store_run b, k;
+	json_t *bempty = NULL, *kempty = NULL;
+	enum store_rc rc;
+
+	*out = NULL;
+	if (!tenant_id || !cmp ||
+	    !store_text_ok(cmp->scenario_id, 1, MODEL_MAX_SCENARIO_REF_BYTES) ||
+	    !store_text_ok(cmp->suite, 1, MODEL_MAX_SUITE_NAME_BYTES) ||
+	    !verdict_known(cmp->verdict) || !(cmp->tolerance >= 0.0 && cmp->tolerance <= 1.0) ||
+	    !json_is_array(cmp->differing_steps)) {
+		store_seterr(st,
+		             "comparison: tenant, scenario_id, suite (1..%d bytes), a known "
+		             "verdict, a tolerance in [0, 1] and a differing_steps array are "
+		             "required",
+		             MODEL_MAX_SUITE_NAME_BYTES);
+		return STORE_ERROR;
+	}
+	rc = store_run_check(st, cmp->baseline, &b, &bempty);
+	if (!rc)
+		rc = store_run_check(st, cmp->candidate, &k, &kempty);
+	if (rc)
+		goto out;
+	if (cmp->has_delta && (!b.scored || !k.scored)) {
+		store_seterr(st, "comparison: a delta needs both runs scored");
+		rc = STORE_ERROR;
+		goto out;
+	}
+	c = *cmp;
+	c.baseline = &b;
+	c.candidate = &k;
+	a.cmp = &c;
+	rc = store_tx_json(st, tx_comparison_record, &a, &a.out, out);
+out:
+	json_decref(bempty);
+	json_decref(kempty);
+	return rc;
+}
+
+/* The reads of comparisons below run without an explicit transaction
+ * (store_get, store_read_json): a comparison and its runs are written in one
+ * transaction and never changed. */
+enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
+				   json_t **out)
+{
+	return store_get(st, comparison_read, tenant_id, id, out);
+}
+
+/*
+ * The list of comparisons: the WHERE clause is built from fixed fragments,
+ * one "AND col = ?" per filter given (4 distinct texts, all kept by the
+ * statement cache); every value is bound, so a verdict that names none of
+ * the four matches no row.
+ */
+static enum store_rc tx_comparison_list(struct store *st, void *arg)
+{
+	struct comparison_arg *a = arg;
+	const struct store_filter_cond conds[] = {{a->scenario_id, " AND c.scenario_id = ?"},
+	                                          {a->verdict, " AND c.verdict = ?"}};
+	const struct store_list_query q = {
+		.head = COMPARISON_SELECT " WHERE c.tenant_id = ?", .order = " ORDER BY c.ord DESC",
+		.tenant_id = a->tenant_id, .conds = conds, .nconds = NPARAMS(conds),
+		.limit = a->limit, .offset = a->offset};
+
+	json_decref(a->out);
+	a->out = NULL;
+	return store_q_filtered(st, &q, comparison_rows, "comparisons", &a->out);
+}
+
+enum store_rc store_comparison_list_filtered(struct store *st, const char *tenant_id,
+					     const char *scenario_id, const char *verdict,
+					     int limit, int offset, json_t **out)
+{
+	struct comparison_arg a = {.tenant_id = tenant_id ? tenant_id : "",
+	                           .scenario_id = scenario_id,
+	                           .verdict = verdict,
+	                           .limit = store_clamp_limit(limit),
+	                           .offset = offset < 0 ? 0 : offset};
+
+	*out = NULL;
+	return store_read_json(st, tx_comparison_list, &a, &a.out, out);
+}
+
+enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
+				    const char *scenario_id, int limit, int offset, json_t **out)
+{
+	return store_comparison_list_filtered(st, tenant_id, scenario_id, NULL, limit, offset,
+					      out);
+}

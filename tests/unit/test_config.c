@@ -2,7 +2,8 @@
  * The configuration (fcgi/config.h): every key of its table (the default,
  * a value it takes and how it is stored, values it refuses and their
  * message), the defaults computed at load and the environment, the rules
- * between keys, what an unknown section or a key given twice says; the
+ * between keys, what an unknown section or a key given twice says, and
+ * that the committed reference (docs/) is what the table generates; the
  * run slots (fcgi/runslots.h) across processes, as the workers of one pool
  * hold them; and the pool's preflight answers (fcgi/preflight_cache.h).
  */
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h" /* CLI_POST_TIMEOUT_SECONDS (a macro) */
+#include "fcgi/config_reference.h"
 #include "fcgi/config.h"
 #include "fcgi/preflight_cache.h"
 #include "fcgi/runslots.h"
@@ -934,6 +936,59 @@ START_TEST(test_value_rules)
 }
 END_TEST
 
+/* The whole file path, NUL-terminated, allocated. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	long len;
+
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	ck_assert_int_ge(len, 0);
+	rewind(f);
+	text = malloc((size_t)len + 1);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	text[len] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* The committed reference is what the table generates: the docs cannot
+ * drift from the code. */
+START_TEST(test_reference_is_current)
+{
+	static const struct {
+		const char *path;
+		enum http_config_reference_format format;
+	} docs[] = {
+	    {OLV_DOCS_DIR "/configuration.md", HTTP_CONFIG_REFERENCE_MARKDOWN},
+	    {OLV_DOCS_DIR "/man/olivares.conf.5", HTTP_CONFIG_REFERENCE_MAN},
+	};
+	char *doc, *updated;
+	size_t i;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		doc = slurp(docs[i].path);
+		ck_assert_msg(http_config_reference_splice(doc, docs[i].format, &updated) == 0,
+		              "%s: no config-reference markers", docs[i].path);
+		ck_assert_msg(strcmp(doc, updated) == 0,
+		              "%s differs from the table of fcgi/config.c: run `make "
+		              "update-config-reference` and commit the result",
+		              docs[i].path);
+		free(doc);
+		free(updated);
+	}
+	/* a document without the markers is refused, not rewritten */
+	ck_assert_int_eq(http_config_reference_splice("# no markers\n",
+	                                              HTTP_CONFIG_REFERENCE_MARKDOWN, &updated),
+	                 -1);
+	ck_assert_ptr_null(updated);
+}
+END_TEST
+
 /* The suite's tests by test case; loops runs _i over 0..loops - 1. */
 static const struct {
 	const char *tcase;
@@ -958,6 +1013,7 @@ static const struct {
     {"keys", &test_computed_defaults, 0},
     {"keys", &test_no_file, 0},
     {"keys", &test_value_rules, 0},
+    {"keys", &test_reference_is_current, 0},
 };
 
 static Suite *config_suite(void)

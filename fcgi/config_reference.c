@@ -36,7 +36,8 @@ static const struct markers *markers_of(enum http_config_reference_format format
 	return format == HTTP_CONFIG_REFERENCE_MAN ? &man_markers : &markdown_markers;
 }
 
-/* text in a Markdown table cell: a '|' would end the cell */
+/* text as Markdown: a '|' escaped, since in a table cell it would end
+ * the cell */
 static void md_cell(FILE *f, const char *text)
 {
 	const char *p;
@@ -75,55 +76,31 @@ static void roff_text(FILE *f, const char *text)
 	}
 }
 
-/* How one format writes the parts of the reference. value and def are in
- * the table's markup. */
+/* How one format writes the reference: the texts of the table through
+ * text(), around them the format's own markup. A section is
+ * section[0] header section[1] title section[2] help section[3], a key
+ * key[0] name key[1] value key[2] default key[3] help key[4]. */
 struct writer {
-	void (*section)(FILE *f, const struct http_config_section *s, const char *header);
-	void (*key)(FILE *f, const struct http_config_key *k, const char *value, const char *def);
-	const char *end; /* written after the last section */
+	void (*text)(FILE *f, const char *text);
+	const char *section[4];
+	const char *key[5];
+	const char *end; /* after the last section */
 };
 
-static void md_section(FILE *f, const struct http_config_section *s, const char *header)
-{
-	fprintf(f, "\n### `%s`: %s\n\n%s", header, s->title, s->help);
-	if (s->named)
-		fprintf(f, " At most %d such sections.", HTTP_MAX_TENANT_POLICIES);
-	fputs("\n\n| Key | Value | Default | Meaning |\n| --- | --- | --- | --- |\n", f);
-}
+static const struct writer markdown_writer = {
+    .text = md_cell,
+    .section = {"\n### `", "`: ", "\n\n",
+                "\n\n| Key | Value | Default | Meaning |\n| --- | --- | --- | --- |\n"},
+    .key = {"| `", "` | ", " | ", " | ", " |\n"},
+    .end = "\n",
+};
 
-static void md_key(FILE *f, const struct http_config_key *k, const char *value, const char *def)
-{
-	fprintf(f, "| `%s` | ", k->name);
-	md_cell(f, value);
-	fputs(" | ", f);
-	md_cell(f, def);
-	fputs(" | ", f);
-	md_cell(f, k->help);
-	fputs(" |\n", f);
-}
-
-static void man_section(FILE *f, const struct http_config_section *s, const char *header)
-{
-	fprintf(f, ".SS \"%s: %s\"\n", header, s->title);
-	roff_text(f, s->help);
-	if (s->named)
-		fprintf(f, " At most %d such sections.", HTTP_MAX_TENANT_POLICIES);
-	fputc('\n', f);
-}
-
-static void man_key(FILE *f, const struct http_config_key *k, const char *value, const char *def)
-{
-	fprintf(f, ".TP\n.B %s\nValue: ", k->name);
-	roff_text(f, value);
-	fputs(".\nDefault: ", f);
-	roff_text(f, def);
-	fputs(".\n.br\n", f);
-	roff_text(f, k->help);
-	fputc('\n', f);
-}
-
-static const struct writer markdown_writer = {md_section, md_key, "\n"};
-static const struct writer man_writer = {man_section, man_key, ""};
+static const struct writer man_writer = {
+    .text = roff_text,
+    .section = {".SS \"", ": ", "\"\n", "\n"},
+    .key = {".TP\n.B ", "\nValue: ", ".\nDefault: ", ".\n.br\n", "\n"},
+    .end = "",
+};
 
 int http_config_reference_write(FILE *f, enum http_config_reference_format format)
 {
@@ -131,11 +108,15 @@ int http_config_reference_write(FILE *f, enum http_config_reference_format forma
 	    format == HTTP_CONFIG_REFERENCE_MAN ? &man_writer : &markdown_writer;
 	const struct http_config_section *s;
 	const struct http_config_key *k;
-	char header[64], value[512], def[512];
+	char value[512], def[512];
 
 	for (s = http_config_sections; s->name; s++) {
-		snprintf(header, sizeof(header), "[%s%s]", s->name, s->named ? " NAME" : "");
-		w->section(f, s, header);
+		fprintf(f, "%s[%s%s]%s%s%s", w->section[0], s->name, s->named ? " NAME" : "",
+		        w->section[1], s->title, w->section[2]);
+		w->text(f, s->help);
+		if (s->named)
+			fprintf(f, " At most %d such sections.", HTTP_MAX_TENANT_POLICIES);
+		fputs(w->section[3], f);
 		for (k = http_config_keys; k->name; k++) {
 			if (strcmp(k->section, s->name) != 0)
 				continue;
@@ -144,7 +125,13 @@ int http_config_reference_write(FILE *f, enum http_config_reference_format forma
 				snprintf(def, sizeof(def), "`%s`", k->def);
 			else
 				snprintf(def, sizeof(def), "%s", k->default_doc);
-			w->key(f, k, value, def);
+			fprintf(f, "%s%s%s", w->key[0], k->name, w->key[1]);
+			w->text(f, value);
+			fputs(w->key[2], f);
+			w->text(f, def);
+			fputs(w->key[3], f);
+			w->text(f, k->help);
+			fputs(w->key[4], f);
 		}
 	}
 	fputs(w->end, f);

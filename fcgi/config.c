@@ -2,6 +2,13 @@
  * Configuration loader (config.h): defaults, then the INI file (inih), then
  * the environment. Creates nothing: the data directory is only named here
  * (olivares-admin migrate creates it).
+ *
+ * Every key is one entry of http_config_keys: the parser looks the key up
+ * there and stores the value as its type says, the defaults are the
+ * entries' own, and a bad value's message says what the type wants. What
+ * depends on other keys (the paths under the data dir, max_runs from
+ * workers, a tenant's policy from [runner]) is resolved once the file and
+ * the environment are read, in http_config_load.
  */
 #include "fcgi/config.h"
 #include "fcgi/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
@@ -19,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Backends the runner knows (DESIGN.md §1); the list may allow any subset. */
+/* Backends the runner knows; a list may allow any subset. */
 const char *const http_config_known_backends[] = {"inproc-mock", "namespaces", "gvisor",
                                                   "firecracker", NULL};
 /* every backend has a record in the pool's preflight answers */
@@ -32,65 +39,340 @@ _Static_assert(sizeof(http_config_known_backends) / sizeof(http_config_known_bac
  * any other, so the runner never gets a platform it would refuse. */
 const char *const http_config_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
 
-/* Defaults and bounds of the agent limits: those of runner/backend.h
- * (RUNNER_DEFAULT_*) and of the runner's spec check (runner/main.c,
- * limit_keys), so a configuration the loader accepts is never refused by
- * the runner. fcgi/ does not include runner/ headers (DESIGN.md §2). */
-struct limit_key {
-	const char *name;
-	size_t offset;
-	long min, max, def;
-};
-
-static const struct limit_key limit_keys[] = {
-    {"cpu_seconds", offsetof(struct http_run_limits, cpu_seconds), 1, 600, 5},
-    {"memory_mb", offsetof(struct http_run_limits, memory_mb), 16, 16384, 256},
-    {"processes", offsetof(struct http_run_limits, processes), 2, 4096, 32},
-    {"open_files", offsetof(struct http_run_limits, open_files), 8, 65536, 64},
-    {"tmpfs_mb", offsetof(struct http_run_limits, tmpfs_mb), 1, 4096, 16},
-    {NULL, 0, 0, 0, 0},
-};
-
 /* Bounds of [runner] timeout_ms: the runner's limits.wall_ms bounds. */
 #define TIMEOUT_MS_MIN 100
 #define TIMEOUT_MS_MAX 600000
+/* [server] workers, and so max_runs and max_runs_per_tenant */
+#define WORKERS_MAX 64
+/* [runner] binds: what the runner's spec check accepts (runner/main.c) */
 #define MAX_BINDS 32
 #define MAX_BIND_PATH 1024
-#define TENANT_PREFIX "tenant "
+static const char *const bind_reserved[] = {"/proc", "/tmp", "/agent", NULL};
 
-/* Keys a file may give: [server], [runner], [scorer], [admin] and two per
- * [tenant NAME] section, with room to spare. */
-#define CONFIG_MAX_KEYS 256
+/* the help of timeout_ms names the grace */
+_Static_assert(HTTP_DISPATCH_GRACE_MS == 3000, "[runner] timeout_ms's help says 3 s");
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* An entry's field: offset and size of a member of struct http_config, or
+ * of struct http_tenant_policy for [tenant NAME]. */
+#define IN_CONFIG(member)                                                                          \
+	.offset = offsetof(struct http_config, member),                                            \
+	.size = sizeof(((struct http_config *)0)->member)
+#define IN_TENANT(member)                                                                          \
+	.offset = offsetof(struct http_tenant_policy, member),                                     \
+	.size = sizeof(((struct http_tenant_policy *)0)->member)
+
+const struct http_config_section http_config_sections[] = {
+    {.name = "server",
+     .title = "the server and its database",
+     .help = "Where the server keeps its files, the database it connects to, and the pool of "
+             "workers that nginx talks to over the FastCGI socket."},
+    {.name = "runner",
+     .title = "runs and their isolation",
+     .help = "How a run is executed: the runner program, the backends tenants may use, the "
+             "operator's agent programs, the limits sent in every run spec (their defaults "
+             "and bounds are the runner's own, so the runner never refuses them), and how "
+             "many runs on an OS-level backend may be in progress at once."},
+    {.name = "tenant",
+     .named = 1,
+     .title = "one tenant's backend policy",
+     .help = "The backend policy of the tenant named NAME (as created with `olivares-admin "
+             "tenant create`), in place of the `[runner]` pair for that tenant; every other "
+             "tenant uses the `[runner]` pair. Blanks around NAME are not part of it, and "
+             "names are compared exactly, case included. A section whose tenant does not "
+             "exist (yet) is kept and applies once a tenant of that name is created; the "
+             "server logs a note of it at start-up."},
+    {.name = "scorer",
+     .title = "the scorer adapter",
+     .help = "How runs that name an eval suite are scored. The adapter's syntax is checked "
+             "when the file is loaded, its directory or program when the server starts "
+             "(and by `olivares-fcgi --check-config`)."},
+    {.name = "admin", .title = "the admin view", .help = "The HTML admin view, under `/admin`."},
+    {.name = NULL},
+};
+
+#define LIMIT_HELP " One of the run spec's limits."
+
+const struct http_config_key http_config_keys[] = {
+    /* [server] */
+    {.section = "server",
+     .name = "data_dir",
+     .type = HTTP_CONFIG_PATH,
+     .default_doc = "`$OLIVARES_DATA`, else `./var`",
+     .help = "The data dir, made absolute: the default place of the database, the socket and "
+             "the agent programs. `OLIVARES_DATA` wins over it.",
+     IN_CONFIG(data_dir),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "server",
+     .name = "dsn",
+     .type = HTTP_CONFIG_STRING,
+     .default_doc = "`Driver=SQLite3;Database=<data_dir>/olivares.db;Timeout=2000;"
+                    "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1`",
+     .help = "The ODBC connection string of the store, SQLite or PostgreSQL. `OLIVARES_DSN` "
+             "wins over it. In the default, `Timeout=2000` is SQLite's busy wait per attempt, "
+             "in ms: with the store's retries, a locked database gives a `503 "
+             "storage_unavailable` in about 10 s, well under nginx's `fastcgi_read_timeout` "
+             "of 60 s. It may hold a password: a bad value is not shown, `--check-config` "
+             "masks `PWD` and `Password`, and the file is best kept mode 0600. A string "
+             "longer than a line of the file takes goes in `OLIVARES_DSN`.",
+     IN_CONFIG(dsn),
+     .flags = HTTP_CONFIG_SECRET | HTTP_CONFIG_LONG},
+    {.section = "server",
+     .name = "socket",
+     .type = HTTP_CONFIG_PATH,
+     .default_doc = "`<data_dir>/olivares.sock`",
+     .help = "The unix socket the workers accept nginx's FastCGI connections on. Unused when "
+             "spawn-fcgi hands the server a listening socket on fd 0.",
+     IN_CONFIG(socket_path),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "server",
+     .name = "socket_mode",
+     .type = HTTP_CONFIG_MODE,
+     .min = 0,
+     .max = 0777,
+     .def = "0600",
+     .help = "The mode of the socket. Others may not write to it: any local user could talk "
+             "to the workers as nginx does, behind its back. For an nginx running as another "
+             "user, give the socket nginx's group and 0660.",
+     IN_CONFIG(socket_mode)},
+    {.section = "server",
+     .name = "workers",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = WORKERS_MAX,
+     .default_doc = "2 x the online CPUs, at most " STR(WORKERS_MAX),
+     .help = "The workers of the pool, each serving one request at a time. A worker waits "
+             "for nginx's close after each reply and for the runner during a run, so one "
+             "per core leaves cores idle.",
+     IN_CONFIG(workers)},
+    {.section = "server",
+     .name = "backlog",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = 65535,
+     .def = "1024",
+     .help = "The listen(2) queue of the FastCGI socket, where nginx's connections wait for "
+             "a free worker; 64 made a burst of 150 parallel requests get nginx's 502. The "
+             "kernel caps it at `net.core.somaxconn` (4096 on current kernels); the server "
+             "logs a line when the value is above the cap.",
+     IN_CONFIG(backlog)},
+
+    /* [runner] */
+    {.section = "runner",
+     .name = "path",
+     .type = HTTP_CONFIG_PATH,
+     .default_doc = "`olivares-runner` beside the running executable",
+     .help = "The olivares-runner program.",
+     IN_CONFIG(runner_path),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "runner",
+     .name = "timeout_ms",
+     .type = HTTP_CONFIG_INT,
+     .min = TIMEOUT_MS_MIN,
+     .max = TIMEOUT_MS_MAX,
+     .def = "10000",
+     .help = "The wall-clock limit of a run, in ms: the run spec's `limits.wall_ms`, which "
+             "the runner enforces; the worker kills the runner's process group 3 s after it.",
+     IN_CONFIG(run_timeout_ms)},
+    {.section = "runner",
+     .name = "backends",
+     .type = HTTP_CONFIG_BACKENDS,
+     .def = "inproc-mock",
+     .help = "The backends a tenant without a `[tenant NAME]` section may use.",
+     IN_CONFIG(backends)},
+    {.section = "runner",
+     .name = "default_backend",
+     .type = HTTP_CONFIG_BACKEND,
+     .def = "inproc-mock",
+     .help = "The backend of a run that names none; one of `backends`.",
+     IN_CONFIG(default_backend)},
+    {.section = "runner",
+     .name = "agents_dir",
+     .type = HTTP_CONFIG_PATH,
+     .default_doc = "`<data_dir>/agents`",
+     .help = "The operator's agent programs, one executable per variant name: a run of a "
+             "variant that has one, on an OS-level backend, executes it inside the jail; any "
+             "other runs the built-in mock agent. Need not exist (`--check-config` warns "
+             "when it does not).",
+     IN_CONFIG(agents_dir),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "runner",
+     .name = "binds",
+     .type = HTTP_CONFIG_BINDS,
+     .def = "/usr",
+     .help = "Host paths bound read-only into the jail of the OS-level backends (`/usr`: the "
+             "programs a `#!` agent runs). Empty: none.",
+     IN_CONFIG(binds),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "runner",
+     .name = "cpu_seconds",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = 600,
+     .def = "5",
+     .help = "RLIMIT_CPU of the agent, in seconds." LIMIT_HELP,
+     IN_CONFIG(limits.cpu_seconds)},
+    {.section = "runner",
+     .name = "memory_mb",
+     .type = HTTP_CONFIG_INT,
+     .min = 16,
+     .max = 16384,
+     .def = "256",
+     .help = "RLIMIT_AS of the agent, in MiB." LIMIT_HELP,
+     IN_CONFIG(limits.memory_mb)},
+    {.section = "runner",
+     .name = "processes",
+     .type = HTTP_CONFIG_INT,
+     .min = 2,
+     .max = 4096,
+     .def = "32",
+     .help = "RLIMIT_NPROC and the pids limit of the agent." LIMIT_HELP,
+     IN_CONFIG(limits.processes)},
+    {.section = "runner",
+     .name = "open_files",
+     .type = HTTP_CONFIG_INT,
+     .min = 8,
+     .max = 65536,
+     .def = "64",
+     .help = "RLIMIT_NOFILE of the agent." LIMIT_HELP,
+     IN_CONFIG(limits.open_files)},
+    {.section = "runner",
+     .name = "tmpfs_mb",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = 4096,
+     .def = "16",
+     .help = "The size of the jail's tmpfs root and of its /tmp, in MiB." LIMIT_HELP,
+     IN_CONFIG(limits.tmpfs_mb)},
+    {.section = "runner",
+     .name = "max_runs",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = WORKERS_MAX,
+     .default_doc = "`workers` - 1, at least 1",
+     .help = "Runs on an OS-level backend (an agent program, which may take its whole "
+             "wall-clock limit) in progress at once on this server; at most `workers`. The "
+             "default leaves a worker for the other requests (`/healthz`, reads). A run over "
+             "it is refused with `429 busy`. `inproc-mock` runs do not count: no agent runs "
+             "there.",
+     IN_CONFIG(max_runs)},
+    {.section = "runner",
+     .name = "max_runs_per_tenant",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = WORKERS_MAX,
+     .default_doc = "`max_runs` - 1, at least 1",
+     .help = "The same for the runs of one tenant; at most `max_runs`. The default leaves a "
+             "slot for the other tenants.",
+     IN_CONFIG(max_runs_per_tenant)},
+    {.section = "runner",
+     .name = "gvisor_platform",
+     .type = HTTP_CONFIG_ENUM,
+     .choices = http_config_gvisor_platforms,
+     .def = "ptrace",
+     .help = "The gVisor platform of the `gvisor` backend's sandboxes, passed to the runner "
+             "on its command line (`--gvisor-platform`), not in the run spec. Whether the "
+             "installed runsc and the host can run it shows in the backends listing's "
+             "preflight; a run that cannot fails closed, naming it. `ptrace` needs no KVM.",
+     IN_CONFIG(gvisor_platform)},
+
+    /* [tenant NAME] */
+    {.section = "tenant",
+     .name = "backends",
+     .type = HTTP_CONFIG_BACKENDS,
+     .default_doc = "the `[runner]` `backends`",
+     .help = "The backends the tenant may use; it may name one the `[runner]` list does not.",
+     IN_TENANT(backends)},
+    {.section = "tenant",
+     .name = "default_backend",
+     .type = HTTP_CONFIG_BACKEND,
+     .default_doc = "the `[runner]` `default_backend`",
+     .help = "The tenant's default backend; one of the section's `backends` (so without this "
+             "key, the `[runner]` default must be one of them).",
+     IN_TENANT(default_backend)},
+
+    /* [scorer] */
+    {.section = "scorer",
+     .name = "adapter",
+     .type = HTTP_CONFIG_SCORER,
+     .def = "none",
+     .help = "The scorer adapter: `none` (a run that names a suite is recorded executed, not "
+             "scored), `builtin:<dir>` (suite S is the file `<dir>/S.json`, evaluated in the "
+             "server) or `exec:<command line>` (an external program: the line split on "
+             "spaces, no shell, an empty environment).",
+     IN_CONFIG(scorer),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "scorer",
+     .name = "timeout_ms",
+     .type = HTTP_CONFIG_INT,
+     .min = HTTP_SCORER_TIMEOUT_MIN_MS,
+     .max = HTTP_SCORER_TIMEOUT_MAX_MS,
+     .def = STR(HTTP_SCORER_TIMEOUT_DEFAULT_MS),
+     .help = "The time limit of one call of the `exec:` adapter, in ms.",
+     IN_CONFIG(scorer_timeout_ms)},
+
+    /* [admin] */
+    {.section = "admin",
+     .name = "session_minutes",
+     .type = HTTP_CONFIG_INT,
+     .min = HTTP_SESSION_MINUTES_MIN,
+     .max = HTTP_SESSION_MINUTES_MAX,
+     .def = STR(HTTP_SESSION_MINUTES_DEFAULT),
+     .help = "The lifetime of an admin view sign-in session, in minutes (10080: a week): "
+             "its cookie's Max-Age and the stored expiry.",
+     IN_CONFIG(session_minutes)},
+    {.name = NULL},
+};
+
+#define NKEYS (sizeof(http_config_keys) / sizeof(http_config_keys[0]) - 1)
+#define NKEYS (sizeof(http_config_keys) / sizeof(http_config_keys[0]) - 1)
+
+/* Why loading stopped: its kind, and the message the caller gets (a
+ * value's, what the key wanted, until on_key names the key). */
+enum config_err {
+	CONFIG_E_FILE = 1, /* the file cannot be read, or its path is too long */
+	CONFIG_E_SYNTAX,   /* a line inih cannot parse, or one too long */
+	CONFIG_E_SECTION,  /* an unknown section, a bad tenant name, one tenant too many */
+	CONFIG_E_KEY,      /* an unknown key, or one given twice */
+	CONFIG_E_VALUE,    /* a value its key refuses */
+	CONFIG_E_RULE,     /* a rule between keys */
+	CONFIG_E_ENV,      /* the environment, or a path derived from the data dir, too long */
+};
+
+struct config_error {
+	enum config_err kind;
+	char message[1024];
+};
 
 struct load_ctx {
 	struct http_config *cfg;
-	char *err;
-	size_t errlen;
+	struct config_error *err;
 	int failed;
-	/* keys given explicitly, so derived defaults do not override them */
-	int have_dsn, have_socket, have_runner, have_data_dir, have_agents_dir;
 	char file[512];
 	/* the file's directory, absolute: relative paths in the file are
 	 * taken from it, wherever the server is started */
 	char dir[PATH_MAX];
-	/* every [section] key given so far (FNV-1a of "section\nname"): one
-	 * given twice is an error, not a later line that silently wins */
-	unsigned long long seen[CONFIG_MAX_KEYS];
-	int nseen;
+	/* the keys given so far, by index in http_config_keys (those of
+	 * [tenant NAME] per tenant): one given twice is an error, not a
+	 * later line that silently wins, and a key given is not replaced by
+	 * its derived default */
+	unsigned char given[NKEYS];
+	unsigned char tenant_given[HTTP_MAX_TENANT_POLICIES][NKEYS];
 };
 
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
+static int seterr(struct config_error *err, enum config_err kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
+static int seterr(struct config_error *err, enum config_err kind, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
+	err->kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -105,48 +387,34 @@ static int copy_str(char *dst, size_t n, const char *value)
 	return 0;
 }
 
-/* What the last parse_int() that failed wanted, for the error message. */
-static char int_wanted[96];
-
-static int parse_int(const char *value, long min, long max, int base, long *out)
+/* value as a number in base from min to max, into *out; -1 if it is not. */
+static int parse_long(const char *value, long min, long max, int base, long *out)
 {
 	char *end = NULL;
 	long v;
 
 	errno = 0;
 	v = strtol(value, &end, base);
-	if (errno || end == value || *end != '\0' || v < min || v > max) {
-		if (base == 8)
-			snprintf(int_wanted, sizeof int_wanted, "an octal number from %lo to 0%lo",
-			         min, max);
-		else
-			snprintf(int_wanted, sizeof int_wanted, "a whole number from %ld to %ld",
-			         min, max);
+	if (errno || end == value || *end != '\0' || v < min || v > max)
 		return -1;
-	}
 	*out = v;
 	return 0;
 }
 
-static int gvisor_platform_known(const char *name)
+/* 1 when name is one of the NULL-terminated list (its first len bytes). */
+static int among(const char *const *list, const char *name, size_t len)
 {
 	size_t i;
 
-	for (i = 0; http_config_gvisor_platforms[i]; i++)
-		if (strcmp(name, http_config_gvisor_platforms[i]) == 0)
+	for (i = 0; list[i]; i++)
+		if (strlen(list[i]) == len && strncmp(name, list[i], len) == 0)
 			return 1;
 	return 0;
 }
 
 static int backend_known(const char *name, size_t len)
 {
-	size_t i;
-
-	for (i = 0; http_config_known_backends[i]; i++)
-		if (strlen(http_config_known_backends[i]) == len &&
-		    strncmp(name, http_config_known_backends[i], len) == 0)
-			return 1;
-	return 0;
+	return among(http_config_known_backends, name, len);
 }
 
 /*
@@ -191,19 +459,22 @@ static int normalize_list(char *dst, size_t n, const char *value, int allow_empt
 	}
 }
 
-/* Every item of a normalised list is a known backend. */
-static int backends_valid(const char *list)
+/* 1 when every item of the normalised list passes ok (the empty list:
+ * empty_ok), at most max items. */
+static int list_all(const char *list, int (*ok)(const char *item, size_t len), int empty_ok,
+                    int max)
 {
 	const char *p = list;
 	const char *comma;
 	size_t len;
+	int count = 0;
 
 	if (!*list)
-		return 0;
+		return empty_ok;
 	for (;;) {
 		comma = strchr(p, ',');
 		len = comma ? (size_t)(comma - p) : strlen(p);
-		if (!backend_known(p, len))
+		if (!ok(p, len) || ++count > max)
 			return 0;
 		if (!comma)
 			return 1;
@@ -243,7 +514,6 @@ int http_config_list_has(const char *list, const char *name)
  * itself, not /proc, /tmp, /agent or anything under them. */
 static int bind_valid(const char *s, size_t len)
 {
-	static const char *const reserved[] = {"/proc", "/tmp", "/agent", NULL};
 	size_t i, rl;
 
 	if (len < 2 || len > MAX_BIND_PATH || s[0] != '/' || s[len - 1] == '/')
@@ -261,33 +531,13 @@ static int bind_valid(const char *s, size_t len)
 		    (i + 3 == len || s[i + 3] == '/'))
 			return 0;
 	}
-	for (i = 0; reserved[i]; i++) {
-		rl = strlen(reserved[i]);
-		if (len >= rl && strncmp(s, reserved[i], rl) == 0 && (len == rl || s[rl] == '/'))
+	for (i = 0; bind_reserved[i]; i++) {
+		rl = strlen(bind_reserved[i]);
+		if (len >= rl && strncmp(s, bind_reserved[i], rl) == 0 &&
+		    (len == rl || s[rl] == '/'))
 			return 0;
 	}
 	return 1;
-}
-
-/* Every item of a normalised list is a valid bind; at most MAX_BINDS. */
-static int binds_valid(const char *list)
-{
-	const char *p = list;
-	const char *comma;
-	size_t len;
-	int count = 0;
-
-	if (!*list)
-		return 1;
-	for (;;) {
-		comma = strchr(p, ',');
-		len = comma ? (size_t)(comma - p) : strlen(p);
-		if (!bind_valid(p, len) || ++count > MAX_BINDS)
-			return 0;
-		if (!comma)
-			return 1;
-		p = comma + 1;
-	}
 }
 
 /* The [tenant NAME] entry for name, created if new; NULL when full. */
@@ -339,8 +589,6 @@ static int scorer_valid(const char *v)
 	return 0;
 }
 
-static int make_absolute(char *path, size_t n);
-
 /* value, a path from the file, into out: as it is when absolute, else
  * under the file's directory ("./" prefixes dropped). -1 when empty or too
  * long. */
@@ -386,229 +634,364 @@ static int scorer_from_file(const struct load_ctx *c, const char *value, char *o
 	return copy_str(out, n, value);
 }
 
-/* 1 when section's key name was given before (and remembers it). */
-static int given_twice(struct load_ctx *c, const char *section, const char *name)
-{
-	unsigned long long h = 14695981039346656037ULL;
-	const char *parts[3] = {section, "\n", name};
-	const unsigned char *p;
-	int i;
+/* Append to out (n bytes, used so far *used, cut to fit). */
+static void append(char *out, size_t n, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-	for (i = 0; i < 3; i++)
-		for (p = (const unsigned char *)parts[i]; *p; p++) {
-			h ^= *p;
-			h *= 1099511628211ULL;
-		}
-	for (i = 0; i < c->nseen; i++)
-		if (c->seen[i] == h)
-			return 1;
-	if (c->nseen == CONFIG_MAX_KEYS)
-		return -1;
-	c->seen[c->nseen++] = h;
-	return 0;
+static void append(char *out, size_t n, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*used >= n)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(out + *used, n - *used, fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		*used = *used + (size_t)r < n ? *used + (size_t)r : n;
 }
 
-/* The sections of the file: [server], [runner], [scorer], [admin] and
- * [tenant NAME]. */
-#define KNOWN_SECTIONS "[server], [runner], [tenant NAME], [scorer], [admin]"
-
-static int section_known(const char *section)
+/* The items of list joined by ", ", the last by last_sep (", " or " or "). */
+static void join(char *out, size_t n, size_t *used, const char *const *list, const char *last_sep)
 {
-	return strcmp(section, "server") == 0 || strcmp(section, "runner") == 0 ||
-	       strcmp(section, "scorer") == 0 || strcmp(section, "admin") == 0 ||
-	       strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0;
+	size_t i;
+
+	for (i = 0; list[i]; i++)
+		append(out, n, used, "%s%s", i == 0 ? "" : list[i + 1] ? ", " : last_sep, list[i]);
+}
+
+void http_config_wanted(const struct http_config_key *k, char *out, size_t n)
+{
+	size_t used = 0;
+
+	if (n)
+		out[0] = '\0';
+	switch (k->type) {
+	case HTTP_CONFIG_INT:
+		append(out, n, &used, "a whole number from %ld to %ld", k->min, k->max);
+		break;
+	case HTTP_CONFIG_MODE:
+		append(out, n, &used, "an octal number from %lo to 0%lo", k->min, k->max);
+		break;
+	case HTTP_CONFIG_ENUM:
+		join(out, n, &used, k->choices, " or ");
+		break;
+	case HTTP_CONFIG_BACKEND:
+	case HTTP_CONFIG_BACKENDS:
+		append(out, n, &used, "known backends: ");
+		join(out, n, &used, http_config_known_backends, ", ");
+		break;
+	case HTTP_CONFIG_BINDS:
+		append(out, n, &used, "absolute normalised paths other than /, ");
+		join(out, n, &used, bind_reserved, " and ");
+		append(out, n, &used, ", at most %d", MAX_BINDS);
+		break;
+	case HTTP_CONFIG_SCORER:
+		append(out, n, &used, "none, builtin:<dir> or exec:<command line>");
+		break;
+	case HTTP_CONFIG_STRING:
+	case HTTP_CONFIG_PATH:
+		append(out, n, &used, "a value that is not empty and not too long");
+		break;
+	}
+}
+
+/* The items of list, each in backticks, joined as join() does. */
+static void join_code(char *out, size_t n, size_t *used, const char *const *list,
+                      const char *last_sep)
+{
+	size_t i;
+
+	for (i = 0; list[i]; i++)
+		append(out, n, used, "%s`%s`",
+		       i == 0        ? ""
+		       : list[i + 1] ? ", "
+		                     : last_sep,
+		       list[i]);
+}
+
+void http_config_value_doc(const struct http_config_key *k, char *out, size_t n)
+{
+	size_t used = 0;
+
+	if (n)
+		out[0] = '\0';
+	switch (k->type) {
+	case HTTP_CONFIG_INT:
+		append(out, n, &used, "a whole number from %ld to %ld", k->min, k->max);
+		break;
+	case HTTP_CONFIG_MODE:
+		append(out, n, &used,
+		       "an octal mode from `%lo` to `0%lo`, no write access for others", k->min,
+		       k->max);
+		break;
+	case HTTP_CONFIG_STRING:
+		append(out, n, &used, "text, not empty");
+		break;
+	case HTTP_CONFIG_PATH:
+		append(out, n, &used,
+		       "a path, not empty (a relative one: from the file's directory)");
+		break;
+	case HTTP_CONFIG_ENUM:
+		join_code(out, n, &used, k->choices, " or ");
+		break;
+	case HTTP_CONFIG_BACKEND:
+		append(out, n, &used, "one of ");
+		join_code(out, n, &used, http_config_known_backends, ", ");
+		break;
+	case HTTP_CONFIG_BACKENDS:
+		append(out, n, &used, "a comma list of ");
+		join_code(out, n, &used, http_config_known_backends, ", ");
+		break;
+	case HTTP_CONFIG_BINDS:
+		append(
+		    out, n, &used,
+		    "a comma list, maybe empty, of at most %d absolute paths without `.` or `..` "
+		    "parts, other than `/`, ",
+		    MAX_BINDS);
+		join_code(out, n, &used, bind_reserved, " and ");
+		append(out, n, &used, " and what is under them");
+		break;
+	case HTTP_CONFIG_SCORER:
+		append(out, n, &used, "`none`, `builtin:<dir>` or `exec:<command line>`");
+		break;
+	}
+}
+
+/* Store value, a value of key k from the file (or its default), into dst
+ * (the key's field). Returns 0, or -1 with what was wanted in *err. */
+static int set_value(const struct load_ctx *c, const struct http_config_key *k, void *dst,
+                     const char *value, struct config_error *err)
+{
+	long v = 0;
+	int bad;
+
+	switch (k->type) {
+	case HTTP_CONFIG_INT:
+		bad = parse_long(value, k->min, k->max, 10, &v);
+		if (bad)
+			break;
+		if (k->size == sizeof(int))
+			*(int *)dst = (int)v;
+		else
+			*(long *)dst = v;
+		break;
+	case HTTP_CONFIG_MODE:
+		bad = parse_long(value, k->min, k->max, 8, &v);
+		/* write access for others: any local user could talk to the
+		 * workers as nginx does, behind its back */
+		if (!bad && (v & 0002))
+			return seterr(err, CONFIG_E_VALUE,
+			              "no write access for others: 0660 and the socket's group for "
+			              "nginx's user");
+		if (!bad)
+			*(unsigned *)dst = (unsigned)v;
+		break;
+	case HTTP_CONFIG_STRING:
+		bad = copy_str(dst, k->size, value) || !*value;
+		break;
+	case HTTP_CONFIG_PATH:
+		bad = file_path(c, value, dst, k->size);
+		break;
+	case HTTP_CONFIG_ENUM:
+		bad = !among(k->choices, value, strlen(value)) || copy_str(dst, k->size, value);
+		break;
+	case HTTP_CONFIG_BACKEND:
+		bad = copy_str(dst, k->size, value) || !backend_known(value, strlen(value));
+		break;
+	case HTTP_CONFIG_BACKENDS:
+		bad = normalize_list(dst, k->size, value, 0) ||
+		      !list_all(dst, backend_known, 0, INT_MAX);
+		break;
+	case HTTP_CONFIG_BINDS:
+		bad = normalize_list(dst, k->size, value, 1) ||
+		      !list_all(dst, bind_valid, 1, MAX_BINDS);
+		break;
+	case HTTP_CONFIG_SCORER:
+		bad = !scorer_valid(value) || scorer_from_file(c, value, dst, k->size);
+		break;
+	default:
+		bad = 1;
+	}
+	if (!bad)
+		return 0;
+	err->kind = CONFIG_E_VALUE;
+	http_config_wanted(k, err->message, sizeof(err->message));
+	return -1;
+}
+
+int http_config_format(const struct http_config *cfg, const struct http_config_key *k, int tenant,
+                       char *out, size_t n)
+{
+	const struct http_config_section *s = http_config_section_find(k->section);
+	const char *base = (const char *)cfg;
+	const char *field;
+	int r;
+
+	if (s && s->named) {
+		if (tenant < 0 || tenant >= cfg->ntenants)
+			return -1;
+		base = (const char *)&cfg->tenants[tenant];
+	}
+	field = base + k->offset;
+	switch (k->type) {
+	case HTTP_CONFIG_INT:
+		if (k->size == sizeof(int))
+			r = snprintf(out, n, "%d", *(const int *)field);
+		else
+			r = snprintf(out, n, "%ld", *(const long *)field);
+		break;
+	case HTTP_CONFIG_MODE:
+		r = snprintf(out, n, "%04o", *(const unsigned *)field);
+		break;
+	default:
+		r = snprintf(out, n, "%s", field);
+	}
+	return r < 0 || (size_t)r >= n ? -1 : 0;
+}
+
+const struct http_config_section *http_config_section_find(const char *name)
+{
+	const struct http_config_section *s;
+
+	for (s = http_config_sections; s->name; s++)
+		if (strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+/* The section of the file named section: an unnamed one by its name, a
+ * named one by its word and a space ("tenant acme"), with *rest at what
+ * follows the space. NULL when it is none of ours. */
+static const struct http_config_section *section_of(const char *section, const char **rest)
+{
+	const struct http_config_section *s;
+	size_t len;
+
+	*rest = NULL;
+	for (s = http_config_sections; s->name; s++) {
+		len = strlen(s->name);
+		if (!s->named && strcmp(section, s->name) == 0)
+			return s;
+		if (s->named && strncmp(section, s->name, len) == 0 && section[len] == ' ') {
+			*rest = section + len + 1;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* The key name of section s, or NULL. */
+static const struct http_config_key *key_of(const struct http_config_section *s, const char *name)
+{
+	const struct http_config_key *k;
+
+	for (k = http_config_keys; k->name; k++)
+		if (strcmp(k->section, s->name) == 0 && strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+/* 1 when the key name of the unnamed section section was in the file. */
+static int given(const struct load_ctx *c, const char *section, const char *name)
+{
+	const struct http_config_key *k = key_of(http_config_section_find(section), name);
+
+	return k && c->given[k - http_config_keys];
+}
+
+/* The sections of the file for the message of an unknown one:
+ * "[server], [runner], [tenant NAME], [scorer], [admin]". */
+static void known_sections(char *out, size_t n)
+{
+	const struct http_config_section *s;
+	size_t used = 0;
+
+	if (n)
+		out[0] = '\0';
+	for (s = http_config_sections; s->name; s++)
+		append(out, n, &used, "%s[%s%s]", s == http_config_sections ? "" : ", ", s->name,
+		       s->named ? " NAME" : "");
 }
 
 /* inih handler: returns 1 on success, 0 to report an error on this line. */
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_ctx *c = user;
-	struct http_config *cfg = c->cfg;
-	const struct limit_key *k;
-	struct http_tenant_policy *t;
-	const char *tname, *wanted = NULL;
-	char canon[256];
-	size_t k_len;
-	long v;
-	int bad = 0, r;
+	const struct http_config_section *s;
+	const struct http_config_key *k;
+	struct http_tenant_policy *t = NULL;
+	struct config_error why;
+	unsigned char *seen;
+	const char *tname;
+	char canon[256], known[128], *base;
+	size_t len;
 
 	if (c->failed)
 		return 0;
-	/* [tenant  a] is [tenant a]: one section, compared as such */
-	if (strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0) {
-		tname = section + strlen(TENANT_PREFIX);
+	c->failed = 1; /* until the value is stored */
+	s = section_of(section, &tname);
+	if (!s) {
+		known_sections(known, sizeof(known));
+		seterr(c->err, CONFIG_E_SECTION, "%s: unknown section [%s] (known: %s)", c->file,
+		       section, known);
+		return 0;
+	}
+	snprintf(canon, sizeof(canon), "%s", section);
+	if (s->named) {
+		/* [tenant  a] and [tenant a ] are [tenant a]: one section, the
+		 * name without the blanks around it */
 		while (isspace((unsigned char)*tname))
 			tname++;
-		snprintf(canon, sizeof canon, "%s%s", TENANT_PREFIX, tname);
-		/* and [tenant a ] too: a name never ends in white space */
-		for (k_len = strlen(canon);
-		     k_len > strlen(TENANT_PREFIX) && isspace((unsigned char)canon[k_len - 1]);)
-			canon[--k_len] = '\0';
-	} else {
-		snprintf(canon, sizeof canon, "%s", section);
-	}
-	r = given_twice(c, canon, name);
-	if (r) {
-		c->failed = 1;
-		if (r < 0)
-			seterr(c->err, c->errlen, "%s: more than %d keys", c->file,
-			       CONFIG_MAX_KEYS);
-		else
-			seterr(c->err, c->errlen,
-			       "%s: [%s] %s is given twice (again on a later line, or continued on "
-			       "an indented line): give it once, on one line",
-			       c->file, canon, name);
-		return 0;
-	}
-	int_wanted[0] = '\0';
-	if (strcmp(section, "server") == 0) {
-		if (strcmp(name, "data_dir") == 0) {
-			bad = file_path(c, value, cfg->data_dir, sizeof cfg->data_dir);
-			c->have_data_dir = 1;
-		} else if (strcmp(name, "dsn") == 0) {
-			bad = copy_str(cfg->dsn, sizeof cfg->dsn, value) || !*value;
-			c->have_dsn = 1;
-		} else if (strcmp(name, "socket") == 0) {
-			bad = file_path(c, value, cfg->socket_path, sizeof cfg->socket_path);
-			c->have_socket = 1;
-		} else if (strcmp(name, "socket_mode") == 0) {
-			bad = parse_int(value, 0, 0777, 8, &v);
-			cfg->socket_mode = (unsigned)v;
-			/* write access for others: any local user could talk to
-			 * the workers as nginx does, behind its back */
-			if (!bad && (v & 0002)) {
-				bad = 1;
-				snprintf(int_wanted, sizeof int_wanted,
-				         "no write access for others: 0660 and the socket's group "
-				         "for nginx's user");
-			}
-		} else if (strcmp(name, "workers") == 0) {
-			bad = parse_int(value, 1, 64, 10, &v);
-			cfg->workers = (int)v;
-		} else if (strcmp(name, "backlog") == 0) {
-			bad = parse_int(value, 1, 65535, 10, &v);
-			cfg->backlog = (int)v;
-		} else {
-			goto unknown;
-		}
-	} else if (strcmp(section, "runner") == 0) {
-		if (strcmp(name, "path") == 0) {
-			bad = file_path(c, value, cfg->runner_path, sizeof cfg->runner_path);
-			c->have_runner = 1;
-		} else if (strcmp(name, "timeout_ms") == 0) {
-			bad = parse_int(value, TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, 10, &v);
-			cfg->run_timeout_ms = (int)v;
-		} else if (strcmp(name, "max_runs") == 0) {
-			/* against workers once the whole file is read */
-			bad = parse_int(value, 1, 64, 10, &v);
-			cfg->max_runs = (int)v;
-		} else if (strcmp(name, "max_runs_per_tenant") == 0) {
-			bad = parse_int(value, 1, 64, 10, &v);
-			cfg->max_runs_per_tenant = (int)v;
-		} else if (strcmp(name, "backends") == 0) {
-			bad = normalize_list(cfg->backends, sizeof cfg->backends, value, 0) ||
-			      !backends_valid(cfg->backends);
-		} else if (strcmp(name, "default_backend") == 0) {
-			bad = copy_str(cfg->default_backend, sizeof cfg->default_backend, value) ||
-			      !backend_known(value, strlen(value));
-		} else if (strcmp(name, "agents_dir") == 0) {
-			bad = file_path(c, value, cfg->agents_dir, sizeof cfg->agents_dir);
-			c->have_agents_dir = 1;
-		} else if (strcmp(name, "binds") == 0) {
-			bad = normalize_list(cfg->binds, sizeof cfg->binds, value, 1) ||
-			      !binds_valid(cfg->binds);
-		} else if (strcmp(name, "gvisor_platform") == 0) {
-			bad = !gvisor_platform_known(value) ||
-			      copy_str(cfg->gvisor_platform, sizeof cfg->gvisor_platform, value);
-		} else {
-			for (k = limit_keys; k->name; k++)
-				if (strcmp(k->name, name) == 0)
-					break;
-			if (!k->name)
-				goto unknown;
-			bad = parse_int(value, k->min, k->max, 10, &v);
-			if (!bad)
-				*(long *)((char *)&cfg->limits + k->offset) = v;
-		}
-	} else if (strncmp(section, TENANT_PREFIX, strlen(TENANT_PREFIX)) == 0) {
-		/* the name as canonicalised above: no space around it */
-		tname = canon + strlen(TENANT_PREFIX);
-		if (!*tname || strlen(tname) > 128) {
-			c->failed = 1;
-			seterr(c->err, c->errlen, "%s: [%s]: a tenant name is 1 to 128 bytes",
-			       c->file, section);
+		snprintf(canon, sizeof(canon), "%s %s", s->name, tname);
+		len = strlen(canon);
+		while (len > strlen(s->name) + 1 && isspace((unsigned char)canon[len - 1]))
+			canon[--len] = '\0';
+		tname = canon + strlen(s->name) + 1;
+		if (!*tname || strlen(tname) > sizeof(t->name) - 1) {
+			seterr(c->err, CONFIG_E_SECTION,
+			       "%s: [%s]: a tenant name is 1 to %zu bytes", c->file, section,
+			       sizeof(t->name) - 1);
 			return 0;
 		}
-		t = tenant_entry(cfg, tname);
+		t = tenant_entry(c->cfg, tname);
 		if (!t) {
-			c->failed = 1;
-			seterr(c->err, c->errlen, "%s: more than %d [tenant NAME] sections",
-			       c->file, HTTP_MAX_TENANT_POLICIES);
+			seterr(c->err, CONFIG_E_SECTION, "%s: more than %d [%s NAME] sections",
+			       c->file, HTTP_MAX_TENANT_POLICIES, s->name);
 			return 0;
 		}
-		if (strcmp(name, "backends") == 0)
-			bad = normalize_list(t->backends, sizeof t->backends, value, 0) ||
-			      !backends_valid(t->backends);
-		else if (strcmp(name, "default_backend") == 0)
-			bad = copy_str(t->default_backend, sizeof t->default_backend, value) ||
-			      !backend_known(value, strlen(value));
-		else
-			goto unknown;
-	} else if (strcmp(section, "scorer") == 0) {
-		if (strcmp(name, "adapter") == 0) {
-			bad = !scorer_valid(value) ||
-			      scorer_from_file(c, value, cfg->scorer, sizeof cfg->scorer);
-		} else if (strcmp(name, "timeout_ms") == 0) {
-			bad = parse_int(value, HTTP_SCORER_TIMEOUT_MIN_MS,
-			                HTTP_SCORER_TIMEOUT_MAX_MS, 10, &v);
-			if (!bad)
-				cfg->scorer_timeout_ms = (int)v;
-		} else {
-			goto unknown;
-		}
-	} else if (strcmp(section, "admin") == 0) {
-		if (strcmp(name, "session_minutes") != 0)
-			goto unknown;
-		bad = parse_int(value, HTTP_SESSION_MINUTES_MIN, HTTP_SESSION_MINUTES_MAX, 10, &v);
-		if (!bad)
-			cfg->session_minutes = (int)v;
-	} else {
-		c->failed = 1;
-		seterr(c->err, c->errlen, "%s: unknown section [%s] (known: " KNOWN_SECTIONS ")",
-		       c->file, section);
+	}
+	k = key_of(s, name);
+	if (!k) {
+		seterr(c->err, CONFIG_E_KEY, "%s: unknown key \"%s\" in section [%s]", c->file,
+		       name, section);
 		return 0;
 	}
-	if (bad) {
-		c->failed = 1;
-		if (int_wanted[0])
-			wanted = int_wanted;
-		else if (strcmp(name, "backends") == 0 || strcmp(name, "default_backend") == 0)
-			wanted = "known backends: inproc-mock, namespaces, gvisor, firecracker";
-		else if (strcmp(name, "binds") == 0)
-			wanted =
-			    "absolute normalised paths other than /, /proc, /tmp and /agent, at "
-			    "most 32";
-		else if (strcmp(name, "adapter") == 0)
-			wanted = "none, builtin:<dir> or exec:<command line>";
-		else if (strcmp(name, "gvisor_platform") == 0)
-			wanted = "ptrace, kvm or systrap";
-		else
-			wanted = "a value that is not empty and not too long";
-		/* the value is shown, but never a connection string's (it may
-		 * hold a password) */
-		if (strcmp(name, "dsn") == 0)
-			seterr(c->err, c->errlen, "%s: bad value for [%s] %s (%s)", c->file,
-			       section, name, wanted);
-		else
-			seterr(c->err, c->errlen, "%s: bad value \"%.80s\" for [%s] %s (%s)",
-			       c->file, value, section, name, wanted);
+	seen = t ? &c->tenant_given[t - c->cfg->tenants][k - http_config_keys]
+	         : &c->given[k - http_config_keys];
+	if (*seen) {
+		seterr(c->err, CONFIG_E_KEY,
+		       "%s: [%s] %s is given twice (again on a later line, or continued on an "
+		       "indented line): give it once, on one line",
+		       c->file, canon, name);
 		return 0;
 	}
+	*seen = 1;
+	base = t ? (char *)t : (char *)c->cfg;
+	if (set_value(c, k, base + k->offset, value, &why)) {
+		/* the value is shown, but never a secret's (a connection
+		 * string may hold a password) */
+		if (k->flags & HTTP_CONFIG_SECRET)
+			seterr(c->err, CONFIG_E_VALUE, "%s: bad value for [%s] %s (%s)", c->file,
+			       section, name, why.message);
+		else
+			seterr(c->err, CONFIG_E_VALUE, "%s: bad value \"%.80s\" for [%s] %s (%s)",
+			       c->file, value, section, name, why.message);
+		return 0;
+	}
+	c->failed = 0;
 	return 1;
-unknown:
-	c->failed = 1;
-	seterr(c->err, c->errlen, "%s: unknown key \"%s\" in section [%s]", c->file, name, section);
-	return 0;
 }
 
 /*
@@ -627,6 +1010,7 @@ static int prescan(const char *path, int *unknown_line, char *unknown, size_t un
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, *p, *end;
+	const char *rest;
 	size_t cap = 0;
 	ssize_t n;
 	int lineno = 0, found = 0;
@@ -654,7 +1038,7 @@ static int prescan(const char *path, int *unknown_line, char *unknown, size_t un
 		end = *p == '[' ? strchr(p, ']') : NULL;
 		if (end && !*unknown_line) {
 			*end = '\0';
-			if (!section_known(p + 1)) {
+			if (!section_of(p + 1, &rest)) {
 				*unknown_line = lineno;
 				snprintf(unknown, unknown_n, "%s", p + 1);
 			}
@@ -715,14 +1099,14 @@ static void default_runner(char *out, size_t n, const char *argv0)
 }
 
 /*
- * Default pool size: two workers per online CPU (at least 2, at most 64).
- * A libfcgi worker is idle for part of every request, waiting for nginx to
- * close the connection (libfcgi's lingering close; no keepalive, DESIGN.md
- * §9) and, for a run, for the runner: with one worker per core the cores
- * sit idle in those waits. Measured with bench/api on 2 cores: 4 workers
- * serve about 1.5x the GET rate and 1.3x the runs of 2 workers; 6 or 8 add
- * nothing to GETs and lose runs to SQLite write contention (README,
- * "Performance").
+ * Default pool size: two workers per online CPU (at least 2, at most
+ * WORKERS_MAX). A libfcgi worker is idle for part of every request,
+ * waiting for nginx to close the connection (libfcgi's lingering close;
+ * nginx keeps no FastCGI connection alive) and, for a run, for the
+ * runner: with one worker per core the cores sit idle in those waits.
+ * Measured with bench/api on 2 cores: 4 workers serve about 1.5x the GET
+ * rate and 1.3x the runs of 2 workers; 6 or 8 add nothing to GETs and lose
+ * runs to SQLite write contention (README, "Performance").
  */
 static int default_workers(void)
 {
@@ -730,138 +1114,125 @@ static int default_workers(void)
 
 	if (n < 1)
 		n = 1;
-	if (n > 32)
-		n = 32;
+	if (n > WORKERS_MAX / 2)
+		n = WORKERS_MAX / 2;
 	return (int)(2 * n);
 }
 
-int http_config_load(struct http_config *cfg, const char *argv0, char *err, size_t errlen)
+/* 1. The defaults: the table's own (parsed as values of the file would
+ * be), then those computed here. */
+static int load_defaults(struct load_ctx *c)
 {
-	struct load_ctx c;
-	const char *env;
-	const char *conf = NULL;
-	const struct limit_key *k;
-	struct http_tenant_policy *t;
-	char probe[1024];
-	char in_file[sizeof c.file + 2] = "";
-	char unknown[CONFIG_MAX_LINE + 1];
-	struct stat sb;
-	int r, i, unknown_line;
+	struct http_config *cfg = c->cfg;
+	const struct http_config_key *k;
+	const char *env = getenv("OLIVARES_DATA");
+	struct config_error why;
 
-	memset(cfg, 0, sizeof *cfg);
-	memset(&c, 0, sizeof c);
-	c.cfg = cfg;
-	c.err = err;
-	c.errlen = errlen;
-	if (err && errlen)
-		err[0] = '\0';
-
-	/* 1. defaults */
-	env = getenv("OLIVARES_DATA");
+	for (k = http_config_keys; k->name; k++) {
+		if (!k->def || http_config_section_find(k->section)->named)
+			continue;
+		if (set_value(c, k, (char *)cfg + k->offset, k->def, &why))
+			return seterr(c->err, CONFIG_E_VALUE, "the default of [%s] %s: %s",
+			              k->section, k->name, why.message);
+	}
 	if (copy_str(cfg->data_dir, sizeof cfg->data_dir, env && *env ? env : "./var"))
-		return seterr(err, errlen, "OLIVARES_DATA is too long");
-	cfg->socket_mode = 0600;
+		return seterr(c->err, CONFIG_E_ENV, "OLIVARES_DATA is too long");
 	cfg->workers = default_workers();
-	cfg->backlog = 1024;
-	cfg->run_timeout_ms = 10000;
-	strcpy(cfg->backends, "inproc-mock");
-	strcpy(cfg->default_backend, "inproc-mock");
-	strcpy(cfg->scorer, "none");
-	cfg->scorer_timeout_ms = HTTP_SCORER_TIMEOUT_DEFAULT_MS;
-	cfg->session_minutes = HTTP_SESSION_MINUTES_DEFAULT;
-	strcpy(cfg->binds, "/usr");
-	strcpy(cfg->gvisor_platform, http_config_gvisor_platforms[0]);
-	for (k = limit_keys; k->name; k++)
-		*(long *)((char *)&cfg->limits + k->offset) = k->def;
+	return 0;
+}
 
-	/* 2. the INI file */
-	env = getenv("OLIVARES_CONF");
-	if (env && *env) {
-		conf = env;
-	} else {
-		if ((size_t)snprintf(probe, sizeof probe, "%s/olivares.conf", cfg->data_dir) <
-		        sizeof probe &&
-		    stat(probe, &sb) == 0)
-			conf = probe;
+/* 2. The INI file conf, if one is named or found. */
+static int load_file(struct load_ctx *c, const char *conf)
+{
+	char unknown[CONFIG_MAX_LINE + 1], known[128], msg[sizeof(c->err->message)];
+	int r, unknown_line;
+
+	if (copy_str(c->file, sizeof c->file, conf) || copy_str(c->dir, sizeof c->dir, conf) ||
+	    make_absolute(c->dir, sizeof c->dir))
+		return seterr(c->err, CONFIG_E_FILE, "configuration path is too long");
+	*strrchr(c->dir, '/') = '\0';
+	if (!c->dir[0])
+		strcpy(c->dir, "/");
+	r = prescan(conf, &unknown_line, unknown, sizeof unknown);
+	if (r == -1)
+		return seterr(c->err, CONFIG_E_FILE, "%s: cannot open: %s", conf, strerror(errno));
+	if (r > 0)
+		return seterr(c->err, CONFIG_E_SYNTAX,
+		              "%s:%d: line longer than %d bytes (a long connection string goes in "
+		              "OLIVARES_DSN; shorten other values)",
+		              conf, r, CONFIG_MAX_LINE);
+	if (unknown_line) {
+		known_sections(known, sizeof(known));
+		return seterr(c->err, CONFIG_E_SECTION, "%s:%d: unknown section [%s] (known: %s)",
+		              conf, unknown_line, unknown, known);
 	}
-	if (conf) {
-		if (copy_str(c.file, sizeof c.file, conf) || copy_str(c.dir, sizeof c.dir, conf) ||
-		    make_absolute(c.dir, sizeof c.dir))
-			return seterr(err, errlen, "configuration path is too long");
-		*strrchr(c.dir, '/') = '\0';
-		if (!c.dir[0])
-			strcpy(c.dir, "/");
-		r = prescan(conf, &unknown_line, unknown, sizeof unknown);
-		if (r == -1)
-			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
-		if (r > 0)
-			return seterr(err, errlen,
-			              "%s:%d: line longer than %d bytes (a long connection string "
-			              "goes in OLIVARES_DSN; shorten other values)",
-			              conf, r, CONFIG_MAX_LINE);
-		if (unknown_line)
-			return seterr(err, errlen,
-			              "%s:%d: unknown section [%s] (known: " KNOWN_SECTIONS ")",
-			              conf, unknown_line, unknown);
-		r = ini_parse(conf, on_key, &c);
-		if (r == -1)
-			return seterr(err, errlen, "%s: cannot open: %s", conf, strerror(errno));
-		if (r == -2)
-			return seterr(err, errlen, "%s: out of memory", conf);
-		if (r != 0) {
-			if (!c.failed)
-				seterr(err, errlen, "%s:%d: syntax error", conf, r);
-			else if (err && errlen) {
-				char msg[512];
-
-				snprintf(msg, sizeof msg, "%s", err);
-				/* put the line number after the file name */
-				seterr(err, errlen, "%s (line %d)", msg, r);
-			}
-			return -1;
-		}
+	r = ini_parse(conf, on_key, c);
+	if (r == -1)
+		return seterr(c->err, CONFIG_E_FILE, "%s: cannot open: %s", conf, strerror(errno));
+	if (r == -2)
+		return seterr(c->err, CONFIG_E_FILE, "%s: out of memory", conf);
+	if (r != 0 && !c->failed)
+		return seterr(c->err, CONFIG_E_SYNTAX, "%s:%d: syntax error", conf, r);
+	if (r != 0) {
+		/* put the line number after the handler's message */
+		snprintf(msg, sizeof(msg), "%s", c->err->message);
+		return seterr(c->err, c->err->kind, "%s (line %d)", msg, r);
 	}
+	return 0;
+}
 
-	strcpy(cfg->file, c.file);
+/* 3. The environment, then what derives from the data dir and the rules
+ * between keys, checked once the whole file is read. */
+static int load_resolve(struct load_ctx *c, const char *argv0)
+{
+	struct http_config *cfg = c->cfg;
+	struct http_tenant_policy *t;
+	const char *env, *hint;
+	char in_file[sizeof c->file + 2] = "";
+	int i, have_dsn = given(c, "server", "dsn");
 
-	/* 3. environment: OLIVARES_DATA wins over the file's data_dir */
+	/* OLIVARES_DATA wins over the file's data_dir */
 	env = getenv("OLIVARES_DATA");
 	if (env && *env && copy_str(cfg->data_dir, sizeof cfg->data_dir, env))
-		return seterr(err, errlen, "OLIVARES_DATA is too long");
+		return seterr(c->err, CONFIG_E_ENV, "OLIVARES_DATA is too long");
 	if (make_absolute(cfg->data_dir, sizeof cfg->data_dir))
-		return seterr(err, errlen, "data_dir: cannot make \"%s\" absolute", cfg->data_dir);
+		return seterr(c->err, CONFIG_E_ENV, "data_dir: cannot make \"%s\" absolute",
+		              cfg->data_dir);
 	env = getenv("OLIVARES_DSN");
 	if (env && *env) {
 		if (copy_str(cfg->dsn, sizeof cfg->dsn, env))
-			return seterr(err, errlen, "OLIVARES_DSN is too long");
-		c.have_dsn = 1;
+			return seterr(c->err, CONFIG_E_ENV, "OLIVARES_DSN is too long");
+		have_dsn = 1;
 	}
 
 	/* derived defaults, from the final data_dir */
-	if (!c.have_dsn && (size_t)snprintf(cfg->dsn, sizeof cfg->dsn,
-	                                    "Driver=SQLite3;Database=%s/olivares.db;Timeout=2000;"
-	                                    "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1",
-	                                    cfg->data_dir) >= sizeof cfg->dsn)
-		return seterr(err, errlen, "data_dir is too long for the default dsn");
-	if (!c.have_socket &&
+	if (!have_dsn && (size_t)snprintf(cfg->dsn, sizeof cfg->dsn,
+	                                  "Driver=SQLite3;Database=%s/olivares.db;Timeout=2000;"
+	                                  "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1",
+	                                  cfg->data_dir) >= sizeof cfg->dsn)
+		return seterr(c->err, CONFIG_E_ENV, "data_dir is too long for the default dsn");
+	if (!given(c, "server", "socket") &&
 	    (size_t)snprintf(cfg->socket_path, sizeof cfg->socket_path, "%s/olivares.sock",
 	                     cfg->data_dir) >= sizeof cfg->socket_path)
-		return seterr(err, errlen, "data_dir is too long for the default socket path");
-	if (!c.have_runner)
+		return seterr(c->err, CONFIG_E_ENV,
+		              "data_dir is too long for the default socket path");
+	if (!given(c, "runner", "path"))
 		default_runner(cfg->runner_path, sizeof cfg->runner_path, argv0);
-	if (!c.have_agents_dir &&
+	if (!given(c, "runner", "agents_dir") &&
 	    (size_t)snprintf(cfg->agents_dir, sizeof cfg->agents_dir, "%s/agents", cfg->data_dir) >=
 	        sizeof cfg->agents_dir)
-		return seterr(err, errlen, "data_dir is too long for the default agents_dir");
+		return seterr(c->err, CONFIG_E_ENV,
+		              "data_dir is too long for the default agents_dir");
 	if (make_absolute(cfg->agents_dir, sizeof cfg->agents_dir))
-		return seterr(err, errlen, "agents_dir: cannot make \"%s\" absolute",
+		return seterr(c->err, CONFIG_E_ENV, "agents_dir: cannot make \"%s\" absolute",
 		              cfg->agents_dir);
-	/* the errors between keys name the file they come from */
-	if (c.file[0])
-		snprintf(in_file, sizeof in_file, "%s: ", c.file);
+
+	/* the rules between keys name the file they come from */
+	if (c->file[0])
+		snprintf(in_file, sizeof in_file, "%s: ", c->file);
 	if (!http_config_list_has(cfg->backends, cfg->default_backend))
 		return seterr(
-		    err, errlen,
+		    c->err, CONFIG_E_RULE,
 		    "%s[runner] default_backend \"%s\" is not in [runner] backends \"%s\"", in_file,
 		    cfg->default_backend, cfg->backends);
 	/* run slots: one worker left for the other requests, one slot left
@@ -869,21 +1240,19 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 	if (!cfg->max_runs)
 		cfg->max_runs = cfg->workers > 1 ? cfg->workers - 1 : 1;
 	if (cfg->max_runs > cfg->workers)
-		return seterr(err, errlen,
+		return seterr(c->err, CONFIG_E_RULE,
 		              "%s[runner] max_runs = %d is more than the %d workers (1..workers)",
 		              in_file, cfg->max_runs, cfg->workers);
 	if (!cfg->max_runs_per_tenant)
 		cfg->max_runs_per_tenant = cfg->max_runs > 1 ? cfg->max_runs - 1 : 1;
 	if (cfg->max_runs_per_tenant > cfg->max_runs)
-		return seterr(err, errlen,
+		return seterr(c->err, CONFIG_E_RULE,
 		              "%s[runner] max_runs_per_tenant = %d is more than max_runs = %d "
 		              "(1..max_runs)",
 		              in_file, cfg->max_runs_per_tenant, cfg->max_runs);
 	/* complete each tenant's policy from the [runner] pair (the sections
 	 * may come before [runner] in the file, so only now) */
 	for (i = 0; i < cfg->ntenants; i++) {
-		const char *hint;
-
 		t = &cfg->tenants[i];
 		/* the hint names the key the section lacks, if one came from [runner] */
 		if (!t->backends[0])
@@ -899,10 +1268,47 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		if (!t->default_backend[0])
 			strcpy(t->default_backend, cfg->default_backend);
 		if (!http_config_list_has(t->backends, t->default_backend))
-			return seterr(err, errlen,
+			return seterr(c->err, CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "
 			              "\"%s\" (%s)",
 			              in_file, t->name, t->default_backend, t->backends, hint);
 	}
 	return 0;
+}
+
+int http_config_load(struct http_config *cfg, const char *argv0, char *err, size_t errlen)
+{
+	struct load_ctx c;
+	struct config_error why;
+	const char *env, *conf = NULL;
+	char probe[1024];
+	struct stat sb;
+	int rc;
+
+	memset(cfg, 0, sizeof *cfg);
+	memset(&c, 0, sizeof c);
+	memset(&why, 0, sizeof(why));
+	c.cfg = cfg;
+	c.err = &why;
+	if (err && errlen)
+		err[0] = '\0';
+	rc = load_defaults(&c);
+	if (!rc) {
+		env = getenv("OLIVARES_CONF");
+		if (env && *env)
+			conf = env;
+		else if ((size_t)snprintf(probe, sizeof probe, "%s/olivares.conf", cfg->data_dir) <
+		             sizeof probe &&
+		         stat(probe, &sb) == 0)
+			conf = probe;
+		if (conf)
+			rc = load_file(&c, conf);
+	}
+	if (!rc) {
+		strcpy(cfg->file, c.file);
+		rc = load_resolve(&c, argv0);
+	}
+	if (rc && err && errlen)
+		snprintf(err, errlen, "%s", why.message);
+	return rc ? -1 : 0;
 }

@@ -1,14 +1,17 @@
 #ifndef OLIVARES_FCGI_CONFIG_H
 #define OLIVARES_FCGI_CONFIG_H
 /**
- * Configuration shared by olivares-fcgi and olivares-admin (DESIGN.md §6, §8).
+ * The configuration of olivares-fcgi and olivares-admin: one INI file
+ * (parsed with inih), every key with a built-in default, so that no file
+ * is needed.
  *
  * Sources, later ones winning:
- *   1. built-in defaults (every key has one; no file is needed);
+ *   1. built-in defaults;
  *   2. the INI file: $OLIVARES_CONF if set, else $OLIVARES_DATA/olivares.conf
- *      if it exists (parsed with inih);
- *   3. environment: OLIVARES_DATA (data dir, default "./var"),
- *      OLIVARES_DSN (ODBC connection string).
+ *      if it exists;
+ *   3. environment: OLIVARES_DATA (the data dir, default "./var") and
+ *      OLIVARES_DSN (the ODBC connection string) win over [server] data_dir
+ *      and dsn.
  *
  * A relative path in the file (data_dir, socket, [runner] path and
  * agents_dir, the directory of [scorer] builtin: and the program of exec:)
@@ -16,81 +19,14 @@
  * files wherever it is started; OLIVARES_DATA is taken from the current
  * directory.
  *
- * INI keys (section [server] unless noted):
- *   data_dir        default $OLIVARES_DATA or ./var (made absolute)
- *   dsn             default "Driver=SQLite3;Database=<data_dir>/olivares.db;
- *                   Timeout=2000;JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1"
- *                   (Timeout: SQLite's busy wait per attempt, ms; with the
- *                   store's retry budget (sql/store.c) a locked database
- *                   gives a 503 storage_unavailable in about 10 s, well
- *                   under nginx's fastcgi_read_timeout of 60 s)
- *   socket          default <data_dir>/olivares.sock
- *   socket_mode     default 0600 (octal)
- *   workers         default 2 x the online CPUs (2..64): a worker waits
- *                   for nginx's close after each reply and for the runner
- *                   during a run, so one per core leaves cores idle
- *                   (measured: README "Performance"); 1..64
- *   backlog         default 1024 (1..65535): the listen(2) queue of the
- *                   FastCGI socket, where nginx's connections wait for a
- *                   free worker; 64 made a burst of 150 parallel requests
- *                   get 502. The kernel silently caps it at
- *                   net.core.somaxconn (4096 on current kernels).
- *   [runner] path   default: olivares-runner next to the running executable
- *   [runner] timeout_ms  wall-clock limit per run (the spec's
- *                   limits.wall_ms), 100..600000, default 10000
- *   [runner] backends    backends tenants may use, comma list of
- *                   inproc-mock, namespaces, gvisor, firecracker;
- *                   default "inproc-mock"
- *   [runner] default_backend  default "inproc-mock"; must be in backends
- *   [runner] agents_dir  directory of operator-provisioned agent programs,
- *                   one executable per variant name; default
- *                   <data_dir>/agents (need not exist)
- *   [runner] binds  host paths bound read-only into the jail of the
- *                   OS-level backends, comma list of absolute normalised
- *                   paths other than /, /proc, /tmp, /agent (at most 32);
- *                   default "/usr"; empty: none
- *   [runner] gvisor_platform  the gVisor platform of the gvisor backend's
- *                   sandboxes: ptrace, kvm or systrap; default "ptrace"
- *                   (it works on these machines). Passed to the runner
- *                   on its command line (--gvisor-platform), not in the
- *                   spec; whether the installed runsc and the host can
- *                   run it shows in the backends listing's preflight,
- *                   and a run that cannot fails closed naming it
- *   [runner] max_runs  runs on an OS-level backend (an agent program,
- *                   which may take its whole wall-clock limit) in progress
- *                   at once on this server, 1..workers; default workers
- *                   - 1 (at least 1), so that one worker is always left
- *                   for the other requests (/healthz, reads). A run over
- *                   it is refused with 429 busy (fcgi/runslots.h).
- *                   inproc-mock runs do not count: no agent runs there.
- *   [runner] max_runs_per_tenant  the same for one tenant, 1..max_runs;
- *                   default max_runs - 1 (at least 1), so that one tenant
- *                   cannot take every slot
- *   [runner] cpu_seconds (1..600, default 5), memory_mb (16..16384,
- *                   default 256), processes (2..4096, default 32),
- *                   open_files (8..65536, default 64), tmpfs_mb (1..4096,
- *                   default 16): the spec's limits (model/runspec.h); the
- *                   defaults and bounds are those of runner/backend.h and
- *                   runner/main.c, so the runner never refuses them
- *   [tenant NAME] backends, default_backend: the policy of the tenant named
- *                   NAME (as created with olivares-admin), replacing the
- *                   [runner] pair for it. An absent backends is the
- *                   [runner] list; an absent default_backend is the
- *                   [runner] default, which must then be in the list.
- *                   At most HTTP_MAX_TENANT_POLICIES sections.
- *   [scorer] adapter     none | builtin:<dir> | exec:<command line>
- *                   (fcgi/scorer.h); default "none"; the syntax is checked
- *                   at load, the directory or program when the worker
- *                   builds the adapter (http_scorer_from_config)
- *   [scorer] timeout_ms  time limit of one exec scorer call, 100..600000,
- *                   default 5000
- *
- *   [admin] session_minutes  lifetime of an admin view sign-in session
- *                   (fcgi/view.h): its cookie's Max-Age and the stored
- *                   expiry; 1..10080 (a week), default 480 (8 hours)
- * Validation at load: an unknown backend name, a default that is not in
- * its allowed list, a bad bind, an unknown gVisor platform or a limit out
- * of bounds is an error.
+ * The keys are the table http_config_keys below: section, name, type,
+ * bounds, default, help and the field of struct http_config each lands in.
+ * The table drives the parser, the defaults, the messages of a bad value,
+ * what olivares-fcgi --check-config prints and the reference
+ * (docs/configuration.md, docs/man/olivares.conf.5: fcgi/config_reference.h).
+ * Rules between keys (a default backend outside its list, max_runs over
+ * workers, a tenant's policy completed from [runner]) are checked once the
+ * whole file is read.
  */
 #include <stddef.h>
 
@@ -150,11 +86,102 @@ struct http_config {
 	char worker_dsn[1040];
 };
 
+/** What a key's value is: how it is parsed, printed and documented. */
+enum http_config_type {
+	HTTP_CONFIG_INT,      /* a whole number from min to max (an int or long field) */
+	HTTP_CONFIG_MODE,     /* an octal file mode from min to max, not writable by
+	                       * others (an unsigned field) */
+	HTTP_CONFIG_STRING,   /* any text but the empty one (a char array) */
+	HTTP_CONFIG_PATH,     /* a path, relative ones from the file's directory */
+	HTTP_CONFIG_ENUM,     /* one of choices, exactly */
+	HTTP_CONFIG_BACKEND,  /* one of http_config_known_backends */
+	HTTP_CONFIG_BACKENDS, /* a comma list of known backends, kept without blanks */
+	HTTP_CONFIG_BINDS,    /* a comma list of bind paths (may be empty), kept
+	                       * without blanks */
+	HTTP_CONFIG_SCORER,   /* none, builtin:<dir> or exec:<command line> */
+};
+
+/** Flags of a key. */
+enum {
+	/** Its value may hold a password: never shown in a message, and printed
+	 * by --check-config with the passwords masked. */
+	HTTP_CONFIG_SECRET = 1,
+	/** Its value may be longer than a line of the file takes (a path, a
+	 * connection string): --check-config prints a note in its place when
+	 * "key = value" would not fit HTTP_CONFIG_MAX_LINE. */
+	HTTP_CONFIG_LONG = 2,
+};
+
+/** A section of the file. A named one ([tenant NAME]) may be given once
+ * per NAME; its keys land in one struct http_tenant_policy each. */
+struct http_config_section {
+	const char *name;  /* "server"; the word before NAME for a named one */
+	int named;         /* 1 for [name NAME] */
+	const char *title; /* what the section is about, a few words */
+	const char *help;  /* a paragraph for the reference */
+};
+
+/** One key of the file. */
+struct http_config_key {
+	const char *section; /* the name of its http_config_sections entry */
+	const char *name;
+	enum http_config_type type;
+	long min, max;              /* HTTP_CONFIG_INT, HTTP_CONFIG_MODE: the bounds */
+	const char *const *choices; /* HTTP_CONFIG_ENUM: NULL-terminated */
+	/* the default as the file would write it, applied (parsed as a value
+	 * of the file) before the file is read; NULL when it is computed at
+	 * load, as default_doc says */
+	const char *def;
+	const char *default_doc; /* the default for the reference when def is NULL */
+	const char *help;        /* what it does, a paragraph for the reference */
+	/* where the value lands: offset and size of a field of struct
+	 * http_config, or of struct http_tenant_policy for a named section */
+	size_t offset, size;
+	unsigned flags; /* HTTP_CONFIG_SECRET, HTTP_CONFIG_LONG */
+};
+
+/** The sections in the order the reference lists them (the order an
+ * unknown section's message names them), ended by a NULL name. */
+extern const struct http_config_section http_config_sections[];
+
+/** The keys, grouped by section in the order of http_config_sections and,
+ * within one, in the order --check-config prints them; ended by a NULL
+ * name. */
+extern const struct http_config_key http_config_keys[];
+
+/** The http_config_sections entry named name, or NULL. */
+const struct http_config_section *http_config_section_find(const char *name);
+
+/**
+ * What a value of key k must be, as the message of a bad value says it
+ * ("a whole number from 1 to 64"), into out (n bytes, cut to fit).
+ */
+void http_config_wanted(const struct http_config_key *k, char *out, size_t n);
+
+/**
+ * What a value of key k may be, for the reference ("a comma list of
+ * `inproc-mock`, `namespaces`, ..."): the values the file takes literally
+ * in backticks. Into out (n bytes, cut to fit).
+ */
+void http_config_value_doc(const struct http_config_key *k, char *out, size_t n);
+
+/**
+ * The value of key k in cfg as the file would write it, into out (n
+ * bytes): the number in decimal (a mode in octal, "%04o"), else the text
+ * as it was stored (a secret unmasked). For a key of a named section,
+ * tenant is the index in cfg->tenants (else ignored). Returns 0, or -1
+ * when out is too small (out then holds the cut value).
+ */
+int http_config_format(const struct http_config *cfg, const struct http_config_key *k, int tenant,
+                       char *out, size_t n);
+
 /**
  * Fill *cfg from defaults, file and environment as above. argv0 is used to
  * locate olivares-runner beside the executable. Returns 0, or -1 with a
- * message in err (errlen bytes) for an unreadable file, an unknown key or a
- * bad value.
+ * message in err (errlen bytes, cut to fit) for an unreadable file, a line
+ * too long or that inih cannot parse, an unknown section or key, a key
+ * given twice, a bad value (the message names the file and the line) or a
+ * rule between keys broken (it names the file).
  */
 int http_config_load(struct http_config *cfg, const char *argv0, char *err, size_t errlen);
 

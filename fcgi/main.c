@@ -712,14 +712,48 @@ static void print_kv(const char *key, const char *value)
 		       key, n, HTTP_CONFIG_MAX_LINE);
 }
 
-/* What was loaded, as the INI file that would load it: its sections and
- * keys under the names the file uses, every default written out. */
-static void print_config(const struct http_config *cfg)
+/* The keys of section s (for a named one, those of cfg->tenants[tenant]),
+ * each as "key = value": a secret with its passwords masked, a long value
+ * replaced by a note when its line would not fit one of the file's. */
+static void print_keys(const struct http_config *cfg, const struct http_config_section *s,
+                       int tenant)
 {
-	const char *data = getenv("OLIVARES_DATA"), *dsn = getenv("OLIVARES_DSN");
+	const struct http_config_key *k;
+	char value[2048];
 	char *shown = NULL;
 	size_t shown_len = 0;
 	FILE *masked;
+
+	for (k = http_config_keys; k->name; k++) {
+		if (strcmp(k->section, s->name) != 0)
+			continue;
+		/* every field fits value: the largest is 1 KiB */
+		if (http_config_format(cfg, k, tenant, value, sizeof(value)))
+			continue;
+		if (k->flags & HTTP_CONFIG_SECRET) {
+			masked = open_memstream(&shown, &shown_len);
+			if (!masked)
+				continue;
+			print_dsn(masked, value);
+			fclose(masked);
+			print_kv(k->name, shown);
+			free(shown);
+			shown = NULL;
+		} else if (k->flags & HTTP_CONFIG_LONG) {
+			print_kv(k->name, value);
+		} else {
+			printf("%s = %s\n", k->name, value);
+		}
+	}
+}
+
+/* What was loaded, as the INI file that would load it: its sections and
+ * keys under the names the file uses (http_config_keys, in its order),
+ * every default written out; the [tenant NAME] sections last. */
+static void print_config(const struct http_config *cfg)
+{
+	const char *data = getenv("OLIVARES_DATA"), *dsn = getenv("OLIVARES_DSN");
+	const struct http_config_section *s;
 	int i;
 
 	/* one note a line: the file's lines are at most 198 bytes */
@@ -733,42 +767,24 @@ static void print_config(const struct http_config *cfg)
 	} else
 		printf("# no configuration file (no OLIVARES_CONF, no olivares.conf in the data "
 		       "dir): the defaults\n");
-	puts("[server]");
-	print_kv("data_dir", cfg->data_dir);
-	masked = open_memstream(&shown, &shown_len);
-	if (masked) {
-		print_dsn(masked, cfg->dsn);
-		fclose(masked);
-		print_kv("dsn", shown);
-		free(shown);
+	for (s = http_config_sections; s->name; s++) {
+		if (s->named)
+			continue;
+		printf("%s[%s]\n", s == http_config_sections ? "" : "\n", s->name);
+		print_keys(cfg, s, -1);
 	}
-	print_kv("socket", cfg->socket_path);
-	printf("socket_mode = %04o\nworkers = %d\nbacklog = %d\n", cfg->socket_mode, cfg->workers,
-	       cfg->backlog);
-	puts("\n[runner]");
-	print_kv("path", cfg->runner_path);
-	printf("timeout_ms = %d\nbackends = %s\ndefault_backend = %s\n", cfg->run_timeout_ms,
-	       cfg->backends, cfg->default_backend);
-	print_kv("agents_dir", cfg->agents_dir);
-	print_kv("binds", cfg->binds);
-	printf("cpu_seconds = %ld\nmemory_mb = %ld\nprocesses = %ld\nopen_files = %ld\n"
-	       "tmpfs_mb = %ld\n",
-	       cfg->limits.cpu_seconds, cfg->limits.memory_mb, cfg->limits.processes,
-	       cfg->limits.open_files, cfg->limits.tmpfs_mb);
-	printf("max_runs = %d\nmax_runs_per_tenant = %d\n", cfg->max_runs,
-	       cfg->max_runs_per_tenant);
-	printf("gvisor_platform = %s\n", cfg->gvisor_platform);
-	puts("\n[scorer]");
-	print_kv("adapter", cfg->scorer);
-	printf("timeout_ms = %d\n", cfg->scorer_timeout_ms);
-	printf("\n[admin]\nsession_minutes = %d\n", cfg->session_minutes);
 	printf("\n# the longest request (a comparison) can take %d s: the web server's read\n"
 	       "# timeout for the pool (nginx's fastcgi_read_timeout) must be at least that\n"
 	       "# request_seconds_max = %d\n",
 	       http_config_request_seconds_max(cfg), http_config_request_seconds_max(cfg));
-	for (i = 0; i < cfg->ntenants; i++)
-		printf("\n[tenant %s]\nbackends = %s\ndefault_backend = %s\n", cfg->tenants[i].name,
-		       cfg->tenants[i].backends, cfg->tenants[i].default_backend);
+	for (s = http_config_sections; s->name; s++) {
+		if (!s->named)
+			continue;
+		for (i = 0; i < cfg->ntenants; i++) {
+			printf("\n[%s %s]\n", s->name, cfg->tenants[i].name);
+			print_keys(cfg, s, i);
+		}
+	}
 }
 
 static void usage(FILE *f)

@@ -1,8 +1,11 @@
 /*
- * The configuration (fcgi/config.h): the run slot keys' defaults and
- * bounds, what a bad value or a key given twice says; and the run slots
- * (fcgi/runslots.h) across processes, as the workers of one pool hold
- * them.
+ * The configuration (fcgi/config.h): every key of its table (the default,
+ * a value it takes and how it is stored, values it refuses and their
+ * message), the defaults computed at load and the environment, the rules
+ * between keys, what an unknown section or a key given twice says, and
+ * that the committed reference (docs/) is what the table generates; the
+ * run slots (fcgi/runslots.h) across processes, as the workers of one pool
+ * hold them; and the pool's preflight answers (fcgi/preflight_cache.h).
  */
 #include <check.h>
 #include <dirent.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h" /* CLI_POST_TIMEOUT_SECONDS (a macro) */
+#include "fcgi/config_reference.h"
 #include "fcgi/config.h"
 #include "fcgi/preflight_cache.h"
 #include "fcgi/runslots.h"
@@ -367,9 +371,17 @@ END_TEST
 
 /* ---- the configuration --------------------------------------------------- */
 
-/* http_config_load with an INI holding text; returns its result, the
- * message in err. */
-static int load(const char *text, struct http_config *cfg, char *err, size_t n)
+/* The configuration file the last load_env() wrote (removed since), as
+ * the messages name it. */
+static char loaded_path[64];
+/* OLIVARES_DSN for load_env() (NULL: unset) */
+static const char *dsn_env;
+
+/* http_config_load with an INI holding text, OLIVARES_DATA set to data
+ * (NULL: unset) and OLIVARES_DSN to dsn_env; returns its result, the message in
+ * err. */
+static int load_env(const char *text, const char *data, struct http_config *cfg, char *err,
+                    size_t n)
 {
 	char path[] = "/tmp/olv-config-XXXXXX";
 	int fd = mkstemp(path);
@@ -378,13 +390,27 @@ static int load(const char *text, struct http_config *cfg, char *err, size_t n)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
+	snprintf(loaded_path, sizeof(loaded_path), "%s", path);
 	setenv("OLIVARES_CONF", path, 1);
-	setenv("OLIVARES_DATA", "/tmp", 1);
+	if (data)
+		setenv("OLIVARES_DATA", data, 1);
+	else
+		unsetenv("OLIVARES_DATA");
+	if (dsn_env)
+		setenv("OLIVARES_DSN", dsn_env, 1);
+	else
+		unsetenv("OLIVARES_DSN");
 	memset(cfg, 0, sizeof(*cfg));
 	err[0] = '\0';
 	rc = http_config_load(cfg, "olivares-fcgi", err, n);
 	unlink(path);
 	return rc;
+}
+
+/* The same with OLIVARES_DATA=/tmp. */
+static int load(const char *text, struct http_config *cfg, char *err, size_t n)
+{
+	return load_env(text, "/tmp", cfg, err, n);
 }
 
 START_TEST(test_config_defaults_and_bounds)
@@ -567,29 +593,447 @@ START_TEST(test_config_messages)
 }
 END_TEST
 
+/* ---- every key of the table ------------------------------------------------ */
+
+/*
+ * What each key does, written out here rather than read from the table, so
+ * that a change of the table shows as a failure: its default (as
+ * http_config_format gives it, after def_file, with OLIVARES_DATA=/tmp; NULL:
+ * computed at load, checked by test_computed_defaults), a value it takes
+ * (with extra lines after it, in the same section, when the key needs
+ * them) and how that is stored, more values it takes as they are ('|'
+ * between them), values it refuses ('|' between them) and what their
+ * message says was wanted.
+ */
+struct key_case {
+	const char *section, *name;
+	const char *def_file, *def;         /* def_file NULL: an empty file */
+	const char *valid, *extra, *stored; /* extra NULL: none */
+	const char *also_ok;                /* NULL: none */
+	const char *bad, *wanted;           /* bad "": the empty value alone */
+};
+
+#define WANT_TEXT "a value that is not empty and not too long"
+#define WANT_BACKENDS "known backends: inproc-mock, namespaces, gvisor, firecracker"
+
+static const struct key_case key_cases[] = {
+    {"server", "data_dir", .def = "/tmp", .valid = "data", .stored = "/tmp/data",
+     .also_ok = "/srv/olv", .bad = "", .wanted = WANT_TEXT},
+    {"server", "dsn",
+     .def =
+         "Driver=SQLite3;Database=/tmp/olivares.db;Timeout=2000;JournalMode=WAL;SyncPragma=NORMAL;"
+         "FKSupport=1",
+     .valid = "Driver=X;Database=/tmp/x.db;PWD=p", .stored = "Driver=X;Database=/tmp/x.db;PWD=p",
+     .also_ok = "x", .bad = "", .wanted = WANT_TEXT},
+    {"server", "socket", .def = "/tmp/olivares.sock", .valid = "./olv.sock",
+     .stored = "/tmp/olv.sock", .also_ok = "/run/s", .bad = "", .wanted = WANT_TEXT},
+    {"server", "socket_mode", .def = "0600", .valid = "660", .stored = "0660",
+     .also_ok = "0000|0770|0640", .bad = "0778|01000|8|x|",
+     .wanted = "an octal number from 0 to 0777"},
+    {"server", "workers", .valid = "3", .stored = "3", .also_ok = "1|64", .bad = "0|65|-1|x|3x|",
+     .wanted = "a whole number from 1 to 64"},
+    {"server", "backlog", .def = "1024", .valid = "2048", .stored = "2048", .also_ok = "1|65535",
+     .bad = "0|65536|", .wanted = "a whole number from 1 to 65535"},
+    {"runner", "path", .valid = "bin/runner", .stored = "/tmp/bin/runner",
+     .also_ok = "/opt/olivares-runner", .bad = "", .wanted = WANT_TEXT},
+    {"runner", "timeout_ms", .def = "10000", .valid = "40000", .stored = "40000",
+     .also_ok = "100|600000", .bad = "99|600001|1e3|",
+     .wanted = "a whole number from 100 to 600000"},
+    {"runner", "backends", .def = "inproc-mock", .valid = " namespaces , gvisor",
+     .extra = "default_backend = gvisor\n", .stored = "namespaces,gvisor",
+     .bad = "inproc-mock, bogus|inproc-mock,,gvisor|,|Gvisor|", .wanted = WANT_BACKENDS},
+    {"runner", "default_backend", .def = "inproc-mock", .valid = "namespaces",
+     .extra = "backends = inproc-mock, namespaces\n", .stored = "namespaces",
+     .also_ok = "inproc-mock", .bad = "bogus|gvisor,namespaces|", .wanted = WANT_BACKENDS},
+    {"runner", "agents_dir", .def = "/tmp/agents", .valid = "my-agents", .stored = "/tmp/my-agents",
+     .also_ok = "/srv/agents", .bad = "", .wanted = WANT_TEXT},
+    {"runner", "binds", .def = "/usr", .valid = "/usr, /opt/x ", .stored = "/usr,/opt/x",
+     .also_ok = "/lib|/procx",
+     .bad = "/|/proc|/proc/1|/tmp|/agent/x|/usr/|/usr//lib|/usr/./x|/usr/../x|usr|/usr,,/lib",
+     .wanted = "absolute normalised paths other than /, /proc, /tmp and /agent, at most 32"},
+    {"runner", "cpu_seconds", .def = "5", .valid = "7", .stored = "7", .also_ok = "1|600",
+     .bad = "0|601|", .wanted = "a whole number from 1 to 600"},
+    {"runner", "memory_mb", .def = "256", .valid = "512", .stored = "512", .also_ok = "16|16384",
+     .bad = "15|16385|", .wanted = "a whole number from 16 to 16384"},
+    {"runner", "processes", .def = "32", .valid = "64", .stored = "64", .also_ok = "2|4096",
+     .bad = "1|4097|", .wanted = "a whole number from 2 to 4096"},
+    {"runner", "open_files", .def = "64", .valid = "128", .stored = "128", .also_ok = "8|65536",
+     .bad = "7|65537|", .wanted = "a whole number from 8 to 65536"},
+    {"runner", "tmpfs_mb", .def = "16", .valid = "32", .stored = "32", .also_ok = "1|4096",
+     .bad = "0|4097|", .wanted = "a whole number from 1 to 4096"},
+    {"runner", "max_runs", .def_file = "[server]\nworkers = 4\n", .def = "3", .valid = "2",
+     .extra = "[server]\nworkers = 4\n", .stored = "2", .also_ok = "1", .bad = "0|65|",
+     .wanted = "a whole number from 1 to 64"},
+    {"runner", "max_runs_per_tenant", .def_file = "[server]\nworkers = 4\n", .def = "2",
+     .valid = "1", .stored = "1", .bad = "0|65|", .wanted = "a whole number from 1 to 64"},
+    {"runner", "gvisor_platform", .def = "ptrace", .valid = "kvm", .stored = "kvm",
+     .also_ok = "ptrace|systrap", .bad = "PTRACE|warp|kvm,ptrace|",
+     .wanted = "ptrace, kvm or systrap"},
+    {"tenant", "backends", .def_file = "[tenant t]\ndefault_backend = inproc-mock\n",
+     .def = "inproc-mock", .valid = "gvisor , firecracker", .extra = "default_backend = gvisor\n",
+     .stored = "gvisor,firecracker", .bad = "bogus|gvisor,|", .wanted = WANT_BACKENDS},
+    {"tenant", "default_backend", .def_file = "[tenant t]\nbackends = inproc-mock, gvisor\n",
+     .def = "inproc-mock", .valid = "gvisor", .extra = "backends = inproc-mock, gvisor\n",
+     .stored = "gvisor", .bad = "nope|", .wanted = WANT_BACKENDS},
+    {"scorer", "adapter", .def = "none", .valid = "exec:bin/score -q",
+     .stored = "exec:/tmp/bin/score -q", .also_ok = "none|exec:/bin/true --x|builtin:/srv/suites",
+     .bad = "exec:|builtin:|None|", .wanted = "none, builtin:<dir> or exec:<command line>"},
+    {"scorer", "timeout_ms", .def = "5000", .valid = "7000", .stored = "7000",
+     .also_ok = "100|600000", .bad = "99|600001|", .wanted = "a whole number from 100 to 600000"},
+    {"admin", "session_minutes", .def = "480", .valid = "60", .stored = "60", .also_ok = "1|10080",
+     .bad = "0|10081|", .wanted = "a whole number from 1 to 10080"},
+};
+
+#define NKEY_CASES ((int)(sizeof(key_cases) / sizeof(key_cases[0])))
+
+static const struct http_config_key *table_key(const char *section, const char *name)
+{
+	const struct http_config_key *k;
+
+	for (k = http_config_keys; k->name; k++)
+		if (strcmp(k->section, section) == 0 && strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+/* The section header of a case's file: a tenant's is [tenant t]. */
+static const char *case_section(const struct key_case *kc)
+{
+	return strcmp(kc->section, "tenant") == 0 ? "tenant t" : kc->section;
+}
+
+/* k's value in cfg, formatted (a tenant's: of the first section). */
+static const char *formatted(const struct http_config *cfg, const struct http_config_key *k,
+                             char *out, size_t n)
+{
+	ck_assert_int_eq(http_config_format(cfg, k, 0, out, n), 0);
+	return out;
+}
+
+/* The file "[section]\nname = value\n" + extra, loaded with data_dir's
+ * case alone not under OLIVARES_DATA (which would win over it). */
+static int load_key(const struct key_case *kc, const char *value, const char *extra,
+                    struct http_config *cfg, char *err, size_t n)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text), "[%s]\n%s = %s\n%s", case_section(kc), kc->name, value,
+	         extra ? extra : "");
+	return load_env(text, strcmp(kc->name, "data_dir") == 0 ? NULL : "/tmp", cfg, err, n);
+}
+
+/* The table and the cases name the same keys, each once. */
+START_TEST(test_every_key_has_a_case)
+{
+	const struct http_config_key *k;
+	int i, found, nkeys = 0;
+
+	for (k = http_config_keys; k->name; k++) {
+		nkeys++;
+		found = 0;
+		for (i = 0; i < NKEY_CASES; i++)
+			if (strcmp(key_cases[i].section, k->section) == 0 &&
+			    strcmp(key_cases[i].name, k->name) == 0)
+				found++;
+		ck_assert_msg(found == 1, "[%s] %s: %d cases", k->section, k->name, found);
+		ck_assert_ptr_nonnull(http_config_section_find(k->section));
+		ck_assert_msg(k->help && *k->help, "[%s] %s has no help", k->section, k->name);
+		ck_assert_msg(k->def || k->default_doc, "[%s] %s: no default", k->section, k->name);
+	}
+	ck_assert_int_eq(nkeys, NKEY_CASES);
+}
+END_TEST
+
+/* The next item of a '|' list at *p, NUL-terminated in place ("a|" is
+ * "a" then ""); NULL after the last. */
+static char *next_item(char **p)
+{
+	char *item = *p, *bar;
+
+	if (!item)
+		return NULL;
+	bar = strchr(item, '|');
+	if (bar) {
+		*bar = '\0';
+		*p = bar + 1;
+	} else {
+		*p = NULL;
+	}
+	return item;
+}
+
+START_TEST(test_key_case)
+{
+	const struct key_case *kc = &key_cases[_i];
+	const struct http_config_key *k = table_key(kc->section, kc->name);
+	struct http_config cfg;
+	char err[512], want[1024], value[1100], list[512], *p, *item;
+
+	ck_assert_msg(k != NULL, "[%s] %s is not in the table", kc->section, kc->name);
+	/* the default */
+	if (kc->def) {
+		ck_assert_msg(load(kc->def_file ? kc->def_file : "", &cfg, err, sizeof(err)) == 0,
+		              "%s", err);
+		ck_assert_str_eq(formatted(&cfg, k, value, sizeof(value)), kc->def);
+	}
+	/* a value it takes, as it is stored */
+	ck_assert_msg(load_key(kc, kc->valid, kc->extra, &cfg, err, sizeof(err)) == 0,
+	              "[%s] %s = %s: %s", kc->section, kc->name, kc->valid, err);
+	ck_assert_str_eq(formatted(&cfg, k, value, sizeof(value)), kc->stored);
+	/* more values it takes as they are */
+	snprintf(list, sizeof(list), "%s", kc->also_ok ? kc->also_ok : "");
+	p = *list ? list : NULL;
+	while ((item = next_item(&p)) != NULL) {
+		ck_assert_msg(load_key(kc, item, kc->extra, &cfg, err, sizeof(err)) == 0,
+		              "[%s] %s = %s: %s", kc->section, kc->name, item, err);
+		ck_assert_str_eq(formatted(&cfg, k, value, sizeof(value)), item);
+	}
+	/* values it refuses, each named with what was wanted (but a
+	 * secret's value, never shown) */
+	http_config_wanted(k, want, sizeof(want));
+	ck_assert_str_eq(want, kc->wanted);
+	snprintf(list, sizeof(list), "%s", kc->bad);
+	p = list;
+	while ((item = next_item(&p)) != NULL) {
+		ck_assert_msg(load_key(kc, item, "", &cfg, err, sizeof(err)) == -1,
+		              "[%s] %s = %s was taken", kc->section, kc->name, item);
+		if (k->flags & HTTP_CONFIG_SECRET)
+			snprintf(want, sizeof(want), "%s: bad value for [%s] %s (%s) (line 2)",
+			         loaded_path, case_section(kc), kc->name, kc->wanted);
+		else
+			snprintf(want, sizeof(want),
+			         "%s: bad value \"%s\" for [%s] %s (%s) (line 2)", loaded_path,
+			         item, case_section(kc), kc->name, kc->wanted);
+		ck_assert_str_eq(err, want);
+	}
+}
+END_TEST
+
+/* The defaults computed at load, and the environment over the file. */
+START_TEST(test_computed_defaults)
+{
+	struct http_config cfg;
+	char err[512], cwd[4096], want[4200], *exe, *slash;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* two workers per online CPU, at most 64; one run slot fewer, one
+	 * slot of those fewer for a tenant */
+	if (cpus < 1)
+		cpus = 1;
+	ck_assert_int_eq(load("", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.workers, (int)(2 * (cpus > 32 ? 32 : cpus)));
+	ck_assert_int_eq(cfg.max_runs, cfg.workers - 1);
+	ck_assert_int_eq(cfg.max_runs_per_tenant, cfg.max_runs > 1 ? cfg.max_runs - 1 : 1);
+	/* the runner beside the running executable */
+	exe = realpath("/proc/self/exe", NULL);
+	ck_assert_ptr_nonnull(exe);
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+	snprintf(want, sizeof(want), "%s/olivares-runner", exe);
+	free(exe);
+	ck_assert_str_eq(cfg.runner_path, want);
+	ck_assert_str_eq(cfg.file, loaded_path);
+
+	/* no OLIVARES_DATA: ./var, from the current directory */
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(load_env("", NULL, &cfg, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s/var", cwd);
+	ck_assert_str_eq(cfg.data_dir, want);
+	ck_assert_int_eq(load_env("", "rel/data", &cfg, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s/rel/data", cwd);
+	ck_assert_str_eq(cfg.data_dir, want);
+	snprintf(want, sizeof(want), "%s/rel/data/olivares.sock", cwd);
+	ck_assert_str_eq(cfg.socket_path, want);
+
+	/* the file's data_dir names the places under it ... */
+	ck_assert_int_eq(load_env("[server]\ndata_dir = /srv/olv\n", NULL, &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_str_eq(cfg.dsn, "Driver=SQLite3;Database=/srv/olv/olivares.db;Timeout=2000;"
+	                          "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1");
+	ck_assert_str_eq(cfg.socket_path, "/srv/olv/olivares.sock");
+	ck_assert_str_eq(cfg.agents_dir, "/srv/olv/agents");
+	/* ... unless OLIVARES_DATA is set: it wins */
+	ck_assert_int_eq(load("[server]\ndata_dir = /srv/olv\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.data_dir, "/tmp");
+	ck_assert_str_eq(cfg.agents_dir, "/tmp/agents");
+	/* keys given are not replaced by derived defaults */
+	ck_assert_int_eq(load("[server]\nsocket = /run/o.sock\n[runner]\nagents_dir = /a\n", &cfg,
+	                      err, sizeof(err)),
+	                 0);
+	ck_assert_str_eq(cfg.socket_path, "/run/o.sock");
+	ck_assert_str_eq(cfg.agents_dir, "/a");
+
+	/* OLIVARES_DSN wins over the file's dsn */
+	dsn_env = "Driver=A";
+	ck_assert_int_eq(load("[server]\ndsn = Driver=B\n", &cfg, err, sizeof(err)), 0);
+	dsn_env = NULL;
+	ck_assert_str_eq(cfg.dsn, "Driver=A");
+}
+END_TEST
+
+/* No file at all: the defaults, and nothing read. */
+START_TEST(test_no_file)
+{
+	struct http_config cfg;
+	char err[512] = "x";
+
+	unsetenv("OLIVARES_CONF");
+	unsetenv("OLIVARES_DSN");
+	setenv("OLIVARES_DATA", "/nonexistent/olv", 1);
+	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_str_eq(cfg.file, "");
+	ck_assert_str_eq(cfg.data_dir, "/nonexistent/olv");
+	ck_assert_str_eq(cfg.backends, "inproc-mock");
+	ck_assert_int_eq(cfg.ntenants, 0);
+	setenv("OLIVARES_DSN", "Driver=B", 1);
+	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.dsn, "Driver=B");
+	unsetenv("OLIVARES_DSN");
+	/* a file named but absent */
+	setenv("OLIVARES_CONF", "/nonexistent/olivares.conf", 1);
+	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "/nonexistent/olivares.conf: cannot open: No such file or directory");
+}
+END_TEST
+
+/* What the per-key cases cannot say: the socket mode that lets others
+ * write, an empty bind list, a long list or value. */
+START_TEST(test_value_rules)
+{
+	struct http_config cfg;
+	char err[512], text[2048], want[1024];
+	size_t used = 0;
+	int i;
+
+	ck_assert_int_eq(load("[server]\nsocket_mode = 0602\n", &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+	         "%s: bad value \"0602\" for [server] socket_mode (no write access for others: "
+	         "0660 and the socket's group for nginx's user) (line 2)",
+	         loaded_path);
+	ck_assert_str_eq(err, want);
+
+	/* binds: empty is none; 32 at most */
+	ck_assert_int_eq(load("[runner]\nbinds =\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.binds, "");
+	used = (size_t)snprintf(text, sizeof(text), "[runner]\nbinds = ");
+	for (i = 0; i < 33; i++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used, "%s/%c", i ? "," : "",
+		                         'A' + i);
+	snprintf(text + used, sizeof(text) - used, "\n");
+	ck_assert_int_eq(load(text, &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "at most 32) (line 2)"));
+	text[used - 3] = '\n'; /* drop the 33rd */
+	text[used - 2] = '\0';
+	ck_assert_msg(load(text, &cfg, err, sizeof(err)) == 0, "%s", err);
+
+	/* a bad value is shown cut at 80 bytes */
+	snprintf(text, sizeof(text), "[runner]\ngvisor_platform = %090d\n", 7);
+	ck_assert_int_eq(load(text, &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s: bad value \"%080d\" for [runner] gvisor_platform",
+	         loaded_path, 0);
+	ck_assert_ptr_nonnull(strstr(err, want));
+}
+END_TEST
+
+/* The whole file path, NUL-terminated, allocated. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	long len;
+
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	ck_assert_int_ge(len, 0);
+	rewind(f);
+	text = malloc((size_t)len + 1);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	text[len] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* The committed reference is what the table generates: the docs cannot
+ * drift from the code. */
+START_TEST(test_reference_is_current)
+{
+	static const struct {
+		const char *path;
+		enum http_config_reference_format format;
+	} docs[] = {
+	    {OLV_DOCS_DIR "/configuration.md", HTTP_CONFIG_REFERENCE_MARKDOWN},
+	    {OLV_DOCS_DIR "/man/olivares.conf.5", HTTP_CONFIG_REFERENCE_MAN},
+	};
+	char *doc, *updated;
+	size_t i;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		doc = slurp(docs[i].path);
+		ck_assert_msg(http_config_reference_splice(doc, docs[i].format, &updated) == 0,
+		              "%s: no config-reference markers", docs[i].path);
+		ck_assert_msg(strcmp(doc, updated) == 0,
+		              "%s differs from the table of fcgi/config.c: run `make "
+		              "update-config-reference` and commit the result",
+		              docs[i].path);
+		free(doc);
+		free(updated);
+	}
+	/* a document without the markers is refused, not rewritten */
+	ck_assert_int_eq(http_config_reference_splice("# no markers\n",
+	                                              HTTP_CONFIG_REFERENCE_MARKDOWN, &updated),
+	                 -1);
+	ck_assert_ptr_null(updated);
+}
+END_TEST
+
+/* The suite's tests by test case; loops runs _i over 0..loops - 1. */
+static const struct {
+	const char *tcase;
+	const TTest *const *test;
+	int loops;
+} tests[] = {
+    {"slots", &test_without_init_nothing_is_bounded, 0},
+    {"slots", &test_limits_across_processes, 0},
+    {"slots", &test_refused_tenant_keeps_no_server_slot, 0},
+    {"slots", &test_init_refuses_bad_limits, 0},
+    {"preflight", &test_preflight_answers_shared_by_the_pool, 0},
+    {"preflight", &test_preflight_answers_without_init_are_the_process_own, 0},
+    {"preflight", &test_preflight_newest_check_wins, 0},
+    {"preflight", &test_preflight_locked_record_is_given_up, 0},
+    {"preflight", &test_preflight_newest_check_wins_without_init, 0},
+    {"config", &test_config_defaults_and_bounds, 0},
+    {"config", &test_config_messages, 0},
+    {"config", &test_request_seconds_max, 0},
+    {"config", &test_gvisor_platform, 0},
+    {"keys", &test_every_key_has_a_case, 0},
+    {"keys", &test_key_case, NKEY_CASES},
+    {"keys", &test_computed_defaults, 0},
+    {"keys", &test_no_file, 0},
+    {"keys", &test_value_rules, 0},
+    {"keys", &test_reference_is_current, 0},
+};
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
-	TCase *tc = tcase_create("slots");
+	TCase *tc = NULL;
+	const char *current = "";
+	size_t i;
 
-	tcase_add_test(tc, test_without_init_nothing_is_bounded);
-	tcase_add_test(tc, test_limits_across_processes);
-	tcase_add_test(tc, test_refused_tenant_keeps_no_server_slot);
-	tcase_add_test(tc, test_init_refuses_bad_limits);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("preflight");
-	tcase_add_test(tc, test_preflight_answers_shared_by_the_pool);
-	tcase_add_test(tc, test_preflight_answers_without_init_are_the_process_own);
-	tcase_add_test(tc, test_preflight_newest_check_wins);
-	tcase_add_test(tc, test_preflight_locked_record_is_given_up);
-	tcase_add_test(tc, test_preflight_newest_check_wins_without_init);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("config");
-	tcase_add_test(tc, test_config_defaults_and_bounds);
-	tcase_add_test(tc, test_config_messages);
-	tcase_add_test(tc, test_request_seconds_max);
-	tcase_add_test(tc, test_gvisor_platform);
-	suite_add_tcase(s, tc);
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (strcmp(current, tests[i].tcase) != 0) {
+			current = tests[i].tcase;
+			tc = tcase_create(current);
+			suite_add_tcase(s, tc);
+		}
+		if (tests[i].loops)
+			tcase_add_loop_test(tc, *tests[i].test, 0, tests[i].loops);
+		else
+			tcase_add_test(tc, *tests[i].test);
+	}
 	return s;
 }
 

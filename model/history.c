@@ -241,9 +241,6 @@ out:
 
 /* ---- timeline ----------------------------------------------------------- */
 
-/* how much of a resource a reason shows, in bytes */
-#define RESOURCE_SHOWN 200
-
 /* An event of the timeline: its 1-based position in "events", its seq. */
 struct ev_ref {
 	size_t pos;
@@ -397,7 +394,8 @@ static int check_results(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 
 		r = json_object_get(bad->ev, "resource");
 		/* a resource may hold 8192 bytes: name it by its first ones */
-		len = utf8_prefix(json_string_value(r), json_string_length(r), RESOURCE_SHOWN);
+		len = utf8_prefix(json_string_value(r), json_string_length(r),
+		                  MODEL_RESOURCE_SHOWN_BYTES);
 		ret = fail(
 		    why, why_n,
 		    "resource %.*s%s has two different recorded results (seq %" JSON_INTEGER_FORMAT

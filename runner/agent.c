@@ -109,8 +109,8 @@ static enum wait_end wait_fd(struct drive *d, int fd, short ev)
 		left = d->deadline_ms - runner_now_ms();
 		if (left <= 0)
 			return WAIT_DEADLINE;
-		if (left > 60000)
-			left = 60000;
+		if (left > RUNNER_POLL_MAX_MS)
+			left = RUNNER_POLL_MAX_MS;
 		p[0].fd = fd;
 		p[0].events = ev;
 		p[0].revents = 0;
@@ -277,7 +277,7 @@ static void excerpt(const char *s, size_t len, size_t max, char *buf, size_t n)
 
 /* A printable excerpt of the agent's stderr (first line), or "". An agent
  * that fails often says why on stderr just after the line that failed:
- * its first line is waited for, 100 ms at most (never past the deadline),
+ * its first line is waited for, RUNNER_AGENT_ERR_WAIT_MS at most (never past the deadline),
  * on this error path only. */
 static void err_excerpt(struct drive *d, char *buf, size_t n)
 {
@@ -303,7 +303,7 @@ static void err_excerpt(struct drive *d, char *buf, size_t n)
 		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
 			break;
 	}
-	excerpt(io->err, io->err_len, 160, buf, n);
+	excerpt(io->err, io->err_len, RUNNER_AGENT_ERR_SHOWN, buf, n);
 }
 
 /*
@@ -472,13 +472,13 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!msg || !json_is_object(msg) || json_unpack(msg, "{s:s}", "type", &type) != 0) {
 			/* the line itself, so the agent's author sees what went */
-			excerpt(line, len, 80, bad, sizeof(bad));
+			excerpt(line, len, RUNNER_AGENT_LINE_SHOWN, bad, sizeof(bad));
 			rc = agent_error(d, out, seq, step, sum,
 			                 "malformed line from the agent (%s): \"%s%s\"",
 			                 !msg                   ? "not JSON"
 			                 : !json_is_object(msg) ? "not a JSON object"
 			                                        : "no string \"type\"",
-			                 bad, len > 80 ? "..." : "");
+			                 bad, len > RUNNER_AGENT_LINE_SHOWN ? "..." : "");
 			goto out;
 		}
 		seqv = NULL;
@@ -511,7 +511,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			goto out;
 		}
 		if (strcmp(type, "resource") != 0) {
-			excerpt(type, strlen(type), 40, bad, sizeof(bad));
+			excerpt(type, strlen(type), RUNNER_AGENT_TYPE_SHOWN, bad, sizeof(bad));
 			rc = agent_error(d, out, seq, step, sum,
 			                 "unexpected line from the agent: type \"%s\" (an agent "
 			                 "sends \"resource\" or \"output\")",

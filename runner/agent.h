@@ -51,12 +51,7 @@
 
 #include "runner/backend.h"
 
-#define RUNNER_AGENT_MAX_LINE (1024 * 1024)
-#define RUNNER_AGENT_MAX_REQUESTS 100
-#define RUNNER_AGENT_GRACE_MS 1000
-/* How long an agent error waits for the first line of the agent's stderr,
- * to put it in the reason (ms; error path only). */
-#define RUNNER_AGENT_ERR_WAIT_MS 100
+#include "runner/limits.h" /* RUNNER_AGENT_MAX_LINE, ..._MAX_REQUESTS, ..._GRACE_MS */
 
 /**
  * Drive the agent whose stdin is to_agent and stdout is from_agent (both

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "runner/limits.h"
+
 /**
  * A validated run spec (model/runspec.h). All pointers are borrowed from
  * `root`, which runner/main.c owns and releases after run() returns:
@@ -30,21 +32,16 @@
  *     cannot run a seccomp-filtered process): the backend then runs without
  *     its confinement and must report isolated 0. The worker never passes it.
  */
+/* A spec's "limits", each within its MODEL_RUN_* bounds and defaulting to
+ * its MODEL_RUN_*_DEFAULT (model/limits.h). */
 struct runner_limits {
-	long wall_ms;     /* whole run, default 10000 */
-	long cpu_seconds; /* RLIMIT_CPU of the agent, default 5 */
-	long memory_mb;   /* RLIMIT_AS of the agent, default 256 */
-	long processes;   /* RLIMIT_NPROC / pids limit, default 32 */
-	long open_files;  /* RLIMIT_NOFILE, default 64 */
-	long tmpfs_mb;    /* size of the jail's tmpfs root, default 16 */
+	long wall_ms;     /* whole run */
+	long cpu_seconds; /* RLIMIT_CPU of the agent */
+	long memory_mb;   /* RLIMIT_AS of the agent */
+	long processes;   /* RLIMIT_NPROC / pids limit */
+	long open_files;  /* RLIMIT_NOFILE */
+	long tmpfs_mb;    /* size of the jail's tmpfs root */
 };
-
-#define RUNNER_DEFAULT_WALL_MS 10000
-#define RUNNER_DEFAULT_CPU_SECONDS 5
-#define RUNNER_DEFAULT_MEMORY_MB 256
-#define RUNNER_DEFAULT_PROCESSES 32
-#define RUNNER_DEFAULT_OPEN_FILES 64
-#define RUNNER_DEFAULT_TMPFS_MB 16
 
 struct runner_spec {
 	json_t *root;
@@ -77,14 +74,14 @@ struct runner_summary {
 	 * main.c then reports destroyed false. 0 by default. */
 	int left_behind;
 	long steps_total, steps_ok, steps_error;
-	char reason[512];
+	char reason[RUNNER_REASON_BYTES];
 	/* "" unless every step completed and the agent then did not exit
 	 * by itself within its grace (RUNNER_AGENT_GRACE_MS) after the end
 	 * of its input, or before the run's wall-clock limit when that came
 	 * first, and had to be killed: the note says which (set by
 	 * runner_agent_shutdown_note(), runner/agent.h). It never changes
 	 * status or reason. */
-	char shutdown[256];
+	char shutdown[RUNNER_SHUTDOWN_BYTES];
 };
 
 /**
@@ -164,7 +161,6 @@ extern const char *const runner_probe_ops[];
  *   ms): the end of the agent's grace period to exit, which the caller
  *   keeps when it waits for the exit (one grace, not two); 0 otherwise.
  */
-#define RUNNER_AGENT_ERR_KEEP 4096
 struct runner_agent_io {
 	int err_fd;
 	int (*exit_reason)(void *ctx, long long deadline_ms, char *why, size_t n);

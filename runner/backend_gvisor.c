@@ -39,12 +39,12 @@
  *                   puts the sentry's and the gofer's own threads in that
  *                   host cgroup (a 32 limit kills the gofer at boot, and 31
  *                   sandboxed processes take about 430 host tasks), so it is
- *                   a host-side backstop of GV_PIDS_BASE + GV_PIDS_PER_PROC
+ *                   a host-side backstop of RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC
  *                   * processes;
  *   RLIMIT_AS     = memory_mb, enforced by the sentry (mmap fails ENOMEM);
  *                   the sandbox as a whole (memfds and tmpfs included) is
  *                   bounded by linux.resources.memory.limit, a host memory
- *                   cgroup of GV_MEM_BASE_MB + memory_mb * processes;
+ *                   cgroup of RUNNER_GV_MEM_BASE_MB + memory_mb * processes;
  *   RLIMIT_NOFILE = open_files;
  *   RLIMIT_CPU    = cpu_seconds is passed but this runsc does NOT enforce
  *                   it (a spin ran 30 s under a 2 s limit): a CPU spin is
@@ -149,36 +149,8 @@ static const char *const gv_refused[] = {
 /* uid and gid of the agent inside the sandbox. */
 #define GV_UID 65534
 #define GV_GID 65534
-/* Host pids cgroup backstop (see the header comment). */
-#define GV_PIDS_BASE 256
-#define GV_PIDS_PER_PROC 32
-/* Host memory cgroup limit of the whole sandbox (sentry, gofer and all the
- * agent holds), MiB: GV_MEM_BASE_MB + memory_mb * processes. RLIMIT_AS
- * bounds each address space, not what an agent writes into a memfd or its
- * tmpfs: that is the sentry's memory, and an agent held 3 GiB of it under
- * memory_mb 32 before this limit. The base is the sentry's and gofer's own
- * share. No swap limit is set: on a host with swap, swapped pages are not
- * bounded by it (these machines have none). */
-#define GV_MEM_BASE_MB 256
-/* Bounds of the runsc helper commands that do not run the agent. */
-#define GV_CMD_MS 5000
-#define GV_TEARDOWN_MS 5000
-/* How long the sandbox may take to exit after its agent did, beyond the
- * agent's grace, before the run's shutdown note says the agent was killed
- * (a few ms here; the note is about the agent, not the sandbox). */
-#define GV_EXIT_SLACK_MS 150
-/* The full preflight's trial sandbox, start to exit: under the worker's
- * 8 s for a preflight answer (fcgi/handlers.c PREFLIGHT_TIMEOUT_MS), so
- * that a platform whose sandbox never boots here (kvm: its boot hung in
- * the sentry's machine set-up for over 60 s) gets its reason listed, not
- * the worker's timeout. A sandbox boots in 0.3 - 0.7 s. */
-#define GV_TRIAL_MS 6000
-/* A run's sandbox, create to start, gets at most this long (or its
- * wall-clock limit if shorter): a sandbox boots in 0.3 - 0.7 s, one that
- * does not within this never will (kvm here), and a long limit
- * ([runner] timeout_ms up to 600 s) would hold a worker and a run slot
- * that long for nothing. */
-#define GV_START_MS 10000
+/* The sandbox's host cgroup limits and the bounds of every wait are
+ * RUNNER_GV_* (runner/limits.h). */
 
 /* One sandbox, from bundle to teardown. Descriptors are -1 once closed. */
 struct gv {
@@ -368,7 +340,7 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	char *argv[16];
 	char *const envp[] = {NULL};
 	char platform[32];
-	char said[512];
+	char said[RUNNER_GV_SAID_BYTES];
 	int errp[2] = {-1, -1};
 	int status = 0, null, w, rc = -1;
 	size_t k = 0, i;
@@ -599,8 +571,9 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 	    rlimit("RLIMIT_CORE", 0), "root", "path", "rootfs", "readonly", 1, "hostname",
 	    "sandbox", "mounts", mounts, "linux", "namespaces", "type", "pid", "type", "network",
 	    "type", "ipc", "type", "uts", "type", "mount", "resources", "pids", "limit",
-	    (json_int_t)(GV_PIDS_BASE + GV_PIDS_PER_PROC * l->processes), "memory", "limit",
-	    (json_int_t)(GV_MEM_BASE_MB + (json_int_t)l->memory_mb * l->processes) << 20);
+	    (json_int_t)(RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC * l->processes), "memory",
+	    "limit",
+	    (json_int_t)(RUNNER_GV_MEM_BASE_MB + (json_int_t)l->memory_mb * l->processes) << 20);
 	if (cfg &&
 	    json_object_set_new(json_object_get(cfg, "linux"), "seccomp", oci_seccomp()) != 0) {
 		json_decref(cfg);
@@ -867,7 +840,7 @@ static int guard_start(struct gv *g, char *why, size_t n)
 		if (r == 1 && c == 'q')
 			_exit(0);
 		g->sandbox = -1;
-		runsc_cmd(g, del, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg));
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, msg, sizeof(msg));
 		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 		_exit(0);
 	}
@@ -1021,7 +994,7 @@ static int reap_all(struct gv *g, long long deadline)
 static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t n)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
-	long long deadline = now_ms() + GV_TEARDOWN_MS;
+	long long deadline = now_ms() + RUNNER_GV_TEARDOWN_MS;
 	char path[256], msg[384];
 	struct stat st;
 	size_t i;
@@ -1031,18 +1004,18 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 	/* EOF on its stdin is the agent's cue to exit; the sandbox exits
 	 * with it. */
 	close_fd(&g->to_agent);
-	/* The sandbox exits a few ms after its agent: it gets GV_EXIT_SLACK_MS
+	/* The sandbox exits a few ms after its agent: it gets RUNNER_GV_EXIT_SLACK_MS
 	 * more, so an agent that exited by itself within its grace is never
 	 * said killed (one later by less than that is not said either). */
 	if (g->sandbox > 0 &&
-	    wait_pid(g, g->sandbox, grace_deadline ? grace_deadline + GV_EXIT_SLACK_MS : 0,
+	    wait_pid(g, g->sandbox, grace_deadline ? grace_deadline + RUNNER_GV_EXIT_SLACK_MS : 0,
 	             &st_exit) == 1)
 		g->killed = 1;
 	/* delete kills the sandbox and the gofer and removes the state and
 	 * the cgroups; whether it worked is checked below, not taken from
 	 * its exit status (it fails on a container that was never made). */
 	if (g->created)
-		runsc_cmd(g, del, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg));
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, msg, sizeof(msg));
 	guard_dismiss(g);
 	if (reap_all(g, deadline) != 0) {
 		ok = 0;
@@ -1095,7 +1068,8 @@ static int gv_preflight(char *why, size_t n)
 	/* --version takes no --root; runsc ignores the extra flags for it,
 	 * but keep the call minimal: a state dir that does not exist. */
 	snprintf(g.path[P_STATE], sizeof(g.path[0]), "/nonexistent");
-	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg)) != 0) {
+	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, msg, sizeof(msg)) !=
+	    0) {
 		snprintf(why, n, "runsc does not run: %s", msg);
 		return -1;
 	}
@@ -1131,15 +1105,15 @@ static int gv_preflight_full(char *why, size_t n)
 	struct runner_spec spec;
 	struct gv g;
 	char msg[384];
-	long long deadline = now_ms() + GV_TRIAL_MS;
+	long long deadline = now_ms() + RUNNER_GV_TRIAL_MS;
 	int rc = -1, st;
 
 	if (gv_preflight(why, n) != 0)
 		return -1;
 	memset(&spec, 0, sizeof(spec));
-	spec.limits = (struct runner_limits){RUNNER_DEFAULT_WALL_MS,    RUNNER_DEFAULT_CPU_SECONDS,
-	                                     RUNNER_DEFAULT_MEMORY_MB,  RUNNER_DEFAULT_PROCESSES,
-	                                     RUNNER_DEFAULT_OPEN_FILES, RUNNER_DEFAULT_TMPFS_MB};
+	spec.limits = (struct runner_limits){
+	    MODEL_RUN_WALL_MS_DEFAULT,   MODEL_RUN_CPU_SECONDS_DEFAULT, MODEL_RUN_MEMORY_MB_DEFAULT,
+	    MODEL_RUN_PROCESSES_DEFAULT, MODEL_RUN_OPEN_FILES_DEFAULT,  MODEL_RUN_TMPFS_MB_DEFAULT};
 	if (gv_init(&g, why, n) != 0)
 		return -1;
 	if (gv_start(&g, &spec, "/usr/bin/true", deadline, why, n) != 0)
@@ -1195,7 +1169,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s", why);
 		return -1;
 	}
-	start_deadline = now_ms() + GV_START_MS;
+	start_deadline = now_ms() + RUNNER_GV_START_MS;
 	if (start_deadline > deadline)
 		start_deadline = deadline;
 	if (gv_start(&g, spec, agent, start_deadline, why, sizeof(why)) != 0) {
@@ -1211,7 +1185,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "the gVisor sandbox did not start within %d ms (platform %s); a "
 			         "sandbox boots in under a second",
-			         GV_START_MS, gv_platform);
+			         RUNNER_GV_START_MS, gv_platform);
 		goto out;
 	}
 	sum->isolated = 1;
@@ -1223,7 +1197,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
 out:
 	/* Done or failed: the agent gets its grace period to exit on EOF,
-	 * never past the run's deadline (its sandbox GV_EXIT_SLACK_MS more
+	 * never past the run's deadline (its sandbox RUNNER_GV_EXIT_SLACK_MS more
 	 * for its own exit, gv_destroy), then the sandbox is deleted. */
 	grace = io.grace_until ? io.grace_until : now_ms() + RUNNER_AGENT_GRACE_MS;
 	if (gv_destroy(&g, rc == 0 ? (grace < deadline ? grace : deadline) : 0, msg, sizeof(msg)) !=

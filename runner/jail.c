@@ -66,8 +66,6 @@
  * namespace (a tmpfs mounted over it there), so nothing is created on the
  * host. */
 #define JAIL_ROOT "/tmp"
-#define JAIL_MAX_BINDS 32
-#define JAIL_SETUP_MS 5000
 
 /*
  * The host's character devices every jail holds, at the same paths (the
@@ -106,8 +104,8 @@ struct jail_args {
 	const char *agent_path;
 	int new_session;             /* the runner has a controlling terminal */
 	int agent_fd;                /* O_PATH of the agent file */
-	int bind_fd[JAIL_MAX_BINDS]; /* O_PATH of each bind */
-	const char *bind_path[JAIL_MAX_BINDS];
+	int bind_fd[RUNNER_SPEC_MAX_BINDS]; /* O_PATH of each bind */
+	const char *bind_path[RUNNER_SPEC_MAX_BINDS];
 	size_t nbinds;
 	int dev_fd[JAIL_NDEVS]; /* O_PATH of each of jail_devs */
 };
@@ -212,7 +210,7 @@ static void agent_confine(const struct jail_args *a, int fd)
 	/* No capability survives, not even in the jail's user namespace:
 	 * empty bounding set (so exec as uid 0 regains nothing), no ambient,
 	 * nothing permitted, effective or inheritable. */
-	for (c = 0; c < 64; c++) {
+	for (c = 0; c < RUNNER_JAIL_CAP_MAX; c++) {
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0)
 			continue;
 		if (errno == EINVAL)
@@ -984,9 +982,8 @@ static int verify_dev_mount(pid_t agent, int *root, unsigned *seen, const char *
  */
 static int verify_mounts(pid_t agent, char *why, size_t n)
 {
-	enum { MNT_FIELDS = 32 };
 	char path[64];
-	char *line = NULL, *field[MNT_FIELDS], *save = NULL, *tok;
+	char *line = NULL, *field[RUNNER_JAIL_MOUNTINFO_FIELDS], *save = NULL, *tok;
 	const char *mnt, *opts, *fstype;
 	size_t cap = 0, i, nf;
 	unsigned devs_seen = 0;
@@ -1009,7 +1006,7 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 	 * the options read after it. */
 	while (rc == 0 && getline(&line, &cap, f) > 0) {
 		nf = 0;
-		for (tok = strtok_r(line, " \n", &save); tok && nf < MNT_FIELDS;
+		for (tok = strtok_r(line, " \n", &save); tok && nf < RUNNER_JAIL_MOUNTINFO_FIELDS;
 		     tok = strtok_r(NULL, " \n", &save))
 			field[nf++] = tok;
 		for (i = 6; i < nf && strcmp(field[i], "-") != 0; i++)
@@ -1159,7 +1156,7 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 		p[1].fd = seen->exec_done ? -1 : exec_r;
 		p[1].events = POLLIN;
 		p[1].revents = 0;
-		rc = poll(p, 2, left > 60000 ? 60000 : (int)left);
+		rc = poll(p, 2, left > RUNNER_POLL_MAX_MS ? RUNNER_POLL_MAX_MS : (int)left);
 		if (rc < 0 && errno != EINTR) {
 			snprintf(why, n, "poll failed: %s", ename(errno));
 			return -1;
@@ -1298,8 +1295,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		goto out;
 	}
 	a.nbinds = spec->binds ? json_array_size(spec->binds) : 1;
-	if (a.nbinds > JAIL_MAX_BINDS) {
-		snprintf(why, n, "more than %d binds", JAIL_MAX_BINDS);
+	if (a.nbinds > RUNNER_SPEC_MAX_BINDS) {
+		snprintf(why, n, "more than %d binds", RUNNER_SPEC_MAX_BINDS);
 		goto out;
 	}
 	for (i = 0; i < a.nbinds; i++)
@@ -1405,11 +1402,12 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		goto out;
 	}
 
-	/* Setup gets JAIL_SETUP_MS, and never more than the run's wall
+	/* Setup gets RUNNER_JAIL_SETUP_MS, and never more than the run's wall
 	 * clock. The guard is forked once the jail is built; verification
 	 * starts once pid 1 is confined, while it execs; the first step
 	 * waits for the exec. */
-	budget = spec->limits.wall_ms < JAIL_SETUP_MS ? spec->limits.wall_ms : JAIL_SETUP_MS;
+	budget = spec->limits.wall_ms < RUNNER_JAIL_SETUP_MS ? spec->limits.wall_ms
+	                                                     : RUNNER_JAIL_SETUP_MS;
 	deadline = runner_now_ms() + budget;
 	memset(&seen, 0, sizeof(seen));
 	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_BUILT, &seen, &built, why,
@@ -1438,9 +1436,9 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	                n) != 0)
 		goto out;
 	/* An agent whose /proc entries went missing under the check is gone
-	 * or on its way out: say that, once it has ended (100 ms for it to
-	 * finish exiting, on this path only). Any other failed check stands
-	 * as it is. */
+	 * or on its way out: say that, once it has ended
+	 * (RUNNER_JAIL_EXIT_WAIT_MS for it to finish exiting, on this path
+	 * only). Any other failed check stands as it is. */
 	e = verify_agent(j->pid, &built, host_uid, why, n);
 	if (e == -3 && !seen.exec_done) {
 		/* not root: verify after the exec, as the agent */
@@ -1452,11 +1450,12 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	if (e == -2) {
 		/* Its exec failed (pid 1's report says why) or it ended:
 		 * wait a little for either to show. */
-		if (await_setup(j->pid, rep[0], ex[0], runner_now_ms() + 100, 100, SETUP_EXEC,
-		                &seen, &built, why2, sizeof(why2)) == -1)
+		if (await_setup(j->pid, rep[0], ex[0], runner_now_ms() + RUNNER_JAIL_EXIT_WAIT_MS,
+		                RUNNER_JAIL_EXIT_WAIT_MS, SETUP_EXEC, &seen, &built, why2,
+		                sizeof(why2)) == -1)
 			snprintf(why, n, "%s", why2);
 		else
-			agent_ended(j->pid, j->pidfd, 100, why, n);
+			agent_ended(j->pid, j->pidfd, RUNNER_JAIL_EXIT_WAIT_MS, why, n);
 	}
 	if (e != 0)
 		goto out;
@@ -1470,7 +1469,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	rc = 0;
 out:
 	close_fd(&a.agent_fd);
-	for (i = 0; i < a.nbinds && i < JAIL_MAX_BINDS; i++)
+	for (i = 0; i < a.nbinds && i < RUNNER_SPEC_MAX_BINDS; i++)
 		close_fd(&a.bind_fd[i]);
 	for (i = 0; i < JAIL_NDEVS; i++)
 		close_fd(&a.dev_fd[i]);
@@ -1540,13 +1539,16 @@ static long long own_cpu_ms(pid_t pid)
 static void describe(const struct runner_jail *j, int status, char *why, size_t n)
 {
 	long tck = sysconf(_SC_CLK_TCK);
-	long long slack_ms = j->cpu_seconds * 250LL;
+	long long slack_ms = j->cpu_seconds * (long long)RUNNER_JAIL_CPU_SLACK_MS_PER_S;
+	/* a tick is 10 ms when the clock's rate is unknown */
+	long long ticks_ms =
+	    tck > 0 ? RUNNER_JAIL_CPU_SLACK_TICKS * 1000 / tck : RUNNER_JAIL_CPU_SLACK_TICKS * 10;
 	const char *sig;
 
-	if (slack_ms > 2000)
-		slack_ms = 2000;
-	if (slack_ms < (tck > 0 ? 2000 / tck : 20))
-		slack_ms = tck > 0 ? 2000 / tck : 20;
+	if (slack_ms > RUNNER_JAIL_CPU_SLACK_MAX_MS)
+		slack_ms = RUNNER_JAIL_CPU_SLACK_MAX_MS;
+	if (slack_ms < ticks_ms)
+		slack_ms = ticks_ms;
 
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && j->cpu_seconds > 0 &&
 	    j->agent_cpu_ms >= 0 && j->agent_cpu_ms + slack_ms >= j->cpu_seconds * 1000LL) {
@@ -1577,7 +1579,7 @@ int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t
 		p.fd = j->pidfd;
 		p.events = POLLIN;
 		p.revents = 0;
-		rc = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+		rc = poll(&p, 1, left > RUNNER_POLL_MAX_MS ? RUNNER_POLL_MAX_MS : (int)left);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (rc <= 0)

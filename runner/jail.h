@@ -34,7 +34,7 @@
  * a child of the runner in a process group of its own that kills pid 1
  * when the runner's end of a pipe closes.
  *
- * Limit defaults are the RUNNER_DEFAULT_* of runner/backend.h.
+ * Limit defaults are the MODEL_RUN_*_DEFAULT of model/limits.h.
  */
 #include <stddef.h>
 #include <sys/types.h>

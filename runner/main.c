@@ -58,9 +58,6 @@
 #endif
 
 #define RUNNER_ID MODEL_RUNNER_NAME "/" PACKAGE_VERSION
-/* The worker sends at most a 1 MiB scenario; 8 MiB leaves room for JSON
- * escaping and is still a hard bound on what the runner holds. */
-#define SPEC_MAX_BYTES (8u * 1024u * 1024u)
 
 static const struct runner_backend *const backends[] = {
     &runner_backend_inproc_mock,
@@ -70,8 +67,9 @@ static const struct runner_backend *const backends[] = {
     NULL,
 };
 
-/* Bounds of the "limits" keys (model/runspec.h): a spec outside them is
- * refused, not clamped, so what a run records is what it ran with. */
+/* Bounds of the "limits" keys (model/runspec.h; the values are
+ * model/limits.h's MODEL_RUN_*): a spec outside them is refused, not
+ * clamped, so what a run records is what it ran with. */
 struct limit_key {
 	const char *name;
 	size_t offset;
@@ -79,18 +77,20 @@ struct limit_key {
 };
 
 static const struct limit_key limit_keys[] = {
-    {"wall_ms", offsetof(struct runner_limits, wall_ms), 100, 600000, RUNNER_DEFAULT_WALL_MS},
-    {"cpu_seconds", offsetof(struct runner_limits, cpu_seconds), 1, 600,
-     RUNNER_DEFAULT_CPU_SECONDS},
-    {"memory_mb", offsetof(struct runner_limits, memory_mb), 16, 16384, RUNNER_DEFAULT_MEMORY_MB},
-    {"processes", offsetof(struct runner_limits, processes), 2, 4096, RUNNER_DEFAULT_PROCESSES},
-    {"open_files", offsetof(struct runner_limits, open_files), 8, 65536, RUNNER_DEFAULT_OPEN_FILES},
-    {"tmpfs_mb", offsetof(struct runner_limits, tmpfs_mb), 1, 4096, RUNNER_DEFAULT_TMPFS_MB},
+    {"wall_ms", offsetof(struct runner_limits, wall_ms), MODEL_RUN_WALL_MS_MIN,
+     MODEL_RUN_WALL_MS_MAX, MODEL_RUN_WALL_MS_DEFAULT},
+    {"cpu_seconds", offsetof(struct runner_limits, cpu_seconds), MODEL_RUN_CPU_SECONDS_MIN,
+     MODEL_RUN_CPU_SECONDS_MAX, MODEL_RUN_CPU_SECONDS_DEFAULT},
+    {"memory_mb", offsetof(struct runner_limits, memory_mb), MODEL_RUN_MEMORY_MB_MIN,
+     MODEL_RUN_MEMORY_MB_MAX, MODEL_RUN_MEMORY_MB_DEFAULT},
+    {"processes", offsetof(struct runner_limits, processes), MODEL_RUN_PROCESSES_MIN,
+     MODEL_RUN_PROCESSES_MAX, MODEL_RUN_PROCESSES_DEFAULT},
+    {"open_files", offsetof(struct runner_limits, open_files), MODEL_RUN_OPEN_FILES_MIN,
+     MODEL_RUN_OPEN_FILES_MAX, MODEL_RUN_OPEN_FILES_DEFAULT},
+    {"tmpfs_mb", offsetof(struct runner_limits, tmpfs_mb), MODEL_RUN_TMPFS_MB_MIN,
+     MODEL_RUN_TMPFS_MB_MAX, MODEL_RUN_TMPFS_MB_DEFAULT},
     {NULL, 0, 0, 0, 0},
 };
-
-#define SPEC_MAX_BINDS 32
-#define SPEC_MAX_PATH 1024
 
 /* The built-in mock agent, beside the runner's own executable; resolved
  * first thing in main(), before descriptors are closed or filters loaded.
@@ -199,7 +199,7 @@ static int only_keys(json_t *obj, const char *const *allowed, const char **bad)
 }
 
 /* An absolute, normalised path: starts with '/', no empty, "." or ".."
- * component, no trailing '/', no NUL, at most SPEC_MAX_PATH bytes. */
+ * component, no trailing '/', no NUL, at most RUNNER_SPEC_MAX_PATH bytes. */
 static int path_ok(json_t *v)
 {
 	const char *s = json_string_value(v);
@@ -209,7 +209,8 @@ static int path_ok(json_t *v)
 	if (!s)
 		return 0;
 	len = json_string_length(v);
-	if (len < 2 || len > SPEC_MAX_PATH || strlen(s) != len || s[0] != '/' || s[len - 1] == '/')
+	if (len < 2 || len > RUNNER_SPEC_MAX_PATH || strlen(s) != len || s[0] != '/' ||
+	    s[len - 1] == '/')
 		return 0;
 	for (p = s; *p; p++) {
 		if (*p != '/')
@@ -278,8 +279,9 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why,
 	}
 
 	v = json_object_get(root, "binds");
-	if (v && (!json_is_array(v) || json_array_size(v) > SPEC_MAX_BINDS)) {
-		snprintf(why, n, "binds must be an array of at most %d paths", SPEC_MAX_BINDS);
+	if (v && (!json_is_array(v) || json_array_size(v) > RUNNER_SPEC_MAX_BINDS)) {
+		snprintf(why, n, "binds must be an array of at most %d paths",
+		         RUNNER_SPEC_MAX_BINDS);
 		return -1;
 	}
 	json_array_foreach(v, i, item)
@@ -504,14 +506,14 @@ static void run_spec(const struct runner_backend *be, int unconfined, struct run
 	int r;
 
 	memset(&spec, 0, sizeof(spec));
-	model_buf_init(&raw, SPEC_MAX_BYTES);
+	model_buf_init(&raw, RUNNER_SPEC_MAX_BYTES);
 	r = read_spec(&raw);
 	if (r < 0) {
 		fail(sum, "cannot read the run spec: %s", strerror(errno));
 		goto out;
 	}
 	if (r > 0) {
-		fail(sum, "run spec over %u bytes (8 MiB)", SPEC_MAX_BYTES);
+		fail(sum, "run spec over %u bytes (8 MiB)", RUNNER_SPEC_MAX_BYTES);
 		goto out;
 	}
 	root = json_loadb(raw.data, raw.len, JSON_REJECT_DUPLICATES, &jerr);

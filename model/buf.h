@@ -1,8 +1,8 @@
 #ifndef OLIVARES_MODEL_BUF_H
 #define OLIVARES_MODEL_BUF_H
 /**
- * A growable byte buffer with a hard maximum size (STYLE.md rule 5; the idea
- * of curl's dynbuf). The cap is how the 1 MiB request limit and the
+ * A growable byte buffer with a hard maximum size (the idea of curl's
+ * dynbuf). The cap is how the 1 MiB request limit and the
  * 8192-byte input limit are enforced: the append that would cross it fails
  * and leaves the buffer unchanged.
  *

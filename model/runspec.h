@@ -1,7 +1,8 @@
 #ifndef OLIVARES_MODEL_RUNSPEC_H
 #define OLIVARES_MODEL_RUNSPEC_H
 /**
- * The wire between the FastCGI worker and olivares-runner (DESIGN.md §1).
+ * The wire between the FastCGI worker and olivares-runner: the worker
+ * starts one runner per run, hands it the spec and reads its lines.
  *
  * argv:   olivares-runner --backend inproc-mock|namespaces|gvisor|firecracker
  *         olivares-runner --preflight NAME   (one JSON line: {"type":"preflight",

@@ -1,8 +1,8 @@
 #ifndef OLIVARES_RUNNER_BACKEND_H
 #define OLIVARES_RUNNER_BACKEND_H
 /**
- * The one interface every olivares-runner backend implements (DESIGN.md §1
- * and §5; the wire is model/runspec.h).
+ * The one interface every olivares-runner backend implements (the wire is
+ * model/runspec.h).
  *
  * runner/main.c owns the process: it closes inherited descriptors, clears
  * the environment, reads and validates the run spec, looks the backend up in
@@ -10,7 +10,7 @@
  * the spec and writes the summary line. A backend only executes steps and
  * says whether its confinement was verified in place.
  *
- * Fail closed (seed 000, "Provisionné-mais-incapable échoue en mode fermé"):
+ * Fail closed (a backend provisioned but unable to confine fails closed):
  * a backend whose preflight fails, or whose confinement cannot be verified
  * in run(), executes no step, reports isolated 0 and never hands the run to
  * another backend.

@@ -1,5 +1,5 @@
 /*
- * firecracker: a microVM per run (issue 3 §5), gated by preflight and never
+ * firecracker: a microVM per run, gated by preflight and never
  * faked. This version implements the gate only:
  *
  * preflight checks, in order, and names the first missing primitive:

@@ -1,6 +1,6 @@
 /*
  * gvisor: the agent runs in a gVisor sandbox started by `runsc create` +
- * `runsc start` on a throw-away OCI bundle (issue 3 §4), and the runner
+ * `runsc start` on a throw-away OCI bundle, and the runner
  * drives it through the agent protocol (runner/agent.h). `runsc do` is not
  * used: it shows the host's root filesystem and environment to the agent.
  *
@@ -21,7 +21,8 @@
  * and everything it starts: runsc --oci-seccomp) refuses ptrace, unshare,
  * setns, mount, umount2, pivot_root and chroot with EPERM; without it the
  * sentry let the agent PTRACE_TRACEME and unshare a user namespace (of
- * the emulated kernel only, but the issue asks both refused).
+ * the emulated kernel only, but both are refused on every OS-level
+ * backend).
  *
  * The platform is ptrace unless olivares-runner --gvisor-platform names
  * another ([runner] gvisor_platform): every runsc command gets
@@ -127,14 +128,15 @@ static const char *const cgroup_roots[] = {"/sys/fs/cgroup/pids",
                                            NULL};
 
 /* The gVisor platforms the runner accepts; the first is the default
- * (ptrace works on these machines, DESIGN.md §9). Set per run by
+ * (ptrace works on every host of this project, with or without KVM). Set
+ * per run by
  * --gvisor-platform ([runner] gvisor_platform). */
 const char *const runner_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
 static const char *gv_platform = "ptrace";
 /* What the agent is refused inside the sandbox, with EPERM, by the OCI
  * seccomp filter the sentry applies (runsc --oci-seccomp): the mount,
  * namespace and cross-process calls the namespaces backend's filter
- * refuses for the same reason (issue 3: "mount and ptrace are refused"),
+ * refuses for the same reason (an agent may neither mount nor ptrace),
  * the new mount API included; clone3 gets ENOSYS (oci_seccomp). Every
  * name must be one this runsc knows: an unknown one fails runsc create
  * (the run fails closed). */

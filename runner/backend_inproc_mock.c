@@ -1,6 +1,7 @@
 /*
- * inproc-mock: the default backend (seed 000, "Entités et la garantie
- * d'isolation"). Steps are resolved against the spec's mocks inside this
+ * inproc-mock: the default backend, isolated by construction (a run on it
+ * records isolated and destroyed true, which a test must be able to
+ * check). Steps are resolved against the spec's mocks inside this
  * process; nothing real is ever reached. The guarantee is made checkable by
  * a seccomp filter loaded after the spec has been read and before the first
  * step: from then on the process can write to the descriptors it already
@@ -8,7 +9,7 @@
  * sockets, forking, exec and ptrace fail with EPERM; any other system call
  * kills the process (SIGSYS).
  *
- * Seed 004 is the yardstick for what this claims: the filter is a kernel
+ * What this claims, and no more: the filter is a kernel
  * boundary on this one process, not a filesystem jail and not a VM. It is
  * why the runner may say isolated:true, and only once the kernel confirms
  * filter mode (prctl(PR_GET_SECCOMP) == 2) after seccomp_load() succeeded.

@@ -589,7 +589,8 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	         l->tmpfs_mb * 1024);
 	if (mount("tmpfs", JAIL_ROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 		die(fd, "tmpfs /tmp mount");
-	/* The filesystem jail proper (seed 004): the old root goes away. */
+	/* The filesystem jail proper (a mount namespace that keeps the old
+	 * root keeps the host's tree in reach): the old root goes away. */
 	if (chdir(JAIL_ROOT) != 0)
 		die(fd, "chdir to the new root");
 	if (syscall(SYS_pivot_root, ".", ".") != 0)

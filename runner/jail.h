@@ -1,9 +1,9 @@
 #ifndef OLIVARES_RUNNER_JAIL_H
 #define OLIVARES_RUNNER_JAIL_H
 /**
- * The namespace jail of the namespaces backend (issue 3 §3; seed 004: a
- * mount namespace without pivot_root is no filesystem jail, so this one
- * pivots into a fresh tmpfs).
+ * The namespace jail of the namespaces backend. A mount namespace without
+ * pivot_root is no filesystem jail (the host's tree stays in reach through
+ * the old root), so this one pivots into a fresh tmpfs.
  *
  * Layout seen by the agent: / is a tmpfs (read-only once built) holding
  * read-only, nosuid, nodev binds of spec->binds (default /usr), the agent

@@ -1,9 +1,9 @@
 /*
- * The containment suite of the gvisor backend (issue 3, "What it must
- * show") and the firecracker gate. The built runner (OLIVARES_RUNNER) runs
+ * The containment suite of the gvisor backend, what the sandbox must
+ * show, and the firecracker gate. The built runner (OLIVARES_RUNNER) runs
  * the hostile agent (OLIVARES_HOSTILE_AGENT, tests/fixtures/agents/
  * hostile.c) in a gVisor sandbox, one test per attack, each asserting the
- * exact outcome the agent saw; plus the page walkthrough gives the same
+ * exact outcome the agent saw; plus the walkthrough (README) gives the same
  * lines on gvisor as on inproc-mock, bad input fails closed with zero
  * steps, nothing is left behind (no runsc process, no bundle or state
  * directory, no container cgroup, no mount), also when the runner itself

@@ -1,9 +1,9 @@
 /*
- * The containment suite of the namespaces backend (issue 3, "What it must
- * show"): the built runner (OLIVARES_RUNNER) runs the hostile agent
+ * The containment suite of the namespaces backend, what the jail must
+ * show: the built runner (OLIVARES_RUNNER) runs the hostile agent
  * (OLIVARES_HOSTILE_AGENT, tests/fixtures/agents/hostile.c) in its jail,
  * one test per attack, each asserting the exact outcome the agent saw.
- * Plus: the page walkthrough gives the same lines on namespaces as on
+ * Plus: the walkthrough (README) gives the same lines on namespaces as on
  * inproc-mock, the example agent shows a variant difference, bad specs and
  * a missing agent fail closed, and nothing of a jail is left behind (no
  * process of the jail's host uid, no new mount, no new entry in /tmp).

@@ -92,7 +92,7 @@ static void spec_mock(json_t *spec, const char *resource, const char *response, 
 	json_array_append_new(json_object_get(spec, "mocks"), m);
 }
 
-/* The page's walkthrough (seed 000, "Exécuter un scénario généré"). */
+/* The walkthrough (README, scripts/demo): two steps, the first one mocked. */
 static json_t *walk_spec(void)
 {
 	json_t *spec = spec_new("candidate");

@@ -388,33 +388,43 @@ static int lines_after_the_last(struct drive *d, long long until_ms)
 }
 
 /* A line's optional "seq" (seqv, may be NULL) against the step's: 0 when
- * absent or equal, else -1 with why filled. */
-static int seq_check(json_t *seqv, size_t seq, char *why, size_t n)
+ * absent or equal, else -1 with *err filled. */
+static int seq_check(json_t *seqv, size_t seq, struct runner_error *err)
 {
 	if (!seqv)
 		return 0;
-	if (!json_is_integer(seqv)) {
-		snprintf(why, n, "seq must be an integer");
-		return -1;
-	}
-	if (json_integer_value(seqv) != (json_int_t)seq) {
-		snprintf(why, n, "a line for step %" JSON_INTEGER_FORMAT " during step %zu",
-		         json_integer_value(seqv), seq);
-		return -1;
-	}
+	if (!json_is_integer(seqv))
+		return runner_error_set(err, RUNNER_E_AGENT, "seq must be an integer");
+	if (json_integer_value(seqv) != (json_int_t)seq)
+		return runner_error_set(err, RUNNER_E_AGENT,
+		                        "a line for step %" JSON_INTEGER_FORMAT " during step %zu",
+		                        json_integer_value(seqv), seq);
 	return 0;
 }
 
-/* How the agent ended, once its stdout closed mid-step. */
-static void ended(struct drive *d, char *why, size_t n)
+/* How the agent ended, once its stdout closed mid-step, into *how. */
+static void ended(struct drive *d, struct runner_error *how)
 {
 	long long until = runner_now_ms() + RUNNER_AGENT_GRACE_MS;
 
 	if (until > d->deadline_ms)
 		until = d->deadline_ms;
-	if (d->io && d->io->exit_reason && d->io->exit_reason(d->io->ctx, until, why, n) == 0)
+	if (d->io && d->io->exit_reason && d->io->exit_reason(d->io->ctx, until, how) == 0)
 		return;
-	snprintf(why, n, "agent closed its output mid-step");
+	runner_error_set(how, RUNNER_E_AGENT, "agent closed its output mid-step");
+}
+
+/* The agent's stdin or stdout closed mid-step: the step's outcome is known
+ * now, its reason (how the agent ended) may take a wait. Returns -1, as
+ * agent_error(). */
+static int agent_gone(struct drive *d, FILE *out, size_t seq, json_t *step,
+                      struct runner_summary *sum)
+{
+	struct runner_error how;
+
+	d->outcome_us = runner_step_us(d->step_start_ns);
+	ended(d, &how);
+	return agent_error(d, out, seq, step, sum, "%s", how.message);
 }
 
 /* Run step seq (1-based). Returns 0 when its line was written and the run
@@ -430,7 +440,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	enum wait_end w;
 	char *line = NULL;
 	char *marker = NULL;
-	char why[256], bad[96];
+	struct runner_error why;
+	char bad[96];
 	int requests = 0, missed = 0, too_long, hit, rc = -1;
 
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
@@ -445,9 +456,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	if (w == WAIT_DEADLINE)
 		goto deadline;
 	if (w != WAIT_OK) {
-		d->outcome_us = runner_step_us(d->step_start_ns);
-		ended(d, why, sizeof(why));
-		rc = agent_error(d, out, seq, step, sum, "%s", why);
+		rc = agent_gone(d, out, seq, step, sum);
 		goto out;
 	}
 	for (;;) {
@@ -459,9 +468,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		if (w == WAIT_DEADLINE)
 			goto deadline;
 		if (w == WAIT_EOF) {
-			d->outcome_us = runner_step_us(d->step_start_ns);
-			ended(d, why, sizeof(why));
-			rc = agent_error(d, out, seq, step, sum, "%s", why);
+			rc = agent_gone(d, out, seq, step, sum);
 			goto out;
 		}
 		if (w != WAIT_OK) {
@@ -491,8 +498,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 				    "output line must be {type, output: string[, seq]}");
 				goto out;
 			}
-			if (seq_check(seqv, seq, why, sizeof(why)) != 0) {
-				rc = agent_error(d, out, seq, step, sum, "%s", why);
+			if (seq_check(seqv, seq, &why) != 0) {
+				rc = agent_error(d, out, seq, step, sum, "%s", why.message);
 				goto out;
 			}
 			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL,
@@ -524,8 +531,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			                 "resource line must be {type, resource: string[, seq]}");
 			goto out;
 		}
-		if (seq_check(seqv, seq, why, sizeof(why)) != 0) {
-			rc = agent_error(d, out, seq, step, sum, "%s", why);
+		if (seq_check(seqv, seq, &why) != 0) {
+			rc = agent_error(d, out, seq, step, sum, "%s", why.message);
 			goto out;
 		}
 		if (++requests > RUNNER_AGENT_MAX_REQUESTS) {
@@ -553,9 +560,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		if (w == WAIT_DEADLINE)
 			goto deadline;
 		if (w != WAIT_OK) {
-			d->outcome_us = runner_step_us(d->step_start_ns);
-			ended(d, why, sizeof(why));
-			rc = agent_error(d, out, seq, step, sum, "%s", why);
+			rc = agent_gone(d, out, seq, step, sum);
 			goto out;
 		}
 	}

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "runner/error.h"
 #include "runner/limits.h"
 
 /**
@@ -88,8 +89,9 @@ struct runner_summary {
  * One backend. Every hook is required except probe.
  *
  * preflight: can this host provide the backend's confinement? Returns 0, or
- *   -1 with a one-line reason naming the missing primitive in why[0..n).
- *   Called before the spec is read.
+ *   -1 with *err naming the missing primitive (kind RUNNER_E_MISSING, or
+ *   RUNNER_E_INTERNAL when the check itself could not be made). Called
+ *   before the spec is read.
  * run: confine the process, then execute spec's steps in order, writing one
  *   JSON line per step to out (model/runspec.h) and flushing it; fills *sum.
  *   Returns 0 when the run completed, -1 when it failed (sum->status
@@ -101,7 +103,7 @@ struct runner_summary {
  */
 struct runner_backend {
 	const char *name;
-	int (*preflight)(char *why, size_t n);
+	int (*preflight)(struct runner_error *err);
 	int (*run)(const struct runner_spec *spec, FILE *out, struct runner_summary *sum);
 	int (*probe)(const char *op, FILE *out);
 	/* Optional (may be NULL): a deeper preflight for --preflight NAME
@@ -109,7 +111,7 @@ struct runner_backend {
 	 * throw-away child; preflight itself stays cheap because it runs
 	 * before every run, whose own setup fails closed anyway. Same
 	 * contract as preflight. */
-	int (*preflight_full)(char *why, size_t n);
+	int (*preflight_full)(struct runner_error *err);
 };
 
 /** The inproc-mock backend (runner/backend_inproc_mock.c): mock resolution
@@ -149,9 +151,9 @@ extern const char *const runner_probe_ops[];
  * exit_reason: NULL, or called once when the agent's stdout ends mid-step
  *   (EOF, or a read error) to say how the agent ended, e.g. "agent killed
  *   by SIGKILL" or "agent exited with status 3". It may wait, but not past
- *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with why filled, or -1
- *   when it does not know (the driver then says "agent closed its output
- *   mid-step").
+ *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with how->message
+ *   filled (kind RUNNER_E_AGENT), or -1 when it does not know (the driver
+ *   then says "agent closed its output mid-step"; *how unspecified).
  * end_input: NULL, or called once after the last step's output to close
  *   the agent's stdin (its cue to exit): the driver then reads the agent's
  *   stdout to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
@@ -163,7 +165,7 @@ extern const char *const runner_probe_ops[];
  */
 struct runner_agent_io {
 	int err_fd;
-	int (*exit_reason)(void *ctx, long long deadline_ms, char *why, size_t n);
+	int (*exit_reason)(void *ctx, long long deadline_ms, struct runner_error *how);
 	void (*end_input)(void *ctx);
 	long long grace_until;
 	void *ctx;

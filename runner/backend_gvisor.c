@@ -332,12 +332,14 @@ static int wait_until(struct gv *g, pid_t pid, long long deadline, int *status)
 
 /*
  * Run `runsc --root STATE --network=none --platform=P --oci-seccomp <cmd...>` with in,
- * out, err as its stdio (-1: /dev/null; err -1 gets a pipe whose first
- * line goes to msg). Returns 0 when it exited 0 before deadline, -1
- * otherwise with msg saying why.
+ * out, err_fd as its stdio (-1: /dev/null; err_fd -1 gets a pipe whose
+ * first line goes to the message). Returns 0 when it exited 0 before
+ * deadline, -1 otherwise with *err saying why (kind RUNNER_E_TIMEOUT when
+ * it was cut at the deadline, RUNNER_E_SETUP when it failed,
+ * RUNNER_E_INTERNAL when it could not be run or waited for).
  */
-static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int err,
-                     long long deadline, char *msg, size_t n)
+static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int err_fd,
+                     long long deadline, struct runner_error *err)
 {
 	char *argv[16];
 	char *const envp[] = {NULL};
@@ -349,7 +351,8 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	long long started = runner_now_ms();
 	pid_t pid;
 
-	msg[0] = '\0';
+	err->kind = RUNNER_OK;
+	err->message[0] = '\0';
 	argv[k++] = (char *)g->runsc;
 	argv[k++] = (char *)"--root";
 	argv[k++] = (char *)g->path[P_STATE];
@@ -360,16 +363,15 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	for (i = 0; cmd[i] && k + 1 < sizeof(argv) / sizeof(argv[0]); i++)
 		argv[k++] = (char *)cmd[i];
 	argv[k] = NULL;
-	if (err < 0) {
-		if (pipe2(errp, O_CLOEXEC) != 0) {
-			snprintf(msg, n, "pipe: %s", strerror(errno));
-			return -1;
-		}
-		err = errp[1];
+	if (err_fd < 0) {
+		if (pipe2(errp, O_CLOEXEC) != 0)
+			return runner_error_set(err, RUNNER_E_INTERNAL, "pipe: %s",
+			                        strerror(errno));
+		err_fd = errp[1];
 	}
 	pid = fork();
 	if (pid < 0) {
-		snprintf(msg, n, "fork: %s", strerror(errno));
+		runner_error_set(err, RUNNER_E_INTERNAL, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {
@@ -380,7 +382,7 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		null = open("/dev/null", O_RDWR);
 		if (null < 0 || dup2(in >= 0 ? in : null, 0) < 0 ||
-		    dup2(out >= 0 ? out : null, 1) < 0 || dup2(err, 2) < 0)
+		    dup2(out >= 0 ? out : null, 1) < 0 || dup2(err_fd, 2) < 0)
 			_exit(126);
 		close_range(3, ~0U, 0);
 		execve(g->runsc, argv, envp);
@@ -390,12 +392,13 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	w = wait_until(g, pid, deadline, &status);
 	read_now(errp[0], said, sizeof(said));
 	if (w == 1) {
-		snprintf(msg, n, "runsc %s did not finish within %lld ms", cmd[0],
-		         deadline - started);
+		runner_error_set(err, RUNNER_E_TIMEOUT, "runsc %s did not finish within %lld ms",
+		                 cmd[0], deadline - started);
 		goto out;
 	}
 	if (w < 0) {
-		snprintf(msg, n, "waiting for runsc %s: %s", cmd[0], strerror(errno));
+		runner_error_set(err, RUNNER_E_INTERNAL, "waiting for runsc %s: %s", cmd[0],
+		                 strerror(errno));
 		goto out;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
@@ -404,11 +407,11 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	}
 	first_line(said, sizeof(said), said, strlen(said));
 	if (WIFSIGNALED(status))
-		snprintf(msg, n, "runsc %s killed by signal %d%s%s", cmd[0], WTERMSIG(status),
-		         said[0] ? ": " : "", said);
+		runner_error_set(err, RUNNER_E_SETUP, "runsc %s killed by signal %d%s%s", cmd[0],
+		                 WTERMSIG(status), said[0] ? ": " : "", said);
 	else
-		snprintf(msg, n, "runsc %s exited with status %d%s%s", cmd[0], WEXITSTATUS(status),
-		         said[0] ? ": " : "", said);
+		runner_error_set(err, RUNNER_E_SETUP, "runsc %s exited with status %d%s%s", cmd[0],
+		                 WEXITSTATUS(status), said[0] ? ": " : "", said);
 out:
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
@@ -439,26 +442,23 @@ static int mkdirs(char *path)
 
 /* An empty mount point in the rootfs for host path src: a directory for a
  * directory, an empty file for anything else that is a regular file. */
-static int mount_point(const struct gv *g, const char *src, const char *dst, char *why, size_t n)
+static int mount_point(const struct gv *g, const char *src, const char *dst,
+                       struct runner_error *err)
 {
 	char target[4096];
 	struct stat st;
 	char *slash;
 	int fd;
 
-	if (stat(src, &st) != 0) {
-		snprintf(why, n, "bind %.200s: %s", src, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-		snprintf(why, n, "bind %.200s: not a directory or a regular file", src);
-		return -1;
-	}
+	if (stat(src, &st) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "bind %.200s: %s", src,
+		                        strerror(errno));
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "bind %.200s: not a directory or a regular file", src);
 	if ((size_t)snprintf(target, sizeof(target), "%s%s", g->path[P_ROOTFS], dst) >=
-	    sizeof(target)) {
-		snprintf(why, n, "bind %.200s: path too long", src);
-		return -1;
-	}
+	    sizeof(target))
+		return runner_error_set(err, RUNNER_E_SETUP, "bind %.200s: path too long", src);
 	if (S_ISDIR(st.st_mode)) {
 		if (mkdirs(target) != 0)
 			goto fail;
@@ -475,8 +475,8 @@ static int mount_point(const struct gv *g, const char *src, const char *dst, cha
 	close(fd);
 	return 0;
 fail:
-	snprintf(why, n, "mount point for %.200s: %s", src, strerror(errno));
-	return -1;
+	return runner_error_set(err, RUNNER_E_SETUP, "mount point for %.200s: %s", src,
+	                        strerror(errno));
 }
 
 static json_t *rlimit(const char *type, long long v)
@@ -585,16 +585,15 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 }
 
 /* Pick the container id and make the run's directory (0700) with its
- * bundle and state directories. Returns 0 or -1 + why. */
-static int bundle_dir(struct gv *g, char *why, size_t n)
+ * bundle and state directories. Returns 0 or -1 with *err. */
+static int bundle_dir(struct gv *g, struct runner_error *err)
 {
 	unsigned char rnd[16];
 	size_t i;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		snprintf(why, n, "no random bytes for the container id");
-		return -1;
-	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "no random bytes for the container id");
 	memcpy(g->id, "olivares-", 9);
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(g->id + 9 + 2 * i, 3, "%02x", rnd[i]);
@@ -604,27 +603,25 @@ static int bundle_dir(struct gv *g, char *why, size_t n)
 			break;
 		g->top[0] = '\0';
 	}
-	if (!g->top[0]) {
-		snprintf(why, n, "cannot make the bundle directory under /run or /tmp: %s",
-		         strerror(errno));
-		return -1;
-	}
+	if (!g->top[0])
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "cannot make the bundle directory under /run or /tmp: %s",
+		                        strerror(errno));
 	snprintf(g->path[P_BUNDLE], sizeof(g->path[0]), "%s/bundle", g->top);
 	snprintf(g->path[P_ROOTFS], sizeof(g->path[0]), "%s/bundle/rootfs", g->top);
 	snprintf(g->path[P_STATE], sizeof(g->path[0]), "%s/state", g->top);
 	snprintf(g->path[P_PIDFILE], sizeof(g->path[0]), "%s/sandbox.pid", g->top);
 	if (mkdir(g->path[P_BUNDLE], 0700) != 0 || mkdir(g->path[P_ROOTFS], 0755) != 0 ||
-	    mkdir(g->path[P_STATE], 0700) != 0) {
-		snprintf(why, n, "cannot make the bundle: %s", strerror(errno));
-		return -1;
-	}
+	    mkdir(g->path[P_STATE], 0700) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "cannot make the bundle: %s",
+		                        strerror(errno));
 	return 0;
 }
 
 /* Fill the rootfs with its mount points and write config.json. Returns 0
- * or -1 + why. */
-static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char *agent, char *why,
-                       size_t n)
+ * or -1 with *err. */
+static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char *agent,
+                       struct runner_error *err)
 {
 	static const char *const links[][2] = {
 	    {"usr/bin", "bin"}, {"usr/sbin", "sbin"}, {"usr/lib", "lib"}, {"usr/lib64", "lib64"}};
@@ -637,7 +634,7 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	for (i = 0; i < json_array_size(binds); i++) {
 		const char *b = json_string_value(json_array_get(binds, i));
 
-		if (mount_point(g, b, b, why, n) != 0)
+		if (mount_point(g, b, b, err) != 0)
 			goto out;
 	}
 	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
@@ -645,11 +642,12 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", g->path[P_ROOTFS], links[i][1]);
 		if (symlink(links[i][0], path) != 0) {
-			snprintf(why, n, "symlink /%s: %s", links[i][1], strerror(errno));
+			runner_error_set(err, RUNNER_E_SETUP, "symlink /%s: %s", links[i][1],
+			                 strerror(errno));
 			goto out;
 		}
 	}
-	if (mount_point(g, agent, "/agent", why, n) != 0)
+	if (mount_point(g, agent, "/agent", err) != 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/proc", g->path[P_ROOTFS]);
 	if (mkdir(path, 0555) != 0)
@@ -660,13 +658,13 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	cfg = oci_config(spec, binds, agent);
 	snprintf(path, sizeof(path), "%s/config.json", g->path[P_BUNDLE]);
 	if (!cfg || json_dump_file(cfg, path, JSON_COMPACT) != 0) {
-		snprintf(why, n, "cannot write the OCI config");
+		runner_error_set(err, RUNNER_E_SETUP, "cannot write the OCI config");
 		goto out;
 	}
 	rc = 0;
 	goto out;
 fail:
-	snprintf(why, n, "cannot make the rootfs: %s", strerror(errno));
+	runner_error_set(err, RUNNER_E_SETUP, "cannot make the rootfs: %s", strerror(errno));
 out:
 	json_decref(cfg);
 	json_decref(binds);
@@ -706,7 +704,8 @@ static pid_t read_pidfile(const char *path)
  * is in place when its flag is there or when no --platform= is: the
  * --platform=NAME runsc create was given is then runsc's default.
  */
-static int sandbox_verified(pid_t pid, const char *id, const char *platform, char *why, size_t n)
+static int sandbox_verified(pid_t pid, const char *id, const char *platform,
+                            struct runner_error *err)
 {
 	char path[64], buf[4096], want[32];
 	const char *arg, *last = NULL;
@@ -716,16 +715,14 @@ static int sandbox_verified(pid_t pid, const char *id, const char *platform, cha
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, n, "the sandbox process %d is gone", (int)pid);
-		return -1;
-	}
+	if (fd < 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED, "the sandbox process %d is gone",
+		                        (int)pid);
 	r = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (r <= 0) {
-		snprintf(why, n, "the sandbox process %d has no command line", (int)pid);
-		return -1;
-	}
+	if (r <= 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "the sandbox process %d has no command line", (int)pid);
 	buf[r] = '\0';
 	snprintf(want, sizeof(want), "--platform=%s", platform);
 	for (off = 0; off < (size_t)r; off += strlen(buf + off) + 1) {
@@ -740,13 +737,11 @@ static int sandbox_verified(pid_t pid, const char *id, const char *platform, cha
 			other = 1;
 		last = arg;
 	}
-	if (!boot || !nonet || !seccomp || other || !last || strcmp(last, id) != 0) {
-		snprintf(why, n,
-		         "process %d is not the gVisor sandbox of this run with "
-		         "--network=none, --oci-seccomp and platform %s",
-		         (int)pid, platform);
-		return -1;
-	}
+	if (!boot || !nonet || !seccomp || other || !last || strcmp(last, id) != 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "process %d is not the gVisor sandbox of this run with "
+		                        "--network=none, --oci-seccomp and platform %s",
+		                        (int)pid, platform);
 	return 0;
 }
 
@@ -762,7 +757,7 @@ static void agent_end_input(void *ctx)
 	close_fd(&g->to_agent);
 }
 
-static int agent_end(void *ctx, long long deadline_ms, char *why, size_t n)
+static int agent_end(void *ctx, long long deadline_ms, struct runner_error *how)
 {
 	struct gv *g = ctx;
 	int st = g->sandbox_status;
@@ -775,15 +770,16 @@ static int agent_end(void *ctx, long long deadline_ms, char *why, size_t n)
 	if (st < 0)
 		return -1;
 	if (WIFSIGNALED(st)) {
-		snprintf(why, n, "the gVisor sandbox was killed by SIG%s",
-		         sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+		runner_error_set(how, RUNNER_E_AGENT, "the gVisor sandbox was killed by SIG%s",
+		                 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
 		return 0;
 	}
 	code = WEXITSTATUS(st);
 	if (code > 128 && code < 128 + 65 && sigabbrev_np(code - 128))
-		snprintf(why, n, "agent killed by SIG%s", sigabbrev_np(code - 128));
+		runner_error_set(how, RUNNER_E_AGENT, "agent killed by SIG%s",
+		                 sigabbrev_np(code - 128));
 	else
-		snprintf(why, n, "agent exited with status %d", code);
+		runner_error_set(how, RUNNER_E_AGENT, "agent exited with status %d", code);
 	return 0;
 }
 
@@ -806,22 +802,20 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
  * only write end the runner holds: 'q' means the runner tore everything
  * down itself; EOF means the runner is gone.
  */
-static int guard_start(struct gv *g, char *why, size_t n)
+static int guard_start(struct gv *g, struct runner_error *err)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
-	char msg[384];
+	struct runner_error ignored;
 	int p[2], null;
 	ssize_t r;
 	char c = 0;
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC) != 0) {
-		snprintf(why, n, "pipe: %s", strerror(errno));
-		return -1;
-	}
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "pipe: %s", strerror(errno));
 	pid = fork();
 	if (pid < 0) {
-		snprintf(why, n, "fork of the guard: %s", strerror(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "fork of the guard: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -842,7 +836,7 @@ static int guard_start(struct gv *g, char *why, size_t n)
 		if (r == 1 && c == 'q')
 			_exit(0);
 		g->sandbox = -1;
-		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, msg, sizeof(msg));
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ignored);
 		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 		_exit(0);
 	}
@@ -867,64 +861,67 @@ static void guard_dismiss(struct gv *g)
 
 /*
  * Create and start the sandbox for spec with agent at /agent. Returns 0
- * once it is verified in place (see the header comment), -1 with why.
+ * once it is verified in place (see the header comment), -1 with *err
+ * (kind RUNNER_E_TIMEOUT when runsc create or start was cut at deadline).
  */
 static int gv_start(struct gv *g, const struct runner_spec *spec, const char *agent,
-                    long long deadline, char *why, size_t n)
+                    long long deadline, struct runner_error *err)
 {
 	const char *create[] = {
 	    "create", "--bundle", g->path[P_BUNDLE], "--pid-file", g->path[P_PIDFILE], g->id, NULL};
 	const char *start[] = {"start", g->id, NULL};
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-	char msg[384], said[256];
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+	struct runner_error step;
+	char said[256];
 	int rc = -1;
 
-	if (bundle_dir(g, why, n) != 0)
+	if (bundle_dir(g, err) != 0)
 		return -1;
 	/* From here on a dying runner leaves nothing: the guard removes it. */
-	if (guard_start(g, why, n) != 0)
+	if (guard_start(g, err) != 0)
 		return -1;
-	if (bundle_fill(g, spec, agent, why, n) != 0)
+	if (bundle_fill(g, spec, agent, err) != 0)
 		return -1;
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-		snprintf(why, n, "pipe: %s", strerror(errno));
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(errp, O_CLOEXEC) != 0) {
+		runner_error_set(err, RUNNER_E_SETUP, "pipe: %s", strerror(errno));
 		goto out;
 	}
 	/* The container's stdio are runsc create's: it hands them to the
 	 * sandbox, which keeps them after create exits. */
 	g->created = 1;
-	if (runsc_cmd(g, create, in[0], out[1], err[1], deadline, msg, sizeof(msg)) != 0) {
+	if (runsc_cmd(g, create, in[0], out[1], errp[1], deadline, &step) != 0) {
 		/* What runsc create said went to the container's stderr. */
-		read_now(err[0], said, sizeof(said));
+		read_now(errp[0], said, sizeof(said));
 		first_line(said, sizeof(said), said, strlen(said));
-		snprintf(why, n, "gVisor sandbox not created (platform %s): %s%s%s", gv_platform,
-		         msg, said[0] ? ": " : "", said);
+		runner_error_set(err, step.kind, "gVisor sandbox not created (platform %s): %s%s%s",
+		                 gv_platform, step.message, said[0] ? ": " : "", said);
 		goto out;
 	}
 	g->sandbox = read_pidfile(g->path[P_PIDFILE]);
 	if (g->sandbox <= 0) {
-		snprintf(why, n, "runsc create wrote no sandbox pid");
+		runner_error_set(err, RUNNER_E_SETUP, "runsc create wrote no sandbox pid");
 		goto out;
 	}
 	/* Checked while it waits for start: an agent that exits at once
 	 * takes its sandbox with it. */
-	if (sandbox_verified(g->sandbox, g->id, gv_platform, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "gVisor sandbox not in place: %s", msg);
+	if (sandbox_verified(g->sandbox, g->id, gv_platform, &step) != 0) {
+		runner_error_set(err, step.kind, "gVisor sandbox not in place: %s", step.message);
 		goto out;
 	}
-	if (runsc_cmd(g, start, -1, -1, -1, deadline, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "gVisor container not started (platform %s): %s", gv_platform,
-		         msg);
+	if (runsc_cmd(g, start, -1, -1, -1, deadline, &step) != 0) {
+		runner_error_set(err, step.kind, "gVisor container not started (platform %s): %s",
+		                 gv_platform, step.message);
 		goto out;
 	}
 	rc = 0;
 out:
 	close_fd(&in[0]);
 	close_fd(&out[1]);
-	close_fd(&err[1]);
+	close_fd(&errp[1]);
 	g->to_agent = in[1];
 	g->from_agent = out[0];
-	g->err_agent = err[0];
+	g->err_agent = errp[0];
 	return rc;
 }
 
@@ -990,19 +987,22 @@ static int reap_all(struct gv *g, long long deadline)
 	}
 }
 
-/* Tear the sandbox down; returns 0 when nothing of it is left. The agent
- * has until grace_deadline to exit (the sandbox exits with it); g->killed
- * says whether it was still running then. */
-static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t n)
+/* Tear the sandbox down; returns 0 when nothing of it is left, else -1
+ * with *err naming what is (kind RUNNER_E_LEFT_BEHIND). The agent has
+ * until grace_deadline to exit (the sandbox exits with it); g->killed says
+ * whether it was still running then. */
+static int gv_destroy(struct gv *g, long long grace_deadline, struct runner_error *err)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
 	long long deadline = now_ms() + RUNNER_GV_TEARDOWN_MS;
-	char path[256], msg[384];
+	struct runner_error ignored;
+	char path[256];
 	struct stat st;
 	size_t i;
 	int ok = 1, st_exit;
 
-	why[0] = '\0';
+	err->kind = RUNNER_OK;
+	err->message[0] = '\0';
 	/* EOF on its stdin is the agent's cue to exit; the sandbox exits
 	 * with it. */
 	close_fd(&g->to_agent);
@@ -1017,11 +1017,12 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 	 * the cgroups; whether it worked is checked below, not taken from
 	 * its exit status (it fails on a container that was never made). */
 	if (g->created)
-		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, msg, sizeof(msg));
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ignored);
 	guard_dismiss(g);
 	if (reap_all(g, deadline) != 0) {
 		ok = 0;
-		snprintf(why, n, "a process of the gVisor sandbox could not be reaped");
+		runner_error_set(err, RUNNER_E_LEFT_BEHIND,
+		                 "a process of the gVisor sandbox could not be reaped");
 	}
 	close_fd(&g->from_agent);
 	close_fd(&g->err_agent);
@@ -1029,7 +1030,8 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 		snprintf(path, sizeof(path), "%s/%s", cgroup_roots[i], g->id);
 		if (lstat(path, &st) == 0 && rmdir(path) != 0 && errno != ENOENT) {
 			ok = 0;
-			snprintf(why, n, "cgroup %.200s left behind", path);
+			runner_error_set(err, RUNNER_E_LEFT_BEHIND, "cgroup %.200s left behind",
+			                 path);
 		}
 	}
 	if (g->top[0]) {
@@ -1038,7 +1040,8 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 		if (lstat(g->top, &st) == 0 || errno != ENOENT) {
 			ok = 0;
-			snprintf(why, n, "bundle directory %.200s left behind", g->top);
+			runner_error_set(err, RUNNER_E_LEFT_BEHIND,
+			                 "bundle directory %.200s left behind", g->top);
 		} else {
 			g->top[0] = '\0';
 		}
@@ -1048,39 +1051,34 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 
 /* ---- the backend ------------------------------------------------------------ */
 
-static int gv_preflight(char *why, size_t n)
+static int gv_preflight(struct runner_error *err)
 {
 	const char *version[] = {"--version", NULL};
+	struct runner_error ran;
 	struct gv g;
-	char msg[384];
 
 	memset(&g, 0, sizeof(g));
 	g.runsc = find_runsc();
-	if (!g.runsc) {
-		snprintf(why, n,
-		         "runsc binary not found (looked in /usr/bin, /usr/sbin, "
-		         "/usr/local/bin)");
-		return -1;
-	}
-	if (geteuid() != 0) {
-		snprintf(why, n, "runsc run needs root (the runner runs as uid %d)",
-		         (int)geteuid());
-		return -1;
-	}
+	if (!g.runsc)
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "runsc binary not found (looked in /usr/bin, /usr/sbin, "
+		                        "/usr/local/bin)");
+	if (geteuid() != 0)
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "runsc run needs root (the runner runs as uid %d)",
+		                        (int)geteuid());
 	/* --version takes no --root; runsc ignores the extra flags for it,
 	 * but keep the call minimal: a state dir that does not exist. */
 	snprintf(g.path[P_STATE], sizeof(g.path[0]), "/nonexistent");
-	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, msg, sizeof(msg)) !=
-	    0) {
-		snprintf(why, n, "runsc does not run: %s", msg);
-		return -1;
-	}
+	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ran) != 0)
+		return runner_error_set(err, RUNNER_E_MISSING, "runsc does not run: %s",
+		                        ran.message);
 	return 0;
 }
 
 /* Shared by run and the full preflight: prepare, mark the runner as the
  * subreaper of everything runsc starts. */
-static int gv_init(struct gv *g, char *why, size_t n)
+static int gv_init(struct gv *g, struct runner_error *err)
 {
 	memset(g, 0, sizeof(*g));
 	g->sandbox = -1;
@@ -1089,50 +1087,49 @@ static int gv_init(struct gv *g, char *why, size_t n)
 	g->guard = -1;
 	g->guard_fd = -1;
 	g->runsc = find_runsc();
-	if (!g->runsc) {
-		snprintf(why, n, "runsc binary not found");
-		return -1;
-	}
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
-		snprintf(why, n, "PR_SET_CHILD_SUBREAPER failed: %s", strerror(errno));
-		return -1;
-	}
+	if (!g->runsc)
+		return runner_error_set(err, RUNNER_E_MISSING, "runsc binary not found");
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "PR_SET_CHILD_SUBREAPER failed: %s",
+		                        strerror(errno));
 	return 0;
 }
 
 /* --preflight gvisor: also boot a throw-away sandbox running /usr/bin/true
  * exactly as a run would, and check it exits 0 and is torn down. */
-static int gv_preflight_full(char *why, size_t n)
+static int gv_preflight_full(struct runner_error *err)
 {
 	struct runner_spec spec;
+	struct runner_error end, left;
 	struct gv g;
-	char msg[384];
 	long long deadline = now_ms() + RUNNER_GV_TRIAL_MS;
 	int rc = -1, st;
 
-	if (gv_preflight(why, n) != 0)
+	if (gv_preflight(err) != 0)
 		return -1;
 	memset(&spec, 0, sizeof(spec));
 	spec.limits = (struct runner_limits){
 	    MODEL_RUN_WALL_MS_DEFAULT,   MODEL_RUN_CPU_SECONDS_DEFAULT, MODEL_RUN_MEMORY_MB_DEFAULT,
 	    MODEL_RUN_PROCESSES_DEFAULT, MODEL_RUN_OPEN_FILES_DEFAULT,  MODEL_RUN_TMPFS_MB_DEFAULT};
-	if (gv_init(&g, why, n) != 0)
+	if (gv_init(&g, err) != 0)
 		return -1;
-	if (gv_start(&g, &spec, "/usr/bin/true", deadline, why, n) != 0)
+	if (gv_start(&g, &spec, "/usr/bin/true", deadline, err) != 0)
 		goto out;
-	if (agent_end(&g, deadline, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "trial sandbox running /usr/bin/true did not exit");
+	if (agent_end(&g, deadline, &end) != 0) {
+		runner_error_set(err, RUNNER_E_MISSING,
+		                 "trial sandbox running /usr/bin/true did not exit");
 		goto out;
 	}
 	st = g.sandbox_status;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(why, n, "trial sandbox running /usr/bin/true: %s", msg);
+		runner_error_set(err, RUNNER_E_MISSING, "trial sandbox running /usr/bin/true: %s",
+		                 end.message);
 		goto out;
 	}
 	rc = 0;
 out:
-	if (gv_destroy(&g, 0, msg, sizeof(msg)) != 0 && rc == 0) {
-		snprintf(why, n, "trial sandbox not torn down: %s", msg);
+	if (gv_destroy(&g, 0, &left) != 0 && rc == 0) {
+		runner_error_set(err, left.kind, "trial sandbox not torn down: %s", left.message);
 		rc = -1;
 	}
 	return rc;
@@ -1144,7 +1141,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	struct runner_agent_io io;
 	struct stat st;
 	struct gv g;
-	char why[384], msg[384];
+	struct runner_error err, left;
 	long long deadline = now_ms() + spec->limits.wall_ms, start_deadline, grace;
 	int rc = -1;
 
@@ -1167,17 +1164,19 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		         "agent program %.200s is not an executable regular file", agent);
 		return -1;
 	}
-	if (gv_init(&g, why, sizeof(why)) != 0) {
-		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s", why);
+	if (gv_init(&g, &err) != 0) {
+		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s",
+		         err.message);
 		return -1;
 	}
 	start_deadline = now_ms() + RUNNER_GV_START_MS;
 	if (start_deadline > deadline)
 		start_deadline = deadline;
-	if (gv_start(&g, spec, agent, start_deadline, why, sizeof(why)) != 0) {
-		/* a runsc command cut at the deadline says so (runsc_cmd) */
-		if (!strstr(why, "did not finish within"))
-			snprintf(sum->reason, sizeof(sum->reason), "%s", why);
+	if (gv_start(&g, spec, agent, start_deadline, &err) != 0) {
+		/* a runsc command cut at the deadline: the reason names the
+		 * limit that cut it */
+		if (err.kind != RUNNER_E_TIMEOUT)
+			snprintf(sum->reason, sizeof(sum->reason), "%s", err.message);
 		else if (start_deadline == deadline)
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "wall-clock limit of %ld ms exceeded while the gVisor sandbox "
@@ -1202,13 +1201,12 @@ out:
 	 * never past the run's deadline (its sandbox RUNNER_GV_EXIT_SLACK_MS more
 	 * for its own exit, gv_destroy), then the sandbox is deleted. */
 	grace = io.grace_until ? io.grace_until : now_ms() + RUNNER_AGENT_GRACE_MS;
-	if (gv_destroy(&g, rc == 0 ? (grace < deadline ? grace : deadline) : 0, msg, sizeof(msg)) !=
-	    0) {
+	if (gv_destroy(&g, rc == 0 ? (grace < deadline ? grace : deadline) : 0, &left) != 0) {
 		sum->left_behind = 1;
 		if (rc == 0) {
 			sum->status = "failed";
 			snprintf(sum->reason, sizeof(sum->reason),
-			         "the gVisor sandbox was not torn down: %s", msg);
+			         "the gVisor sandbox was not torn down: %s", left.message);
 			rc = -1;
 		}
 	}

@@ -29,15 +29,15 @@
 
 /* Before every run: cheap checks only; runner_jail_start() checks every
  * primitive anyway and fails closed naming the one that is missing. */
-static int ns_preflight(char *why, size_t n)
+static int ns_preflight(struct runner_error *err)
 {
-	return runner_jail_preflight(0, why, n);
+	return runner_jail_preflight(0, err);
 }
 
 /* --preflight namespaces: also try the primitives in a throw-away child. */
-static int ns_preflight_full(char *why, size_t n)
+static int ns_preflight_full(struct runner_error *err)
 {
-	return runner_jail_preflight(1, why, n);
+	return runner_jail_preflight(1, err);
 }
 
 static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
@@ -45,7 +45,7 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	struct runner_agent_io io;
 	struct runner_jail j;
 	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
-	char why[384];
+	struct runner_error err;
 	long long deadline, grace;
 	int rc;
 
@@ -63,10 +63,11 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		return -1;
 	}
 	deadline = runner_now_ms() + spec->limits.wall_ms;
-	if (runner_jail_start(spec, agent, &j, why, sizeof(why)) != 0) {
+	if (runner_jail_start(spec, agent, &j, &err) != 0) {
 		if (runner_jail_destroy(&j, 0) != 0)
 			sum->left_behind = 1;
-		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s", why);
+		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s",
+		         err.message);
 		return -1;
 	}
 	sum->isolated = 1;

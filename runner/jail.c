@@ -424,37 +424,34 @@ static int is_jail_dev(int src, size_t d)
 
 /* Open (O_PATH) the host's device d of jail_devs into *fd and check that
  * it is that character device on a mount a device opens through (not
- * nodev). Returns 0; -1 with why naming the device ("the host's /dev/null
- * is not the character device 1:3"), *fd then
- * open or -1. Shared by runner_jail_start() and the listing's preflight,
- * which must not pass on a host where every run would fail here. */
-static int open_jail_dev(size_t d, int *fd, char *why, size_t n)
+ * nodev). Returns 0; -1 with *err naming the device (kind
+ * RUNNER_E_MISSING: "the host's /dev/null is not the character device
+ * 1:3"), *fd then open or -1. Shared by runner_jail_start() and the
+ * listing's preflight, which must not pass on a host where every run would
+ * fail here. */
+static int open_jail_dev(size_t d, int *fd, struct runner_error *err)
 {
 	struct statvfs sv;
 
 	*fd = open(jail_devs[d].path, O_PATH | O_CLOEXEC);
-	if (*fd < 0) {
-		snprintf(why, n, "cannot open %s: %s", jail_devs[d].path, ename(errno));
-		return -1;
-	}
-	if (!is_jail_dev(*fd, d)) {
-		snprintf(why, n, "the host's %s is not the character device %u:%u",
-		         jail_devs[d].path, jail_devs[d].major, jail_devs[d].minor);
-		return -1;
-	}
+	if (*fd < 0)
+		return runner_error_set(err, RUNNER_E_MISSING, "cannot open %s: %s",
+		                        jail_devs[d].path, ename(errno));
+	if (!is_jail_dev(*fd, d))
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "the host's %s is not the character device %u:%u",
+		                        jail_devs[d].path, jail_devs[d].major, jail_devs[d].minor);
 	/* A bind keeps its source's nodev: the jail's device would not open
 	 * (EACCES), and every run would fail at the agent's first use. */
-	if (fstatvfs(*fd, &sv) != 0) {
-		snprintf(why, n, "cannot read the mount flags of the host's %s: %s",
-		         jail_devs[d].path, ename(errno));
-		return -1;
-	}
-	if (sv.f_flag & ST_NODEV) {
-		snprintf(why, n,
-		         "the host's %s is on a nodev mount (a device does not open through it)",
-		         jail_devs[d].path);
-		return -1;
-	}
+	if (fstatvfs(*fd, &sv) != 0)
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "cannot read the mount flags of the host's %s: %s",
+		                        jail_devs[d].path, ename(errno));
+	if (sv.f_flag & ST_NODEV)
+		return runner_error_set(
+		    err, RUNNER_E_MISSING,
+		    "the host's %s is on a nodev mount (a device does not open through it)",
+		    jail_devs[d].path);
 	return 0;
 }
 
@@ -759,16 +756,16 @@ void runner_jail_warm(void)
 }
 
 /* Is a namespace kind of the jail missing on this host? Returns 0, or -1
- * with why naming it. */
-static int missing_ns_kind(char *why, size_t n)
+ * with *err naming it (kind RUNNER_E_MISSING). */
+static int missing_ns_kind(struct runner_error *err)
 {
 	size_t i;
 
 	for (i = 0; i < NS_KINDS; i++) {
-		if (!own_ns(i)[0]) {
-			snprintf(why, n, "%s namespaces unavailable in this kernel", ns_names[i]);
-			return -1;
-		}
+		if (!own_ns(i)[0])
+			return runner_error_set(err, RUNNER_E_MISSING,
+			                        "%s namespaces unavailable in this kernel",
+			                        ns_names[i]);
 	}
 	return 0;
 }
@@ -797,88 +794,90 @@ static int status_field(const char *status, const char *key, char *val, size_t n
 	return -1;
 }
 
-static int verify_mounts(pid_t agent, char *why, size_t n);
+static int verify_mounts(pid_t agent, struct runner_error *err);
+
+/* What a failed look at the agent's /proc entries means, from its errno e:
+ * RUNNER_E_GONE (ENOENT, ESRCH: the agent is exiting or has exited),
+ * RUNNER_E_CLOSED (EACCES, EPERM: closed to this process), else
+ * RUNNER_E_UNVERIFIED. */
+static enum runner_err proc_err(int e)
+{
+	if (e == ENOENT || e == ESRCH)
+		return RUNNER_E_GONE;
+	if (e == EACCES || e == EPERM)
+		return RUNNER_E_CLOSED;
+	return RUNNER_E_UNVERIFIED;
+}
 
 /* From outside the jail, check what the agent runs under: its own
  * namespaces (none shared with the runner), the jail's root (the one the
  * builder reported, not the runner's), seccomp filter mode, no_new_privs,
  * no capability, the unprivileged host uid, and its mounts (verify_mounts).
- * Returns 0; -1 with why when a check fails; -2 with why when the agent's
- * /proc entries are gone (it is exiting or has exited); -3 with why when
- * they are closed to this process (before its exec pid 1 is not dumpable,
- * and a runner that is not root may not look into it then). */
-static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid, char *why,
-                        size_t n)
+ * Returns 0, or -1 with *err: kind RUNNER_E_UNVERIFIED when a check fails,
+ * RUNNER_E_GONE when the agent's /proc entries are gone (it is exiting or
+ * has exited), RUNNER_E_CLOSED when they are closed to this process
+ * (before its exec pid 1 is not dumpable, and a runner that is not root
+ * may not look into it then). */
+static int verify_agent(pid_t agent, const struct report *built, uid_t host_uid,
+                        struct runner_error *err)
 {
 	char path[64], theirs[64], status[4096], val[64], want[64];
 	struct stat ra, rr;
 	const char *mine;
 	ssize_t len;
 	size_t i;
-	int fd;
+	int fd, e;
 
 	for (i = 0; i < NS_KINDS; i++) {
 		mine = own_ns(i);
 		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)agent, ns_names[i]);
 		len = readlink(path, theirs, sizeof(theirs) - 1);
+		e = errno;
 		theirs[len > 0 ? len : 0] = '\0';
-		if (!mine[0] || !theirs[0] || strcmp(mine, theirs) == 0) {
-			snprintf(why, n, "agent is not in a %s namespace of its own", ns_names[i]);
-			/* an exiting process has lost its namespaces already;
-			 * one not dumpable may be closed to a runner that is
-			 * not root */
-			if (len < 0 && (errno == ENOENT || errno == ESRCH))
-				return -2;
-			return len < 0 && (errno == EACCES || errno == EPERM) ? -3 : -1;
-		}
+		/* an exiting process has lost its namespaces already; one not
+		 * dumpable may be closed to a runner that is not root */
+		if (!mine[0] || !theirs[0] || strcmp(mine, theirs) == 0)
+			return runner_error_set(err, len < 0 ? proc_err(e) : RUNNER_E_UNVERIFIED,
+			                        "agent is not in a %s namespace of its own",
+			                        ns_names[i]);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)agent);
-	if (stat(path, &ra) != 0) {
-		snprintf(why, n, "agent's root is not the jail's");
-		if (errno == ENOENT || errno == ESRCH)
-			return -2;
-		return errno == EACCES || errno == EPERM ? -3 : -1;
-	}
-	if (stat("/proc/self/root", &rr) != 0 ||
-	    (unsigned long long)ra.st_dev != built->root_dev ||
+	if (stat(path, &ra) != 0)
+		return runner_error_set(err, proc_err(errno), "agent's root is not the jail's");
+	if (stat("/proc/self/root", &rr) != 0 || (unsigned long long)ra.st_dev != built->root_dev ||
 	    (unsigned long long)ra.st_ino != built->root_ino ||
-	    (ra.st_dev == rr.st_dev && ra.st_ino == rr.st_ino)) {
-		snprintf(why, n, "agent's root is not the jail's");
-		return -1;
-	}
+	    (ra.st_dev == rr.st_dev && ra.st_ino == rr.st_ino))
+		return runner_error_set(err, RUNNER_E_UNVERIFIED, "agent's root is not the jail's");
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)agent);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(why, n, "cannot read the agent's status: %s", ename(errno));
-		return errno == ENOENT || errno == ESRCH ? -2 : -1;
+		e = errno;
+		return runner_error_set(
+		    err, e == ENOENT || e == ESRCH ? RUNNER_E_GONE : RUNNER_E_UNVERIFIED,
+		    "cannot read the agent's status: %s", ename(e));
 	}
 	len = read(fd, status, sizeof(status) - 1);
 	close(fd);
 	status[len > 0 ? len : 0] = '\0';
-	if (status_field(status, "Seccomp", val, sizeof(val)) != 0 || strcmp(val, "2") != 0) {
-		snprintf(why, n, "agent is not under a seccomp filter");
-		return -1;
-	}
-	if (status_field(status, "NoNewPrivs", val, sizeof(val)) != 0 || strcmp(val, "1") != 0) {
-		snprintf(why, n, "agent does not have no_new_privs");
-		return -1;
-	}
+	if (status_field(status, "Seccomp", val, sizeof(val)) != 0 || strcmp(val, "2") != 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "agent is not under a seccomp filter");
+	if (status_field(status, "NoNewPrivs", val, sizeof(val)) != 0 || strcmp(val, "1") != 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "agent does not have no_new_privs");
 	if (status_field(status, "CapEff", val, sizeof(val)) != 0 ||
 	    strcmp(val, "0000000000000000") != 0 ||
 	    status_field(status, "CapPrm", val, sizeof(val)) != 0 ||
 	    strcmp(val, "0000000000000000") != 0 ||
 	    status_field(status, "CapBnd", val, sizeof(val)) != 0 ||
-	    strcmp(val, "0000000000000000") != 0) {
-		snprintf(why, n, "agent still holds capabilities");
-		return -1;
-	}
+	    strcmp(val, "0000000000000000") != 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED, "agent still holds capabilities");
 	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", (unsigned)host_uid, (unsigned)host_uid,
 	         (unsigned)host_uid, (unsigned)host_uid);
-	if (status_field(status, "Uid", val, sizeof(val)) != 0 || strcmp(val, want) != 0) {
-		snprintf(why, n, "agent does not run as host uid %u", (unsigned)host_uid);
-		return -1;
-	}
-	return verify_mounts(agent, why, n);
+	if (status_field(status, "Uid", val, sizeof(val)) != 0 || strcmp(val, want) != 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "agent does not run as host uid %u", (unsigned)host_uid);
+	return verify_mounts(agent, err);
 }
 
 /* Is word one of the comma-separated words of list? */
@@ -913,11 +912,12 @@ static const char *const host_state_fs[] = {
  * node at mnt in the agent's root (root: an O_PATH descriptor of
  * /proc/PID/root, opened on first use; resolved in it, no symlink
  * followed) is that character device, on the filesystem the mount line
- * names (majmin, its MAJ:MIN field). Returns 0; -1 with why; -2 and -3
- * as verify_agent when /proc/PID/root cannot be opened.
+ * names (majmin, its MAJ:MIN field). Returns 0, or -1 with *err (kinds as
+ * verify_agent's: RUNNER_E_GONE and RUNNER_E_CLOSED when /proc/PID/root
+ * cannot be opened).
  */
 static int verify_dev_mount(pid_t agent, int *root, unsigned *seen, const char *mnt,
-                            const char *majmin, const char *opts, char *why, size_t n)
+                            const char *majmin, const char *opts, struct runner_error *err)
 {
 	struct open_how how;
 	struct stat st;
@@ -928,28 +928,25 @@ static int verify_dev_mount(pid_t agent, int *root, unsigned *seen, const char *
 
 	for (d = 0; d < JAIL_NDEVS && strcmp(mnt, jail_devs[d].path) != 0; d++)
 		;
-	if (d == JAIL_NDEVS) {
-		snprintf(why, n, "a mount of the jail is writable, suid or dev: %.200s", mnt);
-		return -1;
-	}
-	if (!has_word(opts, "ro") || !has_word(opts, "nosuid") || !has_word(opts, "noexec")) {
-		snprintf(why, n, "a device mount of the jail is writable, suid or exec: %s", mnt);
-		return -1;
-	}
-	if (*seen & (1u << d)) {
-		snprintf(why, n, "a device of the jail is mounted twice: %s", mnt);
-		return -1;
-	}
+	if (d == JAIL_NDEVS)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "a mount of the jail is writable, suid or dev: %.200s",
+		                        mnt);
+	if (!has_word(opts, "ro") || !has_word(opts, "nosuid") || !has_word(opts, "noexec"))
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "a device mount of the jail is writable, suid or exec: %s",
+		                        mnt);
+	if (*seen & (1u << d))
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "a device of the jail is mounted twice: %s", mnt);
 	*seen |= 1u << d;
 	if (*root < 0) {
 		snprintf(path, sizeof(path), "/proc/%d/root", (int)agent);
 		*root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (*root < 0) {
 			e = errno;
-			snprintf(why, n, "cannot look at the jail's %s: %s", mnt, ename(e));
-			if (e == ENOENT || e == ESRCH)
-				return -2;
-			return e == EACCES || e == EPERM ? -3 : -1;
+			return runner_error_set(err, proc_err(e),
+			                        "cannot look at the jail's %s: %s", mnt, ename(e));
 		}
 	}
 	memset(&how, 0, sizeof(how));
@@ -962,11 +959,10 @@ static int verify_dev_mount(pid_t agent, int *root, unsigned *seen, const char *
 	     minor(st.st_dev) == fs_minor;
 	if (fd >= 0)
 		close(fd);
-	if (!ok) {
-		snprintf(why, n, "the jail's %s is not the host's character device %u:%u", mnt,
-		         jail_devs[d].major, jail_devs[d].minor);
-		return -1;
-	}
+	if (!ok)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "the jail's %s is not the host's character device %u:%u",
+		                        mnt, jail_devs[d].major, jail_devs[d].minor);
 	return 0;
 }
 
@@ -977,11 +973,10 @@ static int verify_dev_mount(pid_t agent, int *root, unsigned *seen, const char *
  * at those exact paths only), and no filesystem of the host kernel's
  * state (host_state_fs) but the jail's /proc. What the builder made is
  * checked as it came out, whatever the binds held (a bind of a path that
- * is a symlink to /proc bound the host's procfs). Returns 0; -1 with why
- * naming the mount; -2 (gone) and -3 (closed to this process) as
- * verify_agent.
+ * is a symlink to /proc bound the host's procfs). Returns 0, or -1 with
+ * *err naming the mount (kinds as verify_agent's).
  */
-static int verify_mounts(pid_t agent, char *why, size_t n)
+static int verify_mounts(pid_t agent, struct runner_error *err)
 {
 	char path[64];
 	char *line = NULL, *field[RUNNER_JAIL_MOUNTINFO_FIELDS], *save = NULL, *tok;
@@ -995,11 +990,9 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 	f = fopen(path, "re");
 	if (!f) {
 		e = errno;
-		snprintf(why, n, "cannot read the agent's mounts: %s", ename(e));
 		/* EINVAL: an exiting process has lost its namespaces */
-		if (e == ENOENT || e == ESRCH || e == EINVAL)
-			return -2;
-		return e == EACCES || e == EPERM ? -3 : -1;
+		return runner_error_set(err, e == EINVAL ? RUNNER_E_GONE : proc_err(e),
+		                        "cannot read the agent's mounts: %s", ename(e));
 	}
 	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE
 	 * SUPEROPTIONS, split on spaces (a space in a path is written \040):
@@ -1013,7 +1006,8 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 		for (i = 6; i < nf && strcmp(field[i], "-") != 0; i++)
 			;
 		if (nf < 7 || tok || i + 1 >= nf) {
-			snprintf(why, n, "cannot read the agent's mounts: a line is not a mount");
+			runner_error_set(err, RUNNER_E_UNVERIFIED,
+			                 "cannot read the agent's mounts: a line is not a mount");
 			rc = -1;
 			break;
 		}
@@ -1024,28 +1018,30 @@ static int verify_mounts(pid_t agent, char *why, size_t n)
 		for (i = 0; host_state_fs[i] && rc == 0; i++)
 			if (strcmp(fstype, host_state_fs[i]) == 0 &&
 			    !(strcmp(fstype, "proc") == 0 && strcmp(mnt, "/proc") == 0)) {
-				snprintf(why, n,
-				         "a mount of the jail shows the host's kernel state: "
-				         "%.200s (%.40s)",
-				         mnt, fstype);
+				runner_error_set(
+				    err, RUNNER_E_UNVERIFIED,
+				    "a mount of the jail shows the host's kernel state: "
+				    "%.200s (%.40s)",
+				    mnt, fstype);
 				rc = -1;
 			}
 		if (rc == 0 && strcmp(mnt, "/tmp") == 0 && strcmp(fstype, "tmpfs") != 0) {
-			snprintf(why, n, "the jail's /tmp is not its tmpfs (%.40s)", fstype);
+			runner_error_set(err, RUNNER_E_UNVERIFIED,
+			                 "the jail's /tmp is not its tmpfs (%.40s)", fstype);
 			rc = -1;
 		}
 		if (rc == 0 && !has_word(opts, "nodev")) {
-			rc =
-			    verify_dev_mount(agent, &root, &devs_seen, mnt, field[2], opts, why, n);
+			rc = verify_dev_mount(agent, &root, &devs_seen, mnt, field[2], opts, err);
 		} else if (rc == 0 && (!has_word(opts, "nosuid") ||
 		                       (strcmp(mnt, "/tmp") != 0 && !has_word(opts, "ro")))) {
-			snprintf(why, n, "a mount of the jail is writable, suid or dev: %.200s",
-			         mnt);
+			runner_error_set(err, RUNNER_E_UNVERIFIED,
+			                 "a mount of the jail is writable, suid or dev: %.200s",
+			                 mnt);
 			rc = -1;
 		}
 	}
 	if (rc == 0 && (ferror(f) || seen == 0)) {
-		snprintf(why, n, "cannot read the agent's mounts");
+		runner_error_set(err, RUNNER_E_UNVERIFIED, "cannot read the agent's mounts");
 		rc = -1;
 	}
 	if (root >= 0)
@@ -1078,12 +1074,11 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-
 /* Has pid 1 ended (before the runner could verify it), or does it end
  * within wait_ms (an exiting process loses its /proc entries before it
- * is a zombie)? Then why says so, with its wait status; pid 1 is left to
- * be reaped. */
-static int agent_ended(pid_t pid1, int pidfd, int wait_ms, char *why, size_t n)
+ * is a zombie)? Then 1, with *how saying so with its wait status (kind
+ * RUNNER_E_AGENT); pid 1 is left to be reaped. Else 0, *how untouched. */
+static int agent_ended(pid_t pid1, int pidfd, int wait_ms, struct runner_error *how)
 {
 	struct pollfd p;
 	siginfo_t si;
@@ -1100,14 +1095,16 @@ static int agent_ended(pid_t pid1, int pidfd, int wait_ms, char *why, size_t n)
 	if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != pid1)
 		return 0;
 	if (si.si_code == CLD_EXITED) {
-		snprintf(why, n,
-		         "the agent ended before its confinement could be verified (exit status %d)",
-		         si.si_status);
+		runner_error_set(
+		    how, RUNNER_E_AGENT,
+		    "the agent ended before its confinement could be verified (exit status %d)",
+		    si.si_status);
 	} else {
 		sig = sigabbrev_np(si.si_status);
-		snprintf(why, n,
-		         "the agent ended before its confinement could be verified (killed by SIG%s)",
-		         sig ? sig : "?");
+		runner_error_set(
+		    how, RUNNER_E_AGENT,
+		    "the agent ended before its confinement could be verified (killed by SIG%s)",
+		    sig ? sig : "?");
 	}
 	return 1;
 }
@@ -1129,12 +1126,12 @@ enum setup_stage {
 /*
  * Wait until the setup has come as far as want, or until a step failed,
  * the jail died or deadline_ms passed. *built gets the builder's report.
- * Returns 0, -1 with why filled, or -2 with why filled when deadline_ms
- * passed.
+ * Returns 0, or -1 with *err (kind RUNNER_E_TIMEOUT when deadline_ms
+ * passed).
  */
 static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_ms, long budget_ms,
                        enum setup_stage want, struct setup_seen *seen, struct report *built,
-                       char *why, size_t n)
+                       struct runner_error *err)
 {
 	struct pollfd p[2];
 	struct report r;
@@ -1146,10 +1143,9 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 	while (!seen->built || (want >= SETUP_CONFINED && !seen->confined) ||
 	       (want == SETUP_EXEC && !seen->exec_done)) {
 		left = deadline_ms - runner_now_ms();
-		if (left <= 0) {
-			snprintf(why, n, "jail setup took longer than %ld ms", budget_ms);
-			return -2;
-		}
+		if (left <= 0)
+			return runner_error_set(err, RUNNER_E_TIMEOUT,
+			                        "jail setup took longer than %ld ms", budget_ms);
 		/* poll() skips a negative descriptor */
 		p[0].fd = seen->built ? -1 : report_r;
 		p[0].events = POLLIN;
@@ -1158,10 +1154,9 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 		p[1].events = POLLIN;
 		p[1].revents = 0;
 		rc = poll(p, 2, left > RUNNER_POLL_MAX_MS ? RUNNER_POLL_MAX_MS : (int)left);
-		if (rc < 0 && errno != EINTR) {
-			snprintf(why, n, "poll failed: %s", ename(errno));
-			return -1;
-		}
+		if (rc < 0 && errno != EINTR)
+			return runner_error_set(err, RUNNER_E_SETUP, "poll failed: %s",
+			                        ename(errno));
 		if (rc <= 0)
 			continue;
 		/* pid 1's messages first: when one of the two fails, the other
@@ -1172,10 +1167,9 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 				got = read(exec_r, &r, sizeof(r));
 			while (got < 0 && errno == EINTR);
 			r.what[sizeof(r.what) - 1] = '\0';
-			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_FAILED) {
-				snprintf(why, n, "%s failed: %s", r.what, ename(r.err));
-				return -1;
-			}
+			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_FAILED)
+				return runner_error_set(err, RUNNER_E_SETUP, "%s failed: %s",
+				                        r.what, ename(r.err));
 			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_CONFINED && !seen->confined) {
 				seen->confined = 1;
 			} else if (got == 0 && seen->confined) {
@@ -1186,11 +1180,11 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 				seen->exec_done = 1;
 				if (seen->built || p[0].revents)
 					continue;
-				snprintf(why, n, "the jail's pid 1 died during setup");
-				return -1;
+				return runner_error_set(err, RUNNER_E_SETUP,
+				                        "the jail's pid 1 died during setup");
 			} else {
-				snprintf(why, n, "unexpected message from the jail");
-				return -1;
+				return runner_error_set(err, RUNNER_E_SETUP,
+				                        "unexpected message from the jail");
 			}
 		}
 		if (p[0].revents) {
@@ -1199,17 +1193,18 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 				got = recv(report_r, &r, sizeof(r), 0);
 			while (got < 0 && errno == EINTR);
 			r.what[sizeof(r.what) - 1] = '\0';
-			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_FAILED) {
-				snprintf(why, n, "%s failed: %s", r.what, ename(r.err));
-				return -1;
-			}
+			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_FAILED)
+				return runner_error_set(err, RUNNER_E_SETUP, "%s failed: %s",
+				                        r.what, ename(r.err));
 			if (got != (ssize_t)sizeof(r) || r.kind != REPORT_BUILT) {
 				memset(&si, 0, sizeof(si));
 				if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 				    si.si_pid == pid1)
-					snprintf(why, n, "the jail's pid 1 died during setup");
+					runner_error_set(err, RUNNER_E_SETUP,
+					                 "the jail's pid 1 died during setup");
 				else
-					snprintf(why, n, "the jail's builder died");
+					runner_error_set(err, RUNNER_E_SETUP,
+					                 "the jail's builder died");
 				return -1;
 			}
 			*built = r;
@@ -1217,16 +1212,15 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 		}
 		/* end of file before pid 1 said it was confined, and no report
 		 * from the builder explains it */
-		if (seen->exec_done && !seen->confined && seen->built) {
-			snprintf(why, n, "the jail's pid 1 died during setup");
-			return -1;
-		}
+		if (seen->exec_done && !seen->confined && seen->built)
+			return runner_error_set(err, RUNNER_E_SETUP,
+			                        "the jail's pid 1 died during setup");
 	}
 	if (want != SETUP_EXEC)
 		return 0;
 	/* End of file without a report: the exec happened, unless pid 1 died
 	 * before it (a crash says nothing); a dead agent is no ready jail. */
-	return agent_ended(pid1, -1, 0, why, n) ? -1 : 0;
+	return agent_ended(pid1, -1, 0, err) ? -1 : 0;
 }
 
 /* Has this process a controlling terminal? /dev/tty opens if it has, and
@@ -1243,7 +1237,7 @@ static int has_controlling_tty(void)
 }
 
 int runner_jail_start(const struct runner_spec *spec, const char *agent_path, struct runner_jail *j,
-                      char *why, size_t n)
+                      struct runner_error *err)
 {
 	static const char *const default_binds[] = {"/usr"};
 	/* The seventh, the network namespace, is made by pid 1 itself while
@@ -1255,7 +1249,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	struct stat st;
 	char map[64];
 	const char *bpath;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, go[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, go[2] = {-1, -1};
 	int rep[2] = {-1, -1}, ex[2] = {-1, -1};
 	uid_t host_uid;
 	gid_t host_gid;
@@ -1266,7 +1260,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	long budget;
 	long long deadline;
 	struct setup_seen seen;
-	char why2[256];
+	struct runner_error ended;
 
 	memset(&a, 0, sizeof(a));
 	memset(&built, 0, sizeof(built));
@@ -1288,16 +1282,18 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	 * any namespace exists. */
 	a.agent_fd = open(agent_path, O_PATH | O_CLOEXEC);
 	if (a.agent_fd < 0 || fstat(a.agent_fd, &st) != 0) {
-		snprintf(why, n, "cannot open the agent program: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "cannot open the agent program: %s",
+		                 ename(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH)) {
-		snprintf(why, n, "the agent program is not a file every user may execute");
+		runner_error_set(err, RUNNER_E_SETUP,
+		                 "the agent program is not a file every user may execute");
 		goto out;
 	}
 	a.nbinds = spec->binds ? json_array_size(spec->binds) : 1;
 	if (a.nbinds > RUNNER_SPEC_MAX_BINDS) {
-		snprintf(why, n, "more than %d binds", RUNNER_SPEC_MAX_BINDS);
+		runner_error_set(err, RUNNER_E_SETUP, "more than %d binds", RUNNER_SPEC_MAX_BINDS);
 		goto out;
 	}
 	for (i = 0; i < a.nbinds; i++)
@@ -1308,14 +1304,15 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		a.bind_path[i] = bpath;
 		a.bind_fd[i] = open(bpath, O_PATH | O_CLOEXEC);
 		if (a.bind_fd[i] < 0) {
-			snprintf(why, n, "cannot open bind %.200s: %s", bpath, ename(errno));
+			runner_error_set(err, RUNNER_E_SETUP, "cannot open bind %.200s: %s", bpath,
+			                 ename(errno));
 			goto out;
 		}
 	}
 	/* The devices of the jail's /dev: they must be these devices
 	 * (a host whose /dev/null is something else fails closed). */
 	for (i = 0; i < JAIL_NDEVS; i++)
-		if (open_jail_dev(i, &a.dev_fd[i], why, n) != 0)
+		if (open_jail_dev(i, &a.dev_fd[i], err) != 0)
 			goto out;
 	a.new_session = has_controlling_tty();
 	host_uid = geteuid() == 0 ? RUNNER_JAIL_HOST_UID : geteuid();
@@ -1324,21 +1321,22 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	 * (setgroups is denied inside): drop them from this throw-away
 	 * process first. */
 	if (geteuid() == 0 && setgroups(0, NULL) != 0) {
-		snprintf(why, n, "setgroups failed: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "setgroups failed: %s", ename(errno));
 		goto out;
 	}
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
-	    pipe2(go, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0 ||
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(errp, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) != 0) {
-		snprintf(why, n, "cannot create the jail's pipes: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "cannot create the jail's pipes: %s",
+		                 ename(errno));
 		goto out;
 	}
 	a.in_r = in[0];
 	a.in_w = in[1];
 	a.out_r = out[0];
 	a.out_w = out[1];
-	a.err_r = err[0];
-	a.err_w = err[1];
+	a.err_r = errp[0];
+	a.err_w = errp[1];
 	a.go_r = go[0];
 	a.go_w = go[1];
 	a.report_r = rep[0];
@@ -1357,12 +1355,12 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 		/* Name the primitive that is missing, as the preflight's trial
 		 * finds it (a user namespace refused here, ...): on this
 		 * failure path only. */
-		if (missing_ns_kind(why, n) == 0) {
-			if (runner_jail_preflight(1, why, n) == 0)
-				snprintf(why, n, "clone of the namespaces failed: %s", ename(e));
+		if (missing_ns_kind(err) == 0) {
+			if (runner_jail_preflight(1, err) == 0)
+				runner_error_set(err, RUNNER_E_SETUP,
+				                 "clone of the namespaces failed: %s", ename(e));
 			else
-				snprintf(why + strlen(why), n - strlen(why), " (clone: %s)",
-				         ename(e));
+				runner_error_append(err, " (clone: %s)", ename(e));
 		}
 		j->pid = -1;
 		goto out;
@@ -1376,7 +1374,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 
 	close_fd(&in[0]);
 	close_fd(&out[1]);
-	close_fd(&err[1]);
+	close_fd(&errp[1]);
 	close_fd(&go[0]);
 	close_fd(&rep[1]);
 	close_fd(&ex[1]);
@@ -1385,21 +1383,21 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	 * nothing it does is done as host root. */
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_uid);
 	if (write_file(j->pid, "uid_map", map) != 0) {
-		snprintf(why, n, "uid_map failed: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "uid_map failed: %s", ename(errno));
 		goto out;
 	}
 	if (write_file(j->pid, "setgroups", "deny") != 0) {
-		snprintf(why, n, "setgroups deny failed: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "setgroups deny failed: %s", ename(errno));
 		goto out;
 	}
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_gid);
 	if (write_file(j->pid, "gid_map", map) != 0) {
-		snprintf(why, n, "gid_map failed: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "gid_map failed: %s", ename(errno));
 		goto out;
 	}
 	/* One byte for pid 1, one for the builder. */
 	if (write(go[1], "gg", 2) != 2) {
-		snprintf(why, n, "cannot start the jail: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "cannot start the jail: %s", ename(errno));
 		goto out;
 	}
 
@@ -1411,8 +1409,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	                                                     : RUNNER_JAIL_SETUP_MS;
 	deadline = runner_now_ms() + budget;
 	memset(&seen, 0, sizeof(seen));
-	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_BUILT, &seen, &built, why,
-	                n) != 0)
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_BUILT, &seen, &built, err) !=
+	    0)
 		goto out;
 	/* From here on, the jail dies with the runner however the runner
 	 * dies; until now pid 1 ran only our code, which exits on end of
@@ -1423,50 +1421,51 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	 * to 0.2 ms of a 4 ms run). pid 1 execs only after the last byte. */
 	j->guard = guard_start(j->pidfd, &j->lifeline);
 	if (j->guard < 0) {
-		snprintf(why, n, "cannot start the jail's guard: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "cannot start the jail's guard: %s",
+		                 ename(errno));
 		goto out;
 	}
 	/* EPIPE: pid 1 failed a step meanwhile (or died), and the next wait
 	 * reads its report. */
 	if (write(go[1], "g", 1) != 1 && errno != EPIPE) {
-		snprintf(why, n, "cannot start the agent: %s", ename(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "cannot start the agent: %s", ename(errno));
 		goto out;
 	}
 	close_fd(&go[1]);
-	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_CONFINED, &seen, &built, why,
-	                n) != 0)
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_CONFINED, &seen, &built,
+	                err) != 0)
 		goto out;
 	/* An agent whose /proc entries went missing under the check is gone
 	 * or on its way out: say that, once it has ended
 	 * (RUNNER_JAIL_EXIT_WAIT_MS for it to finish exiting, on this path
 	 * only). Any other failed check stands as it is. */
-	e = verify_agent(j->pid, &built, host_uid, why, n);
-	if (e == -3 && !seen.exec_done) {
+	e = verify_agent(j->pid, &built, host_uid, err);
+	if (e != 0 && err->kind == RUNNER_E_CLOSED && !seen.exec_done) {
 		/* not root: verify after the exec, as the agent */
 		if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_EXEC, &seen, &built,
-		                why, n) != 0)
+		                err) != 0)
 			goto out;
-		e = verify_agent(j->pid, &built, host_uid, why, n);
+		e = verify_agent(j->pid, &built, host_uid, err);
 	}
-	if (e == -2) {
+	if (e != 0 && err->kind == RUNNER_E_GONE) {
 		/* Its exec failed (pid 1's report says why) or it ended:
 		 * wait a little for either to show. */
 		if (await_setup(j->pid, rep[0], ex[0], runner_now_ms() + RUNNER_JAIL_EXIT_WAIT_MS,
-		                RUNNER_JAIL_EXIT_WAIT_MS, SETUP_EXEC, &seen, &built, why2,
-		                sizeof(why2)) == -1)
-			snprintf(why, n, "%s", why2);
+		                RUNNER_JAIL_EXIT_WAIT_MS, SETUP_EXEC, &seen, &built, &ended) != 0 &&
+		    ended.kind != RUNNER_E_TIMEOUT)
+			*err = ended;
 		else
-			agent_ended(j->pid, j->pidfd, RUNNER_JAIL_EXIT_WAIT_MS, why, n);
+			agent_ended(j->pid, j->pidfd, RUNNER_JAIL_EXIT_WAIT_MS, err);
 	}
 	if (e != 0)
 		goto out;
-	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_EXEC, &seen, &built, why,
-	                n) != 0)
+	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_EXEC, &seen, &built, err) !=
+	    0)
 		goto out;
 	j->to_agent = in[1];
 	j->from_agent = out[0];
-	j->err_agent = err[0];
-	in[1] = out[0] = err[0] = -1;
+	j->err_agent = errp[0];
+	in[1] = out[0] = errp[0] = -1;
 	rc = 0;
 out:
 	close_fd(&a.agent_fd);
@@ -1478,8 +1477,8 @@ out:
 	close_fd(&in[1]);
 	close_fd(&out[0]);
 	close_fd(&out[1]);
-	close_fd(&err[0]);
-	close_fd(&err[1]);
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
 	close_fd(&go[0]);
 	close_fd(&go[1]);
 	close_fd(&rep[0]);
@@ -1537,7 +1536,7 @@ static long long own_cpu_ms(pid_t pid)
  * busy virtual machine the sampled time runs ahead of the precise one
  * (measured here at a load of 4 on 2 CPUs: spins killed at a 1 s limit
  * read back 840 to 950 ms; a tenth of the limit failed 2 runs in 5). */
-static void describe(const struct runner_jail *j, int status, char *why, size_t n)
+static void describe(const struct runner_jail *j, int status, struct runner_error *how)
 {
 	long tck = sysconf(_SC_CLK_TCK);
 	long long slack_ms = j->cpu_seconds * (long long)RUNNER_JAIL_CPU_SLACK_MS_PER_S;
@@ -1553,19 +1552,21 @@ static void describe(const struct runner_jail *j, int status, char *why, size_t 
 
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && j->cpu_seconds > 0 &&
 	    j->agent_cpu_ms >= 0 && j->agent_cpu_ms + slack_ms >= j->cpu_seconds * 1000LL) {
-		snprintf(why, n, "agent killed by SIGKILL at its CPU time limit of %lld s",
-		         (long long)j->cpu_seconds);
+		runner_error_set(how, RUNNER_E_AGENT,
+		                 "agent killed by SIGKILL at its CPU time limit of %lld s",
+		                 (long long)j->cpu_seconds);
 	} else if (WIFSIGNALED(status)) {
 		sig = sigabbrev_np(WTERMSIG(status));
-		snprintf(why, n, "agent killed by SIG%s", sig ? sig : "?");
+		runner_error_set(how, RUNNER_E_AGENT, "agent killed by SIG%s", sig ? sig : "?");
 	} else if (WIFEXITED(status)) {
-		snprintf(why, n, "agent exited with status %d", WEXITSTATUS(status));
+		runner_error_set(how, RUNNER_E_AGENT, "agent exited with status %d",
+		                 WEXITSTATUS(status));
 	} else {
-		snprintf(why, n, "agent ended (wait status %d)", status);
+		runner_error_set(how, RUNNER_E_AGENT, "agent ended (wait status %d)", status);
 	}
 }
 
-int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t n)
+int runner_jail_agent_reason(void *ctx, long long deadline_ms, struct runner_error *how)
 {
 	struct runner_jail *j = ctx;
 	struct pollfd p;
@@ -1599,7 +1600,7 @@ int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t
 	}
 	if (j->agent_status < 0)
 		return -1;
-	describe(j, j->agent_status, why, n);
+	describe(j, j->agent_status, how);
 	return 0;
 }
 
@@ -1612,13 +1613,13 @@ void runner_jail_end_input(void *ctx)
 
 int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 {
-	char ignored[8];
+	struct runner_error ignored;
 	int status;
 	pid_t p;
 
 	close_fd(&j->to_agent);
 	if (j->pid > 0 && grace_deadline_ms > runner_now_ms())
-		runner_jail_agent_reason(j, grace_deadline_ms, ignored, sizeof(ignored));
+		runner_jail_agent_reason(j, grace_deadline_ms, &ignored);
 	close_fd(&j->from_agent);
 	close_fd(&j->err_agent);
 	if (j->pid > 0) {
@@ -1659,7 +1660,18 @@ int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 
 /* ---- preflight ------------------------------------------------------------ */
 
-int runner_jail_preflight(int trial, char *why, size_t n)
+/* The full preflight's trial child: its exit status is the step that
+ * failed (0: none). */
+enum trial_step {
+	TRIAL_OK = 0,
+	TRIAL_USERNS = 10, /* unshare of a user and a mount namespace */
+	TRIAL_PRIVATE,     /* making the mounts private */
+	TRIAL_TMPFS,       /* a tmpfs */
+	TRIAL_PIVOT,       /* pivot_root into it */
+	TRIAL_DETACH,      /* detaching the old root */
+};
+
+int runner_jail_preflight(int trial, struct runner_error *err)
 {
 	FILE *f;
 	long max = 0;
@@ -1673,11 +1685,11 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 	 * clone() fails without it, and runner_jail_start() names it then
 	 * (reading the runner's namespaces costs a /proc lookup each, which
 	 * verify_agent() does anyway, after the agent's exec). */
-	if (trial && missing_ns_kind(why, n) != 0)
+	if (trial && missing_ns_kind(err) != 0)
 		return -1;
 	/* So do the jail's devices (checked again by each run's start) */
 	for (d = 0; trial && d < JAIL_NDEVS; d++) {
-		e = open_jail_dev(d, &fd, why, n);
+		e = open_jail_dev(d, &fd, err);
 		if (fd >= 0)
 			close(fd);
 		if (e != 0)
@@ -1687,20 +1699,17 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 	if (!f || fscanf(f, "%ld", &max) != 1 || max <= 0) {
 		if (f)
 			fclose(f);
-		snprintf(why, n, "user namespaces disabled (user.max_user_namespaces is 0)");
-		return -1;
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "user namespaces disabled (user.max_user_namespaces is 0)");
 	}
 	fclose(f);
-	if (seccomp_api_get() < 3 || prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
-		snprintf(why, n, "seccomp filter unavailable");
-		return -1;
-	}
+	if (seccomp_api_get() < 3 || prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
+		return runner_error_set(err, RUNNER_E_MISSING, "seccomp filter unavailable");
 	/* The runner waits for the agent's end through a pidfd (Linux 5.3). */
 	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	if (fd < 0) {
-		snprintf(why, n, "pidfd_open unavailable: %s", ename(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return runner_error_set(err, RUNNER_E_MISSING, "pidfd_open unavailable: %s",
+		                        ename(errno));
 	close(fd);
 	if (!trial)
 		return 0;
@@ -1710,49 +1719,51 @@ int runner_jail_preflight(int trial, char *why, size_t n)
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
-	if (pid < 0) {
-		snprintf(why, n, "fork failed: %s", ename(errno));
-		return -1;
-	}
+	if (pid < 0)
+		return runner_error_set(err, RUNNER_E_INTERNAL, "fork failed: %s", ename(errno));
 	if (pid == 0) {
 		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
-			_exit(10);
+			_exit(TRIAL_USERNS);
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-			_exit(11);
+			_exit(TRIAL_PRIVATE);
 		if (mount("tmpfs", JAIL_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") != 0)
-			_exit(12);
+			_exit(TRIAL_TMPFS);
 		if (chdir(JAIL_ROOT) != 0 || syscall(SYS_pivot_root, ".", ".") != 0)
-			_exit(13);
+			_exit(TRIAL_PIVOT);
 		if (umount2(".", MNT_DETACH) != 0)
-			_exit(14);
-		_exit(0);
+			_exit(TRIAL_DETACH);
+		_exit(TRIAL_OK);
 	}
 	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			snprintf(why, n, "waitpid failed: %s", ename(errno));
-			return -1;
-		}
+		if (errno != EINTR)
+			return runner_error_set(err, RUNNER_E_INTERNAL, "waitpid failed: %s",
+			                        ename(errno));
 	step = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	switch (step) {
-	case 0:
+	case TRIAL_OK:
 		return 0;
-	case 10:
-		snprintf(why, n, "cannot create a user namespace (unshare CLONE_NEWUSER)");
+	case TRIAL_USERNS:
+		runner_error_set(err, RUNNER_E_MISSING,
+		                 "cannot create a user namespace (unshare CLONE_NEWUSER)");
 		break;
-	case 11:
-		snprintf(why, n, "cannot make mounts private in a user namespace");
+	case TRIAL_PRIVATE:
+		runner_error_set(err, RUNNER_E_MISSING,
+		                 "cannot make mounts private in a user namespace");
 		break;
-	case 12:
-		snprintf(why, n, "cannot mount a tmpfs in a user namespace");
+	case TRIAL_TMPFS:
+		runner_error_set(err, RUNNER_E_MISSING, "cannot mount a tmpfs in a user namespace");
 		break;
-	case 13:
-		snprintf(why, n, "pivot_root unavailable in a user namespace");
+	case TRIAL_PIVOT:
+		runner_error_set(err, RUNNER_E_MISSING,
+		                 "pivot_root unavailable in a user namespace");
 		break;
-	case 14:
-		snprintf(why, n, "cannot detach the old root in a user namespace");
+	case TRIAL_DETACH:
+		runner_error_set(err, RUNNER_E_MISSING,
+		                 "cannot detach the old root in a user namespace");
 		break;
 	default:
-		snprintf(why, n, "namespace trial child died (status %d)", status);
+		runner_error_set(err, RUNNER_E_MISSING, "namespace trial child died (status %d)",
+		                 status);
 		break;
 	}
 	return -1;

@@ -237,7 +237,7 @@ static int bind_reserved(const char *s)
 }
 
 /* "agent", "limits", "binds" (model/runspec.h); defaults filled in. */
-static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why, size_t n)
+static int validate_os_fields(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
 	const struct limit_key *k;
 	const char *key;
@@ -249,50 +249,42 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why,
 	for (k = limit_keys; k->name; k++)
 		*(long *)((char *)&spec->limits + k->offset) = k->def;
 	v = json_object_get(root, "agent");
-	if (v && !json_is_null(v) && !path_ok(v)) {
-		snprintf(why, n, "agent must be an absolute path or null");
-		return -1;
-	}
+	if (v && !json_is_null(v) && !path_ok(v))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "agent must be an absolute path or null");
 	spec->agent = json_is_string(v) ? json_string_value(v) : NULL;
 
 	v = json_object_get(root, "limits");
-	if (v && !json_is_object(v)) {
-		snprintf(why, n, "limits must be an object");
-		return -1;
-	}
+	if (v && !json_is_object(v))
+		return runner_error_set(err, RUNNER_E_SPEC, "limits must be an object");
 	json_object_foreach(v, key, item)
 	{
 		for (k = limit_keys; k->name; k++)
 			if (strcmp(k->name, key) == 0)
 				break;
-		if (!k->name) {
-			snprintf(why, n, "unknown limit \"%.64s\"", key);
-			return -1;
-		}
+		if (!k->name)
+			return runner_error_set(err, RUNNER_E_SPEC, "unknown limit \"%.64s\"", key);
 		val = json_is_integer(item) ? json_integer_value(item) : k->min - 1;
-		if (val < k->min || val > k->max) {
-			snprintf(why, n, "limits.%s must be an integer from %ld to %ld", k->name,
-			         k->min, k->max);
-			return -1;
-		}
+		if (val < k->min || val > k->max)
+			return runner_error_set(err, RUNNER_E_SPEC,
+			                        "limits.%s must be an integer from %ld to %ld",
+			                        k->name, k->min, k->max);
 		*(long *)((char *)&spec->limits + k->offset) = (long)val;
 	}
 
 	v = json_object_get(root, "binds");
-	if (v && (!json_is_array(v) || json_array_size(v) > RUNNER_SPEC_MAX_BINDS)) {
-		snprintf(why, n, "binds must be an array of at most %d paths",
-		         RUNNER_SPEC_MAX_BINDS);
-		return -1;
-	}
+	if (v && (!json_is_array(v) || json_array_size(v) > RUNNER_SPEC_MAX_BINDS))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "binds must be an array of at most %d paths",
+		                        RUNNER_SPEC_MAX_BINDS);
 	json_array_foreach(v, i, item)
 	{
-		if (!path_ok(item) || bind_reserved(json_string_value(item))) {
-			snprintf(why, n,
-			         "binds[%zu] must be an absolute normalised path other than /, "
-			         "/proc, /tmp and /agent",
-			         i);
-			return -1;
-		}
+		if (!path_ok(item) || bind_reserved(json_string_value(item)))
+			return runner_error_set(
+			    err, RUNNER_E_SPEC,
+			    "binds[%zu] must be an absolute normalised path other than /, "
+			    "/proc, /tmp and /agent",
+			    i);
 	}
 	spec->binds = v;
 	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
@@ -301,7 +293,7 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why,
 
 /* Shape check of model/runspec.h. Nothing else may ride along: no id, no
  * tenant, no token. An absent "variant" is null, absent "mocks" is []. */
-static int spec_validate(json_t *root, struct runner_spec *spec, char *why, size_t n)
+static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
 	static const char *const top_keys[] = {"variant", "steps", "mocks", "agent",
 	                                       "limits",  "binds", NULL};
@@ -312,59 +304,47 @@ static int spec_validate(json_t *root, struct runner_spec *spec, char *why, size
 	json_t *item;
 	size_t i;
 
-	if (!json_is_object(root)) {
-		snprintf(why, n, "the spec is not a JSON object");
-		return -1;
-	}
-	if (only_keys(root, top_keys, &bad) != 0) {
-		snprintf(why, n, "unknown field \"%.64s\"", bad);
-		return -1;
-	}
+	if (!json_is_object(root))
+		return runner_error_set(err, RUNNER_E_SPEC, "the spec is not a JSON object");
+	if (only_keys(root, top_keys, &bad) != 0)
+		return runner_error_set(err, RUNNER_E_SPEC, "unknown field \"%.64s\"", bad);
 	v = json_object_get(root, "variant");
-	if (v && !json_is_null(v) && !json_is_string(v)) {
-		snprintf(why, n, "variant must be a string or null");
-		return -1;
-	}
+	if (v && !json_is_null(v) && !json_is_string(v))
+		return runner_error_set(err, RUNNER_E_SPEC, "variant must be a string or null");
 	spec->variant = json_is_string(v) ? json_string_value(v) : NULL;
 
 	spec->steps = json_object_get(root, "steps");
-	if (!json_is_array(spec->steps)) {
-		snprintf(why, n, "steps must be an array");
-		return -1;
-	}
+	if (!json_is_array(spec->steps))
+		return runner_error_set(err, RUNNER_E_SPEC, "steps must be an array");
 	json_array_foreach(spec->steps, i, item)
 	{
 		if (!json_is_object(item) || only_keys(item, step_keys, &bad) != 0 ||
 		    !json_is_string(json_object_get(item, "key")) ||
-		    !json_is_string(json_object_get(item, "input"))) {
-			snprintf(why, n, "steps[%zu] must be {\"key\": string, \"input\": string}",
-			         i);
-			return -1;
-		}
+		    !json_is_string(json_object_get(item, "input")))
+			return runner_error_set(
+			    err, RUNNER_E_SPEC,
+			    "steps[%zu] must be {\"key\": string, \"input\": string}", i);
 	}
 
 	if (!json_object_get(root, "mocks"))
 		json_object_set_new(root, "mocks", json_array());
 	spec->mocks = json_object_get(root, "mocks");
-	if (!json_is_array(spec->mocks)) {
-		snprintf(why, n, "mocks must be an array");
-		return -1;
-	}
+	if (!json_is_array(spec->mocks))
+		return runner_error_set(err, RUNNER_E_SPEC, "mocks must be an array");
 	json_array_foreach(spec->mocks, i, item)
 	{
 		v = json_object_get(item, "variant");
 		if (!json_is_object(item) || only_keys(item, mock_keys, &bad) != 0 ||
 		    !json_is_string(json_object_get(item, "resource")) ||
 		    !json_is_string(json_object_get(item, "response")) ||
-		    (v && !json_is_null(v) && !json_is_string(v))) {
-			snprintf(why, n,
-			         "mocks[%zu] must be {\"resource\": string, \"response\": string, "
-			         "\"variant\"?: string|null}",
-			         i);
-			return -1;
-		}
+		    (v && !json_is_null(v) && !json_is_string(v)))
+			return runner_error_set(
+			    err, RUNNER_E_SPEC,
+			    "mocks[%zu] must be {\"resource\": string, \"response\": string, "
+			    "\"variant\"?: string|null}",
+			    i);
 	}
-	if (validate_os_fields(root, spec, why, n) != 0)
+	if (validate_os_fields(root, spec, err) != 0)
 		return -1;
 	spec->root = root;
 	return 0;
@@ -416,7 +396,7 @@ static int write_preflight(const char *backend_name)
 {
 	const struct runner_backend *be = backend_find(backend_name);
 	char name[64];
-	char why[384];
+	struct runner_error err;
 	char reason[512];
 	json_t *line;
 	int ok = 0;
@@ -425,9 +405,8 @@ static int write_preflight(const char *backend_name)
 	printable(name, sizeof(name), backend_name);
 	if (!be) {
 		snprintf(reason, sizeof(reason), "unknown backend: %s", name);
-	} else if ((be->preflight_full ? be->preflight_full : be->preflight)(why, sizeof(why)) !=
-	           0) {
-		snprintf(reason, sizeof(reason), "%s", why);
+	} else if ((be->preflight_full ? be->preflight_full : be->preflight)(&err) != 0) {
+		snprintf(reason, sizeof(reason), "%s", err.message);
 	} else {
 		ok = 1;
 		reason[0] = '\0';
@@ -502,7 +481,7 @@ static void run_spec(const struct runner_backend *be, int unconfined, struct run
 	struct runner_spec spec;
 	json_error_t jerr;
 	json_t *root = NULL;
-	char why[384];
+	struct runner_error err;
 	int r;
 
 	memset(&spec, 0, sizeof(spec));
@@ -523,8 +502,8 @@ static void run_spec(const struct runner_backend *be, int unconfined, struct run
 		fail(sum, "malformed run spec: %s", jerr.text);
 		goto out;
 	}
-	if (spec_validate(root, &spec, why, sizeof(why)) != 0) {
-		fail(sum, "invalid run spec: %s", why);
+	if (spec_validate(root, &spec, &err) != 0) {
+		fail(sum, "invalid run spec: %s", err.message);
 		goto out;
 	}
 	spec.unconfined = unconfined;
@@ -570,7 +549,7 @@ static int run_main(int argc, char **argv)
 	const char *preflight_name = NULL;
 	const char *platform = NULL;
 	char name[64];
-	char why[384];
+	struct runner_error err;
 	int unconfined = 0;
 	int c;
 
@@ -663,8 +642,8 @@ static int run_main(int argc, char **argv)
 	be = backend_find(backend_name);
 	if (!be) {
 		fail(&sum, "unknown backend: %s", name);
-	} else if (!unconfined && be->preflight(why, sizeof(why)) != 0) {
-		fail(&sum, "backend %s unavailable: %s", be->name, why);
+	} else if (!unconfined && be->preflight(&err) != 0) {
+		fail(&sum, "backend %s unavailable: %s", be->name, err.message);
 	} else {
 		run_spec(be, unconfined, &sum);
 	}

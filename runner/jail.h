@@ -90,7 +90,7 @@ int runner_jail_preflight(int trial, struct runner_error *err);
 /**
  * Read ahead, in a fork server before it forks its runners, what every
  * jail start reads the same in this process and its forks: the runner's
- * own namespace ids (verify_agent() compares the agent's with them) and
+ * own namespace ids (jail_verify_agent() compares the agent's with them) and
  * libseccomp's API level (runner_jail_preflight()). Each forked runner
  * then starts with them read instead of reading them again (about 0.1 ms
  * of a run). What cannot be read is read again, and reported, by the run

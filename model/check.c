@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
+
 int model_check_malformed(struct model_check *c, const char *field, const char *fmt, ...)
 {
 	va_list ap;
@@ -51,6 +53,27 @@ int model_check_keys(struct model_check *c, json_t *obj, const char *prefix,
 			snprintf(path, sizeof(path), "%s", key);
 		return model_check_malformed(c, path, "unknown field \"%s\"", path);
 	}
+	return 0;
+}
+
+int model_check_text(struct model_check *c, const char *s, size_t n, const char *path, size_t min,
+                     size_t max)
+{
+	const char *kind;
+
+	/* jansson refuses these at decode; bodies built in code
+	 * (json_stringn_nocheck) do not pass through the decoder */
+	if (!model_text_valid_utf8(s, n))
+		return model_check_malformed(c, path, "%s must be valid UTF-8 without NUL bytes",
+		                             path);
+	if (model_text_find_credential(s, n, &kind))
+		model_check_refuse(c, MODEL_E_INVALID, path, "%s looks like a credential (%s)",
+		                   path, kind);
+	else if (n < min)
+		model_check_refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
+	else if (n > max)
+		model_check_refuse(c, MODEL_E_LIMIT, path, "%s must be at most %zu bytes", path,
+		                   max);
 	return 0;
 }
 

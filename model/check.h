@@ -34,6 +34,16 @@ void model_check_refuse(struct model_check *c, enum model_err code, const char *
 int model_check_keys(struct model_check *c, json_t *obj, const char *prefix,
                      const char *const *allowed);
 
+/**
+ * A text of n bytes at path: invalid UTF-8 (or a NUL) is structural; a
+ * credential, then the bounds [min, max] bytes, are refusals. A credential
+ * is reported before a bound of the same field (making it shorter would
+ * not make it acceptable); the message names its format, never the
+ * matched bytes. Returns 0, or -1 on a structural error.
+ */
+int model_check_text(struct model_check *c, const char *s, size_t n, const char *path, size_t min,
+                     size_t max);
+
 /** The end of a walk without a structural error: -1 with the kept refusal
  * in *c->err if there is one, else 0. */
 int model_check_done(struct model_check *c);

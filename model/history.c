@@ -27,34 +27,11 @@
 
 /* ---- import check ------------------------------------------------------- */
 
-/* UTF-8 is structural; a credential, then the bounds [min, max], are
- * refusals (a credential is not made acceptable by cutting it short). */
-static int check_text(struct model_check *c, const char *s, size_t n, const char *path, size_t min,
-                      size_t max)
-{
-	const char *kind;
-
-	/* jansson refuses these at decode; bodies built in code
-	 * (json_stringn_nocheck) do not pass through the decoder */
-	if (!model_text_valid_utf8(s, n))
-		return model_check_malformed(c, path, "%s must be valid UTF-8 without NUL bytes",
-		                             path);
-	if (model_text_find_credential(s, n, &kind))
-		model_check_refuse(c, MODEL_E_INVALID, path, "%s looks like a credential (%s)",
-		                   path, kind);
-	else if (n < min)
-		model_check_refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
-	else if (n > max)
-		model_check_refuse(c, MODEL_E_LIMIT, path, "%s must be at most %zu bytes", path,
-		                   max);
-	return 0;
-}
-
 static int check_string(struct model_check *c, json_t *v, const char *path, size_t min, size_t max)
 {
 	if (!json_is_string(v))
 		return model_check_malformed(c, path, "%s must be a string", path);
-	return check_text(c, json_string_value(v), json_string_length(v), path, min, max);
+	return model_check_text(c, json_string_value(v), json_string_length(v), path, min, max);
 }
 
 /*
@@ -69,8 +46,8 @@ static int check_seq_value(struct model_check *c, json_t *v, const char *path)
 	size_t i;
 
 	if (json_is_string(v))
-		return check_text(c, json_string_value(v), json_string_length(v), path, 0,
-		                  (size_t)-1);
+		return model_check_text(c, json_string_value(v), json_string_length(v), path, 0,
+		                        (size_t)-1);
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, item)
 		{
@@ -82,7 +59,7 @@ static int check_seq_value(struct model_check *c, json_t *v, const char *path)
 	if (json_is_object(v)) {
 		json_object_foreach(v, key, item)
 		{
-			if (check_text(c, key, strlen(key), path, 0, (size_t)-1) ||
+			if (model_check_text(c, key, strlen(key), path, 0, (size_t)-1) ||
 			    check_seq_value(c, item, path))
 				return -1;
 		}

@@ -29,7 +29,6 @@ static int check_string(struct model_check *c, json_t *v, const char *path, size
                         json_t **out)
 {
 	const char *s;
-	const char *kind;
 	size_t n;
 
 	*out = NULL;
@@ -37,22 +36,8 @@ static int check_string(struct model_check *c, json_t *v, const char *path, size
 		return model_check_malformed(c, path, "%s must be a string", path);
 	s = json_string_value(v);
 	n = json_string_length(v);
-	/* jansson already refuses these at decode; bodies built in code
-	 * (json_stringn_nocheck) do not pass through the decoder */
-	if (!model_text_valid_utf8(s, n))
-		return model_check_malformed(c, path, "%s must be valid UTF-8 without NUL bytes",
-		                             path);
-	/* a credential is reported before a bound of the same field: making
-	 * it shorter would not make it acceptable. The message names the
-	 * format, never the matched bytes. */
-	if (model_text_find_credential(s, n, &kind))
-		model_check_refuse(c, MODEL_E_INVALID, path, "%s looks like a credential (%s)",
-		                   path, kind);
-	else if (n < min)
-		model_check_refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
-	else if (n > max)
-		model_check_refuse(c, MODEL_E_LIMIT, path, "%s must be at most %zu bytes", path,
-		                   max);
+	if (model_check_text(c, s, n, path, min, max))
+		return -1;
 	*out = json_stringn_nocheck(s, n);
 	return 0;
 }

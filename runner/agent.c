@@ -661,3 +661,54 @@ void runner_agent_shutdown_note(struct runner_summary *sum, int at_deadline, lon
 		         "killed",
 		         RUNNER_AGENT_GRACE_MS);
 }
+
+const char *runner_agent_program(const struct runner_spec *spec, const char *backend,
+                                 struct runner_summary *sum)
+{
+	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
+
+	sum->isolated = 0;
+	sum->status = "failed";
+	if (spec->unconfined) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "%s backend has no unconfined mode (--no-seccomp)", backend);
+		return NULL;
+	}
+	if (!agent) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "no agent program: the built-in mock agent was not found beside the "
+		         "runner");
+		return NULL;
+	}
+	return agent;
+}
+
+int runner_agent_teardown(const struct runner_spec *spec, const struct runner_agent_io *io,
+                          long long deadline_ms, int rc,
+                          int (*destroy)(void *ctx, long long grace_deadline_ms, int *killed,
+                                         struct runner_error *left),
+                          void *ctx, struct runner_summary *sum)
+{
+	long long grace =
+	    io->grace_until ? io->grace_until : runner_now_ms() + RUNNER_AGENT_GRACE_MS;
+	struct runner_error left;
+	int killed = 0;
+
+	if (destroy(ctx,
+	            rc != 0               ? 0
+	            : grace < deadline_ms ? grace
+	                                  : deadline_ms,
+	            &killed, &left) != 0) {
+		sum->left_behind = 1;
+		if (rc == 0) {
+			sum->status = "failed";
+			snprintf(sum->reason, sizeof(sum->reason), "%s", left.message);
+			rc = -1;
+		}
+	}
+	/* Every step completed, but the agent did not exit by itself: said
+	 * (never hidden), the run stays completed. */
+	if (rc == 0 && killed)
+		runner_agent_shutdown_note(sum, deadline_ms <= grace, spec->limits.wall_ms);
+	return rc;
+}

@@ -1135,30 +1135,36 @@ out:
 	return rc;
 }
 
+/* runner_agent_teardown's destroy: the sandbox deleted once the agent's
+ * grace is over (its sandbox gets RUNNER_GV_EXIT_SLACK_MS more for its
+ * own exit). */
+static int gv_teardown(void *ctx, long long grace_deadline_ms, int *killed,
+                       struct runner_error *left)
+{
+	struct gv *g = ctx;
+	struct runner_error why;
+	int rc = gv_destroy(g, grace_deadline_ms, &why);
+
+	*killed = g->killed;
+	if (rc != 0)
+		return runner_error_set(left, why.kind, "the gVisor sandbox was not torn down: %s",
+		                        why.message);
+	return 0;
+}
+
 static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
 {
-	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
+	const char *agent = runner_agent_program(spec, "gvisor", sum);
 	struct runner_agent_io io;
 	struct stat st;
 	struct gv g;
-	struct runner_error err, left;
-	long long deadline = now_ms() + spec->limits.wall_ms, start_deadline, grace;
+	struct runner_error err;
+	long long deadline = now_ms() + spec->limits.wall_ms, start_deadline;
 	int rc = -1;
 
 	memset(&io, 0, sizeof(io));
-	sum->isolated = 0;
-	sum->status = "failed";
-	if (spec->unconfined) {
-		snprintf(sum->reason, sizeof(sum->reason),
-		         "gvisor backend has no unconfined mode (--no-seccomp)");
+	if (!agent)
 		return -1;
-	}
-	if (!agent) {
-		snprintf(sum->reason, sizeof(sum->reason),
-		         "no agent program: the built-in mock agent was not found beside the "
-		         "runner");
-		return -1;
-	}
 	if (stat(agent, &st) != 0 || !S_ISREG(st.st_mode) || access(agent, X_OK) != 0) {
 		snprintf(sum->reason, sizeof(sum->reason),
 		         "agent program %.200s is not an executable regular file", agent);
@@ -1198,23 +1204,8 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
 out:
 	/* Done or failed: the agent gets its grace period to exit on EOF,
-	 * never past the run's deadline (its sandbox RUNNER_GV_EXIT_SLACK_MS more
-	 * for its own exit, gv_destroy), then the sandbox is deleted. */
-	grace = io.grace_until ? io.grace_until : now_ms() + RUNNER_AGENT_GRACE_MS;
-	if (gv_destroy(&g, rc == 0 ? (grace < deadline ? grace : deadline) : 0, &left) != 0) {
-		sum->left_behind = 1;
-		if (rc == 0) {
-			sum->status = "failed";
-			snprintf(sum->reason, sizeof(sum->reason),
-			         "the gVisor sandbox was not torn down: %s", left.message);
-			rc = -1;
-		}
-	}
-	/* Every step completed, but the agent did not exit by itself: said
-	 * (never hidden), the run stays completed. */
-	if (rc == 0 && g.killed)
-		runner_agent_shutdown_note(sum, deadline <= grace, spec->limits.wall_ms);
-	return rc;
+	 * never past the run's deadline, then the sandbox is deleted. */
+	return runner_agent_teardown(spec, &io, deadline, rc, gv_teardown, &g, sum);
 }
 
 const struct runner_backend runner_backend_gvisor = {

@@ -691,7 +691,7 @@ START_TEST(test_cpu_spin_killed_by_wall_clock)
 	ck_assert_int_ge(r.first_ms, 2500);
 	ck_assert_int_lt(r.first_ms, 2500 + 2000);
 	/* The teardown that stops it (runsc delete, every process reaped) is
-	 * bounded by the runner too (GV_CMD_MS + GV_TEARDOWN_MS, 10 s): it
+	 * bounded by the runner too (RUNNER_GV_CMD_MS + RUNNER_GV_TEARDOWN_MS, 10 s): it
 	 * took 0.4 - 1 s here, 4.2 s once under load (6663 ms in all). */
 	ck_assert_int_ge(r.ms, 2500);
 	ck_assert_int_lt(r.ms, 2500 + 10000);

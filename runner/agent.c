@@ -440,7 +440,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	enum wait_end w;
 	char *line = NULL;
 	char *marker = NULL;
-	struct runner_error why;
+	struct runner_error err;
 	char bad[96];
 	int requests = 0, missed = 0, too_long, hit, rc = -1;
 
@@ -498,8 +498,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 				    "output line must be {type, output: string[, seq]}");
 				goto out;
 			}
-			if (seq_check(seqv, seq, &why) != 0) {
-				rc = agent_error(d, out, seq, step, sum, "%s", why.message);
+			if (seq_check(seqv, seq, &err) != 0) {
+				rc = agent_error(d, out, seq, step, sum, "%s", err.message);
 				goto out;
 			}
 			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL,
@@ -531,8 +531,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			                 "resource line must be {type, resource: string[, seq]}");
 			goto out;
 		}
-		if (seq_check(seqv, seq, &why) != 0) {
-			rc = agent_error(d, out, seq, step, sum, "%s", why.message);
+		if (seq_check(seqv, seq, &err) != 0) {
+			rc = agent_error(d, out, seq, step, sum, "%s", err.message);
 			goto out;
 		}
 		if (++requests > RUNNER_AGENT_MAX_REQUESTS) {

@@ -158,9 +158,10 @@ static void printable(char *dst, size_t n, const char *src)
 	dst[i] = '\0';
 }
 
-/* Read stdin to EOF into b. Returns 0, -1 on a read error (errno set), or
- * 1 when the spec is over the cap. */
-static int read_spec(struct model_buf *b)
+/* Read stdin to EOF into b (capped at RUNNER_SPEC_MAX_BYTES). Returns 0,
+ * or -1 with *err: kind RUNNER_E_SPEC when the spec is over the cap,
+ * RUNNER_E_INTERNAL on a read error. */
+static int read_spec(struct model_buf *b, struct runner_error *err)
 {
 	char chunk[65536];
 	ssize_t r;
@@ -170,11 +171,14 @@ static int read_spec(struct model_buf *b)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return -1;
+			return runner_error_set(err, RUNNER_E_INTERNAL,
+			                        "cannot read the run spec: %s", strerror(errno));
 		if (r == 0)
 			return 0;
 		if (model_buf_add(b, chunk, (size_t)r) != 0)
-			return 1;
+			return runner_error_set(err, RUNNER_E_SPEC,
+			                        "run spec over %u bytes (8 MiB)",
+			                        RUNNER_SPEC_MAX_BYTES);
 	}
 }
 
@@ -482,17 +486,11 @@ static void run_spec(const struct runner_backend *be, int unconfined, struct run
 	json_error_t jerr;
 	json_t *root = NULL;
 	struct runner_error err;
-	int r;
 
 	memset(&spec, 0, sizeof(spec));
 	model_buf_init(&raw, RUNNER_SPEC_MAX_BYTES);
-	r = read_spec(&raw);
-	if (r < 0) {
-		fail(sum, "cannot read the run spec: %s", strerror(errno));
-		goto out;
-	}
-	if (r > 0) {
-		fail(sum, "run spec over %u bytes (8 MiB)", RUNNER_SPEC_MAX_BYTES);
+	if (read_spec(&raw, &err) != 0) {
+		fail(sum, "%s", err.message);
 		goto out;
 	}
 	root = json_loadb(raw.data, raw.len, JSON_REJECT_DUPLICATES, &jerr);

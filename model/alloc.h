@@ -1,7 +1,7 @@
 #ifndef OLIVARES_MODEL_ALLOC_H
 #define OLIVARES_MODEL_ALLOC_H
 /**
- * Allocation policy for the whole project (STYLE.md rule 3).
+ * Allocation policy for the whole project: one policy, applied everywhere.
  *
  * Every process of olivares (the FastCGI workers, the runner, the CLI, the
  * admin tool) is short-lived or respawned by its parent, so running out of

@@ -1,8 +1,8 @@
 #ifndef OLIVARES_MODEL_BUF_H
 #define OLIVARES_MODEL_BUF_H
 /**
- * A growable byte buffer with a hard maximum size (STYLE.md rule 5; the idea
- * of curl's dynbuf). The cap is how the 1 MiB request limit and the
+ * A growable byte buffer with a hard maximum size (the idea of curl's
+ * dynbuf). The cap is how the 1 MiB request limit and the
  * 8192-byte input limit are enforced: the append that would cross it fails
  * and leaves the buffer unchanged.
  *
@@ -14,6 +14,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* The appends' result matters: one that would cross the cap fails and
+ * leaves the buffer as it was, and a caller that goes on as if it had
+ * worked sends a body, SQL text or output cut short. The compiler says so
+ * wherever MODEL_BUF_CHECKED is defined (the model library and the runner,
+ * Makefile.am), which is to become everywhere once every caller checks. */
+#ifdef MODEL_BUF_CHECKED
+#define MODEL_BUF_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define MODEL_BUF_MUST_CHECK
+#endif
+
 struct model_buf {
 	char *data;   /* never NULL, NUL-terminated */
 	size_t len;   /* bytes used, excluding the NUL */
@@ -24,12 +35,12 @@ struct model_buf {
 /** Initialise an empty buffer that will refuse to grow beyond max bytes. */
 void model_buf_init(struct model_buf *b, size_t max);
 /** Append n bytes. Returns 0, or -1 (buffer unchanged) if len + n > max. */
-int model_buf_add(struct model_buf *b, const void *p, size_t n);
+int model_buf_add(struct model_buf *b, const void *p, size_t n) MODEL_BUF_MUST_CHECK;
 /** Append a NUL-terminated string; same return as model_buf_add. */
-int model_buf_adds(struct model_buf *b, const char *s);
+int model_buf_adds(struct model_buf *b, const char *s) MODEL_BUF_MUST_CHECK;
 /** Append printf-formatted text; -1 (unchanged) if it would exceed max. */
 int model_buf_printf(struct model_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3))) MODEL_BUF_MUST_CHECK;
 /** Set len to 0 (keeps the allocation and the cap). */
 void model_buf_reset(struct model_buf *b);
 /** Hand the bytes to the caller (free() them); the buffer is re-initialised

@@ -1,7 +1,7 @@
 #ifndef OLIVARES_MODEL_ERROR_H
 #define OLIVARES_MODEL_ERROR_H
 /**
- * The one error type of the project (STYLE.md rule 2). Functions return 0 on
+ * The one error type of the model and HTTP layers. Functions return 0 on
  * success or -1 and fill a struct model_error; the HTTP layer turns it into
  * a status and a JSON body in one helper (http_reply_error).
  *

@@ -2,7 +2,7 @@
 #define OLIVARES_MODEL_GENERATE_H
 /**
  * Synthetic step inputs by local template expansion (sandbox page, "Générer
- * les entrées d'un scénario"; DESIGN.md §5).
+ * les entrées d'un scénario").
  *
  * Request body of POST /v1/m/sandbox/synthetic-data, every field optional:
  *   {"subject_kind": string, "count": integer, "seed": string}

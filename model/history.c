@@ -21,90 +21,17 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "check.h"
 #include "limits.h"
 #include "text.h"
 
 /* ---- import check ------------------------------------------------------- */
 
-struct chk {
-	struct model_error *err;
-	int refused; /* a 422-class error was recorded in refusal */
-	struct model_error refusal;
-};
-
-__attribute__((format(printf, 3, 4))) static int malformed(struct chk *c, const char *field,
-                                                           const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	model_error_setv(c->err, MODEL_E_MALFORMED, field, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* Keep the first refusal and go on looking for structural errors. */
-__attribute__((format(printf, 4, 5))) static void refuse(struct chk *c, enum model_err code,
-                                                         const char *field, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->refused)
-		return;
-	va_start(ap, fmt);
-	model_error_setv(&c->refusal, code, field, fmt, ap);
-	va_end(ap);
-	c->refused = 1;
-}
-
-static int check_keys(struct chk *c, json_t *obj, const char *prefix, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	size_t i;
-	char path[64];
-
-	json_object_foreach(obj, key, v)
-	{
-		for (i = 0; allowed[i]; i++)
-			if (strcmp(key, allowed[i]) == 0)
-				break;
-		if (allowed[i])
-			continue;
-		if (prefix[0])
-			snprintf(path, sizeof(path), "%s.%s", prefix, key);
-		else
-			snprintf(path, sizeof(path), "%s", key);
-		return malformed(c, path, "unknown field \"%s\"", path);
-	}
-	return 0;
-}
-
-/* UTF-8 is structural; a credential, then the bounds [min, max], are
- * refusals (a credential is not made acceptable by cutting it short). */
-static int check_text(struct chk *c, const char *s, size_t n, const char *path, size_t min,
-                      size_t max)
-{
-	const char *kind;
-
-	/* jansson refuses these at decode; bodies built in code
-	 * (json_stringn_nocheck) do not pass through the decoder */
-	if (!model_text_valid_utf8(s, n))
-		return malformed(c, path, "%s must be valid UTF-8 without NUL bytes", path);
-	if (model_text_find_credential(s, n, &kind))
-		refuse(c, MODEL_E_INVALID, path, "%s looks like a credential (%s)", path, kind);
-	else if (n < min)
-		refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
-	else if (n > max)
-		refuse(c, MODEL_E_LIMIT, path, "%s must be at most %zu bytes", path, max);
-	return 0;
-}
-
-static int check_string(struct chk *c, json_t *v, const char *path, size_t min, size_t max)
+static int check_string(struct model_check *c, json_t *v, const char *path, size_t min, size_t max)
 {
 	if (!json_is_string(v))
-		return malformed(c, path, "%s must be a string", path);
-	return check_text(c, json_string_value(v), json_string_length(v), path, min, max);
+		return model_check_malformed(c, path, "%s must be a string", path);
+	return model_check_text(c, json_string_value(v), json_string_length(v), path, min, max);
 }
 
 /*
@@ -112,15 +39,15 @@ static int check_string(struct chk *c, json_t *v, const char *path, size_t min, 
  * so that the replay can name what breaks it), but every string inside it,
  * object keys included, is text like any other: UTF-8, no credential.
  */
-static int check_seq_value(struct chk *c, json_t *v, const char *path)
+static int check_seq_value(struct model_check *c, json_t *v, const char *path)
 {
 	const char *key;
 	json_t *item;
 	size_t i;
 
 	if (json_is_string(v))
-		return check_text(c, json_string_value(v), json_string_length(v), path, 0,
-		                  (size_t)-1);
+		return model_check_text(c, json_string_value(v), json_string_length(v), path, 0,
+		                        (size_t)-1);
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, item)
 		{
@@ -132,7 +59,7 @@ static int check_seq_value(struct chk *c, json_t *v, const char *path)
 	if (json_is_object(v)) {
 		json_object_foreach(v, key, item)
 		{
-			if (check_text(c, key, strlen(key), path, 0, (size_t)-1) ||
+			if (model_check_text(c, key, strlen(key), path, 0, (size_t)-1) ||
 			    check_seq_value(c, item, path))
 				return -1;
 		}
@@ -151,7 +78,7 @@ static size_t text_max(const char *kind)
 	return MODEL_MAX_RESPONSE_BYTES;
 }
 
-static int check_event(struct chk *c, json_t *ev, size_t i, json_t *out)
+static int check_event(struct model_check *c, json_t *ev, size_t i, json_t *out)
 {
 	json_t *v;
 	json_t *kind;
@@ -160,13 +87,13 @@ static int check_event(struct chk *c, json_t *ev, size_t i, json_t *out)
 
 	snprintf(prefix, sizeof(prefix), "events[%zu]", i);
 	if (!json_is_object(ev))
-		return malformed(c, prefix, "%s must be an object", prefix);
-	if (check_keys(c, ev, prefix, event_fields))
+		return model_check_malformed(c, prefix, "%s must be an object", prefix);
+	if (model_check_keys(c, ev, prefix, event_fields))
 		return -1;
 	kind = json_object_get(ev, "kind");
 	snprintf(path, sizeof(path), "%s.kind", prefix);
 	if (!kind)
-		return malformed(c, path, "%s is required", path);
+		return model_check_malformed(c, path, "%s is required", path);
 	if (check_string(c, kind, path, 1, MODEL_MAX_KIND_BYTES))
 		return -1;
 	v = json_object_get(ev, "seq");
@@ -192,7 +119,7 @@ static int check_event(struct chk *c, json_t *ev, size_t i, json_t *out)
 
 int model_session_check(json_t *body, json_t **normalized, struct model_error *err)
 {
-	struct chk c;
+	struct model_check c;
 	json_t *v;
 	json_t *events;
 	json_t *ev;
@@ -204,21 +131,21 @@ int model_session_check(json_t *body, json_t **normalized, struct model_error *e
 	c.err = err;
 	if (!json_is_object(body))
 		return model_error_set(err, MODEL_E_MALFORMED, "", "body must be a JSON object");
-	if (check_keys(&c, body, "", top_fields))
+	if (model_check_keys(&c, body, "", top_fields))
 		return -1;
 	v = json_object_get(body, "external_id");
 	if (!v)
-		return malformed(&c, "external_id", "external_id is required");
+		return model_check_malformed(&c, "external_id", "external_id is required");
 	if (check_string(&c, v, "external_id", 1, MODEL_MAX_EXTERNAL_ID_BYTES))
 		return -1;
 	events = json_object_get(body, "events");
 	if (!events)
-		return malformed(&c, "events", "events is required");
+		return model_check_malformed(&c, "events", "events is required");
 	if (!json_is_array(events))
-		return malformed(&c, "events", "events must be an array");
+		return model_check_malformed(&c, "events", "events must be an array");
 	if (json_array_size(events) > MODEL_MAX_SESSION_EVENTS)
-		refuse(&c, MODEL_E_LIMIT, "events", "events must hold at most %d items",
-		       MODEL_MAX_SESSION_EVENTS);
+		model_check_refuse(&c, MODEL_E_LIMIT, "events", "events must hold at most %d items",
+		                   MODEL_MAX_SESSION_EVENTS);
 	ret = -1;
 	out = json_pack("{s:o,s:[]}", "external_id", json_copy(v), "events");
 	json_array_foreach(events, i, ev)
@@ -226,11 +153,8 @@ int model_session_check(json_t *body, json_t **normalized, struct model_error *e
 		if (check_event(&c, ev, i, json_object_get(out, "events")))
 			goto out;
 	}
-	if (c.refused) {
-		if (err)
-			*err = c.refusal;
+	if (model_check_done(&c) != 0)
 		goto out;
-	}
 	*normalized = out;
 	out = NULL;
 	ret = 0;
@@ -240,9 +164,6 @@ out:
 }
 
 /* ---- timeline ----------------------------------------------------------- */
-
-/* how much of a resource a reason shows, in bytes */
-#define RESOURCE_SHOWN 200
 
 /* An event of the timeline: its 1-based position in "events", its seq. */
 struct ev_ref {
@@ -397,7 +318,8 @@ static int check_results(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 
 		r = json_object_get(bad->ev, "resource");
 		/* a resource may hold 8192 bytes: name it by its first ones */
-		len = utf8_prefix(json_string_value(r), json_string_length(r), RESOURCE_SHOWN);
+		len = utf8_prefix(json_string_value(r), json_string_length(r),
+		                  MODEL_RESOURCE_SHOWN_BYTES);
 		ret = fail(
 		    why, why_n,
 		    "resource %.*s%s has two different recorded results (seq %" JSON_INTEGER_FORMAT

@@ -77,10 +77,7 @@
 #include <stddef.h>
 
 #include "error.h"
-
-#define MODEL_MAX_SESSION_EVENTS 1000
-#define MODEL_MAX_EXTERNAL_ID_BYTES 128
-#define MODEL_MAX_KIND_BYTES 32
+#include "limits.h" /* MODEL_MAX_SESSION_EVENTS, ..._EXTERNAL_ID_BYTES, ..._KIND_BYTES */
 
 /**
  * Validate an import body (shape, bounds, UTF-8, credentials, unknown

@@ -1,12 +1,15 @@
 #ifndef OLIVARES_MODEL_LIMITS_H
 #define OLIVARES_MODEL_LIMITS_H
 /**
- * Every limit the sandbox enforces, in one place. Values marked "page" come
- * from the sandbox product page (shared/seeds/000_*, section "Générer les
- * entrées d'un scénario"); the others are this project's bounds on a
- * scenario, chosen so that any scenario that fits them is far inside the
- * 1 MiB request limit per field while still letting the request as a whole
- * be checked against that limit.
+ * Every limit the sandbox enforces, in one place. Values marked "page" are
+ * requirements of the sandbox product page (its section on generating a
+ * scenario's inputs: 1 MiB requests, at most 100 inputs of at most 8192
+ * bytes, a subject of at most 200 bytes); the others are this project's
+ * bounds on a scenario, chosen so that any scenario that fits them is far
+ * inside the 1 MiB request limit per field while still letting the request
+ * as a whole be checked against that limit. The last section bounds a run
+ * spec's "limits" (model/runspec.h): the runner refuses a spec outside
+ * them, and the caps that only the runner applies are in runner/limits.h.
  */
 
 /* page: scenarios API request limit, 1 MiB (also nginx client_max_body_size 1m) */
@@ -22,7 +25,8 @@
 #define MODEL_MAX_TEMPLATE_BYTES 8192
 #define MODEL_MAX_INPUT_BYTES 8192
 
-/* DESIGN.md §5: bounded scenario name and description */
+/* a scenario's name and description are bounded too, so that a generated
+ * batch can be checked to leave room for them inside the 1 MiB request */
 #define MODEL_MAX_NAME_BYTES 128
 #define MODEL_MAX_DESCRIPTION_BYTES 1024
 
@@ -45,5 +49,50 @@
 
 /* ids: 32 lowercase hex characters (128 random bits) */
 #define MODEL_ID_LEN 32
+
+/* history sessions (model/history.h): an imported session's bounds */
+#define MODEL_MAX_SESSION_EVENTS 1000
+#define MODEL_MAX_EXTERNAL_ID_BYTES 128
+#define MODEL_MAX_KIND_BYTES 32
+/* how much of a resource a replay's degraded reason quotes, bytes */
+#define MODEL_RESOURCE_SHOWN_BYTES 200
+
+/* builtin suites (model/suite.h): a regex is bounded so that compiling one
+ * stays cheap; the file as a whole is capped by its reader (1 MiB) */
+#define MODEL_MAX_SUITE_EXPECTATIONS 1000
+#define MODEL_MAX_SUITE_NAME_BYTES 128
+#define MODEL_MAX_SUITE_KEY_BYTES 128
+#define MODEL_MAX_SUITE_REGEX_BYTES 1024
+#define MODEL_MAX_SUITE_WEIGHT 1e6
+
+/* ---- runner: a run spec's "limits" (model/runspec.h) ----------------------
+ * For each key: the default of a spec that leaves it out, and the bounds
+ * outside which olivares-runner refuses the spec (never clamps it, so that
+ * what a run records is what it ran with). The server's [runner] keys of
+ * the same names have the same bounds. */
+/* the whole run's wall-clock limit, ms */
+#define MODEL_RUN_WALL_MS_DEFAULT 10000
+#define MODEL_RUN_WALL_MS_MIN 100
+#define MODEL_RUN_WALL_MS_MAX 600000
+/* RLIMIT_CPU of the agent, s */
+#define MODEL_RUN_CPU_SECONDS_DEFAULT 5
+#define MODEL_RUN_CPU_SECONDS_MIN 1
+#define MODEL_RUN_CPU_SECONDS_MAX 600
+/* RLIMIT_AS of the agent, MiB */
+#define MODEL_RUN_MEMORY_MB_DEFAULT 256
+#define MODEL_RUN_MEMORY_MB_MIN 16
+#define MODEL_RUN_MEMORY_MB_MAX 16384
+/* RLIMIT_NPROC of the agent (gvisor: and the base of its pids backstop) */
+#define MODEL_RUN_PROCESSES_DEFAULT 32
+#define MODEL_RUN_PROCESSES_MIN 2
+#define MODEL_RUN_PROCESSES_MAX 4096
+/* RLIMIT_NOFILE of the agent */
+#define MODEL_RUN_OPEN_FILES_DEFAULT 64
+#define MODEL_RUN_OPEN_FILES_MIN 8
+#define MODEL_RUN_OPEN_FILES_MAX 65536
+/* size of each of the jail's tmpfs (its root and /tmp), MiB */
+#define MODEL_RUN_TMPFS_MB_DEFAULT 16
+#define MODEL_RUN_TMPFS_MB_MIN 1
+#define MODEL_RUN_TMPFS_MB_MAX 4096
 
 #endif

@@ -1,7 +1,8 @@
 #ifndef OLIVARES_MODEL_RUNSPEC_H
 #define OLIVARES_MODEL_RUNSPEC_H
 /**
- * The wire between the FastCGI worker and olivares-runner (DESIGN.md §1).
+ * The wire between the FastCGI worker and olivares-runner: the worker
+ * starts one runner per run, hands it the spec and reads its lines.
  *
  * argv:   olivares-runner --backend inproc-mock|namespaces|gvisor|firecracker
  *         olivares-runner --preflight NAME   (one JSON line: {"type":"preflight",
@@ -18,7 +19,8 @@
  *             refuses a spec that names an agent: it cannot run programs),
  *    "limits": {"wall_ms": N, "cpu_seconds": N, "memory_mb": N,
  *               "processes": N, "open_files": N, "tmpfs_mb": N} (optional,
- *             every key optional; defaults in runner/jail.h),
+ *             every key optional; bounds and defaults: MODEL_RUN_* of
+ *             model/limits.h),
  *    "binds": [absolute host paths bound read-only into the jail] (optional;
  *             default ["/usr"] plus the agent file; /bin, /lib, /lib64,
  *             /sbin become symlinks into /usr as on a merged-/usr host)}

@@ -15,65 +15,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "check.h"
 #include "limits.h"
 #include "text.h"
-
-struct chk {
-	struct model_error *err;
-	int refused; /* a 422-class error was recorded in *refusal */
-	struct model_error refusal;
-};
-
-/* A structural error: fill *err and stop the walk. */
-__attribute__((format(printf, 3, 4))) static int malformed(struct chk *c, const char *field,
-                                                           const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	model_error_setv(c->err, MODEL_E_MALFORMED, field, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* A refusal: keep the first one and go on looking for structural errors. */
-__attribute__((format(printf, 4, 5))) static void refuse(struct chk *c, enum model_err code,
-                                                         const char *field, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->refused)
-		return;
-	va_start(ap, fmt);
-	model_error_setv(&c->refusal, code, field, fmt, ap);
-	va_end(ap);
-	c->refused = 1;
-}
-
-/* Refuse any member of obj not in the NULL-terminated list allowed.
- * prefix is "" at the top level or "steps[3]" inside an item. */
-static int check_keys(struct chk *c, json_t *obj, const char *prefix, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	size_t i;
-	char path[64];
-
-	json_object_foreach(obj, key, v)
-	{
-		for (i = 0; allowed[i]; i++)
-			if (strcmp(key, allowed[i]) == 0)
-				break;
-		if (allowed[i])
-			continue;
-		if (prefix[0])
-			snprintf(path, sizeof(path), "%s.%s", prefix, key);
-		else
-			snprintf(path, sizeof(path), "%s", key);
-		return malformed(c, path, "unknown field \"%s\"", path);
-	}
-	return 0;
-}
 
 /*
  * A string member: type and UTF-8 are structural; the byte bounds
@@ -81,31 +25,19 @@ static int check_keys(struct chk *c, json_t *obj, const char *prefix, const char
  * new copy of the string (NULL if a refusal was recorded is fine too: the
  * caller discards the result then).
  */
-static int check_string(struct chk *c, json_t *v, const char *path, size_t min, size_t max,
+static int check_string(struct model_check *c, json_t *v, const char *path, size_t min, size_t max,
                         json_t **out)
 {
 	const char *s;
-	const char *kind;
 	size_t n;
 
 	*out = NULL;
 	if (!json_is_string(v))
-		return malformed(c, path, "%s must be a string", path);
+		return model_check_malformed(c, path, "%s must be a string", path);
 	s = json_string_value(v);
 	n = json_string_length(v);
-	/* jansson already refuses these at decode; bodies built in code
-	 * (json_stringn_nocheck) do not pass through the decoder */
-	if (!model_text_valid_utf8(s, n))
-		return malformed(c, path, "%s must be valid UTF-8 without NUL bytes", path);
-	/* a credential is reported before a bound of the same field: making
-	 * it shorter would not make it acceptable. The message names the
-	 * format, never the matched bytes. */
-	if (model_text_find_credential(s, n, &kind))
-		refuse(c, MODEL_E_INVALID, path, "%s looks like a credential (%s)", path, kind);
-	else if (n < min)
-		refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
-	else if (n > max)
-		refuse(c, MODEL_E_LIMIT, path, "%s must be at most %zu bytes", path, max);
+	if (model_check_text(c, s, n, path, min, max))
+		return -1;
 	*out = json_stringn_nocheck(s, n);
 	return 0;
 }
@@ -115,7 +47,7 @@ static const char *const top_fields[] = {"name",  "description", "subject_kind",
 static const char *const step_fields[] = {"key", "input", NULL};
 static const char *const mock_fields[] = {"resource", "response", "variant", NULL};
 
-static int check_steps(struct chk *c, json_t *steps, json_t *out)
+static int check_steps(struct model_check *c, json_t *steps, json_t *out)
 {
 	json_t *item;
 	json_t *key;
@@ -131,9 +63,10 @@ static int check_steps(struct chk *c, json_t *steps, json_t *out)
 	int ret;
 
 	if (!json_is_array(steps))
-		return malformed(c, "steps", "steps must be an array");
+		return model_check_malformed(c, "steps", "steps must be an array");
 	if (json_array_size(steps) < 1 || json_array_size(steps) > MODEL_MAX_STEPS)
-		refuse(c, MODEL_E_LIMIT, "steps", "steps must hold 1 to %d items", MODEL_MAX_STEPS);
+		model_check_refuse(c, MODEL_E_LIMIT, "steps", "steps must hold 1 to %d items",
+		                   MODEL_MAX_STEPS);
 	ret = -1;
 	skey = NULL;
 	sinput = NULL;
@@ -143,16 +76,16 @@ static int check_steps(struct chk *c, json_t *steps, json_t *out)
 	{
 		snprintf(prefix, sizeof(prefix), "steps[%zu]", i);
 		if (!json_is_object(item)) {
-			malformed(c, prefix, "%s must be an object", prefix);
+			model_check_malformed(c, prefix, "%s must be an object", prefix);
 			goto out;
 		}
-		if (check_keys(c, item, prefix, step_fields))
+		if (model_check_keys(c, item, prefix, step_fields))
 			goto out;
 		input = json_object_get(item, "input");
 		key = json_object_get(item, "key");
 		snprintf(path, sizeof(path), "%s.input", prefix);
 		if (!input) {
-			malformed(c, path, "%s is required", path);
+			model_check_malformed(c, path, "%s is required", path);
 			goto out;
 		}
 		if (check_string(c, input, path, 0, MODEL_MAX_INPUT_BYTES, &sinput))
@@ -168,13 +101,15 @@ static int check_steps(struct chk *c, json_t *steps, json_t *out)
 		}
 		prev = json_object_get(seen, json_string_value(skey));
 		if (prev && key)
-			refuse(c, MODEL_E_INVALID, path, "%s repeats the key of steps[%zu]", path,
-			       (size_t)json_integer_value(prev));
+			model_check_refuse(c, MODEL_E_INVALID, path,
+			                   "%s repeats the key of steps[%zu]", path,
+			                   (size_t)json_integer_value(prev));
 		else if (prev)
-			refuse(c, MODEL_E_INVALID, prefix,
-			       "%s has no key and its default key %s is already used by "
-			       "steps[%zu]",
-			       prefix, defkey, (size_t)json_integer_value(prev));
+			model_check_refuse(
+			    c, MODEL_E_INVALID, prefix,
+			    "%s has no key and its default key %s is already used by "
+			    "steps[%zu]",
+			    prefix, defkey, (size_t)json_integer_value(prev));
 		else
 			json_object_set_new(seen, json_string_value(skey),
 			                    json_integer((json_int_t)i));
@@ -239,7 +174,7 @@ static int mock_ref_cmp(const void *pa, const void *pb)
 
 /* Refuse two mocks with the same resource and variant, naming the first
  * mock (by position) that repeats an earlier one. */
-static void check_mock_duplicates(struct chk *c, json_t *mocks)
+static void check_mock_duplicates(struct model_check *c, json_t *mocks)
 {
 	struct mock_ref *refs;
 	json_t *m;
@@ -276,14 +211,14 @@ static void check_mock_duplicates(struct chk *c, json_t *mocks)
 		char path[32];
 
 		snprintf(path, sizeof(path), "mocks[%zu]", dup);
-		refuse(c, MODEL_E_INVALID, path,
-		       "%s has the same resource and variant as mocks[%zu]; resolution "
-		       "must not be ambiguous",
-		       path, orig);
+		model_check_refuse(c, MODEL_E_INVALID, path,
+		                   "%s has the same resource and variant as mocks[%zu]; resolution "
+		                   "must not be ambiguous",
+		                   path, orig);
 	}
 }
 
-static int check_mocks(struct chk *c, json_t *mocks, json_t *out)
+static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 {
 	json_t *item;
 	json_t *v;
@@ -297,10 +232,10 @@ static int check_mocks(struct chk *c, json_t *mocks, json_t *out)
 	int ret;
 
 	if (!json_is_array(mocks))
-		return malformed(c, "mocks", "mocks must be an array");
+		return model_check_malformed(c, "mocks", "mocks must be an array");
 	if (json_array_size(mocks) > MODEL_MAX_MOCKS)
-		refuse(c, MODEL_E_LIMIT, "mocks", "mocks must hold at most %d items",
-		       MODEL_MAX_MOCKS);
+		model_check_refuse(c, MODEL_E_LIMIT, "mocks", "mocks must hold at most %d items",
+		                   MODEL_MAX_MOCKS);
 	ret = -1;
 	sres = NULL;
 	sresp = NULL;
@@ -309,15 +244,15 @@ static int check_mocks(struct chk *c, json_t *mocks, json_t *out)
 	{
 		snprintf(prefix, sizeof(prefix), "mocks[%zu]", i);
 		if (!json_is_object(item)) {
-			malformed(c, prefix, "%s must be an object", prefix);
+			model_check_malformed(c, prefix, "%s must be an object", prefix);
 			goto out;
 		}
-		if (check_keys(c, item, prefix, mock_fields))
+		if (model_check_keys(c, item, prefix, mock_fields))
 			goto out;
 		snprintf(path, sizeof(path), "%s.resource", prefix);
 		v = json_object_get(item, "resource");
 		if (!v) {
-			malformed(c, path, "%s is required", path);
+			model_check_malformed(c, path, "%s is required", path);
 			goto out;
 		}
 		if (check_string(c, v, path, 1, MODEL_MAX_RESOURCE_BYTES, &sres))
@@ -325,7 +260,7 @@ static int check_mocks(struct chk *c, json_t *mocks, json_t *out)
 		snprintf(path, sizeof(path), "%s.response", prefix);
 		v = json_object_get(item, "response");
 		if (!v) {
-			malformed(c, path, "%s is required", path);
+			model_check_malformed(c, path, "%s is required", path);
 			goto out;
 		}
 		if (check_string(c, v, path, 0, MODEL_MAX_RESPONSE_BYTES, &sresp))
@@ -354,8 +289,8 @@ out:
 }
 
 /* A top-level string member, or its default on create. */
-static int check_top_string(struct chk *c, json_t *body, json_t *out, const char *name, size_t min,
-                            size_t max, const char *dflt, int is_update)
+static int check_top_string(struct model_check *c, json_t *body, json_t *out, const char *name,
+                            size_t min, size_t max, const char *dflt, int is_update)
 {
 	json_t *v;
 	json_t *s;
@@ -365,7 +300,7 @@ static int check_top_string(struct chk *c, json_t *body, json_t *out, const char
 		if (is_update)
 			return 0;
 		if (!dflt)
-			return malformed(c, name, "%s is required", name);
+			return model_check_malformed(c, name, "%s is required", name);
 		json_object_set_new(out, name, json_string(dflt));
 		return 0;
 	}
@@ -377,7 +312,7 @@ static int check_top_string(struct chk *c, json_t *body, json_t *out, const char
 
 int model_scenario_check(json_t *body, int is_update, json_t **normalized, struct model_error *err)
 {
-	struct chk c;
+	struct model_check c;
 	json_t *out;
 	json_t *v;
 	json_t *arr;
@@ -387,7 +322,7 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized, struc
 	c.err = err;
 	if (!json_is_object(body))
 		return model_error_set(err, MODEL_E_MALFORMED, "", "body must be a JSON object");
-	if (check_keys(&c, body, "", top_fields))
+	if (model_check_keys(&c, body, "", top_fields))
 		return -1;
 	if (is_update && json_object_size(body) == 0)
 		return model_error_set(err, MODEL_E_INVALID, "",
@@ -401,7 +336,7 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized, struc
 	v = json_object_get(out, "name");
 	if (v && json_string_length(v) > 0 &&
 	    model_text_is_blank(json_string_value(v), json_string_length(v)))
-		refuse(&c, MODEL_E_LIMIT, "name", "name must not be blank");
+		model_check_refuse(&c, MODEL_E_LIMIT, "name", "name must not be blank");
 	if (check_top_string(&c, body, out, "description", 0, MODEL_MAX_DESCRIPTION_BYTES, "",
 	                     is_update) ||
 	    check_top_string(&c, body, out, "subject_kind", 1, MODEL_MAX_SUBJECT_BYTES,
@@ -410,7 +345,7 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized, struc
 
 	v = json_object_get(body, "steps");
 	if (!v && !is_update) {
-		malformed(&c, "steps", "steps is required");
+		model_check_malformed(&c, "steps", "steps is required");
 		goto out;
 	}
 	if (v) {
@@ -428,11 +363,8 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized, struc
 			goto out;
 	}
 
-	if (c.refused) {
-		if (err)
-			*err = c.refusal;
+	if (model_check_done(&c) != 0)
 		goto out;
-	}
 	*normalized = out;
 	out = NULL;
 	ret = 0;

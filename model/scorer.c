@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "limits.h"
+
 void model_score_result_clear(struct model_score_result *res)
 {
 	if (!res)
@@ -53,7 +55,7 @@ int model_suite_name_valid(const char *name)
 	if (!name || !name[0])
 		return 0;
 	for (i = 0; name[i]; i++) {
-		if (i >= 128 || !name_char(name[i], i == 0))
+		if (i >= MODEL_MAX_SUITE_NAME_BYTES || !name_char(name[i], i == 0))
 			return 0;
 	}
 	return 1;

@@ -10,13 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bounds of a suite (suite.h). A regex is bounded so that compiling one
- * stays cheap; the file as a whole is capped by its reader (1 MiB). */
-#define SUITE_MAX_EXPECTATIONS 1000
-#define SUITE_MAX_NAME 128
-#define SUITE_MAX_KEY 128
-#define SUITE_MAX_REGEX 1024
-#define SUITE_MAX_WEIGHT 1e6
+#include "limits.h"
 
 enum check_kind { CHECK_EQUALS, CHECK_CONTAINS, CHECK_REGEX, CHECK_NOT_MOCK_MISS };
 
@@ -68,9 +62,11 @@ static int expectation_check(json_t *e, size_t i, struct model_error *err)
 			if (!json_is_string(v))
 				return model_error_set(err, MODEL_E_MALFORMED, f,
 				                       "key must be a string");
-			if (json_string_length(v) < 1 || json_string_length(v) > SUITE_MAX_KEY)
+			if (json_string_length(v) < 1 ||
+			    json_string_length(v) > MODEL_MAX_SUITE_KEY_BYTES)
 				return model_error_set(err, MODEL_E_LIMIT, f,
-				                       "key must be 1 to %d bytes", SUITE_MAX_KEY);
+				                       "key must be 1 to %d bytes",
+				                       MODEL_MAX_SUITE_KEY_BYTES);
 		} else if (strcmp(k, "seq") == 0) {
 			nsel++;
 			if (!json_is_integer(v))
@@ -89,7 +85,8 @@ static int expectation_check(json_t *e, size_t i, struct model_error *err)
 			if (!json_is_number(v))
 				return model_error_set(err, MODEL_E_MALFORMED, f,
 				                       "weight must be a number");
-			if (!(json_number_value(v) > 0 && json_number_value(v) <= SUITE_MAX_WEIGHT))
+			if (!(json_number_value(v) > 0 &&
+			      json_number_value(v) <= MODEL_MAX_SUITE_WEIGHT))
 				return model_error_set(err, MODEL_E_LIMIT, f,
 				                       "weight must be > 0 and <= 1000000");
 		} else {
@@ -115,10 +112,10 @@ static int expectation_check(json_t *e, size_t i, struct model_error *err)
 				                       "%s must be a string", check_names[c]);
 			if (c != CHECK_REGEX)
 				continue;
-			if (json_string_length(v) > SUITE_MAX_REGEX)
+			if (json_string_length(v) > MODEL_MAX_SUITE_REGEX_BYTES)
 				return model_error_set(err, MODEL_E_LIMIT, f,
 				                       "regex is at most %d bytes",
-				                       SUITE_MAX_REGEX);
+				                       MODEL_MAX_SUITE_REGEX_BYTES);
 			if (strlen(json_string_value(v)) != json_string_length(v))
 				return model_error_set(err, MODEL_E_INVALID, f,
 				                       "regex must not contain NUL");
@@ -161,10 +158,11 @@ int model_suite_check(json_t *suite, struct model_error *err)
 			if (!json_is_string(v))
 				return model_error_set(err, MODEL_E_MALFORMED, "name",
 				                       "name must be a string");
-			if (json_string_length(v) < 1 || json_string_length(v) > SUITE_MAX_NAME)
+			if (json_string_length(v) < 1 ||
+			    json_string_length(v) > MODEL_MAX_SUITE_NAME_BYTES)
 				return model_error_set(err, MODEL_E_LIMIT, "name",
 				                       "name must be 1 to %d bytes",
-				                       SUITE_MAX_NAME);
+				                       MODEL_MAX_SUITE_NAME_BYTES);
 		} else if (strcmp(k, "threshold") == 0) {
 			if (!json_is_number(v))
 				return model_error_set(err, MODEL_E_MALFORMED, "threshold",
@@ -187,9 +185,10 @@ int model_suite_check(json_t *suite, struct model_error *err)
 	if (!json_is_array(exps))
 		return model_error_set(err, MODEL_E_MALFORMED, "expectations",
 		                       "expectations must be an array");
-	if (json_array_size(exps) < 1 || json_array_size(exps) > SUITE_MAX_EXPECTATIONS)
+	if (json_array_size(exps) < 1 || json_array_size(exps) > MODEL_MAX_SUITE_EXPECTATIONS)
 		return model_error_set(err, MODEL_E_LIMIT, "expectations",
-		                       "a suite has 1 to %d expectations", SUITE_MAX_EXPECTATIONS);
+		                       "a suite has 1 to %d expectations",
+		                       MODEL_MAX_SUITE_EXPECTATIONS);
 	json_array_foreach(exps, i, e)
 	{
 		if (expectation_check(e, i, err))

@@ -407,70 +407,59 @@ static int bearer_token(const char *s, size_t n, size_t i, size_t *span, size_t 
 	return 1;
 }
 
+/* The credential formats with a fixed first byte, tried at each position
+ * holding it in this order: the first that matches names the credential.
+ * A bearer token ("Bearer ..." or "bearer ...") is tried apart, as its
+ * token may have a format of its own. */
+static const struct credential_format {
+	char first;
+	int (*match)(const char *s, size_t n, size_t i);
+	const char *kind;
+} credential_formats[] = {
+    {'-', pem_private_key, "private key block"},
+    {'A', aws_key_id, "AWS access key id"},
+    {'A', google_api_key, "Google API key"},
+    {'A', aws_secret_key, "AWS secret access key"},
+    {'a', aws_secret_key, "AWS secret access key"},
+    {'e', jwt, "JSON Web Token"},
+    {'g', github_token, "GitHub token"},
+    {'x', slack_token, "Slack token"},
+    {'s', secret_key, "API secret key"},
+    {'s', stripe_live_key, "Stripe live key"},
+    {'r', stripe_live_key, "Stripe live key"},
+    {'o', olivares_token, "olivares API token"},
+    {'O', olivares_token, "olivares API token"},
+};
+/* Every first byte of credential_formats, and the bearer token's. */
+static const char credential_firsts[] = "-AaegxsroOBb";
+
 int model_text_find_credential(const char *s, size_t n, const char **kind)
 {
 	size_t i;
+	size_t k;
 	size_t span;
 	size_t span_len;
 	const char *found;
 
 	found = NULL;
 	for (i = 0; i < n && !found; i++) {
-		switch (s[i]) {
-		case '-':
-			if (pem_private_key(s, n, i))
-				found = "private key block";
-			break;
-		case 'A':
-			if (aws_key_id(s, n, i))
-				found = "AWS access key id";
-			else if (google_api_key(s, n, i))
-				found = "Google API key";
-			else if (aws_secret_key(s, n, i))
-				found = "AWS secret access key";
-			break;
-		case 'a':
-			if (aws_secret_key(s, n, i))
-				found = "AWS secret access key";
-			break;
-		case 'B':
-		case 'b':
+		if (!memchr(credential_firsts, s[i], sizeof(credential_firsts) - 1))
+			continue;
+		if (s[i] == 'B' || s[i] == 'b') {
 			/* the token's own format when it has one (a JWT, an
 			 * olivares token), else "bearer token"; the token is
 			 * shorter than s, so the recursion ends */
 			if (bearer_token(s, n, i, &span, &span_len) &&
 			    !model_text_find_credential(s + span, span_len, &found))
 				found = "bearer token";
-			break;
-		case 'e':
-			if (jwt(s, n, i))
-				found = "JSON Web Token";
-			break;
-		case 'g':
-			if (github_token(s, n, i))
-				found = "GitHub token";
-			break;
-		case 'x':
-			if (slack_token(s, n, i))
-				found = "Slack token";
-			break;
-		case 's':
-			if (secret_key(s, n, i))
-				found = "API secret key";
-			else if (stripe_live_key(s, n, i))
-				found = "Stripe live key";
-			break;
-		case 'r':
-			if (stripe_live_key(s, n, i))
-				found = "Stripe live key";
-			break;
-		case 'o':
-		case 'O':
-			if (olivares_token(s, n, i))
-				found = "olivares API token";
-			break;
-		default:
-			break;
+			continue;
+		}
+		for (k = 0; k < sizeof(credential_formats) / sizeof(credential_formats[0]); k++) {
+			if (credential_formats[k].first == s[i] &&
+			    credential_formats[k].match(s, n, i)) {
+				found = credential_formats[k].kind;
+				break;
+			}
 		}
 	}
 	if (!found)

@@ -1,7 +1,7 @@
 #ifndef OLIVARES_MODEL_TEXT_H
 #define OLIVARES_MODEL_TEXT_H
 /**
- * Text rules shared by every entry point (DESIGN.md §5): text is UTF-8;
+ * Text rules shared by every entry point: text is UTF-8;
  * invalid UTF-8, NUL and surrogates are refused; content that looks like a
  * credential is refused from scenarios; ids are opaque tokens.
  */

@@ -109,8 +109,8 @@ static enum wait_end wait_fd(struct drive *d, int fd, short ev)
 		left = d->deadline_ms - runner_now_ms();
 		if (left <= 0)
 			return WAIT_DEADLINE;
-		if (left > 60000)
-			left = 60000;
+		if (left > RUNNER_POLL_MAX_MS)
+			left = RUNNER_POLL_MAX_MS;
 		p[0].fd = fd;
 		p[0].events = ev;
 		p[0].revents = 0;
@@ -277,7 +277,7 @@ static void excerpt(const char *s, size_t len, size_t max, char *buf, size_t n)
 
 /* A printable excerpt of the agent's stderr (first line), or "". An agent
  * that fails often says why on stderr just after the line that failed:
- * its first line is waited for, 100 ms at most (never past the deadline),
+ * its first line is waited for, RUNNER_AGENT_ERR_WAIT_MS at most (never past the deadline),
  * on this error path only. */
 static void err_excerpt(struct drive *d, char *buf, size_t n)
 {
@@ -303,7 +303,7 @@ static void err_excerpt(struct drive *d, char *buf, size_t n)
 		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
 			break;
 	}
-	excerpt(io->err, io->err_len, 160, buf, n);
+	excerpt(io->err, io->err_len, RUNNER_AGENT_ERR_SHOWN, buf, n);
 }
 
 /*
@@ -388,33 +388,43 @@ static int lines_after_the_last(struct drive *d, long long until_ms)
 }
 
 /* A line's optional "seq" (seqv, may be NULL) against the step's: 0 when
- * absent or equal, else -1 with why filled. */
-static int seq_check(json_t *seqv, size_t seq, char *why, size_t n)
+ * absent or equal, else -1 with *err filled. */
+static int seq_check(json_t *seqv, size_t seq, struct runner_error *err)
 {
 	if (!seqv)
 		return 0;
-	if (!json_is_integer(seqv)) {
-		snprintf(why, n, "seq must be an integer");
-		return -1;
-	}
-	if (json_integer_value(seqv) != (json_int_t)seq) {
-		snprintf(why, n, "a line for step %" JSON_INTEGER_FORMAT " during step %zu",
-		         json_integer_value(seqv), seq);
-		return -1;
-	}
+	if (!json_is_integer(seqv))
+		return runner_error_set(err, RUNNER_E_AGENT, "seq must be an integer");
+	if (json_integer_value(seqv) != (json_int_t)seq)
+		return runner_error_set(err, RUNNER_E_AGENT,
+		                        "a line for step %" JSON_INTEGER_FORMAT " during step %zu",
+		                        json_integer_value(seqv), seq);
 	return 0;
 }
 
-/* How the agent ended, once its stdout closed mid-step. */
-static void ended(struct drive *d, char *why, size_t n)
+/* How the agent ended, once its stdout closed mid-step, into *how. */
+static void ended(struct drive *d, struct runner_error *how)
 {
 	long long until = runner_now_ms() + RUNNER_AGENT_GRACE_MS;
 
 	if (until > d->deadline_ms)
 		until = d->deadline_ms;
-	if (d->io && d->io->exit_reason && d->io->exit_reason(d->io->ctx, until, why, n) == 0)
+	if (d->io && d->io->exit_reason && d->io->exit_reason(d->io->ctx, until, how) == 0)
 		return;
-	snprintf(why, n, "agent closed its output mid-step");
+	runner_error_set(how, RUNNER_E_AGENT, "agent closed its output mid-step");
+}
+
+/* The agent's stdin or stdout closed mid-step: the step's outcome is known
+ * now, its reason (how the agent ended) may take a wait. Returns -1, as
+ * agent_error(). */
+static int agent_gone(struct drive *d, FILE *out, size_t seq, json_t *step,
+                      struct runner_summary *sum)
+{
+	struct runner_error how;
+
+	d->outcome_us = runner_step_us(d->step_start_ns);
+	ended(d, &how);
+	return agent_error(d, out, seq, step, sum, "%s", how.message);
 }
 
 /* Run step seq (1-based). Returns 0 when its line was written and the run
@@ -430,7 +440,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	enum wait_end w;
 	char *line = NULL;
 	char *marker = NULL;
-	char why[256], bad[96];
+	struct runner_error err;
+	char bad[96];
 	int requests = 0, missed = 0, too_long, hit, rc = -1;
 
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
@@ -445,9 +456,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	if (w == WAIT_DEADLINE)
 		goto deadline;
 	if (w != WAIT_OK) {
-		d->outcome_us = runner_step_us(d->step_start_ns);
-		ended(d, why, sizeof(why));
-		rc = agent_error(d, out, seq, step, sum, "%s", why);
+		rc = agent_gone(d, out, seq, step, sum);
 		goto out;
 	}
 	for (;;) {
@@ -459,9 +468,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		if (w == WAIT_DEADLINE)
 			goto deadline;
 		if (w == WAIT_EOF) {
-			d->outcome_us = runner_step_us(d->step_start_ns);
-			ended(d, why, sizeof(why));
-			rc = agent_error(d, out, seq, step, sum, "%s", why);
+			rc = agent_gone(d, out, seq, step, sum);
 			goto out;
 		}
 		if (w != WAIT_OK) {
@@ -472,13 +479,13 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (!msg || !json_is_object(msg) || json_unpack(msg, "{s:s}", "type", &type) != 0) {
 			/* the line itself, so the agent's author sees what went */
-			excerpt(line, len, 80, bad, sizeof(bad));
+			excerpt(line, len, RUNNER_AGENT_LINE_SHOWN, bad, sizeof(bad));
 			rc = agent_error(d, out, seq, step, sum,
 			                 "malformed line from the agent (%s): \"%s%s\"",
 			                 !msg                   ? "not JSON"
 			                 : !json_is_object(msg) ? "not a JSON object"
 			                                        : "no string \"type\"",
-			                 bad, len > 80 ? "..." : "");
+			                 bad, len > RUNNER_AGENT_LINE_SHOWN ? "..." : "");
 			goto out;
 		}
 		seqv = NULL;
@@ -491,8 +498,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 				    "output line must be {type, output: string[, seq]}");
 				goto out;
 			}
-			if (seq_check(seqv, seq, why, sizeof(why)) != 0) {
-				rc = agent_error(d, out, seq, step, sum, "%s", why);
+			if (seq_check(seqv, seq, &err) != 0) {
+				rc = agent_error(d, out, seq, step, sum, "%s", err.message);
 				goto out;
 			}
 			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL,
@@ -511,7 +518,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			goto out;
 		}
 		if (strcmp(type, "resource") != 0) {
-			excerpt(type, strlen(type), 40, bad, sizeof(bad));
+			excerpt(type, strlen(type), RUNNER_AGENT_TYPE_SHOWN, bad, sizeof(bad));
 			rc = agent_error(d, out, seq, step, sum,
 			                 "unexpected line from the agent: type \"%s\" (an agent "
 			                 "sends \"resource\" or \"output\")",
@@ -524,8 +531,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			                 "resource line must be {type, resource: string[, seq]}");
 			goto out;
 		}
-		if (seq_check(seqv, seq, why, sizeof(why)) != 0) {
-			rc = agent_error(d, out, seq, step, sum, "%s", why);
+		if (seq_check(seqv, seq, &err) != 0) {
+			rc = agent_error(d, out, seq, step, sum, "%s", err.message);
 			goto out;
 		}
 		if (++requests > RUNNER_AGENT_MAX_REQUESTS) {
@@ -553,9 +560,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		if (w == WAIT_DEADLINE)
 			goto deadline;
 		if (w != WAIT_OK) {
-			d->outcome_us = runner_step_us(d->step_start_ns);
-			ended(d, why, sizeof(why));
-			rc = agent_error(d, out, seq, step, sum, "%s", why);
+			rc = agent_gone(d, out, seq, step, sum);
 			goto out;
 		}
 	}
@@ -655,4 +660,55 @@ void runner_agent_shutdown_note(struct runner_summary *sum, int at_deadline, lon
 		         "agent did not exit within its %d ms grace after the end of its input: "
 		         "killed",
 		         RUNNER_AGENT_GRACE_MS);
+}
+
+const char *runner_agent_program(const struct runner_spec *spec, const char *backend,
+                                 struct runner_summary *sum)
+{
+	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
+
+	sum->isolated = 0;
+	sum->status = "failed";
+	if (spec->unconfined) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "%s backend has no unconfined mode (--no-seccomp)", backend);
+		return NULL;
+	}
+	if (!agent) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "no agent program: the built-in mock agent was not found beside the "
+		         "runner");
+		return NULL;
+	}
+	return agent;
+}
+
+int runner_agent_teardown(const struct runner_spec *spec, const struct runner_agent_io *io,
+                          long long deadline_ms, int rc,
+                          int (*destroy)(void *ctx, long long grace_deadline_ms, int *killed,
+                                         struct runner_error *left),
+                          void *ctx, struct runner_summary *sum)
+{
+	long long grace =
+	    io->grace_until ? io->grace_until : runner_now_ms() + RUNNER_AGENT_GRACE_MS;
+	struct runner_error left;
+	int killed = 0;
+
+	if (destroy(ctx,
+	            rc != 0               ? 0
+	            : grace < deadline_ms ? grace
+	                                  : deadline_ms,
+	            &killed, &left) != 0) {
+		sum->left_behind = 1;
+		if (rc == 0) {
+			sum->status = "failed";
+			snprintf(sum->reason, sizeof(sum->reason), "%s", left.message);
+			rc = -1;
+		}
+	}
+	/* Every step completed, but the agent did not exit by itself: said
+	 * (never hidden), the run stays completed. */
+	if (rc == 0 && killed)
+		runner_agent_shutdown_note(sum, deadline_ms <= grace, spec->limits.wall_ms);
+	return rc;
 }

@@ -51,12 +51,7 @@
 
 #include "runner/backend.h"
 
-#define RUNNER_AGENT_MAX_LINE (1024 * 1024)
-#define RUNNER_AGENT_MAX_REQUESTS 100
-#define RUNNER_AGENT_GRACE_MS 1000
-/* How long an agent error waits for the first line of the agent's stderr,
- * to put it in the reason (ms; error path only). */
-#define RUNNER_AGENT_ERR_WAIT_MS 100
+#include "runner/limits.h" /* RUNNER_AGENT_MAX_LINE, ..._MAX_REQUESTS, ..._GRACE_MS */
 
 /**
  * Drive the agent whose stdin is to_agent and stdout is from_agent (both
@@ -83,5 +78,34 @@ int runner_agent_drive(const struct runner_spec *spec, int to_agent, int from_ag
  * OS-level backends (namespaces, gvisor) only for a run that completed.
  */
 void runner_agent_shutdown_note(struct runner_summary *sum, int at_deadline, long wall_ms);
+
+/**
+ * The start of an OS-level backend's run (backend names the backend in
+ * the reason): sum is set failed and not isolated, and the agent program
+ * to run is returned (spec->agent, else the built-in mock agent); NULL,
+ * with sum->reason set, when there is none or the run is unconfined
+ * (--no-seccomp: an OS-level backend has no unconfined mode).
+ */
+const char *runner_agent_program(const struct runner_spec *spec, const char *backend,
+                                 struct runner_summary *sum);
+
+/**
+ * Tear down the agent's confinement at the end of an OS-level backend's
+ * run, whose outcome so far is rc (0 completed, -1 failed; io the drive's,
+ * deadline_ms the run's). destroy(ctx, grace_deadline_ms, &killed, &left)
+ * tears it down, giving the agent until grace_deadline_ms (0: no grace)
+ * to exit by itself, and sets killed when it had not by then; it returns
+ * 0 when nothing is left, else -1 with left.message the run's reason. The
+ * agent gets its grace (RUNNER_AGENT_GRACE_MS from the end of its input,
+ * never past deadline_ms) only when rc is 0. Then: something left behind
+ * sets sum->left_behind and fails a completed run with that reason; a
+ * completed run whose agent was killed gets its shutdown note. Returns
+ * the run's outcome (rc, or -1).
+ */
+int runner_agent_teardown(const struct runner_spec *spec, const struct runner_agent_io *io,
+                          long long deadline_ms, int rc,
+                          int (*destroy)(void *ctx, long long grace_deadline_ms, int *killed,
+                                         struct runner_error *left),
+                          void *ctx, struct runner_summary *sum);
 
 #endif

@@ -1,8 +1,8 @@
 #ifndef OLIVARES_RUNNER_BACKEND_H
 #define OLIVARES_RUNNER_BACKEND_H
 /**
- * The one interface every olivares-runner backend implements (DESIGN.md §1
- * and §5; the wire is model/runspec.h).
+ * The one interface every olivares-runner backend implements (the wire is
+ * model/runspec.h).
  *
  * runner/main.c owns the process: it closes inherited descriptors, clears
  * the environment, reads and validates the run spec, looks the backend up in
@@ -10,7 +10,7 @@
  * the spec and writes the summary line. A backend only executes steps and
  * says whether its confinement was verified in place.
  *
- * Fail closed (seed 000, "Provisionné-mais-incapable échoue en mode fermé"):
+ * Fail closed (a backend provisioned but unable to confine fails closed):
  * a backend whose preflight fails, or whose confinement cannot be verified
  * in run(), executes no step, reports isolated 0 and never hands the run to
  * another backend.
@@ -18,6 +18,9 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include "runner/error.h"
+#include "runner/limits.h"
 
 /**
  * A validated run spec (model/runspec.h). All pointers are borrowed from
@@ -30,21 +33,16 @@
  *     cannot run a seccomp-filtered process): the backend then runs without
  *     its confinement and must report isolated 0. The worker never passes it.
  */
+/* A spec's "limits", each within its MODEL_RUN_* bounds and defaulting to
+ * its MODEL_RUN_*_DEFAULT (model/limits.h). */
 struct runner_limits {
-	long wall_ms;     /* whole run, default 10000 */
-	long cpu_seconds; /* RLIMIT_CPU of the agent, default 5 */
-	long memory_mb;   /* RLIMIT_AS of the agent, default 256 */
-	long processes;   /* RLIMIT_NPROC / pids limit, default 32 */
-	long open_files;  /* RLIMIT_NOFILE, default 64 */
-	long tmpfs_mb;    /* size of the jail's tmpfs root, default 16 */
+	long wall_ms;     /* whole run */
+	long cpu_seconds; /* RLIMIT_CPU of the agent */
+	long memory_mb;   /* RLIMIT_AS of the agent */
+	long processes;   /* RLIMIT_NPROC / pids limit */
+	long open_files;  /* RLIMIT_NOFILE */
+	long tmpfs_mb;    /* size of the jail's tmpfs root */
 };
-
-#define RUNNER_DEFAULT_WALL_MS 10000
-#define RUNNER_DEFAULT_CPU_SECONDS 5
-#define RUNNER_DEFAULT_MEMORY_MB 256
-#define RUNNER_DEFAULT_PROCESSES 32
-#define RUNNER_DEFAULT_OPEN_FILES 64
-#define RUNNER_DEFAULT_TMPFS_MB 16
 
 struct runner_spec {
 	json_t *root;
@@ -77,22 +75,23 @@ struct runner_summary {
 	 * main.c then reports destroyed false. 0 by default. */
 	int left_behind;
 	long steps_total, steps_ok, steps_error;
-	char reason[512];
+	char reason[RUNNER_REASON_BYTES];
 	/* "" unless every step completed and the agent then did not exit
 	 * by itself within its grace (RUNNER_AGENT_GRACE_MS) after the end
 	 * of its input, or before the run's wall-clock limit when that came
 	 * first, and had to be killed: the note says which (set by
 	 * runner_agent_shutdown_note(), runner/agent.h). It never changes
 	 * status or reason. */
-	char shutdown[256];
+	char shutdown[RUNNER_SHUTDOWN_BYTES];
 };
 
 /**
  * One backend. Every hook is required except probe.
  *
  * preflight: can this host provide the backend's confinement? Returns 0, or
- *   -1 with a one-line reason naming the missing primitive in why[0..n).
- *   Called before the spec is read.
+ *   -1 with *err naming the missing primitive (kind RUNNER_E_MISSING, or
+ *   RUNNER_E_INTERNAL when the check itself could not be made). Called
+ *   before the spec is read.
  * run: confine the process, then execute spec's steps in order, writing one
  *   JSON line per step to out (model/runspec.h) and flushing it; fills *sum.
  *   Returns 0 when the run completed, -1 when it failed (sum->status
@@ -104,7 +103,7 @@ struct runner_summary {
  */
 struct runner_backend {
 	const char *name;
-	int (*preflight)(char *why, size_t n);
+	int (*preflight)(struct runner_error *err);
 	int (*run)(const struct runner_spec *spec, FILE *out, struct runner_summary *sum);
 	int (*probe)(const char *op, FILE *out);
 	/* Optional (may be NULL): a deeper preflight for --preflight NAME
@@ -112,7 +111,7 @@ struct runner_backend {
 	 * throw-away child; preflight itself stays cheap because it runs
 	 * before every run, whose own setup fails closed anyway. Same
 	 * contract as preflight. */
-	int (*preflight_full)(char *why, size_t n);
+	int (*preflight_full)(struct runner_error *err);
 };
 
 /** The inproc-mock backend (runner/backend_inproc_mock.c): mock resolution
@@ -152,9 +151,9 @@ extern const char *const runner_probe_ops[];
  * exit_reason: NULL, or called once when the agent's stdout ends mid-step
  *   (EOF, or a read error) to say how the agent ended, e.g. "agent killed
  *   by SIGKILL" or "agent exited with status 3". It may wait, but not past
- *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with why filled, or -1
- *   when it does not know (the driver then says "agent closed its output
- *   mid-step").
+ *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with how->message
+ *   filled (kind RUNNER_E_AGENT), or -1 when it does not know (the driver
+ *   then says "agent closed its output mid-step"; *how unspecified).
  * end_input: NULL, or called once after the last step's output to close
  *   the agent's stdin (its cue to exit): the driver then reads the agent's
  *   stdout to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
@@ -164,10 +163,9 @@ extern const char *const runner_probe_ops[];
  *   ms): the end of the agent's grace period to exit, which the caller
  *   keeps when it waits for the exit (one grace, not two); 0 otherwise.
  */
-#define RUNNER_AGENT_ERR_KEEP 4096
 struct runner_agent_io {
 	int err_fd;
-	int (*exit_reason)(void *ctx, long long deadline_ms, char *why, size_t n);
+	int (*exit_reason)(void *ctx, long long deadline_ms, struct runner_error *how);
 	void (*end_input)(void *ctx);
 	long long grace_until;
 	void *ctx;

@@ -1,5 +1,5 @@
 /*
- * firecracker: a microVM per run (issue 3 §5), gated by preflight and never
+ * firecracker: a microVM per run, gated by preflight and never
  * faked. This version implements the gate only:
  *
  * preflight checks, in order, and names the first missing primitive:
@@ -33,55 +33,52 @@
 
 static const char *const fc_paths[] = {"/usr/bin/firecracker", "/usr/local/bin/firecracker", NULL};
 
-static int kvm_usable(char *why, size_t n)
+static int kvm_usable(struct runner_error *err)
 {
 	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	int v;
 
 	if (fd < 0) {
 		if (errno == ENOENT)
-			snprintf(why, n, "/dev/kvm not present");
+			runner_error_set(err, RUNNER_E_MISSING, "/dev/kvm not present");
 		else
-			snprintf(why, n, "/dev/kvm not usable: %s", strerror(errno));
+			runner_error_set(err, RUNNER_E_MISSING, "/dev/kvm not usable: %s",
+			                 strerror(errno));
 		return -1;
 	}
 	v = ioctl(fd, KVM_GET_API_VERSION, 0);
 	close(fd);
-	if (v != KVM_API_VERSION) {
-		snprintf(why, n, "/dev/kvm answers KVM API version %d, not %d", v, KVM_API_VERSION);
-		return -1;
-	}
+	if (v != KVM_API_VERSION)
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "/dev/kvm answers KVM API version %d, not %d", v,
+		                        KVM_API_VERSION);
 	return 0;
 }
 
-static int file_there(const char *path, const char *what, char *why, size_t n)
+static int file_there(const char *path, const char *what, struct runner_error *err)
 {
 	struct stat st;
 
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, R_OK) != 0) {
-		snprintf(why, n, "firecracker %s %s not found", what, path);
-		return -1;
-	}
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, R_OK) != 0)
+		return runner_error_set(err, RUNNER_E_MISSING, "firecracker %s %s not found", what,
+		                        path);
 	return 0;
 }
 
-static int fc_preflight(char *why, size_t n)
+static int fc_preflight(struct runner_error *err)
 {
 	size_t i;
 
-	if (kvm_usable(why, n) != 0)
+	if (kvm_usable(err) != 0)
 		return -1;
 	for (i = 0; fc_paths[i]; i++)
 		if (access(fc_paths[i], X_OK) == 0)
 			break;
-	if (!fc_paths[i]) {
-		snprintf(why, n,
-		         "firecracker binary not found (looked in /usr/bin, "
-		         "/usr/local/bin)");
-		return -1;
-	}
-	if (file_there(FC_KERNEL, "kernel", why, n) != 0 ||
-	    file_there(FC_ROOTFS, "rootfs", why, n) != 0)
+	if (!fc_paths[i])
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "firecracker binary not found (looked in /usr/bin, "
+		                        "/usr/local/bin)");
+	if (file_there(FC_KERNEL, "kernel", err) != 0 || file_there(FC_ROOTFS, "rootfs", err) != 0)
 		return -1;
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * gvisor: the agent runs in a gVisor sandbox started by `runsc create` +
- * `runsc start` on a throw-away OCI bundle (issue 3 §4), and the runner
+ * `runsc start` on a throw-away OCI bundle, and the runner
  * drives it through the agent protocol (runner/agent.h). `runsc do` is not
  * used: it shows the host's root filesystem and environment to the agent.
  *
@@ -21,7 +21,8 @@
  * and everything it starts: runsc --oci-seccomp) refuses ptrace, unshare,
  * setns, mount, umount2, pivot_root and chroot with EPERM; without it the
  * sentry let the agent PTRACE_TRACEME and unshare a user namespace (of
- * the emulated kernel only, but the issue asks both refused).
+ * the emulated kernel only, but both are refused on every OS-level
+ * backend).
  *
  * The platform is ptrace unless olivares-runner --gvisor-platform names
  * another ([runner] gvisor_platform): every runsc command gets
@@ -39,12 +40,12 @@
  *                   puts the sentry's and the gofer's own threads in that
  *                   host cgroup (a 32 limit kills the gofer at boot, and 31
  *                   sandboxed processes take about 430 host tasks), so it is
- *                   a host-side backstop of GV_PIDS_BASE + GV_PIDS_PER_PROC
+ *                   a host-side backstop of RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC
  *                   * processes;
  *   RLIMIT_AS     = memory_mb, enforced by the sentry (mmap fails ENOMEM);
  *                   the sandbox as a whole (memfds and tmpfs included) is
  *                   bounded by linux.resources.memory.limit, a host memory
- *                   cgroup of GV_MEM_BASE_MB + memory_mb * processes;
+ *                   cgroup of RUNNER_GV_MEM_BASE_MB + memory_mb * processes;
  *   RLIMIT_NOFILE = open_files;
  *   RLIMIT_CPU    = cpu_seconds is passed but this runsc does NOT enforce
  *                   it (a spin ran 30 s under a 2 s limit): a CPU spin is
@@ -127,14 +128,15 @@ static const char *const cgroup_roots[] = {"/sys/fs/cgroup/pids",
                                            NULL};
 
 /* The gVisor platforms the runner accepts; the first is the default
- * (ptrace works on these machines, DESIGN.md §9). Set per run by
+ * (ptrace works on every host of this project, with or without KVM). Set
+ * per run by
  * --gvisor-platform ([runner] gvisor_platform). */
 const char *const runner_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
 static const char *gv_platform = "ptrace";
 /* What the agent is refused inside the sandbox, with EPERM, by the OCI
  * seccomp filter the sentry applies (runsc --oci-seccomp): the mount,
  * namespace and cross-process calls the namespaces backend's filter
- * refuses for the same reason (issue 3: "mount and ptrace are refused"),
+ * refuses for the same reason (an agent may neither mount nor ptrace),
  * the new mount API included; clone3 gets ENOSYS (oci_seccomp). Every
  * name must be one this runsc knows: an unknown one fails runsc create
  * (the run fails closed). */
@@ -149,36 +151,8 @@ static const char *const gv_refused[] = {
 /* uid and gid of the agent inside the sandbox. */
 #define GV_UID 65534
 #define GV_GID 65534
-/* Host pids cgroup backstop (see the header comment). */
-#define GV_PIDS_BASE 256
-#define GV_PIDS_PER_PROC 32
-/* Host memory cgroup limit of the whole sandbox (sentry, gofer and all the
- * agent holds), MiB: GV_MEM_BASE_MB + memory_mb * processes. RLIMIT_AS
- * bounds each address space, not what an agent writes into a memfd or its
- * tmpfs: that is the sentry's memory, and an agent held 3 GiB of it under
- * memory_mb 32 before this limit. The base is the sentry's and gofer's own
- * share. No swap limit is set: on a host with swap, swapped pages are not
- * bounded by it (these machines have none). */
-#define GV_MEM_BASE_MB 256
-/* Bounds of the runsc helper commands that do not run the agent. */
-#define GV_CMD_MS 5000
-#define GV_TEARDOWN_MS 5000
-/* How long the sandbox may take to exit after its agent did, beyond the
- * agent's grace, before the run's shutdown note says the agent was killed
- * (a few ms here; the note is about the agent, not the sandbox). */
-#define GV_EXIT_SLACK_MS 150
-/* The full preflight's trial sandbox, start to exit: under the worker's
- * 8 s for a preflight answer (fcgi/handlers.c PREFLIGHT_TIMEOUT_MS), so
- * that a platform whose sandbox never boots here (kvm: its boot hung in
- * the sentry's machine set-up for over 60 s) gets its reason listed, not
- * the worker's timeout. A sandbox boots in 0.3 - 0.7 s. */
-#define GV_TRIAL_MS 6000
-/* A run's sandbox, create to start, gets at most this long (or its
- * wall-clock limit if shorter): a sandbox boots in 0.3 - 0.7 s, one that
- * does not within this never will (kvm here), and a long limit
- * ([runner] timeout_ms up to 600 s) would hold a worker and a run slot
- * that long for nothing. */
-#define GV_START_MS 10000
+/* The sandbox's host cgroup limits and the bounds of every wait are
+ * RUNNER_GV_* (runner/limits.h). */
 
 /* One sandbox, from bundle to teardown. Descriptors are -1 once closed. */
 struct gv {
@@ -358,24 +332,27 @@ static int wait_until(struct gv *g, pid_t pid, long long deadline, int *status)
 
 /*
  * Run `runsc --root STATE --network=none --platform=P --oci-seccomp <cmd...>` with in,
- * out, err as its stdio (-1: /dev/null; err -1 gets a pipe whose first
- * line goes to msg). Returns 0 when it exited 0 before deadline, -1
- * otherwise with msg saying why.
+ * out, err_fd as its stdio (-1: /dev/null; err_fd -1 gets a pipe whose
+ * first line goes to the message). Returns 0 when it exited 0 before
+ * deadline, -1 otherwise with *err saying why (kind RUNNER_E_TIMEOUT when
+ * it was cut at the deadline, RUNNER_E_SETUP when it failed,
+ * RUNNER_E_INTERNAL when it could not be run or waited for).
  */
-static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int err,
-                     long long deadline, char *msg, size_t n)
+static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int err_fd,
+                     long long deadline, struct runner_error *err)
 {
 	char *argv[16];
 	char *const envp[] = {NULL};
 	char platform[32];
-	char said[512];
+	char said[RUNNER_GV_SAID_BYTES];
 	int errp[2] = {-1, -1};
 	int status = 0, null, w, rc = -1;
 	size_t k = 0, i;
 	long long started = runner_now_ms();
 	pid_t pid;
 
-	msg[0] = '\0';
+	err->kind = RUNNER_OK;
+	err->message[0] = '\0';
 	argv[k++] = (char *)g->runsc;
 	argv[k++] = (char *)"--root";
 	argv[k++] = (char *)g->path[P_STATE];
@@ -386,16 +363,15 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	for (i = 0; cmd[i] && k + 1 < sizeof(argv) / sizeof(argv[0]); i++)
 		argv[k++] = (char *)cmd[i];
 	argv[k] = NULL;
-	if (err < 0) {
-		if (pipe2(errp, O_CLOEXEC) != 0) {
-			snprintf(msg, n, "pipe: %s", strerror(errno));
-			return -1;
-		}
-		err = errp[1];
+	if (err_fd < 0) {
+		if (pipe2(errp, O_CLOEXEC) != 0)
+			return runner_error_set(err, RUNNER_E_INTERNAL, "pipe: %s",
+			                        strerror(errno));
+		err_fd = errp[1];
 	}
 	pid = fork();
 	if (pid < 0) {
-		snprintf(msg, n, "fork: %s", strerror(errno));
+		runner_error_set(err, RUNNER_E_INTERNAL, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {
@@ -406,7 +382,7 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		null = open("/dev/null", O_RDWR);
 		if (null < 0 || dup2(in >= 0 ? in : null, 0) < 0 ||
-		    dup2(out >= 0 ? out : null, 1) < 0 || dup2(err, 2) < 0)
+		    dup2(out >= 0 ? out : null, 1) < 0 || dup2(err_fd, 2) < 0)
 			_exit(126);
 		close_range(3, ~0U, 0);
 		execve(g->runsc, argv, envp);
@@ -416,12 +392,13 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	w = wait_until(g, pid, deadline, &status);
 	read_now(errp[0], said, sizeof(said));
 	if (w == 1) {
-		snprintf(msg, n, "runsc %s did not finish within %lld ms", cmd[0],
-		         deadline - started);
+		runner_error_set(err, RUNNER_E_TIMEOUT, "runsc %s did not finish within %lld ms",
+		                 cmd[0], deadline - started);
 		goto out;
 	}
 	if (w < 0) {
-		snprintf(msg, n, "waiting for runsc %s: %s", cmd[0], strerror(errno));
+		runner_error_set(err, RUNNER_E_INTERNAL, "waiting for runsc %s: %s", cmd[0],
+		                 strerror(errno));
 		goto out;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
@@ -430,11 +407,11 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	}
 	first_line(said, sizeof(said), said, strlen(said));
 	if (WIFSIGNALED(status))
-		snprintf(msg, n, "runsc %s killed by signal %d%s%s", cmd[0], WTERMSIG(status),
-		         said[0] ? ": " : "", said);
+		runner_error_set(err, RUNNER_E_SETUP, "runsc %s killed by signal %d%s%s", cmd[0],
+		                 WTERMSIG(status), said[0] ? ": " : "", said);
 	else
-		snprintf(msg, n, "runsc %s exited with status %d%s%s", cmd[0], WEXITSTATUS(status),
-		         said[0] ? ": " : "", said);
+		runner_error_set(err, RUNNER_E_SETUP, "runsc %s exited with status %d%s%s", cmd[0],
+		                 WEXITSTATUS(status), said[0] ? ": " : "", said);
 out:
 	close_fd(&errp[0]);
 	close_fd(&errp[1]);
@@ -465,26 +442,23 @@ static int mkdirs(char *path)
 
 /* An empty mount point in the rootfs for host path src: a directory for a
  * directory, an empty file for anything else that is a regular file. */
-static int mount_point(const struct gv *g, const char *src, const char *dst, char *why, size_t n)
+static int mount_point(const struct gv *g, const char *src, const char *dst,
+                       struct runner_error *err)
 {
 	char target[4096];
 	struct stat st;
 	char *slash;
 	int fd;
 
-	if (stat(src, &st) != 0) {
-		snprintf(why, n, "bind %.200s: %s", src, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-		snprintf(why, n, "bind %.200s: not a directory or a regular file", src);
-		return -1;
-	}
+	if (stat(src, &st) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "bind %.200s: %s", src,
+		                        strerror(errno));
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "bind %.200s: not a directory or a regular file", src);
 	if ((size_t)snprintf(target, sizeof(target), "%s%s", g->path[P_ROOTFS], dst) >=
-	    sizeof(target)) {
-		snprintf(why, n, "bind %.200s: path too long", src);
-		return -1;
-	}
+	    sizeof(target))
+		return runner_error_set(err, RUNNER_E_SETUP, "bind %.200s: path too long", src);
 	if (S_ISDIR(st.st_mode)) {
 		if (mkdirs(target) != 0)
 			goto fail;
@@ -501,8 +475,8 @@ static int mount_point(const struct gv *g, const char *src, const char *dst, cha
 	close(fd);
 	return 0;
 fail:
-	snprintf(why, n, "mount point for %.200s: %s", src, strerror(errno));
-	return -1;
+	return runner_error_set(err, RUNNER_E_SETUP, "mount point for %.200s: %s", src,
+	                        strerror(errno));
 }
 
 static json_t *rlimit(const char *type, long long v)
@@ -599,8 +573,9 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 	    rlimit("RLIMIT_CORE", 0), "root", "path", "rootfs", "readonly", 1, "hostname",
 	    "sandbox", "mounts", mounts, "linux", "namespaces", "type", "pid", "type", "network",
 	    "type", "ipc", "type", "uts", "type", "mount", "resources", "pids", "limit",
-	    (json_int_t)(GV_PIDS_BASE + GV_PIDS_PER_PROC * l->processes), "memory", "limit",
-	    (json_int_t)(GV_MEM_BASE_MB + (json_int_t)l->memory_mb * l->processes) << 20);
+	    (json_int_t)(RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC * l->processes), "memory",
+	    "limit",
+	    (json_int_t)(RUNNER_GV_MEM_BASE_MB + (json_int_t)l->memory_mb * l->processes) << 20);
 	if (cfg &&
 	    json_object_set_new(json_object_get(cfg, "linux"), "seccomp", oci_seccomp()) != 0) {
 		json_decref(cfg);
@@ -610,16 +585,15 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 }
 
 /* Pick the container id and make the run's directory (0700) with its
- * bundle and state directories. Returns 0 or -1 + why. */
-static int bundle_dir(struct gv *g, char *why, size_t n)
+ * bundle and state directories. Returns 0 or -1 with *err. */
+static int bundle_dir(struct gv *g, struct runner_error *err)
 {
 	unsigned char rnd[16];
 	size_t i;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		snprintf(why, n, "no random bytes for the container id");
-		return -1;
-	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "no random bytes for the container id");
 	memcpy(g->id, "olivares-", 9);
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(g->id + 9 + 2 * i, 3, "%02x", rnd[i]);
@@ -629,27 +603,25 @@ static int bundle_dir(struct gv *g, char *why, size_t n)
 			break;
 		g->top[0] = '\0';
 	}
-	if (!g->top[0]) {
-		snprintf(why, n, "cannot make the bundle directory under /run or /tmp: %s",
-		         strerror(errno));
-		return -1;
-	}
+	if (!g->top[0])
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "cannot make the bundle directory under /run or /tmp: %s",
+		                        strerror(errno));
 	snprintf(g->path[P_BUNDLE], sizeof(g->path[0]), "%s/bundle", g->top);
 	snprintf(g->path[P_ROOTFS], sizeof(g->path[0]), "%s/bundle/rootfs", g->top);
 	snprintf(g->path[P_STATE], sizeof(g->path[0]), "%s/state", g->top);
 	snprintf(g->path[P_PIDFILE], sizeof(g->path[0]), "%s/sandbox.pid", g->top);
 	if (mkdir(g->path[P_BUNDLE], 0700) != 0 || mkdir(g->path[P_ROOTFS], 0755) != 0 ||
-	    mkdir(g->path[P_STATE], 0700) != 0) {
-		snprintf(why, n, "cannot make the bundle: %s", strerror(errno));
-		return -1;
-	}
+	    mkdir(g->path[P_STATE], 0700) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "cannot make the bundle: %s",
+		                        strerror(errno));
 	return 0;
 }
 
 /* Fill the rootfs with its mount points and write config.json. Returns 0
- * or -1 + why. */
-static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char *agent, char *why,
-                       size_t n)
+ * or -1 with *err. */
+static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char *agent,
+                       struct runner_error *err)
 {
 	static const char *const links[][2] = {
 	    {"usr/bin", "bin"}, {"usr/sbin", "sbin"}, {"usr/lib", "lib"}, {"usr/lib64", "lib64"}};
@@ -662,7 +634,7 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	for (i = 0; i < json_array_size(binds); i++) {
 		const char *b = json_string_value(json_array_get(binds, i));
 
-		if (mount_point(g, b, b, why, n) != 0)
+		if (mount_point(g, b, b, err) != 0)
 			goto out;
 	}
 	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
@@ -670,11 +642,12 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", g->path[P_ROOTFS], links[i][1]);
 		if (symlink(links[i][0], path) != 0) {
-			snprintf(why, n, "symlink /%s: %s", links[i][1], strerror(errno));
+			runner_error_set(err, RUNNER_E_SETUP, "symlink /%s: %s", links[i][1],
+			                 strerror(errno));
 			goto out;
 		}
 	}
-	if (mount_point(g, agent, "/agent", why, n) != 0)
+	if (mount_point(g, agent, "/agent", err) != 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/proc", g->path[P_ROOTFS]);
 	if (mkdir(path, 0555) != 0)
@@ -685,13 +658,13 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	cfg = oci_config(spec, binds, agent);
 	snprintf(path, sizeof(path), "%s/config.json", g->path[P_BUNDLE]);
 	if (!cfg || json_dump_file(cfg, path, JSON_COMPACT) != 0) {
-		snprintf(why, n, "cannot write the OCI config");
+		runner_error_set(err, RUNNER_E_SETUP, "cannot write the OCI config");
 		goto out;
 	}
 	rc = 0;
 	goto out;
 fail:
-	snprintf(why, n, "cannot make the rootfs: %s", strerror(errno));
+	runner_error_set(err, RUNNER_E_SETUP, "cannot make the rootfs: %s", strerror(errno));
 out:
 	json_decref(cfg);
 	json_decref(binds);
@@ -731,7 +704,8 @@ static pid_t read_pidfile(const char *path)
  * is in place when its flag is there or when no --platform= is: the
  * --platform=NAME runsc create was given is then runsc's default.
  */
-static int sandbox_verified(pid_t pid, const char *id, const char *platform, char *why, size_t n)
+static int sandbox_verified(pid_t pid, const char *id, const char *platform,
+                            struct runner_error *err)
 {
 	char path[64], buf[4096], want[32];
 	const char *arg, *last = NULL;
@@ -741,16 +715,14 @@ static int sandbox_verified(pid_t pid, const char *id, const char *platform, cha
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, n, "the sandbox process %d is gone", (int)pid);
-		return -1;
-	}
+	if (fd < 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED, "the sandbox process %d is gone",
+		                        (int)pid);
 	r = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (r <= 0) {
-		snprintf(why, n, "the sandbox process %d has no command line", (int)pid);
-		return -1;
-	}
+	if (r <= 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "the sandbox process %d has no command line", (int)pid);
 	buf[r] = '\0';
 	snprintf(want, sizeof(want), "--platform=%s", platform);
 	for (off = 0; off < (size_t)r; off += strlen(buf + off) + 1) {
@@ -765,13 +737,11 @@ static int sandbox_verified(pid_t pid, const char *id, const char *platform, cha
 			other = 1;
 		last = arg;
 	}
-	if (!boot || !nonet || !seccomp || other || !last || strcmp(last, id) != 0) {
-		snprintf(why, n,
-		         "process %d is not the gVisor sandbox of this run with "
-		         "--network=none, --oci-seccomp and platform %s",
-		         (int)pid, platform);
-		return -1;
-	}
+	if (!boot || !nonet || !seccomp || other || !last || strcmp(last, id) != 0)
+		return runner_error_set(err, RUNNER_E_UNVERIFIED,
+		                        "process %d is not the gVisor sandbox of this run with "
+		                        "--network=none, --oci-seccomp and platform %s",
+		                        (int)pid, platform);
 	return 0;
 }
 
@@ -787,7 +757,7 @@ static void agent_end_input(void *ctx)
 	close_fd(&g->to_agent);
 }
 
-static int agent_end(void *ctx, long long deadline_ms, char *why, size_t n)
+static int agent_end(void *ctx, long long deadline_ms, struct runner_error *how)
 {
 	struct gv *g = ctx;
 	int st = g->sandbox_status;
@@ -800,15 +770,16 @@ static int agent_end(void *ctx, long long deadline_ms, char *why, size_t n)
 	if (st < 0)
 		return -1;
 	if (WIFSIGNALED(st)) {
-		snprintf(why, n, "the gVisor sandbox was killed by SIG%s",
-		         sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+		runner_error_set(how, RUNNER_E_AGENT, "the gVisor sandbox was killed by SIG%s",
+		                 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
 		return 0;
 	}
 	code = WEXITSTATUS(st);
 	if (code > 128 && code < 128 + 65 && sigabbrev_np(code - 128))
-		snprintf(why, n, "agent killed by SIG%s", sigabbrev_np(code - 128));
+		runner_error_set(how, RUNNER_E_AGENT, "agent killed by SIG%s",
+		                 sigabbrev_np(code - 128));
 	else
-		snprintf(why, n, "agent exited with status %d", code);
+		runner_error_set(how, RUNNER_E_AGENT, "agent exited with status %d", code);
 	return 0;
 }
 
@@ -831,22 +802,20 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
  * only write end the runner holds: 'q' means the runner tore everything
  * down itself; EOF means the runner is gone.
  */
-static int guard_start(struct gv *g, char *why, size_t n)
+static int guard_start(struct gv *g, struct runner_error *err)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
-	char msg[384];
+	struct runner_error ignored;
 	int p[2], null;
 	ssize_t r;
 	char c = 0;
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC) != 0) {
-		snprintf(why, n, "pipe: %s", strerror(errno));
-		return -1;
-	}
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "pipe: %s", strerror(errno));
 	pid = fork();
 	if (pid < 0) {
-		snprintf(why, n, "fork of the guard: %s", strerror(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "fork of the guard: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -867,7 +836,7 @@ static int guard_start(struct gv *g, char *why, size_t n)
 		if (r == 1 && c == 'q')
 			_exit(0);
 		g->sandbox = -1;
-		runsc_cmd(g, del, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg));
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ignored);
 		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 		_exit(0);
 	}
@@ -892,64 +861,67 @@ static void guard_dismiss(struct gv *g)
 
 /*
  * Create and start the sandbox for spec with agent at /agent. Returns 0
- * once it is verified in place (see the header comment), -1 with why.
+ * once it is verified in place (see the header comment), -1 with *err
+ * (kind RUNNER_E_TIMEOUT when runsc create or start was cut at deadline).
  */
 static int gv_start(struct gv *g, const struct runner_spec *spec, const char *agent,
-                    long long deadline, char *why, size_t n)
+                    long long deadline, struct runner_error *err)
 {
 	const char *create[] = {
 	    "create", "--bundle", g->path[P_BUNDLE], "--pid-file", g->path[P_PIDFILE], g->id, NULL};
 	const char *start[] = {"start", g->id, NULL};
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-	char msg[384], said[256];
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+	struct runner_error step;
+	char said[256];
 	int rc = -1;
 
-	if (bundle_dir(g, why, n) != 0)
+	if (bundle_dir(g, err) != 0)
 		return -1;
 	/* From here on a dying runner leaves nothing: the guard removes it. */
-	if (guard_start(g, why, n) != 0)
+	if (guard_start(g, err) != 0)
 		return -1;
-	if (bundle_fill(g, spec, agent, why, n) != 0)
+	if (bundle_fill(g, spec, agent, err) != 0)
 		return -1;
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-		snprintf(why, n, "pipe: %s", strerror(errno));
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(errp, O_CLOEXEC) != 0) {
+		runner_error_set(err, RUNNER_E_SETUP, "pipe: %s", strerror(errno));
 		goto out;
 	}
 	/* The container's stdio are runsc create's: it hands them to the
 	 * sandbox, which keeps them after create exits. */
 	g->created = 1;
-	if (runsc_cmd(g, create, in[0], out[1], err[1], deadline, msg, sizeof(msg)) != 0) {
+	if (runsc_cmd(g, create, in[0], out[1], errp[1], deadline, &step) != 0) {
 		/* What runsc create said went to the container's stderr. */
-		read_now(err[0], said, sizeof(said));
+		read_now(errp[0], said, sizeof(said));
 		first_line(said, sizeof(said), said, strlen(said));
-		snprintf(why, n, "gVisor sandbox not created (platform %s): %s%s%s", gv_platform,
-		         msg, said[0] ? ": " : "", said);
+		runner_error_set(err, step.kind, "gVisor sandbox not created (platform %s): %s%s%s",
+		                 gv_platform, step.message, said[0] ? ": " : "", said);
 		goto out;
 	}
 	g->sandbox = read_pidfile(g->path[P_PIDFILE]);
 	if (g->sandbox <= 0) {
-		snprintf(why, n, "runsc create wrote no sandbox pid");
+		runner_error_set(err, RUNNER_E_SETUP, "runsc create wrote no sandbox pid");
 		goto out;
 	}
 	/* Checked while it waits for start: an agent that exits at once
 	 * takes its sandbox with it. */
-	if (sandbox_verified(g->sandbox, g->id, gv_platform, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "gVisor sandbox not in place: %s", msg);
+	if (sandbox_verified(g->sandbox, g->id, gv_platform, &step) != 0) {
+		runner_error_set(err, step.kind, "gVisor sandbox not in place: %s", step.message);
 		goto out;
 	}
-	if (runsc_cmd(g, start, -1, -1, -1, deadline, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "gVisor container not started (platform %s): %s", gv_platform,
-		         msg);
+	if (runsc_cmd(g, start, -1, -1, -1, deadline, &step) != 0) {
+		runner_error_set(err, step.kind, "gVisor container not started (platform %s): %s",
+		                 gv_platform, step.message);
 		goto out;
 	}
 	rc = 0;
 out:
 	close_fd(&in[0]);
 	close_fd(&out[1]);
-	close_fd(&err[1]);
+	close_fd(&errp[1]);
 	g->to_agent = in[1];
 	g->from_agent = out[0];
-	g->err_agent = err[0];
+	g->err_agent = errp[0];
 	return rc;
 }
 
@@ -1015,38 +987,42 @@ static int reap_all(struct gv *g, long long deadline)
 	}
 }
 
-/* Tear the sandbox down; returns 0 when nothing of it is left. The agent
- * has until grace_deadline to exit (the sandbox exits with it); g->killed
- * says whether it was still running then. */
-static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t n)
+/* Tear the sandbox down; returns 0 when nothing of it is left, else -1
+ * with *err naming what is (kind RUNNER_E_LEFT_BEHIND). The agent has
+ * until grace_deadline to exit (the sandbox exits with it); g->killed says
+ * whether it was still running then. */
+static int gv_destroy(struct gv *g, long long grace_deadline, struct runner_error *err)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
-	long long deadline = now_ms() + GV_TEARDOWN_MS;
-	char path[256], msg[384];
+	long long deadline = now_ms() + RUNNER_GV_TEARDOWN_MS;
+	struct runner_error ignored;
+	char path[256];
 	struct stat st;
 	size_t i;
 	int ok = 1, st_exit;
 
-	why[0] = '\0';
+	err->kind = RUNNER_OK;
+	err->message[0] = '\0';
 	/* EOF on its stdin is the agent's cue to exit; the sandbox exits
 	 * with it. */
 	close_fd(&g->to_agent);
-	/* The sandbox exits a few ms after its agent: it gets GV_EXIT_SLACK_MS
+	/* The sandbox exits a few ms after its agent: it gets RUNNER_GV_EXIT_SLACK_MS
 	 * more, so an agent that exited by itself within its grace is never
 	 * said killed (one later by less than that is not said either). */
 	if (g->sandbox > 0 &&
-	    wait_pid(g, g->sandbox, grace_deadline ? grace_deadline + GV_EXIT_SLACK_MS : 0,
+	    wait_pid(g, g->sandbox, grace_deadline ? grace_deadline + RUNNER_GV_EXIT_SLACK_MS : 0,
 	             &st_exit) == 1)
 		g->killed = 1;
 	/* delete kills the sandbox and the gofer and removes the state and
 	 * the cgroups; whether it worked is checked below, not taken from
 	 * its exit status (it fails on a container that was never made). */
 	if (g->created)
-		runsc_cmd(g, del, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg));
+		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ignored);
 	guard_dismiss(g);
 	if (reap_all(g, deadline) != 0) {
 		ok = 0;
-		snprintf(why, n, "a process of the gVisor sandbox could not be reaped");
+		runner_error_set(err, RUNNER_E_LEFT_BEHIND,
+		                 "a process of the gVisor sandbox could not be reaped");
 	}
 	close_fd(&g->from_agent);
 	close_fd(&g->err_agent);
@@ -1054,7 +1030,8 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 		snprintf(path, sizeof(path), "%s/%s", cgroup_roots[i], g->id);
 		if (lstat(path, &st) == 0 && rmdir(path) != 0 && errno != ENOENT) {
 			ok = 0;
-			snprintf(why, n, "cgroup %.200s left behind", path);
+			runner_error_set(err, RUNNER_E_LEFT_BEHIND, "cgroup %.200s left behind",
+			                 path);
 		}
 	}
 	if (g->top[0]) {
@@ -1063,7 +1040,8 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 		if (lstat(g->top, &st) == 0 || errno != ENOENT) {
 			ok = 0;
-			snprintf(why, n, "bundle directory %.200s left behind", g->top);
+			runner_error_set(err, RUNNER_E_LEFT_BEHIND,
+			                 "bundle directory %.200s left behind", g->top);
 		} else {
 			g->top[0] = '\0';
 		}
@@ -1073,38 +1051,34 @@ static int gv_destroy(struct gv *g, long long grace_deadline, char *why, size_t 
 
 /* ---- the backend ------------------------------------------------------------ */
 
-static int gv_preflight(char *why, size_t n)
+static int gv_preflight(struct runner_error *err)
 {
 	const char *version[] = {"--version", NULL};
+	struct runner_error ran;
 	struct gv g;
-	char msg[384];
 
 	memset(&g, 0, sizeof(g));
 	g.runsc = find_runsc();
-	if (!g.runsc) {
-		snprintf(why, n,
-		         "runsc binary not found (looked in /usr/bin, /usr/sbin, "
-		         "/usr/local/bin)");
-		return -1;
-	}
-	if (geteuid() != 0) {
-		snprintf(why, n, "runsc run needs root (the runner runs as uid %d)",
-		         (int)geteuid());
-		return -1;
-	}
+	if (!g.runsc)
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "runsc binary not found (looked in /usr/bin, /usr/sbin, "
+		                        "/usr/local/bin)");
+	if (geteuid() != 0)
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "runsc run needs root (the runner runs as uid %d)",
+		                        (int)geteuid());
 	/* --version takes no --root; runsc ignores the extra flags for it,
 	 * but keep the call minimal: a state dir that does not exist. */
 	snprintf(g.path[P_STATE], sizeof(g.path[0]), "/nonexistent");
-	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + GV_CMD_MS, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "runsc does not run: %s", msg);
-		return -1;
-	}
+	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ran) != 0)
+		return runner_error_set(err, RUNNER_E_MISSING, "runsc does not run: %s",
+		                        ran.message);
 	return 0;
 }
 
 /* Shared by run and the full preflight: prepare, mark the runner as the
  * subreaper of everything runsc starts. */
-static int gv_init(struct gv *g, char *why, size_t n)
+static int gv_init(struct gv *g, struct runner_error *err)
 {
 	memset(g, 0, sizeof(*g));
 	g->sandbox = -1;
@@ -1113,95 +1087,102 @@ static int gv_init(struct gv *g, char *why, size_t n)
 	g->guard = -1;
 	g->guard_fd = -1;
 	g->runsc = find_runsc();
-	if (!g->runsc) {
-		snprintf(why, n, "runsc binary not found");
-		return -1;
-	}
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
-		snprintf(why, n, "PR_SET_CHILD_SUBREAPER failed: %s", strerror(errno));
-		return -1;
-	}
+	if (!g->runsc)
+		return runner_error_set(err, RUNNER_E_MISSING, "runsc binary not found");
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "PR_SET_CHILD_SUBREAPER failed: %s",
+		                        strerror(errno));
 	return 0;
 }
 
 /* --preflight gvisor: also boot a throw-away sandbox running /usr/bin/true
  * exactly as a run would, and check it exits 0 and is torn down. */
-static int gv_preflight_full(char *why, size_t n)
+static int gv_preflight_full(struct runner_error *err)
 {
 	struct runner_spec spec;
+	struct runner_error end, left;
 	struct gv g;
-	char msg[384];
-	long long deadline = now_ms() + GV_TRIAL_MS;
+	long long deadline = now_ms() + RUNNER_GV_TRIAL_MS;
 	int rc = -1, st;
 
-	if (gv_preflight(why, n) != 0)
+	if (gv_preflight(err) != 0)
 		return -1;
 	memset(&spec, 0, sizeof(spec));
-	spec.limits = (struct runner_limits){RUNNER_DEFAULT_WALL_MS,    RUNNER_DEFAULT_CPU_SECONDS,
-	                                     RUNNER_DEFAULT_MEMORY_MB,  RUNNER_DEFAULT_PROCESSES,
-	                                     RUNNER_DEFAULT_OPEN_FILES, RUNNER_DEFAULT_TMPFS_MB};
-	if (gv_init(&g, why, n) != 0)
+	spec.limits = (struct runner_limits){
+	    MODEL_RUN_WALL_MS_DEFAULT,   MODEL_RUN_CPU_SECONDS_DEFAULT, MODEL_RUN_MEMORY_MB_DEFAULT,
+	    MODEL_RUN_PROCESSES_DEFAULT, MODEL_RUN_OPEN_FILES_DEFAULT,  MODEL_RUN_TMPFS_MB_DEFAULT};
+	if (gv_init(&g, err) != 0)
 		return -1;
-	if (gv_start(&g, &spec, "/usr/bin/true", deadline, why, n) != 0)
+	if (gv_start(&g, &spec, "/usr/bin/true", deadline, err) != 0)
 		goto out;
-	if (agent_end(&g, deadline, msg, sizeof(msg)) != 0) {
-		snprintf(why, n, "trial sandbox running /usr/bin/true did not exit");
+	if (agent_end(&g, deadline, &end) != 0) {
+		runner_error_set(err, RUNNER_E_MISSING,
+		                 "trial sandbox running /usr/bin/true did not exit");
 		goto out;
 	}
 	st = g.sandbox_status;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(why, n, "trial sandbox running /usr/bin/true: %s", msg);
+		runner_error_set(err, RUNNER_E_MISSING, "trial sandbox running /usr/bin/true: %s",
+		                 end.message);
 		goto out;
 	}
 	rc = 0;
 out:
-	if (gv_destroy(&g, 0, msg, sizeof(msg)) != 0 && rc == 0) {
-		snprintf(why, n, "trial sandbox not torn down: %s", msg);
+	if (gv_destroy(&g, 0, &left) != 0 && rc == 0) {
+		runner_error_set(err, left.kind, "trial sandbox not torn down: %s", left.message);
 		rc = -1;
 	}
 	return rc;
 }
 
+/* runner_agent_teardown's destroy: the sandbox deleted once the agent's
+ * grace is over (its sandbox gets RUNNER_GV_EXIT_SLACK_MS more for its
+ * own exit). */
+static int gv_teardown(void *ctx, long long grace_deadline_ms, int *killed,
+                       struct runner_error *left)
+{
+	struct gv *g = ctx;
+	struct runner_error why;
+	int rc = gv_destroy(g, grace_deadline_ms, &why);
+
+	*killed = g->killed;
+	if (rc != 0)
+		return runner_error_set(left, why.kind, "the gVisor sandbox was not torn down: %s",
+		                        why.message);
+	return 0;
+}
+
 static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
 {
-	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
+	const char *agent = runner_agent_program(spec, "gvisor", sum);
 	struct runner_agent_io io;
 	struct stat st;
 	struct gv g;
-	char why[384], msg[384];
-	long long deadline = now_ms() + spec->limits.wall_ms, start_deadline, grace;
+	struct runner_error err;
+	long long deadline = now_ms() + spec->limits.wall_ms, start_deadline;
 	int rc = -1;
 
 	memset(&io, 0, sizeof(io));
-	sum->isolated = 0;
-	sum->status = "failed";
-	if (spec->unconfined) {
-		snprintf(sum->reason, sizeof(sum->reason),
-		         "gvisor backend has no unconfined mode (--no-seccomp)");
+	if (!agent)
 		return -1;
-	}
-	if (!agent) {
-		snprintf(sum->reason, sizeof(sum->reason),
-		         "no agent program: the built-in mock agent was not found beside the "
-		         "runner");
-		return -1;
-	}
 	if (stat(agent, &st) != 0 || !S_ISREG(st.st_mode) || access(agent, X_OK) != 0) {
 		snprintf(sum->reason, sizeof(sum->reason),
 		         "agent program %.200s is not an executable regular file", agent);
 		return -1;
 	}
-	if (gv_init(&g, why, sizeof(why)) != 0) {
-		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s", why);
+	if (gv_init(&g, &err) != 0) {
+		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s",
+		         err.message);
 		return -1;
 	}
-	start_deadline = now_ms() + GV_START_MS;
+	start_deadline = now_ms() + RUNNER_GV_START_MS;
 	if (start_deadline > deadline)
 		start_deadline = deadline;
-	if (gv_start(&g, spec, agent, start_deadline, why, sizeof(why)) != 0) {
-		/* a runsc command cut at the deadline says so (runsc_cmd) */
-		if (!strstr(why, "did not finish within"))
-			snprintf(sum->reason, sizeof(sum->reason), "%s", why);
+	if (gv_start(&g, spec, agent, start_deadline, &err) != 0) {
+		/* a runsc command cut at the deadline: the reason names the
+		 * limit that cut it */
+		if (err.kind != RUNNER_E_TIMEOUT)
+			snprintf(sum->reason, sizeof(sum->reason), "%s", err.message);
 		else if (start_deadline == deadline)
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "wall-clock limit of %ld ms exceeded while the gVisor sandbox "
@@ -1211,7 +1192,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "the gVisor sandbox did not start within %d ms (platform %s); a "
 			         "sandbox boots in under a second",
-			         GV_START_MS, gv_platform);
+			         RUNNER_GV_START_MS, gv_platform);
 		goto out;
 	}
 	sum->isolated = 1;
@@ -1223,24 +1204,8 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
 out:
 	/* Done or failed: the agent gets its grace period to exit on EOF,
-	 * never past the run's deadline (its sandbox GV_EXIT_SLACK_MS more
-	 * for its own exit, gv_destroy), then the sandbox is deleted. */
-	grace = io.grace_until ? io.grace_until : now_ms() + RUNNER_AGENT_GRACE_MS;
-	if (gv_destroy(&g, rc == 0 ? (grace < deadline ? grace : deadline) : 0, msg, sizeof(msg)) !=
-	    0) {
-		sum->left_behind = 1;
-		if (rc == 0) {
-			sum->status = "failed";
-			snprintf(sum->reason, sizeof(sum->reason),
-			         "the gVisor sandbox was not torn down: %s", msg);
-			rc = -1;
-		}
-	}
-	/* Every step completed, but the agent did not exit by itself: said
-	 * (never hidden), the run stays completed. */
-	if (rc == 0 && g.killed)
-		runner_agent_shutdown_note(sum, deadline <= grace, spec->limits.wall_ms);
-	return rc;
+	 * never past the run's deadline, then the sandbox is deleted. */
+	return runner_agent_teardown(spec, &io, deadline, rc, gv_teardown, &g, sum);
 }
 
 const struct runner_backend runner_backend_gvisor = {

@@ -1,6 +1,7 @@
 /*
- * inproc-mock: the default backend (seed 000, "Entités et la garantie
- * d'isolation"). Steps are resolved against the spec's mocks inside this
+ * inproc-mock: the default backend, isolated by construction (a run on it
+ * records isolated and destroyed true, which a test must be able to
+ * check). Steps are resolved against the spec's mocks inside this
  * process; nothing real is ever reached. The guarantee is made checkable by
  * a seccomp filter loaded after the spec has been read and before the first
  * step: from then on the process can write to the descriptors it already
@@ -8,7 +9,7 @@
  * sockets, forking, exec and ptrace fail with EPERM; any other system call
  * kills the process (SIGSYS).
  *
- * Seed 004 is the yardstick for what this claims: the filter is a kernel
+ * What this claims, and no more: the filter is a kernel
  * boundary on this one process, not a filesystem jail and not a VM. It is
  * why the runner may say isolated:true, and only once the kernel confirms
  * filter mode (prctl(PR_GET_SECCOMP) == 2) after seccomp_load() succeeded.
@@ -130,9 +131,9 @@ static int add_rules(scmp_filter_ctx ctx, uint32_t action, const int *calls, siz
 /*
  * Load the filter and verify it is in place. Returns 0 only when
  * seccomp_load() succeeded and the kernel reports filter mode afterwards;
- * otherwise -1 with why filled. Used identically by run() and probe().
+ * otherwise -1 with *err filled. Used identically by run() and probe().
  */
-static int filter_install(char *why, size_t n)
+static int filter_install(struct runner_error *err)
 {
 	scmp_filter_ctx ctx = NULL;
 	pid_t self = getpid();
@@ -146,21 +147,22 @@ static int filter_install(char *why, size_t n)
 	fflush(stdout);
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		snprintf(why, n, "prctl(PR_SET_NO_NEW_PRIVS) failed: %s", strerror(errno));
+		runner_error_set(err, RUNNER_E_SETUP, "prctl(PR_SET_NO_NEW_PRIVS) failed: %s",
+		                 strerror(errno));
 		goto out;
 	}
 	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx) {
-		snprintf(why, n, "seccomp_init failed");
+		runner_error_set(err, RUNNER_E_SETUP, "seccomp_init failed");
 		goto out;
 	}
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0) {
-		snprintf(why, n, "cannot set the bad-architecture action");
+		runner_error_set(err, RUNNER_E_SETUP, "cannot set the bad-architecture action");
 		goto out;
 	}
 	if (add_rules(ctx, SCMP_ACT_ALLOW, allowed_syscalls, NELEM(allowed_syscalls)) ||
 	    add_rules(ctx, SCMP_ACT_ERRNO(EPERM), refused_syscalls, NELEM(refused_syscalls))) {
-		snprintf(why, n, "cannot build the syscall allowlist");
+		runner_error_set(err, RUNNER_E_SETUP, "cannot build the syscall allowlist");
 		goto out;
 	}
 #if defined(__SANITIZE_ADDRESS__)
@@ -168,7 +170,7 @@ static int filter_install(char *why, size_t n)
 	              NELEM(sanitizer_refused_syscalls)) ||
 	    add_rules(ctx, SCMP_ACT_ALLOW, sanitizer_allowed_syscalls,
 	              NELEM(sanitizer_allowed_syscalls))) {
-		snprintf(why, n, "cannot build the sanitizer rules");
+		runner_error_set(err, RUNNER_E_SETUP, "cannot build the sanitizer rules");
 		goto out;
 	}
 #endif
@@ -178,18 +180,19 @@ static int filter_install(char *why, size_t n)
 	                     SCMP_A0(SCMP_CMP_EQ, PR_GET_SECCOMP)) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 	                     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self)) != 0) {
-		snprintf(why, n, "cannot build the conditional rules");
+		runner_error_set(err, RUNNER_E_SETUP, "cannot build the conditional rules");
 		goto out;
 	}
 	rc = seccomp_load(ctx);
 	if (rc != 0) {
-		snprintf(why, n, "seccomp_load failed: %s", strerror(-rc));
+		runner_error_set(err, RUNNER_E_SETUP, "seccomp_load failed: %s", strerror(-rc));
 		rc = -1;
 		goto out;
 	}
 	mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
 	if (mode != SECCOMP_MODE_FILTER) {
-		snprintf(why, n, "kernel reports seccomp mode %d after loading", mode);
+		runner_error_set(err, RUNNER_E_SETUP,
+		                 "kernel reports seccomp mode %d after loading", mode);
 		rc = -1;
 		goto out;
 	}
@@ -200,20 +203,18 @@ out:
 	return rc;
 }
 
-static int inproc_preflight(char *why, size_t n)
+static int inproc_preflight(struct runner_error *err)
 {
 	int api = seccomp_api_get();
 
 	/* API level 3 brings SCMP_ACT_KILL_PROCESS (kernel >= 4.14). */
-	if (api < 3) {
-		snprintf(why, n, "seccomp filter unavailable (libseccomp API level %d, need 3)",
-		         api);
-		return -1;
-	}
-	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
-		snprintf(why, n, "seccomp unavailable in this kernel: %s", strerror(errno));
-		return -1;
-	}
+	if (api < 3)
+		return runner_error_set(
+		    err, RUNNER_E_MISSING,
+		    "seccomp filter unavailable (libseccomp API level %d, need 3)", api);
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
+		return runner_error_set(err, RUNNER_E_MISSING,
+		                        "seccomp unavailable in this kernel: %s", strerror(errno));
 	return 0;
 }
 
@@ -280,20 +281,22 @@ out:
 
 static int inproc_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
 {
-	char why[384];
+	struct runner_error err;
+	const char *note;
 	size_t i;
 
 	sum->isolated = 0;
 	if (spec->unconfined) {
 		/* --no-seccomp (valgrind only): said in the reason, never isolated. */
-		snprintf(why, sizeof(why), "run without the seccomp filter (--no-seccomp)");
-	} else if (filter_install(why, sizeof(why)) != 0) {
+		note = "run without the seccomp filter (--no-seccomp)";
+	} else if (filter_install(&err) != 0) {
 		/* Fail closed: no step runs without the filter. */
 		sum->status = "failed";
-		snprintf(sum->reason, sizeof(sum->reason), "seccomp filter not in place: %s", why);
+		snprintf(sum->reason, sizeof(sum->reason), "seccomp filter not in place: %s",
+		         err.message);
 		return -1;
 	} else {
-		why[0] = '\0';
+		note = "";
 		sum->isolated = 1;
 	}
 	for (i = 0; i < json_array_size(spec->steps); i++) {
@@ -305,7 +308,7 @@ static int inproc_run(const struct runner_spec *spec, FILE *out, struct runner_s
 		}
 	}
 	sum->status = "completed";
-	snprintf(sum->reason, sizeof(sum->reason), "%s", why);
+	snprintf(sum->reason, sizeof(sum->reason), "%s", note);
 	return 0;
 }
 
@@ -349,7 +352,7 @@ static long probe_try(const char *op)
 
 static int inproc_probe(const char *op, FILE *out)
 {
-	char why[384];
+	struct runner_error err;
 	const char *const *p;
 	json_t *line = NULL;
 	long r;
@@ -363,8 +366,8 @@ static int inproc_probe(const char *op, FILE *out)
 		fprintf(stderr, "olivares-runner: unknown probe: %s\n", op);
 		return -1;
 	}
-	if (filter_install(why, sizeof(why)) != 0) {
-		fprintf(stderr, "olivares-runner: seccomp filter not in place: %s\n", why);
+	if (filter_install(&err) != 0) {
+		fprintf(stderr, "olivares-runner: seccomp filter not in place: %s\n", err.message);
 		return -1;
 	}
 	errno = 0;

@@ -29,44 +29,49 @@
 
 /* Before every run: cheap checks only; runner_jail_start() checks every
  * primitive anyway and fails closed naming the one that is missing. */
-static int ns_preflight(char *why, size_t n)
+static int ns_preflight(struct runner_error *err)
 {
-	return runner_jail_preflight(0, why, n);
+	return runner_jail_preflight(0, err);
 }
 
 /* --preflight namespaces: also try the primitives in a throw-away child. */
-static int ns_preflight_full(char *why, size_t n)
+static int ns_preflight_full(struct runner_error *err)
 {
-	return runner_jail_preflight(1, why, n);
+	return runner_jail_preflight(1, err);
+}
+
+/* runner_agent_teardown's destroy: the whole jail killed once the agent's
+ * grace is over (the kernel kills the pid namespace with its pid 1). */
+static int ns_destroy(void *ctx, long long grace_deadline_ms, int *killed,
+                      struct runner_error *left)
+{
+	struct runner_jail *j = ctx;
+	int rc = runner_jail_destroy(j, grace_deadline_ms);
+
+	*killed = j->killed;
+	if (rc != 0)
+		return runner_error_set(left, RUNNER_E_LEFT_BEHIND,
+		                        "the jail's pid 1 could not be reaped");
+	return 0;
 }
 
 static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
 {
 	struct runner_agent_io io;
 	struct runner_jail j;
-	const char *agent = spec->agent ? spec->agent : spec->mock_agent;
-	char why[384];
-	long long deadline, grace;
+	const char *agent = runner_agent_program(spec, "namespaces", sum);
+	struct runner_error err;
+	long long deadline;
 	int rc;
 
-	sum->isolated = 0;
-	sum->status = "failed";
-	if (spec->unconfined) {
-		snprintf(sum->reason, sizeof(sum->reason),
-		         "namespaces backend has no unconfined mode (--no-seccomp)");
+	if (!agent)
 		return -1;
-	}
-	if (!agent) {
-		snprintf(sum->reason, sizeof(sum->reason),
-		         "no agent program: the built-in mock agent was not found beside the "
-		         "runner");
-		return -1;
-	}
 	deadline = runner_now_ms() + spec->limits.wall_ms;
-	if (runner_jail_start(spec, agent, &j, why, sizeof(why)) != 0) {
+	if (runner_jail_start(spec, agent, &j, &err) != 0) {
 		if (runner_jail_destroy(&j, 0) != 0)
 			sum->left_behind = 1;
-		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s", why);
+		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s",
+		         err.message);
 		return -1;
 	}
 	sum->isolated = 1;
@@ -78,21 +83,7 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, j.to_agent, j.from_agent, deadline, out, sum, &io);
 	/* Done or failed: the agent gets its grace period to exit on EOF,
 	 * never past the run's deadline, then the whole jail is killed. */
-	grace = io.grace_until ? io.grace_until : runner_now_ms() + RUNNER_AGENT_GRACE_MS;
-	if (runner_jail_destroy(&j, rc != 0 ? 0 : grace < deadline ? grace : deadline) != 0) {
-		sum->left_behind = 1;
-		if (rc == 0) {
-			sum->status = "failed";
-			snprintf(sum->reason, sizeof(sum->reason),
-			         "the jail's pid 1 could not be reaped");
-			rc = -1;
-		}
-	}
-	/* Every step completed, but the agent did not exit by itself: said
-	 * (never hidden), the run stays completed. */
-	if (rc == 0 && j.killed)
-		runner_agent_shutdown_note(sum, deadline <= grace, spec->limits.wall_ms);
-	return rc;
+	return runner_agent_teardown(spec, &io, deadline, rc, ns_destroy, &j, sum);
 }
 
 const struct runner_backend runner_backend_namespaces = {

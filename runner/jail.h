@@ -1,9 +1,9 @@
 #ifndef OLIVARES_RUNNER_JAIL_H
 #define OLIVARES_RUNNER_JAIL_H
 /**
- * The namespace jail of the namespaces backend (issue 3 §3; seed 004: a
- * mount namespace without pivot_root is no filesystem jail, so this one
- * pivots into a fresh tmpfs).
+ * The namespace jail of the namespaces backend. A mount namespace without
+ * pivot_root is no filesystem jail (the host's tree stays in reach through
+ * the old root), so this one pivots into a fresh tmpfs.
  *
  * Layout seen by the agent: / is a tmpfs (read-only once built) holding
  * read-only, nosuid, nodev binds of spec->binds (default /usr), the agent
@@ -34,7 +34,7 @@
  * a child of the runner in a process group of its own that kills pid 1
  * when the runner's end of a pipe closes.
  *
- * Limit defaults are the RUNNER_DEFAULT_* of runner/backend.h.
+ * Limit defaults are the MODEL_RUN_*_DEFAULT of model/limits.h.
  */
 #include <stddef.h>
 #include <sys/types.h>
@@ -78,17 +78,19 @@ struct runner_jail {
  * devices 1:3, 1:5, 1:7, 1:8, 1:9, on a mount without nodev, as
  * runner_jail_start() requires) and tries the primitives in a forked child
  * (unshare user+mount namespaces, a tmpfs, pivot_root into it, detach the
- * old root). Returns 0, or -1 with why (n bytes) naming the missing
- * primitive ("pivot_root unavailable in a user namespace", "the host's
- * /dev/null is not the character device 1:3", "the host's /dev/null is on
- * a nodev mount (a device does not open through it)").
+ * old root). Returns 0, or -1 with *err naming the missing primitive
+ * (kind RUNNER_E_MISSING: "pivot_root unavailable in a user namespace",
+ * "the host's /dev/null is not the character device 1:3", "the host's
+ * /dev/null is on a nodev mount (a device does not open through it)"; or
+ * RUNNER_E_INTERNAL when the trial child could not be forked or waited
+ * for).
  */
-int runner_jail_preflight(int trial, char *why, size_t n);
+int runner_jail_preflight(int trial, struct runner_error *err);
 
 /**
  * Read ahead, in a fork server before it forks its runners, what every
  * jail start reads the same in this process and its forks: the runner's
- * own namespace ids (verify_agent() compares the agent's with them) and
+ * own namespace ids (jail_verify_agent() compares the agent's with them) and
  * libseccomp's API level (runner_jail_preflight()). Each forked runner
  * then starts with them read instead of reading them again (about 0.1 ms
  * of a run). What cannot be read is read again, and reported, by the run
@@ -102,23 +104,26 @@ void runner_jail_warm(void);
  * reported the jail complete and the agent exec'd, and the runner verified
  * from outside that the agent runs in namespaces of its own, in the root
  * the builder pivoted into, with seccomp filter mode, no_new_privs, no
- * capabilities and the jail's host uid; -1
- * otherwise, with why naming the step that failed
- * ("pivot_root failed: EPERM"); the jail is then already destroyed (j->pid
- * is -1) unless runner_jail_destroy() is still needed (j->pid > 0).
+ * capabilities and the jail's host uid; -1 otherwise, with *err naming
+ * the step that failed ("pivot_root failed: EPERM"; kind RUNNER_E_SETUP,
+ * RUNNER_E_MISSING for a primitive the host lacks, RUNNER_E_TIMEOUT for a
+ * setup past its time, RUNNER_E_UNVERIFIED for a check from outside,
+ * RUNNER_E_AGENT or RUNNER_E_GONE for an agent that ended meanwhile); the
+ * jail is then already destroyed (j->pid is -1) unless
+ * runner_jail_destroy() is still needed (j->pid > 0).
  */
 int runner_jail_start(const struct runner_spec *spec, const char *agent_path, struct runner_jail *j,
-                      char *why, size_t n);
+                      struct runner_error *err);
 
 /**
  * The agent's end as text ("agent exited with status 3", "agent killed by
  * SIGSEGV", "agent killed by SIGKILL at its CPU time limit of 2 s"),
  * waiting until deadline_ms (CLOCK_MONOTONIC) for it to exit; reaps it
  * (j->pid is -1 after: the jail is gone). ctx is a struct runner_jail.
- * Returns 0 with why filled, -1 if it has not exited by then. Shape of
- * runner_agent_io.exit_reason (runner/backend.h).
+ * Returns 0 with *how filled (kind RUNNER_E_AGENT), -1 if it has not
+ * exited by then. Shape of runner_agent_io.exit_reason (runner/backend.h).
  */
-int runner_jail_agent_reason(void *ctx, long long deadline_ms, char *why, size_t n);
+int runner_jail_agent_reason(void *ctx, long long deadline_ms, struct runner_error *how);
 
 /**
  * Close the agent's stdin (ctx: the struct runner_jail), its cue to exit:

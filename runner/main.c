@@ -58,9 +58,6 @@
 #endif
 
 #define RUNNER_ID MODEL_RUNNER_NAME "/" PACKAGE_VERSION
-/* The worker sends at most a 1 MiB scenario; 8 MiB leaves room for JSON
- * escaping and is still a hard bound on what the runner holds. */
-#define SPEC_MAX_BYTES (8u * 1024u * 1024u)
 
 static const struct runner_backend *const backends[] = {
     &runner_backend_inproc_mock,
@@ -70,8 +67,9 @@ static const struct runner_backend *const backends[] = {
     NULL,
 };
 
-/* Bounds of the "limits" keys (model/runspec.h): a spec outside them is
- * refused, not clamped, so what a run records is what it ran with. */
+/* Bounds of the "limits" keys (model/runspec.h; the values are
+ * model/limits.h's MODEL_RUN_*): a spec outside them is refused, not
+ * clamped, so what a run records is what it ran with. */
 struct limit_key {
 	const char *name;
 	size_t offset;
@@ -79,18 +77,20 @@ struct limit_key {
 };
 
 static const struct limit_key limit_keys[] = {
-    {"wall_ms", offsetof(struct runner_limits, wall_ms), 100, 600000, RUNNER_DEFAULT_WALL_MS},
-    {"cpu_seconds", offsetof(struct runner_limits, cpu_seconds), 1, 600,
-     RUNNER_DEFAULT_CPU_SECONDS},
-    {"memory_mb", offsetof(struct runner_limits, memory_mb), 16, 16384, RUNNER_DEFAULT_MEMORY_MB},
-    {"processes", offsetof(struct runner_limits, processes), 2, 4096, RUNNER_DEFAULT_PROCESSES},
-    {"open_files", offsetof(struct runner_limits, open_files), 8, 65536, RUNNER_DEFAULT_OPEN_FILES},
-    {"tmpfs_mb", offsetof(struct runner_limits, tmpfs_mb), 1, 4096, RUNNER_DEFAULT_TMPFS_MB},
+    {"wall_ms", offsetof(struct runner_limits, wall_ms), MODEL_RUN_WALL_MS_MIN,
+     MODEL_RUN_WALL_MS_MAX, MODEL_RUN_WALL_MS_DEFAULT},
+    {"cpu_seconds", offsetof(struct runner_limits, cpu_seconds), MODEL_RUN_CPU_SECONDS_MIN,
+     MODEL_RUN_CPU_SECONDS_MAX, MODEL_RUN_CPU_SECONDS_DEFAULT},
+    {"memory_mb", offsetof(struct runner_limits, memory_mb), MODEL_RUN_MEMORY_MB_MIN,
+     MODEL_RUN_MEMORY_MB_MAX, MODEL_RUN_MEMORY_MB_DEFAULT},
+    {"processes", offsetof(struct runner_limits, processes), MODEL_RUN_PROCESSES_MIN,
+     MODEL_RUN_PROCESSES_MAX, MODEL_RUN_PROCESSES_DEFAULT},
+    {"open_files", offsetof(struct runner_limits, open_files), MODEL_RUN_OPEN_FILES_MIN,
+     MODEL_RUN_OPEN_FILES_MAX, MODEL_RUN_OPEN_FILES_DEFAULT},
+    {"tmpfs_mb", offsetof(struct runner_limits, tmpfs_mb), MODEL_RUN_TMPFS_MB_MIN,
+     MODEL_RUN_TMPFS_MB_MAX, MODEL_RUN_TMPFS_MB_DEFAULT},
     {NULL, 0, 0, 0, 0},
 };
-
-#define SPEC_MAX_BINDS 32
-#define SPEC_MAX_PATH 1024
 
 /* The built-in mock agent, beside the runner's own executable; resolved
  * first thing in main(), before descriptors are closed or filters loaded.
@@ -158,9 +158,10 @@ static void printable(char *dst, size_t n, const char *src)
 	dst[i] = '\0';
 }
 
-/* Read stdin to EOF into b. Returns 0, -1 on a read error (errno set), or
- * 1 when the spec is over the cap. */
-static int read_spec(struct model_buf *b)
+/* Read stdin to EOF into b (capped at RUNNER_SPEC_MAX_BYTES). Returns 0,
+ * or -1 with *err: kind RUNNER_E_SPEC when the spec is over the cap,
+ * RUNNER_E_INTERNAL on a read error. */
+static int read_spec(struct model_buf *b, struct runner_error *err)
 {
 	char chunk[65536];
 	ssize_t r;
@@ -170,11 +171,14 @@ static int read_spec(struct model_buf *b)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return -1;
+			return runner_error_set(err, RUNNER_E_INTERNAL,
+			                        "cannot read the run spec: %s", strerror(errno));
 		if (r == 0)
 			return 0;
 		if (model_buf_add(b, chunk, (size_t)r) != 0)
-			return 1;
+			return runner_error_set(err, RUNNER_E_SPEC,
+			                        "run spec over %u bytes (8 MiB)",
+			                        RUNNER_SPEC_MAX_BYTES);
 	}
 }
 
@@ -199,7 +203,7 @@ static int only_keys(json_t *obj, const char *const *allowed, const char **bad)
 }
 
 /* An absolute, normalised path: starts with '/', no empty, "." or ".."
- * component, no trailing '/', no NUL, at most SPEC_MAX_PATH bytes. */
+ * component, no trailing '/', no NUL, at most RUNNER_SPEC_MAX_PATH bytes. */
 static int path_ok(json_t *v)
 {
 	const char *s = json_string_value(v);
@@ -209,7 +213,8 @@ static int path_ok(json_t *v)
 	if (!s)
 		return 0;
 	len = json_string_length(v);
-	if (len < 2 || len > SPEC_MAX_PATH || strlen(s) != len || s[0] != '/' || s[len - 1] == '/')
+	if (len < 2 || len > RUNNER_SPEC_MAX_PATH || strlen(s) != len || s[0] != '/' ||
+	    s[len - 1] == '/')
 		return 0;
 	for (p = s; *p; p++) {
 		if (*p != '/')
@@ -236,7 +241,7 @@ static int bind_reserved(const char *s)
 }
 
 /* "agent", "limits", "binds" (model/runspec.h); defaults filled in. */
-static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why, size_t n)
+static int validate_os_fields(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
 	const struct limit_key *k;
 	const char *key;
@@ -248,49 +253,42 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why,
 	for (k = limit_keys; k->name; k++)
 		*(long *)((char *)&spec->limits + k->offset) = k->def;
 	v = json_object_get(root, "agent");
-	if (v && !json_is_null(v) && !path_ok(v)) {
-		snprintf(why, n, "agent must be an absolute path or null");
-		return -1;
-	}
+	if (v && !json_is_null(v) && !path_ok(v))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "agent must be an absolute path or null");
 	spec->agent = json_is_string(v) ? json_string_value(v) : NULL;
 
 	v = json_object_get(root, "limits");
-	if (v && !json_is_object(v)) {
-		snprintf(why, n, "limits must be an object");
-		return -1;
-	}
+	if (v && !json_is_object(v))
+		return runner_error_set(err, RUNNER_E_SPEC, "limits must be an object");
 	json_object_foreach(v, key, item)
 	{
 		for (k = limit_keys; k->name; k++)
 			if (strcmp(k->name, key) == 0)
 				break;
-		if (!k->name) {
-			snprintf(why, n, "unknown limit \"%.64s\"", key);
-			return -1;
-		}
+		if (!k->name)
+			return runner_error_set(err, RUNNER_E_SPEC, "unknown limit \"%.64s\"", key);
 		val = json_is_integer(item) ? json_integer_value(item) : k->min - 1;
-		if (val < k->min || val > k->max) {
-			snprintf(why, n, "limits.%s must be an integer from %ld to %ld", k->name,
-			         k->min, k->max);
-			return -1;
-		}
+		if (val < k->min || val > k->max)
+			return runner_error_set(err, RUNNER_E_SPEC,
+			                        "limits.%s must be an integer from %ld to %ld",
+			                        k->name, k->min, k->max);
 		*(long *)((char *)&spec->limits + k->offset) = (long)val;
 	}
 
 	v = json_object_get(root, "binds");
-	if (v && (!json_is_array(v) || json_array_size(v) > SPEC_MAX_BINDS)) {
-		snprintf(why, n, "binds must be an array of at most %d paths", SPEC_MAX_BINDS);
-		return -1;
-	}
+	if (v && (!json_is_array(v) || json_array_size(v) > RUNNER_SPEC_MAX_BINDS))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "binds must be an array of at most %d paths",
+		                        RUNNER_SPEC_MAX_BINDS);
 	json_array_foreach(v, i, item)
 	{
-		if (!path_ok(item) || bind_reserved(json_string_value(item))) {
-			snprintf(why, n,
-			         "binds[%zu] must be an absolute normalised path other than /, "
-			         "/proc, /tmp and /agent",
-			         i);
-			return -1;
-		}
+		if (!path_ok(item) || bind_reserved(json_string_value(item)))
+			return runner_error_set(
+			    err, RUNNER_E_SPEC,
+			    "binds[%zu] must be an absolute normalised path other than /, "
+			    "/proc, /tmp and /agent",
+			    i);
 	}
 	spec->binds = v;
 	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
@@ -299,7 +297,7 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, char *why,
 
 /* Shape check of model/runspec.h. Nothing else may ride along: no id, no
  * tenant, no token. An absent "variant" is null, absent "mocks" is []. */
-static int spec_validate(json_t *root, struct runner_spec *spec, char *why, size_t n)
+static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
 	static const char *const top_keys[] = {"variant", "steps", "mocks", "agent",
 	                                       "limits",  "binds", NULL};
@@ -310,59 +308,47 @@ static int spec_validate(json_t *root, struct runner_spec *spec, char *why, size
 	json_t *item;
 	size_t i;
 
-	if (!json_is_object(root)) {
-		snprintf(why, n, "the spec is not a JSON object");
-		return -1;
-	}
-	if (only_keys(root, top_keys, &bad) != 0) {
-		snprintf(why, n, "unknown field \"%.64s\"", bad);
-		return -1;
-	}
+	if (!json_is_object(root))
+		return runner_error_set(err, RUNNER_E_SPEC, "the spec is not a JSON object");
+	if (only_keys(root, top_keys, &bad) != 0)
+		return runner_error_set(err, RUNNER_E_SPEC, "unknown field \"%.64s\"", bad);
 	v = json_object_get(root, "variant");
-	if (v && !json_is_null(v) && !json_is_string(v)) {
-		snprintf(why, n, "variant must be a string or null");
-		return -1;
-	}
+	if (v && !json_is_null(v) && !json_is_string(v))
+		return runner_error_set(err, RUNNER_E_SPEC, "variant must be a string or null");
 	spec->variant = json_is_string(v) ? json_string_value(v) : NULL;
 
 	spec->steps = json_object_get(root, "steps");
-	if (!json_is_array(spec->steps)) {
-		snprintf(why, n, "steps must be an array");
-		return -1;
-	}
+	if (!json_is_array(spec->steps))
+		return runner_error_set(err, RUNNER_E_SPEC, "steps must be an array");
 	json_array_foreach(spec->steps, i, item)
 	{
 		if (!json_is_object(item) || only_keys(item, step_keys, &bad) != 0 ||
 		    !json_is_string(json_object_get(item, "key")) ||
-		    !json_is_string(json_object_get(item, "input"))) {
-			snprintf(why, n, "steps[%zu] must be {\"key\": string, \"input\": string}",
-			         i);
-			return -1;
-		}
+		    !json_is_string(json_object_get(item, "input")))
+			return runner_error_set(
+			    err, RUNNER_E_SPEC,
+			    "steps[%zu] must be {\"key\": string, \"input\": string}", i);
 	}
 
 	if (!json_object_get(root, "mocks"))
 		json_object_set_new(root, "mocks", json_array());
 	spec->mocks = json_object_get(root, "mocks");
-	if (!json_is_array(spec->mocks)) {
-		snprintf(why, n, "mocks must be an array");
-		return -1;
-	}
+	if (!json_is_array(spec->mocks))
+		return runner_error_set(err, RUNNER_E_SPEC, "mocks must be an array");
 	json_array_foreach(spec->mocks, i, item)
 	{
 		v = json_object_get(item, "variant");
 		if (!json_is_object(item) || only_keys(item, mock_keys, &bad) != 0 ||
 		    !json_is_string(json_object_get(item, "resource")) ||
 		    !json_is_string(json_object_get(item, "response")) ||
-		    (v && !json_is_null(v) && !json_is_string(v))) {
-			snprintf(why, n,
-			         "mocks[%zu] must be {\"resource\": string, \"response\": string, "
-			         "\"variant\"?: string|null}",
-			         i);
-			return -1;
-		}
+		    (v && !json_is_null(v) && !json_is_string(v)))
+			return runner_error_set(
+			    err, RUNNER_E_SPEC,
+			    "mocks[%zu] must be {\"resource\": string, \"response\": string, "
+			    "\"variant\"?: string|null}",
+			    i);
 	}
-	if (validate_os_fields(root, spec, why, n) != 0)
+	if (validate_os_fields(root, spec, err) != 0)
 		return -1;
 	spec->root = root;
 	return 0;
@@ -414,7 +400,7 @@ static int write_preflight(const char *backend_name)
 {
 	const struct runner_backend *be = backend_find(backend_name);
 	char name[64];
-	char why[384];
+	struct runner_error err;
 	char reason[512];
 	json_t *line;
 	int ok = 0;
@@ -423,9 +409,8 @@ static int write_preflight(const char *backend_name)
 	printable(name, sizeof(name), backend_name);
 	if (!be) {
 		snprintf(reason, sizeof(reason), "unknown backend: %s", name);
-	} else if ((be->preflight_full ? be->preflight_full : be->preflight)(why, sizeof(why)) !=
-	           0) {
-		snprintf(reason, sizeof(reason), "%s", why);
+	} else if ((be->preflight_full ? be->preflight_full : be->preflight)(&err) != 0) {
+		snprintf(reason, sizeof(reason), "%s", err.message);
 	} else {
 		ok = 1;
 		reason[0] = '\0';
@@ -500,18 +485,12 @@ static void run_spec(const struct runner_backend *be, int unconfined, struct run
 	struct runner_spec spec;
 	json_error_t jerr;
 	json_t *root = NULL;
-	char why[384];
-	int r;
+	struct runner_error err;
 
 	memset(&spec, 0, sizeof(spec));
-	model_buf_init(&raw, SPEC_MAX_BYTES);
-	r = read_spec(&raw);
-	if (r < 0) {
-		fail(sum, "cannot read the run spec: %s", strerror(errno));
-		goto out;
-	}
-	if (r > 0) {
-		fail(sum, "run spec over %u bytes (8 MiB)", SPEC_MAX_BYTES);
+	model_buf_init(&raw, RUNNER_SPEC_MAX_BYTES);
+	if (read_spec(&raw, &err) != 0) {
+		fail(sum, "%s", err.message);
 		goto out;
 	}
 	root = json_loadb(raw.data, raw.len, JSON_REJECT_DUPLICATES, &jerr);
@@ -521,8 +500,8 @@ static void run_spec(const struct runner_backend *be, int unconfined, struct run
 		fail(sum, "malformed run spec: %s", jerr.text);
 		goto out;
 	}
-	if (spec_validate(root, &spec, why, sizeof(why)) != 0) {
-		fail(sum, "invalid run spec: %s", why);
+	if (spec_validate(root, &spec, &err) != 0) {
+		fail(sum, "invalid run spec: %s", err.message);
 		goto out;
 	}
 	spec.unconfined = unconfined;
@@ -568,7 +547,7 @@ static int run_main(int argc, char **argv)
 	const char *preflight_name = NULL;
 	const char *platform = NULL;
 	char name[64];
-	char why[384];
+	struct runner_error err;
 	int unconfined = 0;
 	int c;
 
@@ -661,8 +640,8 @@ static int run_main(int argc, char **argv)
 	be = backend_find(backend_name);
 	if (!be) {
 		fail(&sum, "unknown backend: %s", name);
-	} else if (!unconfined && be->preflight(why, sizeof(why)) != 0) {
-		fail(&sum, "backend %s unavailable: %s", be->name, why);
+	} else if (!unconfined && be->preflight(&err) != 0) {
+		fail(&sum, "backend %s unavailable: %s", be->name, err.message);
 	} else {
 		run_spec(be, unconfined, &sum);
 	}

@@ -19,16 +19,15 @@
 
 #include "model/forkserver.h"
 #include "model/runspec.h"
+#include "runner/limits.h"
 
 #define SERVE_SOCK 0
-/* After a failed fork, how long to wait before the next try (ms). */
-#define SERVE_RETRY_MS 100
 /* Children kept: one run and one spare waiting (serve.h). */
 #define SERVE_CHILDREN 2
-/* A spare's exit code when it could not get ready (no request taken); so
- * many of them in a row and the server gives up (exit 1, a message). */
+/* A spare's exit code when it could not get ready (no request taken);
+ * RUNNER_SERVE_SPARE_FAILURES_MAX of them in a row and the server gives up
+ * (exit 1, a message). */
 #define SERVE_SPARE_FAILED 125
-#define SERVE_SPARE_FAILURES_MAX 10
 
 /* One reply; with fd >= 0 (STARTED: the runner's pidfd) attached. */
 static int send_reply(int kind, pid_t pid, int value, long long cpu_us, int fd)
@@ -59,8 +58,8 @@ void runner_close_from_3(void)
 	if (close_range(3, ~0U, 0) == 0)
 		return;
 	max = sysconf(_SC_OPEN_MAX);
-	if (max < 0 || max > 65536)
-		max = 65536;
+	if (max < 0 || max > RUNNER_CLOSE_FD_MAX)
+		max = RUNNER_CLOSE_FD_MAX;
 	for (fd = 3; fd < max; fd++)
 		close((int)fd);
 }
@@ -312,7 +311,7 @@ int runner_serve(int (*run)(int argc, char **argv))
 			pfd[1 + i].events = POLLIN;
 		}
 		/* Without a child (fork failing), try again after a while. */
-		r = poll(pfd, (nfds_t)(1 + n), n ? -1 : SERVE_RETRY_MS);
+		r = poll(pfd, (nfds_t)(1 + n), n ? -1 : RUNNER_SERVE_RETRY_MS);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 || pfd[0].revents) {
@@ -332,7 +331,7 @@ int runner_serve(int (*run)(int argc, char **argv))
 			n--;
 			if (WIFEXITED(status) && WEXITSTATUS(status) == SERVE_SPARE_FAILED) {
 				/* It never got ready, so it took no request. */
-				if (++failures >= SERVE_SPARE_FAILURES_MAX) {
+				if (++failures >= RUNNER_SERVE_SPARE_FAILURES_MAX) {
 					fprintf(stderr,
 					        "%s: fork server: %d spares in a row could not get "
 					        "ready; stopping\n",
@@ -340,7 +339,7 @@ int runner_serve(int (*run)(int argc, char **argv))
 					finish_all(pid, pidfd, n);
 					return 1;
 				}
-				poll(NULL, 0, SERVE_RETRY_MS);
+				poll(NULL, 0, RUNNER_SERVE_RETRY_MS);
 				continue;
 			}
 			failures = 0;

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/unit/runner_harness.h"
+
 /* What the host stands in for, case by case. */
 enum fc_host { FC_NO_BINARY, FC_NO_KERNEL, FC_NO_ROOTFS, FC_ALL };
-
-static const char *runner_path(void)
-{
-	const char *p = getenv("OLIVARES_RUNNER");
-
-	ck_assert_msg(p && *p, "OLIVARES_RUNNER is not set (make check sets it)");
-	ck_assert_msg(access(p, X_OK) == 0, "OLIVARES_RUNNER=%s is not executable", p);
-	return p;
-}
 
 static int kvm_usable(void)
 {
@@ -60,9 +54,12 @@ static int make_file(const char *path, mode_t mode)
 	return close(fd);
 }
 
-/* In the child: a private mount namespace holding the host of case c. */
-static int stand_in(enum fc_host c)
+/* In the child: a private mount namespace holding the host of case *ctx
+ * (an enum fc_host). */
+static int stand_in(void *ctx)
 {
+	enum fc_host c = *(const enum fc_host *)ctx;
+
 	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		return -1;
 	/* no firecracker binary at either place unless the case has one */
@@ -82,56 +79,24 @@ static int stand_in(enum fc_host c)
 	return 0;
 }
 
-/* Run `runner args...` on host case c with input on stdin; the last line
- * of its stdout as JSON (the preflight line or the summary), and the
- * number of step lines in *steps. */
-static json_t *run_on(enum fc_host c, const char *const *args, const char *input, int *steps)
+/* Run `runner args...` on host case c with spec on stdin (NULL: none); the
+ * last line of its stdout as JSON (the preflight line or the summary, a
+ * new reference), and the number of step lines in *steps. */
+static json_t *run_on(enum fc_host c, const char *const *args, json_t *spec, int *steps)
 {
 	static char *const env[] = {"HOME=/root", NULL};
-	char buf[65536], *line, *save = NULL;
-	json_t *last = NULL, *j;
-	size_t len = 0;
-	ssize_t n;
-	int in[2], out[2], status;
+	struct result r;
+	json_t *last;
+	int fd;
 	pid_t pid;
 
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(out), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		if (stand_in(c) != 0)
-			_exit(125);
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		execve(args[0], (char *const *)args, env);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	if (input)
-		ck_assert_int_eq(write(in[1], input, strlen(input)), (ssize_t)strlen(input));
-	close(in[1]);
-	while (len < sizeof(buf) - 1 && (n = read(out[0], buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(out[0]);
-	buf[len] = '\0';
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 125,
+	pid = spawn_runner_with(args, spec, env, stand_in, &c, &fd);
+	r = collect(pid, fd, now_ms());
+	ck_assert_msg(WIFEXITED(r.status) && WEXITSTATUS(r.status) != 126,
 	              "the stand-in host could not be set up");
-	*steps = 0;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		j = json_loads(line, 0, NULL);
-		ck_assert_msg(j != NULL, "runner line is not JSON: %s", line);
-		if (strcmp(json_string_value(json_object_get(j, "type")), "step") == 0)
-			(*steps)++;
-		json_decref(last);
-		last = j;
-	}
+	*steps = (int)json_array_size(r.steps);
+	last = json_incref(r.summary);
+	result_free(&r);
 	ck_assert_msg(last != NULL, "no line from the runner");
 	return last;
 }
@@ -156,14 +121,14 @@ static int matches(const char *got, const char *want)
  * step fails closed with run_reason. A reason ending in "*" is a prefix. */
 static void check_case(enum fc_host c, int ok, const char *reason, const char *run_reason)
 {
-	const char *pf[] = {runner_path(), "--preflight", "firecracker", NULL};
-	const char *run[] = {runner_path(), "--backend", "firecracker", NULL};
-	const char *spec =
-	    "{\"variant\":\"candidate\",\"steps\":[{\"key\":\"step-1\","
-	    "\"input\":\"agent:user1@example.test\"}],\"mocks\":[{\"resource\":"
-	    "\"agent:user1@example.test\",\"response\":\"first synthetic account\"}]}";
+	const char *pf[] = {env_path("OLIVARES_RUNNER"), "--preflight", "firecracker", NULL};
+	const char *run[] = {env_path("OLIVARES_RUNNER"), "--backend", "firecracker", NULL};
+	json_t *spec = spec_new("candidate", NULL);
 	json_t *j;
 	int steps;
+
+	spec_step(spec, "step-1", "agent:user1@example.test");
+	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
 
 	j = run_on(c, pf, NULL, &steps);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "type")), "preflight");
@@ -185,6 +150,7 @@ static void check_case(enum fc_host c, int ok, const char *reason, const char *r
 	ck_assert_msg(matches(json_string_value(json_object_get(j, "reason")), run_reason),
 	              "run reason: %s", json_string_value(json_object_get(j, "reason")));
 	json_decref(j);
+	json_decref(spec);
 }
 
 START_TEST(test_gate_in_order)
@@ -221,17 +187,11 @@ END_TEST
 
 int main(void)
 {
+	const TTest *const gate[] = {test_gate_in_order, NULL};
 	Suite *s = suite_create("firecracker");
-	TCase *tc = tcase_create("gate");
-	SRunner *sr;
-	int failed;
 
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_gate_in_order);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	/* a runner that fails closed may exit before it reads its spec */
+	signal(SIGPIPE, SIG_IGN);
+	suite_add_tests(s, "gate", 60, gate);
+	return suite_main(s, CK_NORMAL);
 }

@@ -1,9 +1,9 @@
 /*
- * The containment suite of the gvisor backend (issue 3, "What it must
- * show") and the firecracker gate. The built runner (OLIVARES_RUNNER) runs
+ * The containment suite of the gvisor backend, what the sandbox must
+ * show, and the firecracker gate. The built runner (OLIVARES_RUNNER) runs
  * the hostile agent (OLIVARES_HOSTILE_AGENT, tests/fixtures/agents/
  * hostile.c) in a gVisor sandbox, one test per attack, each asserting the
- * exact outcome the agent saw; plus the page walkthrough gives the same
+ * exact outcome the agent saw; plus the walkthrough (README) gives the same
  * lines on gvisor as on inproc-mock, bad input fails closed with zero
  * steps, nothing is left behind (no runsc process, no bundle or state
  * directory, no container cgroup, no mount), also when the runner itself
@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/unit/runner_harness.h"
 #include "tests/unit/sweep.h"
 
 /* Did --preflight gvisor pass on this host? Set once in main(). */
@@ -61,138 +62,36 @@ static uid_t run_as_uid = 0;
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const char *env_path(const char *name)
-{
-	const char *p = getenv(name);
-
-	ck_assert_msg(p && *p, "%s is not set (make check sets it)", name);
-	ck_assert_msg(access(p, X_OK) == 0, "%s=%s is not executable", name, p);
-	return p;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-/* The runner's result: its step lines, its summary, how it ended. */
-struct result {
-	json_t *steps;
-	json_t *summary;
-	int status;
-	long long ms;
-	long long first_ms; /* when its first line came (run_watched only), else -1 */
-};
-
-static void result_free(struct result *r)
-{
-	json_decref(r->steps);
-	json_decref(r->summary);
-}
-
 /* A copy of a server-ish environment: none of it may reach the agent. */
 static char *const server_env[] = {"OLIVARES_DB_PASSWORD=server-secret",
                                    "OLIVARES_TOKEN_PEPPER=pepper", "HOME=/root",
                                    "PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 
-/* Start the runner with args, spec on its stdin (then EOF) and a
- * descriptor 9 left open without close-on-exec (a worker's leak the
- * agent must not see). Returns the pid; *out is its stdout. */
-static pid_t spawn_runner(const char *const *args, json_t *spec, int *out)
+/* In the runner's child, before its exec: run_as_uid, and a descriptor 9
+ * left open without close-on-exec (a worker's leak the agent must not
+ * see). */
+static int runner_host(void *ctx)
 {
-	char *text = spec ? json_dumps(spec, JSON_COMPACT) : strdup("");
-	int in[2], o[2], leak;
-	ssize_t w;
-	pid_t pid;
+	int leak;
 
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(o), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		if (run_as_uid != 0 && (setgroups(0, NULL) != 0 ||
-		                        setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
-		                        setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
-			_exit(126);
-		dup2(in[0], 0);
-		dup2(o[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(o[0]);
-		close(o[1]);
-		leak = open("/dev/null", O_RDONLY);
-		if (leak >= 0 && leak != 9) {
-			dup2(leak, 9);
-			close(leak);
-		}
-		execve(args[0], (char *const *)args, server_env);
-		_exit(127);
+	(void)ctx;
+	if (run_as_uid != 0 &&
+	    (setgroups(0, NULL) != 0 || setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
+	     setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
+		return -1;
+	leak = open("/dev/null", O_RDONLY);
+	if (leak >= 0 && leak != 9) {
+		dup2(leak, 9);
+		close(leak);
 	}
-	close(in[0]);
-	close(o[1]);
-	/* A runner that refuses the run before reading its spec (a failed
-	 * preflight) may close stdin first: EPIPE is then expected, and
-	 * SIGPIPE is ignored in main(). */
-	w = write(in[1], text, strlen(text));
-	ck_assert(w == (ssize_t)strlen(text) || (w < 0 && errno == EPIPE));
-	close(in[1]);
-	free(text);
-	*out = o[0];
-	return pid;
+	return 0;
 }
 
-static struct result collect(pid_t pid, int fd, long long t0)
+/* Start the runner with args, spec on its stdin (then EOF), server_env
+ * and the host of runner_host(). Returns the pid; *out is its stdout. */
+static pid_t spawn_runner(const char *const *args, json_t *spec, int *out)
 {
-	struct result r;
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0, cap = 0;
-	char chunk[65536];
-	json_error_t e;
-	json_t *j;
-	ssize_t n;
-
-	memset(&r, 0, sizeof(r));
-	r.first_ms = -1;
-	r.steps = json_array();
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
-		if (len + (size_t)n + 1 > cap) {
-			cap = (len + (size_t)n + 1) * 2;
-			buf = realloc(buf, cap);
-			ck_assert_ptr_nonnull(buf);
-		}
-		memcpy(buf + len, chunk, (size_t)n);
-		len += (size_t)n;
-	}
-	close(fd);
-	ck_assert_int_eq(waitpid(pid, &r.status, 0), pid);
-	r.ms = now_ms() - t0;
-	if (!buf)
-		buf = strdup("");
-	buf[len] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		j = json_loads(line, 0, &e);
-		ck_assert_msg(j != NULL, "runner line is not JSON: %s", line);
-		if (strcmp(json_string_value(json_object_get(j, "type")), "step") == 0) {
-			ck_assert_msg(r.summary == NULL, "a step line after the summary");
-			json_array_append_new(r.steps, j);
-		} else {
-			ck_assert_msg(r.summary == NULL, "two summary lines");
-			r.summary = j;
-		}
-	}
-	free(buf);
-	return r;
+	return spawn_runner_with(args, spec, server_env, runner_host, NULL, out);
 }
 
 static struct result run_backend(const char *backend, json_t *spec)
@@ -207,62 +106,6 @@ static struct result run_backend(const char *backend, json_t *spec)
 	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
 	ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	return r;
-}
-
-static json_t *spec_new(const char *variant, const char *agent)
-{
-	json_t *s = json_pack("{s:o, s:[], s:[]}", "variant",
-	                      variant ? json_string(variant) : json_null(), "steps", "mocks");
-
-	if (agent)
-		json_object_set_new(s, "agent", json_string(agent));
-	return s;
-}
-
-static void spec_step(json_t *spec, const char *key, const char *input)
-{
-	json_array_append_new(json_object_get(spec, "steps"),
-	                      json_pack("{s:s, s:s}", "key", key, "input", input));
-}
-
-static void spec_mock(json_t *spec, const char *resource, const char *response)
-{
-	json_array_append_new(json_object_get(spec, "mocks"),
-	                      json_pack("{s:s, s:s}", "resource", resource, "response", response));
-}
-
-static void spec_limit(json_t *spec, const char *key, long value)
-{
-	json_t *l = json_object_get(spec, "limits");
-
-	if (!l) {
-		l = json_object();
-		json_object_set_new(spec, "limits", l);
-	}
-	json_object_set_new(l, key, json_integer(value));
-}
-
-static const char *sum_str(const struct result *r, const char *key)
-{
-	return json_string_value(json_object_get(r->summary, key));
-}
-
-static long long sum_int(const struct result *r, const char *key)
-{
-	return json_integer_value(json_object_get(r->summary, key));
-}
-
-static int sum_bool(const struct result *r, const char *key)
-{
-	return json_is_true(json_object_get(r->summary, key));
-}
-
-static const char *step_str(const struct result *r, size_t i, const char *key)
-{
-	json_t *s = json_array_get(r->steps, i);
-
-	ck_assert_msg(s != NULL, "no step line %zu", i + 1);
-	return json_string_value(json_object_get(s, key));
 }
 
 /* ---- leftovers ------------------------------------------------------------ */
@@ -537,13 +380,12 @@ static struct result run_watched_on(json_t *spec, struct seen *seen, const char 
 	const char *args[] = {env_path("OLIVARES_RUNNER"),           "--backend", "gvisor",
 	                      platform ? "--gvisor-platform" : NULL, platform,    NULL};
 	long long t0 = now_ms(), first_ms = -1;
+	struct text out = {NULL, 0, 0};
 	struct pollfd pfd;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
 	char chunk[65536];
 	struct result r;
 	ssize_t got;
-	int fd, p[2];
+	int fd;
 	pid_t pid;
 
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
@@ -560,22 +402,11 @@ static struct result run_watched_on(json_t *spec, struct seen *seen, const char 
 			break;
 		if (first_ms < 0)
 			first_ms = now_ms() - t0;
-		if (len + (size_t)got > cap) {
-			cap = (len + (size_t)got) * 2;
-			buf = realloc(buf, cap);
-			ck_assert_ptr_nonnull(buf);
-		}
-		memcpy(buf + len, chunk, (size_t)got);
-		len += (size_t)got;
+		text_add(&out, chunk, (size_t)got);
 	}
 	close(fd);
-	/* hand what was read to collect() through a pipe */
-	ck_assert_int_eq(pipe(p), 0);
-	ck_assert_int_lt(len, 65536);
-	ck_assert_int_eq(write(p[1], buf ? buf : "", len), (ssize_t)len);
-	close(p[1]);
-	free(buf);
-	r = collect(pid, p[0], t0);
+	r = collect_text(pid, out.data ? out.data : "", out.len, t0);
+	free(out.data);
 	r.first_ms = first_ms;
 	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
 	ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
@@ -860,7 +691,7 @@ START_TEST(test_cpu_spin_killed_by_wall_clock)
 	ck_assert_int_ge(r.first_ms, 2500);
 	ck_assert_int_lt(r.first_ms, 2500 + 2000);
 	/* The teardown that stops it (runsc delete, every process reaped) is
-	 * bounded by the runner too (GV_CMD_MS + GV_TEARDOWN_MS, 10 s): it
+	 * bounded by the runner too (RUNNER_GV_CMD_MS + RUNNER_GV_TEARDOWN_MS, 10 s): it
 	 * took 0.4 - 1 s here, 4.2 s once under load (6663 ms in all). */
 	ck_assert_int_ge(r.ms, 2500);
 	ck_assert_int_lt(r.ms, 2500 + 10000);
@@ -1196,38 +1027,11 @@ END_TEST
 
 /* ---- behaviour ------------------------------------------------------------- */
 
-/* The step lines without their "duration_us", after checking each has one:
- * an integer of at least 1 us and at most the runner's whole wall time
- * (r->ms). A new reference. */
-static json_t *steps_timed(const struct result *r)
-{
-	json_t *copy = json_deep_copy(r->steps);
-	json_t *step, *d;
-	size_t i;
-
-	json_array_foreach(copy, i, step)
-	{
-		d = json_object_get(step, "duration_us");
-		ck_assert_msg(json_is_integer(d), "step %zu has no integer duration_us", i + 1);
-		ck_assert_int_ge(json_integer_value(d), 1);
-		ck_assert_int_le(json_integer_value(d), (r->ms + 1) * 1000);
-		json_object_del(step, "duration_us");
-	}
-	return copy;
-}
-
 START_TEST(test_walkthrough_same_as_inproc)
 {
-	static const char *const keys[] = {"status",   "steps_total", "steps_ok", "steps_error",
-	                                   "isolated", "destroyed",   "reason",   "shutdown"};
-	json_t *spec = spec_new("candidate", NULL);
+	json_t *spec = walk_spec();
 	struct result a, b;
-	json_t *sa, *sb;
-	size_t i;
 
-	spec_step(spec, "step-1", "agent:user1@example.test");
-	spec_step(spec, "step-2", "agent:user2@example.test");
-	spec_mock(spec, "agent:user1@example.test", "first synthetic account");
 	if (gvisor_unavailable_checked(spec)) {
 		json_decref(spec);
 		return;
@@ -1236,21 +1040,8 @@ START_TEST(test_walkthrough_same_as_inproc)
 	a = run_backend("inproc-mock", spec);
 	b = run_backend("gvisor", spec);
 	ck_assert_str_eq(sum_str(&b, "backend"), "gvisor");
-	ck_assert_int_eq(json_array_size(b.steps), 2);
-	/* the same lines but for each step's own time */
-	sa = steps_timed(&a);
-	sb = steps_timed(&b);
-	ck_assert_msg(json_equal(sa, sb), "step lines differ");
-	json_decref(sa);
-	json_decref(sb);
-	ck_assert_str_eq(step_str(&b, 0, "output"), "first synthetic account");
+	assert_same_as_inproc(&a, &b);
 	ck_assert_str_eq(step_str(&b, 0, "status"), "ok");
-	ck_assert_str_eq(step_str(&b, 1, "output"), "[[mock-miss:agent:user2@example.test]]");
-	ck_assert_str_eq(step_str(&b, 1, "error_kind"), "mock_miss");
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		ck_assert_msg(json_equal(json_object_get(a.summary, keys[i]),
-		                         json_object_get(b.summary, keys[i])),
-		              "summary %s differs", keys[i]);
 	ck_assert_int_eq(sum_int(&b, "steps_total"), 2);
 	ck_assert_int_eq(sum_int(&b, "steps_ok"), 1);
 	ck_assert_int_eq(sum_int(&b, "steps_error"), 1);
@@ -1708,7 +1499,7 @@ START_TEST(test_firecracker_fails_closed)
 	pid_t pid;
 
 	spec_step(spec, "step-1", "agent:user1@example.test");
-	spec_mock(spec, "agent:user1@example.test", "first synthetic account");
+	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
 	r = run_backend("firecracker", spec);
 	assert_fail_closed(&r, "firecracker", want);
 	ck_assert(!sum_bool(&r, "destroyed") || strstr(want, "not implemented"));
@@ -1732,49 +1523,50 @@ END_TEST
 
 static Suite *gvisor_suite(void)
 {
+	const TTest *const containment[] = {
+	    test_connect_host_loopback,
+	    test_read_host_file,
+	    test_read_host_file_through_symlink,
+	    test_write_outside_tmpfs,
+	    test_proc_shows_only_the_sandbox,
+	    test_fork_bomb_stopped,
+	    test_cpu_spin_killed_by_wall_clock,
+	    test_memory_balloon_stopped,
+	    test_memfd_balloon_stopped,
+	    test_host_unix_socket_in_bind_unreachable,
+	    test_dev_nodes,
+	    test_mount_refused,
+	    test_ptrace_refused,
+	    test_root_read_only,
+	    test_open_files_limit,
+	    test_host_cgroup_limits,
+	    test_no_descriptor_inherited,
+	    test_environment_clean,
+	    test_identity,
+	    test_agent_exit_mid_step,
+	    test_agent_two_outputs,
+	    test_agent_outlives_its_grace,
+	    test_stderr_flood_drained,
+	    NULL,
+	};
+	const TTest *const behaviour[] = {
+	    test_walkthrough_same_as_inproc,
+	    test_step_duration_covers_the_agent,
+	    test_fail_closed,
+	    test_binds_shape_the_root,
+	    test_nothing_left_behind,
+	    test_runner_killed_mid_run,
+	    test_preflight_lines,
+	    test_platform_from_command_line,
+	    test_platform_refused,
+	    test_runner_not_root_fails_closed,
+	    test_firecracker_fails_closed,
+	    NULL,
+	};
 	Suite *s = suite_create("gvisor");
-	TCase *tc = tcase_create("containment");
 
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_connect_host_loopback);
-	tcase_add_test(tc, test_read_host_file);
-	tcase_add_test(tc, test_read_host_file_through_symlink);
-	tcase_add_test(tc, test_write_outside_tmpfs);
-	tcase_add_test(tc, test_proc_shows_only_the_sandbox);
-	tcase_add_test(tc, test_fork_bomb_stopped);
-	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);
-	tcase_add_test(tc, test_memory_balloon_stopped);
-	tcase_add_test(tc, test_memfd_balloon_stopped);
-	tcase_add_test(tc, test_host_unix_socket_in_bind_unreachable);
-	tcase_add_test(tc, test_dev_nodes);
-	tcase_add_test(tc, test_mount_refused);
-	tcase_add_test(tc, test_ptrace_refused);
-	tcase_add_test(tc, test_root_read_only);
-	tcase_add_test(tc, test_open_files_limit);
-	tcase_add_test(tc, test_host_cgroup_limits);
-	tcase_add_test(tc, test_no_descriptor_inherited);
-	tcase_add_test(tc, test_environment_clean);
-	tcase_add_test(tc, test_identity);
-	tcase_add_test(tc, test_agent_exit_mid_step);
-	tcase_add_test(tc, test_agent_two_outputs);
-	tcase_add_test(tc, test_agent_outlives_its_grace);
-	tcase_add_test(tc, test_stderr_flood_drained);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("behaviour");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_walkthrough_same_as_inproc);
-	tcase_add_test(tc, test_step_duration_covers_the_agent);
-	tcase_add_test(tc, test_fail_closed);
-	tcase_add_test(tc, test_binds_shape_the_root);
-	tcase_add_test(tc, test_nothing_left_behind);
-	tcase_add_test(tc, test_runner_killed_mid_run);
-	tcase_add_test(tc, test_preflight_lines);
-	tcase_add_test(tc, test_platform_from_command_line);
-	tcase_add_test(tc, test_platform_refused);
-	tcase_add_test(tc, test_runner_not_root_fails_closed);
-	tcase_add_test(tc, test_firecracker_fails_closed);
-	suite_add_tcase(s, tc);
+	suite_add_tests(s, "containment", 60, containment);
+	suite_add_tests(s, "behaviour", 60, behaviour);
 	return s;
 }
 
@@ -1829,8 +1621,6 @@ static void sweep_leftovers(void)
 int main(void)
 {
 	const char *req = getenv("OLIVARES_REQUIRE_GVISOR");
-	SRunner *sr;
-	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
 	sweep_leftovers();
@@ -1846,9 +1636,5 @@ int main(void)
 			return EXIT_FAILURE;
 		}
 	}
-	sr = srunner_create(gvisor_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(gvisor_suite(), CK_NORMAL);
 }

@@ -1,9 +1,9 @@
 /*
- * The containment suite of the namespaces backend (issue 3, "What it must
- * show"): the built runner (OLIVARES_RUNNER) runs the hostile agent
+ * The containment suite of the namespaces backend, what the jail must
+ * show: the built runner (OLIVARES_RUNNER) runs the hostile agent
  * (OLIVARES_HOSTILE_AGENT, tests/fixtures/agents/hostile.c) in its jail,
  * one test per attack, each asserting the exact outcome the agent saw.
- * Plus: the page walkthrough gives the same lines on namespaces as on
+ * Plus: the walkthrough (README) gives the same lines on namespaces as on
  * inproc-mock, the example agent shows a variant difference, bad specs and
  * a missing agent fail closed, and nothing of a jail is left behind (no
  * process of the jail's host uid, no new mount, no new entry in /tmp).
@@ -38,46 +38,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/unit/runner_harness.h"
 #include "tests/unit/sweep.h"
 
 #define JAIL_HOST_UID 200000
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const char *env_path(const char *name)
-{
-	const char *p = getenv(name);
-
-	ck_assert_msg(p && *p, "%s is not set (make check sets it)", name);
-	ck_assert_msg(access(p, X_OK) == 0, "%s=%s is not executable", name, p);
-	return p;
-}
-
 static const char *hostile(void)
 {
 	return env_path("OLIVARES_HOSTILE_AGENT");
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The runner's result: its step lines and its summary. */
-struct result {
-	json_t *steps;   /* array of step objects */
-	json_t *summary; /* the summary object, or NULL */
-	int status;      /* wait status of the runner */
-	long long ms;    /* wall time */
-};
-
-static void result_free(struct result *r)
-{
-	json_decref(r->steps);
-	json_decref(r->summary);
 }
 
 /* The session the runner is started in by run_argv(): this process's
@@ -137,106 +107,73 @@ static int deny_userns(void)
 	return rc;
 }
 
+/* In the runner's child, before its exec: the host the run_* settings
+ * above describe (ctx: the pseudo-terminal's master for SESSION_TTY). */
+static int runner_host(void *ctx)
+{
+	int pty = *(int *)ctx;
+	int tty;
+
+	if (run_session != SESSION_INHERIT && setsid() < 0)
+		return -1;
+	if (run_as_uid != 0 &&
+	    (setgroups(0, NULL) != 0 || setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
+	     setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
+		return -1;
+	if (run_nofile != 0 &&
+	    setrlimit(RLIMIT_NOFILE, &(struct rlimit){run_nofile, run_nofile}) != 0)
+		return -1;
+	if (run_deny_userns && deny_userns() != 0)
+		return -1;
+	if (run_swap_dev_null && swap_dev_null() != 0)
+		return -1;
+	/* A session leader without a terminal that opens one gets it as its
+	 * controlling terminal. */
+	if (run_session == SESSION_TTY) {
+		tty = open(ptsname(pty), O_RDWR | O_CLOEXEC);
+		if (tty < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Run `runner argv...` with spec on stdin and extra_env as its whole
- * environment; parse every stdout line (each must be JSON). */
+ * environment, on the host the run_* settings describe; parse every
+ * stdout line (each must be JSON). */
 static struct result run_argv(const char *const *args, json_t *spec, char *const *extra_env)
 {
 	struct result r;
-	char *text = spec ? json_dumps(spec, JSON_COMPACT) : strdup("");
-	char *out = NULL;
-	size_t len = 0, cap = 0;
-	char buf[65536];
-	char *line, *save = NULL;
-	int in[2], outp[2];
-	int pty = -1, tty;
-	ssize_t w;
-	json_t *j;
-	json_error_t e;
-	ssize_t n;
+	long long t0;
+	int pty = -1, fd;
 	pid_t pid;
 
-	memset(&r, 0, sizeof(r));
-	r.steps = json_array();
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(outp), 0);
 	if (run_session == SESSION_TTY) {
 		pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 		ck_assert_int_ge(pty, 0);
 		ck_assert_int_eq(grantpt(pty), 0);
 		ck_assert_int_eq(unlockpt(pty), 0);
 	}
-	r.ms = now_ms();
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		if (run_session != SESSION_INHERIT && setsid() < 0)
-			_exit(126);
-		if (run_as_uid != 0 &&
-		    (setgroups(0, NULL) != 0 || setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
-		     setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
-			_exit(126);
-		if (run_nofile != 0 &&
-		    setrlimit(RLIMIT_NOFILE, &(struct rlimit){run_nofile, run_nofile}) != 0)
-			_exit(126);
-		if (run_deny_userns && deny_userns() != 0)
-			_exit(126);
-		if (run_swap_dev_null && swap_dev_null() != 0)
-			_exit(126);
-		/* A session leader without a terminal that opens one gets it
-		 * as its controlling terminal. */
-		if (run_session == SESSION_TTY) {
-			tty = open(ptsname(pty), O_RDWR | O_CLOEXEC);
-			if (tty < 0)
-				_exit(126);
-		}
-		dup2(in[0], 0);
-		dup2(outp[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(outp[0]);
-		close(outp[1]);
-		execve(args[0], (char *const *)args, extra_env);
-		_exit(127);
-	}
-	close(in[0]);
-	close(outp[1]);
-	/* A runner that refuses the run before reading its spec (a failed
-	 * preflight) may close stdin first: EPIPE is then expected, and
-	 * SIGPIPE is ignored in main(). */
-	w = write(in[1], text, strlen(text));
-	ck_assert(w == (ssize_t)strlen(text) || (w < 0 && errno == EPIPE));
-	close(in[1]);
-	free(text);
-	while ((n = read(outp[0], buf, sizeof(buf))) > 0) {
-		if (len + (size_t)n + 1 > cap) {
-			cap = (len + (size_t)n + 1) * 2;
-			out = realloc(out, cap);
-			ck_assert_ptr_nonnull(out);
-		}
-		memcpy(out + len, buf, (size_t)n);
-		len += (size_t)n;
-	}
-	close(outp[0]);
-	ck_assert_int_eq(waitpid(pid, &r.status, 0), pid);
-	r.ms = now_ms() - r.ms;
+	t0 = now_ms();
+	pid = spawn_runner_with(args, spec, extra_env, runner_host, &pty, &fd);
+	r = collect(pid, fd, t0);
 	if (pty >= 0)
 		close(pty);
-	if (!out)
-		out = strdup("");
-	out[len] = '\0';
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		j = json_loads(line, 0, &e);
-		ck_assert_msg(j != NULL, "runner line is not JSON: %s", line);
-		if (strcmp(json_string_value(json_object_get(j, "type")), "step") == 0) {
-			json_array_append_new(r.steps, j);
-		} else {
-			ck_assert_msg(r.summary == NULL, "two summary lines");
-			r.summary = j;
-		}
-	}
-	free(out);
 	return r;
+}
+
+/* `runner --preflight namespaces` on the host the run_* settings describe
+ * says the jail cannot be built here, and why. */
+static void assert_preflight_refused(const char *reason)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--preflight", "namespaces", NULL};
+	static char *const env[] = {"HOME=/root", NULL};
+	struct result r = run_argv(args, NULL, env);
+
+	ck_assert_msg(r.summary != NULL, "no preflight line");
+	ck_assert_str_eq(sum_str(&r, "type"), "preflight");
+	ck_assert(!sum_bool(&r, "ok"));
+	ck_assert_str_eq(sum_str(&r, "reason"), reason);
+	result_free(&r);
 }
 
 static struct result run_backend(const char *backend, json_t *spec)
@@ -248,65 +185,6 @@ static struct result run_backend(const char *backend, json_t *spec)
 	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
 	ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	return r;
-}
-
-static json_t *spec_new(const char *variant, const char *agent)
-{
-	json_t *s = json_pack("{s:o, s:[], s:[]}", "variant",
-	                      variant ? json_string(variant) : json_null(), "steps", "mocks");
-
-	if (agent)
-		json_object_set_new(s, "agent", json_string(agent));
-	return s;
-}
-
-static void spec_step(json_t *spec, const char *key, const char *input)
-{
-	json_array_append_new(json_object_get(spec, "steps"),
-	                      json_pack("{s:s, s:s}", "key", key, "input", input));
-}
-
-static void spec_mock(json_t *spec, const char *resource, const char *response, const char *variant)
-{
-	json_t *m = json_pack("{s:s, s:s}", "resource", resource, "response", response);
-
-	if (variant)
-		json_object_set_new(m, "variant", json_string(variant));
-	json_array_append_new(json_object_get(spec, "mocks"), m);
-}
-
-static void spec_limit(json_t *spec, const char *key, long value)
-{
-	json_t *l = json_object_get(spec, "limits");
-
-	if (!l) {
-		l = json_object();
-		json_object_set_new(spec, "limits", l);
-	}
-	json_object_set_new(l, key, json_integer(value));
-}
-
-static const char *sum_str(const struct result *r, const char *key)
-{
-	return json_string_value(json_object_get(r->summary, key));
-}
-
-static long long sum_int(const struct result *r, const char *key)
-{
-	return json_integer_value(json_object_get(r->summary, key));
-}
-
-static int sum_bool(const struct result *r, const char *key)
-{
-	return json_is_true(json_object_get(r->summary, key));
-}
-
-static const char *step_str(const struct result *r, size_t i, const char *key)
-{
-	json_t *s = json_array_get(r->steps, i);
-
-	ck_assert_msg(s != NULL, "no step line %zu", i + 1);
-	return json_string_value(json_object_get(s, key));
 }
 
 /* Run the hostile agent on one probe with the given limits (0 = default);
@@ -856,60 +734,13 @@ END_TEST
 
 /* ---- same results as inproc-mock ----------------------------------------- */
 
-/* The step lines without their "duration_us", after checking each has one:
- * an integer of at least 1 us and at most the runner's whole wall time
- * (r->ms). A new reference. */
-static json_t *steps_timed(const struct result *r)
-{
-	json_t *copy = json_deep_copy(r->steps);
-	json_t *step, *d;
-	size_t i;
-
-	json_array_foreach(copy, i, step)
-	{
-		d = json_object_get(step, "duration_us");
-		ck_assert_msg(json_is_integer(d), "step %zu has no integer duration_us", i + 1);
-		ck_assert_int_ge(json_integer_value(d), 1);
-		ck_assert_int_le(json_integer_value(d), (r->ms + 1) * 1000);
-		json_object_del(step, "duration_us");
-	}
-	return copy;
-}
-
-static json_t *walk_spec(void)
-{
-	json_t *spec = spec_new("candidate", NULL);
-
-	spec_step(spec, "step-1", "agent:user1@example.test");
-	spec_step(spec, "step-2", "agent:user2@example.test");
-	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
-	return spec;
-}
-
 START_TEST(test_walkthrough_same_as_inproc)
 {
 	json_t *spec = walk_spec();
 	struct result a = run_backend("inproc-mock", spec);
 	struct result b = run_backend("namespaces", spec);
-	static const char *const counters[] = {"status",   "steps_total", "steps_ok", "steps_error",
-	                                       "isolated", "destroyed",   "reason",   "shutdown"};
-	json_t *sa, *sb;
-	size_t i;
 
-	ck_assert_int_eq(json_array_size(b.steps), 2);
-	/* the same lines but for each step's own time */
-	sa = steps_timed(&a);
-	sb = steps_timed(&b);
-	ck_assert_msg(json_equal(sa, sb), "step lines differ");
-	json_decref(sa);
-	json_decref(sb);
-	ck_assert_str_eq(step_str(&b, 0, "output"), "first synthetic account");
-	ck_assert_str_eq(step_str(&b, 1, "output"), "[[mock-miss:agent:user2@example.test]]");
-	ck_assert_str_eq(step_str(&b, 1, "error_kind"), "mock_miss");
-	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		ck_assert_msg(json_equal(json_object_get(a.summary, counters[i]),
-		                         json_object_get(b.summary, counters[i])),
-		              "summary %s differs", counters[i]);
+	assert_same_as_inproc(&a, &b);
 	ck_assert(sum_bool(&b, "isolated"));
 	ck_assert_str_eq(sum_str(&b, "status"), "completed");
 	/* the mock agent exits at the end of its input; inproc-mock runs no
@@ -1609,8 +1440,6 @@ END_TEST
  * /dev/null is another device fails the run closed (and its preflight). */
 START_TEST(test_other_device_unreachable)
 {
-	const char *pf_args[] = {env_path("OLIVARES_RUNNER"), "--preflight", "namespaces", NULL};
-	static char *const env[] = {"HOME=/root", NULL};
 	char dir[64], node[96], input[128], want[192];
 	const char *inputs[1];
 	struct result r;
@@ -1644,14 +1473,8 @@ START_TEST(test_other_device_unreachable)
 	               "device 1:3");
 	/* and the listing's preflight says so, rather than ok on a host
 	 * where every run fails closed */
-	r = run_argv(pf_args, NULL, env);
+	assert_preflight_refused("the host's /dev/null is not the character device 1:3");
 	run_swap_dev_null = 0;
-	ck_assert_msg(r.summary != NULL, "no preflight line");
-	ck_assert_str_eq(sum_str(&r, "type"), "preflight");
-	ck_assert(!sum_bool(&r, "ok"));
-	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "the host's /dev/null is not the character device 1:3");
-	result_free(&r);
 
 	/* the right device on a nodev mount: it would not open in the jail */
 	spec = walk_spec();
@@ -1659,14 +1482,9 @@ START_TEST(test_other_device_unreachable)
 	assert_refused(spec, "namespaces",
 	               "namespace jail not in place: the host's /dev/null is on a nodev mount (a "
 	               "device does not open through it)");
-	r = run_argv(pf_args, NULL, env);
+	assert_preflight_refused(
+	    "the host's /dev/null is on a nodev mount (a device does not open through it)");
 	run_swap_dev_null = 0;
-	ck_assert_msg(r.summary != NULL, "no preflight line");
-	ck_assert(!sum_bool(&r, "ok"));
-	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "the host's /dev/null is on a nodev mount (a device "
-	                 "does not open through it)");
-	result_free(&r);
 }
 END_TEST
 
@@ -1769,20 +1587,12 @@ END_TEST
  * nothing run elsewhere. */
 START_TEST(test_fail_closed_without_user_namespaces)
 {
-	const char *pf_args[] = {env_path("OLIVARES_RUNNER"), "--preflight", "namespaces", NULL};
-	static char *const env[] = {"HOME=/root", NULL};
 	struct result r;
 	json_t *spec;
 
 	run_deny_userns = 1;
-	r = run_argv(pf_args, NULL, env);
+	assert_preflight_refused("cannot create a user namespace (unshare CLONE_NEWUSER)");
 	run_deny_userns = 0;
-	ck_assert_msg(r.summary != NULL, "no preflight line");
-	ck_assert_str_eq(sum_str(&r, "type"), "preflight");
-	ck_assert(!sum_bool(&r, "ok"));
-	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "cannot create a user namespace (unshare CLONE_NEWUSER)");
-	result_free(&r);
 
 	spec = walk_spec();
 	run_deny_userns = 1;
@@ -1803,63 +1613,64 @@ END_TEST
 
 static Suite *namespaces_suite(void)
 {
+	const TTest *const containment[] = {
+	    test_connect_host_loopback,
+	    test_read_host_file,
+	    test_read_host_file_through_symlink,
+	    test_write_outside_tmpfs,
+	    test_proc_shows_only_the_jail,
+	    test_session_with_tty,
+	    test_cwd_is_the_jail_root,
+	    test_process_group_own,
+	    test_proc_read_only,
+	    test_runner_not_root,
+	    test_fork_bomb_stopped,
+	    test_cpu_spin_killed_by_rlimit,
+	    test_cpu_spin_killed_by_wall_clock,
+	    test_memory_balloon_stopped,
+	    test_mount_refused,
+	    test_memory_outside_address_space_refused,
+	    test_socket_families,
+	    test_host_unix_socket_in_bind_unreachable,
+	    test_bind_read_only_all_the_way_down,
+	    test_bind_of_host_kernel_state_refused,
+	    test_dev_nodes,
+	    test_other_device_unreachable,
+	    test_tmpfs_inodes_bounded,
+	    test_open_files_limit,
+	    test_ptrace_refused,
+	    test_no_descriptor_inherited,
+	    test_environment_clean,
+	    test_identity_and_host_view,
+	    test_agent_exit_mid_step,
+	    test_agent_lines_for_other_steps,
+	    test_agent_outlives_its_grace,
+	    test_failed_run_keeps_its_reason,
+	    test_stderr_flood_drained,
+	    test_agent_malformed_line_quoted,
+	    NULL,
+	};
+	const TTest *const behaviour[] = {
+	    test_walkthrough_same_as_inproc,
+	    test_step_duration_covers_the_agent,
+	    test_profile_bot_variants,
+	    test_fail_closed,
+	    test_fail_closed_without_user_namespaces,
+	    test_spec_fields_strict,
+	    test_preflight_lines,
+	    test_nothing_left_behind,
+	    test_destroyed_once_the_jail_is_reaped,
+	    test_jail_dies_with_runner,
+	    test_jail_dies_with_runner_after_thread_exec,
+	    test_agent_exits_at_once,
+	    test_confinement_failure_named,
+	    test_stale_leftovers_swept,
+	    NULL,
+	};
 	Suite *s = suite_create("namespaces");
-	TCase *tc = tcase_create("containment");
 
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_connect_host_loopback);
-	tcase_add_test(tc, test_read_host_file);
-	tcase_add_test(tc, test_read_host_file_through_symlink);
-	tcase_add_test(tc, test_write_outside_tmpfs);
-	tcase_add_test(tc, test_proc_shows_only_the_jail);
-	tcase_add_test(tc, test_session_with_tty);
-	tcase_add_test(tc, test_cwd_is_the_jail_root);
-	tcase_add_test(tc, test_process_group_own);
-	tcase_add_test(tc, test_proc_read_only);
-	tcase_add_test(tc, test_runner_not_root);
-	tcase_add_test(tc, test_fork_bomb_stopped);
-	tcase_add_test(tc, test_cpu_spin_killed_by_rlimit);
-	tcase_add_test(tc, test_cpu_spin_killed_by_wall_clock);
-	tcase_add_test(tc, test_memory_balloon_stopped);
-	tcase_add_test(tc, test_mount_refused);
-	tcase_add_test(tc, test_memory_outside_address_space_refused);
-	tcase_add_test(tc, test_socket_families);
-	tcase_add_test(tc, test_host_unix_socket_in_bind_unreachable);
-	tcase_add_test(tc, test_bind_read_only_all_the_way_down);
-	tcase_add_test(tc, test_bind_of_host_kernel_state_refused);
-	tcase_add_test(tc, test_dev_nodes);
-	tcase_add_test(tc, test_other_device_unreachable);
-	tcase_add_test(tc, test_tmpfs_inodes_bounded);
-	tcase_add_test(tc, test_open_files_limit);
-	tcase_add_test(tc, test_ptrace_refused);
-	tcase_add_test(tc, test_no_descriptor_inherited);
-	tcase_add_test(tc, test_environment_clean);
-	tcase_add_test(tc, test_identity_and_host_view);
-	tcase_add_test(tc, test_agent_exit_mid_step);
-	tcase_add_test(tc, test_agent_lines_for_other_steps);
-	tcase_add_test(tc, test_agent_outlives_its_grace);
-	tcase_add_test(tc, test_failed_run_keeps_its_reason);
-	tcase_add_test(tc, test_stderr_flood_drained);
-	tcase_add_test(tc, test_agent_malformed_line_quoted);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("behaviour");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_walkthrough_same_as_inproc);
-	tcase_add_test(tc, test_step_duration_covers_the_agent);
-	tcase_add_test(tc, test_profile_bot_variants);
-	tcase_add_test(tc, test_fail_closed);
-	tcase_add_test(tc, test_fail_closed_without_user_namespaces);
-	tcase_add_test(tc, test_spec_fields_strict);
-	tcase_add_test(tc, test_preflight_lines);
-	tcase_add_test(tc, test_nothing_left_behind);
-	tcase_add_test(tc, test_destroyed_once_the_jail_is_reaped);
-	tcase_add_test(tc, test_jail_dies_with_runner);
-	tcase_add_test(tc, test_jail_dies_with_runner_after_thread_exec);
-	tcase_add_test(tc, test_agent_exits_at_once);
-	tcase_add_test(tc, test_confinement_failure_named);
-	tcase_add_test(tc, test_stale_leftovers_swept);
-	suite_add_tcase(s, tc);
+	suite_add_tests(s, "containment", 60, containment);
+	suite_add_tests(s, "behaviour", 60, behaviour);
 	return s;
 }
 
@@ -1886,15 +1697,7 @@ static void sweep_leftovers(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	signal(SIGPIPE, SIG_IGN);
 	sweep_leftovers();
-	sr = srunner_create(namespaces_suite());
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(namespaces_suite(), CK_NORMAL);
 }

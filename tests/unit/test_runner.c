@@ -32,6 +32,7 @@
 #include "fcgi/spawn.h"
 #include "model/forkserver.h"
 #include "runner/serve.h"
+#include "tests/unit/runner_harness.h"
 
 extern char **environ;
 
@@ -41,11 +42,7 @@ static char self_exe[4096];
 
 static const char *runner(void)
 {
-	const char *p = getenv("OLIVARES_RUNNER");
-
-	ck_assert_msg(p && *p, "OLIVARES_RUNNER is not set (make check sets it)");
-	ck_assert_msg(access(p, X_OK) == 0, "OLIVARES_RUNNER=%s is not executable", p);
-	return p;
+	return env_path("OLIVARES_RUNNER");
 }
 
 static const char *fixture(const char *name)
@@ -71,52 +68,12 @@ static const char *fixture(const char *name)
 	return path;
 }
 
-static json_t *spec_new(const char *variant)
-{
-	return json_pack("{s:o, s:[], s:[]}", "variant",
-	                 variant ? json_string(variant) : json_null(), "steps", "mocks");
-}
-
-static void spec_step(json_t *spec, const char *key, const char *input)
-{
-	json_array_append_new(json_object_get(spec, "steps"),
-	                      json_pack("{s:s, s:s}", "key", key, "input", input));
-}
-
-static void spec_mock(json_t *spec, const char *resource, const char *response, const char *variant)
-{
-	json_t *m = json_pack("{s:s, s:s}", "resource", resource, "response", response);
-
-	if (variant)
-		json_object_set_new(m, "variant", json_string(variant));
-	json_array_append_new(json_object_get(spec, "mocks"), m);
-}
-
-/* The page's walkthrough (seed 000, "Exécuter un scénario généré"). */
-static json_t *walk_spec(void)
-{
-	json_t *spec = spec_new("candidate");
-
-	spec_step(spec, "step-1", "agent:user1@example.test");
-	spec_step(spec, "step-2", "agent:user2@example.test");
-	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
-	return spec;
-}
-
 static const char *out_str(const struct http_dispatch_result *r, size_t i, const char *field)
 {
 	json_t *o = json_array_get(r->outputs, i);
 
 	ck_assert_ptr_nonnull(o);
 	return json_string_value(json_object_get(o, field));
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int count_fds(void)
@@ -290,7 +247,7 @@ END_TEST
 START_TEST(test_final_newline)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec = spec_new(NULL, NULL);
 
 	/* The template ends in a newline: the input does not match the mock. */
 	spec_step(spec, "step-1", "agent:user1@example.test\n");
@@ -313,7 +270,7 @@ END_TEST
 static void check_variant(const char *variant, const char *want_r, const char *want_q)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(variant);
+	json_t *spec = spec_new(variant, NULL);
 
 	spec_step(spec, "r", "resource-r");
 	spec_step(spec, "q", "resource-q");
@@ -454,7 +411,7 @@ END_TEST
 START_TEST(test_spec_over_cap)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec = spec_new(NULL, NULL);
 	size_t len = 9u * 1024u * 1024u;
 	char *big = malloc(len + 1);
 
@@ -632,7 +589,7 @@ START_TEST(test_step_durations_judged)
 {
 	static const char *const want[] = {"1.5", NULL, NULL, NULL, NULL, NULL, "0", "5000"};
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec = spec_new(NULL, NULL);
 	json_t *d;
 	char key[8], input[8], got[64];
 	size_t i;
@@ -759,7 +716,7 @@ END_TEST
 static void check_clean_descriptors_and_env(int fork_server)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec = spec_new(NULL, NULL);
 	int leak;
 	int p[2];
 
@@ -794,7 +751,7 @@ END_TEST
 START_TEST(test_big_spec)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec = spec_new(NULL, NULL);
 	char *input = malloc(8193);
 	char *response = malloc(8193);
 	char *huge = malloc(1024 * 1024 + 1);
@@ -920,7 +877,7 @@ static int served_pidfile_run(const char *fixture_name, const char *extra, int t
                               char path[64], struct http_dispatch_result *r,
                               int64_t *elapsed_ms)
 {
-	json_t *spec = spec_new(NULL);
+	json_t *spec = spec_new(NULL, NULL);
 	int64_t t0;
 	int rc;
 
@@ -981,7 +938,7 @@ START_TEST(test_served_timeout_kills_group)
 	expect_killed(pidfile_read(path));
 	http_dispatch_result_free(&r);
 	/* The server survived the kill of its runner and takes the next run. */
-	spec = spec_new(NULL);
+	spec = spec_new(NULL, NULL);
 	spec_step(spec, "fds", "fds");
 	spec_step(spec, "env", "env");
 	ck_assert_int_eq(http_dispatch_run(self_exe, 1, "fixture-fds", NULL, 5000, spec, &r), 0);
@@ -1118,7 +1075,7 @@ static int server_children(void)
 START_TEST(test_served_crash_restarts_server)
 {
 	struct http_dispatch_result r;
-	json_t *spec = spec_new(NULL);
+	json_t *spec = spec_new(NULL, NULL);
 	pid_t first;
 	int64_t give_up;
 
@@ -1487,60 +1444,60 @@ static int fake_served(int argc, char **argv)
 
 static Suite *runner_suite(void)
 {
+	const TTest *const core[] = {
+	    test_walkthrough,
+	    test_final_newline,
+	    test_variants,
+	    test_probes_refused,
+	    test_probe_unlisted_killed,
+	    test_unknown_backend,
+	    test_gvisor_platform_passed,
+	    test_spec_with_extra_field,
+	    test_spec_over_cap,
+	    test_timeout_kills_group,
+	    test_stderr_flood_times_out,
+	    test_straggler_killed_at_exit,
+	    test_fake_runners_fail,
+	    test_shutdown_note,
+	    test_step_durations_judged,
+	    test_exec_failure,
+	    test_clean_descriptors_and_env,
+	    test_big_spec,
+	    test_no_leaks_across_runs,
+	    NULL,
+	};
+	const TTest *const fork_server[] = {
+	    test_served_clean_descriptors_and_env,
+	    test_served_timeout_kills_group,
+	    test_served_straggler_killed_at_exit,
+	    test_served_server_dies_mid_run,
+	    test_served_server_hung,
+	    test_served_server_hung_after_exit,
+	    test_served_crash_restarts_server,
+	    test_served_not_a_server,
+	    test_serve_refuses_malformed_requests,
+	    test_serve_needs_a_socket,
+	    NULL,
+	};
+	const TTest *const inherited_filter[] = {
+	    test_fails_closed_without_filter,
+	    NULL,
+	};
 	Suite *s = suite_create("runner");
-	TCase *tc = tcase_create("core");
+	TCase *tc;
 
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_walkthrough);
-	tcase_add_test(tc, test_final_newline);
-	tcase_add_test(tc, test_variants);
-	tcase_add_test(tc, test_probes_refused);
-	tcase_add_test(tc, test_probe_unlisted_killed);
-	tcase_add_test(tc, test_unknown_backend);
-	tcase_add_test(tc, test_gvisor_platform_passed);
-	tcase_add_test(tc, test_spec_with_extra_field);
-	tcase_add_test(tc, test_spec_over_cap);
-	tcase_add_test(tc, test_timeout_kills_group);
-	tcase_add_test(tc, test_stderr_flood_times_out);
-	tcase_add_test(tc, test_straggler_killed_at_exit);
-	tcase_add_test(tc, test_fake_runners_fail);
-	tcase_add_test(tc, test_shutdown_note);
-	tcase_add_test(tc, test_step_durations_judged);
-	tcase_add_test(tc, test_exec_failure);
-	tcase_add_test(tc, test_clean_descriptors_and_env);
-	tcase_add_test(tc, test_big_spec);
-	tcase_add_test(tc, test_no_leaks_across_runs);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("fork-server");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_served_clean_descriptors_and_env);
-	tcase_add_test(tc, test_served_timeout_kills_group);
-	tcase_add_test(tc, test_served_straggler_killed_at_exit);
-	tcase_add_test(tc, test_served_server_dies_mid_run);
-	tcase_add_test(tc, test_served_server_hung);
-	tcase_add_test(tc, test_served_server_hung_after_exit);
-	tcase_add_test(tc, test_served_crash_restarts_server);
-	tcase_add_test(tc, test_served_not_a_server);
-	tcase_add_test(tc, test_serve_refuses_malformed_requests);
-	tcase_add_test(tc, test_serve_needs_a_socket);
-	suite_add_tcase(s, tc);
-
+	suite_add_tests(s, "core", 60, core);
+	suite_add_tests(s, "fork-server", 60, fork_server);
 	/* Installs a seccomp filter in this process (in a child): valgrind
 	 * cannot, so a valgrind run sets CK_EXCLUDE_TAGS=needs-seccomp. */
-	tc = tcase_create("inherited-filter");
+	tc = suite_add_tests(s, "inherited-filter", 60, inherited_filter);
 	tcase_set_tags(tc, "needs-seccomp");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_fails_closed_without_filter);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(int argc, char **argv)
 {
-	SRunner *sr;
 	ssize_t n;
-	int failed;
 
 	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0)
 		return runner_serve(fake_served);
@@ -1556,9 +1513,5 @@ int main(int argc, char **argv)
 	if (n <= 0)
 		return 1;
 	self_exe[n] = '\0';
-	sr = srunner_create(runner_suite());
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return suite_main(runner_suite(), CK_ENV);
 }

@@ -1,0 +1,269 @@
+/*
+ * What the runner's suites share (tests/unit/runner_harness.h).
+ */
+#include "tests/unit/runner_harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *env_path(const char *name)
+{
+	const char *p = getenv(name);
+
+	ck_assert_msg(p && *p, "%s is not set (make check sets it)", name);
+	ck_assert_msg(access(p, X_OK) == 0, "%s=%s is not executable", name, p);
+	return p;
+}
+
+long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+void result_free(struct result *r)
+{
+	json_decref(r->steps);
+	json_decref(r->summary);
+}
+
+pid_t spawn_runner_with(const char *const *args, json_t *spec, char *const *env,
+                        int (*setup)(void *ctx), void *ctx, int *out)
+{
+	char *text = spec ? json_dumps(spec, JSON_COMPACT) : strdup("");
+	int in[2], o[2];
+	ssize_t w;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(o), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(o[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(o[0]);
+		close(o[1]);
+		if (setup && setup(ctx) != 0)
+			_exit(126);
+		execve(args[0], (char *const *)args, env);
+		_exit(127);
+	}
+	close(in[0]);
+	close(o[1]);
+	/* A runner that refuses the run before reading its spec (a failed
+	 * preflight) may close stdin first: EPIPE is then expected (the
+	 * suites ignore SIGPIPE). */
+	w = write(in[1], text, strlen(text));
+	ck_assert(w == (ssize_t)strlen(text) || (w < 0 && errno == EPIPE));
+	close(in[1]);
+	free(text);
+	*out = o[0];
+	return pid;
+}
+
+struct result collect_text(pid_t pid, const char *text, size_t len, long long t0)
+{
+	struct result r;
+	char *buf, *line, *save = NULL;
+	json_error_t e;
+	json_t *j;
+
+	memset(&r, 0, sizeof(r));
+	r.first_ms = -1;
+	r.steps = json_array();
+	ck_assert_int_eq(waitpid(pid, &r.status, 0), pid);
+	r.ms = now_ms() - t0;
+	buf = malloc(len + 1);
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		j = json_loads(line, 0, &e);
+		ck_assert_msg(j != NULL, "runner line is not JSON: %s", line);
+		if (strcmp(json_string_value(json_object_get(j, "type")), "step") == 0) {
+			ck_assert_msg(r.summary == NULL, "a step line after the summary");
+			json_array_append_new(r.steps, j);
+		} else {
+			ck_assert_msg(r.summary == NULL, "two summary lines");
+			r.summary = j;
+		}
+	}
+	free(buf);
+	return r;
+}
+
+void text_add(struct text *t, const char *p, size_t n)
+{
+	if (t->len + n > t->cap) {
+		t->cap = (t->len + n) * 2;
+		t->data = realloc(t->data, t->cap);
+		ck_assert_ptr_nonnull(t->data);
+	}
+	memcpy(t->data + t->len, p, n);
+	t->len += n;
+}
+
+struct result collect(pid_t pid, int fd, long long t0)
+{
+	struct text out = {NULL, 0, 0};
+	struct result r;
+	char chunk[65536];
+	ssize_t n;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		text_add(&out, chunk, (size_t)n);
+	close(fd);
+	r = collect_text(pid, out.data ? out.data : "", out.len, t0);
+	free(out.data);
+	return r;
+}
+
+json_t *spec_new(const char *variant, const char *agent)
+{
+	json_t *s = json_pack("{s:o, s:[], s:[]}", "variant",
+	                      variant ? json_string(variant) : json_null(), "steps", "mocks");
+
+	if (agent)
+		json_object_set_new(s, "agent", json_string(agent));
+	return s;
+}
+
+void spec_step(json_t *spec, const char *key, const char *input)
+{
+	json_array_append_new(json_object_get(spec, "steps"),
+	                      json_pack("{s:s, s:s}", "key", key, "input", input));
+}
+
+void spec_mock(json_t *spec, const char *resource, const char *response, const char *variant)
+{
+	json_t *m = json_pack("{s:s, s:s}", "resource", resource, "response", response);
+
+	if (variant)
+		json_object_set_new(m, "variant", json_string(variant));
+	json_array_append_new(json_object_get(spec, "mocks"), m);
+}
+
+void spec_limit(json_t *spec, const char *key, long value)
+{
+	json_t *l = json_object_get(spec, "limits");
+
+	if (!l) {
+		l = json_object();
+		json_object_set_new(spec, "limits", l);
+	}
+	json_object_set_new(l, key, json_integer(value));
+}
+
+json_t *walk_spec(void)
+{
+	json_t *spec = spec_new("candidate", NULL);
+
+	spec_step(spec, "step-1", "agent:user1@example.test");
+	spec_step(spec, "step-2", "agent:user2@example.test");
+	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
+	return spec;
+}
+
+json_t *steps_timed(const struct result *r)
+{
+	json_t *copy = json_deep_copy(r->steps);
+	json_t *step, *d;
+	size_t i;
+
+	json_array_foreach(copy, i, step)
+	{
+		d = json_object_get(step, "duration_us");
+		ck_assert_msg(json_is_integer(d), "step %zu has no integer duration_us", i + 1);
+		ck_assert_int_ge(json_integer_value(d), 1);
+		ck_assert_int_le(json_integer_value(d), (r->ms + 1) * 1000);
+		json_object_del(step, "duration_us");
+	}
+	return copy;
+}
+
+void assert_same_as_inproc(const struct result *a, const struct result *b)
+{
+	static const char *const counters[] = {"status",   "steps_total", "steps_ok", "steps_error",
+	                                       "isolated", "destroyed",   "reason",   "shutdown"};
+	json_t *sa, *sb;
+	size_t i;
+
+	ck_assert_int_eq(json_array_size(b->steps), 2);
+	/* the same lines but for each step's own time */
+	sa = steps_timed(a);
+	sb = steps_timed(b);
+	ck_assert_msg(json_equal(sa, sb), "step lines differ");
+	json_decref(sa);
+	json_decref(sb);
+	ck_assert_str_eq(step_str(b, 0, "output"), "first synthetic account");
+	ck_assert_str_eq(step_str(b, 1, "output"), "[[mock-miss:agent:user2@example.test]]");
+	ck_assert_str_eq(step_str(b, 1, "error_kind"), "mock_miss");
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		ck_assert_msg(json_equal(json_object_get(a->summary, counters[i]),
+		                         json_object_get(b->summary, counters[i])),
+		              "summary %s differs", counters[i]);
+}
+
+const char *sum_str(const struct result *r, const char *key)
+{
+	return json_string_value(json_object_get(r->summary, key));
+}
+
+long long sum_int(const struct result *r, const char *key)
+{
+	return json_integer_value(json_object_get(r->summary, key));
+}
+
+int sum_bool(const struct result *r, const char *key)
+{
+	return json_is_true(json_object_get(r->summary, key));
+}
+
+const char *step_str(const struct result *r, size_t i, const char *key)
+{
+	json_t *s = json_array_get(r->steps, i);
+
+	ck_assert_msg(s != NULL, "no step line %zu", i + 1);
+	return json_string_value(json_object_get(s, key));
+}
+
+TCase *suite_add_tests(Suite *s, const char *name, double timeout, const TTest *const *tests)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, timeout);
+	for (; *tests; tests++)
+		tcase_add_test(tc, *tests);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+int suite_main(Suite *s, enum print_output mode)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, mode);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

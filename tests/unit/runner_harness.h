@@ -1,0 +1,109 @@
+#ifndef OLIVARES_TESTS_RUNNER_HARNESS_H
+#define OLIVARES_TESTS_RUNNER_HARNESS_H
+/**
+ * What the runner's suites share (tests/unit/test_runner.c,
+ * test_namespaces.c, test_gvisor.c, test_firecracker.c): starting the
+ * built runner with a spec on its stdin, reading its lines (one JSON
+ * object each, model/runspec.h), building specs, reading a summary, and
+ * running a Check suite. Every helper asserts (ck_assert) what it needs:
+ * call them from a test.
+ *
+ * Makefile.am's AM_TESTS_ENVIRONMENT sets the OLIVARES_* paths they read;
+ * export them when running a suite by hand.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <sys/types.h>
+
+/** The path an environment variable names (OLIVARES_RUNNER, ...), which
+ * must be set and executable. */
+const char *env_path(const char *name);
+
+/** CLOCK_MONOTONIC now, in ms. */
+long long now_ms(void);
+
+/** Sleep ms milliseconds. */
+void sleep_ms(long ms);
+
+/** What a runner said and how it ended. */
+struct result {
+	json_t *steps;      /* its step lines, in order (owned) */
+	json_t *summary;    /* its one other line (summary, preflight), or NULL (owned) */
+	int status;         /* its wait status */
+	long long ms;       /* its wall time, start to exit */
+	long long first_ms; /* when its first line came (if the caller timed it), else -1 */
+};
+
+/** Release what r holds. */
+void result_free(struct result *r);
+
+/**
+ * Start args[0] (argv args, NULL-terminated) with env as its whole
+ * environment, stdin a pipe that gets spec (compact JSON; "" for NULL)
+ * then end of file, and stdout a pipe whose read end goes to *out.
+ * setup(ctx), if not NULL, runs in the child just before the exec, its
+ * stdin and stdout in place: a non-zero return makes the child exit 126. A runner that refuses the
+ * run before it reads its spec may close its stdin first: that is no error. Returns the child's
+ * pid.
+ */
+pid_t spawn_runner_with(const char *const *args, json_t *spec, char *const *env,
+                        int (*setup)(void *ctx), void *ctx, int *out);
+
+/** Read fd to its end (then close it), reap pid and parse what it wrote:
+ * every line must be JSON; "step" lines go to steps, the one other line to
+ * summary (a second one, or a step line after it, fails the test). ms is
+ * measured from t0 (now_ms()). */
+struct result collect(pid_t pid, int fd, long long t0);
+
+/** collect() of what pid wrote, already read into text[0..len). */
+struct result collect_text(pid_t pid, const char *text, size_t len, long long t0);
+
+/** A spec {"variant", "steps": [], "mocks": []}, with "agent" when agent is
+ * not NULL (new reference). */
+json_t *spec_new(const char *variant, const char *agent);
+/** Append the step {key, input} to spec. */
+void spec_step(json_t *spec, const char *key, const char *input);
+/** Append the mock {resource, response[, variant]} to spec. */
+void spec_mock(json_t *spec, const char *resource, const char *response, const char *variant);
+/** Set spec's limits.key to value. */
+void spec_limit(json_t *spec, const char *key, long value);
+
+/** The walkthrough's spec (README, scripts/demo): variant "candidate",
+ * steps step-1 and step-2, a mock for the first only (new reference). */
+json_t *walk_spec(void);
+
+/** r's step lines without their "duration_us", after checking each has
+ * one: an integer of at least 1 us and at most the runner's whole wall time
+ * (r->ms). A new reference. */
+json_t *steps_timed(const struct result *r);
+
+/** b, the walkthrough's run (walk_spec) on an OS-level backend, gave the
+ * same step lines as a, its run on inproc-mock, but for each step's own
+ * time (two steps: the first mocked, the second a mock miss), and the same
+ * summary (status, counters, isolated, destroyed, reason, shutdown). */
+void assert_same_as_inproc(const struct result *a, const struct result *b);
+
+/** Bytes read from a runner, grown as they come (data NULL until then). */
+struct text {
+	char *data;
+	size_t len, cap;
+};
+/** Append the n bytes at p to t. */
+void text_add(struct text *t, const char *p, size_t n);
+
+/** A member of r's summary: a string (or NULL), an integer, a boolean. */
+const char *sum_str(const struct result *r, const char *key);
+long long sum_int(const struct result *r, const char *key);
+int sum_bool(const struct result *r, const char *key);
+/** A string member of step line i (0-based), which must exist. */
+const char *step_str(const struct result *r, size_t i, const char *key);
+
+/** Add to s a test case name with a timeout of timeout s and the tests of
+ * the NULL-terminated list tests, in order; returns it (owned by s). */
+TCase *suite_add_tests(Suite *s, const char *name, double timeout, const TTest *const *tests);
+
+/** Run every test of s (then free it), printing as mode says; the exit
+ * status of a suite's main(): EXIT_SUCCESS when none failed. */
+int suite_main(Suite *s, enum print_output mode);
+
+#endif

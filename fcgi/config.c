@@ -1106,7 +1106,7 @@ static void default_runner(char *out, size_t n, const char *argv0)
  * runner: with one worker per core the cores sit idle in those waits.
  * Measured with bench/api on 2 cores: 4 workers serve about 1.5x the GET
  * rate and 1.3x the runs of 2 workers; 6 or 8 add nothing to GETs and lose
- * runs to SQLite write contention (README, "Performance").
+ * runs to SQLite write contention (bench/RESULTS.md).
  */
 static int default_workers(void)
 {

@@ -4,9 +4,9 @@
  * (olivares-admin migrate creates it).
  */
 #include "fcgi/config.h"
-#include "fcgi/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
-#include "fcgi/preflight_cache.h" /* PREFLIGHT_CACHE_BACKENDS */
-#include "fcgi/scorer.h"   /* the [scorer] timeout_ms bounds (macros only) */
+#include "fcgi/run/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
+#include "fcgi/run/preflight_cache.h" /* PREFLIGHT_CACHE_BACKENDS */
+#include "fcgi/scorer/scorer.h"   /* the [scorer] timeout_ms bounds (macros only) */
 
 #include <ctype.h>
 #include <errno.h>

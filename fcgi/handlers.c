@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fcgi/dispatch.h"
-#include "fcgi/junit.h"
-#include "fcgi/preflight_cache.h"
+#include "fcgi/export/junit.h"
+#include "fcgi/run/dispatch.h"
+#include "fcgi/run/preflight_cache.h"
 #include "model/generate.h"
 #include "model/history.h"
 #include "model/limits.h"
@@ -36,7 +36,7 @@
 /* GET /v1/m/sandbox/backends: each preflight may take this long (a gVisor
  * preflight starts a sandbox, 0.3 - 0.7 s of a worker), and its answer is
  * reused by every worker of the pool for PREFLIGHT_CACHE_MS
- * (fcgi/preflight_cache.h), so a viewer polling the
+ * (fcgi/run/preflight_cache.h), so a viewer polling the
  * listing does not start four runners per request: at 30 s, a constant
  * poller costs each worker about 2 % of its time (at 5 s it was 10 - 14 %,
  * found by an adversarial review). A host change (runsc installed) shows
@@ -1219,7 +1219,7 @@ out:
 
 /* The pool's answer of backend i when its check started under
  * PREFLIGHT_CACHE_MS ago, else a new one from the runner, recorded for the
- * pool with the time it started (fcgi/preflight_cache.h: the newest check
+ * pool with the time it started (fcgi/run/preflight_cache.h: the newest check
  * wins, whichever worker ends it last). */
 static void preflight(const struct http_config *cfg, size_t i, const char *name,
                       struct http_preflight *pf)
@@ -1353,7 +1353,7 @@ static int h_run_outputs(struct http_request *req, struct model_error *err)
 	return http_reply_json(req, 200, http_req_own(req, out));
 }
 
-/* GET /v1/m/sandbox/runs/{id}/junit: the run as JUnit XML (fcgi/junit.h). */
+/* GET /v1/m/sandbox/runs/{id}/junit: the run as JUnit XML (fcgi/export/junit.h). */
 static int h_run_junit(struct http_request *req, struct model_error *err)
 {
 	json_t *run = NULL, *outputs = NULL;

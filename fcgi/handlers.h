@@ -9,7 +9,7 @@
  */
 #include <stddef.h>
 
-#include "fcgi/http.h"
+#include "fcgi/http/http.h"
 
 /** The routes, in no particular order; http_routes_count entries. */
 extern const struct http_route http_routes[];

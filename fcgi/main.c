@@ -17,14 +17,14 @@
  *
  * This is the composition root: the only place that chooses the scorer
  * adapter (model/scorer.h), from [scorer] adapter and timeout_ms, with
- * http_scorer_from_config (fcgi/scorer.h). The master builds it once at
+ * http_scorer_from_config (fcgi/scorer/scorer.h). The master builds it once at
  * start-up to refuse a configuration that names an adapter that cannot be
  * built (a missing suites directory, a command that is not executable);
  * each worker then builds its own and hands it to the handlers through
  * struct http_worker.
  *
  * It is also the only place that chooses the history source of replays
- * (model/history.h): the store adapter (fcgi/history_store.h), which reads
+ * (model/history.h): the store adapter (fcgi/run/history_store.h), which reads
  * the sessions imported into the worker's own store connection.
  */
 #include <errno.h>
@@ -46,14 +46,14 @@
 #include <fcgiapp.h>
 
 #include "fcgi/config.h"
-#include "fcgi/dispatch.h"
 #include "fcgi/handlers.h"
-#include "fcgi/history_store.h"
-#include "fcgi/http.h"
-#include "fcgi/preflight_cache.h"
-#include "fcgi/runslots.h"
-#include "fcgi/scorer.h"
-#include "fcgi/view.h"
+#include "fcgi/http/http.h"
+#include "fcgi/run/dispatch.h"
+#include "fcgi/run/history_store.h"
+#include "fcgi/run/preflight_cache.h"
+#include "fcgi/run/runslots.h"
+#include "fcgi/scorer/scorer.h"
+#include "fcgi/view/view.h"
 #include "model/alloc.h"
 #include "sql/store.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run slots (fcgi/runslots.h): runs on an OS-level backend in progress at
+# Run slots (fcgi/run/runslots.h): runs on an OS-level backend in progress at
 # once are bounded per tenant and per server, so that one tenant's slow
 # agents cannot hold every worker. run.sh --fresh sets [runner] max_runs =
 # 2 and max_runs_per_tenant = 1, and provisions "slow", an agent that takes

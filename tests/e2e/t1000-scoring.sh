@@ -294,7 +294,7 @@ else
 fi
 is "special: two testcases" 2 "$(xp special.xml 'count(//testcase)')"
 is "special: the key round-trips in the testcase name" "k<&>\"'" "$(xp special.xml 'string(//testcase[1]/@name)')"
-# the export carries no output of a passing step (fcgi/junit.h): the
+# the export carries no output of a passing step (fcgi/export/junit.h): the
 # special text reaches it through the variant (testsuite name, property),
 # the key (testcase name) and the mock-miss marker (failure text)
 is "special: the variant round-trips in the testsuite name" "$SSID:$SVARIANT" "$(xp special.xml 'string(//testsuite/@name)')"

@@ -71,7 +71,7 @@ done
 is "cold: no failure note" 0 "$(xp 'count(//p[@id="backend-preflight"])')"
 
 # ---- warm: one listing, as an operator runs `olivares sandbox backends` ----
-# The answers are the pool's (fcgi/preflight_cache.h), not the serving
+# The answers are the pool's (fcgi/run/preflight_cache.h), not the serving
 # worker's: after one listing every worker has them. (Kept per worker, 3
 # requests in 4 of a 4-worker pool still said "not checked" here.)
 req "$ED" GET "$M/backends"

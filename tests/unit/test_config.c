@@ -1,7 +1,7 @@
 /*
  * The configuration (fcgi/config.h): the run slot keys' defaults and
  * bounds, what a bad value or a key given twice says; and the run slots
- * (fcgi/runslots.h) across processes, as the workers of one pool hold
+ * (fcgi/run/runslots.h) across processes, as the workers of one pool hold
  * them.
  */
 #include <check.h>
@@ -17,8 +17,8 @@
 
 #include "cli/cli.h" /* CLI_POST_TIMEOUT_SECONDS (a macro) */
 #include "fcgi/config.h"
-#include "fcgi/preflight_cache.h"
-#include "fcgi/runslots.h"
+#include "fcgi/run/preflight_cache.h"
+#include "fcgi/run/runslots.h"
 
 #define T1 "11111111111111111111111111111111"
 #define T2 "22222222222222222222222222222222"

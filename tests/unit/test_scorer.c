@@ -1,7 +1,7 @@
 /*
  * Unit tests of the scoring port (Check): the builtin suite format and its
  * evaluation (model/suite.h), the verdict rules (model/verdict.h), and the
- * adapters none, builtin:<dir> and exec:<command> (fcgi/scorer*.h).
+ * adapters none, builtin:<dir> and exec:<command> (fcgi/scorer/scorer*.h).
  *
  * The exec adapter runs the scripts tests/fixtures/scorer-*; the builtin
  * adapter reads tests/fixtures/suites and suites written to a temporary
@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fcgi/scorer.h"
-#include "fcgi/scorer_builtin.h"
-#include "fcgi/scorer_exec.h"
+#include "fcgi/scorer/scorer.h"
+#include "fcgi/scorer/scorer_builtin.h"
+#include "fcgi/scorer/scorer_exec.h"
 #include "model/alloc.h"
 #include "model/error.h"
 #include "model/scorer.h"

@@ -1842,7 +1842,7 @@ static void mk_token(const char *tenant, enum store_role role, const char *name,
 	ck_assert_int_eq(store_token_create(st, tenant, role, sha, name, NULL, id), STORE_OK);
 }
 
-/* The stored digest of a cookie secret named name, as fcgi/view.c makes it. */
+/* The stored digest of a cookie secret named name, as fcgi/view/view.c makes it. */
 static void cookie_sha(const char *name, char out[65])
 {
 	char secret[128];

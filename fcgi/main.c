@@ -45,8 +45,8 @@
 
 #include <fcgiapp.h>
 
+#include "fcgi/api/routes.h"
 #include "fcgi/config.h"
-#include "fcgi/handlers.h"
 #include "fcgi/http/http.h"
 #include "fcgi/run/dispatch.h"
 #include "fcgi/run/history_store.h"
@@ -575,7 +575,7 @@ static int worker_dsn(struct http_config *cfg)
 }
 
 /* A [tenant NAME] section whose tenant does not exist (yet): its policy
- * applies once a tenant of that name is created (fcgi/handlers.c asks
+ * applies once a tenant of that name is created (fcgi/run/job.c asks
  * again), but a misspelt name would otherwise go unnoticed. A note at
  * start-up, never fatal; a store error here says nothing. */
 static void note_unknown_tenants(const struct http_config *cfg, struct store *st)

@@ -82,6 +82,15 @@ void http_now_iso(char out[25])
 	out[24] = '\0';
 }
 
+void http_printable(char *dst, size_t n, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n && src[i]; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[i] = '\0';
+}
+
 /* ---- request-owned memory -------------------------------------------- */
 
 void *http_req_alloc(struct http_request *req, size_t n)

@@ -52,8 +52,8 @@ struct http_worker {
 	                                * until connected (reconnected lazily
 	                                * after STORE_UNAVAILABLE) */
 	int store_broken;              /* 1: close and reopen before next use */
-	/* ids of the tenants named by cfg->tenants[i] (handlers.c, backend
-	 * policy), "" until found: a name is looked up until its tenant
+	/* ids of the tenants named by cfg->tenants[i] (fcgi/run/job.c,
+	 * backend policy), "" until found: a name is looked up until its tenant
 	 * exists, then kept (a tenant's id never changes) */
 	char policy_tenant_ids[HTTP_MAX_TENANT_POLICIES][33];
 	/* the scorer adapter, built by the composition root (fcgi/main.c,
@@ -264,6 +264,11 @@ int http_query_int(struct http_request *req, const char *name, int def, int min,
 
 /** Current UTC time as "YYYY-MM-DDTHH:MM:SS.mmmZ" into out (25 bytes). */
 void http_now_iso(char out[25]);
+
+/** A printable ASCII copy of the untrusted text src for a message: at
+ * most n - 1 bytes (n >= 1), each byte outside 0x20..0x7e replaced by '?',
+ * NUL-terminated. */
+void http_printable(char *dst, size_t n, const char *src);
 
 /** One log line on stderr: "olivares-fcgi[pid]: <message>\n". Callers never
  * pass tokens or bodies. */

@@ -18,13 +18,13 @@
 #include "model/text.h"
 #include "sql/store.h"
 
-/* The largest offset the API accepts (fcgi/handlers.c OFFSET_MAX). */
+/* The largest offset the API accepts (API_OFFSET_MAX, fcgi/api/api_internal.h). */
 #define PAGE_OFFSET_MAX 1000000000
 /* An id shown in a cell: its first characters, the link holds the whole. */
 #define SHORT_ID_LEN 8
 #define NONE_TEXT "\xe2\x80\x94" /* "—": an absent value */
 /* How many scenarios (sessions) one page asks for to name them (the API's
- * largest page, fcgi/handlers.c LIST_LIMIT_MAX). */
+ * largest page, API_LIST_LIMIT_MAX in fcgi/api/api_internal.h). */
 #define NAMES_LIMIT "500"
 /* How many runs the overview shows. */
 #define RECENT_RUNS "5"

@@ -1,9 +1,9 @@
 /*
- * The admin view's request plumbing (fcgi/view/view.h, fcgi/view/view_internal.h):
- * routing of /admin paths, sign-in sessions and bearer auth, CSRF and
- * Origin checks, form and query decoding, the POST actions, the page frame
- * and every reply with its security headers. The GET pages are in
- * fcgi/view/view_pages.c.
+ * The admin view's request plumbing (fcgi/view/view.h,
+ * fcgi/view/view_internal.h): routing of /admin paths, sign-in sessions
+ * and bearer auth, CSRF and Origin checks, form and query decoding, the
+ * POST actions, the page frame and every reply with its security headers.
+ * The GET pages are in fcgi/view/pages*.c.
  */
 #include "fcgi/view/view.h"
 

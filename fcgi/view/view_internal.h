@@ -2,7 +2,8 @@
 #define OLIVARES_FCGI_VIEW_VIEW_INTERNAL_H
 /**
  * What fcgi/view/view.c (request plumbing: auth, sessions, CSRF, forms, the
- * POST actions, the page frame) and fcgi/view/view_pages.c (the GET pages) share.
+ * POST actions, the page frame) and the GET pages (fcgi/view/pages*.c)
+ * share.
  * Not used outside the view. The markup contract (ids, classes, form field
  * names) that the tests read is in README "Admin view", "Markup contract".
  */
@@ -85,7 +86,7 @@ xmlNodePtr view_post_form(struct view_ctx *ctx, xmlNodePtr parent, const char *i
  * security headers. Returns 0. */
 int view_redirect(struct view_ctx *ctx, const char *location);
 
-/* ---- the GET pages (view_pages.c); each replies once and returns 0 ---- */
+/* ---- the GET pages (pages_*.c); each replies once and returns 0 ---- */
 
 /** GET /admin/: the signed-in role, the sandbox module's state
  * (#module-status "enabled"/"disabled") and, for an admin, the form

@@ -1,5 +1,7 @@
 /*
- * olivares-admin: operator tool on the server host (DESIGN.md §1, §8).
+ * olivares-admin: operator tool on the server host: migrate the schema,
+ * create and list tenants, create, list and revoke API tokens (a token is
+ * printed once and stored hashed), switch a tenant's module.
  * Reads the same configuration and environment as olivares-fcgi
  * (http_config_load), so OLIVARES_DATA=... olivares-admin ... acts on the
  * stack started with that OLIVARES_DATA.

@@ -1,7 +1,7 @@
 #ifndef OLIVARES_FCGI_EXPORT_JUNIT_H
 #define OLIVARES_FCGI_EXPORT_JUNIT_H
 /**
- * JUnit XML export of one run (issue 4 §5, briefs/api4.md), for CI
+ * JUnit XML export of one run (GET /v1/m/sandbox/runs/{id}/junit), for CI
  * systems: built with libxml2's tree API, so every name, value and text is
  * escaped by construction, and valid against tests/fixtures/junit.xsd (the
  * common JUnit vocabulary that Ant, Jenkins and GitLab read).

@@ -2,7 +2,7 @@
 #define OLIVARES_FCGI_HTTP_HTTP_H
 /**
  * The HTTP layer of olivares-fcgi: one FastCGI request in, one JSON reply
- * out (DESIGN.md §4, briefs/api.md).
+ * out, for the REST API (/v1/…, /healthz).
  *
  * A request goes through http_serve in this order:
  *   1. body read by CONTENT_LENGTH into a buffer capped at
@@ -26,7 +26,7 @@
  *
  * Memory: everything a handler allocates for the request is handed to the
  * request (http_req_alloc, http_req_strdup, http_req_own) and released in
- * one place when the request ends (STYLE.md rule 4).
+ * one place when the request ends, so no handler frees on its own.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,7 +97,8 @@ enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_OBJECT };
 #define HTTP_ROLE_PUBLIC 0
 
 /**
- * One row of the route table (STYLE.md rule 6). pattern is an absolute
+ * One row of the route table: the router, not each handler, checks the
+ * role and the module of a route. pattern is an absolute
  * path whose segments are literals, "{id}" (one path segment, checked
  * with model_id_valid, captured in order into req->params) or "{name}"
  * (one non-empty path segment captured as is: the handler checks it). min_role is an

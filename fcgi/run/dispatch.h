@@ -2,8 +2,10 @@
 #define OLIVARES_FCGI_RUN_DISPATCH_H
 /**
  * Runner dispatch: start olivares-runner for one run, feed it the
- * spec, read its JSON lines, enforce a deadline (DESIGN.md §1,
- * model/runspec.h for the wire). Also asks it for a backend's preflight.
+ * spec, read its JSON lines, enforce a deadline (model/runspec.h for the
+ * wire). The runner is the only process where agent work happens; the
+ * worker never runs an agent itself. Also asks it for a backend's
+ * preflight.
  *
  * The runner is a fork of the worker's runner fork server
  * (fcgi/run/runner_server.h, runner/serve.h), one process per run, which then

@@ -23,7 +23,8 @@ static int store_load(void *ctx, const char *tenant_id, const char *session_id, 
 		external_id[0] = '\0';
 	if (why_n)
 		why[0] = '\0';
-	/* an id that is not well-formed names no session (DESIGN.md §5) */
+	/* an id that is not well-formed names no session: not found, never a
+	 * 5xx nor another record, as for ids in paths */
 	if (!tenant_id || !session_id || !model_id_valid(session_id))
 		return 1;
 	if (!w || !w->store) {

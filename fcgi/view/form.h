@@ -1,8 +1,9 @@
 #ifndef OLIVARES_FCGI_VIEW_FORM_H
 #define OLIVARES_FCGI_VIEW_FORM_H
 /**
- * The application/x-www-form-urlencoded decoder of the admin view (issue
- * 6): form bodies of POSTs and the query strings of pages.
+ * The application/x-www-form-urlencoded decoder of the admin view: form
+ * bodies of POSTs and the query strings of pages (and of the API's
+ * queries, http_query_get).
  */
 #include <stddef.h>
 
@@ -12,7 +13,7 @@
  * Decode the n bytes at s ("a=b&c=d", no terminator needed; s may be NULL
  * when n is 0) into obj, one string member per field.
  *
- * Rules (source: /work/briefs/admin.md, "Form bodies"):
+ * Rules (those of a browser's form submission):
  * - fields are separated by '&'; empty fields ("a=1&&b=2") are skipped;
  * - a name is what comes before the first '=' of its field; a field without
  *   '=' has the value "" ("flag" gives {"flag": ""}); "=v" has the name "";

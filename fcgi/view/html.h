@@ -1,7 +1,7 @@
 #ifndef OLIVARES_FCGI_VIEW_HTML_H
 #define OLIVARES_FCGI_VIEW_HTML_H
 /**
- * HTML building for the admin view (issue 6), on libxml2's tree API and
+ * HTML building for the admin view (fcgi/view/view.h), on libxml2's tree API and
  * HTML serializer: pages are trees of nodes, and every value goes in as a
  * text node or an attribute value, so the serializer escapes it by
  * construction (no string is ever pasted into markup). Nothing here

@@ -47,7 +47,8 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 	             view_jstr(run, "finished_at", NULL));
 }
 
-/* A replay's divergence from its recorded session (briefs/api5.md). */
+/* A replay's divergence from its recorded session: the steps whose
+ * output differs from the recorded one (the run's "divergence"). */
 static void run_divergence(xmlNodePtr main, json_t *div)
 {
 	xmlNodePtr sec, dl;

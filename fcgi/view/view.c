@@ -60,7 +60,8 @@ typedef int (*view_fn)(struct view_state *st);
  * are the API's business (view_api), so the view has exactly its rules. */
 enum view_access { VIEW_PUBLIC = 0, VIEW_SIGNED };
 
-/* One row of the route table (STYLE.md rule 6). pattern segments are
+/* One row of the view's route table (the role check is the router's, as
+ * in the API's). pattern segments are
  * literals or "{id}" (a model id; anything else is 404). */
 struct view_route {
 	const char *method;

@@ -1,7 +1,7 @@
 #ifndef OLIVARES_FCGI_VIEW_VIEW_H
 #define OLIVARES_FCGI_VIEW_VIEW_H
 /**
- * The admin HTML view (issue 6), served by the FastCGI pool behind nginx at
+ * The admin HTML view, served by the FastCGI pool behind nginx at
  * /admin/. Pages are rendered with libxml2 (fcgi/view/html.h) from the same API
  * handlers the REST clients use (http_call), so the view has exactly the
  * API's validation, roles, module gate and tenant scoping.

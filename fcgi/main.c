@@ -801,6 +801,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct http_config cfg;
+	struct model_error merr;
 	char err[512];
 	int c, check = 0, created = 0, listen_fd, rc;
 
@@ -857,9 +858,10 @@ int main(int argc, char **argv)
 	}
 	/* before the workers are forked: they share the slots and the
 	 * preflight answers */
-	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, err, sizeof(err)) ||
-	    http_preflight_cache_init(err, sizeof(err))) {
-		http_log("%s", err);
+	memset(&merr, 0, sizeof(merr));
+	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, &merr) ||
+	    http_preflight_cache_init(&merr)) {
+		http_log("%s", merr.message);
 		rc = 1;
 		goto out;
 	}

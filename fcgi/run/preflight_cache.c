@@ -34,17 +34,17 @@ long long http_preflight_cache_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int http_preflight_cache_init(char *why, size_t n)
+int http_preflight_cache_init(struct model_error *err)
 {
 	int fd = memfd_create("olivares-preflight-cache", MFD_CLOEXEC);
 
-	if (fd < 0) {
-		snprintf(why, n, "preflight cache: memfd_create failed: %s", strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                       "preflight cache: memfd_create failed: %s", strerror(errno));
 	/* zeros: every record empty */
 	if (ftruncate(fd, (off_t)(sizeof(struct pf_record) * PREFLIGHT_CACHE_BACKENDS))) {
-		snprintf(why, n, "preflight cache: ftruncate failed: %s", strerror(errno));
+		model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                "preflight cache: ftruncate failed: %s", strerror(errno));
 		close(fd);
 		return -1;
 	}

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "fcgi/run/dispatch.h"
+#include "model/error.h"
 
 /** Records kept: backends with an index below this one are cached. */
 #define PREFLIGHT_CACHE_BACKENDS 8
@@ -31,9 +32,10 @@
 /**
  * Create the shared records (in the master, before the workers are forked:
  * they inherit the descriptor, close-on-exec), all empty. Returns 0, or -1
- * with why filled (n bytes). Called again, it replaces them (empty).
+ * with *err MODEL_E_INTERNAL when the kernel gives no file (the message
+ * starts "preflight cache: "). Called again, it replaces them (empty).
  */
-int http_preflight_cache_init(char *why, size_t n);
+int http_preflight_cache_init(struct model_error *err);
 
 /**
  * Record pf as the answer of backend i (index in http_config_known_backends)

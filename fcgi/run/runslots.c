@@ -15,19 +15,17 @@ static int slots_fd = -1;
 static int server_max;
 static int tenant_max;
 
-int http_runslots_init(int max_runs, int per_tenant, char *why, size_t n)
+int http_runslots_init(int max_runs, int per_tenant, struct model_error *err)
 {
 	int fd;
 
-	if (max_runs < 1 || per_tenant < 1 || per_tenant > max_runs) {
-		snprintf(why, n, "run slots: bad limits %d and %d", max_runs, per_tenant);
-		return -1;
-	}
+	if (max_runs < 1 || per_tenant < 1 || per_tenant > max_runs)
+		return model_error_set(err, MODEL_E_INVALID, NULL,
+		                       "run slots: bad limits %d and %d", max_runs, per_tenant);
 	fd = memfd_create("olivares-run-slots", MFD_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, n, "run slots: memfd_create failed: %s", strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                       "run slots: memfd_create failed: %s", strerror(errno));
 	if (slots_fd >= 0)
 		close(slots_fd);
 	slots_fd = fd;

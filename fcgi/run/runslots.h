@@ -42,11 +42,13 @@ struct http_runslot {
 /**
  * Create the slots (in the master, before the workers are forked: they
  * inherit the descriptor, close-on-exec). max_runs >= 1, 1 <= per_tenant
- * <= max_runs. Returns 0, or -1 with why filled (n bytes). Called again,
- * it replaces them. Without it, http_runslot_take() takes nothing and
- * refuses nothing (tools and tests that serve no pool).
+ * <= max_runs. Returns 0, or -1 with *err: MODEL_E_INVALID for limits
+ * outside those bounds, MODEL_E_INTERNAL when the kernel gives no file;
+ * the message starts "run slots: ". Called again, it replaces them.
+ * Without it, http_runslot_take() takes nothing and refuses nothing
+ * (tools and tests that serve no pool).
  */
-int http_runslots_init(int max_runs, int per_tenant, char *why, size_t n);
+int http_runslots_init(int max_runs, int per_tenant, struct model_error *err);
 
 /**
  * Take a server slot and a slot of tenant_id (32 hex) into *slot, unless

@@ -1,7 +1,7 @@
 /*
  * bench/isolation-timer: the timing harness of bench/isolation (not part of
  * the build; bench/isolation compiles it with cc into a temp dir, with
- * fcgi/runner_server.c, fcgi/spawn.c, model/buf.c and model/alloc.c).
+ * fcgi/run/runner_server.c, fcgi/run/spawn.c, model/buf.c and model/alloc.c).
  *
  *   isolation-timer [--samples] [--served] N WARMUP INPUT EXPECT -- PROGRAM [ARG...]
  *
@@ -20,7 +20,7 @@
  * Exit 0 when every run was good.
  *
  * --served: the way the worker starts olivares-runner, with the worker's
- * own code (fcgi/runner_server.c, compiled in by bench/isolation). PROGRAM
+ * own code (fcgi/run/runner_server.c, compiled in by bench/isolation). PROGRAM
  * is started once, by the first warm-up start (at least one), as
  * `PROGRAM --serve`; each start hands it ARG... and the three pipe ends,
  * and ends when stdout is at EOF and the server has reported the runner's
@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fcgi/runner_server.h"
+#include "fcgi/run/runner_server.h"
 
 static double now_ms(void)
 {

@@ -11,9 +11,9 @@
  * the environment are read, in http_config_load.
  */
 #include "fcgi/config.h"
-#include "fcgi/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
-#include "fcgi/preflight_cache.h" /* PREFLIGHT_CACHE_BACKENDS */
-#include "fcgi/scorer.h"   /* the [scorer] timeout_ms bounds (macros only) */
+#include "fcgi/run/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
+#include "fcgi/run/preflight_cache.h" /* PREFLIGHT_CACHE_BACKENDS */
+#include "fcgi/scorer/scorer.h"   /* the [scorer] timeout_ms bounds (macros only) */
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,7 +32,7 @@ const char *const http_config_known_backends[] = {"inproc-mock", "namespaces", "
 /* every backend has a record in the pool's preflight answers */
 _Static_assert(sizeof(http_config_known_backends) / sizeof(http_config_known_backends[0]) - 1 <=
                    PREFLIGHT_CACHE_BACKENDS,
-               "PREFLIGHT_CACHE_BACKENDS (fcgi/preflight_cache.h) below the known backends");
+               "PREFLIGHT_CACHE_BACKENDS (fcgi/run/preflight_cache.h) below the known backends");
 
 /* gVisor platforms the runner accepts (runner/backend.h
  * runner_gvisor_platforms, the first is the default): the loader refuses
@@ -575,7 +575,7 @@ void http_config_policy(const struct http_config *cfg, const char *tenant_name,
 	}
 }
 
-/* The syntax of fcgi/scorer.h (http_scorer_spec_valid, not linked into
+/* The syntax of fcgi/scorer/scorer.h (http_scorer_spec_valid, not linked into
  * olivares-admin): "none", "builtin:" + a directory, "exec:" + at least
  * one word. */
 static int scorer_valid(const char *v)

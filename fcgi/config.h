@@ -204,7 +204,7 @@ int http_config_list_has(const char *list, const char *name);
 /**
  * The longest a request can hold a worker, in whole seconds: a comparison
  * runs its scenario twice, each run taking up to [runner] timeout_ms plus
- * the worker's backstop grace (HTTP_DISPATCH_GRACE_MS, fcgi/dispatch.h)
+ * the worker's backstop grace (HTTP_DISPATCH_GRACE_MS, fcgi/run/dispatch.h)
  * and 2 s for its spec and records, then scored for up to [scorer]
  * timeout_ms. A web server's read timeout for the pool (nginx's
  * fastcgi_read_timeout) shorter than this cuts off requests whose work is

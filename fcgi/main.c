@@ -17,14 +17,14 @@
  *
  * This is the composition root: the only place that chooses the scorer
  * adapter (model/scorer.h), from [scorer] adapter and timeout_ms, with
- * http_scorer_from_config (fcgi/scorer.h). The master builds it once at
+ * http_scorer_from_config (fcgi/scorer/scorer.h). The master builds it once at
  * start-up to refuse a configuration that names an adapter that cannot be
  * built (a missing suites directory, a command that is not executable);
  * each worker then builds its own and hands it to the handlers through
  * struct http_worker.
  *
  * It is also the only place that chooses the history source of replays
- * (model/history.h): the store adapter (fcgi/history_store.h), which reads
+ * (model/history.h): the store adapter (fcgi/run/history_store.h), which reads
  * the sessions imported into the worker's own store connection.
  */
 #include <errno.h>
@@ -45,15 +45,15 @@
 
 #include <fcgiapp.h>
 
+#include "fcgi/api/routes.h"
 #include "fcgi/config.h"
-#include "fcgi/dispatch.h"
-#include "fcgi/handlers.h"
-#include "fcgi/history_store.h"
-#include "fcgi/http.h"
-#include "fcgi/preflight_cache.h"
-#include "fcgi/runslots.h"
-#include "fcgi/scorer.h"
-#include "fcgi/view.h"
+#include "fcgi/http/http.h"
+#include "fcgi/run/dispatch.h"
+#include "fcgi/run/history_store.h"
+#include "fcgi/run/preflight_cache.h"
+#include "fcgi/run/runslots.h"
+#include "fcgi/scorer/scorer.h"
+#include "fcgi/view/view.h"
 #include "model/alloc.h"
 #include "sql/store.h"
 
@@ -575,7 +575,7 @@ static int worker_dsn(struct http_config *cfg)
 }
 
 /* A [tenant NAME] section whose tenant does not exist (yet): its policy
- * applies once a tenant of that name is created (fcgi/handlers.c asks
+ * applies once a tenant of that name is created (fcgi/run/job.c asks
  * again), but a misspelt name would otherwise go unnoticed. A note at
  * start-up, never fatal; a store error here says nothing. */
 static void note_unknown_tenants(const struct http_config *cfg, struct store *st)
@@ -817,6 +817,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct http_config cfg;
+	struct model_error merr;
 	char err[512];
 	int c, check = 0, created = 0, listen_fd, rc;
 
@@ -873,9 +874,10 @@ int main(int argc, char **argv)
 	}
 	/* before the workers are forked: they share the slots and the
 	 * preflight answers */
-	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, err, sizeof(err)) ||
-	    http_preflight_cache_init(err, sizeof(err))) {
-		http_log("%s", err);
+	memset(&merr, 0, sizeof(merr));
+	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, &merr) ||
+	    http_preflight_cache_init(&merr)) {
+		http_log("%s", merr.message);
 		rc = 1;
 		goto out;
 	}

@@ -3,7 +3,7 @@
 /**
  * The wire between a FastCGI worker and its runner fork server
  * (`olivares-runner --serve`, runner/serve.h; the worker's side is
- * fcgi/runner_server.h). Header only: layouts and limits, no I/O.
+ * fcgi/run/runner_server.h). Header only: layouts and limits, no I/O.
  *
  * Why it exists: on the 2-CPU VMs we run on, starting the runner with
  * posix_spawn + execve costs about as much as the whole bare spawn of

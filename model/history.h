@@ -129,7 +129,7 @@ json_t *model_replay_divergence(json_t *recorded, json_t *outputs);
 
 /**
  * The history port: where sessions come from. The first adapter
- * (fcgi/history_store.c) reads sessions imported into the store; only
+ * (fcgi/run/history_store.c) reads sessions imported into the store; only
  * fcgi/main.c wires it. load() fills *events with a new reference to the
  * session's events array (caller owns) and *external_id (copied into n
  * bytes); returns 0, 1 when the session does not exist for the tenant,

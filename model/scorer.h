@@ -10,10 +10,10 @@
  *   none             no scorer wired: every run that names a suite is
  *                    recorded "executed, not scored" (scored false, reason
  *                    "no scorer adapter is wired"), never a silent pass;
- *   builtin:<dir>    reference adapter (fcgi/scorer_builtin.c) reading the
+ *   builtin:<dir>    reference adapter (fcgi/scorer/scorer_builtin.c) reading the
  *                    suite file <dir>/<suite>.json and evaluating it with
  *                    model_suite_evaluate (model/suite.h);
- *   exec:<command>   fcgi/scorer_exec.c runs an external scorer with a time
+ *   exec:<command>   fcgi/scorer/scorer_exec.c runs an external scorer with a time
  *                    limit, outputs as JSON on stdin, its JSON answer on
  *                    stdout.
  * An adapter that fails, times out or answers garbage leaves the run
@@ -32,7 +32,7 @@
  *            "message": string} (one per evaluated expectation), or NULL;
  *            owned by the result. The builtin adapter always fills all
  *            five keys (model/suite.h); an exec scorer's lines carry
- *            "passed" and any of the others (fcgi/scorer_exec.h).
+ *            "passed" and any of the others (fcgi/scorer/scorer_exec.h).
  *   reason:  "" when scored.
  */
 struct model_score_result {

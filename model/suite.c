@@ -1,6 +1,6 @@
 /*
  * Builtin suite format: check and evaluation (suite.h). Pure: the file is
- * read by fcgi/scorer_builtin.c; POSIX <regex.h> is libc, no I/O.
+ * read by fcgi/scorer/scorer_builtin.c; POSIX <regex.h> is libc, no I/O.
  */
 #include "suite.h"
 

@@ -2,7 +2,7 @@
 #define OLIVARES_MODEL_SUITE_H
 /**
  * The builtin reference suite format and its evaluation (pure; the file is
- * read by fcgi/scorer_builtin.c).
+ * read by fcgi/scorer/scorer_builtin.c).
  *
  * A suite is one JSON object:
  *   {"name": string,

@@ -70,7 +70,7 @@ int model_text_is_blank(const char *s, size_t n);
  * the deprecated format controls U+206A..U+206F; the Hangul fillers
  * (U+115F, U+1160, U+3164, U+FFA0, which show as blanks); the BOM; the
  * interlinear annotation controls U+FFF9..U+FFFB; U+FFFE and U+FFFF; the
- * tag characters U+E0001, U+E0020..U+E007F. The admin view (fcgi/html.c) and the CLI's tables
+ * tag characters U+E0001, U+E0020..U+E007F. The admin view (fcgi/view/html.c) and the CLI's tables
  * (cli/print.c) write these out as "\uXXXX" rather than show them.
  */
 int model_text_invisible(unsigned long c);

@@ -2,7 +2,7 @@
 #define OLIVARES_RUNNER_SERVE_H
 /**
  * The runner's fork server: `olivares-runner --serve`, started by a
- * FastCGI worker (fcgi/runner_server.h) with a SOCK_SEQPACKET socket as
+ * FastCGI worker (fcgi/run/runner_server.h) with a SOCK_SEQPACKET socket as
  * its stdin. The wire is model/forkserver.h.
  *
  * The server keeps two copies of itself forked in advance (spares),

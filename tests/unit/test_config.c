@@ -4,8 +4,8 @@
  * message), the defaults computed at load and the environment, the rules
  * between keys, what an unknown section or a key given twice says, and
  * that the committed reference (docs/) is what the table generates; the
- * run slots (fcgi/runslots.h) across processes, as the workers of one pool
- * hold them; and the pool's preflight answers (fcgi/preflight_cache.h).
+ * run slots (fcgi/run/runslots.h) across processes, as the workers of one pool
+ * hold them; and the pool's preflight answers (fcgi/run/preflight_cache.h).
  */
 #include <check.h>
 #include <dirent.h>
@@ -21,8 +21,8 @@
 #include "cli/cli.h" /* CLI_POST_TIMEOUT_SECONDS (a macro) */
 #include "fcgi/config_reference.h"
 #include "fcgi/config.h"
-#include "fcgi/preflight_cache.h"
-#include "fcgi/runslots.h"
+#include "fcgi/run/preflight_cache.h"
+#include "fcgi/run/runslots.h"
 
 #define T1 "11111111111111111111111111111111"
 #define T2 "22222222222222222222222222222222"
@@ -94,10 +94,10 @@ START_TEST(test_limits_across_processes)
 {
 	struct http_runslot s;
 	struct model_error err;
-	char why[128];
+	struct model_error why;
 	pid_t a, b;
 
-	ck_assert_int_eq(http_runslots_init(2, 1, why, sizeof(why)), 0);
+	ck_assert_int_eq(http_runslots_init(2, 1, &why), 0);
 	memset(&s, 0, sizeof(s));
 
 	/* tenant 1 holds its one slot in another process: its next run is
@@ -130,12 +130,12 @@ END_TEST
 
 START_TEST(test_refused_tenant_keeps_no_server_slot)
 {
-	char why[128];
+	struct model_error why;
 	pid_t a;
 
 	/* one server slot: tenant 1 holds it; tenant 2's refusal (server)
 	 * must not keep tenant 2's own slot locked behind it */
-	ck_assert_int_eq(http_runslots_init(1, 1, why, sizeof(why)), 0);
+	ck_assert_int_eq(http_runslots_init(1, 1, &why), 0);
 	a = holder(T1);
 	expect_busy(T2, NULL);
 	stop(a);
@@ -145,11 +145,12 @@ END_TEST
 
 START_TEST(test_init_refuses_bad_limits)
 {
-	char why[128];
+	struct model_error why;
 
-	ck_assert_int_eq(http_runslots_init(0, 1, why, sizeof(why)), -1);
-	ck_assert_int_eq(http_runslots_init(2, 3, why, sizeof(why)), -1);
-	ck_assert_str_eq(why, "run slots: bad limits 2 and 3");
+	ck_assert_int_eq(http_runslots_init(0, 1, &why), -1);
+	ck_assert_int_eq(http_runslots_init(2, 3, &why), -1);
+	ck_assert_str_eq(why.message, "run slots: bad limits 2 and 3");
+	ck_assert_int_eq(why.code, MODEL_E_INVALID);
 }
 END_TEST
 
@@ -188,9 +189,9 @@ START_TEST(test_preflight_answers_shared_by_the_pool)
 {
 	struct http_preflight pf;
 	long long before, at_ms = -1;
-	char why[128];
+	struct model_error why;
 
-	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	ck_assert_int_eq(http_preflight_cache_init(&why), 0);
 	/* a new pool knows nothing */
 	ck_assert_int_eq(http_preflight_cache_get(3, &pf, &at_ms), 1);
 	ck_assert_int_eq(at_ms, -1);
@@ -220,7 +221,7 @@ START_TEST(test_preflight_answers_shared_by_the_pool)
 	ck_assert_int_eq(http_preflight_cache_get(PREFLIGHT_CACHE_BACKENDS, &pf, &at_ms), 1);
 
 	/* a new pool (init again) starts empty */
-	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	ck_assert_int_eq(http_preflight_cache_init(&why), 0);
 	ck_assert_int_eq(http_preflight_cache_get(1, &pf, &at_ms), 1);
 }
 END_TEST
@@ -272,11 +273,12 @@ START_TEST(test_preflight_locked_record_is_given_up)
 	struct http_preflight pf;
 	struct flock fl;
 	long long t0, at_ms;
-	char why[128], c;
+	struct model_error why;
+	char c;
 	int ready[2], fd, status;
 	pid_t pid;
 
-	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	ck_assert_int_eq(http_preflight_cache_init(&why), 0);
 	put_in_child(1, 1, "");
 	put_in_child(2, 1, "");
 	ck_assert_int_eq(pipe(ready), 0);
@@ -331,9 +333,9 @@ START_TEST(test_preflight_newest_check_wins)
 {
 	struct http_preflight pf;
 	long long a_started, b_started, at_ms = -1;
-	char why[128];
+	struct model_error why;
 
-	ck_assert_int_eq(http_preflight_cache_init(why, sizeof(why)), 0);
+	ck_assert_int_eq(http_preflight_cache_init(&why), 0);
 	a_started = http_preflight_cache_now_ms() - 5000;
 	b_started = a_started + 3000;
 	put_started_in_child(2, 1, "", b_started);

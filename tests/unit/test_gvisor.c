@@ -1391,7 +1391,7 @@ START_TEST(test_platform_refused)
 	result_free(&r);
 	ck_assert_int_eq(leftovers(NULL), 0);
 	/* A sandbox that never boots is given up within the worker's 8 s
-	 * for a preflight answer (fcgi/handlers.c), with its reason. */
+	 * for a preflight answer (fcgi/api/backends.c), with its reason. */
 	pid = spawn_runner(pf_kvm, NULL, &fd);
 	r = collect(pid, fd, now_ms());
 	ck_assert_ptr_nonnull(r.summary);

@@ -1,10 +1,10 @@
 /*
  * Unit tests of the admin view's parts that need no server (Check):
- * fcgi/html.c (every value goes in as text and comes out escaped, no
+ * fcgi/view/html.c (every value goes in as text and comes out escaped, no
  * script/style elements, no event or style attributes, UTF-8 kept, the
  * document frame, a parse back with libxml2 gives the same text) and
- * fcgi/form.c (the application/x-www-form-urlencoded decoder of forms and
- * query strings, with the rules of fcgi/form.h).
+ * fcgi/view/form.c (the application/x-www-form-urlencoded decoder of forms and
+ * query strings, with the rules of fcgi/view/form.h).
  */
 #include <check.h>
 #include <jansson.h>
@@ -15,8 +15,8 @@
 #include <libxml/HTMLparser.h>
 #include <libxml/tree.h>
 
-#include "fcgi/form.h"
-#include "fcgi/html.h"
+#include "fcgi/view/form.h"
+#include "fcgi/view/html.h"
 #include "tests/unit/unit.h"
 
 #define XSS_TAG "<script>alert(1)</script>"

@@ -1,6 +1,6 @@
 /*
  * Unit tests of olivares-runner (runner/) and of the worker-side dispatch
- * (fcgi/dispatch.c) that fork/execs it.
+ * (fcgi/run/dispatch.c) that fork/execs it.
  *
  * The runner under test is the built binary named by OLIVARES_RUNNER
  * (Makefile.am's AM_TESTS_ENVIRONMENT sets it; export it when running by
@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fcgi/dispatch.h"
-#include "fcgi/runner_server.h"
-#include "fcgi/spawn.h"
+#include "fcgi/run/dispatch.h"
+#include "fcgi/run/runner_server.h"
+#include "fcgi/run/spawn.h"
 #include "model/forkserver.h"
 #include "runner/serve.h"
 #include "tests/unit/runner_harness.h"
@@ -760,7 +760,7 @@ START_TEST(test_big_spec)
 
 	/* About 1.5 MiB of spec (64 inputs of 8 KiB, one of 1 MiB) and about
 	 * 3 MiB of answer: far beyond a pipe buffer both ways, under the
-	 * worker's 4 MiB output cap (fcgi/dispatch.h). */
+	 * worker's 4 MiB output cap (fcgi/run/dispatch.h). */
 	memset(response, 'r', 8192);
 	response[8192] = '\0';
 	for (i = 0; i < 64; i++) {
@@ -832,7 +832,7 @@ START_TEST(test_no_leaks_across_runs)
 }
 END_TEST
 
-/* ---- the runner fork server (runner/serve.c, fcgi/runner_server.c) ------- */
+/* ---- the runner fork server (runner/serve.c, fcgi/run/runner_server.c) ------- */
 
 /* A temporary file for a fixture to write a pid into. */
 static void pidfile_new(char path[64])

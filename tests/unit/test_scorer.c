@@ -1,7 +1,7 @@
 /*
  * Unit tests of the scoring port (Check): its shared parts (model/scorer.c:
  * suite names, the none adapter) and the adapters none, builtin:<dir> and
- * exec:<command> (fcgi/scorer*.h). The suite format and the verdict rules
+ * exec:<command> (fcgi/scorer/scorer*.h). The suite format and the verdict rules
  * have their own programs (test_suite.c, test_verdict.c).
  *
  * The exec adapter runs the scripts tests/fixtures/scorer-*; the builtin
@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fcgi/scorer.h"
-#include "fcgi/scorer_builtin.h"
-#include "fcgi/scorer_exec.h"
+#include "fcgi/scorer/scorer.h"
+#include "fcgi/scorer/scorer_builtin.h"
+#include "fcgi/scorer/scorer_exec.h"
 #include "model/scorer.h"
 #include "tests/unit/unit.h"
 

@@ -1,0 +1,211 @@
+/*
+ * Comparisons, the pre-deployment check: POST /v1/m/sandbox/comparisons
+ * (admin) runs a baseline and a candidate variant of one scenario, one
+ * after the other on the same scenario version and backend, scores both
+ * with the named suite, decides the verdict (model/verdict.h) and records
+ * the two runs and the comparison together; GET lists them (what a
+ * deployment gate reads with latest=true) and reads one. Comparisons are
+ * append-only evidence.
+ */
+#include <string.h>
+
+#include "fcgi/api/api_internal.h"
+#include "fcgi/run/job.h"
+#include "model/scorer.h"
+#include "model/text.h"
+#include "model/verdict.h"
+
+/* The tolerance of a comparison body: absent gives the default; a value
+ * that is not a number is malformed (400, like every wrong type); a number
+ * outside [0, 1] is over its bound (422). */
+static int parse_tolerance(json_t *v, double *tolerance, struct model_error *err)
+{
+	*tolerance = MODEL_DEFAULT_TOLERANCE;
+	if (!v)
+		return 0;
+	if (!json_is_number(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "tolerance",
+		                       "tolerance must be a number");
+	if (!(json_number_value(v) >= 0.0 && json_number_value(v) <= 1.0))
+		return model_error_set(err, MODEL_E_LIMIT, "tolerance",
+		                       "tolerance must be a number from 0 to 1");
+	/* to 9 decimals, as the delta it is compared with is recorded */
+	*tolerance = model_score_round(json_number_value(v));
+	return 0;
+}
+
+/*
+ * The steps whose outputs differ between two runs, by seq (both arrays in
+ * seq order, as dispatch guarantees): [{"seq","key","baseline_output",
+ * "candidate_output"}], a side that has no such step giving null.
+ */
+static json_t *differing_steps(json_t *base, json_t *cand)
+{
+	json_t *diff = json_array();
+	json_t *b, *c, *bo, *co;
+	json_int_t bs, cs;
+	size_t i = 0, j = 0;
+
+	while (i < json_array_size(base) || j < json_array_size(cand)) {
+		b = json_array_get(base, i);
+		c = json_array_get(cand, j);
+		bs = b ? json_integer_value(json_object_get(b, "seq")) : 0;
+		cs = c ? json_integer_value(json_object_get(c, "seq")) : 0;
+		if (b && c && bs == cs) {
+			i++;
+			j++;
+		} else if (b && (!c || bs < cs)) {
+			c = NULL;
+			i++;
+		} else {
+			b = NULL;
+			j++;
+		}
+		bo = b ? json_object_get(b, "output") : NULL;
+		co = c ? json_object_get(c, "output") : NULL;
+		if (bo && co && json_equal(bo, co))
+			continue;
+		json_array_append_new(diff, json_pack("{s:I, s:O, s:O, s:O}", "seq", b ? bs : cs,
+		                                      "key", json_object_get(b ? b : c, "key"),
+		                                      "baseline_output", bo ? bo : json_null(),
+		                                      "candidate_output", co ? co : json_null()));
+	}
+	return diff;
+}
+
+/* The verdict side of a recorded-to-be run. */
+static void verdict_side(const struct store_run *run, struct model_verdict_side *side)
+{
+	side->status = run->status;
+	side->scored = run->scored;
+	side->score = run->score;
+	side->reason = run->reason;
+}
+
+int api_comparison_create(struct http_request *req, struct model_error *err)
+{
+	static const char *const fields[] = {"scenario_id", "baseline", "candidate", "suite",
+	                                     "tolerance",   "backend",  NULL};
+	struct http_run_job base, cand;
+	struct store_comparison cmp;
+	struct model_verdict_side bs, cs;
+	enum model_verdict verdict;
+	const char *requested, *suite, *scenario_id;
+	char why[1400];
+	json_t *v, *out = NULL;
+	enum store_rc rc;
+	int ret = -1;
+
+	memset(&base, 0, sizeof(base));
+	memset(&cand, 0, sizeof(cand));
+	memset(&cmp, 0, sizeof(cmp));
+	/* the whole body is checked before anything runs: nothing is written */
+	if (api_only_fields(req->json, fields, err))
+		return -1;
+	v = json_object_get(req->json, "scenario_id");
+	if (!json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "scenario_id",
+		                       "scenario_id is required (a scenario id)");
+	scenario_id = json_string_value(v);
+	if (http_run_parse_variant(req, json_object_get(req->json, "baseline"), "baseline", 1,
+	                           &base.variant, err) ||
+	    http_run_parse_variant(req, json_object_get(req->json, "candidate"), "candidate", 1,
+	                           &cand.variant, err) ||
+	    http_run_parse_suite(json_object_get(req->json, "suite"), 1, &suite, err) ||
+	    parse_tolerance(json_object_get(req->json, "tolerance"), &cmp.tolerance, err) ||
+	    http_run_parse_backend(json_object_get(req->json, "backend"), &requested, err))
+		return -1;
+	if (http_run_choose_backend(req, requested, &base.backend, err))
+		return -1;
+	cand.backend = base.backend;
+	if (http_run_variant_agent(req, base.variant, base.backend, &base.agent, err) ||
+	    http_run_variant_agent(req, cand.variant, cand.backend, &cand.agent, err))
+		return -1;
+	/* an id that is not well-formed names no scenario: 404, as in paths */
+	if (!model_id_valid(scenario_id))
+		return model_error_set(err, MODEL_E_NOT_FOUND, "scenario_id", "scenario not found");
+	scenario_id = http_req_strdup(req, scenario_id);
+	if (http_run_load_scenario(req, scenario_id, "scenario_id", &base.sc, err))
+		return -1;
+	base.kind = cand.kind = "comparison";
+	base.scenario_id = cand.scenario_id = scenario_id;
+	cand.sc = base.sc;
+	base.suite = cand.suite = suite;
+
+	/* one after the other, on the same scenario version */
+	if (http_run_execute(req, &base, err) || http_run_execute(req, &cand, err))
+		goto out;
+	verdict_side(&base.run, &bs);
+	verdict_side(&cand.run, &cs);
+	why[0] = '\0';
+	if (model_verdict_decide(&bs, &cs, cmp.tolerance, &verdict, &cmp.has_delta, &cmp.delta, why,
+	                         sizeof(why))) {
+		model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot decide the verdict");
+		goto out;
+	}
+	cmp.scenario_id = scenario_id;
+	cmp.scenario_version = base.run.scenario_version;
+	cmp.suite = suite;
+	cmp.baseline = &base.run;
+	cmp.candidate = &cand.run;
+	cmp.verdict = model_verdict_name(verdict);
+	/* the reason says why a comparison is inconclusive, and only then */
+	cmp.reason = verdict == MODEL_VERDICT_INCONCLUSIVE && why[0] ? why : NULL;
+	cmp.differing_steps =
+	    http_req_own(req, differing_steps(base.run.outputs, cand.run.outputs));
+	rc = store_comparison_record(req->store, req->who.tenant_id, req->who.token_id, &cmp, &out);
+	if (rc) {
+		http_store_fail(req, rc, "comparison record", err);
+		goto out;
+	}
+	http_reply_json(req, 201, http_req_own(req, out));
+	ret = 0;
+out:
+	http_run_job_free(&base);
+	http_run_job_free(&cand);
+	return ret;
+}
+
+int api_comparison_list(struct http_request *req, struct model_error *err)
+{
+	static const char *const verdicts[] = {"improved", "regressed", "unchanged", "inconclusive",
+	                                       NULL};
+	const char *scenario, *latest, *verdict;
+	json_t *out = NULL;
+	enum store_rc rc;
+	int limit, offset;
+
+	if (api_list_window(req, &limit, &offset, err))
+		return -1;
+	scenario = http_query_get(req, "scenario");
+	if (scenario && !model_id_valid(scenario))
+		return model_error_set(err, MODEL_E_MALFORMED, "scenario",
+		                       "scenario must be a scenario id");
+	verdict = http_query_get(req, "verdict");
+	if (verdict && !api_one_of(verdict, verdicts))
+		return model_error_set(err, MODEL_E_MALFORMED, "verdict",
+		                       "verdict must be improved, regressed, unchanged or "
+		                       "inconclusive");
+	latest = http_query_get(req, "latest");
+	if (latest && strcmp(latest, "true") != 0 && strcmp(latest, "false") != 0)
+		return model_error_set(err, MODEL_E_MALFORMED, "latest",
+		                       "latest must be true or false");
+	if (latest && strcmp(latest, "true") == 0) {
+		/* what a deployment gate reads: the newest of one scenario */
+		if (!scenario)
+			return model_error_set(err, MODEL_E_MALFORMED, "scenario",
+			                       "latest=true requires scenario");
+		limit = 1;
+		offset = 0;
+	}
+	rc = store_comparison_list_filtered(req->store, req->who.tenant_id, scenario, verdict,
+	                                    limit, offset, &out);
+	if (rc)
+		return http_store_fail(req, rc, "comparison list", err);
+	return http_reply_json(req, 200, http_req_own(req, out));
+}
+
+int api_comparison_get(struct http_request *req, struct model_error *err)
+{
+	return api_reply_item(req, store_comparison_get, "comparison get", err);
+}

@@ -1,0 +1,114 @@
+/*
+ * Runs: POST /v1/m/sandbox/scenarios/{id}/runs (a simulation run of a
+ * stored scenario, executed inside the request by fcgi/run/job.h and then
+ * recorded), and the reads: GET /v1/m/sandbox/runs (filtered list),
+ * runs/{id}, runs/{id}/outputs and runs/{id}/junit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fcgi/api/api_internal.h"
+#include "fcgi/export/junit.h"
+#include "fcgi/run/job.h"
+#include "model/text.h"
+
+int api_run_create(struct http_request *req, struct model_error *err)
+{
+	static const char *const fields[] = {"variant", "backend", "suite", NULL};
+	struct http_run_job job;
+	const char *requested;
+	json_t *out = NULL;
+	enum store_rc rc;
+	int ret = -1;
+
+	memset(&job, 0, sizeof(job));
+	job.kind = "simulation";
+	job.scenario_id = req->params[0];
+	/* every refusal comes before the runner starts: nothing is written */
+	if (api_only_fields(req->json, fields, err) ||
+	    http_run_parse_backend(json_object_get(req->json, "backend"), &requested, err) ||
+	    http_run_parse_variant(req, json_object_get(req->json, "variant"), "variant", 0,
+	                           &job.variant, err) ||
+	    http_run_parse_suite(json_object_get(req->json, "suite"), 0, &job.suite, err))
+		return -1;
+	if (http_run_choose_backend(req, requested, &job.backend, err) ||
+	    http_run_variant_agent(req, job.variant, job.backend, &job.agent, err) ||
+	    http_run_load_scenario(req, job.scenario_id, NULL, &job.sc, err))
+		return -1;
+	if (http_run_execute(req, &job, err))
+		goto out;
+	rc = store_run_record(req->store, req->who.tenant_id, req->who.token_id, &job.run, &out);
+	if (rc) {
+		http_store_fail(req, rc, "run record", err);
+		goto out;
+	}
+	http_reply_json(req, 201, http_req_own(req, out));
+	ret = 0;
+out:
+	http_run_job_free(&job);
+	return ret;
+}
+
+int api_run_list(struct http_request *req, struct model_error *err)
+{
+	static const char *const statuses[] = {"running", "completed", "failed", "degraded", NULL};
+	static const char *const kinds[] = {"simulation", "replay", "comparison", NULL};
+	struct store_run_filter f;
+	json_t *out = NULL;
+	enum store_rc rc;
+	int limit, offset;
+
+	if (api_list_window(req, &limit, &offset, err))
+		return -1;
+	memset(&f, 0, sizeof(f));
+	f.scenario_id = http_query_get(req, "scenario");
+	if (f.scenario_id && !model_id_valid(f.scenario_id))
+		return model_error_set(err, MODEL_E_MALFORMED, "scenario",
+		                       "scenario must be a scenario id");
+	f.status = http_query_get(req, "status");
+	if (f.status && !api_one_of(f.status, statuses))
+		return model_error_set(err, MODEL_E_MALFORMED, "status",
+		                       "status must be running, completed, failed or degraded");
+	f.kind = http_query_get(req, "kind");
+	if (f.kind && !api_one_of(f.kind, kinds))
+		return model_error_set(err, MODEL_E_MALFORMED, "kind",
+		                       "kind must be simulation, replay or comparison");
+	f.session_id = http_query_get(req, "session");
+	if (f.session_id && !model_id_valid(f.session_id))
+		return model_error_set(err, MODEL_E_MALFORMED, "session",
+		                       "session must be a session id");
+	rc = store_run_list_filtered(req->store, req->who.tenant_id, &f, limit, offset, &out);
+	return api_reply_stored(req, rc, "run list", 200, out, err);
+}
+
+int api_run_get(struct http_request *req, struct model_error *err)
+{
+	return api_reply_item(req, store_run_get, "run get", err);
+}
+
+int api_run_outputs(struct http_request *req, struct model_error *err)
+{
+	return api_reply_item(req, store_run_outputs, "run outputs", err);
+}
+
+int api_run_junit(struct http_request *req, struct model_error *err)
+{
+	json_t *run = NULL, *outputs = NULL;
+	enum store_rc rc;
+	char *xml = NULL;
+	size_t len = 0;
+
+	rc = store_run_get(req->store, req->who.tenant_id, req->params[0], &run);
+	if (rc)
+		return http_store_fail(req, rc, "run get (junit)", err);
+	http_req_own(req, run);
+	rc = store_run_outputs(req->store, req->who.tenant_id, req->params[0], &outputs);
+	if (rc)
+		return http_store_fail(req, rc, "run outputs (junit)", err);
+	http_req_own(req, outputs);
+	if (http_junit_render(run, json_object_get(outputs, "outputs"), &xml, &len))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot render the JUnit XML");
+	http_reply_body(req, 200, "application/xml; charset=utf-8", xml, len);
+	free(xml);
+	return 0;
+}

@@ -1,0 +1,278 @@
+#ifndef OLIVARES_FCGI_HTTP_HTTP_H
+#define OLIVARES_FCGI_HTTP_HTTP_H
+/**
+ * The HTTP layer of olivares-fcgi: one FastCGI request in, one JSON reply
+ * out, for the REST API (/v1/…, /healthz).
+ *
+ * A request goes through http_serve in this order:
+ *   1. body read by CONTENT_LENGTH into a buffer capped at
+ *      MODEL_MAX_REQUEST_BYTES (413 too_large above it, without buffering
+ *      it; 400 malformed when fewer bytes arrive than announced);
+ *   2. route lookup in a static table (unknown path: 404 not_found);
+ *   3. auth: "Authorization: Bearer <token>", SHA-256 hex of the token,
+ *      store_token_lookup, CRYPTO_memcmp (401 unauthorized, no detail);
+ *      for routes of a module, store_token_lookup_module reads the
+ *      module's setting for the caller's tenant in the same query;
+ *   4. a path that exists with another method: 405 method_not_allowed;
+ *   5. module gate for routes of a module (404 module_disabled while off);
+ *   6. role check (403 forbidden, "requires role R; your token has R'");
+ *      ids in the path must be well-formed (model_id_valid) or the reply
+ *      is 404 not_found;
+ *   7. JSON body decoded with JSON_REJECT_DUPLICATES for routes that take
+ *      one (400 malformed; an empty body is {});
+ *   8. the handler.
+ * Every error reply is {"error":{"code","message","field"?}} and goes
+ * through http_reply_error / http_reply_error_code.
+ *
+ * Memory: everything a handler allocates for the request is handed to the
+ * request (http_req_alloc, http_req_strdup, http_req_own) and released in
+ * one place when the request ends, so no handler frees on its own.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <fcgiapp.h>
+#include <jansson.h>
+
+#include "fcgi/config.h"
+#include "fcgi/run/runslots.h"
+#include "model/buf.h"
+#include "model/error.h"
+#include "model/history.h"
+#include "model/scorer.h"
+#include "sql/store.h"
+
+struct http_request;
+struct http_route;
+
+/** Per-worker state, lives for the worker's whole life. */
+struct http_worker {
+	const struct http_config *cfg; /* borrowed */
+	struct store *store;           /* this worker's own connection; NULL
+	                                * until connected (reconnected lazily
+	                                * after STORE_UNAVAILABLE) */
+	int store_broken;              /* 1: close and reopen before next use */
+	/* ids of the tenants named by cfg->tenants[i] (fcgi/run/job.c,
+	 * backend policy), "" until found: a name is looked up until its tenant
+	 * exists, then kept (a tenant's id never changes) */
+	char policy_tenant_ids[HTTP_MAX_TENANT_POLICIES][33];
+	/* the scorer adapter, built by the composition root (fcgi/main.c,
+	 * the only place that chooses it) for this worker; borrowed. NULL
+	 * means none is wired (model_scorer_none). */
+	const struct model_scorer *scorer;
+	/* the history source of replays (model/history.h), wired by the
+	 * composition root (fcgi/main.c, the only place that chooses it);
+	 * borrowed. NULL: none is wired, replays answer 503. */
+	const struct model_history_source *history;
+	/* the admin HTML view (fcgi/view/view.h), wired by the composition root:
+	 * http_serve hands it every request whose path is /admin or starts
+	 * with /admin/, after the body is read. NULL: those paths get the
+	 * API's 404. */
+	void (*view)(struct http_request *req);
+	/* the API route table the view calls through http_call (borrowed) */
+	const struct http_route *routes;
+	size_t nroutes;
+};
+
+/** Who is calling: filled by auth from the token's row. */
+struct http_principal {
+	char tenant_id[33];
+	char token_id[33];
+	enum store_role role;
+};
+
+/** Maximum number of {id} segments in a route pattern. */
+#define HTTP_MAX_PARAMS 4
+
+/**
+ * A handler replies once (http_reply_json or an error helper) and returns
+ * 0, or returns -1 with *err filled and the router replies the error.
+ */
+typedef int (*http_handler_fn)(struct http_request *req, struct model_error *err);
+
+/** Whether a route reads a JSON object body. */
+enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_OBJECT };
+
+/** Role value for a route that needs no token (GET /healthz). */
+#define HTTP_ROLE_PUBLIC 0
+
+/**
+ * One row of the route table: the router, not each handler, checks the
+ * role and the module of a route. pattern is an absolute
+ * path whose segments are literals, "{id}" (one path segment, checked
+ * with model_id_valid, captured in order into req->params) or "{name}"
+ * (one non-empty path segment captured as is: the handler checks it). min_role is an
+ * enum store_role value or HTTP_ROLE_PUBLIC. module is the module whose
+ * enablement gates the route ("sandbox") or NULL.
+ */
+struct http_route {
+	const char *method;
+	const char *pattern;
+	int min_role;
+	const char *module;
+	enum http_body body;
+	http_handler_fn handler;
+};
+
+/** One request. Fields are valid for the handler's whole call. */
+struct http_request {
+	FCGX_Request *fcgx;                  /* borrowed */
+	struct http_worker *worker;          /* borrowed */
+	const struct http_config *cfg;       /* == worker->cfg */
+	struct store *store;                 /* connected store (never NULL in a handler
+	                                      * of a route that is not public) */
+	const char *method;                  /* REQUEST_METHOD; "GET" for a HEAD */
+	int head;                            /* a HEAD: served as the GET, no body written */
+	const char *path;                    /* without the query string */
+	const char *query;                   /* QUERY_STRING, "" when none */
+	json_t *query_params;                /* query decoded (route step 5), else NULL */
+	struct model_buf body;               /* raw body bytes (NUL-terminated) */
+	json_t *json;                        /* decoded body object (HTTP_BODY_OBJECT), else NULL */
+	struct http_principal who;           /* the caller (zeroed on public routes) */
+	const char *params[HTTP_MAX_PARAMS]; /* {id} captures, in pattern order */
+	int nparams;
+	int status; /* status replied, 0 until a reply is written */
+	/* one cleanup path: pointers to free() and json references to decref */
+	void **owned;
+	size_t nowned, owned_alloc;
+	json_t **jowned;
+	size_t njowned, jowned_alloc;
+	/* http_call: the principal is given (no token is read), the module
+	 * gate reads store_module_get, and the reply is captured into
+	 * captured (a new reference) instead of being written */
+	int internal;
+	json_t *captured;
+	/* the run slots its runs hold (fcgi/run/runslots.h), released with the
+	 * request's memory */
+	struct http_runslot run_slot;
+};
+
+/**
+ * Serve one accepted FastCGI request with the route table routes[0..n-1]
+ * and release everything it allocated. Never fails: every problem becomes
+ * a JSON error reply (and a log line for 5xx).
+ */
+void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n);
+
+/** Write a reply: status line, the JSON headers, extra_headers (each line
+ * ending in "\r\n", may be NULL), and the compact JSON of body (borrowed).
+ * Loops until the whole body is written. Returns 0, -1 on a write error. */
+int http_reply_json_hdr(struct http_request *req, int status, const char *extra_headers,
+                        json_t *body);
+/** http_reply_json_hdr without extra headers. */
+int http_reply_json(struct http_request *req, int status, json_t *body);
+
+/** Write a reply that is not JSON (the JUnit XML export): status line,
+ * "Content-Type: content_type", the same caching and nosniff headers as
+ * the JSON replies, and len bytes of body (borrowed), written whole.
+ * Returns 0, -1 on a write error. */
+int http_reply_body(struct http_request *req, int status, const char *content_type,
+                    const char *body, size_t len);
+
+/** Write a reply with any content type: status line, "Content-Type:
+ * content_type", "Cache-Control: no-store", "X-Content-Type-Options:
+ * nosniff", extra_headers (each line ending in "\r\n", may be NULL; at
+ * most 1536 bytes in all) and len bytes of body (borrowed, may be NULL when
+ * len is 0), written whole. Statuses 303 (See Other, with a Location in
+ * extra_headers) and the error statuses have their reason phrase.
+ * Returns 0, -1 on a write error or when a reply was already written. */
+int http_reply_raw(struct http_request *req, int status, const char *content_type,
+                   const char *extra_headers, const char *body, size_t len);
+
+/**
+ * Call one API route from inside the worker (the admin view's way into the
+ * API: the same handlers, so the same validation, roles, module gate and
+ * tenant scoping). method, path (absolute, e.g.
+ * "/v1/m/sandbox/runs/<id>") and query ("" or "a=b&c=d", no '?'; values
+ * must already be in the form http_query_get reads: ids, integers, words)
+ * are matched against w->routes as http_serve would; body is the JSON
+ * object the route reads (borrowed; NULL is {}). The caller *who has been
+ * authenticated by the caller (session or bearer token): no token is read.
+ * The checks run in http_serve's order (404 unknown path, module gate with
+ * store_module_get for who's tenant, 405, 403 with who's role, 404 for a
+ * malformed id) and then the handler. Its reply is captured, not written:
+ * *status gets the HTTP status and *reply a new reference to the JSON body
+ * (the {"error":{…}} object for errors; never NULL; a non-JSON reply such
+ * as JUnit becomes a 500 internal error object). parent is the request
+ * being served (the worker, its store, and for request-owned memory);
+ * returns 0, or -1 when the store is unreachable (*status 503 and
+ * *reply the storage_unavailable error).
+ */
+int http_call(struct http_request *parent, const struct http_principal *who, const char *method,
+              const char *path, const char *query, json_t *body, int *status, json_t **reply);
+
+/**
+ * Authenticate "Authorization: Bearer <token>" of the request exactly as
+ * the API does (SHA-256, store_token_lookup, constant-time compare) into
+ * req->who. Returns 0 (signed in), 1 (no Authorization header at all), 2
+ * (a header that is not a valid, known token), or -1 (store unavailable).
+ * Writes no reply. Connects req->store if needed.
+ */
+int http_auth_bearer(struct http_request *req);
+
+/** Make sure req->store is a live connection (the worker's). 0, or -1
+ * (the store is unreachable; nothing is replied). */
+int http_req_store(struct http_request *req);
+
+/** SHA-256 of n bytes of s as 64 lowercase hex + NUL (OpenSSL EVP). On an
+ * OpenSSL failure hex is 64 'x' (never equal to a stored digest). */
+void http_sha256_hex(const char *s, size_t n, char hex[65]);
+
+/** Reply {"error":{"code","message","field"?}} for a model_error, with the
+ * status of model_error_http_status(err->code). Returns 0. */
+int http_reply_error(struct http_request *req, const struct model_error *err);
+/** Reply an error with an explicit status and code (for the HTTP-only
+ * codes: unauthorized, forbidden, module_disabled, method_not_allowed).
+ * field may be NULL or "". Returns 0. */
+int http_reply_error_code(struct http_request *req, int status, const char *code,
+                          const char *message, const char *field);
+
+/**
+ * Turn a store failure into *err (STORE_NOT_FOUND: not_found, "scenario
+ * not found" when what starts with "scenario " and likewise for run,
+ * session and comparison, else "not found"; STORE_UNAVAILABLE: storage_unavailable and the
+ * connection is reopened before the next request, anything else: internal) and log it without any
+ * request data. Returns -1 so handlers can `return http_store_fail(...)`.
+ */
+int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,
+                    struct model_error *err);
+
+/** Allocate n bytes owned by the request (abort on OOM). */
+void *http_req_alloc(struct http_request *req, size_t n);
+/** Copy of s owned by the request. */
+char *http_req_strdup(struct http_request *req, const char *s);
+/** Hand the reference j (may be NULL) to the request, which decrefs it at
+ * the end; returns j so calls can be nested. */
+json_t *http_req_own(struct http_request *req, json_t *j);
+
+/**
+ * The value of query parameter name, decoded as an HTML form's GET query
+ * is (fcgi/view/form.h: '+' is a space, then %XX escapes, so "limit=%31" is
+ * limit 1), a request-owned string, or NULL if absent. When the parameter
+ * repeats, the first one wins. A query that does not decode (a value
+ * holding %00 or bytes that are not UTF-8) was refused with a 400 before
+ * the handler ran; called outside a handler, it then reads as empty.
+ */
+const char *http_query_get(struct http_request *req, const char *name);
+
+/**
+ * Integer query parameter: *out = def when absent; otherwise the value must
+ * be a decimal integer in [min, max] or the call returns -1 with *err
+ * (malformed, field = name).
+ */
+int http_query_int(struct http_request *req, const char *name, int def, int min, int max, int *out,
+                   struct model_error *err);
+
+/** Current UTC time as "YYYY-MM-DDTHH:MM:SS.mmmZ" into out (25 bytes). */
+void http_now_iso(char out[25]);
+
+/** A printable ASCII copy of the untrusted text src for a message: at
+ * most n - 1 bytes (n >= 1), each byte outside 0x20..0x7e replaced by '?',
+ * NUL-terminated. */
+void http_printable(char *dst, size_t n, const char *src);
+
+/** One log line on stderr: "olivares-fcgi[pid]: <message>\n". Callers never
+ * pass tokens or bodies. */
+void http_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

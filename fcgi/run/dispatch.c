@@ -1,0 +1,573 @@
+/*
+ * Runner dispatch (dispatch.h): one olivares-runner process per run,
+ * forked by the worker's runner fork server (fcgi/run/runner_server.h), or
+ * spawned (a preflight question; fake runners in tests).
+ *
+ * The worker trusts nothing the runner says until it has checked it: every
+ * line is parsed strictly, step lines must come in seq order and repeat the
+ * spec's keys and inputs, and the summary's counters must agree with the
+ * step lines. Anything else fails the run here, isolated 0, with the reason.
+ *
+ * The spawn itself, the feeding of the spec, the reading under a deadline
+ * and the reaping are fcgi/run/spawn.c's; not thread-safe, as it is.
+ */
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "fcgi/run/dispatch.h"
+#include "fcgi/run/spawn.h"
+#include "model/alloc.h"
+#include "model/buf.h"
+#include "model/runspec.h"
+
+#define DISPATCH_STDERR_KEEP 4096u
+/* A preflight answer is one short line. */
+#define DISPATCH_PREFLIGHT_MAX 65536u
+/* SHA-256 over seq NUL key NUL output NUL status NUL, per output (dispatch.h). */
+static void digest_outputs(json_t *outputs, char hex[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	EVP_MD_CTX *ctx;
+	json_t *o;
+	size_t i;
+	unsigned int j;
+	char seq[32];
+	static const char *const fields[] = {"key", "output", "status"};
+	size_t f;
+	int ok;
+
+	ctx = EVP_MD_CTX_new();
+	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+	json_array_foreach(outputs, i, o)
+	{
+		snprintf(seq, sizeof(seq), "%" JSON_INTEGER_FORMAT,
+		         json_integer_value(json_object_get(o, "seq")));
+		ok = ok && EVP_DigestUpdate(ctx, seq, strlen(seq) + 1) == 1;
+		for (f = 0; f < 3; f++) {
+			json_t *s = json_object_get(o, fields[f]);
+
+			ok = ok && EVP_DigestUpdate(ctx, json_string_value(s),
+			                            json_string_length(s)) == 1;
+			ok = ok && EVP_DigestUpdate(ctx, "", 1) == 1;
+		}
+	}
+	ok = ok && EVP_DigestFinal_ex(ctx, md, &md_len) == 1 && md_len == 32;
+	EVP_MD_CTX_free(ctx);
+	if (!ok) {
+		/* Only an allocation failure inside OpenSSL gets here: same
+		 * policy as model/alloc.h. */
+		fputs("olivares: SHA-256 failed\n", stderr);
+		abort();
+	}
+	for (j = 0; j < md_len; j++)
+		snprintf(hex + 2 * j, 3, "%02x", md[j]);
+	hex[64] = '\0';
+}
+
+/* Copy src into dst[n], cutting only at a UTF-8 character boundary, so a
+ * stored reason is always valid UTF-8 (src is, since jansson parsed it). */
+static void copy_utf8(char *dst, size_t n, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len >= n) {
+		len = n - 1;
+		while (len > 0 && ((unsigned char)src[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The worker fails the run itself: nothing the runner said is kept. */
+static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	snprintf(res->status, sizeof(res->status), "failed");
+	res->isolated = 0;
+	res->destroyed = 0;
+	res->steps_total = res->steps_ok = res->steps_error = 0;
+	json_array_clear(res->outputs);
+	va_start(ap, fmt);
+	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
+	va_end(ap);
+	res->shutdown[0] = '\0';
+	/* Parts of it may quote the runner (jansson's messages name keys and
+	 * may be cut mid-character): keep it printable ASCII. */
+	for (p = res->reason; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+	digest_outputs(res->outputs, res->output_digest);
+	return -1;
+}
+
+/* "SIGSYS (seccomp)", "SIGKILL", ... */
+static void signal_name(int sig, char *buf, size_t n)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (!abbrev)
+		snprintf(buf, n, "signal %d", sig);
+	else
+		snprintf(buf, n, "SIG%s%s", abbrev, sig == SIGSYS ? " (seccomp)" : "");
+}
+
+/* First line of the runner's stderr, printable ASCII only, for a reason. */
+static void stderr_excerpt(const struct model_buf *err, char *buf, size_t n)
+{
+	size_t i, j = 0;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < err->len && err->data[i] != '\n' && j + 1 < n && j < 200; i++) {
+		unsigned char ch = (unsigned char)err->data[i];
+
+		buf[j++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+	}
+	buf[j] = '\0';
+}
+
+/*
+ * A step line's "duration_us" (dur, may be NULL) as the output's
+ * "duration_ms" (a new reference): the microseconds over 1000, or null when
+ * absent (an older runner) or not an integer in [0, max_us] (no step
+ * outlasts the worker's deadline): an unknown duration is never made up,
+ * and never fails the run (the step itself is sound).
+ */
+static json_t *duration_ms(json_t *dur, long long max_us)
+{
+	json_int_t us;
+
+	if (!json_is_integer(dur))
+		return json_null();
+	us = json_integer_value(dur);
+	if (us < 0 || us > max_us)
+		return json_null();
+	return json_real((double)us / 1000.0);
+}
+
+/* Check one step line against the seq expected and the spec's step. */
+static int check_step(json_t *line, size_t seq, json_t *spec_steps, char *why, size_t n)
+{
+	const char *type, *status;
+	json_int_t got_seq;
+	json_t *key, *input, *output, *kind, *dur = NULL;
+	json_t *want;
+	json_error_t e;
+
+	/* duration_us is optional (duration_ms decides what it is worth) */
+	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:I, s:o, s:o, s:o, s:s, s:o, s?o}",
+	                   "type", &type, "seq", &got_seq, "key", &key, "input", &input, "output",
+	                   &output, "status", &status, "error_kind", &kind, "duration_us",
+	                   &dur) != 0) {
+		snprintf(why, n, "step line %zu: %s", seq, e.text);
+		return -1;
+	}
+	if (got_seq < 0 || (size_t)got_seq != seq) {
+		snprintf(why, n, "step line %zu has seq %" JSON_INTEGER_FORMAT, seq, got_seq);
+		return -1;
+	}
+	if (!json_is_string(key) || !json_is_string(input) || !json_is_string(output)) {
+		snprintf(why, n, "step %zu: key, input and output must be strings", seq);
+		return -1;
+	}
+	if (!((strcmp(status, "ok") == 0 && json_is_null(kind)) ||
+	      (strcmp(status, "error") == 0 && json_is_string(kind) &&
+	       json_string_length(kind) > 0))) {
+		snprintf(why, n, "step %zu: status and error_kind disagree", seq);
+		return -1;
+	}
+	want = json_array_get(spec_steps, seq - 1);
+	if (json_is_array(spec_steps) && (!want || !json_equal(key, json_object_get(want, "key")) ||
+	                                  !json_equal(input, json_object_get(want, "input")))) {
+		snprintf(why, n, "step %zu does not match the spec's step %zu", seq, seq);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parse the runner's stdout into res. max_us bounds a step's duration (the
+ * worker's deadline). Returns 0, or -1 with why filled (res untouched
+ * except outputs, which the caller clears).
+ */
+static int parse_output(const struct model_buf *out, json_t *spec, const char *backend,
+                        long long max_us, struct http_dispatch_result *res, char *why, size_t n)
+{
+	json_t *spec_steps = json_object_get(spec, "steps");
+	json_t *summary = NULL;
+	json_t *line = NULL;
+	json_t *reason, *shutdown = NULL;
+	json_error_t e;
+	const char *p = out->data;
+	const char *end = out->data + out->len;
+	const char *nl;
+	const char *type;
+	const char *runner, *be, *status;
+	int isolated, destroyed;
+	json_int_t total, ok, error;
+	char detail[384];
+	long n_ok = 0, n_err = 0;
+	size_t seq = 0;
+	size_t lineno = 0;
+	int rc = -1;
+
+	while (p < end) {
+		lineno++;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl) {
+			snprintf(why, n, "runner output malformed: line %zu is not terminated",
+			         lineno);
+			goto out;
+		}
+		if (summary) {
+			snprintf(why, n, "runner output inconsistent: a line follows the summary");
+			goto out;
+		}
+		line = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES, &e);
+		if (!json_is_object(line)) {
+			snprintf(why, n, "runner output malformed: line %zu is not a JSON object",
+			         lineno);
+			goto out;
+		}
+		type = json_string_value(json_object_get(line, "type"));
+		if (type && strcmp(type, "step") == 0) {
+			seq++;
+			if (check_step(line, seq, spec_steps, detail, sizeof(detail)) != 0) {
+				snprintf(why, n, "runner output inconsistent: %s", detail);
+				goto out;
+			}
+			if (strcmp(json_string_value(json_object_get(line, "status")), "ok") == 0)
+				n_ok++;
+			else
+				n_err++;
+			json_array_append_new(
+			    res->outputs,
+			    json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:o}", "seq",
+			              json_object_get(line, "seq"), "key",
+			              json_object_get(line, "key"), "input",
+			              json_object_get(line, "input"), "output",
+			              json_object_get(line, "output"), "status",
+			              json_object_get(line, "status"), "error_kind",
+			              json_object_get(line, "error_kind"), "duration_ms",
+			              duration_ms(json_object_get(line, "duration_us"), max_us)));
+			json_decref(line);
+		} else if (type && strcmp(type, "summary") == 0) {
+			summary = line;
+		} else {
+			snprintf(why, n, "runner output malformed: line %zu has no known type",
+			         lineno);
+			goto out;
+		}
+		line = NULL;
+		p = nl + 1;
+	}
+	if (!summary) {
+		snprintf(why, n, "runner output inconsistent: no summary line");
+		goto out;
+	}
+	if (json_unpack_ex(summary, &e, JSON_STRICT,
+	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s?o}", "type", &type,
+	                   "runner", &runner, "backend", &be, "isolated", &isolated, "destroyed",
+	                   &destroyed, "status", &status, "steps_total", &total, "steps_ok", &ok,
+	                   "steps_error", &error, "reason", &reason, "shutdown", &shutdown) != 0) {
+		snprintf(why, n, "runner output malformed: summary: %s", e.text);
+		goto out;
+	}
+	if (strcmp(status, "completed") != 0 && strcmp(status, "failed") != 0) {
+		snprintf(why, n, "runner output inconsistent: unknown status");
+		goto out;
+	}
+	if (strcmp(be, backend) != 0) {
+		/* Never accept a run on another backend than the one asked for. */
+		snprintf(why, n,
+		         "runner output inconsistent: backend %.32s reported, %.32s requested", be,
+		         backend);
+		goto out;
+	}
+	if (total != (json_int_t)seq || ok != n_ok || error != n_err) {
+		snprintf(why, n,
+		         "runner output inconsistent: summary counts %" JSON_INTEGER_FORMAT
+		         "/%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+		         ", step lines %zu/%ld/%ld",
+		         total, ok, error, seq, n_ok, n_err);
+		goto out;
+	}
+	if (strcmp(status, "completed") == 0 && json_is_array(spec_steps) &&
+	    seq != json_array_size(spec_steps)) {
+		snprintf(why, n, "runner output inconsistent: completed with %zu of %zu steps", seq,
+		         json_array_size(spec_steps));
+		goto out;
+	}
+	if (!json_is_null(reason) && !json_is_string(reason)) {
+		snprintf(why, n, "runner output malformed: reason must be a string or null");
+		goto out;
+	}
+	if (strcmp(status, "failed") == 0 && !json_is_string(reason)) {
+		snprintf(why, n, "runner output inconsistent: failed without a reason");
+		goto out;
+	}
+	/* absent (an older runner) is null */
+	if (shutdown && !json_is_null(shutdown) && !json_is_string(shutdown)) {
+		snprintf(why, n, "runner output malformed: shutdown must be a string or null");
+		goto out;
+	}
+	/* a failed run's reason is the one thing said (model/runspec.h) */
+	if (strcmp(status, "failed") == 0 && json_is_string(shutdown)) {
+		snprintf(why, n, "runner output inconsistent: a shutdown note on a failed run");
+		goto out;
+	}
+	snprintf(res->status, sizeof(res->status), "%s", status);
+	copy_utf8(res->runner, sizeof(res->runner), runner);
+	/* As the runner says: a jail in place when a limit killed the agent
+	 * (status failed) was still a jail. The worker's own failures
+	 * (res_fail) always record 0. */
+	res->isolated = isolated ? 1 : 0;
+	copy_utf8(res->backend, sizeof(res->backend), be);
+	res->destroyed = destroyed;
+	res->steps_total = (int)total;
+	res->steps_ok = (int)ok;
+	res->steps_error = (int)error;
+	copy_utf8(res->reason, sizeof(res->reason),
+	          json_is_string(reason) ? json_string_value(reason) : "");
+	copy_utf8(res->shutdown, sizeof(res->shutdown),
+	          json_is_string(shutdown) ? json_string_value(shutdown) : "");
+	rc = 0;
+out:
+	json_decref(line);
+	json_decref(summary);
+	return rc;
+}
+
+/* http_spawn_run (or _runner, through the fork server), with the runner's
+ * words for what could not be started. */
+static int spawn_runner(const char *path, int fork_server, char *const argv[], const char *input,
+                        size_t input_len, int timeout_ms, struct model_buf *out,
+                        struct model_buf *err, struct http_spawn_result *ce, char *why, size_t n)
+{
+	int rc;
+
+	if (fork_server)
+		rc = http_spawn_run_runner(path, argv, input, input_len, timeout_ms, out, err, ce);
+	else
+		rc = http_spawn_run(path, argv, input, input_len, timeout_ms, out, err, ce);
+	if (rc == 0)
+		return 0;
+	if (strcmp(ce->start_step, "spawn") == 0)
+		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(ce->start_errno));
+	else
+		snprintf(why, n, "cannot start the runner: %s: %s", ce->start_step,
+		         strerror(ce->start_errno));
+	return -1;
+}
+
+/* Why a child did not end well, into why; 0 when it exited 0 in time.
+ * HTTP_SPAWN_OVER_CAP is the caller's to word (its cap). */
+static int child_failed(const struct http_spawn_result *ce, const struct model_buf *err,
+                        int timeout_ms, char *why, size_t n)
+{
+	char sig[64];
+	char excerpt[256];
+
+	stderr_excerpt(err, excerpt, sizeof(excerpt));
+	if (ce->end == HTTP_SPAWN_TIMEOUT) {
+		/* Not the run's own limit: the runner enforces that and
+		 * reports it; this is the caller's deadline (dispatch.h). */
+		snprintf(
+		    why, n,
+		    "runner still running at the worker's deadline, %d ms after its start; killed",
+		    timeout_ms);
+	} else if (ce->end == HTTP_SPAWN_ERROR) {
+		snprintf(why, n, "cannot talk to the runner: %s", strerror(ce->sys_errno));
+	} else if (ce->reaped < 0) {
+		snprintf(why, n, "runner exit status lost: %s", strerror(ce->reap_errno));
+	} else if (WIFSIGNALED(ce->status)) {
+		signal_name(WTERMSIG(ce->status), sig, sizeof(sig));
+		snprintf(why, n, "runner killed by %s%s%s", sig, excerpt[0] ? ": " : "", excerpt);
+	} else if (!WIFEXITED(ce->status) || WEXITSTATUS(ce->status) != 0) {
+		snprintf(why, n, "runner exited with status %d%s%s",
+		         WIFEXITED(ce->status) ? WEXITSTATUS(ce->status) : -1,
+		         excerpt[0] ? ": " : "", excerpt);
+	} else {
+		return 0;
+	}
+	return -1;
+}
+
+/* argv of the runner: {runner_path, mode ("--backend" or "--preflight"),
+ * backend, and for gvisor "--gvisor-platform", platform; NULL}. */
+static void runner_argv(char *argv[6], const char *runner_path, const char *mode,
+                        const char *backend, const char *platform)
+{
+	size_t k = 0;
+
+	argv[k++] = (char *)runner_path;
+	argv[k++] = (char *)mode;
+	argv[k++] = (char *)backend;
+	if (platform && strcmp(backend, MODEL_BACKEND_GVISOR) == 0) {
+		argv[k++] = (char *)"--gvisor-platform";
+		argv[k++] = (char *)platform;
+	}
+	argv[k] = NULL;
+}
+
+int http_dispatch_run(const char *runner_path, int fork_server, const char *backend,
+                      const char *platform, int timeout_ms, json_t *spec,
+                      struct http_dispatch_result *res)
+{
+	struct model_buf out, err;
+	struct http_spawn_result ce;
+	char *argv[6];
+	char why[512];
+	char *text = NULL;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(res->status, sizeof(res->status), "failed");
+	snprintf(res->runner, sizeof(res->runner), "%s", MODEL_RUNNER_NAME);
+	snprintf(res->backend, sizeof(res->backend), "%s", backend ? backend : "");
+	res->outputs = json_array();
+	if (!res->outputs) {
+		fputs("olivares: out of memory\n", stderr);
+		abort();
+	}
+	model_buf_init(&out, HTTP_DISPATCH_OUTPUT_MAX);
+	model_buf_init(&err, DISPATCH_STDERR_KEEP);
+
+	if (!runner_path || !backend || !json_is_object(spec) || timeout_ms <= 0) {
+		res_fail(res, "invalid dispatch arguments");
+		goto out;
+	}
+	text = json_dumps(spec, JSON_COMPACT);
+	if (!text) {
+		res_fail(res, "cannot serialise the run spec");
+		goto out;
+	}
+	runner_argv(argv, runner_path, "--backend", backend, platform);
+	if (spawn_runner(runner_path, fork_server, argv, text, strlen(text), timeout_ms, &out, &err,
+	                 &ce, why, sizeof(why)) != 0) {
+		res_fail(res, "%s", why);
+		goto out;
+	}
+	if (ce.end == HTTP_SPAWN_OVER_CAP) {
+		res_fail(res, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
+	} else if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0) {
+		res_fail(res, "%s", why);
+	} else if (parse_output(&out, spec, backend, (long long)timeout_ms * 1000, res, why,
+	                        sizeof(why)) != 0) {
+		res_fail(res, "%s", why);
+	} else {
+		digest_outputs(res->outputs, res->output_digest);
+		rc = 0;
+	}
+out:
+	free(text);
+	model_buf_release(&out);
+	model_buf_release(&err);
+	return rc;
+}
+
+/* The one line of --preflight NAME, checked strictly. */
+static int parse_preflight(const struct model_buf *out, const char *backend,
+                           struct http_preflight *pf, char *why, size_t n)
+{
+	json_t *line = NULL;
+	json_t *reason = NULL;
+	json_error_t e;
+	const char *type, *be;
+	const char *nl;
+	int ok = 0;
+	int rc = -1;
+
+	nl = out->len ? memchr(out->data, '\n', out->len) : NULL;
+	if (!nl || (size_t)(nl - out->data) + 1 != out->len) {
+		snprintf(why, n, "preflight answer malformed: not one line");
+		goto out;
+	}
+	line = json_loadb(out->data, (size_t)(nl - out->data), JSON_REJECT_DUPLICATES, &e);
+	if (!line ||
+	    json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:s, s:b, s:o}", "type", &type, "backend",
+	                   &be, "ok", &ok, "reason", &reason) != 0 ||
+	    strcmp(type, "preflight") != 0) {
+		snprintf(why, n, "preflight answer malformed");
+		goto out;
+	}
+	if (strcmp(be, backend) != 0) {
+		snprintf(why, n, "preflight answer is about another backend");
+		goto out;
+	}
+	if ((ok && !json_is_null(reason)) || (!ok && !json_is_string(reason))) {
+		snprintf(why, n, "preflight answer inconsistent: ok and reason disagree");
+		goto out;
+	}
+	pf->ok = ok ? 1 : 0;
+	copy_utf8(pf->reason, sizeof(pf->reason), ok ? "" : json_string_value(reason));
+	rc = 0;
+out:
+	json_decref(line);
+	return rc;
+}
+
+int http_dispatch_preflight(const char *runner_path, const char *backend, const char *platform,
+                            int timeout_ms, struct http_preflight *pf)
+{
+	struct model_buf out, err;
+	struct http_spawn_result ce;
+	char *argv[6];
+	char why[512];
+	int rc = -1;
+
+	memset(pf, 0, sizeof(*pf));
+	model_buf_init(&out, DISPATCH_PREFLIGHT_MAX);
+	model_buf_init(&err, DISPATCH_STDERR_KEEP);
+	if (!runner_path || !backend || timeout_ms <= 0) {
+		snprintf(why, sizeof(why), "invalid dispatch arguments");
+		goto out;
+	}
+	runner_argv(argv, runner_path, "--preflight", backend, platform);
+	if (spawn_runner(runner_path, 0, argv, "", 0, timeout_ms, &out, &err, &ce, why,
+	                 sizeof(why)) != 0)
+		goto out;
+	if (ce.end == HTTP_SPAWN_TIMEOUT) {
+		snprintf(why, sizeof(why), "preflight did not answer within %d ms", timeout_ms);
+		goto out;
+	}
+	if (ce.end == HTTP_SPAWN_OVER_CAP) {
+		snprintf(why, sizeof(why), "preflight answer over %u bytes",
+		         DISPATCH_PREFLIGHT_MAX);
+		goto out;
+	}
+	if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0)
+		goto out;
+	if (parse_preflight(&out, backend, pf, why, sizeof(why)) != 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc) {
+		pf->ok = 0;
+		copy_utf8(pf->reason, sizeof(pf->reason), why);
+	}
+	model_buf_release(&out);
+	model_buf_release(&err);
+	return rc;
+}
+
+void http_dispatch_result_free(struct http_dispatch_result *res)
+{
+	if (!res)
+		return;
+	json_decref(res->outputs);
+	res->outputs = NULL;
+}

@@ -1,0 +1,115 @@
+#ifndef OLIVARES_FCGI_RUN_DISPATCH_H
+#define OLIVARES_FCGI_RUN_DISPATCH_H
+/**
+ * Runner dispatch: start olivares-runner for one run, feed it the
+ * spec, read its JSON lines, enforce a deadline (model/runspec.h for the
+ * wire). The runner is the only process where agent work happens; the
+ * worker never runs an agent itself. Also asks it for a backend's
+ * preflight.
+ *
+ * The runner is a fork of the worker's runner fork server
+ * (fcgi/run/runner_server.h, runner/serve.h), one process per run, which then
+ * runs as a freshly executed runner would. It gets: argv {runner_path,
+ * "--backend", backend, NULL} (a run) or {runner_path, "--preflight",
+ * backend, NULL}, with "--gvisor-platform", platform before the NULL when
+ * backend is gvisor and a platform is given ([runner] gvisor_platform:
+ * host configuration, which the spec never carries); an empty environment
+ * (envp = {NULL}); stdin/stdout/stderr on pipes; every other descriptor
+ * closed (the worker's FastCGI socket, ODBC connection, log
+ * file never leak); its own process group, killed whole at the end. A
+ * run's stdout is capped at HTTP_DISPATCH_OUTPUT_MAX (4 MiB): a 1 MiB
+ * scenario whose 250 steps all hit one 64 KiB mock writes 16 MiB, so the
+ * cap, not the request limit, bounds what a worker buffers. stderr is kept
+ * (first 4 KiB) for the reason of a failure. At the deadline the child's
+ * group gets SIGKILL and the run is failed with reason "runner still
+ * running at the worker's deadline, N ms after its start; killed" (N is
+ * the deadline, which for a run is its wall-clock limit plus
+ * HTTP_DISPATCH_GRACE_MS; a runner that keeps its own limit reports that
+ * limit itself). The child is always reaped before return.
+ */
+#include <jansson.h>
+
+/** Cap of a run's runner output (stdout), bytes. Over it the run fails
+ * with reason "runner output over 4194304 bytes". */
+#define HTTP_DISPATCH_OUTPUT_MAX (4u * 1024u * 1024u)
+
+/** What a caller adds to a run's own wall-clock limit (the spec's
+ * limits.wall_ms, which the runner enforces itself and reports cleanly) to
+ * get the dispatch deadline: the backend's setup and teardown (a gVisor
+ * sandbox takes a few hundred ms) and the agent's grace period. Only a
+ * runner that ignores its own limit reaches it. */
+#define HTTP_DISPATCH_GRACE_MS 3000
+
+struct http_dispatch_result {
+	char status[16];  /* "completed" | "failed" */
+	char runner[64];  /* from the summary, or "olivares-runner" */
+	char backend[32]; /* the backend the runner reported (== the one requested:
+	                   * anything else fails the run); the requested one when
+	                   * the worker failed the run itself */
+	int isolated;     /* the runner's summary as is (a jail that was in place when a
+	                   * limit killed the agent is still isolated); 0 whenever
+	                   * the worker failed the run itself */
+	int destroyed;
+	int steps_total, steps_ok, steps_error;
+	char reason[512];       /* "" when none */
+	char shutdown[256];     /* the summary's shutdown note (model/runspec.h): "" when
+	                         * none; set only on a completed run, never by the
+	                         * worker's own failures */
+	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
+	json_t *outputs;        /* array of {"seq","key","input","output","status","error_kind",
+	                         * "duration_ms"}; owned. duration_ms: the step line's
+	                         * duration_us / 1000 (a real), or null when the line had
+	                         * none or one that is not an integer in [0, timeout_ms *
+	                         * 1000]: unknown, never made up */
+};
+
+/**
+ * Run spec (an object per model/runspec.h, borrowed) on backend with the
+ * runner at runner_path, killing it timeout_ms after the start (callers
+ * pass the spec's limits.wall_ms + HTTP_DISPATCH_GRACE_MS). Always fills
+ * *res (release with http_dispatch_result_free); returns 0 when the runner
+ * produced a well-formed, consistent result (res->status may still be
+ * "failed" if the runner said so), -1 when the worker had to fail the run
+ * itself (spawn failure, timeout, crash, malformed or inconsistent output):
+ * then res->status is "failed", isolated 0, outputs empty, and reason says
+ * why.
+ *
+ * output_digest: SHA-256 over, for each output in seq order, the decimal
+ * seq, NUL, key, NUL, output, NUL, status, NUL. Same outputs, same digest.
+ *
+ * platform: the gVisor platform of a gvisor run (one of
+ * http_config_gvisor_platforms, fcgi/config.h), or NULL for the runner's
+ * default; not passed for any other backend.
+ *
+ * fork_server: 1 (what the worker always passes) to start the runner
+ * through the worker's runner fork server (fcgi/run/runner_server.h), which
+ * is then runner_path run with --serve; 0 to posix_spawn runner_path
+ * itself (tests whose fake runners are scripts, which serve nothing).
+ */
+int http_dispatch_run(const char *runner_path, int fork_server, const char *backend,
+                      const char *platform, int timeout_ms, json_t *spec,
+                      struct http_dispatch_result *res);
+
+void http_dispatch_result_free(struct http_dispatch_result *res);
+
+/** A backend's preflight on this host, as the runner reports it. */
+struct http_preflight {
+	int ok;           /* 1: the backend can run here */
+	char reason[512]; /* "" when ok, else the missing primitive */
+};
+
+/**
+ * Ask the runner at runner_path for backend's preflight
+ * (olivares-runner --preflight NAME [--gvisor-platform platform: as for
+ * http_dispatch_run], one line {"type":"preflight",
+ * "backend","ok","reason"}), spawned (posix_spawn, not the fork server: a
+ * rare question, off the run path) with the same guarantees as a run:
+ * empty environment, no inherited descriptor, nothing on stdin, killed at
+ * timeout_ms. Returns 0 when the runner answered a well-formed line for
+ * that backend (*out from it), -1 when it did not (out->ok 0, reason says
+ * why, e.g. "preflight did not answer within 8000 ms").
+ */
+int http_dispatch_preflight(const char *runner_path, const char *backend, const char *platform,
+                            int timeout_ms, struct http_preflight *out);
+
+#endif

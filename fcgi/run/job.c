@@ -1,0 +1,544 @@
+/*
+ * One run from the request to the record (job.h): the backend policy, the
+ * agent program of a variant, the run's fields of a body, the scenario,
+ * the spec, the runner hand-off, the scoring, and the replay's own cases
+ * (its history, its mocks, a timeline that cannot be rebuilt).
+ */
+#include "fcgi/run/job.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model/history.h"
+#include "model/limits.h"
+#include "model/runspec.h"
+#include "model/text.h"
+
+/* A variant name that may name an agent program: [A-Za-z0-9][A-Za-z0-9._-]{0,63}. */
+#define AGENT_NAME_MAX 64
+
+/* SHA-256 hex of nothing: the digest of a run with no outputs. */
+static void empty_digest(char hex[65])
+{
+	http_sha256_hex("", 0, hex);
+}
+
+/* ---- backend policy and agents ------------------------------------------------ */
+
+/* The ids of the [tenant NAME] sections are kept in the worker
+ * (policy_tenant_ids): a tenant's id never changes, so a name is looked up
+ * until its tenant exists, then never again. */
+int http_run_tenant_policy(struct http_request *req, const char **backends, const char **def,
+                           struct model_error *err)
+{
+	const struct http_config *cfg = req->cfg;
+	struct http_worker *w = req->worker;
+	char id[33];
+	enum store_rc rc;
+	int i;
+
+	http_config_policy(cfg, NULL, backends, def);
+	for (i = 0; i < cfg->ntenants; i++) {
+		if (!w->policy_tenant_ids[i][0]) {
+			memset(id, 0, sizeof(id));
+			rc = store_tenant_find(req->store, cfg->tenants[i].name, id);
+			if (rc == STORE_NOT_FOUND)
+				continue;
+			if (rc)
+				return http_store_fail(req, rc, "tenant policy", err);
+			memcpy(w->policy_tenant_ids[i], id, sizeof(id));
+			w->policy_tenant_ids[i][32] = '\0';
+		}
+		if (strcmp(w->policy_tenant_ids[i], req->who.tenant_id) == 0) {
+			*backends = cfg->tenants[i].backends;
+			*def = cfg->tenants[i].default_backend;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int http_run_choose_backend(struct http_request *req, const char *requested, const char **backend,
+                            struct model_error *err)
+{
+	const char *allowed, *def;
+	char shown[72];
+	char list[320];
+	size_t i, j;
+
+	if (http_run_tenant_policy(req, &allowed, &def, err))
+		return -1;
+	if (!requested) {
+		*backend = def;
+		return 0;
+	}
+	if (http_config_list_has(allowed, requested)) {
+		*backend = requested;
+		return 0;
+	}
+	http_printable(shown, sizeof(shown), requested);
+	for (i = 0; http_config_known_backends[i]; i++)
+		if (strcmp(http_config_known_backends[i], requested) == 0)
+			break;
+	if (!http_config_known_backends[i]) {
+		for (i = 0, j = 0; http_config_known_backends[i]; i++)
+			j += (size_t)snprintf(list + j, sizeof(list) - j, "%s%s", i ? ", " : "",
+			                      http_config_known_backends[i]);
+		if (!requested[0])
+			return model_error_set(err, MODEL_E_INVALID, "backend",
+			                       "backend is empty (known: %s)", list);
+		return model_error_set(err, MODEL_E_INVALID, "backend",
+		                       "unknown backend \"%s\" (known: %s)", shown, list);
+	}
+	for (i = 0, j = 0; allowed[i] && j + 3 < sizeof(list); i++) {
+		list[j++] = allowed[i];
+		if (allowed[i] == ',')
+			list[j++] = ' ';
+	}
+	list[j] = '\0';
+	return model_error_set(err, MODEL_E_INVALID, "backend",
+	                       "backend %s is not allowed by policy (allowed: %s; the server's "
+	                       "[runner] or [tenant NAME] backends set it)",
+	                       shown, list);
+}
+
+/* [A-Za-z0-9][A-Za-z0-9._-]{0,63}: the only variant names looked up in
+ * the agents directory ("." and ".." cannot match, nor can a '/'). */
+static int agent_name_ok(const char *v)
+{
+	size_t i;
+	char ch;
+
+	for (i = 0; v[i]; i++) {
+		ch = v[i];
+		if (i == AGENT_NAME_MAX)
+			return 0;
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= '0' && ch <= '9'))
+			continue;
+		if (i > 0 && (ch == '.' || ch == '_' || ch == '-'))
+			continue;
+		return 0;
+	}
+	return i > 0;
+}
+
+/*
+ * The agent program of variant: the file <agents_dir>/<variant> when it
+ * exists, canonicalised with realpath and required to lie inside
+ * realpath(agents_dir) and to be a regular executable file that every
+ * user may read and execute (the backends run it as an unprivileged
+ * user); *agent is then a request-owned absolute path. No such file (or a
+ * variant that cannot name one): *agent is NULL. Anything else (a symlink
+ * out of the directory, a dangling one, a directory, a file that is not
+ * executable) is refused with 422 invalid.
+ *
+ * Names that map to files are resolved under their root, canonicalised,
+ * with ".." and symlink escapes refused; that is an application check,
+ * not a kernel boundary: the file can change between this check and the
+ * runner's exec. Isolation never relies on it: whatever the path names
+ * runs inside the backend's jail, which is the boundary.
+ */
+static int resolve_agent(struct http_request *req, const char *variant, const char **agent,
+                         struct model_error *err)
+{
+	char path[PATH_MAX];
+	char *real = NULL, *root = NULL;
+	struct stat sb;
+	size_t rl;
+	int ret = -1;
+
+	*agent = NULL;
+	if (!variant || !agent_name_ok(variant))
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", req->cfg->agents_dir, variant) >=
+	    sizeof(path))
+		return 0;
+	if (lstat(path, &sb) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		http_log("agents directory: cannot look up a variant: %s", strerror(errno));
+		return model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                       "cannot read the agents directory");
+	}
+	root = realpath(req->cfg->agents_dir, NULL);
+	real = realpath(path, NULL);
+	if (!root || !real) {
+		model_error_set(err, MODEL_E_INVALID, "variant",
+		                "variant %s names an agent program that cannot be resolved",
+		                variant);
+		goto out;
+	}
+	rl = strlen(root);
+	if (strncmp(real, root, rl) != 0 || real[rl] != '/' || !real[rl + 1]) {
+		model_error_set(err, MODEL_E_INVALID, "variant",
+		                "variant %s names an agent program outside the agents directory "
+		                "(refused)",
+		                variant);
+		goto out;
+	}
+	if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode) || access(real, X_OK) != 0) {
+		model_error_set(
+		    err, MODEL_E_INVALID, "variant",
+		    "variant %s names an agent program that is not a regular executable "
+		    "file",
+		    variant);
+		goto out;
+	}
+	/* The backends run it as an unprivileged user: every user must be
+	 * able to execute it and to read it (a script's interpreter reads
+	 * it; gVisor reads a program to load it). Refused here rather than
+	 * as a run that failed to start. */
+	if ((sb.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH)) {
+		model_error_set(err, MODEL_E_INVALID, "variant",
+		                "variant %s names an agent program that other users may not %s "
+		                "(mode %04o): the backends run it as an unprivileged user "
+		                "(chmod o+rx)",
+		                variant, !(sb.st_mode & S_IXOTH) ? "execute" : "read",
+		                (unsigned)(sb.st_mode & 07777));
+		goto out;
+	}
+	if (strlen(real) > 1024) {
+		model_error_set(err, MODEL_E_INVALID, "variant",
+		                "variant %s names an agent program whose path is too long",
+		                variant);
+		goto out;
+	}
+	*agent = http_req_strdup(req, real);
+	ret = 0;
+out:
+	free(real);
+	free(root);
+	return ret;
+}
+
+/* The spec's "binds": the configured comma list as an array. */
+static json_t *binds_array(const char *list)
+{
+	json_t *a = json_array();
+	const char *p = list;
+	const char *comma;
+
+	while (*p) {
+		comma = strchr(p, ',');
+		if (!comma) {
+			json_array_append_new(a, json_string(p));
+			break;
+		}
+		json_array_append_new(a, json_stringn(p, (size_t)(comma - p)));
+		p = comma + 1;
+	}
+	return a;
+}
+
+/* ---- the run's fields of a body and its scenario ------------------------------ */
+
+int http_run_parse_variant(struct http_request *req, json_t *v, const char *field, int required,
+                           const char **variant, struct model_error *err)
+{
+	const char *kind;
+	size_t n;
+
+	*variant = NULL;
+	if (!v || json_is_null(v)) {
+		if (!required)
+			return 0;
+		return model_error_set(err, MODEL_E_MALFORMED, field, "%s is required (a variant)",
+		                       field);
+	}
+	if (!json_is_string(v))
+		return model_error_set(
+		    err, MODEL_E_MALFORMED, field,
+		    required ? "%s must be a string" : "%s must be a string or null", field);
+	n = json_string_length(v);
+	if (n == 0)
+		return model_error_set(err, MODEL_E_INVALID, field, "%s must not be empty", field);
+	if (n > MODEL_MAX_VARIANT_BYTES)
+		return model_error_set(err, MODEL_E_LIMIT, field, "%s must be at most %d bytes",
+		                       field, MODEL_MAX_VARIANT_BYTES);
+	if (model_text_find_credential(json_string_value(v), n, &kind))
+		return model_error_set(err, MODEL_E_INVALID, field,
+		                       "%s looks like a credential (%s)", field, kind);
+	*variant = http_req_strdup(req, json_string_value(v));
+	return 0;
+}
+
+int http_run_parse_suite(json_t *v, int required, const char **suite, struct model_error *err)
+{
+	*suite = NULL;
+	if (!v || json_is_null(v)) {
+		if (!required)
+			return 0;
+		return model_error_set(err, MODEL_E_MALFORMED, "suite", "suite is required");
+	}
+	if (!json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "suite", "suite must be a string");
+	if (!model_suite_name_valid(json_string_value(v)))
+		return model_error_set(err, MODEL_E_INVALID, "suite",
+		                       "suite must be 1..128 characters of [A-Za-z0-9._-], "
+		                       "starting with a letter or digit");
+	*suite = json_string_value(v);
+	return 0;
+}
+
+int http_run_parse_backend(json_t *v, const char **backend, struct model_error *err)
+{
+	*backend = NULL;
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return model_error_set(err, MODEL_E_MALFORMED, "backend",
+		                       "backend must be a string");
+	*backend = json_string_value(v);
+	return 0;
+}
+
+/* resolve_agent, then the one combination that cannot run: a program on
+ * inproc-mock. */
+int http_run_variant_agent(struct http_request *req, const char *variant, const char *backend,
+                           const char **agent, struct model_error *err)
+{
+	if (resolve_agent(req, variant, agent, err))
+		return -1;
+	if (*agent && strcmp(backend, MODEL_BACKEND_INPROC_MOCK) == 0)
+		return model_error_set(err, MODEL_E_INVALID, "backend",
+		                       "variant %s runs agent program %s from the agents "
+		                       "directory; backend inproc-mock cannot run programs; "
+		                       "choose an OS-level backend",
+		                       variant, variant);
+	return 0;
+}
+
+int http_run_load_scenario(struct http_request *req, const char *id, const char *field, json_t **sc,
+                           struct model_error *err)
+{
+	enum store_rc rc;
+
+	*sc = NULL;
+	rc = store_scenario_get(req->store, req->who.tenant_id, id, sc);
+	if (rc == STORE_NOT_FOUND && field)
+		return model_error_set(err, MODEL_E_NOT_FOUND, field, "scenario not found");
+	if (rc)
+		return http_store_fail(req, rc, "scenario get (run)", err);
+	http_req_own(req, *sc);
+	if (!json_is_array(json_object_get(*sc, "steps")) ||
+	    !json_string_value(json_object_get(*sc, "digest")))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                       "stored scenario is incomplete");
+	return 0;
+}
+
+/* ---- spec, execution and scoring ------------------------------------------------ */
+
+/* The run spec (model/runspec.h): steps, mocks, variant, agent, limits,
+ * binds. Nothing else: no id, tenant or token. */
+static json_t *run_spec(struct http_request *req, json_t *sc, const char *variant,
+                        const char *agent)
+{
+	const struct http_config *cfg = req->cfg;
+	json_t *mocks = json_object_get(sc, "mocks");
+
+	if (!json_is_array(mocks))
+		mocks = http_req_own(req, json_array());
+	return json_pack("{s:s?, s:O, s:O, s:o, s:{s:i, s:I, s:I, s:I, s:I, s:I}, s:o}", "variant",
+	                 variant, "steps", json_object_get(sc, "steps"), "mocks", mocks, "agent",
+	                 agent ? json_string(agent) : json_null(), "limits", "wall_ms",
+	                 cfg->run_timeout_ms, "cpu_seconds", (json_int_t)cfg->limits.cpu_seconds,
+	                 "memory_mb", (json_int_t)cfg->limits.memory_mb, "processes",
+	                 (json_int_t)cfg->limits.processes, "open_files",
+	                 (json_int_t)cfg->limits.open_files, "tmpfs_mb",
+	                 (json_int_t)cfg->limits.tmpfs_mb, "binds", binds_array(cfg->binds));
+}
+
+void http_run_job_free(struct http_run_job *job)
+{
+	http_dispatch_result_free(&job->res);
+	model_score_result_clear(&job->score);
+}
+
+/*
+ * Score a completed run with the worker's scorer adapter: scored, score,
+ * passed and details when it answers a score in [0, 1]; otherwise
+ * "executed, not scored: <cause>". A run that did not complete is never
+ * sent to the scorer: its reason stays its failure.
+ */
+static void run_score(struct http_request *req, struct http_run_job *job)
+{
+	static const struct model_scorer none = {&model_scorer_none, NULL};
+	const struct model_scorer *sc = req->worker->scorer ? req->worker->scorer : &none;
+	struct store_run *run = &job->run;
+	struct model_score_result *res = &job->score;
+	const char *cause;
+	int rc;
+
+	run->suite = job->suite;
+	if (!job->suite || strcmp(run->status, "completed") != 0)
+		return;
+	memset(res, 0, sizeof(*res));
+	rc = sc->ops->score(sc->ctx, job->suite, run->outputs, res);
+	if (rc == 0 && res->scored && res->score >= 0.0 && res->score <= 1.0 &&
+	    (!res->details || json_is_array(res->details))) {
+		run->scored = 1;
+		/* recorded to 9 decimals: it reads back the same on every store */
+		run->score = model_score_round(res->score);
+		run->passed = res->passed ? 1 : 0;
+		run->score_details = res->details;
+		return;
+	}
+	if (rc == 0 && res->scored)
+		cause = "the scorer answered a score outside [0, 1] or malformed details";
+	else
+		cause = res->reason[0] ? res->reason : "the scorer gave no reason";
+	snprintf(job->reason, sizeof(job->reason), "executed, not scored: %s", cause);
+	run->scored = 0;
+	run->reason = job->reason;
+	if (strcmp(sc->ops->name, "none") != 0)
+		http_log("run not scored by the %s scorer", sc->ops->name);
+}
+
+/* What a run is of, whatever happens to it: kind, scenario (id, version,
+ * digest; none for a replay without a scenario), variant and session. */
+static void run_identity(struct http_run_job *job)
+{
+	struct store_run *run = &job->run;
+
+	run->kind = job->kind;
+	run->scenario_id = job->scenario_id;
+	run->scenario_version =
+	    job->sc ? (int)json_integer_value(json_object_get(job->sc, "version")) : 0;
+	run->scenario_digest =
+	    job->sc ? json_string_value(json_object_get(job->sc, "digest")) : NULL;
+	run->variant = job->variant;
+	run->session_id = job->session_id;
+}
+
+int http_run_execute(struct http_request *req, struct http_run_job *job, struct model_error *err)
+{
+	struct store_run *run = &job->run;
+	json_t *spec;
+
+	/* an agent program may take its whole wall-clock limit: a slot first
+	 * (held until the request ends; a comparison's second run reuses
+	 * it), or 429 before anything runs */
+	if (strcmp(job->backend, MODEL_BACKEND_INPROC_MOCK) != 0 &&
+	    http_runslot_take(&req->run_slot, req->who.tenant_id, err))
+		return -1;
+	spec = http_req_own(
+	    req, run_spec(req, job->plan ? job->plan : job->sc, job->variant, job->agent));
+	if (!spec)
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
+	memset(&job->res, 0, sizeof(job->res));
+	http_now_iso(job->started);
+	/* the runner enforces wall_ms itself; the worker's deadline is the
+	 * backstop for a runner that does not (dispatch.h) */
+	if (http_dispatch_run(req->cfg->runner_path, 1, job->backend, req->cfg->gvisor_platform,
+	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &job->res))
+		http_log("a %s run failed in dispatch (recorded as failed)", job->kind);
+	http_now_iso(job->finished);
+
+	if (!job->res.output_digest[0])
+		empty_digest(job->nodigest);
+	memset(run, 0, sizeof(*run));
+	run_identity(job);
+	run->status = strcmp(job->res.status, "completed") == 0 ? "completed" : "failed";
+	run->runner = job->res.runner[0] ? job->res.runner : MODEL_RUNNER_NAME;
+	/* the backend the runner reported having run (dispatch refuses any
+	 * other than the one asked for) */
+	run->backend = job->res.backend[0] ? job->res.backend : job->backend;
+	run->isolated = job->res.isolated ? 1 : 0;
+	run->destroyed = job->res.destroyed ? 1 : 0;
+	run->steps_total = job->res.steps_total;
+	run->steps_ok = job->res.steps_ok;
+	run->steps_error = job->res.steps_error;
+	run->scored = 0;
+	run->reason = job->res.reason[0] ? job->res.reason : NULL;
+	/* the agent killed after every step completed: a note beside the
+	 * status and the reason (scoring may still set that), never in them */
+	run->shutdown = job->res.shutdown[0] ? job->res.shutdown : NULL;
+	run->output_digest = job->res.output_digest[0] ? job->res.output_digest : job->nodigest;
+	run->started_at = job->started;
+	run->finished_at = job->finished;
+	run->outputs = job->res.outputs ? job->res.outputs : http_req_own(req, json_array());
+	run_score(req, job);
+	return 0;
+}
+
+/* ---- replays ----------------------------------------------------------------------- */
+
+int http_run_load_session(struct http_request *req, const char *session_id, json_t **events,
+                          struct model_error *err)
+{
+	const struct model_history_source *hs = req->worker->history;
+	char external_id[MODEL_MAX_EXTERNAL_ID_BYTES + 1];
+	char why[512];
+	int rc;
+
+	*events = NULL;
+	if (!hs || !hs->ops || !hs->ops->load) {
+		http_log("replay: no history source is wired");
+		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
+	}
+	why[0] = '\0';
+	rc = hs->ops->load(hs->ctx, req->who.tenant_id, session_id, events, external_id,
+	                   sizeof(external_id), why, sizeof(why));
+	if (rc < 0) {
+		http_log("replay: the %s history source is unavailable (%s)", hs->ops->name, why);
+		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
+	}
+	if (rc > 0 || !*events)
+		return model_error_set(err, MODEL_E_NOT_FOUND, "session_id", "session not found");
+	http_req_own(req, *events);
+	return 0;
+}
+
+json_t *http_run_replay_mocks(json_t *recorded, json_t *sc)
+{
+	json_t *all = json_array();
+	json_t *seen = json_object();
+	json_t *m;
+	const char *res;
+	size_t i;
+
+	json_array_foreach(recorded, i, m)
+	{
+		res = json_string_value(json_object_get(m, "resource"));
+		if (res)
+			json_object_set_new(seen, res, json_true());
+		json_array_append(all, m);
+	}
+	json_array_foreach(json_object_get(sc, "mocks"), i, m)
+	{
+		res = json_string_value(json_object_get(m, "resource"));
+		if (!res || json_object_get(seen, res))
+			continue;
+		json_array_append(all, m);
+	}
+	json_decref(seen);
+	return all;
+}
+
+void http_run_replay_degraded(struct http_request *req, struct http_run_job *job, const char *why)
+{
+	struct store_run *run = &job->run;
+
+	http_now_iso(job->started);
+	memcpy(job->finished, job->started, sizeof(job->finished));
+	empty_digest(job->nodigest);
+	snprintf(job->reason, sizeof(job->reason), "timeline cannot be rebuilt: %s", why);
+	memset(run, 0, sizeof(*run));
+	run_identity(job);
+	run->status = "degraded";
+	run->runner = "none";
+	run->backend = job->backend;
+	run->suite = job->suite;
+	run->reason = job->reason;
+	run->output_digest = job->nodigest;
+	run->started_at = job->started;
+	run->finished_at = job->finished;
+	run->outputs = http_req_own(req, json_array());
+}

@@ -1,0 +1,174 @@
+#ifndef OLIVARES_FCGI_RUN_JOB_H
+#define OLIVARES_FCGI_RUN_JOB_H
+/**
+ * One run, from the request that asks for it to the record the store
+ * takes: what the request decides (the backend under the tenant's policy,
+ * the agent program of the variant, the scenario), the run spec handed to
+ * the runner (fcgi/run/dispatch.h), what the runner answered, and the
+ * scoring of a completed run by the wired scorer adapter (model/scorer.h).
+ * The handlers of runs, comparisons and replays (fcgi/api/) all go through
+ * here, so the three kinds of run are chosen, executed and scored alike.
+ *
+ * A handler, in order: parse the body's fields (http_run_parse_*), choose
+ * the backend (http_run_choose_backend), resolve the variant's agent
+ * (http_run_variant_agent), load the scenario (http_run_load_scenario);
+ * every refusal comes before anything runs, so a refused request writes
+ * nothing. Then http_run_execute fills job->run for store_run_record, and
+ * http_run_job_free releases what the job holds.
+ *
+ * Every function here is for a handler: it takes the request being served
+ * (its tenant, its worker's configuration, scorer and history source, and
+ * request-owned memory), and a failure returns -1 with *err filled for the
+ * router to reply.
+ */
+#include <jansson.h>
+
+#include "fcgi/http/http.h"
+#include "fcgi/run/dispatch.h"
+#include "model/error.h"
+#include "model/scorer.h"
+#include "sql/store.h"
+
+/**
+ * One run to execute: what the request chose (filled by the handler), then
+ * what happened (filled by http_run_execute or http_run_replay_degraded).
+ * run is ready for the store once one of those returns; its strings point
+ * into this struct, the request or res, so the job lives until the run is
+ * recorded. Zero it before use; release with http_run_job_free.
+ */
+struct http_run_job {
+	const char *kind;        /* "simulation" | "comparison" | "replay" */
+	const char *scenario_id; /* request-owned; NULL for a replay without one */
+	json_t *sc;              /* the stored scenario (request-owned), or NULL */
+	json_t *plan;            /* {"steps","mocks"} to run (request-owned);
+	                          * NULL: the scenario's own */
+	const char *session_id;  /* the session a replay replays, else NULL */
+	const char *variant;     /* may be NULL */
+	const char *backend;
+	const char *agent; /* may be NULL */
+	const char *suite; /* may be NULL: not scored, no reason added */
+	struct http_dispatch_result res;
+	struct model_score_result score;
+	struct store_run run;
+	char started[25], finished[25];
+	char nodigest[65];
+	char reason[640];
+};
+
+/**
+ * The backend policy of the caller's tenant (fcgi/config.h): the [tenant
+ * NAME] section whose tenant is the caller's, else the [runner] pair.
+ * *backends gets the allowed comma list and *def the default backend,
+ * both borrowed from the configuration. The names of the sections are
+ * resolved to ids through the store once per worker (a name whose tenant
+ * does not exist yet is asked again next time). Returns 0, or -1 with
+ * *err when the store fails (http_store_fail).
+ */
+int http_run_tenant_policy(struct http_request *req, const char **backends, const char **def,
+                           struct model_error *err);
+
+/**
+ * The backend of a run into *backend (borrowed): requested (may be NULL:
+ * the tenant's default) if the tenant's policy allows it, else -1 with
+ * *err 422 invalid on field "backend": a name the runner does not know
+ * (or an empty one) is said to be unknown, with the known ones; a known
+ * one outside the policy, with the allowed ones.
+ */
+int http_run_choose_backend(struct http_request *req, const char *requested, const char **backend,
+                            struct model_error *err);
+
+/**
+ * A variant given in a body member v named field: NULL or absent gives
+ * *variant NULL when optional (runs, replays) and is refused (400) when
+ * required (comparisons); otherwise a non-empty string of at most
+ * MODEL_MAX_VARIANT_BYTES that does not look like a credential (422
+ * otherwise), copied into request memory.
+ */
+int http_run_parse_variant(struct http_request *req, json_t *v, const char *field, int required,
+                           const char **variant, struct model_error *err);
+
+/**
+ * The body's "suite" v: absent or null gives *suite NULL unless required
+ * (400); else a name of model_suite_name_valid (model/scorer.h), 422
+ * otherwise. *suite is borrowed from v.
+ */
+int http_run_parse_suite(json_t *v, int required, const char **suite, struct model_error *err);
+
+/** The body's "backend" v: absent gives *backend NULL (the tenant's
+ * default), else a string (borrowed from v); 400 for another type. */
+int http_run_parse_backend(json_t *v, const char **backend, struct model_error *err);
+
+/**
+ * The agent program of variant on backend into *agent: a request-owned
+ * absolute path when variant names a program in [runner] agents_dir, NULL
+ * when it names none. A variant matching [A-Za-z0-9][A-Za-z0-9._-]{0,63}
+ * names <agents_dir>/<variant> when that file exists; it must resolve
+ * (realpath) inside the agents directory to a regular file that every
+ * user may read and execute (the backends run it as an unprivileged
+ * user), else 422 invalid on "variant". A program on inproc-mock, which
+ * cannot run programs, is refused with 422 on "backend".
+ *
+ * This is an application check, not a kernel boundary: the file can
+ * change between this check and the runner's exec. Isolation never relies
+ * on it: whatever the path names runs inside the backend's jail.
+ */
+int http_run_variant_agent(struct http_request *req, const char *variant, const char *backend,
+                           const char **agent, struct model_error *err);
+
+/**
+ * The caller's stored scenario id into *sc (request-owned), checked to
+ * have the fields a run needs (steps, digest: 500 otherwise). field: the
+ * body's member that named it ("scenario_id"), named by a 404 "scenario
+ * not found", or NULL when the path named it (the store's 404).
+ */
+int http_run_load_scenario(struct http_request *req, const char *id, const char *field, json_t **sc,
+                           struct model_error *err);
+
+/**
+ * Execute one run of job->sc (or of job->plan) on job->backend: a run
+ * slot first for an OS-level backend (429 busy before anything runs; the
+ * slot is held until the request ends, so a comparison's second run
+ * reuses it), then the runner (http_dispatch_run with the run spec of
+ * model/runspec.h: steps, mocks, variant, agent, limits, binds; nothing
+ * else), then the scorer when job->suite is named and the run completed:
+ * job->run is filled for the store. A run that fails is still a run
+ * (recorded with its reason), so this returns -1 only when no slot is
+ * free or the spec cannot be built.
+ */
+int http_run_execute(struct http_request *req, struct http_run_job *job, struct model_error *err);
+
+/** Release what job holds (the runner's result and the score); the job
+ * itself is the caller's. */
+void http_run_job_free(struct http_run_job *job);
+
+/**
+ * Load session_id of the caller's tenant through the worker's history
+ * source (model/history.h) into *events (request-owned). 404 "session not
+ * found" on field session_id when the tenant has no such session; 503
+ * when no source is wired or the source cannot answer (logged with the
+ * source's reason).
+ */
+int http_run_load_session(struct http_request *req, const char *session_id, json_t **events,
+                          struct model_error *err);
+
+/**
+ * The mocks of a replay (a new array): the session's recorded results,
+ * then the mocks of the scenario sc (may be NULL) whose resource has no
+ * recorded result. A recorded result wins on its resource, whatever the
+ * variant of the scenario's mock, so no resource is ever answered twice
+ * (the timeline's results are distinct per resource, the scenario's per
+ * resource and variant).
+ */
+json_t *http_run_replay_mocks(json_t *recorded, json_t *sc);
+
+/**
+ * Fill job->run for a replay whose timeline cannot be rebuilt: it is
+ * recorded, never fabricated, and nothing runs: status "degraded", no
+ * step and no output, runner "none", the backend that would have run, not
+ * isolated and not destroyed (no runner existed), the digest of no
+ * output, and the reason "timeline cannot be rebuilt: <why>". A suite it
+ * names is kept; it is not scored.
+ */
+void http_run_replay_degraded(struct http_request *req, struct http_run_job *job, const char *why);
+
+#endif

@@ -1,0 +1,352 @@
+/*
+ * The detail pages of a run and of a comparison (view_internal.h): GET
+ * /admin/runs/{id} (attestation, counters, score, divergence, each step)
+ * and GET /admin/comparisons/{id} (both runs side by side, step by step).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fcgi/view/pages.h"
+#include "model/text.h"
+
+/* ---- run detail --------------------------------------------------------------------- */
+
+static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *nm)
+{
+	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "run-summary");
+	char text[1024];
+
+	view_dl_item(dl, "Status", "run-status", view_jstr(run, "status", ""));
+	view_dl_item(dl, "Kind", "run-kind", view_jstr(run, "kind", ""));
+	view_dl_item(dl, "Backend", "run-backend", view_jstr(run, "backend", ""));
+	view_dl_item(dl, "Runner", "run-runner", view_jstr(run, "runner", VIEW_NONE_TEXT));
+	view_dl_item(dl, "Isolated", "run-isolated", view_jbool(run, "isolated"));
+	view_dl_item(dl, "Destroyed", "run-destroyed", view_jbool(run, "destroyed"));
+	view_counters_text(run, text, sizeof(text));
+	view_dl_item(dl, "Steps", "run-counters", text);
+	view_dl_item(dl, "Suite", "run-suite", view_jstr(run, "suite", VIEW_NONE_TEXT));
+	view_score_text(run, 1, text, sizeof(text));
+	view_dl_item(dl, "Score", "run-score", text);
+	view_dl_item(dl, "Reason", "run-reason", view_jstr(run, "reason", VIEW_NONE_TEXT));
+	/* the agent killed after every step completed: said, never hidden */
+	view_dl_item(dl, "Agent shutdown", "run-shutdown",
+	             view_jstr(run, "shutdown", VIEW_NONE_TEXT));
+	view_dl_item(dl, "Variant", "run-variant", view_jstr(run, "variant", VIEW_NONE_TEXT));
+	view_scenario_link(view_dl_item(dl, "Scenario", "run-scenario", NULL), nm,
+	                   view_jstr(run, "scenario_id", NULL));
+	if (strcmp(view_jstr(run, "kind", ""), "replay") == 0 || view_jstr(run, "session_id", NULL))
+		view_dl_item(dl, "Session", "run-session",
+		             view_jstr(run, "session_id", VIEW_NONE_TEXT));
+	html_elc(view_dl_item(dl, "Output digest", "run-digest", NULL), "code", NULL,
+	         view_jstr(run, "output_digest", ""));
+	view_time_el(view_dl_item(dl, "Started", "run-started", NULL),
+	             view_jstr(run, "started_at", NULL));
+	view_time_el(view_dl_item(dl, "Finished", "run-finished", NULL),
+	             view_jstr(run, "finished_at", NULL));
+}
+
+/* A replay's divergence from its recorded session: the steps whose
+ * output differs from the recorded one (the run's "divergence"). */
+static void run_divergence(xmlNodePtr main, json_t *div)
+{
+	xmlNodePtr sec, dl;
+	json_t *first;
+	char text[32];
+
+	if (!json_is_object(div))
+		return;
+	sec = html_attr(html_el(main, "section", NULL), "id", "divergence");
+	html_el(sec, "h2", "Divergence");
+	html_elf(sec, "p", "%lld of %lld compared steps diverge", view_jint(div, "diverging"),
+	         view_jint(div, "compared"));
+	first = json_object_get(div, "first");
+	if (!json_is_object(first))
+		return;
+	dl = html_el(sec, "dl", NULL);
+	snprintf(text, sizeof(text), "%lld", view_jint(first, "seq"));
+	view_dl_item(dl, "First at step", "divergence-seq", text);
+	view_dl_item(dl, "Key", "divergence-key", view_jstr(first, "key", ""));
+	html_el(view_dl_item(dl, "Recorded", "divergence-recorded", NULL), "pre",
+	        view_jstr(first, "recorded", ""));
+	html_el(view_dl_item(dl, "Replayed", "divergence-replayed", NULL), "pre",
+	        view_jstr(first, "replayed", ""));
+}
+
+static int is_mock_miss(json_t *out)
+{
+	return strcmp(view_jstr(out, "error_kind", ""), "mock_miss") == 0 ||
+	       strncmp(view_jstr(out, "output", ""), "[[mock-miss:", 12) == 0;
+}
+
+static void output_row(xmlNodePtr tbody, json_t *out)
+{
+	int miss = is_mock_miss(out);
+	xmlNodePtr tr = html_elc(tbody, "tr", miss ? "output mock-miss" : "output", NULL);
+	xmlNodePtr status;
+	const char *kind = view_jstr(out, "error_kind", NULL);
+	json_t *dur;
+	char seq[24], ms[48];
+
+	snprintf(seq, sizeof(seq), "%lld", view_jint(out, "seq"));
+	html_attr(tr, "data-seq", seq);
+	html_elc(tr, "td", "seq", seq);
+	html_elc(tr, "td", "key", view_jstr(out, "key", ""));
+	view_cell_pre(tr, "input", view_jstr(out, "input", ""));
+	view_cell_pre(tr, "output", view_jstr(out, "output", ""));
+	status = html_elc(tr, "td", "step-status", view_jstr(out, "status", ""));
+	if (miss || kind)
+		html_text(status, " ");
+	if (miss)
+		html_elc(status, "span", "mock-miss-marker", "mock miss");
+	else if (kind)
+		html_elc(status, "span", "error-kind", kind);
+	/* the step's time, ms to the microsecond; "—" when unknown (a run
+	 * recorded before step times existed) */
+	dur = json_object_get(out, "duration_ms");
+	if (json_is_number(dur))
+		snprintf(ms, sizeof(ms), "%.3f", json_number_value(dur));
+	else
+		snprintf(ms, sizeof(ms), "%s", VIEW_NONE_TEXT);
+	html_elc(tr, "td", "duration", ms);
+}
+
+static void outputs_table(xmlNodePtr main, json_t *outputs)
+{
+	static const char *const headers[] = {"#",      "Key",       "Input", "Output",
+	                                      "Status", "Time (ms)", NULL};
+	xmlNodePtr tbody;
+	json_t *out;
+	size_t i;
+
+	html_el(main, "h2", "Steps");
+	tbody = view_table_new(main, "outputs", headers, NULL);
+	json_array_foreach(outputs, i, out)
+	{
+		output_row(tbody, out);
+	}
+	if (json_array_size(outputs) == 0)
+		html_elc(main, "p", "none", "No step was executed.");
+}
+
+/* A field of the item GET /v1/m/sandbox/collection/id, or NULL (not an
+ * id, not found, no such field). */
+static const char *item_field(struct view_ctx *ctx, const char *collection, const char *id,
+                              const char *field)
+{
+	json_t *reply = NULL;
+	char path[128];
+
+	if (!id || !model_id_valid(id))
+		return NULL;
+	snprintf(path, sizeof(path), "/v1/m/sandbox/%s/%s", collection, id);
+	if (view_api(ctx, "GET", path, "", NULL, &reply) != 200)
+		return NULL;
+	return view_jstr(reply, field, NULL);
+}
+
+/*
+ * The heading of the page of a run or comparison (what: "Run",
+ * "Comparison") of scenario_id, into out: "WHAT of NAME"; the name asked
+ * of the API when it is not in nm (beyond the first VIEW_NAMES_LIMIT). A
+ * scenario that has none (deleted): "WHAT of a deleted scenario
+ * (1a2b3c4d)". Without a scenario (a replay that names none): "Replay of
+ * session EXTERNAL-ID" when session_id is set, else "WHAT 1a2b3c4d" of
+ * own_id. Never "Run of" with nothing after it.
+ */
+static void page_heading(struct view_ctx *ctx, const struct view_names *nm, const char *what,
+                         const char *scenario_id, const char *session_id, const char *own_id,
+                         char *out, size_t n)
+{
+	const char *name = view_name_of(nm->scenarios, scenario_id), *ext;
+
+	if (!name)
+		name = item_field(ctx, "scenarios", scenario_id, "name");
+	if (name) {
+		snprintf(out, n, "%s of %s", what, name);
+	} else if (scenario_id && model_id_valid(scenario_id)) {
+		snprintf(out, n, "%s of a deleted scenario (%.*s)", what, VIEW_SHORT_ID_LEN,
+		         scenario_id);
+	} else if (session_id && model_id_valid(session_id)) {
+		ext = item_field(ctx, "sessions", session_id, "external_id");
+		if (ext)
+			snprintf(out, n, "Replay of session %s", ext);
+		else
+			snprintf(out, n, "Replay of session %.*s", VIEW_SHORT_ID_LEN, session_id);
+	} else {
+		snprintf(out, n, "%s %.*s", what, VIEW_SHORT_ID_LEN, own_id);
+	}
+}
+
+int view_page_run(struct view_ctx *ctx, const char *id)
+{
+	json_t *run = NULL, *outs = NULL;
+	htmlDocPtr doc = NULL;
+	xmlNodePtr main;
+	struct view_names nm;
+	char title[VIEW_TITLE_BYTES];
+
+	if (view_api_get_item(ctx, "runs", id, "", &run) ||
+	    view_api_get_item(ctx, "runs", id, "/outputs", &outs))
+		return 0;
+	view_names_load(ctx, &nm, 0);
+	page_heading(ctx, &nm, "Run", view_jstr(run, "scenario_id", NULL),
+	             view_jstr(run, "session_id", NULL), id, title, sizeof(title));
+	main = view_page_begin(ctx, title, &doc);
+	html_elc(main, "p", "id", id);
+	run_summary(main, run, &nm);
+	run_divergence(main, json_object_get(run, "divergence"));
+	outputs_table(main, json_object_get(outs, "outputs"));
+	return view_page_send(ctx, doc, 200);
+}
+
+/* ---- comparison detail -------------------------------------------------------------- */
+
+static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct view_names *nm)
+{
+	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "comparison-summary");
+	char text[64];
+
+	view_dl_item(dl, "Verdict", "verdict", view_jstr(cmp, "verdict", ""));
+	view_delta_text(cmp, text, sizeof(text));
+	view_dl_item(dl, "Delta", "delta", text);
+	view_dl_item(dl, "Reason", "reason", view_jstr(cmp, "reason", VIEW_NONE_TEXT));
+	/* beside the verdict, not in it (a note is not a score): each side's
+	 * agent killed after its last step, as #run-shutdown on its run page */
+	view_dl_item(dl, "Baseline agent shutdown", "baseline-shutdown",
+	             view_jstr(json_object_get(cmp, "baseline"), "shutdown", VIEW_NONE_TEXT));
+	view_dl_item(dl, "Candidate agent shutdown", "candidate-shutdown",
+	             view_jstr(json_object_get(cmp, "candidate"), "shutdown", VIEW_NONE_TEXT));
+	view_dl_item(dl, "Suite", "suite", view_jstr(cmp, "suite", ""));
+	view_number_text(json_number_value(json_object_get(cmp, "tolerance")), 0, text,
+	                 sizeof(text));
+	view_dl_item(dl, "Tolerance", "tolerance", text);
+	view_scenario_link(view_dl_item(dl, "Scenario", "comparison-scenario", NULL), nm,
+	                   view_jstr(cmp, "scenario_id", NULL));
+	view_dl_item(dl, "Decided by", "decided-by", view_jstr(cmp, "decided_by", VIEW_NONE_TEXT));
+	view_time_el(view_dl_item(dl, "Created", "created", NULL),
+	             view_jstr(cmp, "created_at", NULL));
+}
+
+/* The header cell of one side: label, variant, run link, status, score. */
+static void side_head(xmlNodePtr tr, const char *cls, const char *label, json_t *side)
+{
+	xmlNodePtr th = html_elc(tr, "th", cls, NULL);
+	char text[128];
+
+	html_el(th, "div", label);
+	html_elc(th, "div", "side-variant", view_jstr(side, "variant", VIEW_NONE_TEXT));
+	view_id_link(html_elc(th, "div", "side-run", NULL), "/admin/runs",
+	             view_jstr(side, "run_id", NULL));
+	html_elc(th, "div", "side-status", view_jstr(side, "status", ""));
+	view_score_text(side, 0, text, sizeof(text));
+	html_elc(th, "div", "side-score", text);
+}
+
+static int step_differs(json_t *differing, json_int_t seq)
+{
+	json_t *d;
+	size_t i;
+
+	json_array_foreach(differing, i, d)
+	{
+		if (json_integer_value(json_object_get(d, "seq")) == seq)
+			return 1;
+	}
+	return 0;
+}
+
+/* One side's output of a step (out may be NULL: that side has no such
+ * step, "—"), a mock miss marked as on the run page. */
+static void side_cell(xmlNodePtr tr, const char *cls, json_t *out)
+{
+	xmlNodePtr td = view_cell_pre(tr, cls, out ? view_jstr(out, "output", "") : VIEW_NONE_TEXT);
+
+	if (out && is_mock_miss(out))
+		html_elc(td, "span", "mock-miss-marker", "mock miss");
+}
+
+/* One row; a differing step says so in words too (.differs-marker). */
+static void side_row(xmlNodePtr tbody, json_t *b, json_t *c, json_t *differing)
+{
+	json_t *any = b ? b : c;
+	json_int_t seq = json_integer_value(json_object_get(any, "seq"));
+	int differs = step_differs(differing, seq);
+	xmlNodePtr tr, key;
+	char text[24];
+
+	tr = html_elc(tbody, "tr", differs ? "step differs" : "step", NULL);
+	snprintf(text, sizeof(text), "%lld", (long long)seq);
+	html_attr(tr, "data-seq", text);
+	key = html_elc(tr, "td", "key", view_jstr(any, "key", ""));
+	if (differs) {
+		html_text(key, " ");
+		html_elc(key, "span", "differs-marker", "differs");
+	}
+	side_cell(tr, "baseline", b);
+	side_cell(tr, "candidate", c);
+}
+
+/* Both runs' outputs merged by seq (each in seq order). */
+static void side_by_side(xmlNodePtr main, json_t *cmp, json_t *base, json_t *cand)
+{
+	json_t *differing = json_object_get(cmp, "differing_steps"), *b, *c;
+	json_int_t bs, cs;
+	xmlNodePtr tr, tbody;
+	size_t i = 0, j = 0;
+
+	html_el(main, "h2", "Side by side");
+	tbody = view_table_new(main, "side-by-side", NULL, &tr);
+	html_el(tr, "th", "Step");
+	side_head(tr, "baseline", "Baseline", json_object_get(cmp, "baseline"));
+	side_head(tr, "candidate", "Candidate", json_object_get(cmp, "candidate"));
+	while (i < json_array_size(base) || j < json_array_size(cand)) {
+		b = json_array_get(base, i);
+		c = json_array_get(cand, j);
+		bs = json_integer_value(json_object_get(b, "seq"));
+		cs = json_integer_value(json_object_get(c, "seq"));
+		if (b && c && bs != cs) {
+			if (bs < cs)
+				c = NULL;
+			else
+				b = NULL;
+		}
+		i += b != NULL;
+		j += c != NULL;
+		side_row(tbody, b, c, differing);
+	}
+}
+
+/* The outputs array of a comparison side's run (or an error page). */
+static int side_outputs(struct view_ctx *ctx, json_t *cmp, const char *side, json_t **outputs)
+{
+	json_t *reply = NULL;
+
+	if (view_api_get_item(ctx, "runs", view_jstr(json_object_get(cmp, side), "run_id", NULL),
+	                      "/outputs", &reply))
+		return -1;
+	*outputs = json_object_get(reply, "outputs");
+	return 0;
+}
+
+int view_page_comparison(struct view_ctx *ctx, const char *id)
+{
+	json_t *cmp = NULL, *base = NULL, *cand = NULL;
+	htmlDocPtr doc = NULL;
+	xmlNodePtr main;
+	struct view_names nm;
+	char title[VIEW_TITLE_BYTES];
+
+	if (view_api_get_item(ctx, "comparisons", id, "", &cmp) ||
+	    side_outputs(ctx, cmp, "baseline", &base) || side_outputs(ctx, cmp, "candidate", &cand))
+		return 0;
+	view_names_load(ctx, &nm, 0);
+	page_heading(ctx, &nm, "Comparison", view_jstr(cmp, "scenario_id", NULL), NULL, id, title,
+	             sizeof(title));
+	main = view_page_begin(ctx, title, &doc);
+	html_elc(main, "p", "id", id);
+	comparison_summary(main, cmp, &nm);
+	side_by_side(main, cmp, base, cand);
+	return view_page_send(ctx, doc, 200);
+}

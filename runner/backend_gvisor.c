@@ -72,10 +72,11 @@
  * (runsc applies the pids backstop and the memory limit with them).
  *
  * The guard: a fork of the runner in its own session, started before the
- * bundle is filled, that deletes the container and the directory if the
- * runner dies first (a worker SIGKILLing a runner must not leave a sandbox
- * spinning: runsc create's sandbox is not tied to the runner's life). It
- * is dismissed by the normal teardown.
+ * bundle is filled, that kills every process of the run, deletes the
+ * container and removes its cgroups and the directory if the runner dies
+ * first, within RUNNER_GV_TEARDOWN_MS of its death (a worker SIGKILLing a
+ * runner must not leave a sandbox spinning: runsc create's sandbox is not
+ * tied to the runner's life). It is dismissed by the normal teardown.
  *
  * Teardown (always, also on the deadline): stdin of the agent closed, a
  * grace period for it to exit (a run that completed says in its shutdown
@@ -795,17 +796,101 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 }
 
 /*
+ * SIGKILL every process but this one whose command line names a path
+ * under top (the run's directory: runsc create and start, the gofer and
+ * the sandbox with its ptrace stubs all carry --root or --bundle under
+ * it, and the name is mkdtemp's, so nothing else does). Returns how many
+ * were signalled. A process that has exited has an empty command line,
+ * so a zombie is not counted.
+ */
+static int kill_named(const char *top)
+{
+	char path[64], buf[4096], needle[80];
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	pid_t self = getpid(), pid;
+	size_t nlen;
+	ssize_t r;
+	int fd, n = 0;
+
+	if (!d)
+		return 0;
+	nlen = (size_t)snprintf(needle, sizeof(needle), "%s/", top);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		pid = atoi(e->d_name);
+		if (pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf));
+		close(fd);
+		if (r > 0 && memmem(buf, (size_t)r, needle, nlen) && kill(pid, SIGKILL) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * What the guard does once the runner is gone, all within
+ * RUNNER_GV_TEARDOWN_MS of its death. The runner was the subreaper of
+ * runsc's processes: they are now re-parented away from anything that
+ * would kill them, and `runsc delete --force` alone is not enough. On a
+ * loaded machine a delete that exits 0 leaves the container's cgroups
+ * (its rmdir comes before the sandbox's last tasks have left them), and a
+ * gofer and a sandbox have outlived it (with the directory, their state,
+ * removed after it nothing could name them any more). So: kill by name
+ * until nothing of the run is left, delete (runsc's own state), remove
+ * the cgroups it left (retried while the last tasks leave them), then the
+ * directory.
+ */
+static void guard_clean(struct gv *g)
+{
+	const char *del[] = {"delete", "--force", g->id, NULL};
+	long long deadline = now_ms() + RUNNER_GV_TEARDOWN_MS, cmd_deadline;
+	struct runner_error ignored;
+	char path[256];
+	size_t i;
+	int left;
+
+	g->sandbox = -1;
+	while (kill_named(g->top) > 0 && now_ms() < deadline)
+		sleep_ms(5);
+	cmd_deadline = now_ms() + RUNNER_GV_CMD_MS;
+	runsc_cmd(g, del, -1, -1, -1, cmd_deadline < deadline ? cmd_deadline : deadline,
+	          &ignored);
+	/* delete forked nothing that outlives it, but a process of the run
+	 * still exiting may hold a cgroup for a moment */
+	for (;;) {
+		kill_named(g->top);
+		left = 0;
+		for (i = 0; cgroup_roots[i]; i++) {
+			snprintf(path, sizeof(path), "%s/%s", cgroup_roots[i], g->id);
+			if (rmdir(path) != 0 && errno != ENOENT)
+				left++;
+		}
+		if (!left || now_ms() >= deadline)
+			break;
+		sleep_ms(10);
+	}
+	nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/*
  * The guard: a process outside the sandbox, in its own session, that
- * deletes the container and removes the directory if the runner dies
- * before its own teardown (a worker that SIGKILLs a runner past the
- * deadline must not leave a sandbox running). It waits on a pipe whose
- * only write end the runner holds: 'q' means the runner tore everything
- * down itself; EOF means the runner is gone.
+ * kills what is left of the run, deletes the container and removes its
+ * cgroups and the directory if the runner dies before its own teardown
+ * (a worker that SIGKILLs a runner past the deadline must not leave a
+ * sandbox running): guard_clean. It waits on a pipe whose only write end
+ * the runner holds: 'q' means the runner tore everything down itself;
+ * EOF means the runner is gone.
  */
 static int guard_start(struct gv *g, struct runner_error *err)
 {
-	const char *del[] = {"delete", "--force", g->id, NULL};
-	struct runner_error ignored;
 	int p[2], null;
 	ssize_t r;
 	char c = 0;
@@ -835,9 +920,7 @@ static int guard_start(struct gv *g, struct runner_error *err)
 		while (r < 0 && errno == EINTR);
 		if (r == 1 && c == 'q')
 			_exit(0);
-		g->sandbox = -1;
-		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ignored);
-		nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		guard_clean(g);
 		_exit(0);
 	}
 	close(p[0]);

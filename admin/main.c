@@ -47,28 +47,28 @@ static int cmd_token(int argc, char **argv);
 static int cmd_module(int argc, char **argv);
 
 static const struct command commands[] = {
-	{"migrate", cmd_migrate, "migrate",
-	 "Create the data directory (and the SQLite file, mode 0600) if needed and apply\n"
-	 "every schema migration not yet applied. Safe to run again."},
-	{"tenant", cmd_tenant, "tenant create NAME | tenant list",
-	 "create NAME   create a tenant; prints tenant_id=<id> on stdout\n"
-	 "list          print id, name and creation time of every tenant"},
-	{"token", cmd_token,
-	 "token create --tenant NAME --role viewer|editor|admin [--label L]\n"
-	 "       olivares-admin token list --tenant NAME\n"
-	 "       olivares-admin token revoke --tenant NAME TOKEN_ID",
-	 "create  Create an API token for a tenant. The token (olv_ + 64 hex) is printed\n"
-	 "        ONCE on stdout, alone on its line; only its SHA-256 digest is stored.\n"
-	 "        The token id and role go to stderr.\n"
-	 "list    One line per token of the tenant, oldest first: id, role, state\n"
-	 "        (active|revoked), creation time and label, tab-separated (control\n"
-	 "        characters of a label shown as '?'). No secret can be shown: only\n"
-	 "        digests are stored.\n"
-	 "revoke  Revoke the token TOKEN_ID (from create or list) at once: the API and\n"
-	 "        the admin view refuse it, and its admin view sessions end. Audited as\n"
-	 "        token.revoke."},
-	{"module", cmd_module, "module enable|disable --tenant NAME sandbox",
-	 "Switch a module on or off for a tenant (data is kept when off)."},
+    {"migrate", cmd_migrate, "migrate",
+     "Create the data directory (and the SQLite file, mode 0600) if needed and apply\n"
+     "every schema migration not yet applied. Safe to run again."},
+    {"tenant", cmd_tenant, "tenant create NAME | tenant list",
+     "create NAME   create a tenant; prints tenant_id=<id> on stdout\n"
+     "list          print id, name and creation time of every tenant"},
+    {"token", cmd_token,
+     "token create --tenant NAME --role viewer|editor|admin [--label L]\n"
+     "       olivares-admin token list --tenant NAME\n"
+     "       olivares-admin token revoke --tenant NAME TOKEN_ID",
+     "create  Create an API token for a tenant. The token (olv_ + 64 hex) is printed\n"
+     "        ONCE on stdout, alone on its line; only its SHA-256 digest is stored.\n"
+     "        The token id and role go to stderr.\n"
+     "list    One line per token of the tenant, oldest first: id, role, state\n"
+     "        (active|revoked), creation time and label, tab-separated (control\n"
+     "        characters of a label shown as '?'). No secret can be shown: only\n"
+     "        digests are stored.\n"
+     "revoke  Revoke the token TOKEN_ID (from create or list) at once: the API and\n"
+     "        the admin view refuse it, and its admin view sessions end. Audited as\n"
+     "        token.revoke."},
+    {"module", cmd_module, "module enable|disable --tenant NAME sandbox",
+     "Switch a module on or off for a tenant (data is kept when off)."},
 };
 
 static void usage_all(FILE *f)
@@ -78,10 +78,11 @@ static void usage_all(FILE *f)
 	fprintf(f, "usage: %s COMMAND [ARGS]\n\ncommands:\n", prog);
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "  %s %s\n", prog, commands[i].usage);
-	fprintf(f, "\n%s COMMAND --help gives details. Configuration: $OLIVARES_CONF, or\n"
-		   "$OLIVARES_DATA/olivares.conf; environment OLIVARES_DATA (default ./var) and\n"
-		   "OLIVARES_DSN. Exit status: 0 ok, 1 failure, 2 usage error.\n",
-		prog);
+	fprintf(f,
+	        "\n%s COMMAND --help gives details. Configuration: $OLIVARES_CONF, or\n"
+	        "$OLIVARES_DATA/olivares.conf; environment OLIVARES_DATA (default ./var) and\n"
+	        "OLIVARES_DSN. Exit status: 0 ok, 1 failure, 2 usage error.\n",
+	        prog);
 }
 
 static int usage_cmd(const struct command *c, FILE *f, int rc)
@@ -192,7 +193,7 @@ static int cmd_migrate(int argc, char **argv)
 		return 1;
 	if (mkdir_p(cfg.data_dir)) {
 		fprintf(stderr, "%s: cannot create data dir %s: %s\n", prog, cfg.data_dir,
-			strerror(errno));
+		        strerror(errno));
 		return 1;
 	}
 	if (store_sqlite_file(cfg.dsn, file, sizeof file)) {
@@ -206,7 +207,7 @@ static int cmd_migrate(int argc, char **argv)
 			*slash = '\0';
 			if (mkdir_p(dir)) {
 				fprintf(stderr, "%s: cannot create %s: %s\n", prog, dir,
-					strerror(errno));
+				        strerror(errno));
 				return 1;
 			}
 		}
@@ -263,7 +264,8 @@ static int cmd_tenant(int argc, char **argv)
 			report(st, "tenant list");
 			goto out;
 		}
-		json_array_foreach(json_object_get(list, "tenants"), i, t) {
+		json_array_foreach(json_object_get(list, "tenants"), i, t)
+		{
 			printf("%s\t%s\t%s\n", json_string_value(json_object_get(t, "id")),
 			       json_string_value(json_object_get(t, "name")),
 			       json_string_value(json_object_get(t, "created_at")));
@@ -302,9 +304,9 @@ struct opts {
 static int parse_opts(int argc, char **argv, struct opts *o, int want_role)
 {
 	static const struct option longopts[] = {{"tenant", required_argument, NULL, 't'},
-						 {"role", required_argument, NULL, 'r'},
-						 {"label", required_argument, NULL, 'l'},
-						 {NULL, 0, NULL, 0}};
+	                                         {"role", required_argument, NULL, 'r'},
+	                                         {"label", required_argument, NULL, 'l'},
+	                                         {NULL, 0, NULL, 0}};
 	int ch;
 
 	memset(o, 0, sizeof o[0]);
@@ -370,7 +372,7 @@ static int open_tenant(const char *name, struct store **st, char tenant_id[33])
 	src = store_tenant_find(*st, name, tenant_id);
 	if (src == STORE_NOT_FOUND) {
 		fprintf(stderr, "%s: no tenant named \"%s\" (olivares-admin tenant create)\n", prog,
-			name);
+		        name);
 		return 1;
 	}
 	if (src) {
@@ -438,7 +440,7 @@ static int token_revoke(const struct command *c, int argc, char **argv)
 	src = store_token_revoke(st, tenant_id, o.positional, ADMIN_ACTOR);
 	if (src == STORE_NOT_FOUND) {
 		fprintf(stderr, "%s: tenant %s has no unrevoked token %s\n", prog, o.tenant,
-			o.positional);
+		        o.positional);
 		goto out;
 	}
 	if (src) {
@@ -477,7 +479,8 @@ static int cmd_token(int argc, char **argv)
 		fprintf(stderr, "%s: --role must be viewer, editor or admin\n", prog);
 		return EXIT_USAGE;
 	}
-	if (o.label && (strlen(o.label) > 256 || !model_text_valid_utf8(o.label, strlen(o.label)))) {
+	if (o.label &&
+	    (strlen(o.label) > 256 || !model_text_valid_utf8(o.label, strlen(o.label)))) {
 		fprintf(stderr, "%s: --label must be at most 256 bytes of UTF-8\n", prog);
 		return EXIT_USAGE;
 	}
@@ -500,8 +503,8 @@ static int cmd_token(int argc, char **argv)
 		report(st, "token create");
 		goto out;
 	}
-	fprintf(stderr, "%s: token_id=%s tenant=%s role=%s (the token below is shown once)\n",
-		prog, token_id, o.tenant, o.role);
+	fprintf(stderr, "%s: token_id=%s tenant=%s role=%s (the token below is shown once)\n", prog,
+	        token_id, o.tenant, o.role);
 	printf("%s\n", token);
 	fflush(stdout);
 	rc = 0;
@@ -544,7 +547,7 @@ static int cmd_module(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "%s: module %s %s for tenant %s\n", prog, o.positional,
-		enable ? "enabled" : "disabled", o.tenant);
+	        enable ? "enabled" : "disabled", o.tenant);
 	rc = 0;
 out:
 	json_decref(detail);

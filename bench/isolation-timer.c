@@ -130,8 +130,8 @@ static int one(char *const argv[], const char *input, size_t input_len, const ch
 	if (pipe2(in, O_CLOEXEC) || pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
 		return -1;
 	if (served_program) {
-		rc = http_runner_server_start(served_program, (char *const *)argv, in[0], o[1], e[1],
-		                              60000, &pid, &runner_pidfd, &srv_sock);
+		rc = http_runner_server_start(served_program, (char *const *)argv, in[0], o[1],
+		                              e[1], 60000, &pid, &runner_pidfd, &srv_sock);
 	} else {
 		posix_spawn_file_actions_init(&fa);
 		posix_spawn_file_actions_adddup2(&fa, in[0], 0);

@@ -215,8 +215,7 @@ char *cli_http_escape(const char *s);
  * server answers 404 for it instead of the CLI guessing: a "/" or ".."
  * in it, escaped or not, would be resolved by the web server into another
  * path ("runs get ../../../modules" read the module list as a run). */
-void cli_path_id(struct model_buf *path, const char *prefix, const char *id,
-                 const char *suffix);
+void cli_path_id(struct model_buf *path, const char *prefix, const char *id, const char *suffix);
 
 /** Append "?name=value" or "&name=value" (value escaped) when value is not
  * NULL. Returns 0, or -1 after a usage error (the path would be too long). */
@@ -225,8 +224,8 @@ int cli_query_add(const struct cli_ctx *ctx, struct model_buf *path, const char 
 
 /** Check the integer option `name` of a (if given) and append it to the
  * query in canonical form. Returns 0, or -1 after a usage error. */
-int cli_query_add_int(const struct cli_ctx *ctx, struct model_buf *path,
-                      const struct cli_args *a, const char *name);
+int cli_query_add_int(const struct cli_ctx *ctx, struct model_buf *path, const struct cli_args *a,
+                      const char *name);
 
 /* ---- input files (cli/input.c) ------------------------------------------ */
 

@@ -17,7 +17,6 @@
 #include "model/alloc.h"
 #include "model/buf.h"
 
-
 /* ---- rendering ----------------------------------------------------------- */
 
 /* A JSON number as the shortest decimal that reads back as the same double

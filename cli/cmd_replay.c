@@ -19,7 +19,6 @@
 #include "model/buf.h"
 #include "model/limits.h"
 
-
 /* A sessions file may hold many sessions (each posted on its own, each
  * within the API's 1 MiB request limit): 16 MiB for the whole file. */
 #define SESSIONS_FILE_MAX_BYTES (16u * 1024 * 1024)

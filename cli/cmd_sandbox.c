@@ -268,8 +268,9 @@ static int cmd_scenarios_update(struct cli_ctx *ctx, const struct cli_args *a)
 	body = json_object();
 	rc = scenario_fields(ctx, a, body);
 	if (!rc && json_object_size(body) == 0)
-		rc = cli_usage_error(ctx, "nothing to change: give --name, --description, --subject, "
-		                          "--steps-file or --mocks-file");
+		rc = cli_usage_error(ctx,
+		                     "nothing to change: give --name, --description, --subject, "
+		                     "--steps-file or --mocks-file");
 	if (rc) {
 		json_decref(body);
 		return rc;

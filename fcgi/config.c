@@ -11,9 +11,9 @@
  * the environment are read, in http_config_load.
  */
 #include "fcgi/config.h"
-#include "fcgi/run/dispatch.h" /* HTTP_DISPATCH_GRACE_MS (macros only) */
+#include "fcgi/run/dispatch.h"        /* HTTP_DISPATCH_GRACE_MS (macros only) */
 #include "fcgi/run/preflight_cache.h" /* PREFLIGHT_CACHE_BACKENDS */
-#include "fcgi/scorer/scorer.h"   /* the [scorer] timeout_ms bounds (macros only) */
+#include "fcgi/scorer/scorer.h"       /* the [scorer] timeout_ms bounds (macros only) */
 
 #include <ctype.h>
 #include <errno.h>

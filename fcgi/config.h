@@ -70,8 +70,8 @@ struct http_config {
 	char default_backend[64];
 	char scorer[512];      /* [scorer] adapter */
 	int scorer_timeout_ms; /* [scorer] timeout_ms */
-	char agents_dir[512]; /* absolute */
-	char binds[1024];     /* comma list, no spaces; "" for none */
+	char agents_dir[512];  /* absolute */
+	char binds[1024];      /* comma list, no spaces; "" for none */
 	/* [runner] gvisor_platform, one of http_config_gvisor_platforms */
 	char gvisor_platform[16];
 	struct http_run_limits limits;

@@ -8,9 +8,11 @@
  *   code                 HTTP  JSON error.code
  *   MODEL_E_MALFORMED    400   "malformed"       bad JSON, wrong type, unknown field, bad UTF-8
  *   MODEL_E_LIMIT        422   "limit_exceeded"  a bound of limits.h is crossed
- *   MODEL_E_INVALID      422   "invalid"         well-formed but refused (duplicate mock,
- * credential) MODEL_E_NOT_FOUND    404   "not_found" MODEL_E_TOO_LARGE    413   "too_large" request
- * body over 1 MiB MODEL_E_BUSY         429   "busy"            every run slot is taken: try again
+ *   MODEL_E_INVALID      422   "invalid"         well-formed but refused
+ *                                                (duplicate mock, credential)
+ *   MODEL_E_NOT_FOUND    404   "not_found"
+ *   MODEL_E_TOO_LARGE    413   "too_large"       request body over 1 MiB
+ *   MODEL_E_BUSY         429   "busy"            every run slot is taken: try again
  *                                                (sent with Retry-After)
  *   MODEL_E_STORAGE      503   "storage_unavailable"
  *   MODEL_E_INTERNAL     500   "internal"
@@ -38,13 +40,13 @@ struct model_error {
 /** Fill *err (if not NULL) and return -1, so callers can write
  * `return model_error_set(err, MODEL_E_LIMIT, "count", "count must be ...");` */
 int model_error_set(struct model_error *err, enum model_err code, const char *field,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /** model_error_set with a va_list, for helpers that forward their own
  * format arguments. Same return (-1) and the same truncation rules: field and
  * message are cut to fit and never end inside a UTF-8 sequence. */
 int model_error_setv(struct model_error *err, enum model_err code, const char *field,
-		     const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+                     const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
 
 /** The JSON error.code string for a code ("malformed", ...). */
 const char *model_error_name(enum model_err code);

@@ -64,10 +64,7 @@
 /** Most arguments in a request (after argv[0]). */
 #define MODEL_FORKSERVER_ARGS_MAX 16
 
-enum model_forkserver_kind {
-	MODEL_FORKSERVER_STARTED = 1,
-	MODEL_FORKSERVER_ENDED = 2
-};
+enum model_forkserver_kind { MODEL_FORKSERVER_STARTED = 1, MODEL_FORKSERVER_ENDED = 2 };
 
 /** One reply; fixed layout, host byte order (both ends are on one host). */
 struct model_forkserver_reply {

@@ -51,8 +51,7 @@ struct model_gen_request {
  * allowed (it yields empty inputs). err->field names the field.
  * On success release with model_gen_request_free.
  */
-int model_gen_request_parse(json_t *body, struct model_gen_request *out,
-			    struct model_error *err);
+int model_gen_request_parse(json_t *body, struct model_gen_request *out, struct model_error *err);
 
 void model_gen_request_free(struct model_gen_request *r);
 
@@ -61,9 +60,8 @@ void model_gen_request_free(struct model_gen_request *r);
  * caller frees; *out_len its length). Returns 0, or -1 with limit_exceeded
  * if the result would exceed MODEL_MAX_INPUT_BYTES (nothing allocated).
  */
-int model_generate_one(const char *tmpl, size_t tmpl_len, const char *subject,
-		       size_t subject_len, long index, char **out, size_t *out_len,
-		       struct model_error *err);
+int model_generate_one(const char *tmpl, size_t tmpl_len, const char *subject, size_t subject_len,
+                       long index, char **out, size_t *out_len, struct model_error *err);
 
 /**
  * Generate the whole batch: a new JSON array of {"key":"step-<i>","input":…}
@@ -71,7 +69,6 @@ int model_generate_one(const char *tmpl, size_t tmpl_len, const char *subject,
  * -1 with *err and *samples untouched (no partial batch) if any input is
  * oversize or the encoded batch does not fit the request limit.
  */
-int model_generate(const struct model_gen_request *r, json_t **samples,
-		   struct model_error *err);
+int model_generate(const struct model_gen_request *r, json_t **samples, struct model_error *err);
 
 #endif

@@ -138,7 +138,7 @@ json_t *model_replay_divergence(json_t *recorded, json_t *outputs);
 struct model_history_ops {
 	const char *name;
 	int (*load)(void *ctx, const char *tenant_id, const char *session_id, json_t **events,
-		    char *external_id, size_t n, char *why, size_t why_n);
+	            char *external_id, size_t n, char *why, size_t why_n);
 };
 
 struct model_history_source {

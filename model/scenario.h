@@ -47,8 +47,7 @@
  * keys name, description, subject_kind, steps [{key,input}], mocks
  * [{resource,response[,variant]}] ("variant" omitted when absent or null).
  */
-int model_scenario_check(json_t *body, int is_update, json_t **normalized,
-			 struct model_error *err);
+int model_scenario_check(json_t *body, int is_update, json_t **normalized, struct model_error *err);
 
 /**
  * Resolve a step's input against a scenario's mocks (the array validated
@@ -58,8 +57,8 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized,
  * variant-less mocks apply). Returns 1 and points *response and *response_len
  * into the mocks array (borrowed) on a hit, 0 on a miss.
  */
-int model_mock_resolve(json_t *mocks, const char *variant, const char *input,
-		       size_t input_len, const char **response, size_t *response_len);
+int model_mock_resolve(json_t *mocks, const char *variant, const char *input, size_t input_len,
+                       const char **response, size_t *response_len);
 
 /** The marker for a miss: "[[mock-miss:" input "]]", allocated (caller frees),
  * length in *out_len. */

@@ -63,7 +63,7 @@
  * Closes nothing; the caller closes to_agent to signal the end and reaps.
  */
 int runner_agent_drive(const struct runner_spec *spec, int to_agent, int from_agent,
-		       long long deadline_ms, FILE *out, struct runner_summary *sum);
+                       long long deadline_ms, FILE *out, struct runner_summary *sum);
 
 /**
  * The agent had to be killed after every step completed: it did not exit

@@ -861,8 +861,7 @@ static void guard_clean(struct gv *g)
 	while (kill_named(g->top) > 0 && now_ms() < deadline)
 		sleep_ms(5);
 	cmd_deadline = now_ms() + RUNNER_GV_CMD_MS;
-	runsc_cmd(g, del, -1, -1, -1, cmd_deadline < deadline ? cmd_deadline : deadline,
-	          &ignored);
+	runsc_cmd(g, del, -1, -1, -1, cmd_deadline < deadline ? cmd_deadline : deadline, &ignored);
 	/* delete forked nothing that outlives it, but a process of the run
 	 * still exiting may hold a cgroup for a moment */
 	for (;;) {

@@ -340,7 +340,8 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_FAILED)
 				return runner_error_set(err, RUNNER_E_SETUP, "%s failed: %s",
 				                        r.what, jail_ename(r.err));
-			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_CONFINED && !seen->confined) {
+			if (got == (ssize_t)sizeof(r) && r.kind == REPORT_CONFINED &&
+			    !seen->confined) {
 				seen->confined = 1;
 			} else if (got == 0 && seen->confined) {
 				seen->exec_done = 1;
@@ -368,7 +369,8 @@ static int await_setup(pid_t pid1, int report_r, int exec_r, long long deadline_
 				                        r.what, jail_ename(r.err));
 			if (got != (ssize_t)sizeof(r) || r.kind != REPORT_BUILT) {
 				memset(&si, 0, sizeof(si));
-				if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+				if (waitid(P_PID, (id_t)pid1, &si, WEXITED | WNOHANG | WNOWAIT) ==
+				        0 &&
 				    si.si_pid == pid1)
 					runner_error_set(err, RUNNER_E_SETUP,
 					                 "the jail's pid 1 died during setup");
@@ -518,8 +520,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	/* fork()-like clone (no new stack): pid 1 of the new namespaces, the
 	 * agent once it execs. CLONE_PIDFD: pidfd_ret gets a pidfd of it,
 	 * readable once it has exited, for waits with a deadline. */
-	j->pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD | CLONE_PIDFD, NULL, &pidfd_ret, NULL,
-	                        NULL);
+	j->pid =
+	    (pid_t)syscall(SYS_clone, flags | SIGCHLD | CLONE_PIDFD, NULL, &pidfd_ret, NULL, NULL);
 	if (j->pid < 0) {
 		e = errno;
 		/* Name the primitive that is missing, as the preflight's trial
@@ -693,8 +695,8 @@ static long long own_cpu_ms(pid_t pid)
 	 * one): state ppid pgrp session tty_nr tpgid flags minflt cminflt
 	 * majflt cmajflt utime stime */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-	                 &st) != 2)
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -1;
 	return (long long)((ut + st) * 1000ULL / (unsigned long long)tck);
 }

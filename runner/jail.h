@@ -55,17 +55,17 @@
  */
 struct runner_jail {
 	pid_t pid;
-	int to_agent;                /* agent's stdin (write end) */
-	int from_agent;              /* agent's stdout (read end) */
-	int err_agent;               /* agent's stderr (read end) */
-	int pidfd;                   /* pidfd of pid 1: readable once it exited */
-	int agent_status;            /* the agent's wait status once reaped, else -1 */
-	long long agent_cpu_ms;      /* its own CPU time then, -1 if unknown */
-	long cpu_seconds;            /* its CPU limit, to name it in a reason */
-	pid_t guard;                 /* the guard (runner/jail.c), -1 once reaped */
-	int lifeline;                /* the guard's lifeline (write end) */
-	int lost;                    /* pid 1 could not be reaped */
-	int killed;                  /* runner_jail_destroy() found pid 1 still
+	int to_agent;           /* agent's stdin (write end) */
+	int from_agent;         /* agent's stdout (read end) */
+	int err_agent;          /* agent's stderr (read end) */
+	int pidfd;              /* pidfd of pid 1: readable once it exited */
+	int agent_status;       /* the agent's wait status once reaped, else -1 */
+	long long agent_cpu_ms; /* its own CPU time then, -1 if unknown */
+	long cpu_seconds;       /* its CPU limit, to name it in a reason */
+	pid_t guard;            /* the guard (runner/jail.c), -1 once reaped */
+	int lifeline;           /* the guard's lifeline (write end) */
+	int lost;               /* pid 1 could not be reaped */
+	int killed;             /* runner_jail_destroy() found pid 1 still
 	                              * running and killed it (it did not exit
 	                              * by the deadline it was given) */
 };

@@ -13,29 +13,29 @@
  * scored and shutdown of each side are read from its run (the runs are
  * written with the comparison and never change). */
 static const struct colspec comparison_cols[] = {
-	{"id", C_TEXT},		       {"scenario_id", C_TEXT},	   {"scenario_version", C_INT},
-	{"suite", C_TEXT},	       {"tolerance", C_REAL},	   {"b_variant", C_TEXT},
-	{"b_run_id", C_TEXT},	       {"b_status", C_TEXT},	   {"b_scored", C_BOOL},
-	{"b_score", C_REAL},	       {"b_shutdown", C_TEXT},	   {"c_variant", C_TEXT},
-	{"c_run_id", C_TEXT},	       {"c_status", C_TEXT},	   {"c_scored", C_BOOL},
-	{"c_score", C_REAL},	       {"c_shutdown", C_TEXT},	   {"delta", C_REAL},
-	{"verdict", C_TEXT},	       {"reason", C_TEXT},	   {"differing_steps", C_JSON},
-	{"decided_by", C_TEXT},	       {"created_at", C_TEXT}};
+    {"id", C_TEXT},         {"scenario_id", C_TEXT}, {"scenario_version", C_INT},
+    {"suite", C_TEXT},      {"tolerance", C_REAL},   {"b_variant", C_TEXT},
+    {"b_run_id", C_TEXT},   {"b_status", C_TEXT},    {"b_scored", C_BOOL},
+    {"b_score", C_REAL},    {"b_shutdown", C_TEXT},  {"c_variant", C_TEXT},
+    {"c_run_id", C_TEXT},   {"c_status", C_TEXT},    {"c_scored", C_BOOL},
+    {"c_score", C_REAL},    {"c_shutdown", C_TEXT},  {"delta", C_REAL},
+    {"verdict", C_TEXT},    {"reason", C_TEXT},      {"differing_steps", C_JSON},
+    {"decided_by", C_TEXT}, {"created_at", C_TEXT}};
 /* Both joins stay inside the tenant: a run id of another tenant never
  * matches. */
-#define COMPARISON_SELECT                                                                    \
-	"SELECT c.id, c.scenario_id, c.scenario_version, c.suite, c.tolerance, "             \
-	"c.baseline_variant, c.baseline_run_id, b.status, b.scored, c.baseline_score, "      \
-	"b.shutdown, "                                                                       \
-	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "   \
-	"k.shutdown, "                                                                       \
-	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at "       \
-	"FROM comparisons c "                                                                \
-	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "             \
+#define COMPARISON_SELECT                                                                          \
+	"SELECT c.id, c.scenario_id, c.scenario_version, c.suite, c.tolerance, "                   \
+	"c.baseline_variant, c.baseline_run_id, b.status, b.scored, c.baseline_score, "            \
+	"b.shutdown, "                                                                             \
+	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "         \
+	"k.shutdown, "                                                                             \
+	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at "             \
+	"FROM comparisons c "                                                                      \
+	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = c.tenant_id AND k.id = c.candidate_run_id"
 
 static const char *const comparison_verdicts[] = {"improved", "regressed", "unchanged",
-						  "inconclusive"};
+                                                  "inconclusive"};
 
 struct comparison_arg {
 	const char *tenant_id;
@@ -52,7 +52,7 @@ struct comparison_arg {
 static json_t *comparison_side(json_t *flat, const char *p)
 {
 	static const char *const keys[] = {"variant", "run_id", "status",
-					   "scored",  "score",	"shutdown"};
+	                                   "scored",  "score",  "shutdown"};
 	char col[32];
 	json_t *side = json_object();
 	json_t *v;
@@ -70,9 +70,9 @@ static json_t *comparison_side(json_t *flat, const char *p)
 static json_t *comparison_shape(json_t *flat)
 {
 	static const char *const top[] = {"id", "scenario_id", "scenario_version", "suite",
-					  "tolerance"};
-	static const char *const rest[] = {"delta", "verdict", "reason", "differing_steps",
-					   "decided_by", "created_at"};
+	                                  "tolerance"};
+	static const char *const rest[] = {"delta",           "verdict",    "reason",
+	                                   "differing_steps", "decided_by", "created_at"};
 	json_t *o = json_object();
 	json_t *v;
 	size_t i;
@@ -91,8 +91,8 @@ static json_t *comparison_shape(json_t *flat)
 }
 
 /* Every row of sql into arr as API objects. */
-static enum store_rc comparison_rows(struct store *st, const char *sql, struct param *p,
-				     size_t n, json_t *arr)
+static enum store_rc comparison_rows(struct store *st, const char *sql, struct param *p, size_t n,
+                                     json_t *arr)
 {
 	json_t *flat = json_array();
 	json_t *row;
@@ -101,14 +101,13 @@ static enum store_rc comparison_rows(struct store *st, const char *sql, struct p
 
 	rc = store_q_rows(st, sql, p, n, comparison_cols, NPARAMS(comparison_cols), flat);
 	if (!rc)
-		json_array_foreach(flat, i, row)
-			json_array_append_new(arr, comparison_shape(row));
+		json_array_foreach(flat, i, row) json_array_append_new(arr, comparison_shape(row));
 	json_decref(flat);
 	return rc;
 }
 
 static enum store_rc comparison_read(struct store *st, const char *tenant_id, const char *id,
-				     json_t **out)
+                                     json_t **out)
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
 	json_t *arr = json_array();
@@ -116,7 +115,7 @@ static enum store_rc comparison_read(struct store *st, const char *tenant_id, co
 
 	*out = NULL;
 	rc = comparison_rows(st, COMPARISON_SELECT " WHERE c.tenant_id = ? AND c.id = ?", p,
-			     NPARAMS(p), arr);
+	                     NPARAMS(p), arr);
 	if (!rc && json_array_size(arr) == 0)
 		rc = STORE_NOT_FOUND;
 	if (!rc)
@@ -155,23 +154,23 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
-				    PT(a->tenant_id),
-				    PT(c->scenario_id),
-				    PI(c->scenario_version),
-				    PT(c->suite),
-				    PR(1, c->tolerance),
-				    PT(b->variant),
-				    PT(bid),
-				    PR(b->scored, b->score),
-				    PT(k->variant),
-				    PT(kid),
-				    PR(k->scored, k->score),
-				    PR(c->has_delta, c->delta),
-				    PT(c->verdict),
-				    PT(c->reason),
-				    PT(diff),
-				    PT(a->actor),
-				    PT(now)};
+		                    PT(a->tenant_id),
+		                    PT(c->scenario_id),
+		                    PI(c->scenario_version),
+		                    PT(c->suite),
+		                    PR(1, c->tolerance),
+		                    PT(b->variant),
+		                    PT(bid),
+		                    PR(b->scored, b->score),
+		                    PT(k->variant),
+		                    PT(kid),
+		                    PR(k->scored, k->score),
+		                    PR(c->has_delta, c->delta),
+		                    PT(c->verdict),
+		                    PT(c->reason),
+		                    PT(diff),
+		                    PT(a->actor),
+		                    PT(now)};
 
 		rc = store_q_exec(
 		    st,
@@ -186,7 +185,7 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 	if (rc)
 		return rc;
 	detail = json_pack("{s:s,s:s,s:s,s:s}", "scenario_id", c->scenario_id, "baseline_run_id",
-			   bid, "candidate_run_id", kid, "verdict", c->verdict);
+	                   bid, "candidate_run_id", kid, "verdict", c->verdict);
 	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.compare", id, detail);
 	json_decref(detail);
 	if (rc)
@@ -205,8 +204,8 @@ static int verdict_known(const char *v)
 }
 
 enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
-				      const char *actor_token_id,
-				      const struct store_comparison *cmp, json_t **out)
+                                      const char *actor_token_id,
+                                      const struct store_comparison *cmp, json_t **out)
 {
 	struct comparison_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
 	struct store_comparison c;
@@ -252,7 +251,7 @@ out:
  * (store_get, store_read_json): a comparison and its runs are written in one
  * transaction and never changed. */
 enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
-				   json_t **out)
+                                   json_t **out)
 {
 	return store_get(st, comparison_read, tenant_id, id, out);
 }
@@ -268,10 +267,13 @@ static enum store_rc tx_comparison_list(struct store *st, void *arg)
 	struct comparison_arg *a = arg;
 	const struct store_filter_cond conds[] = {{a->scenario_id, " AND c.scenario_id = ?"},
 	                                          {a->verdict, " AND c.verdict = ?"}};
-	const struct store_list_query q = {
-		.head = COMPARISON_SELECT " WHERE c.tenant_id = ?", .order = " ORDER BY c.ord DESC",
-		.tenant_id = a->tenant_id, .conds = conds, .nconds = NPARAMS(conds),
-		.limit = a->limit, .offset = a->offset};
+	const struct store_list_query q = {.head = COMPARISON_SELECT " WHERE c.tenant_id = ?",
+	                                   .order = " ORDER BY c.ord DESC",
+	                                   .tenant_id = a->tenant_id,
+	                                   .conds = conds,
+	                                   .nconds = NPARAMS(conds),
+	                                   .limit = a->limit,
+	                                   .offset = a->offset};
 
 	json_decref(a->out);
 	a->out = NULL;
@@ -279,8 +281,8 @@ static enum store_rc tx_comparison_list(struct store *st, void *arg)
 }
 
 enum store_rc store_comparison_list_filtered(struct store *st, const char *tenant_id,
-					     const char *scenario_id, const char *verdict,
-					     int limit, int offset, json_t **out)
+                                             const char *scenario_id, const char *verdict,
+                                             int limit, int offset, json_t **out)
 {
 	struct comparison_arg a = {.tenant_id = tenant_id ? tenant_id : "",
 	                           .scenario_id = scenario_id,
@@ -293,8 +295,7 @@ enum store_rc store_comparison_list_filtered(struct store *st, const char *tenan
 }
 
 enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
-				    const char *scenario_id, int limit, int offset, json_t **out)
+                                    const char *scenario_id, int limit, int offset, json_t **out)
 {
-	return store_comparison_list_filtered(st, tenant_id, scenario_id, NULL, limit, offset,
-					      out);
+	return store_comparison_list_filtered(st, tenant_id, scenario_id, NULL, limit, offset, out);
 }

@@ -58,8 +58,8 @@
 #include "model/buf.h"
 #include "model/text.h"
 
-#define STORE_RETRIES 6            /* attempts of one transaction on a lock */
-#define STORE_BACKOFF_MS 10        /* first back-off, doubled each attempt */
+#define STORE_RETRIES 6     /* attempts of one transaction on a lock */
+#define STORE_BACKOFF_MS 10 /* first back-off, doubled each attempt */
 /* Total time one call may spend on a lock, busy waits of the driver
  * included (SQLite's Timeout, default 2000 ms in fcgi/config.c): no new
  * attempt starts past it. With the default DSN a locked database gives
@@ -67,7 +67,7 @@
  * nginx's fastcgi_read_timeout of 60 s; 6 attempts x a 5 s busy wait made
  * the client wait 60 s for nginx's 504 instead. */
 #define STORE_RETRY_BUDGET_MS 8000
-#define STORE_LONG_TEXT 4000       /* bind longer strings as SQL_LONGVARCHAR */
+#define STORE_LONG_TEXT 4000 /* bind longer strings as SQL_LONGVARCHAR */
 #define STORE_LIST_MAX 500
 
 static char store_open_err[512];
@@ -151,8 +151,7 @@ static int connection_dead(struct store *st)
  * Record the first diagnostic of handle h and classify it. Sets st->busy
  * for a retryable conflict and st->broken for a lost connection.
  */
-static enum store_rc odbc_fail(struct store *st, SQLSMALLINT htype, SQLHANDLE h,
-			       const char *what)
+static enum store_rc odbc_fail(struct store *st, SQLSMALLINT htype, SQLHANDLE h, const char *what)
 {
 	SQLCHAR state[6] = "";
 	SQLCHAR msg[400] = "";
@@ -320,7 +319,7 @@ static struct stmt_slot *stmt_slot_of(struct store *st, SQLHSTMT h)
  * *slot is NULL for a statement that is not cached (free it after use).
  */
 static enum store_rc stmt_get(struct store *st, const char *sql, int cache, SQLHSTMT *out,
-			      struct stmt_slot **slot)
+                              struct stmt_slot **slot)
 {
 	struct stmt_slot *victim = NULL;
 	unsigned long hash = 0;
@@ -348,7 +347,7 @@ static enum store_rc stmt_get(struct store *st, const char *sql, int cache, SQLH
 			if (s->busy)
 				continue;
 			if (!victim || (victim->h != SQL_NULL_HSTMT &&
-					(s->h == SQL_NULL_HSTMT || s->used < victim->used)))
+			                (s->h == SQL_NULL_HSTMT || s->used < victim->used)))
 				victim = s;
 		}
 	}
@@ -406,7 +405,7 @@ static void stmt_put(struct store *st, SQLHSTMT h, struct stmt_slot *slot, int f
  * back here and *rows (if not NULL) receives the affected row count.
  */
 enum store_rc store_q_run(struct store *st, const char *sql, struct param *p, size_t n,
-                                 SQLHSTMT *out, SQLLEN *rows, int cache)
+                          SQLHSTMT *out, SQLLEN *rows, int cache)
 {
 	struct stmt_slot *slot = NULL;
 	SQLHSTMT h = SQL_NULL_HSTMT;
@@ -427,28 +426,30 @@ enum store_rc store_q_run(struct store *st, const char *sql, struct param *p, si
 			p[k].iv = (SQLINTEGER)p[k].i;
 			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
 			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_SLONG,
-					     SQL_INTEGER, 0, 0, &p[k].iv, 0, &p[k].ind);
+			                     SQL_INTEGER, 0, 0, &p[k].iv, 0, &p[k].ind);
 		} else if (p[k].type == P_BIGINT) {
 			p[k].bv = (SQLBIGINT)p[k].i;
 			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
-			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_SBIGINT,
-					     SQL_BIGINT, 0, 0, &p[k].bv, 0, &p[k].ind);
+			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT,
+			                     SQL_C_SBIGINT, SQL_BIGINT, 0, 0, &p[k].bv, 0,
+			                     &p[k].ind);
 		} else if (p[k].type == P_REAL) {
 			p[k].dv = (SQLDOUBLE)p[k].d;
 			p[k].ind = p[k].null ? SQL_NULL_DATA : 0;
-			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_DOUBLE,
-					     SQL_DOUBLE, 15, 0, &p[k].dv, 0, &p[k].ind);
+			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT,
+			                     SQL_C_DOUBLE, SQL_DOUBLE, 15, 0, &p[k].dv, 0,
+			                     &p[k].ind);
 		} else if (!p[k].s) {
 			p[k].ind = SQL_NULL_DATA;
 			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_CHAR,
-					     SQL_VARCHAR, 1, 0, NULL, 0, &p[k].ind);
+			                     SQL_VARCHAR, 1, 0, NULL, 0, &p[k].ind);
 		} else {
 			len = (SQLLEN)strlen(p[k].s);
 			p[k].ind = len;
 			r = SQLBindParameter(h, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, SQL_C_CHAR,
-					     len > STORE_LONG_TEXT ? SQL_LONGVARCHAR : SQL_VARCHAR,
-					     (SQLULEN)(len > 0 ? len : 1), 0, (SQLPOINTER)p[k].s,
-					     len, &p[k].ind);
+			                     len > STORE_LONG_TEXT ? SQL_LONGVARCHAR : SQL_VARCHAR,
+			                     (SQLULEN)(len > 0 ? len : 1), 0, (SQLPOINTER)p[k].s,
+			                     len, &p[k].ind);
 		}
 		if (!SQL_SUCCEEDED(r)) {
 			rc = odbc_fail(st, SQL_HANDLE_STMT, h, "bind");
@@ -478,7 +479,7 @@ out:
 
 /* store_q_run through the statement cache: every statement of the store but DDL. */
 enum store_rc store_q_exec(struct store *st, const char *sql, struct param *p, size_t n,
-                                  SQLHSTMT *out, SQLLEN *rows)
+                           SQLHSTMT *out, SQLLEN *rows)
 {
 	return store_q_run(st, sql, p, n, out, rows, 1);
 }
@@ -536,7 +537,8 @@ static enum store_rc col_text(struct store *st, SQLHSTMT h, int col, char **out,
 			return STORE_OK;
 		}
 		/* a truncated chunk fills the buffer minus its NUL */
-		if (r == SQL_SUCCESS_WITH_INFO && (ind == SQL_NO_TOTAL || ind >= (SQLLEN)sizeof chunk))
+		if (r == SQL_SUCCESS_WITH_INFO &&
+		    (ind == SQL_NO_TOTAL || ind >= (SQLLEN)sizeof chunk))
 			got = sizeof chunk - 1;
 		else if (ind == SQL_NO_TOTAL)
 			got = strlen(chunk);
@@ -630,8 +632,7 @@ static enum store_rc col_json(struct store *st, SQLHSTMT h, int col, enum ctype 
 	if (rc)
 		return rc;
 	model_buf_init(&b, STORE_TEXT_MAX);
-	if (model_buf_add(&b, chunk, sizeof chunk - 1) ||
-	    (rest && model_buf_add(&b, rest, len))) {
+	if (model_buf_add(&b, chunk, sizeof chunk - 1) || (rest && model_buf_add(&b, rest, len))) {
 		free(rest);
 		model_buf_release(&b);
 		store_seterr(st, "column %d is larger than %u bytes", col, STORE_TEXT_MAX);
@@ -646,8 +647,8 @@ static enum store_rc col_json(struct store *st, SQLHSTMT h, int col, enum ctype 
 	return STORE_OK;
 }
 
-static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colspec *cols,
-				size_t n, json_t **out)
+static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colspec *cols, size_t n,
+                                json_t **out)
 {
 	json_t *obj;
 	json_t *v;
@@ -707,7 +708,7 @@ out:
 
 /* Run a query and collect every row as an object appended to array arr. */
 enum store_rc store_q_rows(struct store *st, const char *sql, struct param *p, size_t n,
-                                  const struct colspec *cols, size_t ncols, json_t *arr)
+                           const struct colspec *cols, size_t ncols, json_t *arr)
 {
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
@@ -735,8 +736,7 @@ enum store_rc store_q_rows(struct store *st, const char *sql, struct param *p, s
  * new reference; NULL on failure).
  */
 enum store_rc store_q_list(struct store *st, const char *sql, struct param *p, size_t n,
-                                  const struct colspec *cols, size_t ncols, const char *key,
-                                  json_t **out)
+                           const struct colspec *cols, size_t ncols, const char *key, json_t **out)
 {
 	json_t *arr = json_array();
 	enum store_rc rc;
@@ -753,7 +753,7 @@ enum store_rc store_q_list(struct store *st, const char *sql, struct param *p, s
 
 /* The first row as an object; STORE_NOT_FOUND if there is none. */
 enum store_rc store_q_row(struct store *st, const char *sql, struct param *p, size_t n,
-                                 const struct colspec *cols, size_t ncols, json_t **out)
+                          const struct colspec *cols, size_t ncols, json_t **out)
 {
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
@@ -774,7 +774,7 @@ enum store_rc store_q_row(struct store *st, const char *sql, struct param *p, si
 
 /* 1 in *found if the query returns at least one row. */
 enum store_rc store_q_exists(struct store *st, const char *sql, struct param *p, size_t n,
-                                    int *found)
+                             int *found)
 {
 	SQLHSTMT h = SQL_NULL_HSTMT;
 	enum store_rc rc;
@@ -834,12 +834,15 @@ static int sqlite_main_file(struct store *st, char *out, size_t n)
 		return 0;
 	if (SQL_SUCCEEDED(SQLExecDirect(h, (SQLCHAR *)"PRAGMA database_list", SQL_NTS))) {
 		while (!found && SQL_SUCCEEDED(SQLFetch(h))) {
-			if (!SQL_SUCCEEDED(SQLGetData(h, 2, SQL_C_CHAR, name, sizeof name, &name_len)) ||
-			    !SQL_SUCCEEDED(SQLGetData(h, 3, SQL_C_CHAR, file, sizeof file, &file_len)))
+			if (!SQL_SUCCEEDED(
+			        SQLGetData(h, 2, SQL_C_CHAR, name, sizeof name, &name_len)) ||
+			    !SQL_SUCCEEDED(
+			        SQLGetData(h, 3, SQL_C_CHAR, file, sizeof file, &file_len)))
 				break;
 			if (name_len < 0 || strcmp((char *)name, "main") != 0)
 				continue;
-			if (file_len > 0 && (size_t)file_len < n && (size_t)file_len < sizeof file) {
+			if (file_len > 0 && (size_t)file_len < n &&
+			    (size_t)file_len < sizeof file) {
 				memcpy(out, file, (size_t)file_len);
 				out[file_len] = '\0';
 				found = 1;
@@ -984,7 +987,7 @@ static enum store_rc st_connect(struct store *st)
 		goto fail;
 	}
 	r = SQLDriverConnect(st->dbc, NULL, (SQLCHAR *)st->dsn, SQL_NTS, NULL, 0, NULL,
-			     SQL_DRIVER_NOPROMPT);
+	                     SQL_DRIVER_NOPROMPT);
 	if (!SQL_SUCCEEDED(r)) {
 		odbc_fail(st, SQL_HANDLE_DBC, st->dbc, "connect");
 		rc = STORE_UNAVAILABLE;
@@ -1055,7 +1058,8 @@ int store_sqlite_file(const char *dsn, char *out, size_t n)
 			     (vlen >= 7 && strncasecmp(eq + 1, "{SQLite", 7) == 0)))
 				is_sqlite = 1;
 			/* the first one, as the driver takes it */
-			if (klen == 8 && strncasecmp(p, "Database", 8) == 0 && vlen < n && !out[0]) {
+			if (klen == 8 && strncasecmp(p, "Database", 8) == 0 && vlen < n &&
+			    !out[0]) {
 				memcpy(out, eq + 1, vlen);
 				out[vlen] = '\0';
 			}
@@ -1107,7 +1111,8 @@ enum store_rc store_open(const char *dsn, struct store **out)
 	st->dsn = model_xstrdup(dsn);
 	r = SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &st->env);
 	if (!SQL_SUCCEEDED(r)) {
-		snprintf(store_open_err, sizeof store_open_err, "cannot allocate the ODBC environment");
+		snprintf(store_open_err, sizeof store_open_err,
+		         "cannot allocate the ODBC environment");
 		free(st->dsn);
 		free(st);
 		return STORE_UNAVAILABLE;
@@ -1152,7 +1157,7 @@ static enum store_rc end_tran(struct store *st, SQLSMALLINT how)
 	r = SQLEndTran(SQL_HANDLE_DBC, st->dbc, how);
 	if (!SQL_SUCCEEDED(r))
 		return odbc_fail(st, SQL_HANDLE_DBC, st->dbc,
-				 how == SQL_COMMIT ? "commit" : "rollback");
+		                 how == SQL_COMMIT ? "commit" : "rollback");
 	return STORE_OK;
 }
 
@@ -1179,9 +1184,11 @@ static enum store_rc set_autocommit(struct store *st, int on)
 	if (st->autocommit == on)
 		return STORE_OK;
 	r = SQLSetConnectAttr(st->dbc, SQL_ATTR_AUTOCOMMIT,
-			      (SQLPOINTER)(SQLULEN)(on ? SQL_AUTOCOMMIT_ON : SQL_AUTOCOMMIT_OFF), 0);
+	                      (SQLPOINTER)(SQLULEN)(on ? SQL_AUTOCOMMIT_ON : SQL_AUTOCOMMIT_OFF),
+	                      0);
 	if (!SQL_SUCCEEDED(r))
-		return odbc_fail(st, SQL_HANDLE_DBC, st->dbc, on ? "autocommit on" : "autocommit off");
+		return odbc_fail(st, SQL_HANDLE_DBC, st->dbc,
+		                 on ? "autocommit on" : "autocommit off");
 	st->autocommit = on;
 	return STORE_OK;
 }
@@ -1305,7 +1312,7 @@ enum store_rc store_read(struct store *st, store_tx_fn fn, void *arg)
  * *out is NULL, so a caller never gets half an answer.
  */
 static enum store_rc call_json(struct store *st, store_tx_fn fn, void *arg, int write,
-			       json_t **result, json_t **out)
+                               json_t **result, json_t **out)
 {
 	enum store_rc rc;
 
@@ -1323,13 +1330,13 @@ static enum store_rc call_json(struct store *st, store_tx_fn fn, void *arg, int 
 }
 
 enum store_rc store_read_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
-			      json_t **out)
+                              json_t **out)
 {
 	return call_json(st, fn, arg, 0, result, out);
 }
 
 enum store_rc store_tx_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
-			    json_t **out)
+                            json_t **out)
 {
 	return call_json(st, fn, arg, 1, result, out);
 }
@@ -1351,7 +1358,7 @@ static enum store_rc tx_get(struct store *st, void *arg)
 }
 
 enum store_rc store_get(struct store *st, store_get_fn reader, const char *tenant_id,
-			const char *id, json_t **out)
+                        const char *id, json_t **out)
 {
 	struct get_arg a = {.read = reader, .tenant_id = tenant_id, .id = id};
 
@@ -1366,8 +1373,7 @@ enum store_rc store_get(struct store *st, store_get_fn reader, const char *tenan
  * for short values of a known shape (ids, digests), without any
  * allocation. A NULL or a longer value is malformed: *ok = 0.
  */
-static enum store_rc col_fixed(struct store *st, SQLHSTMT h, int col, char *buf, size_t n,
-			       int *ok)
+static enum store_rc col_fixed(struct store *st, SQLHSTMT h, int col, char *buf, size_t n, int *ok)
 {
 	SQLLEN ind = 0;
 	SQLRETURN r;
@@ -1430,7 +1436,7 @@ enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_pri
  * filters' values, limit and offset).
  */
 enum store_rc store_q_filtered(struct store *st, const struct store_list_query *q,
-			       store_rows_fn rows, const char *key, json_t **out)
+                               store_rows_fn rows, const char *key, json_t **out)
 {
 	struct param p[3 + STORE_FILTERS_MAX]; /* tenant, filters, limit, offset */
 	struct model_buf sql;

@@ -9,25 +9,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct colspec run_cols[] = {
-	{"id", C_TEXT},		  {"kind", C_TEXT},	       {"scenario_id", C_TEXT},
-	{"scenario_version", C_INT}, {"scenario_digest", C_TEXT}, {"variant", C_TEXT},
-	{"status", C_TEXT},	  {"runner", C_TEXT},	      {"backend", C_TEXT},
-	{"isolated", C_BOOL},	  {"destroyed", C_BOOL},       {"steps_total", C_INT},
-	{"steps_ok", C_INT},	  {"steps_error", C_INT},      {"suite", C_TEXT},
-	{"scored", C_BOOL},	  {"score", C_REAL},	       {"passed", C_BOOL},
-	{"reason", C_TEXT},	  {"output_digest", C_TEXT},   {"started_at", C_TEXT},
-	{"finished_at", C_TEXT},	  {"created_by", C_TEXT},      {"score_details", C_JSON},
-	{"session_id", C_TEXT},	  {"divergence", C_JSON},      {"shutdown", C_TEXT}};
-#define RUN_SELECT                                                                          \
-	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "  \
-	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "    \
-	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "  \
+static const struct colspec run_cols[] = {{"id", C_TEXT},
+                                          {"kind", C_TEXT},
+                                          {"scenario_id", C_TEXT},
+                                          {"scenario_version", C_INT},
+                                          {"scenario_digest", C_TEXT},
+                                          {"variant", C_TEXT},
+                                          {"status", C_TEXT},
+                                          {"runner", C_TEXT},
+                                          {"backend", C_TEXT},
+                                          {"isolated", C_BOOL},
+                                          {"destroyed", C_BOOL},
+                                          {"steps_total", C_INT},
+                                          {"steps_ok", C_INT},
+                                          {"steps_error", C_INT},
+                                          {"suite", C_TEXT},
+                                          {"scored", C_BOOL},
+                                          {"score", C_REAL},
+                                          {"passed", C_BOOL},
+                                          {"reason", C_TEXT},
+                                          {"output_digest", C_TEXT},
+                                          {"started_at", C_TEXT},
+                                          {"finished_at", C_TEXT},
+                                          {"created_by", C_TEXT},
+                                          {"score_details", C_JSON},
+                                          {"session_id", C_TEXT},
+                                          {"divergence", C_JSON},
+                                          {"shutdown", C_TEXT}};
+#define RUN_SELECT                                                                                 \
+	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "       \
+	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "        \
+	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "      \
 	"score_details, session_id, divergence, shutdown FROM runs"
 
 static const struct colspec output_cols[] = {
-	{"seq", C_INT},	    {"key", C_TEXT},	     {"input", C_TEXT},		{"output", C_TEXT},
-	{"status", C_TEXT}, {"error_kind", C_TEXT}, {"duration_ms", C_US_MS}};
+    {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},       {"output", C_TEXT},
+    {"status", C_TEXT}, {"error_kind", C_TEXT}, {"duration_ms", C_US_MS}};
 
 struct run_arg {
 	const char *tenant_id;
@@ -39,8 +56,7 @@ struct run_arg {
 	json_t *out;
 };
 
-static enum store_rc run_read(struct store *st, const char *tenant_id, const char *id,
-			      json_t **out)
+static enum store_rc run_read(struct store *st, const char *tenant_id, const char *id, json_t **out)
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
 
@@ -50,7 +66,7 @@ static enum store_rc run_read(struct store *st, const char *tenant_id, const cha
 
 /* Every run row of sql into arr (a store_rows_fn for the run list). */
 static enum store_rc run_rows(struct store *st, const char *sql, struct param *p, size_t n,
-			      json_t *arr)
+                              json_t *arr)
 {
 	return store_q_rows(st, sql, p, n, run_cols, NPARAMS(run_cols), arr);
 }
@@ -106,10 +122,10 @@ static int output_ok(json_t *o)
 #define OUTPUT_COLS 9
 
 static enum store_rc outputs_insert(struct store *st, const char *run_id, const char *tenant_id,
-				    json_t *outputs)
+                                    json_t *outputs)
 {
 	static const char head[] = "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, "
-				   "output, status, error_kind, duration_us) VALUES ";
+	                           "output, status, error_kind, duration_us) VALUES ";
 	static const char row[] = "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	char sql[sizeof head + OUTPUTS_PER_INSERT * (sizeof row + 2)];
 	struct param p[OUTPUTS_PER_INSERT * OUTPUT_COLS];
@@ -166,8 +182,7 @@ static enum store_rc outputs_insert(struct store *st, const char *run_id, const 
 
 /* The session a replay names must be one of the tenant's (the foreign key
  * alone would accept another tenant's id). */
-static enum store_rc session_owned(struct store *st, const char *tenant_id,
-				   const char *session_id)
+static enum store_rc session_owned(struct store *st, const char *tenant_id, const char *session_id)
 {
 	struct param p[] = {PT(tenant_id), PT(session_id)};
 	enum store_rc rc;
@@ -228,34 +243,34 @@ enum store_rc store_run_insert(struct store *st, const char *tenant_id, const ch
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
-				    PT(tenant_id),
-				    PT(r->kind),
-				    PT(r->scenario_id),
-				    PIN(r->scenario_id != NULL, r->scenario_version),
-				    PT(r->scenario_digest),
-				    PT(r->variant),
-				    PT(r->status),
-				    PT(r->runner),
-				    PT(r->backend),
-				    PI(r->isolated ? 1 : 0),
-				    PI(r->destroyed ? 1 : 0),
-				    PI(r->steps_total),
-				    PI(r->steps_ok),
-				    PI(r->steps_error),
-				    PT(r->suite),
-				    PI(r->scored ? 1 : 0),
-				    PR(r->scored, r->score),
-				    PIN(r->scored, r->passed ? 1 : 0),
-				    PT(r->reason),
-				    PT(r->output_digest),
-				    PT(r->started_at),
-				    PT(r->finished_at),
-				    PT(actor),
-				    PT(now),
-				    PT(details),
-				    PT(r->session_id),
-				    PT(divergence),
-				    PT(r->shutdown)};
+		                    PT(tenant_id),
+		                    PT(r->kind),
+		                    PT(r->scenario_id),
+		                    PIN(r->scenario_id != NULL, r->scenario_version),
+		                    PT(r->scenario_digest),
+		                    PT(r->variant),
+		                    PT(r->status),
+		                    PT(r->runner),
+		                    PT(r->backend),
+		                    PI(r->isolated ? 1 : 0),
+		                    PI(r->destroyed ? 1 : 0),
+		                    PI(r->steps_total),
+		                    PI(r->steps_ok),
+		                    PI(r->steps_error),
+		                    PT(r->suite),
+		                    PI(r->scored ? 1 : 0),
+		                    PR(r->scored, r->score),
+		                    PIN(r->scored, r->passed ? 1 : 0),
+		                    PT(r->reason),
+		                    PT(r->output_digest),
+		                    PT(r->started_at),
+		                    PT(r->finished_at),
+		                    PT(actor),
+		                    PT(now),
+		                    PT(details),
+		                    PT(r->session_id),
+		                    PT(divergence),
+		                    PT(r->shutdown)};
 
 		/* score and passed are NULL for a run that was not scored:
 		 * it never reads as a pass */
@@ -276,8 +291,8 @@ enum store_rc store_run_insert(struct store *st, const char *tenant_id, const ch
 	rc = outputs_insert(st, id, tenant_id, r->outputs);
 	if (rc)
 		return rc;
-	detail = json_pack("{s:s?,s:s?,s:s}", "scenario_id", r->scenario_id, "variant",
-			   r->variant, "status", r->status);
+	detail = json_pack("{s:s?,s:s?,s:s}", "scenario_id", r->scenario_id, "variant", r->variant,
+	                   "status", r->status);
 	/* a replay also names its session (ids only, never content) */
 	if (detail && r->session_id)
 		json_object_set_new(detail, "session_id", json_string(r->session_id));
@@ -307,8 +322,8 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
  * Check a run before anything is written. *copy is filled with *run, with
  * an empty outputs array (*empty, to decref by the caller) when it has none.
  */
-enum store_rc store_run_check(struct store *st, const struct store_run *run,
-                              struct store_run *copy, json_t **empty)
+enum store_rc store_run_check(struct store *st, const struct store_run *run, struct store_run *copy,
+                              json_t **empty)
 {
 	json_t *o;
 	size_t i;
@@ -336,7 +351,8 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run,
 		store_seterr(st, "run: divergence must be an object, session_id a session id");
 		return STORE_ERROR;
 	}
-	json_array_foreach(run->outputs, i, o) {
+	json_array_foreach(run->outputs, i, o)
+	{
 		if (!output_ok(o)) {
 			store_seterr(st, "run: output %zu is malformed", i);
 			return STORE_ERROR;
@@ -350,9 +366,8 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run,
 	return STORE_OK;
 }
 
-enum store_rc store_run_record(struct store *st, const char *tenant_id,
-			       const char *actor_token_id, const struct store_run *run,
-			       json_t **out)
+enum store_rc store_run_record(struct store *st, const char *tenant_id, const char *actor_token_id,
+                               const struct store_run *run, json_t **out)
 {
 	struct run_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
 	struct store_run copy;
@@ -376,8 +391,7 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
 /* The reads of runs below run without an explicit transaction
  * (store_get, store_read_json): a run and its outputs are written in one transaction
  * and never changed, so no common snapshot is needed. */
-enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
-			    json_t **out)
+enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id, json_t **out)
 {
 	return store_get(st, run_read, tenant_id, id, out);
 }
@@ -395,10 +409,13 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 	                                          {f->status, " AND status = ?"},
 	                                          {f->kind, " AND kind = ?"},
 	                                          {f->session_id, " AND session_id = ?"}};
-	const struct store_list_query q = {
-		.head = RUN_SELECT " WHERE tenant_id = ?", .order = " ORDER BY ord DESC",
-		.tenant_id = a->tenant_id, .conds = conds, .nconds = NPARAMS(conds),
-		.limit = a->limit, .offset = a->offset};
+	const struct store_list_query q = {.head = RUN_SELECT " WHERE tenant_id = ?",
+	                                   .order = " ORDER BY ord DESC",
+	                                   .tenant_id = a->tenant_id,
+	                                   .conds = conds,
+	                                   .nconds = NPARAMS(conds),
+	                                   .limit = a->limit,
+	                                   .offset = a->offset};
 
 	json_decref(a->out);
 	a->out = NULL;
@@ -406,8 +423,8 @@ static enum store_rc tx_run_list(struct store *st, void *arg)
 }
 
 enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
-				      const struct store_run_filter *filter, int limit,
-				      int offset, json_t **out)
+                                      const struct store_run_filter *filter, int limit, int offset,
+                                      json_t **out)
 {
 	struct run_arg a = {.tenant_id = tenant_id ? tenant_id : "",
 	                    .limit = store_clamp_limit(limit),
@@ -420,7 +437,7 @@ enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
 }
 
 enum store_rc store_run_list(struct store *st, const char *tenant_id, const char *scenario_id,
-			     const char *status, int limit, int offset, json_t **out)
+                             const char *status, int limit, int offset, json_t **out)
 {
 	struct store_run_filter f = {.scenario_id = scenario_id, .status = status};
 
@@ -458,7 +475,7 @@ static enum store_rc tx_run_outputs(struct store *st, void *arg)
 }
 
 enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const char *run_id,
-				json_t **out)
+                                json_t **out)
 {
 	struct run_arg a = {.tenant_id = tenant_id, .id = run_id};
 

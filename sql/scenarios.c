@@ -21,19 +21,19 @@ static int sha256_hex(const void *p, size_t n, char out[65])
 	return 0;
 }
 
-static const struct colspec scenario_cols[] = {
-	{"id", C_TEXT},	       {"name", C_TEXT},       {"description", C_TEXT},
-	{"subject_kind", C_TEXT}, {"steps", C_JSON},      {"mocks", C_JSON},
-	{"version", C_INT},	 {"digest", C_TEXT},     {"created_at", C_TEXT},
-	{"updated_at", C_TEXT}};
-#define SCENARIO_SELECT                                                                   \
-	"SELECT id, name, description, subject_kind, steps, mocks, version, digest, "       \
+static const struct colspec scenario_cols[] = {{"id", C_TEXT},          {"name", C_TEXT},
+                                               {"description", C_TEXT}, {"subject_kind", C_TEXT},
+                                               {"steps", C_JSON},       {"mocks", C_JSON},
+                                               {"version", C_INT},      {"digest", C_TEXT},
+                                               {"created_at", C_TEXT},  {"updated_at", C_TEXT}};
+#define SCENARIO_SELECT                                                                            \
+	"SELECT id, name, description, subject_kind, steps, mocks, version, digest, "              \
 	"created_at, updated_at FROM scenarios"
 
 static const struct colspec summary_cols[] = {
-	{"id", C_TEXT},	      {"name", C_TEXT},	       {"description", C_TEXT},
-	{"subject_kind", C_TEXT}, {"version", C_INT},     {"steps_count", C_INT},
-	{"mocks_count", C_INT},	  {"created_at", C_TEXT}, {"updated_at", C_TEXT}};
+    {"id", C_TEXT},           {"name", C_TEXT},       {"description", C_TEXT},
+    {"subject_kind", C_TEXT}, {"version", C_INT},     {"steps_count", C_INT},
+    {"mocks_count", C_INT},   {"created_at", C_TEXT}, {"updated_at", C_TEXT}};
 
 /* The stored text of steps and mocks, and the digest over both. */
 struct scenario_text {
@@ -55,7 +55,7 @@ static void scenario_text_free(struct scenario_text *t)
  * digest whatever the key order they arrived in.
  */
 static enum store_rc scenario_encode(struct store *st, json_t *steps, json_t *mocks,
-				     struct scenario_text *t)
+                                     struct scenario_text *t)
 {
 	json_t *both;
 	char *canon;
@@ -95,12 +95,12 @@ static int scenario_fields_ok(const struct scenario_fields *f)
 }
 
 static json_t *scenario_object(const char *id, const struct scenario_fields *f, int version,
-			       const char *digest, const char *created, const char *updated)
+                               const char *digest, const char *created, const char *updated)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:i,s:s,s:s,s:s}", "id", id, "name", f->name,
-			 "description", f->description, "subject_kind", f->subject_kind, "steps",
-			 json_deep_copy(f->steps), "mocks", json_deep_copy(f->mocks), "version",
-			 version, "digest", digest, "created_at", created, "updated_at", updated);
+	                 "description", f->description, "subject_kind", f->subject_kind, "steps",
+	                 json_deep_copy(f->steps), "mocks", json_deep_copy(f->mocks), "version",
+	                 version, "digest", digest, "created_at", created, "updated_at", updated);
 }
 
 struct scenario_arg {
@@ -152,18 +152,18 @@ static enum store_rc tx_scenario_create(struct store *st, void *arg)
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
-				    PT(a->tenant_id),
-				    PT(f.name),
-				    PT(f.description),
-				    PT(f.subject_kind),
-				    PT(t.steps),
-				    PT(t.mocks),
-				    PI((long long)json_array_size(f.steps)),
-				    PI((long long)json_array_size(f.mocks)),
-				    PT(t.digest),
-				    PT(a->actor),
-				    PT(now),
-				    PT(now)};
+		                    PT(a->tenant_id),
+		                    PT(f.name),
+		                    PT(f.description),
+		                    PT(f.subject_kind),
+		                    PT(t.steps),
+		                    PT(t.mocks),
+		                    PI((long long)json_array_size(f.steps)),
+		                    PI((long long)json_array_size(f.mocks)),
+		                    PT(t.digest),
+		                    PT(a->actor),
+		                    PT(now),
+		                    PT(now)};
 
 		rc = store_q_exec(
 		    st,
@@ -191,7 +191,7 @@ out:
 }
 
 enum store_rc store_scenario_create(struct store *st, const char *tenant_id,
-				    const char *actor_token_id, json_t *scenario, json_t **out)
+                                    const char *actor_token_id, json_t *scenario, json_t **out)
 {
 	struct scenario_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .body = scenario};
 
@@ -204,7 +204,7 @@ enum store_rc store_scenario_create(struct store *st, const char *tenant_id,
 }
 
 static enum store_rc scenario_read(struct store *st, const char *tenant_id, const char *id,
-				   json_t **out)
+                                   json_t **out)
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
 
@@ -213,7 +213,7 @@ static enum store_rc scenario_read(struct store *st, const char *tenant_id, cons
 }
 
 enum store_rc store_scenario_get(struct store *st, const char *tenant_id, const char *id,
-				 json_t **out)
+                                 json_t **out)
 {
 	return store_get(st, scenario_read, tenant_id, id, out);
 }
@@ -232,8 +232,8 @@ static enum store_rc tx_scenario_list(struct store *st, void *arg)
 	    p, NPARAMS(p), summary_cols, NPARAMS(summary_cols), "scenarios", &a->out);
 }
 
-enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int limit,
-				  int offset, json_t **out)
+enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int limit, int offset,
+                                  json_t **out)
 {
 	struct scenario_arg a = {.tenant_id = tenant_id ? tenant_id : "",
 	                         .limit = store_clamp_limit(limit),
@@ -246,7 +246,7 @@ enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int l
 static enum store_rc tx_scenario_update(struct store *st, void *arg)
 {
 	static const char *const allowed[] = {"name", "description", "subject_kind", "steps",
-					      "mocks"};
+	                                      "mocks"};
 	struct scenario_arg *a = arg;
 	struct scenario_fields f;
 	struct scenario_text t = {0};
@@ -263,7 +263,8 @@ static enum store_rc tx_scenario_update(struct store *st, void *arg)
 
 	json_decref(a->out);
 	a->out = NULL;
-	json_object_foreach(a->body, key, val) {
+	json_object_foreach(a->body, key, val)
+	{
 		known = 0;
 		for (i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
 			if (strcmp(key, allowed[i]) == 0)
@@ -295,18 +296,18 @@ static enum store_rc tx_scenario_update(struct store *st, void *arg)
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(f.name),
-				    PT(f.description),
-				    PT(f.subject_kind),
-				    PT(t.steps),
-				    PT(t.mocks),
-				    PI((long long)json_array_size(f.steps)),
-				    PI((long long)json_array_size(f.mocks)),
-				    PI(version + 1),
-				    PT(t.digest),
-				    PT(now),
-				    PT(a->tenant_id),
-				    PT(a->id),
-				    PI(version)};
+		                    PT(f.description),
+		                    PT(f.subject_kind),
+		                    PT(t.steps),
+		                    PT(t.mocks),
+		                    PI((long long)json_array_size(f.steps)),
+		                    PI((long long)json_array_size(f.mocks)),
+		                    PI(version + 1),
+		                    PT(t.digest),
+		                    PT(now),
+		                    PT(a->tenant_id),
+		                    PT(a->id),
+		                    PI(version)};
 
 		/* "AND version = ?": a concurrent update in between makes this
 		 * match nothing, and the transaction is retried on fresh data. */
@@ -332,7 +333,7 @@ static enum store_rc tx_scenario_update(struct store *st, void *arg)
 	if (rc)
 		goto out;
 	a->out = scenario_object(a->id, &f, (int)(version + 1), t.digest,
-				 json_string_value(json_object_get(cur, "created_at")), now);
+	                         json_string_value(json_object_get(cur, "created_at")), now);
 	if (!a->out) {
 		store_seterr(st, "scenario: cannot build the stored object");
 		rc = STORE_ERROR;
@@ -344,11 +345,11 @@ out:
 }
 
 enum store_rc store_scenario_update(struct store *st, const char *tenant_id,
-				    const char *actor_token_id, const char *id, json_t *patch,
-				    json_t **out)
+                                    const char *actor_token_id, const char *id, json_t *patch,
+                                    json_t **out)
 {
-	struct scenario_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .id = id,
-				 .body = patch};
+	struct scenario_arg a = {
+	    .tenant_id = tenant_id, .actor = actor_token_id, .id = id, .body = patch};
 
 	*out = NULL;
 	if (!tenant_id || !id)
@@ -378,7 +379,7 @@ static enum store_rc tx_scenario_delete(struct store *st, void *arg)
 }
 
 enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
-				    const char *actor_token_id, const char *id)
+                                    const char *actor_token_id, const char *id)
 {
 	struct scenario_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .id = id};
 

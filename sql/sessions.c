@@ -15,14 +15,12 @@
 /* ---- history sessions (append-only) ------------------------------------------------ */
 
 static const struct colspec session_cols[] = {{"id", C_TEXT},
-					      {"external_id", C_TEXT},
-					      {"events", C_JSON},
-					      {"events_count", C_INT},
-					      {"created_at", C_TEXT}};
-static const struct colspec session_summary_cols[] = {{"id", C_TEXT},
-						      {"external_id", C_TEXT},
-						      {"events_count", C_INT},
-						      {"created_at", C_TEXT}};
+                                              {"external_id", C_TEXT},
+                                              {"events", C_JSON},
+                                              {"events_count", C_INT},
+                                              {"created_at", C_TEXT}};
+static const struct colspec session_summary_cols[] = {
+    {"id", C_TEXT}, {"external_id", C_TEXT}, {"events_count", C_INT}, {"created_at", C_TEXT}};
 
 struct session_arg {
 	const char *tenant_id;
@@ -49,8 +47,8 @@ static enum store_rc tx_session_create(struct store *st, void *arg)
 		return rc;
 	store_now_iso(now);
 	{
-		struct param p[] = {PT(id),	    PT(a->tenant_id),	      PT(a->external_id),
-				    PT(a->events), PI((long long)a->count), PT(now)};
+		struct param p[] = {PT(id),        PT(a->tenant_id),        PT(a->external_id),
+		                    PT(a->events), PI((long long)a->count), PT(now)};
 
 		rc = store_q_exec(st,
 		                  "INSERT INTO sessions (id, tenant_id, external_id, events, "
@@ -67,7 +65,7 @@ static enum store_rc tx_session_create(struct store *st, void *arg)
 	if (rc)
 		return rc;
 	a->out = json_pack("{s:s,s:s,s:I,s:s}", "id", id, "external_id", a->external_id,
-			   "events_count", (json_int_t)a->count, "created_at", now);
+	                   "events_count", (json_int_t)a->count, "created_at", now);
 	if (!a->out) {
 		store_seterr(st, "session: cannot build the stored object");
 		return STORE_ERROR;
@@ -76,7 +74,7 @@ static enum store_rc tx_session_create(struct store *st, void *arg)
 }
 
 enum store_rc store_session_create(struct store *st, const char *tenant_id,
-				   const char *actor_token_id, json_t *session, json_t **out)
+                                   const char *actor_token_id, json_t *session, json_t **out)
 {
 	struct session_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
 	json_t *events = json_object_get(session, "events");
@@ -109,7 +107,7 @@ enum store_rc store_session_create(struct store *st, const char *tenant_id,
 /* The reads of sessions below run without an explicit transaction
  * (store_get, store_read_json): each is one SELECT of rows never changed. */
 static enum store_rc session_read(struct store *st, const char *tenant_id, const char *id,
-				  json_t **out)
+                                  json_t **out)
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
 
@@ -133,13 +131,13 @@ static enum store_rc tx_session_list(struct store *st, void *arg)
 }
 
 enum store_rc store_session_get(struct store *st, const char *tenant_id, const char *id,
-				json_t **out)
+                                json_t **out)
 {
 	return store_get(st, session_read, tenant_id, id, out);
 }
 
-enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,
-				 int offset, json_t **out)
+enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit, int offset,
+                                 json_t **out)
 {
 	struct session_arg a = {.tenant_id = tenant_id ? tenant_id : "",
 	                        .limit = store_clamp_limit(limit),
@@ -217,8 +215,8 @@ static enum store_rc tx_web_session_create(struct store *st, void *arg)
 	if (rc)
 		return rc;
 	{
-		struct param p[] = {PT(a->id),	PT(a->tenant_id), PT(a->token_id),
-				    PT(a->sha), PT(a->now),	  PT(a->expires_at)};
+		struct param p[] = {PT(a->id),  PT(a->tenant_id), PT(a->token_id),
+		                    PT(a->sha), PT(a->now),       PT(a->expires_at)};
 
 		rc = store_q_exec(
 		    st,
@@ -236,12 +234,14 @@ static enum store_rc tx_web_session_create(struct store *st, void *arg)
 }
 
 enum store_rc store_web_session_create(struct store *st, const char *tenant_id,
-				       const char *token_id, const char *sha256_hex,
-				       const char *now_iso, const char *expires_at,
-				       char id_out[33])
+                                       const char *token_id, const char *sha256_hex,
+                                       const char *now_iso, const char *expires_at, char id_out[33])
 {
-	struct web_session_arg a = {.tenant_id = tenant_id, .token_id = token_id,
-				    .sha = sha256_hex, .now = now_iso, .expires_at = expires_at};
+	struct web_session_arg a = {.tenant_id = tenant_id,
+	                            .token_id = token_id,
+	                            .sha = sha256_hex,
+	                            .now = now_iso,
+	                            .expires_at = expires_at};
 	enum store_rc rc;
 
 	id_out[0] = '\0';
@@ -266,9 +266,9 @@ static enum store_rc tx_web_session_lookup(struct store *st, void *arg)
 	 * selects the row (unique). The token is joined inside the session's
 	 * tenant, unrevoked, for the current role. */
 	static const char *const sql =
-		"SELECT t.id, w.tenant_id, t.role, w.sha256 FROM web_sessions w "
-		"JOIN api_tokens t ON t.id = w.token_id AND t.tenant_id = w.tenant_id "
-		"WHERE w.sha256 = ? AND w.expires_at > ? AND t.revoked = 0";
+	    "SELECT t.id, w.tenant_id, t.role, w.sha256 FROM web_sessions w "
+	    "JOIN api_tokens t ON t.id = w.token_id AND t.tenant_id = w.tenant_id "
+	    "WHERE w.sha256 = ? AND w.expires_at > ? AND t.revoked = 0";
 	struct web_session_arg *a = arg;
 	struct param p[] = {PT(a->sha), PT(a->now)};
 	SQLHSTMT h = SQL_NULL_HSTMT;
@@ -291,7 +291,7 @@ static enum store_rc tx_web_session_lookup(struct store *st, void *arg)
 }
 
 enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
-				       const char *now_iso, struct store_principal *out)
+                                       const char *now_iso, struct store_principal *out)
 {
 	struct web_session_arg a = {.sha = sha256_hex, .now = now_iso, .pr = out};
 
@@ -344,10 +344,10 @@ static enum store_rc tx_web_session_delete(struct store *st, void *arg)
 }
 
 enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
-				       const char *actor_token_id, const char *sha256_hex)
+                                       const char *actor_token_id, const char *sha256_hex)
 {
-	struct web_session_arg a = {.tenant_id = tenant_id, .token_id = actor_token_id,
-				    .sha = sha256_hex};
+	struct web_session_arg a = {
+	    .tenant_id = tenant_id, .token_id = actor_token_id, .sha = sha256_hex};
 
 	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN) ||
 	    !store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN))

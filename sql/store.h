@@ -101,9 +101,9 @@ enum store_rc store_tenant_list(struct store *st, json_t **out);
  * (not NULL), the audit event "token.create" {"token_id","role"} by actor
  * is appended in the same transaction: the token exists only if its
  * event does. */
-enum store_rc store_token_create(struct store *st, const char *tenant_id,
-				 enum store_role role, const char *sha256_hex,
-				 const char *label, const char *actor, char id_out[33]);
+enum store_rc store_token_create(struct store *st, const char *tenant_id, enum store_role role,
+                                 const char *sha256_hex, const char *label, const char *actor,
+                                 char id_out[33]);
 
 struct store_principal {
 	char tenant_id[33];
@@ -126,12 +126,12 @@ enum store_rc store_token_list(struct store *st, const char *tenant_id, json_t *
  * token.
  */
 enum store_rc store_token_revoke(struct store *st, const char *tenant_id, const char *token_id,
-				 const char *actor);
+                                 const char *actor);
 
 /** Look up an unrevoked token by the SHA-256 hex digest of the presented
  * secret. STORE_NOT_FOUND when unknown. */
 enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
-				 struct store_principal *out);
+                                 struct store_principal *out);
 
 /** store_token_lookup and store_module_get in one query (the API's hot
  * path: every request authenticates, and most are gated by a module).
@@ -139,22 +139,21 @@ enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
  * an unknown module). STORE_NOT_FOUND when the token is unknown (*out
  * zeroed, *enabled 0). */
 enum store_rc store_token_lookup_module(struct store *st, const char *sha256_hex,
-					const char *module, struct store_principal *out,
-					int *enabled);
+                                        const char *module, struct store_principal *out,
+                                        int *enabled);
 
 /* ---- modules --------------------------------------------------------- */
 
 /** *enabled = 1 if the module is on for the tenant; a tenant with no row has
  * every module off. */
-enum store_rc store_module_get(struct store *st, const char *tenant_id,
-			       const char *module, int *enabled);
+enum store_rc store_module_get(struct store *st, const char *tenant_id, const char *module,
+                               int *enabled);
 /** Switch a module for the tenant. With actor (not NULL), the audit event
  * "module.enable" or "module.disable" by actor, with detail (borrowed, may
  * be NULL), is appended in the same transaction: the switch happens only
  * with its event. */
-enum store_rc store_module_set(struct store *st, const char *tenant_id,
-			       const char *module, int enabled, const char *actor,
-			       json_t *detail);
+enum store_rc store_module_set(struct store *st, const char *tenant_id, const char *module,
+                               int enabled, const char *actor, json_t *detail);
 /** {"modules":[{"name":"sandbox","enabled":bool}]} for the known modules. */
 enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t **out);
 
@@ -164,15 +163,14 @@ enum store_rc store_module_list(struct store *st, const char *tenant_id, json_t 
  * detail is a JSON object (borrowed, may be NULL) serialised as is: callers
  * put only non-secret facts in it (the generation event holds only the count). */
 enum store_rc store_audit_append(struct store *st, const char *tenant_id,
-				 const char *actor_token_id, const char *action,
-				 const char *target_id, json_t *detail);
+                                 const char *actor_token_id, const char *action,
+                                 const char *target_id, json_t *detail);
 /** {"events":[{"id","actor","action","target_id","detail","created_at",
  * "actor_role","actor_label"}]}, newest first, at most limit (1..500).
  * actor_role ("viewer"|"editor"|"admin") and actor_label are those of the
  * tenant's token named by actor (revoked or not), null when the actor is
  * not one (e.g. "olivares-admin"). */
-enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit,
-			       json_t **out);
+enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit, json_t **out);
 
 /* ---- scenarios ------------------------------------------------------- */
 
@@ -183,31 +181,30 @@ enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limi
  * *out receives the stored object (see store_scenario_get).
  */
 enum store_rc store_scenario_create(struct store *st, const char *tenant_id,
-				    const char *actor_token_id, json_t *scenario,
-				    json_t **out);
+                                    const char *actor_token_id, json_t *scenario, json_t **out);
 
 /** {"id","name","description","subject_kind","steps":[…],"mocks":[…],
  *  "version","digest" (SHA-256 hex of the canonical steps+mocks JSON),
  *  "created_at","updated_at"}. STORE_NOT_FOUND for an unknown id or another
  *  tenant's id. */
 enum store_rc store_scenario_get(struct store *st, const char *tenant_id, const char *id,
-				 json_t **out);
+                                 json_t **out);
 
 /** {"scenarios":[{id,name,description,subject_kind,version,steps_count,
  *  mocks_count,created_at,updated_at}]}, newest first, limit 1..500, offset >= 0. */
-enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int limit,
-				  int offset, json_t **out);
+enum store_rc store_scenario_list(struct store *st, const char *tenant_id, int limit, int offset,
+                                  json_t **out);
 
 /** Replace the fields present in patch (validated, is_update = 1), bump the
  * version, audit "sandbox.scenario.update"; one transaction. *out as get. */
 enum store_rc store_scenario_update(struct store *st, const char *tenant_id,
-				    const char *actor_token_id, const char *id,
-				    json_t *patch, json_t **out);
+                                    const char *actor_token_id, const char *id, json_t *patch,
+                                    json_t **out);
 
 /** Delete a scenario (its runs and outputs stay: they are evidence), audit
  * "sandbox.scenario.delete"; one transaction. */
 enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
-				    const char *actor_token_id, const char *id);
+                                    const char *actor_token_id, const char *id);
 
 /* ---- runs and outputs -------------------------------------------------- */
 
@@ -217,22 +214,22 @@ enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
  * "running" by a crash, because nothing is written until it is terminal.
  */
 struct store_run {
-	const char *kind;             /* "simulation" | "replay" | "comparison" */
-	const char *scenario_id;      /* NULL only for a replay run without a scenario */
+	const char *kind;        /* "simulation" | "replay" | "comparison" */
+	const char *scenario_id; /* NULL only for a replay run without a scenario */
 	int scenario_version;
-	const char *scenario_digest;  /* 64 hex */
-	const char *variant;          /* may be NULL */
-	const char *status;           /* "completed" | "failed" | "degraded" */
-	const char *runner;           /* e.g. "olivares-runner/0.1.0" */
-	const char *backend;          /* backend that actually ran */
+	const char *scenario_digest; /* 64 hex */
+	const char *variant;         /* may be NULL */
+	const char *status;          /* "completed" | "failed" | "degraded" */
+	const char *runner;          /* e.g. "olivares-runner/0.1.0" */
+	const char *backend;         /* backend that actually ran */
 	int isolated, destroyed;
 	int steps_total, steps_ok, steps_error;
-	const char *suite;            /* may be NULL */
-	int scored;                   /* 1: score and passed are recorded */
-	const char *reason;           /* why failed / not scored; may be NULL */
-	const char *output_digest;    /* 64 hex, SHA-256 over the ordered outputs */
+	const char *suite;                    /* may be NULL */
+	int scored;                           /* 1: score and passed are recorded */
+	const char *reason;                   /* why failed / not scored; may be NULL */
+	const char *output_digest;            /* 64 hex, SHA-256 over the ordered outputs */
 	const char *started_at, *finished_at; /* ISO 8601 UTC */
-	json_t *outputs;              /* array of {"seq","key","input","output",
+	json_t *outputs;                      /* array of {"seq","key","input","output",
 				       * "status","error_kind","duration_ms"?}
 				       * (borrowed); duration_ms: a number in
 				       * [0, STORE_DURATION_MAX_MS], or null or
@@ -274,9 +271,8 @@ struct store_run {
  * "variant","status"}, plus "session_id" for a run that names a session.
  * A session_id that is not one of the tenant's sessions gives
  * STORE_NOT_FOUND and writes nothing. */
-enum store_rc store_run_record(struct store *st, const char *tenant_id,
-			       const char *actor_token_id, const struct store_run *run,
-			       json_t **out);
+enum store_rc store_run_record(struct store *st, const char *tenant_id, const char *actor_token_id,
+                               const struct store_run *run, json_t **out);
 
 /** {"id","kind","scenario_id","scenario_version","scenario_digest","variant",
  *  "status","runner","backend","isolated","destroyed","steps_total",
@@ -285,15 +281,13 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id,
  *  "session_id","divergence","shutdown"}
  *  (null for absent; score_details is the stored array or null; divergence
  *  the stored object or null; shutdown the runner's note or null). */
-enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id,
-			    json_t **out);
+enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id, json_t **out);
 
 /** {"runs":[run objects]}, newest first; scenario_id and status filters may
  * be NULL; limit 1..500, offset >= 0. Same as store_run_list_filtered with
  * only those two filters. */
-enum store_rc store_run_list(struct store *st, const char *tenant_id,
-			     const char *scenario_id, const char *status, int limit,
-			     int offset, json_t **out);
+enum store_rc store_run_list(struct store *st, const char *tenant_id, const char *scenario_id,
+                             const char *status, int limit, int offset, json_t **out);
 
 /** Filters of store_run_list_filtered: each NULL member matches every run;
  * the others must all match (exact text; a value that names nothing
@@ -308,8 +302,8 @@ struct store_run_filter {
 /** {"runs":[run objects]} of the tenant that match every filter of *filter
  * (may be NULL: no filter), newest first; limit 1..500, offset >= 0. */
 enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
-				      const struct store_run_filter *filter, int limit,
-				      int offset, json_t **out);
+                                      const struct store_run_filter *filter, int limit, int offset,
+                                      json_t **out);
 
 /** {"run_id","outputs":[{"seq","key","input","output","status","error_kind",
  * "duration_ms"}]} ordered by seq; duration_ms is the step's wall time in
@@ -317,7 +311,7 @@ enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
  * recorded before migration 006, a runner line without one).
  * STORE_NOT_FOUND when the run is unknown for the tenant. */
 enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const char *run_id,
-				json_t **out);
+                                json_t **out);
 
 /* ---- comparisons (append-only) ------------------------------------------ */
 
@@ -331,16 +325,16 @@ enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const c
 struct store_comparison {
 	const char *scenario_id;
 	int scenario_version;
-	const char *suite;               /* 1..128 bytes */
-	double tolerance;                /* in [0, 1] */
+	const char *suite;                 /* 1..128 bytes */
+	double tolerance;                  /* in [0, 1] */
 	const struct store_run *baseline;  /* recorded by the same call */
 	const struct store_run *candidate; /* (kind "comparison" expected) */
-	const char *verdict;             /* "improved" | "regressed" | "unchanged" |
+	const char *verdict;               /* "improved" | "regressed" | "unchanged" |
 					  * "inconclusive" (model_verdict_name) */
-	int has_delta;                   /* 1: delta is recorded (both sides scored) */
-	double delta;                    /* candidate score - baseline score */
-	const char *reason;              /* why inconclusive; may be NULL */
-	json_t *differing_steps;         /* array of {"seq","key","baseline_output",
+	int has_delta;                     /* 1: delta is recorded (both sides scored) */
+	double delta;                      /* candidate score - baseline score */
+	const char *reason;                /* why inconclusive; may be NULL */
+	json_t *differing_steps;           /* array of {"seq","key","baseline_output",
 					  * "candidate_output"} (borrowed) */
 };
 
@@ -356,8 +350,8 @@ struct store_comparison {
  * *out receives the stored comparison (see store_comparison_get).
  */
 enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
-				      const char *actor_token_id,
-				      const struct store_comparison *cmp, json_t **out);
+                                      const char *actor_token_id,
+                                      const struct store_comparison *cmp, json_t **out);
 
 /** {"id","scenario_id","scenario_version","suite","tolerance",
  *  "baseline":{"variant","run_id","status","scored","score","shutdown"},
@@ -369,14 +363,13 @@ enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
  *  or null, as in store_run_get; it is not a score and does not enter the
  *  verdict). STORE_NOT_FOUND for an unknown id or another tenant's id. */
 enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
-				   json_t **out);
+                                   json_t **out);
 
 /** {"comparisons":[comparison objects]}, newest first; scenario_id may be
  *  NULL (every scenario); limit 1..500, offset >= 0. The latest comparison
  *  of a scenario (what a deployment gate reads) is limit 1, offset 0. */
 enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
-				    const char *scenario_id, int limit, int offset,
-				    json_t **out);
+                                    const char *scenario_id, int limit, int offset, json_t **out);
 
 /* ---- history sessions (append-only) --------------------------------------- */
 
@@ -398,17 +391,17 @@ enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
  * written) for a malformed object.
  */
 enum store_rc store_session_create(struct store *st, const char *tenant_id,
-				   const char *actor_token_id, json_t *session, json_t **out);
+                                   const char *actor_token_id, json_t *session, json_t **out);
 
 /** {"id","external_id","events":[… as imported …],"events_count",
  *  "created_at"}. STORE_NOT_FOUND for an unknown id or another tenant's. */
 enum store_rc store_session_get(struct store *st, const char *tenant_id, const char *id,
-				json_t **out);
+                                json_t **out);
 
 /** {"sessions":[{"id","external_id","events_count","created_at"}]}, newest
  *  first, limit 1..500, offset >= 0. */
-enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit,
-				 int offset, json_t **out);
+enum store_rc store_session_list(struct store *st, const char *tenant_id, int limit, int offset,
+                                 json_t **out);
 
 /* ---- admin view sessions --------------------------------------------------- */
 
@@ -432,9 +425,9 @@ enum store_rc store_session_list(struct store *st, const char *tenant_id, int li
  * token of tenant_id.
  */
 enum store_rc store_web_session_create(struct store *st, const char *tenant_id,
-				       const char *token_id, const char *sha256_hex,
-				       const char *now_iso, const char *expires_at,
-				       char id_out[33]);
+                                       const char *token_id, const char *sha256_hex,
+                                       const char *now_iso, const char *expires_at,
+                                       char id_out[33]);
 
 /**
  * Find the session whose secret hashes to sha256_hex, that has not expired
@@ -444,7 +437,7 @@ enum store_rc store_web_session_create(struct store *st, const char *tenant_id,
  * compare). STORE_NOT_FOUND otherwise (*out zeroed).
  */
 enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
-				       const char *now_iso, struct store_principal *out);
+                                       const char *now_iso, struct store_principal *out);
 
 /**
  * Delete the session of tenant_id whose secret hashes to sha256_hex (sign-
@@ -452,7 +445,7 @@ enum store_rc store_web_session_lookup(struct store *st, const char *sha256_hex,
  * transaction. STORE_NOT_FOUND (nothing written) when there is none.
  */
 enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
-				       const char *actor_token_id, const char *sha256_hex);
+                                       const char *actor_token_id, const char *sha256_hex);
 
 /* ---- listings with more filters (the admin view's lists) ------------------ */
 
@@ -460,12 +453,12 @@ enum store_rc store_web_session_delete(struct store *st, const char *tenant_id,
  *  verdict; else one of "improved", "regressed", "unchanged",
  *  "inconclusive"; any other text matches nothing). */
 enum store_rc store_comparison_list_filtered(struct store *st, const char *tenant_id,
-					     const char *scenario_id, const char *verdict,
-					     int limit, int offset, json_t **out);
+                                             const char *scenario_id, const char *verdict,
+                                             int limit, int offset, json_t **out);
 
 /** store_audit_list with an offset (>= 0) into the newest-first list, for
  *  pagination. */
-enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int limit,
-				    int offset, json_t **out);
+enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int limit, int offset,
+                                    json_t **out);
 
 #endif

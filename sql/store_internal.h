@@ -107,11 +107,23 @@ struct param {
 	SQLLEN ind;
 };
 
-#define PT(x) {.type = P_TEXT, .s = (x)}
-#define PI(x) {.type = P_INT, .i = (x)}
+#define PT(x)                                                                                      \
+	{                                                                                          \
+		.type = P_TEXT, .s = (x)                                                           \
+	}
+#define PI(x)                                                                                      \
+	{                                                                                          \
+		.type = P_INT, .i = (x)                                                            \
+	}
 /* an integer / a real, or SQL NULL when has is 0 */
-#define PIN(has, x) {.type = P_INT, .i = (x), .null = !(has)}
-#define PR(has, x) {.type = P_REAL, .d = (x), .null = !(has)}
+#define PIN(has, x)                                                                                \
+	{                                                                                          \
+		.type = P_INT, .i = (x), .null = !(has)                                            \
+	}
+#define PR(has, x)                                                                                 \
+	{                                                                                          \
+		.type = P_REAL, .d = (x), .null = !(has)                                           \
+	}
 #define NPARAMS(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
@@ -150,8 +162,7 @@ enum store_rc store_q_rows(struct store *st, const char *sql, struct param *p, s
 /* A listing: store_q_rows into a new array, returned as {key: array} in *out
  * (a new reference; NULL on failure). */
 enum store_rc store_q_list(struct store *st, const char *sql, struct param *p, size_t n,
-                           const struct colspec *cols, size_t ncols, const char *key,
-                           json_t **out);
+                           const struct colspec *cols, size_t ncols, const char *key, json_t **out);
 /* The first row as an object; STORE_NOT_FOUND if there is none. */
 enum store_rc store_q_row(struct store *st, const char *sql, struct param *p, size_t n,
                           const struct colspec *cols, size_t ncols, json_t **out);
@@ -187,8 +198,8 @@ struct store_list_query {
 };
 
 /* Collect every row of sql (with the n parameters p) into the array arr. */
-typedef enum store_rc (*store_rows_fn)(struct store *st, const char *sql, struct param *p,
-				       size_t n, json_t *arr);
+typedef enum store_rc (*store_rows_fn)(struct store *st, const char *sql, struct param *p, size_t n,
+                                       json_t *arr);
 
 /*
  * Run the list query q: "<head> AND col = ? … <order> LIMIT ? OFFSET ?",
@@ -197,7 +208,7 @@ typedef enum store_rc (*store_rows_fn)(struct store *st, const char *sql, struct
  * on failure).
  */
 enum store_rc store_q_filtered(struct store *st, const struct store_list_query *q,
-			       store_rows_fn rows, const char *key, json_t **out);
+                               store_rows_fn rows, const char *key, json_t **out);
 
 /* ---- transactions (core.c) ----------------------------------------------- */
 
@@ -225,20 +236,20 @@ enum store_rc store_read(struct store *st, store_tx_fn fn, void *arg);
  * is NULL. *result is NULL afterwards either way.
  */
 enum store_rc store_read_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
-			      json_t **out);
+                              json_t **out);
 enum store_rc store_tx_json(struct store *st, store_tx_fn fn, void *arg, json_t **result,
-			    json_t **out);
+                            json_t **out);
 
 /* Reads the tenant's record id into *out (a new reference), STORE_NOT_FOUND
  * when there is none; runs inside the caller's transaction or read. */
 typedef enum store_rc (*store_get_fn)(struct store *st, const char *tenant_id, const char *id,
-				      json_t **out);
+                                      json_t **out);
 
 /* A public "get by id" of records that are read by one function and need
  * no common snapshot: *out NULL and STORE_NOT_FOUND for a NULL tenant or
  * id, else reader(…) run by store_read_json. */
 enum store_rc store_get(struct store *st, store_get_fn reader, const char *tenant_id,
-			const char *id, json_t **out);
+                        const char *id, json_t **out);
 
 /* ---- shared by the entity files -------------------------------------------- */
 
@@ -251,8 +262,8 @@ enum store_rc store_audit_insert(struct store *st, const char *tenant_id, const 
 /* Check a run before anything is written (runs.c). *copy is filled with
  * *run, with an empty outputs array (*empty, to decref by the caller) when
  * it has none; STORE_ERROR with the reason in the store's error text. */
-enum store_rc store_run_check(struct store *st, const struct store_run *run,
-                              struct store_run *copy, json_t **empty);
+enum store_rc store_run_check(struct store *st, const struct store_run *run, struct store_run *copy,
+                              json_t **empty);
 
 /* Insert one checked run, its outputs and its "sandbox.run" audit event
  * inside the caller's transaction (runs.c); id_out gets the new run's id.

@@ -103,7 +103,7 @@ enum store_rc store_tenant_find(struct store *st, const char *name, char id_out[
 static enum store_rc tx_tenant_list(struct store *st, void *arg)
 {
 	static const struct colspec cols[] = {
-		{"id", C_TEXT}, {"name", C_TEXT}, {"created_at", C_TEXT}};
+	    {"id", C_TEXT}, {"name", C_TEXT}, {"created_at", C_TEXT}};
 	struct tenant_arg *a = arg;
 
 	json_decref(a->out);
@@ -130,9 +130,11 @@ struct token_list_arg {
 
 static enum store_rc tx_token_list(struct store *st, void *arg)
 {
-	static const struct colspec cols[] = {{"id", C_TEXT},	      {"role", C_INT},
-					      {"label", C_TEXT},      {"created_at", C_TEXT},
-					      {"revoked", C_BOOL}};
+	static const struct colspec cols[] = {{"id", C_TEXT},
+	                                      {"role", C_INT},
+	                                      {"label", C_TEXT},
+	                                      {"created_at", C_TEXT},
+	                                      {"revoked", C_BOOL}};
 	struct token_list_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id)};
 	json_t *t;
@@ -204,8 +206,8 @@ static enum store_rc tx_token_create(struct store *st, void *arg)
 		return rc;
 	store_now_iso(now);
 	{
-		struct param p[] = {PT(id),    PT(a->tenant_id), PI(a->role), PT(a->sha),
-				    PT(a->label), PT(now)};
+		struct param p[] = {PT(id),     PT(a->tenant_id), PI(a->role),
+		                    PT(a->sha), PT(a->label),     PT(now)};
 
 		rc = store_q_exec(
 		    st,
@@ -229,11 +231,15 @@ static enum store_rc tx_token_create(struct store *st, void *arg)
 }
 
 enum store_rc store_token_create(struct store *st, const char *tenant_id, enum store_role role,
-				 const char *sha256_hex, const char *label, const char *actor,
-				 char id_out[33])
+                                 const char *sha256_hex, const char *label, const char *actor,
+                                 char id_out[33])
 {
-	struct token_arg a = {.tenant_id = tenant_id, .role = role, .sha = sha256_hex,
-			      .label = label ? label : "", .actor = actor, .id_out = id_out};
+	struct token_arg a = {.tenant_id = tenant_id,
+	                      .role = role,
+	                      .sha = sha256_hex,
+	                      .label = label ? label : "",
+	                      .actor = actor,
+	                      .id_out = id_out};
 
 	id_out[0] = '\0';
 	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN))
@@ -258,13 +264,13 @@ static enum store_rc tx_token_lookup(struct store *st, void *arg)
 	 * the token's own tenant (the join is on t.tenant_id): one query
 	 * authenticates and gates a request. */
 	static const char *const sql_token =
-		"SELECT id, tenant_id, role, token_sha256 FROM api_tokens "
-		"WHERE token_sha256 = ? AND revoked = 0";
+	    "SELECT id, tenant_id, role, token_sha256 FROM api_tokens "
+	    "WHERE token_sha256 = ? AND revoked = 0";
 	static const char *const sql_module =
-		"SELECT t.id, t.tenant_id, t.role, t.token_sha256, m.enabled "
-		"FROM api_tokens t LEFT JOIN module_settings m "
-		"ON m.tenant_id = t.tenant_id AND m.module = ? "
-		"WHERE t.token_sha256 = ? AND t.revoked = 0";
+	    "SELECT t.id, t.tenant_id, t.role, t.token_sha256, m.enabled "
+	    "FROM api_tokens t LEFT JOIN module_settings m "
+	    "ON m.tenant_id = t.tenant_id AND m.module = ? "
+	    "WHERE t.token_sha256 = ? AND t.revoked = 0";
 	struct token_arg *a = arg;
 	struct param p1[] = {PT(a->sha)};
 	struct param p2[] = {PT(a->module), PT(a->sha)};
@@ -304,7 +310,7 @@ out:
 }
 
 enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
-				 struct store_principal *out)
+                                 struct store_principal *out)
 {
 	struct token_arg a = {.sha = sha256_hex, .pr = out};
 
@@ -315,8 +321,8 @@ enum store_rc store_token_lookup(struct store *st, const char *sha256_hex,
 }
 
 enum store_rc store_token_lookup_module(struct store *st, const char *sha256_hex,
-					const char *module, struct store_principal *out,
-					int *enabled)
+                                        const char *module, struct store_principal *out,
+                                        int *enabled)
 {
 	struct token_arg a = {.sha = sha256_hex, .pr = out};
 	enum store_rc rc;
@@ -341,12 +347,12 @@ struct module_arg {
 	const char *module;
 	int enabled;
 	const char *actor; /* store_module_set: the audit event's actor, or NULL */
-	json_t *detail;	   /* and its detail (borrowed) */
+	json_t *detail;    /* and its detail (borrowed) */
 	json_t *out;
 };
 
 static enum store_rc module_read(struct store *st, const char *tenant_id, const char *module,
-				 int *enabled)
+                                 int *enabled)
 {
 	static const struct colspec cols[] = {{"enabled", C_BOOL}};
 	struct param p[] = {PT(tenant_id), PT(module)};
@@ -374,7 +380,7 @@ static enum store_rc tx_module_get(struct store *st, void *arg)
 }
 
 enum store_rc store_module_get(struct store *st, const char *tenant_id, const char *module,
-			       int *enabled)
+                               int *enabled)
 {
 	struct module_arg a = {.tenant_id = tenant_id, .module = module};
 	enum store_rc rc;
@@ -404,7 +410,7 @@ static enum store_rc tx_module_set(struct store *st, void *arg)
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(a->tenant_id), PT(a->module), PI(a->enabled ? 1 : 0),
-				    PT(now)};
+		                    PT(now)};
 
 		rc = store_q_exec(
 		    st,
@@ -421,10 +427,13 @@ static enum store_rc tx_module_set(struct store *st, void *arg)
 }
 
 enum store_rc store_module_set(struct store *st, const char *tenant_id, const char *module,
-			       int enabled, const char *actor, json_t *detail)
+                               int enabled, const char *actor, json_t *detail)
 {
-	struct module_arg a = {.tenant_id = tenant_id, .module = module, .enabled = enabled,
-			       .actor = actor, .detail = detail};
+	struct module_arg a = {.tenant_id = tenant_id,
+	                       .module = module,
+	                       .enabled = enabled,
+	                       .actor = actor,
+	                       .detail = detail};
 
 	if (!tenant_id)
 		return STORE_NOT_FOUND;
@@ -452,8 +461,8 @@ static enum store_rc tx_module_list(struct store *st, void *arg)
 			json_decref(arr);
 			return rc;
 		}
-		json_array_append_new(arr, json_pack("{s:s,s:b}", "name", store_known_modules[i],
-						     "enabled", on));
+		json_array_append_new(
+		    arr, json_pack("{s:s,s:b}", "name", store_known_modules[i], "enabled", on));
 	}
 	a->out = json_pack("{s:o}", "modules", arr);
 	return STORE_OK;
@@ -488,8 +497,8 @@ enum store_rc store_audit_insert(struct store *st, const char *tenant_id, const 
 	}
 	store_now_iso(now);
 	{
-		struct param p[] = {PT(id),	PT(tenant_id), PT(actor), PT(action),
-				    PT(target_id), PT(text),	  PT(now)};
+		struct param p[] = {PT(id),        PT(tenant_id), PT(actor), PT(action),
+		                    PT(target_id), PT(text),      PT(now)};
 
 		rc = store_q_exec(
 		    st,
@@ -534,7 +543,7 @@ static enum store_rc tx_token_revoke(struct store *st, void *arg)
 }
 
 enum store_rc store_token_revoke(struct store *st, const char *tenant_id, const char *token_id,
-				 const char *actor)
+                                 const char *actor)
 {
 	struct token_revoke_arg a = {.tenant_id = tenant_id, .token_id = token_id, .actor = actor};
 
@@ -567,11 +576,14 @@ static enum store_rc tx_audit_append(struct store *st, void *arg)
 }
 
 enum store_rc store_audit_append(struct store *st, const char *tenant_id,
-				 const char *actor_token_id, const char *action,
-				 const char *target_id, json_t *detail)
+                                 const char *actor_token_id, const char *action,
+                                 const char *target_id, json_t *detail)
 {
-	struct audit_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .action = action,
-			      .target_id = target_id, .detail = detail};
+	struct audit_arg a = {.tenant_id = tenant_id,
+	                      .actor = actor_token_id,
+	                      .action = action,
+	                      .target_id = target_id,
+	                      .detail = detail};
 
 	if (!tenant_id || !store_text_ok(action, 1, MODEL_MAX_ACTION_BYTES)) {
 		store_seterr(st, "audit: tenant and action (1..%d bytes) are required",
@@ -583,10 +595,10 @@ enum store_rc store_audit_append(struct store *st, const char *tenant_id,
 
 static enum store_rc tx_audit_list(struct store *st, void *arg)
 {
-	static const struct colspec cols[] = {
-	    {"id", C_TEXT},	   {"actor", C_TEXT},	   {"action", C_TEXT},
-	    {"target_id", C_TEXT}, {"detail", C_JSON},	   {"created_at", C_TEXT},
-	    {"actor_role", C_INT}, {"actor_label", C_TEXT}};
+	static const struct colspec cols[] = {{"id", C_TEXT},        {"actor", C_TEXT},
+	                                      {"action", C_TEXT},    {"target_id", C_TEXT},
+	                                      {"detail", C_JSON},    {"created_at", C_TEXT},
+	                                      {"actor_role", C_INT}, {"actor_label", C_TEXT}};
 	struct audit_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id), PI(a->limit), PI(a->offset)};
 	json_t *ev;
@@ -606,14 +618,13 @@ static enum store_rc tx_audit_list(struct store *st, void *arg)
 		return rc;
 	json_array_foreach(json_object_get(a->out, "events"), i, ev)
 	{
-		json_object_set_new(ev, "actor_role",
-				    role_json(json_object_get(ev, "actor_role")));
+		json_object_set_new(ev, "actor_role", role_json(json_object_get(ev, "actor_role")));
 	}
 	return STORE_OK;
 }
 
-enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int limit,
-				    int offset, json_t **out)
+enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int limit, int offset,
+                                    json_t **out)
 {
 	struct audit_arg a = {.tenant_id = tenant_id ? tenant_id : "",
 	                      .limit = store_clamp_limit(limit),
@@ -622,8 +633,7 @@ enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int
 	return store_read_json(st, tx_audit_list, &a, &a.out, out);
 }
 
-enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit,
-			       json_t **out)
+enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limit, json_t **out)
 {
 	return store_audit_list_page(st, tenant_id, limit, 0, out);
 }

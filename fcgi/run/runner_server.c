@@ -178,8 +178,8 @@ static int read_reply(struct model_forkserver_reply *r, int timeout_ms, int *fd)
  * at most RUNNER_SERVER_STARTED_MS. 0, or an errno value; *dead is set
  * when the server turned out to be gone or silent (worth one restart),
  * *refused when it answered the request with an error. */
-static int request(const char *payload, size_t len, const int fds[3], int64_t deadline,
-                   pid_t *pid, int *pidfd, int *dead, int *refused)
+static int request(const char *payload, size_t len, const int fds[3], int64_t deadline, pid_t *pid,
+                   int *pidfd, int *dead, int *refused)
 {
 	union model_forkserver_ctl ctl;
 	struct model_forkserver_reply r;

@@ -27,10 +27,10 @@
 
 struct child {
 	pid_t pid;
-	int in;    /* write end of its stdin, -1 once closed */
-	int out;   /* read end of its stdout, -1 at EOF */
-	int err;   /* read end of its stderr, -1 at EOF or when not kept */
-	int pidfd; /* readable when it exits; -1 if unsupported */
+	int in;     /* write end of its stdin, -1 once closed */
+	int out;    /* read end of its stdout, -1 at EOF */
+	int err;    /* read end of its stderr, -1 at EOF or when not kept */
+	int pidfd;  /* readable when it exits; -1 if unsupported */
 	int served; /* started by the runner's fork server, not by us */
 	int srv;    /* served: readable when its end is reported (borrowed
 	             * from runner_server.c); -1 once the server is gone */

@@ -204,7 +204,8 @@ static int message_page(struct view_ctx *ctx, int status, const char *title, con
 	if (ctx->auth == VIEW_AUTH_NONE && status == 401)
 		html_link(html_el(main, "p", NULL), "/admin/login", "Sign in");
 	if (back)
-		html_attr(html_link(html_el(main, "p", NULL), back, "Back to the form"), "id", "back");
+		html_attr(html_link(html_el(main, "p", NULL), back, "Back to the form"), "id",
+		          "back");
 	return view_page_send(ctx, doc, status);
 }
 
@@ -754,10 +755,11 @@ static int login_page(struct view_state *st, int status, const char *error)
 	if (error)
 		view_error_line(main, error);
 	else if (view_query(ctx, "ended"))
-		html_attr(html_elc(main, "p", "notice",
-		                   "Your session has ended (it expired, you signed out, or its token "
-		                   "was revoked). Sign in again."),
-		          "id", "notice");
+		html_attr(
+		    html_elc(main, "p", "notice",
+		             "Your session has ended (it expired, you signed out, or its token "
+		             "was revoked). Sign in again."),
+		    "id", "notice");
 	signin_form(main, next);
 	return view_page_send(ctx, doc, status);
 }
@@ -851,7 +853,8 @@ static int r_login_post(struct view_state *st)
 	 * forgotten live session) */
 	if (auth_cookie(st, 1) == 0 &&
 	    store_web_session_delete(ctx->req->store, ctx->req->who.tenant_id,
-	                             ctx->req->who.token_id, st->session_hash) == STORE_UNAVAILABLE) {
+	                             ctx->req->who.token_id,
+	                             st->session_hash) == STORE_UNAVAILABLE) {
 		ret = store_fail_page(ctx, STORE_UNAVAILABLE, "web session delete");
 		goto out;
 	}

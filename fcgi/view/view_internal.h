@@ -24,11 +24,11 @@ enum view_auth {
 struct view_ctx {
 	struct http_request *req; /* req->who is the principal once signed in */
 	enum view_auth auth;
-	char csrf[65];  /* this session's CSRF token (64 hex), "" unless cookie */
-	int module_on;  /* the sandbox module is enabled for the tenant */
-	json_t *form;   /* POST form fields as a JSON object of strings
+	char csrf[65]; /* this session's CSRF token (64 hex), "" unless cookie */
+	int module_on; /* the sandbox module is enabled for the tenant */
+	json_t *form;  /* POST form fields as a JSON object of strings
 	                 * (decoded, valid UTF-8), owned by req; {} for GET */
-	json_t *query;  /* query parameters, decoded likewise, owned by req */
+	json_t *query; /* query parameters, decoded likewise, owned by req */
 };
 
 /**

@@ -16,10 +16,9 @@ char g_dir[300];
 int g_pg;
 struct store *st;
 
-static const char *const all_tables[] = {"tenants",	    "api_tokens",  "module_settings",
-					 "audit_events",    "scenarios",   "runs",
-					 "run_outputs",	    "comparisons", "sessions",
-					 "web_sessions",    "schema_migrations"};
+static const char *const all_tables[] = {
+    "tenants",     "api_tokens",  "module_settings", "audit_events", "scenarios",        "runs",
+    "run_outputs", "comparisons", "sessions",        "web_sessions", "schema_migrations"};
 
 /* ---- raw ODBC, for looking at rows ------------------------------------------ */
 
@@ -31,7 +30,7 @@ void raw_open(struct raw *r)
 	SQLSetEnvAttr(r->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
 	SQLAllocHandle(SQL_HANDLE_DBC, r->env, &r->dbc);
 	rc = SQLDriverConnect(r->dbc, NULL, (SQLCHAR *)g_dsn, SQL_NTS, NULL, 0, NULL,
-			      SQL_DRIVER_NOPROMPT);
+	                      SQL_DRIVER_NOPROMPT);
 	ck_assert_msg(SQL_SUCCEEDED(rc), "raw connect failed");
 }
 
@@ -69,9 +68,10 @@ static char *raw_text(SQLHSTMT h, int col)
 		rc = SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, chunk, sizeof chunk, &ind);
 		if (rc == SQL_NO_DATA || !SQL_SUCCEEDED(rc) || ind == SQL_NULL_DATA)
 			break;
-		got = (rc == SQL_SUCCESS_WITH_INFO && (ind == SQL_NO_TOTAL || ind >= (SQLLEN)sizeof chunk))
-			      ? sizeof chunk - 1
-			      : (size_t)ind;
+		got = (rc == SQL_SUCCESS_WITH_INFO &&
+		       (ind == SQL_NO_TOTAL || ind >= (SQLLEN)sizeof chunk))
+		          ? sizeof chunk - 1
+		          : (size_t)ind;
 		acc = realloc(acc, len + got + 1);
 		memcpy(acc + len, chunk, got);
 		len += got;
@@ -173,9 +173,9 @@ void setup_sqlite(void)
 	snprintf(g_dir, sizeof g_dir, "%s/XXXXXX", g_root);
 	ck_assert_ptr_nonnull(mkdtemp(g_dir));
 	snprintf(g_dsn, sizeof g_dsn,
-		 "Driver=SQLite3;Database=%s/t.db;Timeout=5000;JournalMode=WAL;"
-		 "SyncPragma=NORMAL;FKSupport=1",
-		 g_dir);
+	         "Driver=SQLite3;Database=%s/t.db;Timeout=5000;JournalMode=WAL;"
+	         "SyncPragma=NORMAL;FKSupport=1",
+	         g_dir);
 	g_pg = 0;
 	open_store();
 }
@@ -196,9 +196,9 @@ void setup_pg(void)
 	snprintf(g_dsn, sizeof g_dsn, "%s", getenv("OLIVARES_TEST_PG_DSN"));
 	g_pg = 1;
 	ck_assert_int_eq(raw_exec("DROP TABLE IF EXISTS web_sessions, comparisons, run_outputs, "
-				  "runs, sessions, scenarios, audit_events, module_settings, "
-				  "api_tokens, tenants, schema_migrations CASCADE"),
-			 0);
+	                          "runs, sessions, scenarios, audit_events, module_settings, "
+	                          "api_tokens, tenants, schema_migrations CASCADE"),
+	                 0);
 	open_store();
 }
 
@@ -253,10 +253,10 @@ json_t *jload(const char *text)
 json_t *sample_scenario(const char *name)
 {
 	json_t *s = jload("{\"description\":\"d\",\"subject_kind\":\"agent\","
-			  "\"steps\":[{\"key\":\"step-1\",\"input\":\"agent:user1@example.test\"},"
-			  "{\"key\":\"step-2\",\"input\":\"agent:user2@example.test\"}],"
-			  "\"mocks\":[{\"resource\":\"agent:user1@example.test\","
-			  "\"response\":\"first synthetic account\"}]}");
+	                  "\"steps\":[{\"key\":\"step-1\",\"input\":\"agent:user1@example.test\"},"
+	                  "{\"key\":\"step-2\",\"input\":\"agent:user2@example.test\"}],"
+	                  "\"mocks\":[{\"resource\":\"agent:user1@example.test\","
+	                  "\"response\":\"first synthetic account\"}]}");
 
 	json_object_set_new(s, "name", json_string(name));
 	return s;
@@ -293,9 +293,9 @@ json_t *make_outputs(const int *seqs, int n)
 		snprintf(key, sizeof key, "step-%d", seqs[i]);
 		snprintf(in, sizeof in, "agent:user%d@example.test", seqs[i]);
 		snprintf(outv, sizeof outv, "response %d\nline two", seqs[i]);
-		json_array_append_new(
-			arr, json_pack("{s:i,s:s,s:s,s:s,s:s,s:n}", "seq", seqs[i], "key", key,
-				       "input", in, "output", outv, "status", "ok", "error_kind"));
+		json_array_append_new(arr, json_pack("{s:i,s:s,s:s,s:s,s:s,s:n}", "seq", seqs[i],
+		                                     "key", key, "input", in, "output", outv,
+		                                     "status", "ok", "error_kind"));
 	}
 	return arr;
 }
@@ -345,8 +345,7 @@ void cookie_sha(const char *name, char out[65])
 	sha256_hex(secret, strlen(secret), out);
 }
 
-void sign_in(const char *tenant, const char *token, const char *cookie, char sha[65],
-	     char id[33])
+void sign_in(const char *tenant, const char *token, const char *cookie, char sha[65], char id[33])
 {
 	cookie_sha(cookie, sha);
 	ck_assert_int_eq(store_web_session_create(st, tenant, token, sha, T0, T8, id), STORE_OK);

@@ -87,8 +87,7 @@ long count_where(const char *table, const char *col, const char *value);
 /* Sign token of tenant in from T0 to T8 with the cookie secret named cookie
  * (the case fails when that is refused): sha gets the cookie's digest, id
  * the session's id. */
-void sign_in(const char *tenant, const char *token, const char *cookie, char sha[65],
-	     char id[33]);
+void sign_in(const char *tenant, const char *token, const char *cookie, char sha[65], char id[33]);
 /* store_web_session_lookup of sha at now: STORE_NOT_FOUND, principal zeroed. */
 void assert_not_found_zeroed(const char *sha, const char *now);
 

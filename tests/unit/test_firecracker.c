@@ -135,7 +135,8 @@ static void check_case(enum fc_host c, int ok, const char *reason, const char *r
 	ck_assert_int_eq(json_is_true(json_object_get(j, "ok")), ok);
 	if (reason)
 		ck_assert_msg(matches(json_string_value(json_object_get(j, "reason")), reason),
-		              "preflight reason: %s", json_string_value(json_object_get(j, "reason")));
+		              "preflight reason: %s",
+		              json_string_value(json_object_get(j, "reason")));
 	else
 		ck_assert(json_is_null(json_object_get(j, "reason")));
 	json_decref(j);

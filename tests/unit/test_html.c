@@ -192,8 +192,13 @@ START_TEST(test_invisible_shown)
 	doc = new_doc(&body);
 	/* C0 controls, DEL, a C1 control, a right-to-left override, a BOM and
 	 * U+FFFF: each is written out; tab and newline stay as they are */
-	html_el(body, "p", "a\x01" "b\x1b[31m\x7f|\xc2\x85|\xe2\x80\xae" "evil|\xef\xbb\xbf|\xef\xbf\xbf|\tx\ny");
-	html_attr(html_el(body, "p", "ok é 中"), "title", "t\x02" "t");
+	html_el(body, "p",
+	        "a\x01"
+	        "b\x1b[31m\x7f|\xc2\x85|\xe2\x80\xae"
+	        "evil|\xef\xbb\xbf|\xef\xbf\xbf|\tx\ny");
+	html_attr(html_el(body, "p", "ok é 中"), "title",
+	          "t\x02"
+	          "t");
 	out = dump(doc);
 	ck_assert_ptr_nonnull(strstr(out, "a\\u0001b\\u001B[31m\\u007F|\\u0085|\\u202Eevil|\\uFEFF|"
 	                                  "\\uFFFF|\tx\ny"));

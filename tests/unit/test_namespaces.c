@@ -421,8 +421,9 @@ START_TEST(test_cpu_spin_killed_by_rlimit)
 	                 "[[agent-error:agent killed by SIGKILL at its CPU time limit of 1 s]]");
 	ck_assert_str_eq(step_str(&r, 0, "status"), "error");
 	ck_assert_str_eq(step_str(&r, 0, "error_kind"), "agent_error");
-	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "agent error in step 1: agent killed by SIGKILL at its CPU time limit of 1 s");
+	ck_assert_str_eq(
+	    sum_str(&r, "reason"),
+	    "agent error in step 1: agent killed by SIGKILL at its CPU time limit of 1 s");
 	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
 	ck_assert_msg(r.ms < 5000, "took %lld ms", r.ms);
 	result_free(&r);

@@ -874,8 +874,7 @@ static void expect_killed(pid_t pid)
  * extra; first made the subreaper, so that orphans come back to us.
  * Returns http_dispatch_run()'s value, *elapsed_ms how long it took. */
 static int served_pidfile_run(const char *fixture_name, const char *extra, int timeout_ms,
-                              char path[64], struct http_dispatch_result *r,
-                              int64_t *elapsed_ms)
+                              char path[64], struct http_dispatch_result *r, int64_t *elapsed_ms)
 {
 	json_t *spec = spec_new(NULL, NULL);
 	int64_t t0;
@@ -1192,8 +1191,8 @@ static struct model_forkserver_reply serve_send_in(int sock, const char *payload
 	}
 }
 
-static struct model_forkserver_reply serve_send(int sock, const char *payload, size_t len,
-                                                int nfds, int *pidfd)
+static struct model_forkserver_reply serve_send(int sock, const char *payload, size_t len, int nfds,
+                                                int *pidfd)
 {
 	return serve_send_in(sock, payload, len, nfds, -1, pidfd);
 }
@@ -1411,9 +1410,11 @@ static int fake_served(int argc, char **argv)
 	fake_leave_sleeper(path);
 	if (strcmp(argv[2], "fixture-sleep") == 0) {
 		st = json_array_get(steps, 1);
-		if (st && strcmp(json_string_value(json_object_get(st, "input")), "kill-server") == 0)
+		if (st &&
+		    strcmp(json_string_value(json_object_get(st, "input")), "kill-server") == 0)
 			kill(getppid(), SIGKILL);
-		if (st && strcmp(json_string_value(json_object_get(st, "input")), "stop-server") == 0)
+		if (st &&
+		    strcmp(json_string_value(json_object_get(st, "input")), "stop-server") == 0)
 			kill(getppid(), SIGSTOP);
 		sleep(60);
 		return 1;

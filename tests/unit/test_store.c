@@ -111,10 +111,9 @@ START_TEST(test_tenant_token)
 	ck_assert_int_eq(p.role, STORE_ROLE_EDITOR);
 	ck_assert_int_eq(store_token_lookup(st, "00", &p), STORE_NOT_FOUND);
 	ck_assert_int_eq(
-		store_token_lookup(st,
-				   "0000000000000000000000000000000000000000000000000000000000000000",
-				   &p),
-		STORE_NOT_FOUND);
+	    store_token_lookup(
+	        st, "0000000000000000000000000000000000000000000000000000000000000000", &p),
+	    STORE_NOT_FOUND);
 
 	/* the digest is stored; the secret, whole or without its prefix, is not */
 	ck_assert_int_eq(raw_cells_containing(sha), 1);
@@ -147,8 +146,8 @@ START_TEST(test_modules)
 	ck_assert_int_eq(store_module_get(st, a, "sandbox", &on), STORE_OK);
 	ck_assert_int_eq(on, 1);
 	ck_assert_int_eq(store_module_list(st, a, &list), STORE_OK);
-	ck_assert(json_is_true(json_object_get(json_array_get(json_object_get(list, "modules"), 0),
-					       "enabled")));
+	ck_assert(json_is_true(
+	    json_object_get(json_array_get(json_object_get(list, "modules"), 0), "enabled")));
 	json_decref(list);
 	/* another tenant is untouched */
 	ck_assert_int_eq(store_module_get(st, b, "sandbox", &on), STORE_OK);
@@ -173,12 +172,12 @@ END_TEST
 
 /* Text that must come back byte for byte. */
 static const char *const tricky[] = {
-	"line one\nline two\n",
-	"quotes \" and 'single' and backslash \\ and \\n literal",
-	"unicode: é à ü — 日本語 — 🎉 — \xe2\x80\xa8",
-	"tabs\tand\r\nCRLF and {{index}} {{subject_kind}} {{other}} }{",
-	"",
-	"trailing newline\n",
+    "line one\nline two\n",
+    "quotes \" and 'single' and backslash \\ and \\n literal",
+    "unicode: é à ü — 日本語 — 🎉 — \xe2\x80\xa8",
+    "tabs\tand\r\nCRLF and {{index}} {{subject_kind}} {{other}} }{",
+    "",
+    "trailing newline\n",
 };
 
 START_TEST(test_roundtrip_bytes)
@@ -204,13 +203,14 @@ START_TEST(test_roundtrip_bytes)
 	mocks = json_array();
 	for (i = 0; i < sizeof tricky / sizeof tricky[0]; i++) {
 		snprintf(key, sizeof key, "step-%zu", i + 1);
-		json_array_append_new(steps, json_pack("{s:s,s:s}", "key", key, "input", tricky[i]));
-		json_array_append_new(mocks,
-				      json_pack("{s:s,s:s}", "resource", tricky[i], "response", tricky[i]));
+		json_array_append_new(steps,
+		                      json_pack("{s:s,s:s}", "key", key, "input", tricky[i]));
+		json_array_append_new(
+		    mocks, json_pack("{s:s,s:s}", "resource", tricky[i], "response", tricky[i]));
 	}
 	json_array_append_new(steps, json_pack("{s:s,s:s}", "key", "big", "input", big));
 	in = json_pack("{s:s,s:s,s:s,s:o,s:o}", "name", "名前 \"quoted\"\n", "description",
-		       tricky[1], "subject_kind", tricky[2], "steps", steps, "mocks", mocks);
+	               tricky[1], "subject_kind", tricky[2], "steps", steps, "mocks", mocks);
 	ck_assert_int_eq(store_scenario_create(st, a, NULL, in, &s), STORE_OK);
 	ck_assert_int_eq(store_scenario_get(st, a, jstr(s, "id"), &g), STORE_OK);
 	for (i = 0; i < sizeof tricky / sizeof tricky[0]; i++) {
@@ -218,14 +218,13 @@ START_TEST(test_roundtrip_bytes)
 
 		ck_assert_str_eq(jstr(step, "input"), tricky[i]);
 		ck_assert_str_eq(jstr(json_array_get(json_object_get(g, "mocks"), i), "response"),
-				 tricky[i]);
+		                 tricky[i]);
 	}
-	ck_assert_uint_eq(
-		json_string_length(json_object_get(json_array_get(json_object_get(g, "steps"), i),
-						   "input")),
-		big_len);
+	ck_assert_uint_eq(json_string_length(json_object_get(
+	                      json_array_get(json_object_get(g, "steps"), i), "input")),
+	                  big_len);
 	ck_assert(memcmp(jstr(json_array_get(json_object_get(g, "steps"), i), "input"), big,
-			 big_len) == 0);
+	                 big_len) == 0);
 	ck_assert_str_eq(jstr(g, "name"), "名前 \"quoted\"\n");
 	ck_assert_str_eq(jstr(g, "subject_kind"), tricky[2]);
 	/* the JSON text itself survives byte for byte */
@@ -243,13 +242,13 @@ START_TEST(test_roundtrip_bytes)
 	/* outputs too, including a ~900 KiB one */
 	outs = json_array();
 	for (i = 0; i < sizeof tricky / sizeof tricky[0]; i++)
-		json_array_append_new(outs, json_pack("{s:i,s:s,s:s,s:s,s:s,s:s}", "seq", (int)i + 1,
-						      "key", "k", "input", tricky[i], "output",
-						      tricky[i], "status", "error", "error_kind",
-						      "mock_miss"));
+		json_array_append_new(outs,
+		                      json_pack("{s:i,s:s,s:s,s:s,s:s,s:s}", "seq", (int)i + 1,
+		                                "key", "k", "input", tricky[i], "output", tricky[i],
+		                                "status", "error", "error_kind", "mock_miss"));
 	json_array_append_new(outs, json_pack("{s:i,s:s,s:s,s:s,s:s,s:n}", "seq", (int)i + 1, "key",
-					      "big", "input", "x", "output", big, "status", "ok",
-					      "error_kind"));
+	                                      "big", "input", "x", "output", big, "status", "ok",
+	                                      "error_kind"));
 	r = sample_run(jstr(s, "id"), outs);
 	r.variant = "é\n";
 	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
@@ -260,7 +259,7 @@ START_TEST(test_roundtrip_bytes)
 		json_object_set_new(json_array_get(outs, i), "duration_ms", json_null());
 	ck_assert(json_equal(json_object_get(ro, "outputs"), outs));
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(ro, "outputs"), 2), "output"),
-			 tricky[2]);
+	                 tricky[2]);
 
 	json_decref(ro);
 	json_decref(run);
@@ -288,9 +287,9 @@ START_TEST(test_token_revoke)
 
 	/* another tenant's id, an unknown or malformed one: nothing changes */
 	ck_assert_int_eq(store_token_revoke(st, b, tok_a, "olivares-admin"), STORE_NOT_FOUND);
-	ck_assert_int_eq(store_token_revoke(st, a, "0123456789abcdef0123456789abcdef",
-	                                    "olivares-admin"),
-	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(
+	    store_token_revoke(st, a, "0123456789abcdef0123456789abcdef", "olivares-admin"),
+	    STORE_NOT_FOUND);
 	ck_assert_int_eq(store_token_revoke(st, a, "x' OR '1'='1", "olivares-admin"),
 	                 STORE_NOT_FOUND);
 	ck_assert_int_eq(count_where("api_tokens", "revoked", "1"), 0);
@@ -311,9 +310,8 @@ START_TEST(test_token_revoke)
 	ck_assert_str_eq(jstr(ev, "action"), "token.revoke");
 	ck_assert_str_eq(jstr(ev, "actor"), "olivares-admin");
 	ck_assert_str_eq(jstr(ev, "target_id"), tok_a);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(ev, "detail"),
-	                                                    "sessions")),
-	                 1);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(json_object_get(ev, "detail"), "sessions")), 1);
 	/* the operator tool is no token: no role, no label */
 	ck_assert(json_is_null(json_object_get(ev, "actor_role")));
 	ck_assert(json_is_null(json_object_get(ev, "actor_label")));
@@ -372,14 +370,14 @@ START_TEST(test_token_revoke)
 		json_decref(list);
 		ck_assert_int_eq(store_token_list(st, b, &list), STORE_OK);
 		ck_assert_uint_eq(json_array_size(json_object_get(list, "tokens")), 1);
-		ck_assert_str_eq(jstr(json_array_get(json_object_get(list, "tokens"), 0), "id"), tok_b);
+		ck_assert_str_eq(jstr(json_array_get(json_object_get(list, "tokens"), 0), "id"),
+		                 tok_b);
 		json_decref(list);
 		ck_assert_int_eq(store_token_list(st, "nope", &list), STORE_NOT_FOUND);
 		ck_assert_ptr_null(list);
 	}
 	/* a session cannot be made from it any more; twice is NOT_FOUND */
-	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1),
-	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id1), STORE_NOT_FOUND);
 	ck_assert_int_eq(store_token_revoke(st, a, tok_a, "olivares-admin"), STORE_NOT_FOUND);
 }
 END_TEST
@@ -396,7 +394,7 @@ START_TEST(test_audit_pages)
 		snprintf(action, sizeof action, "test.%d", i);
 		ck_assert_int_eq(store_audit_append(st, a, NULL, action, NULL, NULL), STORE_OK);
 		ck_assert_int_eq(store_audit_append(st, b, NULL, "other.tenant", NULL, NULL),
-				 STORE_OK);
+		                 STORE_OK);
 	}
 
 	ck_assert_int_eq(store_audit_list_page(st, a, 2, 0, &page), STORE_OK);
@@ -541,9 +539,9 @@ static pid_t hold_write_lock(int hold_ms, char tag)
 		SQLSetConnectAttr(r.dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
 		SQLAllocHandle(SQL_HANDLE_STMT, r.dbc, &h);
 		snprintf(sql, sizeof sql,
-			 "INSERT INTO tenants (id, name, created_at) VALUES "
-			 "('ffffffffffffffffffffffffffffff%c%c', 'lockholder-%c', 'x')",
-			 tag, tag, tag);
+		         "INSERT INTO tenants (id, name, created_at) VALUES "
+		         "('ffffffffffffffffffffffffffffff%c%c', 'lockholder-%c', 'x')",
+		         tag, tag, tag);
 		if (!SQL_SUCCEEDED(SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS))) {
 			SQLCHAR state[6], msg[256];
 			SQLINTEGER nat;
@@ -591,15 +589,15 @@ START_TEST(test_sqlite_locked_retry)
 	migrated();
 	store_close(st);
 	snprintf(dsn, sizeof dsn,
-		 "Driver=SQLite3;Database=%s/t.db;Timeout=1;JournalMode=WAL;SyncPragma=NORMAL;"
-		 "FKSupport=1",
-		 g_dir);
+	         "Driver=SQLite3;Database=%s/t.db;Timeout=1;JournalMode=WAL;SyncPragma=NORMAL;"
+	         "FKSupport=1",
+	         g_dir);
 	ck_assert_int_eq(store_open(dsn, &st), STORE_OK);
 
 	pid = hold_write_lock(150, '1');
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_msg(store_tenant_create(st, "patient", a) == STORE_OK, "%s",
-		      store_last_error(st));
+	              store_last_error(st));
 	ck_assert_int_ge(ms_since(&t0), 100);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
@@ -778,7 +776,8 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_pg_connection_lost);
 		suite_add_tcase(s, tc);
 	} else {
-		fprintf(stderr, "test_store: OLIVARES_TEST_PG_DSN not set, PostgreSQL cases skipped\n");
+		fprintf(stderr,
+		        "test_store: OLIVARES_TEST_PG_DSN not set, PostgreSQL cases skipped\n");
 	}
 	return s;
 }

@@ -15,10 +15,10 @@
 static json_t *side_outputs(const char *second)
 {
 	return json_pack("[{s:i,s:s,s:s,s:s,s:s,s:n},{s:i,s:s,s:s,s:s,s:s,s:n}]", "seq", 1, "key",
-			 "step-1", "input", "agent:user1@example.test", "output", "same", "status",
-			 "ok", "error_kind", "seq", 2, "key", "step-2", "input",
-			 "agent:user2@example.test", "output", second, "status", "ok",
-			 "error_kind");
+	                 "step-1", "input", "agent:user1@example.test", "output", "same", "status",
+	                 "ok", "error_kind", "seq", 2, "key", "step-2", "input",
+	                 "agent:user2@example.test", "output", second, "status", "ok",
+	                 "error_kind");
 }
 
 struct cmp_fixture {
@@ -33,7 +33,7 @@ static void cmp_fixture(struct cmp_fixture *f, const char *scenario_id)
 	f->bouts = side_outputs("old answer");
 	f->kouts = side_outputs("new answer");
 	f->diff = jload("[{\"seq\":2,\"key\":\"step-2\",\"baseline_output\":\"old answer\","
-			"\"candidate_output\":\"new answer\"}]");
+	                "\"candidate_output\":\"new answer\"}]");
 	f->b = sample_run(scenario_id, f->bouts);
 	f->b.kind = "comparison";
 	f->b.variant = "v1";
@@ -109,16 +109,16 @@ START_TEST(test_comparisons)
 
 	/* both runs are recorded, kind "comparison", with their outputs */
 	ck_assert_int_eq(store_run_get(st, a, jstr(json_object_get(c1, "baseline"), "run_id"), &x),
-			 STORE_OK);
+	                 STORE_OK);
 	ck_assert_str_eq(jstr(x, "kind"), "comparison");
 	ck_assert_str_eq(jstr(x, "variant"), "v1");
 	ck_assert_str_eq(jstr(x, "created_by"), actor);
 	json_decref(x);
 	ck_assert_int_eq(
-		store_run_outputs(st, a, jstr(json_object_get(c1, "candidate"), "run_id"), &x),
-		STORE_OK);
+	    store_run_outputs(st, a, jstr(json_object_get(c1, "candidate"), "run_id"), &x),
+	    STORE_OK);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(x, "outputs"), 1), "output"),
-			 "new answer");
+	                 "new answer");
 	json_decref(x);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM runs WHERE kind = 'comparison'"), 2);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs"), 4);
@@ -133,7 +133,7 @@ START_TEST(test_comparisons)
 	ck_assert_str_eq(jstr(ev, "actor"), actor);
 	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "verdict"), "improved");
 	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "candidate_run_id"),
-			 jstr(json_object_get(c1, "candidate"), "run_id"));
+	                 jstr(json_object_get(c1, "candidate"), "run_id"));
 	ck_assert_str_eq(jstr(json_array_get(items, 1), "action"), "sandbox.run");
 	ck_assert_str_eq(jstr(json_array_get(items, 2), "action"), "sandbox.run");
 	json_decref(x);
@@ -148,13 +148,13 @@ START_TEST(test_comparisons)
 	 * says so (read from its run), the baseline's does not, and the
 	 * verdict is the scores' */
 	f.k.shutdown = "agent did not exit within its 1000 ms grace after the end of its input: "
-		       "killed";
+	               "killed";
 	ck_assert_int_eq(store_comparison_record(st, a, actor, &f.c, &c2), STORE_OK);
 	ck_assert_str_ne(jstr(c2, "id"), jstr(c1, "id"));
 	ck_assert_str_eq(jstr(c2, "verdict"), jstr(c1, "verdict"));
 	ck_assert(json_equal(json_object_get(c2, "delta"), json_object_get(c1, "delta")));
 	ck_assert_msg(jstr(json_object_get(c2, "candidate"), "shutdown") != NULL,
-		      "no candidate shutdown note");
+	              "no candidate shutdown note");
 	ck_assert_str_eq(jstr(json_object_get(c2, "candidate"), "shutdown"), f.k.shutdown);
 	ck_assert(json_is_null(json_object_get(json_object_get(c2, "baseline"), "shutdown")));
 	ck_assert_int_eq(store_comparison_get(st, a, jstr(c2, "id"), &g), STORE_OK);
@@ -185,7 +185,7 @@ START_TEST(test_comparisons)
 	ck_assert(json_is_false(json_object_get(side, "scored")));
 	ck_assert(json_is_null(json_object_get(side, "score")));
 	ck_assert(json_real_value(json_object_get(json_object_get(c3, "baseline"), "score")) ==
-		  0.25);
+	          0.25);
 
 	/* list: newest first, filtered by scenario, latest = limit 1 */
 	ck_assert_int_eq(store_comparison_list(st, a, NULL, 50, 0, &list), STORE_OK);
@@ -209,7 +209,7 @@ START_TEST(test_comparisons)
 	json_decref(list);
 	ck_assert_int_eq(store_comparison_list(st, a, other, 1, 0, &list), STORE_OK);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(list, "comparisons"), 0), "id"),
-			 jstr(c3, "id"));
+	                 jstr(c3, "id"));
 	json_decref(list);
 	ck_assert_int_eq(store_comparison_list(st, a, sid, 50, 1, &list), STORE_OK);
 	items = json_object_get(list, "comparisons");
@@ -217,14 +217,14 @@ START_TEST(test_comparisons)
 	ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), jstr(c1, "id"));
 	json_decref(list);
 	ck_assert_int_eq(
-		store_comparison_list(st, a, "ffffffffffffffffffffffffffffffff", 1, 0, &list),
-		STORE_OK);
+	    store_comparison_list(st, a, "ffffffffffffffffffffffffffffffff", 1, 0, &list),
+	    STORE_OK);
 	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
 	json_decref(list);
 
 	/* unknown or malformed ids */
 	ck_assert_int_eq(store_comparison_get(st, a, "ffffffffffffffffffffffffffffffff", &g),
-			 STORE_NOT_FOUND);
+	                 STORE_NOT_FOUND);
 	ck_assert_ptr_null(g);
 	ck_assert_int_eq(store_comparison_get(st, a, "x' OR '1'='1", &g), STORE_NOT_FOUND);
 
@@ -272,9 +272,9 @@ START_TEST(test_comparison_rollback)
 
 	/* an unknown tenant: a foreign key fails inside the transaction:
 	 * nothing written */
-	ck_assert_int_ne(store_comparison_record(st, "99999999999999999999999999999999", NULL,
-						 &f.c, &c),
-			 STORE_OK);
+	ck_assert_int_ne(
+	    store_comparison_record(st, "99999999999999999999999999999999", NULL, &f.c, &c),
+	    STORE_OK);
 	ck_assert_ptr_null(c);
 	assert_nothing_written(a);
 
@@ -337,7 +337,7 @@ START_TEST(test_comparison_tenant_isolation)
 	ck_assert_uint_eq(json_array_size(json_object_get(x, "comparisons")), 0);
 	json_decref(x);
 	ck_assert_int_eq(store_run_get(st, b, jstr(json_object_get(c, "baseline"), "run_id"), &x),
-			 STORE_NOT_FOUND);
+	                 STORE_NOT_FOUND);
 	ck_assert_int_eq(store_audit_list(st, b, 500, &x), STORE_OK);
 	ck_assert_uint_eq(json_array_size(json_object_get(x, "events")), 0);
 	json_decref(x);
@@ -370,8 +370,8 @@ START_TEST(test_comparison_append_only)
 	ck_assert_int_ne(raw_exec("DELETE FROM comparisons"), 0);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparisons"), 1);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparisons WHERE verdict = 'improved' "
-				   "AND delta IS NOT NULL"),
-			 1);
+	                           "AND delta IS NOT NULL"),
+	                 1);
 	ck_assert_int_eq(store_comparison_get(st, a, jstr(c, "id"), &x), STORE_OK);
 	ck_assert(json_equal(x, c));
 	json_decref(x);
@@ -382,14 +382,14 @@ END_TEST
 
 /* store_comparison_list_filtered, checked: STORE_OK and n comparisons.
  * *list gets the answer (the caller decrefs it); returns its array. */
-static json_t *filtered(const char *tenant, const char *scenario_id, const char *verdict,
-			int limit, int offset, size_t n, json_t **list)
+static json_t *filtered(const char *tenant, const char *scenario_id, const char *verdict, int limit,
+                        int offset, size_t n, json_t **list)
 {
 	json_t *items;
 
-	ck_assert_int_eq(store_comparison_list_filtered(st, tenant, scenario_id, verdict, limit,
-							offset, list),
-			 STORE_OK);
+	ck_assert_int_eq(
+	    store_comparison_list_filtered(st, tenant, scenario_id, verdict, limit, offset, list),
+	    STORE_OK);
 	items = json_object_get(*list, "comparisons");
 	ck_assert_uint_eq(json_array_size(items), n);
 	return items;
@@ -459,7 +459,7 @@ START_TEST(test_comparison_verdict_filter)
 	ck_assert_int_eq(store_comparison_list(st, a, NULL, 50, 0, &all), STORE_OK);
 	ck_assert(json_equal(list, all));
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(all, "comparisons"), 0), "id"),
-			 jstr(c4, "id"));
+	                 jstr(c4, "id"));
 	json_decref(list);
 	json_decref(all);
 	filtered(a, sid, NULL, 50, 0, 2, &list);

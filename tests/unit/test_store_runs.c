@@ -174,7 +174,8 @@ START_TEST(test_runs)
 	ck_assert_uint_eq(json_array_size(items), 3);
 	for (i = 0; i < 3; i++) {
 		ck_assert_int_eq(jint(json_array_get(items, (size_t)i), "seq"), i + 1);
-		ck_assert(json_is_null(json_object_get(json_array_get(items, (size_t)i), "error_kind")));
+		ck_assert(
+		    json_is_null(json_object_get(json_array_get(items, (size_t)i), "error_kind")));
 	}
 	ck_assert_str_eq(jstr(json_array_get(items, 0), "output"), "response 1\nline two");
 	json_decref(ro);
@@ -205,8 +206,9 @@ START_TEST(test_runs)
 	ck_assert_int_eq(store_run_list(st, a, jstr(sc, "id"), "failed", 50, 0, &list), STORE_OK);
 	ck_assert_uint_eq(json_array_size(json_object_get(list, "runs")), 1);
 	json_decref(list);
-	ck_assert_int_eq(store_run_list(st, a, "ffffffffffffffffffffffffffffffff", NULL, 50, 0, &list),
-			 STORE_OK);
+	ck_assert_int_eq(
+	    store_run_list(st, a, "ffffffffffffffffffffffffffffffff", NULL, 50, 0, &list),
+	    STORE_OK);
 	ck_assert_uint_eq(json_array_size(json_object_get(list, "runs")), 0);
 	json_decref(list);
 	ck_assert_int_eq(store_run_list(st, a, NULL, NULL, 1, 1, &list), STORE_OK);
@@ -229,13 +231,13 @@ START_TEST(test_runs)
 	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "scenario_id"), jstr(sc, "id"));
 	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "variant"), "candidate");
 	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "status"), "completed");
-	ck_assert(json_is_null(json_object_get(json_object_get(json_array_get(items, 0), "detail"),
-					       "variant")));
+	ck_assert(json_is_null(
+	    json_object_get(json_object_get(json_array_get(items, 0), "detail"), "variant")));
 	json_decref(audit);
 
 	/* unknown run */
 	ck_assert_int_eq(store_run_get(st, a, "ffffffffffffffffffffffffffffffff", &g),
-			 STORE_NOT_FOUND);
+	                 STORE_NOT_FOUND);
 	ck_assert_int_eq(store_run_outputs(st, a, "not an id' OR 1=1 --", &ro), STORE_NOT_FOUND);
 
 	/* a completed run whose agent had to be killed, and not scored: the
@@ -244,7 +246,7 @@ START_TEST(test_runs)
 	r.status = "completed";
 	r.reason = "executed, not scored: no scorer adapter is wired";
 	r.shutdown = "agent did not exit within its 1000 ms grace after the end of its input: "
-		     "killed";
+	             "killed";
 	ck_assert_int_eq(store_run_record(st, a, actor, &r, &run3), STORE_OK);
 	ck_assert_str_eq(jstr(run3, "status"), "completed");
 	ck_assert_str_eq(jstr(run3, "reason"), r.reason);
@@ -322,40 +324,43 @@ START_TEST(test_run_durations)
 	mk_tenant("acme", a);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM schema_migrations WHERE version = 6"), 1);
 	outs = jload("[{\"seq\":1,\"key\":\"k1\",\"input\":\"i\",\"output\":\"o\","
-		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":12.345},"
-		     "{\"seq\":2,\"key\":\"k2\",\"input\":\"i\",\"output\":\"o\","
-		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":0.001},"
-		     "{\"seq\":3,\"key\":\"k3\",\"input\":\"i\",\"output\":\"o\","
-		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":2400000.5},"
-		     "{\"seq\":4,\"key\":\"k4\",\"input\":\"i\",\"output\":\"o\","
-		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":0},"
-		     "{\"seq\":5,\"key\":\"k5\",\"input\":\"i\",\"output\":\"o\","
-		     "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":null},"
-		     "{\"seq\":6,\"key\":\"k6\",\"input\":\"i\",\"output\":\"o\","
-		     "\"status\":\"ok\",\"error_kind\":null}]");
+	             "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":12.345},"
+	             "{\"seq\":2,\"key\":\"k2\",\"input\":\"i\",\"output\":\"o\","
+	             "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":0.001},"
+	             "{\"seq\":3,\"key\":\"k3\",\"input\":\"i\",\"output\":\"o\","
+	             "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":2400000.5},"
+	             "{\"seq\":4,\"key\":\"k4\",\"input\":\"i\",\"output\":\"o\","
+	             "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":0},"
+	             "{\"seq\":5,\"key\":\"k5\",\"input\":\"i\",\"output\":\"o\","
+	             "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":null},"
+	             "{\"seq\":6,\"key\":\"k6\",\"input\":\"i\",\"output\":\"o\","
+	             "\"status\":\"ok\",\"error_kind\":null}]");
 	r = sample_run("0123456789abcdef0123456789abcdef", outs);
 	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
 	ck_assert_int_eq(store_run_outputs(st, a, jstr(run, "id"), &ro), STORE_OK);
 	got = json_object_get(ro, "outputs");
 	ck_assert_uint_eq(json_array_size(got), 6);
-	ck_assert(json_real_value(json_object_get(json_array_get(got, 0), "duration_ms")) == 12.345);
+	ck_assert(json_real_value(json_object_get(json_array_get(got, 0), "duration_ms")) ==
+	          12.345);
 	ck_assert(json_real_value(json_object_get(json_array_get(got, 1), "duration_ms")) == 0.001);
 	ck_assert(json_real_value(json_object_get(json_array_get(got, 2), "duration_ms")) ==
-		  2400000.5);
+	          2400000.5);
 	ck_assert(json_is_real(json_object_get(json_array_get(got, 3), "duration_ms")));
 	ck_assert(json_real_value(json_object_get(json_array_get(got, 3), "duration_ms")) == 0);
 	ck_assert(json_is_null(json_object_get(json_array_get(got, 4), "duration_ms")));
 	ck_assert(json_is_null(json_object_get(json_array_get(got, 5), "duration_ms")));
 	/* the column holds microseconds, 64 bits */
-	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us = 2400000500"),
-			 1);
-	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us = 12345"), 1);
-	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us IS NULL"), 2);
+	ck_assert_int_eq(
+	    raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us = 2400000500"), 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us = 12345"),
+	                 1);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM run_outputs WHERE duration_us IS NULL"),
+	                 2);
 	/* a row as a writer before migration 006 left it: unknown */
 	snprintf(sql, sizeof sql,
-		 "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, output, status, "
-		 "error_kind) VALUES ('%s', '%s', 7, 'k7', 'i', 'o', 'ok', NULL)",
-		 jstr(run, "id"), a);
+	         "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, output, status, "
+	         "error_kind) VALUES ('%s', '%s', 7, 'k7', 'i', 'o', 'ok', NULL)",
+	         jstr(run, "id"), a);
 	ck_assert_int_eq(raw_exec(sql), 0);
 	json_decref(ro);
 	ck_assert_int_eq(store_run_outputs(st, a, jstr(run, "id"), &ro), STORE_OK);
@@ -369,14 +374,14 @@ START_TEST(test_run_durations)
 	/* refused, nothing written */
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		snprintf(sql, sizeof sql,
-			 "[{\"seq\":1,\"key\":\"k\",\"input\":\"i\",\"output\":\"o\","
-			 "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":%s}]",
-			 bad[i]);
+		         "[{\"seq\":1,\"key\":\"k\",\"input\":\"i\",\"output\":\"o\","
+		         "\"status\":\"ok\",\"error_kind\":null,\"duration_ms\":%s}]",
+		         bad[i]);
 		outs = jload(sql);
 		r = sample_run("0123456789abcdef0123456789abcdef", outs);
 		run = NULL;
 		ck_assert_msg(store_run_record(st, a, NULL, &r, &run) == STORE_ERROR,
-			      "duration_ms %s accepted", bad[i]);
+		              "duration_ms %s accepted", bad[i]);
 		ck_assert_ptr_null(run);
 		json_decref(outs);
 	}
@@ -452,9 +457,10 @@ START_TEST(test_run_scored)
 	static const int seqs[] = {1, 2};
 	char a[33];
 	json_t *outs = make_outputs(seqs, 2);
-	json_t *details = jload("[{\"seq\":1,\"key\":\"step-1\",\"passed\":true,\"check\":"
-				"\"equals\",\"message\":\"ok\"},{\"seq\":2,\"key\":\"step-2\","
-				"\"passed\":false,\"check\":\"contains\",\"message\":\"<&\\\"é\"}]");
+	json_t *details =
+	    jload("[{\"seq\":1,\"key\":\"step-1\",\"passed\":true,\"check\":"
+	          "\"equals\",\"message\":\"ok\"},{\"seq\":2,\"key\":\"step-2\","
+	          "\"passed\":false,\"check\":\"contains\",\"message\":\"<&\\\"é\"}]");
 	json_t *run = NULL, *g = NULL;
 	struct store_run r = sample_run("0123456789abcdef0123456789abcdef", outs);
 
@@ -481,7 +487,7 @@ START_TEST(test_run_scored)
 	r.score = 2.0 / 3.0;
 	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
 	ck_assert_msg(fabs(json_real_value(json_object_get(run, "score")) - 2.0 / 3.0) < 1e-14,
-		      "score %.17g", json_real_value(json_object_get(run, "score")));
+	              "score %.17g", json_real_value(json_object_get(run, "score")));
 	json_decref(run);
 
 	/* passed true and a perfect score */

@@ -15,14 +15,14 @@
 static json_t *sample_session(const char *external_id)
 {
 	json_t *s = jload("{\"events\":["
-			  "{\"seq\":1,\"kind\":\"input\",\"text\":\"caf\\u00e9 \\\"q\\\"\\nline\"},"
-			  "{\"seq\":2,\"kind\":\"tool_call\",\"resource\":\"crm:1\"},"
-			  "{\"seq\":3,\"kind\":\"tool_result\",\"resource\":\"crm:1\","
-			  "\"text\":\"\\u65e5\\u672c \\ud83d\\ude00\"},"
-			  "{\"seq\":4,\"kind\":\"output\",\"text\":\"done\",\"key\":\"k\"},"
-			  "{\"seq\":\"x\",\"kind\":\"weird\"},"
-			  "{\"seq\":2.5,\"kind\":\"input\",\"text\":\"\"},"
-			  "{\"kind\":\"output\"}]}");
+	                  "{\"seq\":1,\"kind\":\"input\",\"text\":\"caf\\u00e9 \\\"q\\\"\\nline\"},"
+	                  "{\"seq\":2,\"kind\":\"tool_call\",\"resource\":\"crm:1\"},"
+	                  "{\"seq\":3,\"kind\":\"tool_result\",\"resource\":\"crm:1\","
+	                  "\"text\":\"\\u65e5\\u672c \\ud83d\\ude00\"},"
+	                  "{\"seq\":4,\"kind\":\"output\",\"text\":\"done\",\"key\":\"k\"},"
+	                  "{\"seq\":\"x\",\"kind\":\"weird\"},"
+	                  "{\"seq\":2.5,\"kind\":\"input\",\"text\":\"\"},"
+	                  "{\"kind\":\"output\"}]}");
 
 	json_object_set_new(s, "external_id", json_string(external_id));
 	return s;
@@ -54,10 +54,10 @@ START_TEST(test_sessions)
 	ck_assert_str_eq(jstr(g, "created_at"), jstr(s1, "created_at"));
 	ck_assert(json_equal(json_object_get(g, "events"), json_object_get(in1, "events")));
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(g, "events"), 0), "text"),
-			 "caf\xc3\xa9 \"q\"\nline");
+	                 "caf\xc3\xa9 \"q\"\nline");
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(g, "events"), 4), "seq"), "x");
-	ck_assert(json_is_real(json_object_get(json_array_get(json_object_get(g, "events"), 5),
-					       "seq")));
+	ck_assert(
+	    json_is_real(json_object_get(json_array_get(json_object_get(g, "events"), 5), "seq")));
 	json_decref(g);
 
 	/* the audit event holds the count only, never the content */
@@ -72,7 +72,7 @@ START_TEST(test_sessions)
 	ck_assert_int_eq(jint(json_object_get(ev, "detail"), "events"), 7);
 	json_decref(audit);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE detail LIKE '%crm:1%'"),
-			 0);
+	                 0);
 
 	/* newest first, with limit and offset */
 	json_array_remove(json_object_get(in2, "events"), 6);
@@ -115,7 +115,7 @@ START_TEST(test_sessions)
 
 	/* unknown and malformed ids */
 	ck_assert_int_eq(store_session_get(st, a, "ffffffffffffffffffffffffffffffff", &g),
-			 STORE_NOT_FOUND);
+	                 STORE_NOT_FOUND);
 	ck_assert_ptr_null(g);
 	ck_assert_int_eq(store_session_get(st, a, "x' OR '1'='1", &g), STORE_NOT_FOUND);
 
@@ -198,8 +198,8 @@ START_TEST(test_session_append_only)
 	ck_assert_int_ne(raw_exec("DELETE FROM sessions"), 0);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM sessions"), 1);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM sessions WHERE external_id = 'kept' "
-				   "AND events_count = 7"),
-			 1);
+	                           "AND events_count = 7"),
+	                 1);
 	ck_assert_int_eq(store_session_get(st, a, jstr(s, "id"), &x), STORE_OK);
 	ck_assert(json_equal(json_object_get(x, "events"), json_object_get(in, "events")));
 	json_decref(x);
@@ -217,7 +217,7 @@ START_TEST(test_run_replay)
 	json_t *sin = sample_scenario("s"), *sc = NULL;
 	json_t *outs = make_outputs(seqs, 2);
 	json_t *div = jload("{\"compared\":2,\"diverging\":1,\"first\":{\"seq\":2,\"key\":"
-			    "\"seq-3\",\"recorded\":\"r\\u00e9\",\"replayed\":\"x\\ny\"}}");
+	                    "\"seq-3\",\"recorded\":\"r\\u00e9\",\"replayed\":\"x\\ny\"}}");
 	json_t *rp = NULL, *dg = NULL, *sim = NULL, *rs = NULL, *g = NULL, *list = NULL;
 	json_t *audit = NULL, *items, *detail;
 	struct store_run r;
@@ -244,9 +244,9 @@ START_TEST(test_run_replay)
 	ck_assert(json_is_null(json_object_get(rp, "scenario_digest")));
 	ck_assert_str_eq(jstr(rp, "session_id"), jstr(ses, "id"));
 	ck_assert(json_equal(json_object_get(rp, "divergence"), div));
-	ck_assert_str_eq(jstr(json_object_get(json_object_get(rp, "divergence"), "first"),
-			      "recorded"),
-			 "r\xc3\xa9");
+	ck_assert_str_eq(
+	    jstr(json_object_get(json_object_get(rp, "divergence"), "first"), "recorded"),
+	    "r\xc3\xa9");
 	ck_assert_int_eq(store_run_get(st, a, jstr(rp, "id"), &g), STORE_OK);
 	ck_assert(json_equal(g, rp));
 	json_decref(g);
@@ -285,7 +285,7 @@ START_TEST(test_run_replay)
 	ck_assert_int_eq(store_audit_list(st, a, 3, &audit), STORE_OK);
 	detail = json_object_get(json_array_get(json_object_get(audit, "events"), 2), "detail");
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(audit, "events"), 2), "target_id"),
-			 jstr(rp, "id"));
+	                 jstr(rp, "id"));
 	ck_assert_uint_eq(json_object_size(detail), 4);
 	ck_assert_str_eq(jstr(detail, "session_id"), jstr(ses, "id"));
 	ck_assert(json_is_null(json_object_get(detail, "scenario_id")));
@@ -381,7 +381,7 @@ START_TEST(test_web_sessions)
 	cookie_sha("2", s2);
 
 	ck_assert_msg(store_web_session_create(st, a, tok_e, s1, T0, T8, id1) == STORE_OK, "%s",
-		      store_last_error(st));
+	              store_last_error(st));
 	ck_assert_uint_eq(strlen(id1), 32);
 
 	/* found while now < expires_at, with the token's tenant, id and role */
@@ -392,7 +392,7 @@ START_TEST(test_web_sessions)
 	ck_assert_str_eq(p.sha256_hex, s1);
 	ck_assert_int_eq(p.role, STORE_ROLE_EDITOR);
 	ck_assert_int_eq(store_web_session_lookup(st, s1, "2030-01-01T07:59:59.999Z", &p),
-			 STORE_OK);
+	                 STORE_OK);
 	ck_assert_str_eq(p.token_id, tok_e);
 	/* expired: at expires_at and after */
 	assert_not_found_zeroed(s1, T8);
@@ -440,9 +440,9 @@ START_TEST(test_web_sessions)
 	/* stored: the digest, the token, the times; never the secret */
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
 	snprintf(sql, sizeof sql,
-		 "SELECT COUNT(*) FROM web_sessions WHERE id = '%s' AND tenant_id = '%s' AND "
-		 "token_id = '%s' AND sha256 = '%s' AND created_at = '%s' AND expires_at = '%s'",
-		 id1, a, tok_e, s1, T0, T8);
+	         "SELECT COUNT(*) FROM web_sessions WHERE id = '%s' AND tenant_id = '%s' AND "
+	         "token_id = '%s' AND sha256 = '%s' AND created_at = '%s' AND expires_at = '%s'",
+	         id1, a, tok_e, s1, T0, T8);
 	ck_assert_int_eq(raw_count(sql), 1);
 	ck_assert_int_eq(raw_cells_containing(s1), 1);
 	ck_assert_int_eq(raw_cells_containing("cookie-secret-"), 0);
@@ -463,8 +463,8 @@ START_TEST(test_web_sessions)
 	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "session_id"), id2);
 	json_decref(audit);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE detail LIKE "
-				   "'%cookie%'"),
-			 0);
+	                           "'%cookie%'"),
+	                 0);
 	ck_assert_int_eq(raw_cells_containing(s2), 1);
 }
 END_TEST
@@ -487,12 +487,12 @@ START_TEST(test_web_session_refused)
 	cookie_sha("3", s3);
 	/* a live session (s3), and an expired one (s1) that a successful
 	 * sign-in would purge */
-	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s3, "2020-01-01T00:00:00.000Z", T8,
-						  id),
-			 STORE_OK);
+	ck_assert_int_eq(
+	    store_web_session_create(st, a, tok_a, s3, "2020-01-01T00:00:00.000Z", T8, id),
+	    STORE_OK);
 	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, "2020-01-01T00:00:00.000Z",
-						  "2020-01-01T08:00:00.000Z", id),
-			 STORE_OK);
+	                                          "2020-01-01T08:00:00.000Z", id),
+	                 STORE_OK);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events"), 2);
 
@@ -503,19 +503,19 @@ START_TEST(test_web_session_refused)
 	ck_assert_str_eq(id, "");
 	ck_assert_int_eq(store_web_session_create(st, a, tok_b, s2, T0, T8, id), STORE_NOT_FOUND);
 	ck_assert_int_eq(store_web_session_create(st, b, tok_a, s2, T0, T8, id), STORE_NOT_FOUND);
-	ck_assert_int_eq(store_web_session_create(st, a, "ffffffffffffffffffffffffffffffff", s2,
-						  T0, T8, id),
-			 STORE_NOT_FOUND);
+	ck_assert_int_eq(
+	    store_web_session_create(st, a, "ffffffffffffffffffffffffffffffff", s2, T0, T8, id),
+	    STORE_NOT_FOUND);
 	ck_assert_int_eq(store_web_session_create(st, a, "' OR '1'='1", s2, T0, T8, id),
-			 STORE_NOT_FOUND);
-	ck_assert_int_eq(store_web_session_create(st, "99999999999999999999999999999999", tok_a,
-						  s2, T0, T8, id),
-			 STORE_NOT_FOUND);
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(
+	    store_web_session_create(st, "99999999999999999999999999999999", tok_a, s2, T0, T8, id),
+	    STORE_NOT_FOUND);
 	/* malformed digest or times: STORE_ERROR */
 	ck_assert_int_eq(store_web_session_create(st, a, tok_a, "abc", T0, T8, id), STORE_ERROR);
 	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s2, "now", T8, id), STORE_ERROR);
 	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s2, T0, "2030-01-01 08:00:00", id),
-			 STORE_ERROR);
+	                 STORE_ERROR);
 	ck_assert_str_eq(id, "");
 	/* the digest of a live session again: the unique index refuses it
 	 * after the purge ran, and the purge is rolled back with it */
@@ -558,41 +558,41 @@ START_TEST(test_web_session_purge)
 	cookie_sha("5", s5);
 	/* expires at T8 (tenant a), at 00:10 (tenant b), at T8 + 1 day (b) */
 	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s1, T0, T8, id), STORE_OK);
-	ck_assert_int_eq(store_web_session_create(st, b, tok_b, s2, T0,
-						  "2030-01-01T00:10:00.000Z", id),
-			 STORE_OK);
-	ck_assert_int_eq(store_web_session_create(st, b, tok_b, s3, T0,
-						  "2030-01-02T08:00:00.000Z", live),
-			 STORE_OK);
+	ck_assert_int_eq(
+	    store_web_session_create(st, b, tok_b, s2, T0, "2030-01-01T00:10:00.000Z", id),
+	    STORE_OK);
+	ck_assert_int_eq(
+	    store_web_session_create(st, b, tok_b, s3, T0, "2030-01-02T08:00:00.000Z", live),
+	    STORE_OK);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 3);
 
 	/* at 08:00 exactly, s1 (expires_at = now) is not purged: only
 	 * expires_at < now is; s2 is */
-	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s4, T8, "2030-01-01T09:00:00.000Z",
-						  id),
-			 STORE_OK);
+	ck_assert_int_eq(
+	    store_web_session_create(st, a, tok_a, s4, T8, "2030-01-01T09:00:00.000Z", id),
+	    STORE_OK);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 3);
 	ck_assert_int_eq(count_where("web_sessions", "sha256", s1), 1);
 	ck_assert_int_eq(count_where("web_sessions", "sha256", s2), 0);
 
 	/* a day later: s1 and s4 of tenant a go; s3 of tenant b stays */
 	ck_assert_int_eq(store_web_session_create(st, a, tok_a, s5, "2030-01-02T00:00:00.000Z",
-						  "2030-01-02T08:00:00.000Z", id),
-			 STORE_OK);
+	                                          "2030-01-02T08:00:00.000Z", id),
+	                 STORE_OK);
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM web_sessions"), 2);
 	ck_assert_int_eq(count_where("web_sessions", "sha256", s1), 0);
 	ck_assert_int_eq(count_where("web_sessions", "sha256", s4), 0);
 	ck_assert_int_eq(count_where("web_sessions", "id", live), 1);
 	ck_assert_int_eq(store_web_session_lookup(st, s3, "2030-01-02T01:00:00.000Z", &p),
-			 STORE_OK);
+	                 STORE_OK);
 	ck_assert_str_eq(p.tenant_id, b);
 	ck_assert_int_eq(store_web_session_lookup(st, s5, "2030-01-02T01:00:00.000Z", &p),
-			 STORE_OK);
+	                 STORE_OK);
 	ck_assert_str_eq(p.tenant_id, a);
 	/* the events are kept: one sign-in each */
 	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM audit_events WHERE action = "
-				   "'admin.signin'"),
-			 5);
+	                           "'admin.signin'"),
+	                 5);
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /*
- * olivares-fcgi: the composition root and the pre-fork master (DESIGN.md
- * §1, §9).
+ * olivares-fcgi: the composition root and the pre-fork master (the
+ * processes and their rules: docs/architecture.md).
  *
  * The master reads the configuration, opens the FastCGI socket (or takes
  * the one spawn-fcgi put on fd 0), applies missing migrations, forks the

@@ -1,6 +1,6 @@
 /*
- * Input files of the CLI: read byte for byte (the page: "Les sauts de ligne
- * du fichier sont conservés"), capped at the API's 1 MiB request limit, and
+ * Input files of the CLI: read byte for byte (the product's rule: a file's
+ * line breaks are kept, a final newline included), capped at the API's 1 MiB request limit, and
  * checked locally so that a bad file gets a message naming the file and the
  * place, not a 400 from the server.
  */

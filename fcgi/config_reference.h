@@ -2,8 +2,8 @@
 #define OLIVARES_FCGI_CONFIG_REFERENCE_H
 /**
  * The reference of the configuration's keys, generated from the table of
- * fcgi/config.h (http_config_sections, http_config_keys), so that it is
- * written once. Two documents hold it between two marker lines, with
+ * fcgi/config.c (http_config_sections, http_config_keys, declared in
+ * fcgi/config.h), so that it is written once. Two documents hold it between two marker lines, with
  * hand-written prose around: docs/configuration.md (Markdown) and
  * docs/man/olivares.conf.5 (roff, man(7) macros). `make
  * update-config-reference` rewrites the part between the markers

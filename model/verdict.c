@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The prefix a not-scored run's reason carries in the store (api4.md);
+/* The prefix a not-scored run's reason carries in the store (docs/scoring.md);
  * dropped when quoted, so a reason does not say it twice. */
 #define NOT_SCORED_PREFIX "executed, not scored: "
 

@@ -31,7 +31,7 @@
 #define VIEW_STYLESHEET "/static/style.css"
 #define VIEW_ICON "/static/favicon.svg"
 #define VIEW_PRODUCT "olivares sandbox"
-/* data of the CSRF token's HMAC (admin brief): versioned, so a change of
+/* data of the CSRF token's HMAC: versioned, so a change of
  * scheme invalidates old tokens */
 #define VIEW_CSRF_LABEL "olivares-csrf-v1"
 #define VIEW_CONTENT_TYPE "text/html; charset=utf-8"

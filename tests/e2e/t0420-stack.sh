@@ -66,10 +66,14 @@ fi
 start=$(date +%s%N)
 if "$STACK" down >"$E2E_TMP/down.out" 2>&1; then ok "down"; else not_ok "down ($(cat "$E2E_TMP/down.out"))"; fi
 took=$((($(date +%s%N) - start) / 1000000))
-if ((took < 1500)); then
-	ok "down takes less than 1.5 s (${took} ms)"
+# An idle stack stops without waiting for a request in progress: neither
+# process takes the second after its signal that makes down say it waits,
+# and down is far inside the grace it would give a request (tens of
+# seconds). Not a tighter bound: a loaded machine slows every step.
+if ! grep -q 'waiting for the requests in progress' "$E2E_TMP/down.out" && ((took < 10000)); then
+	ok "down of an idle stack waits for no request (${took} ms)"
 else
-	not_ok "down takes less than 1.5 s (took ${took} ms)"
+	not_ok "down of an idle stack waits for no request (took ${took} ms: $(tr '\n' ' ' <"$E2E_TMP/down.out"))"
 fi
 rc=0
 "$STACK" status >/dev/null 2>&1 || rc=$?

@@ -72,20 +72,25 @@
  * (runsc applies the pids backstop and the memory limit with them).
  *
  * The guard: a fork of the runner in its own session, started before the
- * bundle is filled, that kills every process of the run, deletes the
+ * bundle is filled, that kills every process of the run (by the run's
+ * directory on its command line or the container's cgroup), deletes the
  * container and removes its cgroups and the directory if the runner dies
- * first, within RUNNER_GV_TEARDOWN_MS of its death (a worker SIGKILLing a
- * runner must not leave a sandbox spinning: runsc create's sandbox is not
- * tied to the runner's life). It is dismissed by the normal teardown.
+ * first (a worker SIGKILLing a runner must not leave a sandbox spinning:
+ * runsc create's sandbox is not tied to the runner's life). It retries
+ * until all of it is gone, never on a fixed short budget (guard_clean). It
+ * is dismissed by a normal teardown that removed everything, and finishes
+ * one that did not.
  *
  * Teardown (always, also on the deadline): stdin of the agent closed, a
  * grace period for it to exit (a run that completed says in its shutdown
  * note when the agent outlived it), `runsc delete --force`, SIGKILL of every
  * descendant left (the runner is their subreaper: runsc create's gofer and
  * sandbox, and the sandbox's ptrace stubs, are re-parented to it) until
- * wait reports no child, the container's cgroups checked gone, the
+ * wait reports no child but the guard, the container's cgroups removed
+ * (retried while their last tasks leave them) and checked gone, the
  * directory removed without crossing a mount point and checked gone. If any
- * of it fails, left_behind is set and the summary says destroyed false.
+ * of it fails, left_behind is set, the summary says destroyed false, and
+ * the guard is left to finish the removal after the runner.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -795,88 +800,133 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-/*
- * SIGKILL every process but this one whose command line names a path
- * under top (the run's directory: runsc create and start, the gofer and
- * the sandbox with its ptrace stubs all carry --root or --bundle under
- * it, and the name is mkdtemp's, so nothing else does). Returns how many
- * were signalled. A process that has exited has an empty command line,
- * so a zombie is not counted.
- */
-static int kill_named(const char *top)
+/* Does /proc/<name>/<file> (at most n - 1 bytes of it) contain needle? */
+static int proc_has(const char *name, const char *file, char *buf, size_t n, const char *needle)
 {
-	char path[64], buf[4096], needle[80];
+	char path[64];
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%.20s/%s", name, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	r = read(fd, buf, n - 1);
+	close(fd);
+	return r > 0 && memmem(buf, (size_t)r, needle, strlen(needle)) != NULL;
+}
+
+/*
+ * SIGKILL every process but this one that is of g's run: its command
+ * line names a path under the run's directory (runsc create and start,
+ * the gofer and the sandbox with its ptrace stubs all carry --root or
+ * --bundle under it, and the name is mkdtemp's, so nothing else does), or
+ * it is in a cgroup of the container (named by its id: whatever runsc
+ * put there, under whatever name it runs). Returns how many were
+ * signalled. A process that has exited has an empty command line and has
+ * left its cgroups, so a zombie is not counted.
+ */
+static int kill_run(const struct gv *g)
+{
+	char buf[4096], needle[80];
 	struct dirent *e;
 	DIR *d = opendir("/proc");
 	pid_t self = getpid(), pid;
-	size_t nlen;
-	ssize_t r;
-	int fd, n = 0;
+	int n = 0;
 
 	if (!d)
 		return 0;
-	nlen = (size_t)snprintf(needle, sizeof(needle), "%s/", top);
+	snprintf(needle, sizeof(needle), "%s/", g->top);
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
 		pid = atoi(e->d_name);
 		if (pid == self)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		r = read(fd, buf, sizeof(buf));
-		close(fd);
-		if (r > 0 && memmem(buf, (size_t)r, needle, nlen) && kill(pid, SIGKILL) == 0)
+		if ((proc_has(e->d_name, "cmdline", buf, sizeof(buf), needle) ||
+		     (g->id[0] && proc_has(e->d_name, "cgroup", buf, sizeof(buf), g->id))) &&
+		    kill(pid, SIGKILL) == 0)
 			n++;
 	}
 	closedir(d);
 	return n;
 }
 
+/* Remove the container's cgroups under every controller; returns how many
+ * are still there. */
+static int rm_cgroups(const struct gv *g)
+{
+	char path[256];
+	int left = 0;
+	size_t i;
+
+	for (i = 0; cgroup_roots[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", cgroup_roots[i], g->id);
+		if (rmdir(path) != 0 && errno != ENOENT)
+			left++;
+	}
+	return left;
+}
+
+/* Does directory path hold any entry (runsc's state of the container)? */
+static int dir_has_entries(const char *path)
+{
+	struct dirent *e;
+	DIR *d = opendir(path);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while (!n && (e = readdir(d)) != NULL)
+		n = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
 /*
- * What the guard does once the runner is gone, all within
- * RUNNER_GV_TEARDOWN_MS of its death. The runner was the subreaper of
- * runsc's processes: they are now re-parented away from anything that
- * would kill them, and `runsc delete --force` alone is not enough. On a
- * loaded machine a delete that exits 0 leaves the container's cgroups
- * (its rmdir comes before the sandbox's last tasks have left them), and a
- * gofer and a sandbox have outlived it (with the directory, their state,
- * removed after it nothing could name them any more). So: kill by name
- * until nothing of the run is left, delete (runsc's own state), remove
- * the cgroups it left (retried while the last tasks leave them), then the
- * directory.
+ * What the guard does once the runner is gone. The runner was the
+ * subreaper of runsc's processes: they are now re-parented away from
+ * anything that would kill them, and `runsc delete --force` alone is not
+ * enough. On a loaded machine a delete that exits 0 leaves the
+ * container's cgroups (its rmdir comes before the sandbox's last tasks
+ * have left them), a gofer and a sandbox have outlived it (with the
+ * directory, their state, removed after it nothing could name them any
+ * more), and any of these steps can take seconds. So, in rounds until
+ * nothing of the run is left: kill by name and cgroup until no process
+ * of the run is left, delete while runsc still has a state for it,
+ * remove the cgroups, then the directory; a round that leaves something
+ * is tried again after a pause that grows to RUNNER_GV_GUARD_PAUSE_MS.
+ * Never on a fixed short budget (cleanup must not depend on the machine
+ * being idle): it gives up only after RUNNER_GV_GUARD_MS.
  */
 static void guard_clean(struct gv *g)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
-	long long deadline = now_ms() + RUNNER_GV_TEARDOWN_MS, cmd_deadline;
+	long long give_up = now_ms() + RUNNER_GV_GUARD_MS;
 	struct runner_error ignored;
-	char path[256];
-	size_t i;
+	struct stat st;
+	long pause = 5;
 	int left;
 
 	g->sandbox = -1;
-	while (kill_named(g->top) > 0 && now_ms() < deadline)
-		sleep_ms(5);
-	cmd_deadline = now_ms() + RUNNER_GV_CMD_MS;
-	runsc_cmd(g, del, -1, -1, -1, cmd_deadline < deadline ? cmd_deadline : deadline, &ignored);
-	/* delete forked nothing that outlives it, but a process of the run
-	 * still exiting may hold a cgroup for a moment */
 	for (;;) {
-		kill_named(g->top);
-		left = 0;
-		for (i = 0; cgroup_roots[i]; i++) {
-			snprintf(path, sizeof(path), "%s/%s", cgroup_roots[i], g->id);
-			if (rmdir(path) != 0 && errno != ENOENT)
-				left++;
-		}
-		if (!left || now_ms() >= deadline)
+		while (kill_run(g) > 0 && now_ms() < give_up)
+			sleep_ms(5);
+		if (dir_has_entries(g->path[P_STATE]))
+			runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ignored);
+		/* delete forked nothing that outlives it, but a process of the
+		 * run still exiting may hold a cgroup for a moment */
+		left = kill_run(g) + rm_cgroups(g);
+		if (!left)
+			nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		if (lstat(g->top, &st) == 0 || errno != ENOENT)
+			left++;
+		if (!left || now_ms() >= give_up)
 			break;
-		sleep_ms(10);
+		sleep_ms(pause);
+		if (pause < RUNNER_GV_GUARD_PAUSE_MS)
+			pause *= 2;
 	}
-	nftw(g->top, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 /*
@@ -928,7 +978,8 @@ static int guard_start(struct gv *g, struct runner_error *err)
 	return 0;
 }
 
-/* The runner tore the sandbox down itself: the guard may go. */
+/* The runner tore the sandbox down itself: the guard may go (and is
+ * reaped: it exits at once). */
 static void guard_dismiss(struct gv *g)
 {
 	ssize_t r;
@@ -939,6 +990,19 @@ static void guard_dismiss(struct gv *g)
 		r = write(g->guard_fd, "q", 1);
 	while (r < 0 && errno == EINTR);
 	close_fd(&g->guard_fd);
+	if (g->guard > 0)
+		while (waitpid(g->guard, NULL, 0) < 0 && errno == EINTR)
+			;
+	g->guard = -1;
+}
+
+/* The runner could not remove everything: the guard goes on with it now
+ * (end of file on its pipe), for as long as it takes, and outlives the
+ * runner if it must. */
+static void guard_hand_over(struct gv *g)
+{
+	close_fd(&g->guard_fd);
+	g->guard = -1;
 }
 
 /*
@@ -1007,19 +1071,21 @@ out:
 	return rc;
 }
 
-/* SIGKILL every child of this process (found through /proc). */
-static void kill_children(void)
+/* SIGKILL every child of this process but the guard (found through
+ * /proc); returns how many were signalled. */
+static int kill_children(pid_t guard)
 {
 	char path[64], buf[512];
 	struct dirent *e;
 	DIR *d = opendir("/proc");
 	pid_t self = getpid();
 	char *p;
-	int ppid, fd;
+	int ppid, fd, n = 0;
+	pid_t pid;
 	ssize_t r;
 
 	if (!d)
-		return;
+		return 0;
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
@@ -1037,15 +1103,17 @@ static void kill_children(void)
 		p = strrchr(buf, ')');
 		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
 			continue;
-		if (ppid == self)
-			kill(atoi(e->d_name), SIGKILL);
+		pid = atoi(e->d_name);
+		if (ppid == self && pid != guard && kill(pid, SIGKILL) == 0)
+			n++;
 	}
 	closedir(d);
+	return n;
 }
 
 /* Reap every descendant (the runner is their subreaper), killing what
- * still runs, until none is left. Returns 0 when wait says no child, -1
- * at the deadline. */
+ * still runs, until none is left but the guard. Returns 0 then, -1 at
+ * the deadline. */
 static int reap_all(struct gv *g, long long deadline)
 {
 	pid_t r;
@@ -1057,14 +1125,19 @@ static int reap_all(struct gv *g, long long deadline)
 				g->sandbox = -1;
 				g->sandbox_status = st;
 			}
+			if (r == g->guard)
+				g->guard = -1; /* it died: nothing to hand over to */
 		}
 		if (r < 0 && errno == ECHILD)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -1;
+		/* r is 0: a child runs; none but the guard once nothing is
+		 * signalled (a zombie is, and is reaped on the next pass) */
+		if (r == 0 && kill_children(g->guard) == 0 && g->guard > 0)
+			return 0;
 		if (now_ms() >= deadline)
 			return -1;
-		kill_children();
 		sleep_ms(2);
 	}
 }
@@ -1076,7 +1149,7 @@ static int reap_all(struct gv *g, long long deadline)
 static int gv_destroy(struct gv *g, long long grace_deadline, struct runner_error *err)
 {
 	const char *del[] = {"delete", "--force", g->id, NULL};
-	long long deadline = now_ms() + RUNNER_GV_TEARDOWN_MS;
+	long long deadline;
 	struct runner_error ignored;
 	char path[256];
 	struct stat st;
@@ -1100,7 +1173,9 @@ static int gv_destroy(struct gv *g, long long grace_deadline, struct runner_erro
 	 * its exit status (it fails on a container that was never made). */
 	if (g->created)
 		runsc_cmd(g, del, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ignored);
-	guard_dismiss(g);
+	/* counted from here: a delete slowed by a loaded host does not eat
+	 * the time the rest needs */
+	deadline = now_ms() + RUNNER_GV_TEARDOWN_MS;
 	if (reap_all(g, deadline) != 0) {
 		ok = 0;
 		runner_error_set(err, RUNNER_E_LEFT_BEHIND,
@@ -1108,9 +1183,13 @@ static int gv_destroy(struct gv *g, long long grace_deadline, struct runner_erro
 	}
 	close_fd(&g->from_agent);
 	close_fd(&g->err_agent);
+	/* every task is reaped, but a cgroup may stay busy a moment longer
+	 * after its last one left: retried until the deadline */
+	while (g->created && rm_cgroups(g) != 0 && now_ms() < deadline)
+		sleep_ms(10);
 	for (i = 0; g->created && cgroup_roots[i]; i++) {
 		snprintf(path, sizeof(path), "%s/%s", cgroup_roots[i], g->id);
-		if (lstat(path, &st) == 0 && rmdir(path) != 0 && errno != ENOENT) {
+		if (lstat(path, &st) == 0) {
 			ok = 0;
 			runner_error_set(err, RUNNER_E_LEFT_BEHIND, "cgroup %.200s left behind",
 			                 path);
@@ -1124,9 +1203,15 @@ static int gv_destroy(struct gv *g, long long grace_deadline, struct runner_erro
 			ok = 0;
 			runner_error_set(err, RUNNER_E_LEFT_BEHIND,
 			                 "bundle directory %.200s left behind", g->top);
-		} else {
-			g->top[0] = '\0';
 		}
+	}
+	/* What the runner could not remove is the guard's to finish (the
+	 * run still says destroyed false: it was not gone when it ended). */
+	if (ok) {
+		guard_dismiss(g);
+		g->top[0] = '\0';
+	} else {
+		guard_hand_over(g);
 	}
 	return ok ? 0 : -1;
 }

@@ -96,7 +96,16 @@
 #define RUNNER_GV_MEM_BASE_MB 256
 /* Bounds of the runsc helper commands that do not run the agent. */
 #define RUNNER_GV_CMD_MS 5000
+/* The runner's own teardown, after its runsc delete: reaping, cgroups,
+ * the directory. What is still there then is left to the guard. */
 #define RUNNER_GV_TEARDOWN_MS 5000
+/* The guard of a killed runner (or the one the runner handed its teardown
+ * over to) retries until nothing of the run is left, pausing between
+ * rounds up to RUNNER_GV_GUARD_PAUSE_MS, and gives up only after
+ * RUNNER_GV_GUARD_MS: on a loaded host a round can take seconds, and a
+ * guard that stops early leaves a sandbox running for good. */
+#define RUNNER_GV_GUARD_MS 300000
+#define RUNNER_GV_GUARD_PAUSE_MS 500
 /* How long the sandbox may take to exit after its agent did, beyond the
  * agent's grace, before the run's shutdown note says the agent was killed
  * (a few ms here; the note is about the agent, not the sandbox). */

@@ -74,8 +74,12 @@ if ((fresh)); then
 	mkdir -p "$OLV_AGENTS_DIR"
 	cp "$OLIVARES_BUILD/olivares-agent-profile-bot" "$OLV_AGENTS_DIR/profile"
 	# t0950: an agent that takes its time (run slots), a shell script run
-	# by the jail's /bin/sh from the bound /usr
-	OLV_SLOW_SECONDS=6.217
+	# by the jail's /bin/sh from the bound /usr. Its sleep's length is
+	# this stack's own (another stack on the host has another), so that
+	# t0950 counts and ends its own agents only; at most 8 s, inside the
+	# runs' 10 s wall clock, and t0950 ends each one when it has seen what
+	# it needs.
+	OLV_SLOW_SECONDS=8.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 	printf '%s\n' '#!/bin/sh' "while IFS= read -r line; do sleep $OLV_SLOW_SECONDS; echo '{\"type\":\"output\",\"output\":\"slow\"}'; done" \
 		>"$OLV_AGENTS_DIR/slow"
 	chmod 0755 "$OLV_AGENTS_DIR/slow"

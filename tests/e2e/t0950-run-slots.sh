@@ -2,8 +2,11 @@
 # Run slots (fcgi/run/, docs/isolation.md): runs on an OS-level backend in progress at
 # once are bounded per tenant and per server, so that one tenant's slow
 # agents cannot hold every worker. run.sh --fresh sets [runner] max_runs =
-# 2 and max_runs_per_tenant = 1, and provisions "slow", an agent that takes
-# 6.2 s a step (a shell script: sleep 6.217). While a tenant's slow run is
+# 2 and max_runs_per_tenant = 1, and provisions "slow", an agent whose
+# step is a sleep of OLV_SLOW_SECONDS (at most 8 s, a length no other
+# stack's agent has): this test counts those sleeps to see its slow runs
+# in progress, and ends one (kills its sleep: the agent then answers)
+# when it has seen what it needs, not after a fixed time. While a tenant's slow run is
 # in progress: its next namespaces run is a 429 busy with Retry-After and
 # writes nothing (API, CLI, admin view form); its inproc-mock runs go on;
 # /healthz answers; another tenant may run. With both server slots taken,
@@ -55,8 +58,12 @@ slow_run() {
 		"$OLIVARES_URL$M/scenarios/$2/runs" >"$E2E_TMP/$3.status" 2>/dev/null &
 	SLOW_PID=$!
 }
-# slow_agents: how many slow agents are sleeping right now
+# slow_agents: how many of this stack's slow agents are sleeping right now
 slow_agents() { pgrep -fc "^sleep $SLOW_SECONDS\$" || true; }
+# slow_pids: their sleeps' pids
+slow_pids() { pgrep -f "^sleep $SLOW_SECONDS\$" || true; }
+# release PID...: end those sleeps, so that their agents answer their step
+release() { [[ $# == 0 ]] || kill "$@" 2>/dev/null || true; }
 # wait_agents N: until N slow agents sleep (10 s at most)
 wait_agents() {
 	local i
@@ -88,6 +95,7 @@ is "no slow agent before" 0 "$(slow_agents)"
 slow_run "$A" "$SA" a
 PA=$SLOW_PID
 if wait_agents 1; then ok "tenant A's slow run is in progress (its agent sleeps)"; else not_ok "tenant A's slow run is in progress (no sleeping agent after 10 s)"; fi
+A_SLEEP=$(slow_pids)
 before=$(state_counts "$OLV_ADMIN_TOKEN")
 post_run "$A" "$SA" '{"variant":"candidate","backend":"namespaces"}'
 busy "tenant A's second namespaces run" "$TENANT_MSG"
@@ -113,6 +121,20 @@ is "tenant A's inproc-mock run goes on (no agent program, no slot)" "201 complet
 req "" GET /healthz
 is_status "/healthz answers meanwhile" 200
 
+# A's slow run is ended here and another started with B's: each slow run
+# needs to last only as long as the checks of its part, well inside its
+# sleep's 8 s on a loaded host
+# shellcheck disable=SC2086 # one pid, or none when it has ended already
+release $A_SLEEP
+wait "$PA" || true
+is "slow run a: 201, completed, isolated" "201 completed true" \
+	"$(cat "$E2E_TMP/a.status") $(jq -r '"\(.status) \(.isolated)"' "$E2E_TMP/a.body" 2>/dev/null)"
+is "no slow agent left once it ended" 0 "$(slow_agents)"
+slow_run "$A" "$SA" a2
+PA=$SLOW_PID
+if wait_agents 1; then ok "tenant A's second slow run is in progress"; else not_ok "tenant A's second slow run is in progress (no sleeping agent after 10 s)"; fi
+A_SLEEP=$(slow_pids)
+
 # ---- another tenant takes the server's second slot; a third finds none ------
 slow_run "$B" "$SB" b
 PB=$SLOW_PID
@@ -127,8 +149,19 @@ else
 	not_ok "both slow runs were still in progress when tenant C asked (agents: $n_agents)"
 fi
 
-# ---- the CLI, by default, waits for a slot (a 429 ran and wrote nothing)
-OUT=$(olivares sandbox scenarios run "$SA" --variant candidate --backend namespaces --token "$A" -o json 2>"$E2E_TMP/cli-wait-err") && RC=0 || RC=$?
+# ---- the CLI, by default, waits for a slot (a 429 ran and wrote nothing):
+# once it has said it waits, tenant A's slow run is ended, and it runs
+olivares sandbox scenarios run "$SA" --variant candidate --backend namespaces --token "$A" -o json \
+	>"$E2E_TMP/cli-wait-out" 2>"$E2E_TMP/cli-wait-err" &
+CLI_PID=$!
+for ((i = 0; i < 400; i++)); do
+	grep -q 'trying again in 1 s$' "$E2E_TMP/cli-wait-err" 2>/dev/null && break
+	sleep 0.05
+done
+# shellcheck disable=SC2086 # one pid, or none when it has ended already
+release $A_SLEEP
+wait "$CLI_PID" && RC=0 || RC=$?
+OUT=$(cat "$E2E_TMP/cli-wait-out")
 is "CLI (default OLIVARES_BUSY_WAIT): waits until tenant A's slot is free, then runs" "0 completed" \
 	"$RC $(jq -r .status <<<"$OUT" 2>/dev/null)"
 if grep -q "^olivares: busy (HTTP 429: this tenant has 1 run on OS-level backends in progress already .*); trying again in 1 s$" "$E2E_TMP/cli-wait-err"; then
@@ -138,8 +171,10 @@ else
 fi
 
 # ---- the slow runs end, recorded; slots free again -----------------------------
+# shellcheck disable=SC2046 # the pids, one a word
+release $(slow_pids)
 wait "$PA" "$PB" || true
-for n in a b; do
+for n in a2 b; do
 	is "slow run $n: 201, completed, isolated" "201 completed true" \
 		"$(cat "$E2E_TMP/$n.status") $(jq -r '"\(.status) \(.isolated)"' "$E2E_TMP/$n.body" 2>/dev/null)"
 done

@@ -784,6 +784,21 @@ static int escape_at(const char *seg, size_t n)
 	return hi << 4 | lo;
 }
 
+/* The next byte of the segment seg[0..sn) percent-decoded once, from
+ * *i (advanced past it), or -1 when it does not decode. */
+static int segment_byte(const char *seg, size_t sn, size_t *i)
+{
+	int c = (unsigned char)seg[*i];
+
+	if (c != '%') {
+		(*i)++;
+		return c;
+	}
+	c = escape_at(seg + *i, sn - *i);
+	*i += 3;
+	return c;
+}
+
 /* Is the segment seg[0..sn), percent-decoded once, the literal lit[0..ln)?
  * A segment that does not decode is no literal. */
 static int segment_is(const char *lit, size_t ln, const char *seg, size_t sn)
@@ -792,16 +807,8 @@ static int segment_is(const char *lit, size_t ln, const char *seg, size_t sn)
 	int c;
 
 	while (i < sn) {
-		c = (unsigned char)seg[i];
-		if (c == '%') {
-			c = escape_at(seg + i, sn - i);
-			if (c < 0)
-				return 0;
-			i += 3;
-		} else {
-			i++;
-		}
-		if (k == ln || (unsigned char)lit[k] != c)
+		c = segment_byte(seg, sn, &i);
+		if (c < 0 || k == ln || (unsigned char)lit[k] != c)
 			return 0;
 		k++;
 	}
@@ -818,15 +825,9 @@ static char *segment_decode(struct http_request *req, const char *seg, size_t sn
 	int c;
 
 	while (i < sn) {
-		c = (unsigned char)seg[i];
-		if (c == '%') {
-			c = escape_at(seg + i, sn - i);
-			if (c < 0)
-				return NULL;
-			i += 3;
-		} else {
-			i++;
-		}
+		c = segment_byte(seg, sn, &i);
+		if (c < 0)
+			return NULL;
 		out[k++] = (char)c;
 	}
 	out[k] = '\0';

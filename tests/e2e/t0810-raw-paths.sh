@@ -85,10 +85,21 @@ else
 	not_ok "the view's table has routes that take an id (got ${#VIEW_ROUTES[@]}, at least 4 expected)"
 fi
 
-# The collection of pattern P: the segment before its {id}.
-collection() {
-	local p=${1%%/\{id\}*}
-	printf '%s\n' "${p##*/}"
+# aim ROUTE: method, pattern, and the first (a) and second (b) record of
+# the collection before its {id} from ROUTE ("METHOD PATTERN"); 1 (and a
+# failed check) when the test has no records of that collection
+aim() {
+	local p
+	method=${1%% *}
+	pattern=${1#* }
+	p=${pattern%%/\{id\}*}
+	kind=${p##*/}
+	a=${FIRST[$kind]:-}
+	b=${SECOND[$kind]:-}
+	if [[ -z $a || -z $b ]]; then
+		not_ok "$method $pattern: no records of '$kind' to aim at (add two to this test)"
+		return 1
+	fi
 }
 # forms A B: the paths' {id} replacements aimed at B from A, one a line:
 # "1 FORM" when it stays in the id position (the unknown record's 404 is
@@ -111,15 +122,7 @@ write_body() {
 
 # ---- the API's id routes --------------------------------------------------------
 for r in "${API_ROUTES[@]}"; do
-	method=${r%% *}
-	pattern=${r#* }
-	kind=$(collection "$pattern")
-	a=${FIRST[$kind]:-}
-	b=${SECOND[$kind]:-}
-	if [[ -z $a || -z $b ]]; then
-		not_ok "$method $pattern: no records of '$kind' to aim at (add two to this test)"
-		continue
-	fi
+	aim "$r" || continue
 	body=$(write_body "$method" "$pattern")
 	# the unknown record's answer on this route: what a malformed id must get
 	raw "$TK" "$method" "${pattern/\{id\}/$ZERO}" ${body:+"$body"}
@@ -237,15 +240,7 @@ is "view: the second scenario's page itself is 200" 200 "$STATUS"
 page_req GET "/admin/%73cenarios/${SECOND[scenarios]}"
 is "view: a literal is matched decoded there too (200)" 200 "$STATUS"
 for r in "${VIEW_ROUTES[@]}"; do
-	method=${r%% *}
-	pattern=${r#* }
-	kind=$(collection "$pattern")
-	a=${FIRST[$kind]:-}
-	b=${SECOND[$kind]:-}
-	if [[ -z $a || -z $b ]]; then
-		not_ok "view $method $pattern: no records of '$kind' to aim at (add two to this test)"
-		continue
-	fi
+	aim "$r" || continue
 	args=()
 	[[ $method == POST ]] && args=(-H "Origin: ${OLIVARES_URL%/}" --data "csrf=$CSRF&variant=hijack")
 	page_req "$method" "${pattern/\{id\}/$ZERO}" "${args[@]}"

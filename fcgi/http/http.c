@@ -759,50 +759,112 @@ int http_req_store(struct http_request *req)
 
 /* ---- routing --------------------------------------------------------------- */
 
-/*
- * Match path against pattern segment by segment. On a match returns 1 and
- * fills params (pointers into req-owned copies of the segments) and, in
- * *ids, one bit per param that is an {id} (a {name} param is checked by
- * its handler).
- */
-static int match(struct http_request *req, const char *pattern, const char *path,
-                 const char **params, int *nparams, unsigned *ids)
+/* ---- paths ----------------------------------------------------------------- */
+
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The byte of the escape "%XX" at seg[i] (n bytes left from i), or -1
+ * when it is not one or is %00 (no text holds a NUL). */
+static int escape_at(const char *seg, size_t n)
+{
+	int hi, lo;
+
+	if (n < 3 || (hi = hex_digit((unsigned char)seg[1])) < 0 ||
+	    (lo = hex_digit((unsigned char)seg[2])) < 0 || (hi == 0 && lo == 0))
+		return -1;
+	return hi << 4 | lo;
+}
+
+/* The next byte of the segment seg[0..sn) percent-decoded once, from
+ * *i (advanced past it), or -1 when it does not decode. */
+static int segment_byte(const char *seg, size_t sn, size_t *i)
+{
+	int c = (unsigned char)seg[*i];
+
+	if (c != '%') {
+		(*i)++;
+		return c;
+	}
+	c = escape_at(seg + *i, sn - *i);
+	*i += 3;
+	return c;
+}
+
+/* Is the segment seg[0..sn), percent-decoded once, the literal lit[0..ln)?
+ * A segment that does not decode is no literal. */
+static int segment_is(const char *lit, size_t ln, const char *seg, size_t sn)
+{
+	size_t i = 0, k = 0;
+	int c;
+
+	while (i < sn) {
+		c = segment_byte(seg, sn, &i);
+		if (c < 0 || k == ln || (unsigned char)lit[k] != c)
+			return 0;
+		k++;
+	}
+	return k == ln;
+}
+
+/* The segment seg[0..sn) percent-decoded once, as a request-owned string,
+ * or NULL when it does not decode to text (a '%' without two hex digits,
+ * %00, bytes that are not UTF-8). */
+static char *segment_decode(struct http_request *req, const char *seg, size_t sn)
+{
+	char *out = http_req_alloc(req, sn + 1);
+	size_t i = 0, k = 0;
+	int c;
+
+	while (i < sn) {
+		c = segment_byte(seg, sn, &i);
+		if (c < 0)
+			return NULL;
+		out[k++] = (char)c;
+	}
+	out[k] = '\0';
+	return model_text_valid_utf8(out, k) ? out : NULL;
+}
+
+int http_path_match(const char *pattern, const char *path, struct http_path_capture *caps, int max,
+                    int *ncaps)
 {
 	const char *pp = pattern, *sp = path, *pe, *se;
 	size_t plen, slen;
-	char *seg;
 	int n = 0;
-	int is_id;
+	int is_id, is_name;
 
-	if (ids)
-		*ids = 0;
 	for (;;) {
 		if (*pp != '/' || *sp != '/')
 			return 0;
 		pp++;
 		sp++;
-		pe = strchr(pp, '/');
-		if (!pe)
-			pe = pp + strlen(pp);
-		se = strchr(sp, '/');
-		if (!se)
-			se = sp + strlen(sp);
+		/* the path splits on its own '/' only: a decoded %2F is a byte of
+		 * its segment, never a separator */
+		pe = strchrnul(pp, '/');
+		se = strchrnul(sp, '/');
 		plen = (size_t)(pe - pp);
 		slen = (size_t)(se - sp);
 		is_id = plen == 4 && memcmp(pp, "{id}", 4) == 0;
-		if (is_id || (plen == 6 && memcmp(pp, "{name}", 6) == 0)) {
-			if (slen == 0 || n == HTTP_MAX_PARAMS)
+		is_name = plen == 6 && memcmp(pp, "{name}", 6) == 0;
+		if (is_id || is_name) {
+			if (slen == 0 || n == max)
 				return 0;
-			if (params) {
-				seg = http_req_alloc(req, slen + 1);
-				memcpy(seg, sp, slen);
-				seg[slen] = '\0';
-				params[n] = seg;
+			if (caps) {
+				caps[n].at = sp;
+				caps[n].len = slen;
+				caps[n].is_id = is_id;
 			}
-			if (is_id && ids)
-				*ids |= 1u << n;
 			n++;
-		} else if (plen != slen || memcmp(pp, sp, plen) != 0) {
+		} else if (!segment_is(pp, plen, sp, slen)) {
 			return 0;
 		}
 		pp = pe;
@@ -810,21 +872,61 @@ static int match(struct http_request *req, const char *pattern, const char *path
 		if (!*pp && !*sp)
 			break;
 	}
+	*ncaps = n;
+	return 1;
+}
+
+/*
+ * Match path against pattern (http_path_match). On a match returns 1 and
+ * fills params (request-owned: an {id} as sent, a {name} percent-decoded)
+ * and, in *ids, one bit per param that is an {id} (checked by the router;
+ * a {name} is checked by its handler). A {name} that does not decode to
+ * text matches nothing.
+ */
+static int match(struct http_request *req, const char *pattern, const char *path,
+                 const char **params, int *nparams, unsigned *ids)
+{
+	struct http_path_capture caps[HTTP_MAX_PARAMS];
+	char *seg;
+	int n, i;
+
+	if (ids)
+		*ids = 0;
+	if (!http_path_match(pattern, path, caps, HTTP_MAX_PARAMS, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (caps[i].is_id) {
+			if (ids)
+				*ids |= 1u << i;
+			if (!params)
+				continue;
+			seg = http_req_alloc(req, caps[i].len + 1);
+			memcpy(seg, caps[i].at, caps[i].len);
+			seg[caps[i].len] = '\0';
+		} else {
+			seg = segment_decode(req, caps[i].at, caps[i].len);
+			if (!seg)
+				return 0;
+		}
+		if (params)
+			params[i] = seg;
+	}
 	*nparams = n;
 	return 1;
 }
 
-/* The path of the request: DOCUMENT_URI (nginx, normalised), else
- * REQUEST_URI without its query string, else SCRIPT_NAME + PATH_INFO. */
+/* The path of the request as the client sent it: REQUEST_URI without its
+ * query string (nginx passes $request_uri, undecoded), so routing and the
+ * id checks see the bytes that were sent, before any decoding or merging
+ * of "..", "." and "//" that could turn one path into another record's.
+ * Without it (a server that does not pass it), DOCUMENT_URI, else
+ * SCRIPT_NAME + PATH_INFO. */
 static const char *request_path(struct http_request *req)
 {
 	const char *s, *q, *pi;
 	char *p;
 	size_t n, m;
 
-	s = FCGX_GetParam("DOCUMENT_URI", req->fcgx->envp);
-	if (s && s[0] == '/')
-		return http_req_strdup(req, s);
 	s = FCGX_GetParam("REQUEST_URI", req->fcgx->envp);
 	if (s && s[0] == '/') {
 		q = strchr(s, '?');
@@ -834,6 +936,9 @@ static const char *request_path(struct http_request *req)
 		p[n] = '\0';
 		return p;
 	}
+	s = FCGX_GetParam("DOCUMENT_URI", req->fcgx->envp);
+	if (s && s[0] == '/')
+		return http_req_strdup(req, s);
 	s = FCGX_GetParam("SCRIPT_NAME", req->fcgx->envp);
 	pi = FCGX_GetParam("PATH_INFO", req->fcgx->envp);
 	s = s ? s : "";
@@ -977,10 +1082,16 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 	}
 }
 
-/* /admin or a path under /admin/: the admin view's (fcgi/view/view.h). */
+/* /admin or a path under /admin/: the admin view's (fcgi/view/view.h).
+ * The first segment is compared decoded, as every literal is. */
 static int is_view_path(const char *path)
 {
-	return strncmp(path, "/admin", 6) == 0 && (path[6] == '\0' || path[6] == '/');
+	size_t n;
+
+	if (path[0] != '/')
+		return 0;
+	n = strcspn(path + 1, "/");
+	return segment_is("admin", 5, path + 1, n);
 }
 
 void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n)

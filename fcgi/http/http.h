@@ -8,7 +8,9 @@
  *   1. body read by CONTENT_LENGTH into a buffer capped at
  *      MODEL_MAX_REQUEST_BYTES (413 too_large above it, without buffering
  *      it; 400 malformed when fewer bytes arrive than announced);
- *   2. route lookup in a static table (unknown path: 404 not_found);
+ *   2. route lookup in a static table on the path as sent, REQUEST_URI
+ *      without its query string (http_path_match; unknown path: 404
+ *      not_found);
  *   3. auth: "Authorization: Bearer <token>", SHA-256 hex of the token,
  *      store_token_lookup, CRYPTO_memcmp (401 unauthorized, no detail);
  *      for routes of a module, store_token_lookup_module reads the
@@ -16,8 +18,8 @@
  *   4. a path that exists with another method: 405 method_not_allowed;
  *   5. module gate for routes of a module (404 module_disabled while off);
  *   6. role check (403 forbidden, "requires role R; your token has R'");
- *      ids in the path must be well-formed (model_id_valid) or the reply
- *      is 404 not_found;
+ *      ids in the path must be well-formed as sent (model_id_valid) or
+ *      the reply is the 404 not_found of an unknown record;
  *   7. JSON body decoded with JSON_REJECT_DUPLICATES for routes that take
  *      one (400 malformed; an empty body is {});
  *   8. the handler.
@@ -98,12 +100,15 @@ enum http_body { HTTP_BODY_NONE = 0, HTTP_BODY_OBJECT };
 
 /**
  * One row of the route table: the router, not each handler, checks the
- * role and the module of a route. pattern is an absolute
- * path whose segments are literals, "{id}" (one path segment, checked
- * with model_id_valid, captured in order into req->params) or "{name}"
- * (one non-empty path segment captured as is: the handler checks it). min_role is an
- * enum store_role value or HTTP_ROLE_PUBLIC. module is the module whose
- * enablement gates the route ("sandbox") or NULL.
+ * role and the module of a route. pattern is an absolute path whose
+ * segments are literals, "{id}" or "{name}", matched against the path as
+ * the client sent it (http_path_match): an "{id}" is one path segment as
+ * sent, checked with model_id_valid (a malformed one is the route's 404,
+ * the body of an unknown record), captured in order into req->params; a
+ * "{name}" is one non-empty segment, percent-decoded once and captured (the
+ * handler checks it). min_role is an enum store_role value or
+ * HTTP_ROLE_PUBLIC. module is the module whose enablement gates the route
+ * ("sandbox") or NULL.
  */
 struct http_route {
 	const char *method;
@@ -123,7 +128,9 @@ struct http_request {
 	                                      * of a route that is not public) */
 	const char *method;                  /* REQUEST_METHOD; "GET" for a HEAD */
 	int head;                            /* a HEAD: served as the GET, no body written */
-	const char *path;                    /* without the query string */
+	const char *path;                    /* as sent (REQUEST_URI), without the
+	                                      * query string: not decoded, "..", "."
+	                                      * and "//" kept */
 	const char *query;                   /* QUERY_STRING, "" when none */
 	json_t *query_params;                /* query decoded (route step 5), else NULL */
 	struct model_buf body;               /* raw body bytes (NUL-terminated) */
@@ -146,6 +153,30 @@ struct http_request {
 	 * request's memory */
 	struct http_runslot run_slot;
 };
+
+/** One "{id}" or "{name}" segment that http_path_match captured: len bytes
+ * at at, in the path as sent (not decoded, not NUL-terminated). */
+struct http_path_capture {
+	const char *at;
+	size_t len;
+	int is_id;
+};
+
+/**
+ * Match path (absolute, as the client sent it, without the query string)
+ * against pattern (a route pattern, struct http_route), segment by
+ * segment. The path is split on its own '/' only and nothing is merged or
+ * resolved: "//", "." and ".." are segments like any other, so they match
+ * no literal and no id. A literal segment of the pattern matches the
+ * path's segment percent-decoded once ("%73cenarios" is "scenarios"; a
+ * '%' without two hex digits, or %00, matches nothing); "{id}" and
+ * "{name}" match any non-empty segment, captured as sent into caps[0..max)
+ * (caps may be NULL to count only; a pattern with more than max of them
+ * matches nothing). Returns 1 with *ncaps on a match, else 0. Pure: no
+ * allocation.
+ */
+int http_path_match(const char *pattern, const char *path, struct http_path_capture *caps, int max,
+                    int *ncaps);
 
 /**
  * Serve one accepted FastCGI request with the route table routes[0..n-1]

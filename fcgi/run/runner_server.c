@@ -25,11 +25,56 @@
  * answers within microseconds; a new server within a few ms. */
 #define RUNNER_SERVER_STARTED_MS 5000
 
+/* How many refused requests' ends are remembered (refusals are of
+ * malformed requests: none in normal operation). */
+#define RUNNER_SERVER_REFUSED_MAX 4
+
 static struct {
 	pid_t pid;
 	int sock;
 	char path[4096];
-} srv = {-1, -1, ""};
+	/* The end of a runner that died before its STARTED (read while the
+	 * request waited for it), kept for http_runner_server_wait; pid -1
+	 * when none. */
+	struct {
+		pid_t pid;
+		int status;
+		long long cpu_us;
+	} early;
+	/* Spares that refused a request: their ENDED may follow, and is
+	 * theirs, not the next request's; 0 in unused slots. */
+	pid_t refused[RUNNER_SERVER_REFUSED_MAX];
+} srv = {-1, -1, "", {-1, 0, 0}, {0}};
+
+/* Was pid a spare that refused a request (forgotten once its end is
+ * read)? */
+static int refused_end(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < RUNNER_SERVER_REFUSED_MAX; i++) {
+		if (srv.refused[i] == pid && pid > 0) {
+			srv.refused[i] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void refused_add(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < RUNNER_SERVER_REFUSED_MAX; i++) {
+		if (srv.refused[i] == 0) {
+			srv.refused[i] = pid;
+			return;
+		}
+	}
+	/* full: the oldest goes (its end is most likely read already) */
+	memmove(srv.refused, srv.refused + 1, sizeof(srv.refused) - sizeof(srv.refused[0]));
+	srv.refused[RUNNER_SERVER_REFUSED_MAX - 1] = pid;
+}
 
 static int64_t now_ms(void)
 {
@@ -74,6 +119,8 @@ void http_runner_server_stop(void)
 	}
 	srv.pid = -1;
 	srv.path[0] = '\0';
+	srv.early.pid = -1;
+	memset(srv.refused, 0, sizeof(srv.refused));
 }
 
 pid_t http_runner_server_pid(void)
@@ -216,11 +263,26 @@ static int request(const char *payload, size_t len, const int fds[3], int64_t de
 			*dead = e == EPIPE || e == ECONNRESET;
 			return e;
 		}
-		if (r.kind != MODEL_FORKSERVER_STARTED)
-			continue; /* the end of a spare that died idle */
+		if (r.kind == MODEL_FORKSERVER_ENDED) {
+			if (refused_end((pid_t)r.pid))
+				continue; /* a spare that refused an earlier request */
+			/* The server reports the end only of a spare that took
+			 * a request, and every earlier run's end has been read:
+			 * this is the spare that took ours, dead before its
+			 * STARTED (killed as it took it). Its end is the run's,
+			 * known now: waiting for a STARTED that cannot come
+			 * would hold the worker for RUNNER_SERVER_STARTED_MS. */
+			srv.early.pid = (pid_t)r.pid;
+			srv.early.status = r.value;
+			srv.early.cpu_us = r.cpu_us;
+			*pid = (pid_t)r.pid;
+			*pidfd = -1;
+			return 0;
+		}
 		if (r.value != 0) {
 			if (fd >= 0)
 				close(fd);
+			refused_add((pid_t)r.pid);
 			*refused = 1;
 			return r.value;
 		}
@@ -295,6 +357,13 @@ int http_runner_server_wait(pid_t pid, int timeout_ms, int *status, long long *c
 	int fd;
 	int e;
 
+	if (srv.early.pid > 0 && srv.early.pid == pid) {
+		srv.early.pid = -1;
+		*status = srv.early.status;
+		if (cpu_us)
+			*cpu_us = srv.early.cpu_us;
+		return 0;
+	}
 	if (srv.sock < 0) {
 		errno = EPIPE;
 		return -1;
@@ -317,6 +386,8 @@ int http_runner_server_wait(pid_t pid, int timeout_ms, int *status, long long *c
 			errno = e;
 			return -1;
 		}
+		if (r.kind == MODEL_FORKSERVER_ENDED && r.pid != (int32_t)pid)
+			refused_end((pid_t)r.pid);
 		if (r.kind == MODEL_FORKSERVER_ENDED && r.pid == (int32_t)pid) {
 			*status = r.value;
 			if (cpu_us)

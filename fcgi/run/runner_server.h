@@ -30,7 +30,10 @@
  * (owned: close it; signal the runner through it only, as its pid may be
  * reaped and reused once it has exited), and *sock, a descriptor that
  * becomes readable when its end is reported (borrowed: poll it, never
- * read or close it). Returns an errno value when no run was started:
+ * read or close it). A runner that died before it could say STARTED
+ * (killed as it took the request) is returned at once too, with *pidfd
+ * -1: its end is already known, and the first http_runner_server_wait()
+ * for it returns it without waiting. Returns an errno value when no run was started:
  * E2BIG (arguments over the request limits), the value the server's
  * spare refused the request with (EBADF, EINVAL, EMSGSIZE: malformed; or
  * the errno of its setpgid or pidfd_open), ETIMEDOUT, EPIPE (the server

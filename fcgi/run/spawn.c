@@ -409,6 +409,10 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 	int i_in, i_out, i_err, i_pid, i_runner;
 	int r;
 
+	/* A served runner's end may be known already (it died before its
+	 * STARTED, runner_server.h): nothing on the socket would say it */
+	if (c->served)
+		exited = served_ended(c);
 	for (;;) {
 		if (!exited && runner_gone && now_ms() >= report_by) {
 			/* The runner has exited, its server has not said so in

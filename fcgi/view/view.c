@@ -1062,30 +1062,23 @@ static const struct view_route view_routes[] = {
     {"GET", "/admin/audit", VIEW_SIGNED, r_audit},
 };
 
-/* path against pattern; an {id} segment (at most 64 bytes) goes to id. */
+/* path against pattern, matched as the API's routes are (http_path_match:
+ * the path as sent, literals decoded, ids not); an {id} segment (at most 64
+ * bytes, as sent) goes to id. */
 static int route_match(const char *pattern, const char *path, char id[65])
 {
-	const char *p = pattern, *s = path, *e;
+	struct http_path_capture cap;
+	int n = 0;
 
-	while (*p) {
-		if (strncmp(p, "{id}", 4) == 0) {
-			e = strchr(s, '/');
-			if (!e)
-				e = s + strlen(s);
-			if (e == s || e - s > 64)
-				return 0;
-			memcpy(id, s, (size_t)(e - s));
-			id[e - s] = '\0';
-			p += 4;
-			s = e;
-			continue;
-		}
-		if (*p != *s)
+	if (!http_path_match(pattern, path, &cap, 1, &n))
+		return 0;
+	if (n == 1) {
+		if (cap.len > 64)
 			return 0;
-		p++;
-		s++;
+		memcpy(id, cap.at, cap.len);
+		id[cap.len] = '\0';
 	}
-	return *s == '\0';
+	return 1;
 }
 
 /* The route of method and path, or NULL; *known tells whether the path

@@ -88,9 +88,8 @@ req "$TK" GET "$S/$SID"
 is "the scenario aimed at is unchanged" "1 target" "$(jqb '"\(.version) \(.name)"')"
 
 # ids that are not ids: 404 (or 400), never 5xx, never another record.
-# The app routes on nginx's normalised path (DOCUMENT_URI): %2e%2e is a dot
-# segment there, so ".../scenarios/%2e%2e/runs" is the runs collection (405
-# for POST) -- still no record of anybody.
+# The app routes on the path as sent (REQUEST_URI): %2e%2e is no id there
+# (404); nginx refuses %00 itself (400). t0810 checks every id route.
 long=$(repeat_char a 5000)
 for id in nope 0 "$(repeat_char A 32)" "${SID^^}" "${SID:0:31}" "${SID}0" "${SID}%00" "%00" \
 	"..%2f..%2fetc%2fpasswd" "%2e%2e" "$long" "'%20OR%201=1--" "$(repeat_char 0 32)" "$(repeat_char f 32)"; do

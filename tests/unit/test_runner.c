@@ -1101,6 +1101,105 @@ START_TEST(test_served_crash_restarts_server)
 }
 END_TEST
 
+/* A fork server whose every request is taken by a spare killed as it
+ * takes it: after it made its group (so the server reports its end), before
+ * its STARTED. What a kill of the runner at its very start does; the test
+ * binary serves this when started under the name "taker-dies". */
+static int fake_server_taker_dies(void)
+{
+	union {
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	union model_forkserver_ctl rctl;
+	struct model_forkserver_reply rep;
+	char payload[MODEL_FORKSERVER_REQUEST_MAX];
+	struct cmsghdr *cm;
+	struct iovec iov;
+	struct msghdr mh;
+	int status, fd;
+	size_t k, j;
+	ssize_t n;
+	pid_t p;
+
+	for (;;) {
+		memset(&mh, 0, sizeof(mh));
+		iov.iov_base = payload;
+		iov.iov_len = sizeof(payload);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		n = recvmsg(0, &mh, MSG_CMSG_CLOEXEC);
+		if (n <= 0)
+			return 0; /* the worker hung up */
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (j = 0; j < k; j++) {
+				memcpy(&fd, CMSG_DATA(cm) + j * sizeof(int), sizeof(int));
+				close(fd);
+			}
+		}
+		p = fork();
+		if (p == 0) {
+			setpgid(0, 0);
+			pause();
+			_exit(0);
+		}
+		while (getpgid(p) != p)
+			usleep(100);
+		kill(p, SIGKILL);
+		waitpid(p, &status, 0);
+		memset(&rep, 0, sizeof(rep));
+		rep.kind = MODEL_FORKSERVER_ENDED;
+		rep.pid = (int32_t)p;
+		rep.value = status;
+		model_forkserver_msg(&mh, &iov, &rctl, &rep, sizeof(rep), NULL, 0);
+		if (sendmsg(0, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
+			return 0;
+	}
+}
+
+START_TEST(test_served_runner_killed_before_started)
+{
+	/* The spare that took the run is killed before its STARTED: the
+	 * server reports its end, which is the run's, at once. Without it the
+	 * worker waited 5 s for the STARTED, replaced the server, waited 5 s
+	 * again and failed with "Connection timed out". */
+	char dir[] = "/tmp/olv-test-taker-XXXXXX";
+	char link[64];
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL, NULL);
+	int64_t t0, took;
+	int i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(link, sizeof(link), "%s/taker-dies", dir);
+	ck_assert_int_eq(symlink(self_exe, link), 0);
+	spec_step(spec, "fds", "fds");
+	spec_step(spec, "env", "env");
+	for (i = 0; i < 3; i++) {
+		t0 = now_ms();
+		ck_assert_int_eq(http_dispatch_run(link, 1, "fixture-fds", NULL, 10000, spec, &r),
+		                 -1);
+		took = now_ms() - t0;
+		ck_assert_str_eq(r.status, "failed");
+		ck_assert_msg(strncmp(r.reason, "runner killed by SIGKILL", 24) == 0,
+		              "reason \"%s\"", r.reason);
+		ck_assert_int_eq(r.isolated, 0);
+		/* generous bound (a loaded machine): the 5 s wait is what it replaces */
+		ck_assert_msg(took < 3000, "run %d failed after %lld ms, not within 3000 ms", i,
+		              (long long)took);
+		http_dispatch_result_free(&r);
+	}
+	http_runner_server_stop();
+	unlink(link);
+	rmdir(dir);
+	/* the next run, on a real server, works */
+	check_next_on_new_server(self_exe, "fixture-fds", spec, -1);
+}
+END_TEST
+
 START_TEST(test_served_not_a_server)
 {
 	/* No fork server answers: nothing is started, the program is
@@ -1475,6 +1574,7 @@ static Suite *runner_suite(void)
 	    test_served_server_hung,
 	    test_served_server_hung_after_exit,
 	    test_served_crash_restarts_server,
+	    test_served_runner_killed_before_started,
 	    test_served_not_a_server,
 	    test_serve_refuses_malformed_requests,
 	    test_serve_needs_a_socket,
@@ -1500,8 +1600,12 @@ int main(int argc, char **argv)
 {
 	ssize_t n;
 
-	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0)
+	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0) {
+		n = (ssize_t)strlen(argv[0]);
+		if (n >= 11 && strcmp(argv[0] + n - 11, "/taker-dies") == 0)
+			return fake_server_taker_dies();
 		return runner_serve(fake_served);
+	}
 	if (argc == 3 && strcmp(argv[1], "--backend") == 0 && strcmp(argv[2], "fixture-fds") == 0)
 		return fake_runner_fds();
 	if (argc != 1) {

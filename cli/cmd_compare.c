@@ -279,10 +279,14 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 		goto out;
 	}
 	rc = CLI_EXIT_USAGE;
-	model_buf_adds(&path, "/v1/m/sandbox/comparisons");
+	model_buf_must_fit(model_buf_adds(&path, "/v1/m/sandbox/comparisons"));
 	if (cli_query_add(ctx, &path, "scenario", scenario))
 		goto out;
-	model_buf_adds(&path, "&latest=true");
+	/* only a --scenario that filled the path leaves no room for it */
+	if (model_buf_adds(&path, "&latest=true")) {
+		cli_usage_error(ctx, "--scenario is too long");
+		goto out;
+	}
 	rc = CLI_EXIT_FAIL;
 	if (cli_http_call(ctx, "GET", path.data, NULL, &resp))
 		goto out;

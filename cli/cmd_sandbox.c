@@ -115,7 +115,7 @@ static char *output_status(const json_t *item)
 		return status;
 	k = cli_render(kind);
 	model_buf_init(&b, strlen(status) + strlen(k) + 4);
-	model_buf_printf(&b, "%s (%s)", status, k);
+	model_buf_must_fit(model_buf_printf(&b, "%s (%s)", status, k));
 	free(status);
 	free(k);
 	status = model_buf_detach(&b, NULL);

@@ -350,7 +350,9 @@ int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *ac
 void cli_path_id(struct model_buf *path, const char *prefix, const char *id, const char *suffix)
 {
 	model_buf_init(path, CLI_PATH_MAX_BYTES);
-	model_buf_printf(path, "%s%s%s", prefix, model_id_valid(id) ? id : "-", suffix);
+	/* constant prefix and suffix around 32 characters or "-": far below the cap */
+	model_buf_must_fit(
+	    model_buf_printf(path, "%s%s%s", prefix, model_id_valid(id) ? id : "-", suffix));
 }
 
 int cli_query_add(const struct cli_ctx *ctx, struct model_buf *path, const char *name,

@@ -301,7 +301,8 @@ int cli_call_list(struct cli_ctx *ctx, const struct cli_args *a, const char *bas
 	size_t i;
 
 	model_buf_init(&path, CLI_PATH_MAX_BYTES);
-	model_buf_adds(&path, base);
+	/* base is one of the commands' constant paths */
+	model_buf_must_fit(model_buf_adds(&path, base));
 	for (i = 0; filters && filters[i]; i++) {
 		if (cli_query_add(ctx, &path, filters[i], cli_arg(a, filters[i])))
 			goto out;

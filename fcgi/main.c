@@ -170,7 +170,7 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	struct sigaction sa;
 	sigset_t alarm_only;
 	FCGX_Request fr;
-	char err[512];
+	struct model_reason err;
 	int rc, code = 0;
 
 	memset(&sa, 0, sizeof(sa));
@@ -192,11 +192,10 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	memset(&w, 0, sizeof(w));
 	w.cfg = cfg;
 	memset(&scorer, 0, sizeof(scorer));
-	if (http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, err,
-	                            sizeof(err))) {
+	if (http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, &err)) {
 		/* the master built it at start-up; if it cannot be built now,
 		 * *out is the none adapter: runs say "not scored", never pass */
-		http_log("worker cannot build the scorer adapter (%s); none is wired", err);
+		http_log("worker cannot build the scorer adapter (%s); none is wired", err.text);
 	}
 	w.scorer = &scorer;
 	/* sessions come from the store: the adapter reads w.store at each load */
@@ -638,15 +637,13 @@ static void warn_config(const struct http_config *cfg)
 static int check_scorer(const struct http_config *cfg)
 {
 	struct model_scorer scorer;
-	char err[512];
+	struct model_reason err;
 	int rc;
 
 	memset(&scorer, 0, sizeof(scorer));
-	err[0] = '\0';
-	rc =
-	    http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, err, sizeof(err));
+	rc = http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, &err);
 	if (rc)
-		http_log("scorer adapter cannot be built: %s", err);
+		http_log("scorer adapter cannot be built: %s", err.text);
 	else
 		http_log("scorer adapter: %s", scorer.ops ? scorer.ops->name : "none");
 	http_scorer_release(&scorer);

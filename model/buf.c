@@ -84,6 +84,14 @@ int model_buf_printf(struct model_buf *b, const char *fmt, ...)
 	return 0;
 }
 
+void model_buf_must_fit(int rc)
+{
+	if (rc == 0)
+		return;
+	fputs("olivares: an append crossed a buffer cap sized to hold it\n", stderr);
+	abort();
+}
+
 void model_buf_reset(struct model_buf *b)
 {
 	b->len = 0;

@@ -17,13 +17,8 @@
 /* The appends' result matters: one that would cross the cap fails and
  * leaves the buffer as it was, and a caller that goes on as if it had
  * worked sends a body, SQL text or output cut short. The compiler says so
- * wherever MODEL_BUF_CHECKED is defined (the model library and the runner,
- * Makefile.am), which is to become everywhere once every caller checks. */
-#ifdef MODEL_BUF_CHECKED
+ * at every call that drops it. */
 #define MODEL_BUF_MUST_CHECK __attribute__((warn_unused_result))
-#else
-#define MODEL_BUF_MUST_CHECK
-#endif
 
 struct model_buf {
 	char *data;   /* never NULL, NUL-terminated */
@@ -41,6 +36,14 @@ int model_buf_adds(struct model_buf *b, const char *s) MODEL_BUF_MUST_CHECK;
 /** Append printf-formatted text; -1 (unchanged) if it would exceed max. */
 int model_buf_printf(struct model_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3))) MODEL_BUF_MUST_CHECK;
+/**
+ * Check the result rc of an append to a buffer whose cap was sized for all
+ * that is appended to it, so that crossing it is a bug, never an input:
+ * a non-zero rc prints one line to stderr and aborts, as model/alloc.h
+ * does when memory runs out.
+ *   model_buf_must_fit(model_buf_add(&b, s, n));
+ */
+void model_buf_must_fit(int rc);
 /** Set len to 0 (keeps the allocation and the cap). */
 void model_buf_reset(struct model_buf *b);
 /** Hand the bytes to the caller (free() them); the buffer is re-initialised

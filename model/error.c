@@ -1,5 +1,6 @@
 /*
- * The project's error type (error.h): a code, a JSON path and one sentence.
+ * The project's error types (error.h): a request's error (a code, a JSON
+ * path and one sentence) and the run layer's reason.
  */
 #include "error.h"
 
@@ -70,6 +71,18 @@ int model_error_set(struct model_error *err, enum model_err code, const char *fi
 
 	va_start(ap, fmt);
 	model_error_setv(err, code, field, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int model_reason_set(struct model_reason *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(r->text, sizeof(r->text), fmt, ap);
 	va_end(ap);
 	return -1;
 }

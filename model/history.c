@@ -183,23 +183,24 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max)
 	return max;
 }
 
-/* Print the reason into why (n bytes). The reason goes into JSON: a cut
- * must not end inside a UTF-8 sequence. */
-__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t n, const char *fmt, ...)
+/* Print the reason into *why. The reason goes into JSON: a cut must not
+ * end inside a UTF-8 sequence. */
+__attribute__((format(printf, 2, 3))) static int fail(struct model_reason *why, const char *fmt,
+                                                      ...)
 {
 	va_list ap;
 	size_t len;
 	int i;
 
-	if (!why || n == 0)
+	if (!why)
 		return -1;
 	va_start(ap, fmt);
-	vsnprintf(why, n, fmt, ap);
+	vsnprintf(why->text, sizeof(why->text), fmt, ap);
 	va_end(ap);
-	len = strlen(why);
+	len = strlen(why->text);
 	/* at most 3 bytes of a cut sequence to drop */
-	for (i = 0; i < 3 && len > 0 && !model_text_valid_utf8(why, len); i++)
-		why[--len] = '\0';
+	for (i = 0; i < 3 && len > 0 && !model_text_valid_utf8(why->text, len); i++)
+		why->text[--len] = '\0';
 	return -1;
 }
 
@@ -274,7 +275,7 @@ static int result_cmp(const void *pa, const void *pb)
 /* Rule 8: of every pair of tool_results for one resource with different
  * texts, report the one whose later result comes first in the timeline,
  * with the seq of the first result for that resource. */
-static int check_results(struct ev_ref *refs, size_t n, char *why, size_t why_n)
+static int check_results(struct ev_ref *refs, size_t n, struct model_reason *why)
 {
 	struct ev_ref *res;
 	struct ev_ref *first;
@@ -321,7 +322,7 @@ static int check_results(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 		len = utf8_prefix(json_string_value(r), json_string_length(r),
 		                  MODEL_RESOURCE_SHOWN_BYTES);
 		ret = fail(
-		    why, why_n,
+		    why,
 		    "resource %.*s%s has two different recorded results (seq %" JSON_INTEGER_FORMAT
 		    ", %" JSON_INTEGER_FORMAT ")",
 		    (int)len, json_string_value(r), len < json_string_length(r) ? "…" : "",
@@ -332,7 +333,7 @@ static int check_results(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 }
 
 /* Rules 5 to 8, each over the whole timeline in seq order. */
-static int check_events(struct ev_ref *refs, size_t n, char *why, size_t why_n)
+static int check_events(struct ev_ref *refs, size_t n, struct model_reason *why)
 {
 	json_t *k;
 	json_t *r;
@@ -342,7 +343,7 @@ static int check_events(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 		if (kind_known(refs[i].ev))
 			continue;
 		k = str_member(refs[i].ev, "kind");
-		return fail(why, why_n,
+		return fail(why,
 		            "event %zu (seq %" JSON_INTEGER_FORMAT ") has unknown kind \"%.*s\"",
 		            refs[i].pos, refs[i].seq,
 		            k ? (int)utf8_prefix(json_string_value(k), json_string_length(k),
@@ -352,7 +353,7 @@ static int check_events(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 	}
 	for (i = 0; i < n; i++)
 		if (kind_is(refs[i].ev, "input") && !str_member(refs[i].ev, "text"))
-			return fail(why, why_n,
+			return fail(why,
 			            "input event %zu (seq %" JSON_INTEGER_FORMAT ") has no text",
 			            refs[i].pos, refs[i].seq);
 	for (i = 0; i < n; i++) {
@@ -361,22 +362,21 @@ static int check_events(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 		r = str_member(refs[i].ev, "resource");
 		/* an empty resource is no resource: no step can request it */
 		if (!r || json_string_length(r) == 0)
-			return fail(why, why_n,
+			return fail(why,
 			            "tool_result event %zu (seq %" JSON_INTEGER_FORMAT
 			            ") has no resource",
 			            refs[i].pos, refs[i].seq);
 		if (!str_member(refs[i].ev, "text"))
-			return fail(why, why_n,
-			            "tool_result event %zu (seq %" JSON_INTEGER_FORMAT
-			            ") has no text",
-			            refs[i].pos, refs[i].seq);
+			return fail(
+			    why, "tool_result event %zu (seq %" JSON_INTEGER_FORMAT ") has no text",
+			    refs[i].pos, refs[i].seq);
 	}
-	return check_results(refs, n, why, why_n);
+	return check_results(refs, n, why);
 }
 
 /* Rules 2 to 4: every seq usable, unique and consecutive. On success refs
  * is sorted by seq. */
-static int check_seqs(struct ev_ref *refs, size_t n, char *why, size_t why_n)
+static int check_seqs(struct ev_ref *refs, size_t n, struct model_reason *why)
 {
 	struct ev_ref *dup;
 	struct ev_ref *orig;
@@ -388,7 +388,7 @@ static int check_seqs(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 		s = json_object_get(refs[i].ev, "seq");
 		/* only a JSON integer: 1.0 or 1e0 is a real, "1" a string */
 		if (!json_is_integer(s) || json_integer_value(s) < 1)
-			return fail(why, why_n, "event %zu has no usable seq", refs[i].pos);
+			return fail(why, "event %zu has no usable seq", refs[i].pos);
 		refs[i].seq = json_integer_value(s);
 	}
 	qsort(refs, n, sizeof(*refs), seq_cmp);
@@ -410,11 +410,11 @@ static int check_seqs(struct ev_ref *refs, size_t n, char *why, size_t why_n)
 		}
 	}
 	if (dup)
-		return fail(why, why_n, "events %zu and %zu share seq %" JSON_INTEGER_FORMAT,
-		            orig->pos, dup->pos, dup->seq);
+		return fail(why, "events %zu and %zu share seq %" JSON_INTEGER_FORMAT, orig->pos,
+		            dup->pos, dup->seq);
 	for (i = 1; i < n; i++)
 		if (refs[i].seq != refs[i - 1].seq + 1)
-			return fail(why, why_n,
+			return fail(why,
 			            "seq %" JSON_INTEGER_FORMAT
 			            " is missing (between %" JSON_INTEGER_FORMAT
 			            " and %" JSON_INTEGER_FORMAT ")",
@@ -479,7 +479,7 @@ static void build(struct ev_ref *refs, size_t n, struct model_timeline *tl)
 	}
 }
 
-int model_timeline_rebuild(json_t *events, struct model_timeline *tl, char *why, size_t n)
+int model_timeline_rebuild(json_t *events, struct model_timeline *tl, struct model_reason *why)
 {
 	struct ev_ref *refs;
 	size_t count;
@@ -488,24 +488,24 @@ int model_timeline_rebuild(json_t *events, struct model_timeline *tl, char *why,
 	int ret;
 
 	memset(tl, 0, sizeof(*tl));
-	if (why && n)
-		why[0] = '\0';
+	if (why)
+		why->text[0] = '\0';
 	count = json_is_array(events) ? json_array_size(events) : 0;
 	has_input = 0;
 	for (i = 0; i < count; i++)
 		if (kind_is(json_array_get(events, i), "input"))
 			has_input = 1;
 	if (!has_input)
-		return fail(why, n, "session has no input");
+		return fail(why, "session has no input");
 	refs = model_xcalloc(count, sizeof(*refs));
 	for (i = 0; i < count; i++) {
 		refs[i].pos = i + 1;
 		refs[i].ev = json_array_get(events, i);
 	}
 	ret = -1;
-	if (check_seqs(refs, count, why, n))
+	if (check_seqs(refs, count, why))
 		goto out;
-	if (check_events(refs, count, why, n))
+	if (check_events(refs, count, why))
 		goto out;
 	build(refs, count, tl);
 	ret = 0;

@@ -103,11 +103,12 @@ struct model_timeline {
 /**
  * Rebuild the timeline of events (the "events" array of a stored session;
  * borrowed, any JSON value accepted: a non-array has no input). Returns 0
- * and fills *tl (new values, not shared with events), or -1 with the reason
- * in why (n bytes, NUL-terminated, cut on a UTF-8 character boundary; why
- * may be NULL when n is 0) and *tl zeroed. Pure: no I/O, no clock.
+ * and fills *tl (new values, not shared with events; why->text ""), or -1
+ * with the reason in *why (recorded on the degraded run: cut on a UTF-8
+ * character boundary if it ever reached MODEL_REASON_BYTES - 1 bytes) and
+ * *tl zeroed. why may be NULL. Pure: no I/O, no clock.
  */
-int model_timeline_rebuild(json_t *events, struct model_timeline *tl, char *why, size_t n);
+int model_timeline_rebuild(json_t *events, struct model_timeline *tl, struct model_reason *why);
 
 /** Release every member of *tl and zero it; tl may be NULL, and a zeroed or
  * already cleared timeline is fine. */
@@ -133,12 +134,12 @@ json_t *model_replay_divergence(json_t *recorded, json_t *outputs);
  * fcgi/main.c wires it. load() fills *events with a new reference to the
  * session's events array (caller owns) and *external_id (copied into n
  * bytes); returns 0, 1 when the session does not exist for the tenant,
- * -1 when the source is unavailable (why set).
+ * -1 when the source is unavailable (*why says why, for the log).
  */
 struct model_history_ops {
 	const char *name;
 	int (*load)(void *ctx, const char *tenant_id, const char *session_id, json_t **events,
-	            char *external_id, size_t n, char *why, size_t why_n);
+	            char *external_id, size_t n, struct model_reason *why);
 };
 
 struct model_history_source {

@@ -22,6 +22,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "error.h"
+
 /**
  * The result of scoring one run.
  *   scored:  1 when score/passed are meaningful, 0 otherwise (then reason
@@ -40,7 +42,7 @@ struct model_score_result {
 	double score;
 	int passed;
 	json_t *details;
-	char reason[512];
+	char reason[MODEL_REASON_BYTES];
 };
 
 /** Release what a result holds (details) and zero it. */

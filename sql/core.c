@@ -69,6 +69,8 @@
 #define STORE_RETRY_BUDGET_MS 8000
 #define STORE_LONG_TEXT 4000 /* bind longer strings as SQL_LONGVARCHAR */
 #define STORE_LIST_MAX 500
+/* a filtered list's SQL text: its fixed fragments are far shorter */
+#define FILTERED_SQL_MAX 4096u
 
 static char store_open_err[512];
 
@@ -1450,19 +1452,21 @@ enum store_rc store_q_filtered(struct store *st, const struct store_list_query *
 		return STORE_ERROR;
 	}
 	memset(p, 0, sizeof p);
-	model_buf_init(&sql, 4096);
-	model_buf_adds(&sql, q->head);
+	model_buf_init(&sql, FILTERED_SQL_MAX);
+	if (model_buf_adds(&sql, q->head))
+		goto too_long;
 	p[n].type = P_TEXT;
 	p[n++].s = q->tenant_id;
 	for (i = 0; i < q->nconds; i++) {
 		if (!q->conds[i].value)
 			continue;
-		model_buf_adds(&sql, q->conds[i].sql);
+		if (model_buf_adds(&sql, q->conds[i].sql))
+			goto too_long;
 		p[n].type = P_TEXT;
 		p[n++].s = q->conds[i].value;
 	}
-	model_buf_adds(&sql, q->order);
-	model_buf_adds(&sql, " LIMIT ? OFFSET ?");
+	if (model_buf_adds(&sql, q->order) || model_buf_adds(&sql, " LIMIT ? OFFSET ?"))
+		goto too_long;
 	p[n].type = P_INT;
 	p[n++].i = q->limit;
 	p[n].type = P_INT;
@@ -1476,4 +1480,8 @@ enum store_rc store_q_filtered(struct store *st, const struct store_list_query *
 	}
 	*out = json_pack("{s:o}", key, arr);
 	return STORE_OK;
+too_long:
+	model_buf_release(&sql);
+	store_seterr(st, "list: query text larger than %u bytes", FILTERED_SQL_MAX);
+	return STORE_ERROR;
 }

@@ -49,6 +49,7 @@ static enum store_rc exec_script(struct store *st, const char *sql)
 	size_t n;
 	size_t end;
 	int blank;
+	int comment;
 	enum store_rc rc = STORE_OK;
 
 	model_buf_init(&stmt, STORE_TEXT_MAX);
@@ -58,9 +59,12 @@ static enum store_rc exec_script(struct store *st, const char *sql)
 		p = line;
 		while (p < line + n && (*p == ' ' || *p == '\t' || *p == '\r'))
 			p++;
-		if (!(p + 1 < line + n && p[0] == '-' && p[1] == '-')) {
-			model_buf_add(&stmt, line, n);
-			model_buf_adds(&stmt, "\n");
+		comment = p + 1 < line + n && p[0] == '-' && p[1] == '-';
+		if (!comment && (model_buf_add(&stmt, line, n) || model_buf_adds(&stmt, "\n"))) {
+			store_seterr(st, "migration statement larger than %u bytes",
+			             STORE_TEXT_MAX);
+			rc = STORE_ERROR;
+			break;
 		}
 		line += n + (nl ? 1 : 0);
 		end = stmt.len;

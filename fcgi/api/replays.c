@@ -22,7 +22,7 @@ int api_replay_create(struct http_request *req, struct model_error *err)
 	struct model_timeline tl;
 	struct http_run_job job;
 	const char *requested, *session_id, *scenario_id;
-	char why[512];
+	struct model_reason why;
 	json_t *v, *events = NULL, *out = NULL;
 	enum store_rc rc;
 	int ret = -1;
@@ -66,10 +66,9 @@ int api_replay_create(struct http_request *req, struct model_error *err)
 			return -1;
 	}
 
-	why[0] = '\0';
-	if (model_timeline_rebuild(events, &tl, why, sizeof(why))) {
-		http_run_replay_degraded(req, &job,
-		                         why[0] ? why : "the history source gave no reason");
+	if (model_timeline_rebuild(events, &tl, &why)) {
+		http_run_replay_degraded(
+		    req, &job, why.text[0] ? why.text : "the history source gave no reason");
 	} else {
 		job.plan = http_req_own(req, json_pack("{s:O, s:o}", "steps", tl.steps, "mocks",
 		                                       http_run_replay_mocks(tl.mocks, job.sc)));

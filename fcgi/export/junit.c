@@ -82,10 +82,10 @@ static char *xml_text(const char *s)
 	while (n > 0) {
 		k = utf8_len(p, n, &cp);
 		if (k == 0 || !xml_char_ok(cp)) {
-			model_buf_add(&b, repl, sizeof(repl) - 1);
+			model_buf_must_fit(model_buf_add(&b, repl, sizeof(repl) - 1));
 			k = k ? k : 1;
 		} else {
-			model_buf_add(&b, (const char *)p, k);
+			model_buf_must_fit(model_buf_add(&b, (const char *)p, k));
 		}
 		p += k;
 		n -= k;
@@ -234,9 +234,9 @@ static void problems_add(struct problems *p, const char *type, const char *messa
                          const char *text)
 {
 	text = text ? text : "";
-	model_buf_printf(&p->messages, "%s%s", p->n ? "; " : "", message);
-	model_buf_printf(&p->lines, "%s%s%s%s", p->n ? "\n" : "", message, text[0] ? ": " : "",
-	                 text);
+	model_buf_must_fit(model_buf_printf(&p->messages, "%s%s", p->n ? "; " : "", message));
+	model_buf_must_fit(model_buf_printf(&p->lines, "%s%s%s%s", p->n ? "\n" : "", message,
+	                                    text[0] ? ": " : "", text));
 	if (!p->n) {
 		p->type = model_xstrdup(type);
 		p->text = model_xstrdup(text);

@@ -159,7 +159,7 @@ static json_t *duration_ms(json_t *dur, long long max_us)
 }
 
 /* Check one step line against the seq expected and the spec's step. */
-static int check_step(json_t *line, size_t seq, json_t *spec_steps, char *why, size_t n)
+static int check_step(json_t *line, size_t seq, json_t *spec_steps, struct model_reason *why)
 {
 	const char *type, *status;
 	json_int_t got_seq;
@@ -171,30 +171,23 @@ static int check_step(json_t *line, size_t seq, json_t *spec_steps, char *why, s
 	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:I, s:o, s:o, s:o, s:s, s:o, s?o}",
 	                   "type", &type, "seq", &got_seq, "key", &key, "input", &input, "output",
 	                   &output, "status", &status, "error_kind", &kind, "duration_us",
-	                   &dur) != 0) {
-		snprintf(why, n, "step line %zu: %s", seq, e.text);
-		return -1;
-	}
-	if (got_seq < 0 || (size_t)got_seq != seq) {
-		snprintf(why, n, "step line %zu has seq %" JSON_INTEGER_FORMAT, seq, got_seq);
-		return -1;
-	}
-	if (!json_is_string(key) || !json_is_string(input) || !json_is_string(output)) {
-		snprintf(why, n, "step %zu: key, input and output must be strings", seq);
-		return -1;
-	}
+	                   &dur) != 0)
+		return model_reason_set(why, "step line %zu: %s", seq, e.text);
+	if (got_seq < 0 || (size_t)got_seq != seq)
+		return model_reason_set(why, "step line %zu has seq %" JSON_INTEGER_FORMAT, seq,
+		                        got_seq);
+	if (!json_is_string(key) || !json_is_string(input) || !json_is_string(output))
+		return model_reason_set(why, "step %zu: key, input and output must be strings",
+		                        seq);
 	if (!((strcmp(status, "ok") == 0 && json_is_null(kind)) ||
 	      (strcmp(status, "error") == 0 && json_is_string(kind) &&
-	       json_string_length(kind) > 0))) {
-		snprintf(why, n, "step %zu: status and error_kind disagree", seq);
-		return -1;
-	}
+	       json_string_length(kind) > 0)))
+		return model_reason_set(why, "step %zu: status and error_kind disagree", seq);
 	want = json_array_get(spec_steps, seq - 1);
 	if (json_is_array(spec_steps) && (!want || !json_equal(key, json_object_get(want, "key")) ||
-	                                  !json_equal(input, json_object_get(want, "input")))) {
-		snprintf(why, n, "step %zu does not match the spec's step %zu", seq, seq);
-		return -1;
-	}
+	                                  !json_equal(input, json_object_get(want, "input"))))
+		return model_reason_set(why, "step %zu does not match the spec's step %zu", seq,
+		                        seq);
 	return 0;
 }
 
@@ -204,7 +197,8 @@ static int check_step(json_t *line, size_t seq, json_t *spec_steps, char *why, s
  * except outputs, which the caller clears).
  */
 static int parse_output(const struct model_buf *out, json_t *spec, const char *backend,
-                        long long max_us, struct http_dispatch_result *res, char *why, size_t n)
+                        long long max_us, struct http_dispatch_result *res,
+                        struct model_reason *why)
 {
 	json_t *spec_steps = json_object_get(spec, "steps");
 	json_t *summary = NULL;
@@ -218,7 +212,7 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 	const char *runner, *be, *status;
 	int isolated, destroyed;
 	json_int_t total, ok, error;
-	char detail[384];
+	struct model_reason detail;
 	long n_ok = 0, n_err = 0;
 	size_t seq = 0;
 	size_t lineno = 0;
@@ -228,25 +222,27 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 		lineno++;
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl) {
-			snprintf(why, n, "runner output malformed: line %zu is not terminated",
-			         lineno);
+			model_reason_set(why, "runner output malformed: line %zu is not terminated",
+			                 lineno);
 			goto out;
 		}
 		if (summary) {
-			snprintf(why, n, "runner output inconsistent: a line follows the summary");
+			model_reason_set(why,
+			                 "runner output inconsistent: a line follows the summary");
 			goto out;
 		}
 		line = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES, &e);
 		if (!json_is_object(line)) {
-			snprintf(why, n, "runner output malformed: line %zu is not a JSON object",
-			         lineno);
+			model_reason_set(
+			    why, "runner output malformed: line %zu is not a JSON object", lineno);
 			goto out;
 		}
 		type = json_string_value(json_object_get(line, "type"));
 		if (type && strcmp(type, "step") == 0) {
 			seq++;
-			if (check_step(line, seq, spec_steps, detail, sizeof(detail)) != 0) {
-				snprintf(why, n, "runner output inconsistent: %s", detail);
+			if (check_step(line, seq, spec_steps, &detail) != 0) {
+				model_reason_set(why, "runner output inconsistent: %s",
+				                 detail.text);
 				goto out;
 			}
 			if (strcmp(json_string_value(json_object_get(line, "status")), "ok") == 0)
@@ -267,15 +263,15 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 		} else if (type && strcmp(type, "summary") == 0) {
 			summary = line;
 		} else {
-			snprintf(why, n, "runner output malformed: line %zu has no known type",
-			         lineno);
+			model_reason_set(why, "runner output malformed: line %zu has no known type",
+			                 lineno);
 			goto out;
 		}
 		line = NULL;
 		p = nl + 1;
 	}
 	if (!summary) {
-		snprintf(why, n, "runner output inconsistent: no summary line");
+		model_reason_set(why, "runner output inconsistent: no summary line");
 		goto out;
 	}
 	if (json_unpack_ex(summary, &e, JSON_STRICT,
@@ -283,50 +279,51 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 	                   "runner", &runner, "backend", &be, "isolated", &isolated, "destroyed",
 	                   &destroyed, "status", &status, "steps_total", &total, "steps_ok", &ok,
 	                   "steps_error", &error, "reason", &reason, "shutdown", &shutdown) != 0) {
-		snprintf(why, n, "runner output malformed: summary: %s", e.text);
+		model_reason_set(why, "runner output malformed: summary: %s", e.text);
 		goto out;
 	}
 	if (strcmp(status, "completed") != 0 && strcmp(status, "failed") != 0) {
-		snprintf(why, n, "runner output inconsistent: unknown status");
+		model_reason_set(why, "runner output inconsistent: unknown status");
 		goto out;
 	}
 	if (strcmp(be, backend) != 0) {
 		/* Never accept a run on another backend than the one asked for. */
-		snprintf(why, n,
-		         "runner output inconsistent: backend %.32s reported, %.32s requested", be,
-		         backend);
+		model_reason_set(
+		    why, "runner output inconsistent: backend %.32s reported, %.32s requested", be,
+		    backend);
 		goto out;
 	}
 	if (total != (json_int_t)seq || ok != n_ok || error != n_err) {
-		snprintf(why, n,
-		         "runner output inconsistent: summary counts %" JSON_INTEGER_FORMAT
-		         "/%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
-		         ", step lines %zu/%ld/%ld",
-		         total, ok, error, seq, n_ok, n_err);
+		model_reason_set(why,
+		                 "runner output inconsistent: summary counts %" JSON_INTEGER_FORMAT
+		                 "/%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+		                 ", step lines %zu/%ld/%ld",
+		                 total, ok, error, seq, n_ok, n_err);
 		goto out;
 	}
 	if (strcmp(status, "completed") == 0 && json_is_array(spec_steps) &&
 	    seq != json_array_size(spec_steps)) {
-		snprintf(why, n, "runner output inconsistent: completed with %zu of %zu steps", seq,
-		         json_array_size(spec_steps));
+		model_reason_set(why, "runner output inconsistent: completed with %zu of %zu steps",
+		                 seq, json_array_size(spec_steps));
 		goto out;
 	}
 	if (!json_is_null(reason) && !json_is_string(reason)) {
-		snprintf(why, n, "runner output malformed: reason must be a string or null");
+		model_reason_set(why, "runner output malformed: reason must be a string or null");
 		goto out;
 	}
 	if (strcmp(status, "failed") == 0 && !json_is_string(reason)) {
-		snprintf(why, n, "runner output inconsistent: failed without a reason");
+		model_reason_set(why, "runner output inconsistent: failed without a reason");
 		goto out;
 	}
 	/* absent (an older runner) is null */
 	if (shutdown && !json_is_null(shutdown) && !json_is_string(shutdown)) {
-		snprintf(why, n, "runner output malformed: shutdown must be a string or null");
+		model_reason_set(why, "runner output malformed: shutdown must be a string or null");
 		goto out;
 	}
 	/* a failed run's reason is the one thing said (model/runspec.h) */
 	if (strcmp(status, "failed") == 0 && json_is_string(shutdown)) {
-		snprintf(why, n, "runner output inconsistent: a shutdown note on a failed run");
+		model_reason_set(why,
+		                 "runner output inconsistent: a shutdown note on a failed run");
 		goto out;
 	}
 	snprintf(res->status, sizeof(res->status), "%s", status);
@@ -355,7 +352,8 @@ out:
  * words for what could not be started. */
 static int spawn_runner(const char *path, int fork_server, char *const argv[], const char *input,
                         size_t input_len, int timeout_ms, struct model_buf *out,
-                        struct model_buf *err, struct http_spawn_result *ce, char *why, size_t n)
+                        struct model_buf *err, struct http_spawn_result *ce,
+                        struct model_reason *why)
 {
 	int rc;
 
@@ -366,17 +364,16 @@ static int spawn_runner(const char *path, int fork_server, char *const argv[], c
 	if (rc == 0)
 		return 0;
 	if (strcmp(ce->start_step, "spawn") == 0)
-		snprintf(why, n, "cannot start the runner %s: %s", path, strerror(ce->start_errno));
-	else
-		snprintf(why, n, "cannot start the runner: %s: %s", ce->start_step,
-		         strerror(ce->start_errno));
-	return -1;
+		return model_reason_set(why, "cannot start the runner %s: %s", path,
+		                        strerror(ce->start_errno));
+	return model_reason_set(why, "cannot start the runner: %s: %s", ce->start_step,
+	                        strerror(ce->start_errno));
 }
 
 /* Why a child did not end well, into why; 0 when it exited 0 in time.
  * HTTP_SPAWN_OVER_CAP is the caller's to word (its cap). */
 static int child_failed(const struct http_spawn_result *ce, const struct model_buf *err,
-                        int timeout_ms, char *why, size_t n)
+                        int timeout_ms, struct model_reason *why)
 {
 	char sig[64];
 	char excerpt[256];
@@ -385,21 +382,22 @@ static int child_failed(const struct http_spawn_result *ce, const struct model_b
 	if (ce->end == HTTP_SPAWN_TIMEOUT) {
 		/* Not the run's own limit: the runner enforces that and
 		 * reports it; this is the caller's deadline (dispatch.h). */
-		snprintf(
-		    why, n,
+		model_reason_set(
+		    why,
 		    "runner still running at the worker's deadline, %d ms after its start; killed",
 		    timeout_ms);
 	} else if (ce->end == HTTP_SPAWN_ERROR) {
-		snprintf(why, n, "cannot talk to the runner: %s", strerror(ce->sys_errno));
+		model_reason_set(why, "cannot talk to the runner: %s", strerror(ce->sys_errno));
 	} else if (ce->reaped < 0) {
-		snprintf(why, n, "runner exit status lost: %s", strerror(ce->reap_errno));
+		model_reason_set(why, "runner exit status lost: %s", strerror(ce->reap_errno));
 	} else if (WIFSIGNALED(ce->status)) {
 		signal_name(WTERMSIG(ce->status), sig, sizeof(sig));
-		snprintf(why, n, "runner killed by %s%s%s", sig, excerpt[0] ? ": " : "", excerpt);
+		model_reason_set(why, "runner killed by %s%s%s", sig, excerpt[0] ? ": " : "",
+		                 excerpt);
 	} else if (!WIFEXITED(ce->status) || WEXITSTATUS(ce->status) != 0) {
-		snprintf(why, n, "runner exited with status %d%s%s",
-		         WIFEXITED(ce->status) ? WEXITSTATUS(ce->status) : -1,
-		         excerpt[0] ? ": " : "", excerpt);
+		model_reason_set(why, "runner exited with status %d%s%s",
+		                 WIFEXITED(ce->status) ? WEXITSTATUS(ce->status) : -1,
+		                 excerpt[0] ? ": " : "", excerpt);
 	} else {
 		return 0;
 	}
@@ -430,7 +428,7 @@ int http_dispatch_run(const char *runner_path, int fork_server, const char *back
 	struct model_buf out, err;
 	struct http_spawn_result ce;
 	char *argv[6];
-	char why[512];
+	struct model_reason why;
 	char *text = NULL;
 	int rc = -1;
 
@@ -457,17 +455,17 @@ int http_dispatch_run(const char *runner_path, int fork_server, const char *back
 	}
 	runner_argv(argv, runner_path, "--backend", backend, platform);
 	if (spawn_runner(runner_path, fork_server, argv, text, strlen(text), timeout_ms, &out, &err,
-	                 &ce, why, sizeof(why)) != 0) {
-		res_fail(res, "%s", why);
+	                 &ce, &why) != 0) {
+		res_fail(res, "%s", why.text);
 		goto out;
 	}
 	if (ce.end == HTTP_SPAWN_OVER_CAP) {
 		res_fail(res, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
-	} else if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0) {
-		res_fail(res, "%s", why);
-	} else if (parse_output(&out, spec, backend, (long long)timeout_ms * 1000, res, why,
-	                        sizeof(why)) != 0) {
-		res_fail(res, "%s", why);
+	} else if (child_failed(&ce, &err, timeout_ms, &why) != 0) {
+		res_fail(res, "%s", why.text);
+	} else if (parse_output(&out, spec, backend, (long long)timeout_ms * 1000, res, &why) !=
+	           0) {
+		res_fail(res, "%s", why.text);
 	} else {
 		digest_outputs(res->outputs, res->output_digest);
 		rc = 0;
@@ -481,7 +479,7 @@ out:
 
 /* The one line of --preflight NAME, checked strictly. */
 static int parse_preflight(const struct model_buf *out, const char *backend,
-                           struct http_preflight *pf, char *why, size_t n)
+                           struct http_preflight *pf, struct model_reason *why)
 {
 	json_t *line = NULL;
 	json_t *reason = NULL;
@@ -493,7 +491,7 @@ static int parse_preflight(const struct model_buf *out, const char *backend,
 
 	nl = out->len ? memchr(out->data, '\n', out->len) : NULL;
 	if (!nl || (size_t)(nl - out->data) + 1 != out->len) {
-		snprintf(why, n, "preflight answer malformed: not one line");
+		model_reason_set(why, "preflight answer malformed: not one line");
 		goto out;
 	}
 	line = json_loadb(out->data, (size_t)(nl - out->data), JSON_REJECT_DUPLICATES, &e);
@@ -501,15 +499,15 @@ static int parse_preflight(const struct model_buf *out, const char *backend,
 	    json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:s, s:b, s:o}", "type", &type, "backend",
 	                   &be, "ok", &ok, "reason", &reason) != 0 ||
 	    strcmp(type, "preflight") != 0) {
-		snprintf(why, n, "preflight answer malformed");
+		model_reason_set(why, "preflight answer malformed");
 		goto out;
 	}
 	if (strcmp(be, backend) != 0) {
-		snprintf(why, n, "preflight answer is about another backend");
+		model_reason_set(why, "preflight answer is about another backend");
 		goto out;
 	}
 	if ((ok && !json_is_null(reason)) || (!ok && !json_is_string(reason))) {
-		snprintf(why, n, "preflight answer inconsistent: ok and reason disagree");
+		model_reason_set(why, "preflight answer inconsistent: ok and reason disagree");
 		goto out;
 	}
 	pf->ok = ok ? 1 : 0;
@@ -526,38 +524,36 @@ int http_dispatch_preflight(const char *runner_path, const char *backend, const 
 	struct model_buf out, err;
 	struct http_spawn_result ce;
 	char *argv[6];
-	char why[512];
+	struct model_reason why;
 	int rc = -1;
 
 	memset(pf, 0, sizeof(*pf));
 	model_buf_init(&out, DISPATCH_PREFLIGHT_MAX);
 	model_buf_init(&err, DISPATCH_STDERR_KEEP);
 	if (!runner_path || !backend || timeout_ms <= 0) {
-		snprintf(why, sizeof(why), "invalid dispatch arguments");
+		model_reason_set(&why, "invalid dispatch arguments");
 		goto out;
 	}
 	runner_argv(argv, runner_path, "--preflight", backend, platform);
-	if (spawn_runner(runner_path, 0, argv, "", 0, timeout_ms, &out, &err, &ce, why,
-	                 sizeof(why)) != 0)
+	if (spawn_runner(runner_path, 0, argv, "", 0, timeout_ms, &out, &err, &ce, &why) != 0)
 		goto out;
 	if (ce.end == HTTP_SPAWN_TIMEOUT) {
-		snprintf(why, sizeof(why), "preflight did not answer within %d ms", timeout_ms);
+		model_reason_set(&why, "preflight did not answer within %d ms", timeout_ms);
 		goto out;
 	}
 	if (ce.end == HTTP_SPAWN_OVER_CAP) {
-		snprintf(why, sizeof(why), "preflight answer over %u bytes",
-		         DISPATCH_PREFLIGHT_MAX);
+		model_reason_set(&why, "preflight answer over %u bytes", DISPATCH_PREFLIGHT_MAX);
 		goto out;
 	}
-	if (child_failed(&ce, &err, timeout_ms, why, sizeof(why)) != 0)
+	if (child_failed(&ce, &err, timeout_ms, &why) != 0)
 		goto out;
-	if (parse_preflight(&out, backend, pf, why, sizeof(why)) != 0)
+	if (parse_preflight(&out, backend, pf, &why) != 0)
 		goto out;
 	rc = 0;
 out:
 	if (rc) {
 		pf->ok = 0;
-		copy_utf8(pf->reason, sizeof(pf->reason), why);
+		copy_utf8(pf->reason, sizeof(pf->reason), why.text);
 	}
 	model_buf_release(&out);
 	model_buf_release(&err);

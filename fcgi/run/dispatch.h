@@ -29,6 +29,8 @@
  */
 #include <jansson.h>
 
+#include "model/error.h"
+
 /** Cap of a run's runner output (stdout), bytes. Over it the run fails
  * with reason "runner output over 4194304 bytes". */
 #define HTTP_DISPATCH_OUTPUT_MAX (4u * 1024u * 1024u)
@@ -51,7 +53,8 @@ struct http_dispatch_result {
 	                   * the worker failed the run itself */
 	int destroyed;
 	int steps_total, steps_ok, steps_error;
-	char reason[512];       /* "" when none */
+	/* "" when none */
+	char reason[MODEL_REASON_BYTES];
 	char shutdown[256];     /* the summary's shutdown note (model/runspec.h): "" when
 	                         * none; set only on a completed run, never by the
 	                         * worker's own failures */
@@ -94,8 +97,8 @@ void http_dispatch_result_free(struct http_dispatch_result *res);
 
 /** A backend's preflight on this host, as the runner reports it. */
 struct http_preflight {
-	int ok;           /* 1: the backend can run here */
-	char reason[512]; /* "" when ok, else the missing primitive */
+	int ok;                          /* 1: the backend can run here */
+	char reason[MODEL_REASON_BYTES]; /* "" when ok, else the missing primitive */
 };
 
 /**

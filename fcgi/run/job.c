@@ -475,7 +475,7 @@ int http_run_load_session(struct http_request *req, const char *session_id, json
 {
 	const struct model_history_source *hs = req->worker->history;
 	char external_id[MODEL_MAX_EXTERNAL_ID_BYTES + 1];
-	char why[512];
+	struct model_reason why;
 	int rc;
 
 	*events = NULL;
@@ -483,11 +483,12 @@ int http_run_load_session(struct http_request *req, const char *session_id, json
 		http_log("replay: no history source is wired");
 		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
 	}
-	why[0] = '\0';
+	why.text[0] = '\0';
 	rc = hs->ops->load(hs->ctx, req->who.tenant_id, session_id, events, external_id,
-	                   sizeof(external_id), why, sizeof(why));
+	                   sizeof(external_id), &why);
 	if (rc < 0) {
-		http_log("replay: the %s history source is unavailable (%s)", hs->ops->name, why);
+		http_log("replay: the %s history source is unavailable (%s)", hs->ops->name,
+		         why.text);
 		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
 	}
 	if (rc > 0 || !*events)

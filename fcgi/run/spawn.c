@@ -382,8 +382,10 @@ static int drain(int *fd, struct model_buf *b, int is_stdout)
 			if (model_buf_add(b, chunk, (size_t)r) != 0)
 				return -1;
 		} else {
+			/* at most room bytes: cannot cross the cap */
 			room = b->max - b->len;
-			model_buf_add(b, chunk, (size_t)r < room ? (size_t)r : room);
+			if (model_buf_add(b, chunk, (size_t)r < room ? (size_t)r : room) != 0)
+				return -1;
 		}
 	}
 	return 0;

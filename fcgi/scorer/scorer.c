@@ -40,29 +40,26 @@ static void set_none(struct model_scorer *s)
 	s->ctx = NULL;
 }
 
-int http_scorer_from_config(const char *spec, int timeout_ms, struct model_scorer *out, char *err,
-                            size_t n)
+int http_scorer_from_config(const char *spec, int timeout_ms, struct model_scorer *out,
+                            struct model_reason *err)
 {
 	int rc;
 
 	set_none(out);
-	if (err && n)
-		err[0] = '\0';
-	if (!http_scorer_spec_valid(spec)) {
-		snprintf(err, n, "[scorer] adapter must be none, builtin:<dir> or exec:<command>");
-		return -1;
-	}
-	if (timeout_ms < HTTP_SCORER_TIMEOUT_MIN_MS || timeout_ms > HTTP_SCORER_TIMEOUT_MAX_MS) {
-		snprintf(err, n, "[scorer] timeout_ms must be %d..%d", HTTP_SCORER_TIMEOUT_MIN_MS,
-		         HTTP_SCORER_TIMEOUT_MAX_MS);
-		return -1;
-	}
+	if (err)
+		err->text[0] = '\0';
+	if (!http_scorer_spec_valid(spec))
+		return model_reason_set(
+		    err, "[scorer] adapter must be none, builtin:<dir> or exec:<command>");
+	if (timeout_ms < HTTP_SCORER_TIMEOUT_MIN_MS || timeout_ms > HTTP_SCORER_TIMEOUT_MAX_MS)
+		return model_reason_set(err, "[scorer] timeout_ms must be %d..%d",
+		                        HTTP_SCORER_TIMEOUT_MIN_MS, HTTP_SCORER_TIMEOUT_MAX_MS);
 	if (strcmp(spec, "none") == 0)
 		return 0;
 	if (strncmp(spec, BUILTIN_PREFIX, strlen(BUILTIN_PREFIX)) == 0)
-		rc = http_scorer_builtin_new(spec + strlen(BUILTIN_PREFIX), out, err, n);
+		rc = http_scorer_builtin_new(spec + strlen(BUILTIN_PREFIX), out, err);
 	else
-		rc = http_scorer_exec_new(spec + strlen(EXEC_PREFIX), timeout_ms, out, err, n);
+		rc = http_scorer_exec_new(spec + strlen(EXEC_PREFIX), timeout_ms, out, err);
 	if (rc)
 		set_none(out);
 	return rc;

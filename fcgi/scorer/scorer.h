@@ -31,11 +31,11 @@ int http_scorer_spec_valid(const char *adapter_spec);
  * bounds above) only matters to exec. builtin needs an existing directory;
  * exec an executable program (a relative path is resolved against the
  * current directory now, since the scorer runs with an empty environment:
- * no PATH). Returns 0, or -1 with a one-line message in err (n bytes) and
+ * no PATH). Returns 0, or -1 with a one-line message in *err (may be NULL) and
  * *out set to the none adapter. Release with http_scorer_release.
  */
 int http_scorer_from_config(const char *adapter_spec, int timeout_ms, struct model_scorer *out,
-                            char *err, size_t n);
+                            struct model_reason *err);
 
 /** Destroy what s holds (s->ops->destroy) and reset it to the none
  * adapter. Safe on a zeroed struct and on the none adapter. */

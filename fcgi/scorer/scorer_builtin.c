@@ -33,10 +33,11 @@ static int inside(const char *dir, const char *path)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
-/* Read the regular file at path (canonical) into b. Returns 0, or -1 with
- * why. O_NOFOLLOW: path was canonical when resolved; a symlink swapped in
- * since is refused, not followed. */
-static int read_capped(const char *path, struct model_buf *b, char *why, size_t n)
+/* Read the regular file at path (canonical), suite's file, into b. Returns
+ * 0, or -1 with *why naming the suite. O_NOFOLLOW: path was canonical when
+ * resolved; a symlink swapped in since is refused, not followed. */
+static int read_capped(const char *path, const char *suite, struct model_buf *b,
+                       struct model_reason *why)
 {
 	char chunk[65536];
 	struct stat st;
@@ -45,12 +46,10 @@ static int read_capped(const char *path, struct model_buf *b, char *why, size_t 
 	int rc = -1;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		snprintf(why, n, "cannot open: %s", strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return model_reason_set(why, "suite %s: cannot open: %s", suite, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(why, n, "not a regular file");
+		model_reason_set(why, "suite %s: not a regular file", suite);
 		goto out;
 	}
 	for (;;) {
@@ -58,13 +57,14 @@ static int read_capped(const char *path, struct model_buf *b, char *why, size_t 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			snprintf(why, n, "cannot read: %s", strerror(errno));
+			model_reason_set(why, "suite %s: cannot read: %s", suite, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
 			break;
 		if (model_buf_add(b, chunk, (size_t)r)) {
-			snprintf(why, n, "larger than %d bytes", HTTP_SCORER_SUITE_MAX_BYTES);
+			model_reason_set(why, "suite %s: larger than %d bytes", suite,
+			                 HTTP_SCORER_SUITE_MAX_BYTES);
 			goto out;
 		}
 	}
@@ -84,7 +84,7 @@ static int builtin_score(void *ctx, const char *suite, json_t *outputs,
 	json_t *doc = NULL;
 	char *path = NULL;
 	char *real = NULL;
-	char why[256];
+	struct model_reason why;
 	size_t len;
 	int rc = -1;
 
@@ -112,8 +112,8 @@ static int builtin_score(void *ctx, const char *suite, json_t *outputs,
 		         "suite %s is outside the suites directory", suite);
 		goto out;
 	}
-	if (read_capped(real, &b, why, sizeof(why))) {
-		snprintf(res->reason, sizeof(res->reason), "suite %s: %s", suite, why);
+	if (read_capped(real, suite, &b, &why)) {
+		snprintf(res->reason, sizeof(res->reason), "%s", why.text);
 		goto out;
 	}
 	doc = json_loadb(b.data, b.len, JSON_REJECT_DUPLICATES, &jerr);
@@ -155,19 +155,18 @@ static const struct model_scorer_ops builtin_ops = {
     .destroy = builtin_destroy,
 };
 
-int http_scorer_builtin_new(const char *dir, struct model_scorer *out, char *err, size_t n)
+int http_scorer_builtin_new(const char *dir, struct model_scorer *out, struct model_reason *err)
 {
 	struct builtin *bi;
 	struct stat st;
 	char *real;
 
 	real = realpath(dir, NULL);
-	if (!real) {
-		snprintf(err, n, "builtin scorer: suites directory %s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (!real)
+		return model_reason_set(err, "builtin scorer: suites directory %s: %s", dir,
+		                        strerror(errno));
 	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, n, "builtin scorer: %s is not a directory", dir);
+		model_reason_set(err, "builtin scorer: %s is not a directory", dir);
 		free(real);
 		return -1;
 	}

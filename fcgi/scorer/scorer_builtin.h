@@ -24,8 +24,9 @@
 
 /**
  * Build the adapter for the directory dir (must exist and be a
- * directory). Returns 0 with *out set (ctx owned by it), or -1 with err.
+ * directory). Returns 0 with *out set (ctx owned by it), or -1 with *err
+ * (may be NULL) saying why, for the log.
  */
-int http_scorer_builtin_new(const char *dir, struct model_scorer *out, char *err, size_t n);
+int http_scorer_builtin_new(const char *dir, struct model_scorer *out, struct model_reason *err);
 
 #endif

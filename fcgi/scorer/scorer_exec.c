@@ -58,16 +58,14 @@ static int not_scored(struct model_score_result *res, const char *fmt, ...)
 }
 
 /* Check one element of "details"; 0 or -1 with why. */
-static int detail_check(json_t *d, size_t i, char *why, size_t n)
+static int detail_check(json_t *d, size_t i, struct model_reason *why)
 {
 	const char *k;
 	json_t *v;
 	int have_passed = 0;
 
-	if (!json_is_object(d)) {
-		snprintf(why, n, "details[%zu] is not an object", i);
-		return -1;
-	}
+	if (!json_is_object(d))
+		return model_reason_set(why, "details[%zu] is not an object", i);
 	json_object_foreach(d, k, v)
 	{
 		if (strcmp(k, "passed") == 0) {
@@ -84,18 +82,14 @@ static int detail_check(json_t *d, size_t i, char *why, size_t n)
 			if (!json_is_string(v))
 				break;
 		} else {
-			snprintf(why, n, "details[%zu] has an unknown field \"%.40s\"", i, k);
-			return -1;
+			return model_reason_set(why, "details[%zu] has an unknown field \"%.40s\"",
+			                        i, k);
 		}
 	}
-	if (k) {
-		snprintf(why, n, "details[%zu].%.40s has the wrong type", i, k);
-		return -1;
-	}
-	if (!have_passed) {
-		snprintf(why, n, "details[%zu].passed must be true or false", i);
-		return -1;
-	}
+	if (k)
+		return model_reason_set(why, "details[%zu].%.40s has the wrong type", i, k);
+	if (!have_passed)
+		return model_reason_set(why, "details[%zu].passed must be true or false", i);
 	return 0;
 }
 
@@ -105,7 +99,7 @@ static int take_answer(json_t *a, struct model_score_result *res)
 	json_t *score = NULL, *passed = NULL, *details = NULL;
 	json_t *v, *d;
 	const char *k;
-	char why[160];
+	struct model_reason why;
 	size_t i;
 	double s;
 
@@ -139,8 +133,8 @@ static int take_answer(json_t *a, struct model_score_result *res)
 			                  HTTP_SCORER_EXEC_MAX_DETAILS);
 		json_array_foreach(details, i, d)
 		{
-			if (detail_check(d, i, why, sizeof(why)))
-				return not_scored(res, "scorer answer: %s", why);
+			if (detail_check(d, i, &why))
+				return not_scored(res, "scorer answer: %s", why.text);
 		}
 	}
 	res->scored = 1;
@@ -244,18 +238,16 @@ static const struct model_scorer_ops exec_ops = {
 };
 
 int http_scorer_exec_new(const char *command_line, int timeout_ms, struct model_scorer *out,
-                         char *err, size_t n)
+                         struct model_reason *err)
 {
 	struct exec_scorer *x;
 	struct stat st;
 	char *p;
 	int argc = 0;
 
-	if (timeout_ms < HTTP_SCORER_TIMEOUT_MIN_MS || timeout_ms > HTTP_SCORER_TIMEOUT_MAX_MS) {
-		snprintf(err, n, "exec scorer: timeout_ms must be %d..%d",
-		         HTTP_SCORER_TIMEOUT_MIN_MS, HTTP_SCORER_TIMEOUT_MAX_MS);
-		return -1;
-	}
+	if (timeout_ms < HTTP_SCORER_TIMEOUT_MIN_MS || timeout_ms > HTTP_SCORER_TIMEOUT_MAX_MS)
+		return model_reason_set(err, "exec scorer: timeout_ms must be %d..%d",
+		                        HTTP_SCORER_TIMEOUT_MIN_MS, HTTP_SCORER_TIMEOUT_MAX_MS);
 	x = model_xcalloc(1, sizeof(*x));
 	x->timeout_ms = timeout_ms;
 	x->words = model_xstrdup(command_line);
@@ -266,8 +258,8 @@ int http_scorer_exec_new(const char *command_line, int timeout_ms, struct model_
 		if (!*p)
 			break;
 		if (argc == HTTP_SCORER_EXEC_MAX_ARGS) {
-			snprintf(err, n, "exec scorer: more than %d words in the command",
-			         HTTP_SCORER_EXEC_MAX_ARGS);
+			model_reason_set(err, "exec scorer: more than %d words in the command",
+			                 HTTP_SCORER_EXEC_MAX_ARGS);
 			goto fail;
 		}
 		x->argv[argc++] = p;
@@ -276,7 +268,7 @@ int http_scorer_exec_new(const char *command_line, int timeout_ms, struct model_
 	}
 	x->argv[argc] = NULL;
 	if (argc == 0) {
-		snprintf(err, n, "exec scorer: empty command");
+		model_reason_set(err, "exec scorer: empty command");
 		goto fail;
 	}
 	/* the scorer has no PATH (empty environment): name it by its path */
@@ -285,12 +277,12 @@ int http_scorer_exec_new(const char *command_line, int timeout_ms, struct model_
 	} else {
 		x->abs0 = realpath(x->argv[0], NULL);
 		if (!x->abs0) {
-			snprintf(err, n, "exec scorer: %s: %s", x->argv[0], strerror(errno));
+			model_reason_set(err, "exec scorer: %s: %s", x->argv[0], strerror(errno));
 			goto fail;
 		}
 	}
 	if (stat(x->abs0, &st) != 0 || !S_ISREG(st.st_mode) || access(x->abs0, X_OK) != 0) {
-		snprintf(err, n, "exec scorer: %s is not an executable file", x->argv[0]);
+		model_reason_set(err, "exec scorer: %s is not an executable file", x->argv[0]);
 		goto fail;
 	}
 	out->ops = &exec_ops;

@@ -39,9 +39,10 @@
  * Build the adapter for command_line with a time limit of timeout_ms per
  * call (HTTP_SCORER_TIMEOUT_MIN_MS..MAX_MS of fcgi/scorer/scorer.h). argv[0] must
  * name an executable file; a relative one is made absolute now. Returns 0
- * with *out set (ctx owned by it), or -1 with err.
+ * with *out set (ctx owned by it), or -1 with *err (may be NULL) saying why,
+ * for the log.
  */
 int http_scorer_exec_new(const char *command_line, int timeout_ms, struct model_scorer *out,
-                         char *err, size_t n);
+                         struct model_reason *err);
 
 #endif

@@ -110,11 +110,11 @@ static char *visible(const char *text)
 	for (i = 0; s[i]; i += len) {
 		c = model_text_utf8_at(s + i, n - i, &len);
 		if (c >= 0 && !model_text_invisible((unsigned long)c))
-			model_buf_add(&out, s + i, len);
+			model_buf_must_fit(model_buf_add(&out, s + i, len));
 		else if (c < 0)
-			model_buf_printf(&out, "\\x%02X", s[i]);
+			model_buf_must_fit(model_buf_printf(&out, "\\x%02X", s[i]));
 		else
-			model_buf_printf(&out, "\\u%04lX", (unsigned long)c);
+			model_buf_must_fit(model_buf_printf(&out, "\\u%04lX", (unsigned long)c));
 	}
 	copy = model_buf_detach(&out, NULL);
 	model_buf_release(&out);

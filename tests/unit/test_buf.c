@@ -2,6 +2,7 @@
  * Unit tests of model/buf.c (Check): the growable buffer and its cap.
  */
 #include <check.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,12 +75,38 @@ START_TEST(test_buf_growth_and_zero_cap)
 }
 END_TEST
 
+/* An append that fits goes on: the text is there whole. */
+START_TEST(test_buf_must_fit_passes)
+{
+	struct model_buf b;
+
+	model_buf_init(&b, 5);
+	model_buf_must_fit(model_buf_adds(&b, "12345"));
+	ck_assert_str_eq(b.data, "12345");
+	model_buf_release(&b);
+}
+END_TEST
+
+/* One that crosses the cap never goes on with the text cut short. */
+START_TEST(test_buf_must_fit_aborts)
+{
+	struct model_buf b;
+
+	model_buf_init(&b, 5);
+	model_buf_must_fit(model_buf_adds(&b, "123456"));
+	ck_abort_msg("model_buf_must_fit returned after a refused append (len %zu)", b.len);
+}
+END_TEST
+
 Suite *unit_suite(void)
 {
-	const TTest *const buf[] = {test_buf_cap, test_buf_growth_and_zero_cap, NULL};
+	const TTest *const buf[] = {test_buf_cap, test_buf_growth_and_zero_cap,
+	                            test_buf_must_fit_passes, NULL};
 	Suite *s;
+	TCase *tc;
 
 	s = suite_create("buf");
-	unit_tcase(s, "buf", buf);
+	tc = unit_tcase(s, "buf", buf);
+	tcase_add_test_raise_signal(tc, test_buf_must_fit_aborts, SIGABRT);
 	return s;
 }

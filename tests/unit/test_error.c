@@ -1,6 +1,7 @@
 /*
  * Unit tests of model/error.c (Check): error codes, their names and HTTP
- * statuses, and the truncation of long fields and messages.
+ * statuses, the truncation of long fields and messages, and the run
+ * layer's reason.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -71,9 +72,44 @@ START_TEST(test_error_truncation_utf8)
 }
 END_TEST
 
+/* A reason holds what a request error's message would cut: up to 511
+ * bytes whole, then cut byte for byte as snprintf cuts. */
+START_TEST(test_reason)
+{
+	struct model_error e;
+	struct model_reason r;
+	char *text;
+
+	/* 400 bytes: more than a message holds, kept whole */
+	text = unit_rep('a', 400);
+	ck_assert_int_eq(model_reason_set(&r, "reason: %s", text), -1);
+	ck_assert_uint_eq(strlen(r.text), 408);
+	ck_assert_int_eq(strncmp(r.text, "reason: ", 8), 0);
+	ck_assert_str_eq(r.text + 8, text);
+	model_error_set(&e, MODEL_E_INTERNAL, NULL, "reason: %s", text);
+	ck_assert_uint_eq(strlen(e.message), sizeof(e.message) - 1);
+	free(text);
+
+	/* over the size: the first 511 bytes, even inside a UTF-8 sequence
+	 * (whoever records it makes it printable or valid its own way) */
+	text = unit_rep('b', 510);
+	ck_assert_int_eq(model_reason_set(&r, "%s\xc3\xa9 and more", text), -1);
+	ck_assert_uint_eq(strlen(r.text), MODEL_REASON_BYTES - 1);
+	ck_assert_int_eq(strncmp(r.text, text, 510), 0);
+	ck_assert_int_eq((unsigned char)r.text[510], 0xc3);
+	free(text);
+
+	model_reason_set(&r, "%s", "");
+	ck_assert_str_eq(r.text, "");
+	/* no reason asked for */
+	ck_assert_int_eq(model_reason_set(NULL, "x %d", 1), -1);
+}
+END_TEST
+
 Suite *unit_suite(void)
 {
-	const TTest *const error[] = {test_error_codes, test_error_truncation_utf8, NULL};
+	const TTest *const error[] = {test_error_codes, test_error_truncation_utf8, test_reason,
+	                              NULL};
 	Suite *s;
 
 	s = suite_create("error");

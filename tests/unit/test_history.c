@@ -40,13 +40,13 @@ static void expect_fail(const char *events, const char *reason)
 {
 	struct model_timeline tl;
 	json_t *ev;
-	char why[512];
+	struct model_reason why;
 
 	ev = unit_json(events);
 	memset(&tl, 0x5a, sizeof(tl));
-	memset(why, 'x', sizeof(why));
-	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, why, sizeof(why)), -1);
-	ck_assert_str_eq(why, reason);
+	memset(&why, 'x', sizeof(why));
+	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, &why), -1);
+	ck_assert_str_eq(why.text, reason);
 	/* *tl zeroed on failure */
 	ck_assert_ptr_null(tl.steps);
 	ck_assert_ptr_null(tl.mocks);
@@ -62,14 +62,13 @@ static void expect_ok(const char *events, const char *steps, const char *mocks,
 	struct model_timeline tl;
 	json_t *ev;
 	json_t *want;
-	char why[256];
+	struct model_reason why;
 
 	ev = unit_json(events);
-	why[0] = 'x';
-	why[1] = '\0';
-	ck_assert_msg(model_timeline_rebuild(ev, &tl, why, sizeof(why)) == 0, "%s: %s", events,
-	              why);
-	ck_assert_str_eq(why, "");
+	why.text[0] = 'x';
+	why.text[1] = '\0';
+	ck_assert_msg(model_timeline_rebuild(ev, &tl, &why) == 0, "%s: %s", events, why.text);
+	ck_assert_str_eq(why.text, "");
 	want = unit_json(steps);
 	ck_assert_msg(json_equal(tl.steps, want), "steps %s", json_dumps(tl.steps, JSON_COMPACT));
 	json_decref(want);
@@ -91,7 +90,7 @@ static void expect_ok(const char *events, const char *steps, const char *mocks,
 START_TEST(test_empty_session)
 {
 	struct model_timeline tl;
-	char why[64];
+	struct model_reason why;
 
 	expect_fail("[]", "session has no input");
 	expect_fail("[{\"seq\":1,\"kind\":\"output\",\"text\":\"a\"},"
@@ -101,8 +100,8 @@ START_TEST(test_empty_session)
 	/* a kind that only looks like input */
 	expect_fail("[{\"seq\":1,\"kind\":\"Input\",\"text\":\"a\"}]", "session has no input");
 	/* not even an array */
-	ck_assert_int_eq(model_timeline_rebuild(NULL, &tl, why, sizeof(why)), -1);
-	ck_assert_str_eq(why, "session has no input");
+	ck_assert_int_eq(model_timeline_rebuild(NULL, &tl, &why), -1);
+	ck_assert_str_eq(why.text, "session has no input");
 	/* rule 1 comes before rule 2: broken seqs and no input */
 	expect_fail("[{\"kind\":\"output\",\"text\":\"a\"}]", "session has no input");
 }
@@ -371,13 +370,16 @@ START_TEST(test_results_conflict)
 }
 END_TEST
 
-/* A long resource is named by its first 200 bytes, cut on a character. */
+/* A long resource is named by its first 200 bytes, cut on a character,
+ * and the reason that names it is recorded whole: 257 bytes, more than a
+ * request error's message holds. */
 START_TEST(test_results_conflict_long_resource)
 {
 	struct model_timeline tl;
+	struct model_error shorter;
+	struct model_reason why;
 	json_t *ev;
 	json_t *res;
-	char why[512];
 	char want[512];
 	char *r;
 	size_t i;
@@ -396,18 +398,13 @@ START_TEST(test_results_conflict_long_resource)
 	               "input", "text", "a", "seq", 2, "kind", "tool_result", "resource", res,
 	               "text", "A", "seq", 3, "kind", "tool_result", "resource", res, "text", "B");
 	ck_assert_ptr_nonnull(ev);
-	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, why, sizeof(why)), -1);
+	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, &why), -1);
 	snprintf(want, sizeof(want),
 	         "resource %.199s\xe2\x80\xa6 has two different recorded results (seq 2, 3)", r);
-	ck_assert_str_eq(why, want);
-
-	/* a why buffer too small is cut on a character boundary too */
-	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, why, 211), -1);
-	ck_assert_uint_le(strlen(why), 210);
-	ck_assert_int_eq(strncmp(why, want, strlen(why)), 0);
-	/* "resource " + 199 'a' = 208 bytes, then the 3 bytes of '…' do not
-	 * fit in 210: nothing of it is left */
-	ck_assert_uint_eq(strlen(why), 208);
+	ck_assert_str_eq(why.text, want);
+	/* "resource " + 199 'a' + '…' + the 46 bytes after it */
+	ck_assert_uint_eq(strlen(why.text), 257);
+	ck_assert_uint_gt(strlen(why.text), sizeof(shorter.message) - 1);
 	json_decref(ev);
 	json_decref(res);
 	free(r);
@@ -501,12 +498,12 @@ START_TEST(test_timeline_owned)
 {
 	struct model_timeline tl;
 	json_t *ev;
-	char why[64];
+	struct model_reason why;
 
 	ev = unit_json("[{\"seq\":1,\"kind\":\"input\",\"text\":\"r\",\"key\":\"k\"},"
 	               "{\"seq\":2,\"kind\":\"tool_result\",\"resource\":\"r\",\"text\":\"R\"},"
 	               "{\"seq\":3,\"kind\":\"output\",\"text\":\"R\"}]");
-	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, why, sizeof(why)), 0);
+	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, &why), 0);
 	json_string_set(json_object_get(json_array_get(ev, 0), "text"), "changed");
 	json_string_set(json_object_get(json_array_get(ev, 0), "key"), "changed");
 	json_string_set(json_object_get(json_array_get(ev, 1), "resource"), "changed");
@@ -532,15 +529,16 @@ START_TEST(test_why_buffer)
 {
 	struct model_timeline tl;
 	json_t *ev;
-	char why[8];
+	struct model_reason why;
 
 	ev = unit_json("[]");
-	/* no buffer at all */
-	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, NULL, 0), -1);
+	/* no reason asked for */
+	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, NULL), -1);
 	ck_assert_ptr_null(tl.steps);
-	/* a small one: cut, NUL-terminated */
-	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, why, sizeof(why)), -1);
-	ck_assert_str_eq(why, "session");
+	/* one asked for: filled, NUL-terminated */
+	memset(&why, 'x', sizeof(why));
+	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, &why), -1);
+	ck_assert_str_eq(why.text, "session has no input");
 	json_decref(ev);
 }
 END_TEST
@@ -959,12 +957,12 @@ START_TEST(test_fixture_replayable)
 	json_t *outs;
 	json_t *div;
 	json_t *want;
-	char why[256];
+	struct model_reason why;
 
 	events = fixture_events("replayable.json");
 	/* deliberately out of seq order in the file */
 	ck_assert_int_ne(json_integer_value(json_object_get(json_array_get(events, 0), "seq")), 1);
-	ck_assert_int_eq(model_timeline_rebuild(events, &tl, why, sizeof(why)), 0);
+	ck_assert_int_eq(model_timeline_rebuild(events, &tl, &why), 0);
 	want = unit_json("[{\"key\":\"first-lookup\",\"input\":\"agent:user1@example.test\"},"
 	                 "{\"key\":\"seq-5\",\"input\":\"agent:user2@example.test\"},"
 	                 "{\"key\":\"seq-9\",\"input\":\"agent:user1@example.test\"}]");
@@ -1000,10 +998,10 @@ START_TEST(test_fixture_diverging)
 	json_t *outs;
 	json_t *div;
 	json_t *want;
-	char why[256];
+	struct model_reason why;
 
 	events = fixture_events("diverging.json");
-	ck_assert_int_eq(model_timeline_rebuild(events, &tl, why, sizeof(why)), 0);
+	ck_assert_int_eq(model_timeline_rebuild(events, &tl, &why), 0);
 	ck_assert_uint_eq(json_array_size(tl.steps), 3);
 	outs = simulate(&tl);
 	div = model_replay_divergence(tl.recorded, outs);
@@ -1032,13 +1030,13 @@ START_TEST(test_fixture_degraded)
 	};
 	struct model_timeline tl;
 	json_t *events;
-	char why[256];
+	struct model_reason why;
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		events = fixture_events(cases[i].file);
-		ck_assert_int_eq(model_timeline_rebuild(events, &tl, why, sizeof(why)), -1);
-		ck_assert_str_eq(why, cases[i].why);
+		ck_assert_int_eq(model_timeline_rebuild(events, &tl, &why), -1);
+		ck_assert_str_eq(why.text, cases[i].why);
 		json_decref(events);
 	}
 }
@@ -1048,6 +1046,7 @@ START_TEST(test_fixture_jsonl)
 {
 	struct model_timeline tl;
 	struct model_error err;
+	struct model_reason why;
 	json_error_t jerr;
 	json_t *body;
 	json_t *norm;
@@ -1064,9 +1063,9 @@ START_TEST(test_fixture_jsonl)
 		body = json_loads(line, 0, &jerr);
 		ck_assert_msg(body != NULL, "line %d: %s", lines + 1, jerr.text);
 		ck_assert_int_eq(model_session_check(body, &norm, &err), 0);
-		ck_assert_int_eq(model_timeline_rebuild(json_object_get(norm, "events"), &tl, line,
-		                                        sizeof(line)),
-		                 0);
+		ck_assert_msg(model_timeline_rebuild(json_object_get(norm, "events"), &tl, &why) ==
+		                  0,
+		              "line %d: %s", lines + 1, why.text);
 		model_timeline_clear(&tl);
 		json_decref(norm);
 		json_decref(body);

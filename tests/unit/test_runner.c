@@ -625,6 +625,7 @@ START_TEST(test_exec_failure)
 {
 	struct http_dispatch_result r;
 	json_t *spec = walk_spec();
+	char path[400], want[512], part[101];
 
 	ck_assert_int_eq(http_dispatch_run("/nonexistent/olivares-runner", 0, "inproc-mock", NULL,
 	                                   5000, spec, &r),
@@ -646,6 +647,17 @@ START_TEST(test_exec_failure)
 	ck_assert_int_eq(r.isolated, 0);
 	ck_assert_int_eq(http_runner_server_pid(), -1);
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+	http_dispatch_result_free(&r);
+
+	/* A reason longer than a request error's message (255 bytes) is
+	 * recorded whole: a runner path of 3 components of 100 bytes. */
+	memset(part, 'd', 100);
+	part[100] = '\0';
+	snprintf(path, sizeof(path), "/nonexistent/%s/%s/%s/olivares-runner", part, part, part);
+	ck_assert_int_eq(http_dispatch_run(path, 0, "inproc-mock", NULL, 5000, spec, &r), -1);
+	snprintf(want, sizeof(want), "cannot start the runner %s: No such file or directory", path);
+	ck_assert_str_eq(r.reason, want);
+	ck_assert_uint_eq(strlen(r.reason), 382);
 	http_dispatch_result_free(&r);
 	json_decref(spec);
 }

@@ -59,13 +59,13 @@ START_TEST(test_none_adapter)
 	struct model_scorer s;
 	struct model_score_result res;
 	json_t *outs = unit_walkthrough_outputs();
-	char err[256];
+	struct model_reason err;
 
 	memset(&res, 0, sizeof(res));
 	res.scored = 1;
 	res.score = 1.0;
 	res.passed = 1;
-	ck_assert_int_eq(http_scorer_from_config("none", 5000, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_scorer_from_config("none", 5000, &s, &err), 0);
 	ck_assert_ptr_eq(s.ops, &model_scorer_none);
 	ck_assert_str_eq(s.ops->name, "none");
 	ck_assert_int_eq(s.ops->score(s.ctx, "walkthrough", outs, &res), -1);
@@ -83,7 +83,9 @@ END_TEST
 START_TEST(test_from_config_syntax)
 {
 	struct model_scorer s;
-	char err[256], spec[4200];
+	struct model_reason err;
+	char spec[4200], dir[400], want[512];
+	char *part;
 
 	ck_assert_int_eq(http_scorer_spec_valid("none"), 1);
 	ck_assert_int_eq(http_scorer_spec_valid("builtin:/x"), 1);
@@ -96,42 +98,49 @@ START_TEST(test_from_config_syntax)
 	ck_assert_int_eq(http_scorer_spec_valid(""), 0);
 	ck_assert_int_eq(http_scorer_spec_valid(NULL), 0);
 
-	ck_assert_int_eq(http_scorer_from_config("bogus", 5000, &s, err, sizeof(err)), -1);
+	ck_assert_int_eq(http_scorer_from_config("bogus", 5000, &s, &err), -1);
 	ck_assert_ptr_eq(s.ops, &model_scorer_none);
-	ck_assert_ptr_nonnull(strstr(err, "none, builtin:<dir> or exec:<command>"));
-	ck_assert_int_eq(http_scorer_from_config("none", 99, &s, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "timeout_ms"));
-	ck_assert_int_eq(http_scorer_from_config("none", 600001, &s, err, sizeof(err)), -1);
-	ck_assert_int_eq(http_scorer_from_config("builtin:/nonexistent/olivares-suites", 5000, &s,
-	                                         err, sizeof(err)),
-	                 -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "none, builtin:<dir> or exec:<command>"));
+	ck_assert_int_eq(http_scorer_from_config("none", 99, &s, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "timeout_ms"));
+	ck_assert_int_eq(http_scorer_from_config("none", 600001, &s, &err), -1);
+	ck_assert_int_eq(
+	    http_scorer_from_config("builtin:/nonexistent/olivares-suites", 5000, &s, &err), -1);
 	ck_assert_ptr_eq(s.ops, &model_scorer_none);
-	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/olivares-suites"));
-	ck_assert_int_eq(
-	    http_scorer_from_config("builtin:/etc/hostname", 5000, &s, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "not a directory"));
-	ck_assert_int_eq(
-	    http_scorer_from_config("exec:/nonexistent/scorer", 5000, &s, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "not an executable file"));
+	ck_assert_ptr_nonnull(strstr(err.text, "/nonexistent/olivares-suites"));
+	/* a message longer than a request error's (255 bytes) is kept whole:
+	 * a directory of 3 components of 100 bytes */
+	part = unit_rep('d', 100);
+	snprintf(dir, sizeof(dir), "/nonexistent/%s/%s/%s", part, part, part);
+	free(part);
+	snprintf(spec, sizeof(spec), "builtin:%s", dir);
+	ck_assert_int_eq(http_scorer_from_config(spec, 5000, &s, &err), -1);
+	snprintf(want, sizeof(want),
+	         "builtin scorer: suites directory %s: No such file or directory", dir);
+	ck_assert_str_eq(err.text, want);
+	ck_assert_uint_eq(strlen(err.text), 375);
+	ck_assert_int_eq(http_scorer_from_config("builtin:/etc/hostname", 5000, &s, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "not a directory"));
+	ck_assert_int_eq(http_scorer_from_config("exec:/nonexistent/scorer", 5000, &s, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "not an executable file"));
 	/* a file without execute permission */
 	snprintf(spec, sizeof(spec), "exec:%s", unit_fixture("suites/walkthrough.json"));
-	ck_assert_int_eq(http_scorer_from_config(spec, 5000, &s, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "not an executable file"));
+	ck_assert_int_eq(http_scorer_from_config(spec, 5000, &s, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "not an executable file"));
 	/* a directory */
-	ck_assert_int_eq(http_scorer_from_config("exec:/tmp", 5000, &s, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "not an executable file"));
-	ck_assert_int_eq(
-	    http_scorer_from_config("exec:no-such-relative-scorer", 5000, &s, err, sizeof(err)),
-	    -1);
+	ck_assert_int_eq(http_scorer_from_config("exec:/tmp", 5000, &s, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "not an executable file"));
+	ck_assert_int_eq(http_scorer_from_config("exec:no-such-relative-scorer", 5000, &s, &err),
+	                 -1);
 	ck_assert_int_eq(http_scorer_from_config("exec:/bin/true a b c d e f g h i j k l m n o p q "
 	                                         "r s t u v w x y z 1 2 3 4 5 6",
-	                                         5000, &s, err, sizeof(err)),
+	                                         5000, &s, &err),
 	                 -1);
-	ck_assert_ptr_nonnull(strstr(err, "more than 32 words"));
+	ck_assert_ptr_nonnull(strstr(err.text, "more than 32 words"));
 	/* 32 words is the bound, not over it */
 	ck_assert_int_eq(http_scorer_from_config("exec:/bin/true a b c d e f g h i j k l m n o p q "
 	                                         "r s t u v w x y z 1 2 3 4 5",
-	                                         5000, &s, err, sizeof(err)),
+	                                         5000, &s, &err),
 	                 0);
 	ck_assert_str_eq(s.ops->name, "exec");
 	http_scorer_release(&s);
@@ -201,11 +210,12 @@ START_TEST(test_builtin_fixture_dir)
 	struct model_scorer s;
 	struct model_score_result res;
 	json_t *outs = unit_walkthrough_outputs();
-	char spec[4200], err[256];
+	struct model_reason err;
+	char spec[4200];
 
 	memset(&res, 0, sizeof(res));
 	snprintf(spec, sizeof(spec), "builtin:%s", unit_fixture("suites"));
-	ck_assert_msg(http_scorer_from_config(spec, 5000, &s, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(http_scorer_from_config(spec, 5000, &s, &err) == 0, "%s", err.text);
 	ck_assert_str_eq(s.ops->name, "builtin");
 	ck_assert_int_eq(builtin_score(&s, "walkthrough", outs, &res), 0);
 	ck_assert_int_eq(res.scored, 1);
@@ -233,7 +243,8 @@ START_TEST(test_builtin_confinement)
 	struct model_scorer s;
 	struct model_score_result res;
 	json_t *outs = unit_walkthrough_outputs();
-	char dir[512], outside[512], link[600], err[256];
+	struct model_reason err;
+	char dir[512], outside[512], link[600];
 	static const char good[] =
 	    "{\"name\":\"g\",\"expectations\":[{\"key\":\"step-1\",\"contains\":\"synthetic\"}]}";
 
@@ -243,7 +254,7 @@ START_TEST(test_builtin_confinement)
 	write_file(dir, "good.json", good);
 	write_file(outside, "x.json", good);
 	write_file(tmp_root, "x.json", good);
-	ck_assert_int_eq(http_scorer_builtin_new(dir, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_scorer_builtin_new(dir, &s, &err), 0);
 
 	ck_assert_int_eq(builtin_score(&s, "good", outs, &res), 0);
 	ck_assert(res.score == 1.0);
@@ -289,7 +300,7 @@ START_TEST(test_builtin_confinement)
 	/* the directory itself may be reached through a symlink */
 	snprintf(link, sizeof(link), "%s/suites-link", tmp_root);
 	ck_assert_int_eq(symlink("suites", link), 0);
-	ck_assert_int_eq(http_scorer_builtin_new(link, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_scorer_builtin_new(link, &s, &err), 0);
 	ck_assert_int_eq(builtin_score(&s, "good", outs, &res), 0);
 	ck_assert_int_eq(builtin_score(&s, "evil", outs, &res), -1);
 	assert_not_scored(&res, "suite evil is outside the suites directory");
@@ -303,13 +314,14 @@ START_TEST(test_builtin_bad_files)
 	struct model_scorer s;
 	struct model_score_result res;
 	json_t *outs = unit_walkthrough_outputs();
-	char dir[512], path[600], err[256];
+	struct model_reason err;
+	char dir[512], path[600];
 	FILE *f;
 	long i;
 
 	memset(&res, 0, sizeof(res));
 	snprintf(dir, sizeof(dir), "%s/suites", tmp_root);
-	ck_assert_int_eq(http_scorer_builtin_new(dir, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_scorer_builtin_new(dir, &s, &err), 0);
 
 	write_file(dir, "broken.json", "{\"name\":\"b\",");
 	ck_assert_int_eq(builtin_score(&s, "broken", outs, &res), -1);
@@ -385,12 +397,13 @@ END_TEST
 
 static int exec_make(const char *fixture_name, int timeout_ms, struct model_scorer *s)
 {
-	char spec[4200], err[256];
+	struct model_reason err;
+	char spec[4200];
 	int rc;
 
 	snprintf(spec, sizeof(spec), "exec:%s", unit_fixture(fixture_name));
-	rc = http_scorer_from_config(spec, timeout_ms, s, err, sizeof(err));
-	ck_assert_msg(rc == 0, "%s: %s", spec, err);
+	rc = http_scorer_from_config(spec, timeout_ms, s, &err);
+	ck_assert_msg(rc == 0, "%s: %s", spec, err.text);
 	ck_assert_str_eq(s->ops->name, "exec");
 	return rc;
 }
@@ -521,7 +534,8 @@ START_TEST(test_exec_timeout)
 	struct timespec t0, t1;
 	json_t *outs = unit_walkthrough_outputs();
 	char dir[] = "/tmp/olv-test-hang-XXXXXX";
-	char pidfile[64], spec[4300], err[256];
+	struct model_reason err;
+	char pidfile[64], spec[4300];
 	double elapsed;
 	long pgid = 0;
 	FILE *f;
@@ -529,7 +543,7 @@ START_TEST(test_exec_timeout)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(pidfile, sizeof(pidfile), "%s/pid", dir);
 	snprintf(spec, sizeof(spec), "exec:%s %s", unit_fixture("scorer-hang"), pidfile);
-	ck_assert_int_eq(http_scorer_from_config(spec, 300, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_scorer_from_config(spec, 300, &s, &err), 0);
 	memset(&res, 0, sizeof(res));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(s.ops->score(s.ctx, "walkthrough", outs, &res), -1);
@@ -618,7 +632,8 @@ START_TEST(test_exec_answer_shapes)
 	struct model_scorer s;
 	struct model_score_result res;
 	json_t *outs = unit_walkthrough_outputs();
-	char spec[512], err[256];
+	struct model_reason err;
+	char spec[512];
 	size_t i;
 	int rc;
 
@@ -627,7 +642,7 @@ START_TEST(test_exec_answer_shapes)
 		/* the command line splits on spaces and echo joins its
 		 * arguments with one: single spaces survive */
 		snprintf(spec, sizeof(spec), "exec:/bin/echo %s", cases[i].answer);
-		ck_assert_int_eq(http_scorer_from_config(spec, 5000, &s, err, sizeof(err)), 0);
+		ck_assert_int_eq(http_scorer_from_config(spec, 5000, &s, &err), 0);
 		rc = s.ops->score(s.ctx, "walkthrough", outs, &res);
 		ck_assert_msg(rc == (cases[i].scored ? 0 : -1), "%s: %s", cases[i].answer,
 		              res.reason);

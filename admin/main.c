@@ -115,10 +115,10 @@ static const char *argv0_path;
 
 static int load_config(struct http_config *cfg)
 {
-	char err[512];
+	struct http_config_error err;
 
-	if (http_config_load(cfg, argv0_path, err, sizeof err)) {
-		fprintf(stderr, "%s: configuration: %s\n", prog, err);
+	if (http_config_load(cfg, argv0_path, &err)) {
+		fprintf(stderr, "%s: configuration: %s\n", prog, err.message);
 		return -1;
 	}
 	return 0;

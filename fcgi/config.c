@@ -327,28 +327,10 @@ const struct http_config_key http_config_keys[] = {
 };
 
 #define NKEYS (sizeof(http_config_keys) / sizeof(http_config_keys[0]) - 1)
-#define NKEYS (sizeof(http_config_keys) / sizeof(http_config_keys[0]) - 1)
-
-/* Why loading stopped: its kind, and the message the caller gets (a
- * value's, what the key wanted, until on_key names the key). */
-enum config_err {
-	CONFIG_E_FILE = 1, /* the file cannot be read, or its path is too long */
-	CONFIG_E_SYNTAX,   /* a line inih cannot parse, or one too long */
-	CONFIG_E_SECTION,  /* an unknown section, a bad tenant name, one tenant too many */
-	CONFIG_E_KEY,      /* an unknown key, or one given twice */
-	CONFIG_E_VALUE,    /* a value its key refuses */
-	CONFIG_E_RULE,     /* a rule between keys */
-	CONFIG_E_ENV,      /* the environment, or a path derived from the data dir, too long */
-};
-
-struct config_error {
-	enum config_err kind;
-	char message[1024];
-};
 
 struct load_ctx {
 	struct http_config *cfg;
-	struct config_error *err;
+	struct http_config_error *err;
 	int failed;
 	char file[512];
 	/* the file's directory, absolute: relative paths in the file are
@@ -362,10 +344,10 @@ struct load_ctx {
 	unsigned char tenant_given[HTTP_MAX_TENANT_POLICIES][NKEYS];
 };
 
-static int seterr(struct config_error *err, enum config_err kind, const char *fmt, ...)
+static int seterr(struct http_config_error *err, enum http_config_err kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int seterr(struct config_error *err, enum config_err kind, const char *fmt, ...)
+static int seterr(struct http_config_error *err, enum http_config_err kind, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -762,7 +744,7 @@ void http_config_value_doc(const struct http_config_key *k, char *out, size_t n)
 /* Store value, a value of key k from the file (or its default), into dst
  * (the key's field). Returns 0, or -1 with what was wanted in *err. */
 static int set_value(const struct load_ctx *c, const struct http_config_key *k, void *dst,
-                     const char *value, struct config_error *err)
+                     const char *value, struct http_config_error *err)
 {
 	long v = 0;
 	int bad;
@@ -782,7 +764,7 @@ static int set_value(const struct load_ctx *c, const struct http_config_key *k, 
 		/* write access for others: any local user could talk to the
 		 * workers as nginx does, behind its back */
 		if (!bad && (v & 0002))
-			return seterr(err, CONFIG_E_VALUE,
+			return seterr(err, HTTP_CONFIG_E_VALUE,
 			              "no write access for others: 0660 and the socket's group for "
 			              "nginx's user");
 		if (!bad)
@@ -816,7 +798,7 @@ static int set_value(const struct load_ctx *c, const struct http_config_key *k, 
 	}
 	if (!bad)
 		return 0;
-	err->kind = CONFIG_E_VALUE;
+	err->kind = HTTP_CONFIG_E_VALUE;
 	http_config_wanted(k, err->message, sizeof(err->message));
 	return -1;
 }
@@ -922,7 +904,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	const struct http_config_section *s;
 	const struct http_config_key *k;
 	struct http_tenant_policy *t = NULL;
-	struct config_error why;
+	struct http_config_error why;
 	unsigned char *seen;
 	const char *tname;
 	char canon[256], known[128], *base;
@@ -934,8 +916,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	s = section_of(section, &tname);
 	if (!s) {
 		known_sections(known, sizeof(known));
-		seterr(c->err, CONFIG_E_SECTION, "%s: unknown section [%s] (known: %s)", c->file,
-		       section, known);
+		seterr(c->err, HTTP_CONFIG_E_SECTION, "%s: unknown section [%s] (known: %s)",
+		       c->file, section, known);
 		return 0;
 	}
 	snprintf(canon, sizeof(canon), "%s", section);
@@ -950,28 +932,28 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			canon[--len] = '\0';
 		tname = canon + strlen(s->name) + 1;
 		if (!*tname || strlen(tname) > sizeof(t->name) - 1) {
-			seterr(c->err, CONFIG_E_SECTION,
+			seterr(c->err, HTTP_CONFIG_E_SECTION,
 			       "%s: [%s]: a tenant name is 1 to %zu bytes", c->file, section,
 			       sizeof(t->name) - 1);
 			return 0;
 		}
 		t = tenant_entry(c->cfg, tname);
 		if (!t) {
-			seterr(c->err, CONFIG_E_SECTION, "%s: more than %d [%s NAME] sections",
+			seterr(c->err, HTTP_CONFIG_E_SECTION, "%s: more than %d [%s NAME] sections",
 			       c->file, HTTP_MAX_TENANT_POLICIES, s->name);
 			return 0;
 		}
 	}
 	k = key_of(s, name);
 	if (!k) {
-		seterr(c->err, CONFIG_E_KEY, "%s: unknown key \"%s\" in section [%s]", c->file,
+		seterr(c->err, HTTP_CONFIG_E_KEY, "%s: unknown key \"%s\" in section [%s]", c->file,
 		       name, section);
 		return 0;
 	}
 	seen = t ? &c->tenant_given[t - c->cfg->tenants][k - http_config_keys]
 	         : &c->given[k - http_config_keys];
 	if (*seen) {
-		seterr(c->err, CONFIG_E_KEY,
+		seterr(c->err, HTTP_CONFIG_E_KEY,
 		       "%s: [%s] %s is given twice (again on a later line, or continued on an "
 		       "indented line): give it once, on one line",
 		       c->file, canon, name);
@@ -983,11 +965,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		/* the value is shown, but never a secret's (a connection
 		 * string may hold a password) */
 		if (k->flags & HTTP_CONFIG_SECRET)
-			seterr(c->err, CONFIG_E_VALUE, "%s: bad value for [%s] %s (%s)", c->file,
-			       section, name, why.message);
+			seterr(c->err, HTTP_CONFIG_E_VALUE, "%s: bad value for [%s] %s (%s)",
+			       c->file, section, name, why.message);
 		else
-			seterr(c->err, CONFIG_E_VALUE, "%s: bad value \"%.80s\" for [%s] %s (%s)",
-			       c->file, value, section, name, why.message);
+			seterr(c->err, HTTP_CONFIG_E_VALUE,
+			       "%s: bad value \"%.80s\" for [%s] %s (%s)", c->file, value, section,
+			       name, why.message);
 		return 0;
 	}
 	c->failed = 0;
@@ -1126,17 +1109,17 @@ static int load_defaults(struct load_ctx *c)
 	struct http_config *cfg = c->cfg;
 	const struct http_config_key *k;
 	const char *env = getenv("OLIVARES_DATA");
-	struct config_error why;
+	struct http_config_error why;
 
 	for (k = http_config_keys; k->name; k++) {
 		if (!k->def || http_config_section_find(k->section)->named)
 			continue;
 		if (set_value(c, k, (char *)cfg + k->offset, k->def, &why))
-			return seterr(c->err, CONFIG_E_VALUE, "the default of [%s] %s: %s",
+			return seterr(c->err, HTTP_CONFIG_E_VALUE, "the default of [%s] %s: %s",
 			              k->section, k->name, why.message);
 	}
 	if (copy_str(cfg->data_dir, sizeof cfg->data_dir, env && *env ? env : "./var"))
-		return seterr(c->err, CONFIG_E_ENV, "OLIVARES_DATA is too long");
+		return seterr(c->err, HTTP_CONFIG_E_ENV, "OLIVARES_DATA is too long");
 	cfg->workers = default_workers();
 	return 0;
 }
@@ -1149,30 +1132,33 @@ static int load_file(struct load_ctx *c, const char *conf)
 
 	if (copy_str(c->file, sizeof c->file, conf) || copy_str(c->dir, sizeof c->dir, conf) ||
 	    make_absolute(c->dir, sizeof c->dir))
-		return seterr(c->err, CONFIG_E_FILE, "configuration path is too long");
+		return seterr(c->err, HTTP_CONFIG_E_FILE, "configuration path is too long");
 	*strrchr(c->dir, '/') = '\0';
 	if (!c->dir[0])
 		strcpy(c->dir, "/");
 	r = prescan(conf, &unknown_line, unknown, sizeof unknown);
 	if (r == -1)
-		return seterr(c->err, CONFIG_E_FILE, "%s: cannot open: %s", conf, strerror(errno));
+		return seterr(c->err, HTTP_CONFIG_E_FILE, "%s: cannot open: %s", conf,
+		              strerror(errno));
 	if (r > 0)
-		return seterr(c->err, CONFIG_E_SYNTAX,
+		return seterr(c->err, HTTP_CONFIG_E_SYNTAX,
 		              "%s:%d: line longer than %d bytes (a long connection string goes in "
 		              "OLIVARES_DSN; shorten other values)",
 		              conf, r, CONFIG_MAX_LINE);
 	if (unknown_line) {
 		known_sections(known, sizeof(known));
-		return seterr(c->err, CONFIG_E_SECTION, "%s:%d: unknown section [%s] (known: %s)",
-		              conf, unknown_line, unknown, known);
+		return seterr(c->err, HTTP_CONFIG_E_SECTION,
+		              "%s:%d: unknown section [%s] (known: %s)", conf, unknown_line,
+		              unknown, known);
 	}
 	r = ini_parse(conf, on_key, c);
 	if (r == -1)
-		return seterr(c->err, CONFIG_E_FILE, "%s: cannot open: %s", conf, strerror(errno));
+		return seterr(c->err, HTTP_CONFIG_E_FILE, "%s: cannot open: %s", conf,
+		              strerror(errno));
 	if (r == -2)
-		return seterr(c->err, CONFIG_E_FILE, "%s: out of memory", conf);
+		return seterr(c->err, HTTP_CONFIG_E_FILE, "%s: out of memory", conf);
 	if (r != 0 && !c->failed)
-		return seterr(c->err, CONFIG_E_SYNTAX, "%s:%d: syntax error", conf, r);
+		return seterr(c->err, HTTP_CONFIG_E_SYNTAX, "%s:%d: syntax error", conf, r);
 	if (r != 0) {
 		/* put the line number after the handler's message */
 		snprintf(msg, sizeof(msg), "%s", c->err->message);
@@ -1194,14 +1180,14 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 	/* OLIVARES_DATA wins over the file's data_dir */
 	env = getenv("OLIVARES_DATA");
 	if (env && *env && copy_str(cfg->data_dir, sizeof cfg->data_dir, env))
-		return seterr(c->err, CONFIG_E_ENV, "OLIVARES_DATA is too long");
+		return seterr(c->err, HTTP_CONFIG_E_ENV, "OLIVARES_DATA is too long");
 	if (make_absolute(cfg->data_dir, sizeof cfg->data_dir))
-		return seterr(c->err, CONFIG_E_ENV, "data_dir: cannot make \"%s\" absolute",
+		return seterr(c->err, HTTP_CONFIG_E_ENV, "data_dir: cannot make \"%s\" absolute",
 		              cfg->data_dir);
 	env = getenv("OLIVARES_DSN");
 	if (env && *env) {
 		if (copy_str(cfg->dsn, sizeof cfg->dsn, env))
-			return seterr(c->err, CONFIG_E_ENV, "OLIVARES_DSN is too long");
+			return seterr(c->err, HTTP_CONFIG_E_ENV, "OLIVARES_DSN is too long");
 		have_dsn = 1;
 	}
 
@@ -1210,21 +1196,22 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 	                                  "Driver=SQLite3;Database=%s/olivares.db;Timeout=2000;"
 	                                  "JournalMode=WAL;SyncPragma=NORMAL;FKSupport=1",
 	                                  cfg->data_dir) >= sizeof cfg->dsn)
-		return seterr(c->err, CONFIG_E_ENV, "data_dir is too long for the default dsn");
+		return seterr(c->err, HTTP_CONFIG_E_ENV,
+		              "data_dir is too long for the default dsn");
 	if (!given(c, "server", "socket") &&
 	    (size_t)snprintf(cfg->socket_path, sizeof cfg->socket_path, "%s/olivares.sock",
 	                     cfg->data_dir) >= sizeof cfg->socket_path)
-		return seterr(c->err, CONFIG_E_ENV,
+		return seterr(c->err, HTTP_CONFIG_E_ENV,
 		              "data_dir is too long for the default socket path");
 	if (!given(c, "runner", "path"))
 		default_runner(cfg->runner_path, sizeof cfg->runner_path, argv0);
 	if (!given(c, "runner", "agents_dir") &&
 	    (size_t)snprintf(cfg->agents_dir, sizeof cfg->agents_dir, "%s/agents", cfg->data_dir) >=
 	        sizeof cfg->agents_dir)
-		return seterr(c->err, CONFIG_E_ENV,
+		return seterr(c->err, HTTP_CONFIG_E_ENV,
 		              "data_dir is too long for the default agents_dir");
 	if (make_absolute(cfg->agents_dir, sizeof cfg->agents_dir))
-		return seterr(c->err, CONFIG_E_ENV, "agents_dir: cannot make \"%s\" absolute",
+		return seterr(c->err, HTTP_CONFIG_E_ENV, "agents_dir: cannot make \"%s\" absolute",
 		              cfg->agents_dir);
 
 	/* the rules between keys name the file they come from */
@@ -1232,7 +1219,7 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 		snprintf(in_file, sizeof in_file, "%s: ", c->file);
 	if (!http_config_list_has(cfg->backends, cfg->default_backend))
 		return seterr(
-		    c->err, CONFIG_E_RULE,
+		    c->err, HTTP_CONFIG_E_RULE,
 		    "%s[runner] default_backend \"%s\" is not in [runner] backends \"%s\"", in_file,
 		    cfg->default_backend, cfg->backends);
 	/* run slots: one worker left for the other requests, one slot left
@@ -1240,13 +1227,13 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 	if (!cfg->max_runs)
 		cfg->max_runs = cfg->workers > 1 ? cfg->workers - 1 : 1;
 	if (cfg->max_runs > cfg->workers)
-		return seterr(c->err, CONFIG_E_RULE,
+		return seterr(c->err, HTTP_CONFIG_E_RULE,
 		              "%s[runner] max_runs = %d is more than the %d workers (1..workers)",
 		              in_file, cfg->max_runs, cfg->workers);
 	if (!cfg->max_runs_per_tenant)
 		cfg->max_runs_per_tenant = cfg->max_runs > 1 ? cfg->max_runs - 1 : 1;
 	if (cfg->max_runs_per_tenant > cfg->max_runs)
-		return seterr(c->err, CONFIG_E_RULE,
+		return seterr(c->err, HTTP_CONFIG_E_RULE,
 		              "%s[runner] max_runs_per_tenant = %d is more than max_runs = %d "
 		              "(1..max_runs)",
 		              in_file, cfg->max_runs_per_tenant, cfg->max_runs);
@@ -1268,7 +1255,7 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 		if (!t->default_backend[0])
 			strcpy(t->default_backend, cfg->default_backend);
 		if (!http_config_list_has(t->backends, t->default_backend))
-			return seterr(c->err, CONFIG_E_RULE,
+			return seterr(c->err, HTTP_CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "
 			              "\"%s\" (%s)",
 			              in_file, t->name, t->default_backend, t->backends, hint);
@@ -1276,10 +1263,9 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 	return 0;
 }
 
-int http_config_load(struct http_config *cfg, const char *argv0, char *err, size_t errlen)
+int http_config_load(struct http_config *cfg, const char *argv0, struct http_config_error *err)
 {
 	struct load_ctx c;
-	struct config_error why;
 	const char *env, *conf = NULL;
 	char probe[1024];
 	struct stat sb;
@@ -1287,11 +1273,9 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 
 	memset(cfg, 0, sizeof *cfg);
 	memset(&c, 0, sizeof c);
-	memset(&why, 0, sizeof(why));
+	memset(err, 0, sizeof(*err));
 	c.cfg = cfg;
-	c.err = &why;
-	if (err && errlen)
-		err[0] = '\0';
+	c.err = err;
 	rc = load_defaults(&c);
 	if (!rc) {
 		env = getenv("OLIVARES_CONF");
@@ -1308,7 +1292,5 @@ int http_config_load(struct http_config *cfg, const char *argv0, char *err, size
 		strcpy(cfg->file, c.file);
 		rc = load_resolve(&c, argv0);
 	}
-	if (rc && err && errlen)
-		snprintf(err, errlen, "%s", why.message);
 	return rc ? -1 : 0;
 }

@@ -175,15 +175,34 @@ void http_config_value_doc(const struct http_config_key *k, char *out, size_t n)
 int http_config_format(const struct http_config *cfg, const struct http_config_key *k, int tenant,
                        char *out, size_t n);
 
+/** Why loading the configuration stopped (http_config_load). */
+enum http_config_err {
+	HTTP_CONFIG_E_FILE = 1, /* the file cannot be read, or its path is too long */
+	HTTP_CONFIG_E_SYNTAX,   /* a line inih cannot parse, or one too long */
+	HTTP_CONFIG_E_SECTION,  /* an unknown section, a bad tenant name, one tenant too many */
+	HTTP_CONFIG_E_KEY,      /* an unknown key, or one given twice */
+	HTTP_CONFIG_E_VALUE,    /* a value its key refuses */
+	HTTP_CONFIG_E_RULE,     /* a rule between keys */
+	HTTP_CONFIG_E_ENV,      /* the environment, or a path derived from the data dir, too long */
+};
+
+/** The configuration layer's error: its kind and one sentence for the
+ * operator (cut to fit; it names the file, and the line where there is
+ * one). */
+struct http_config_error {
+	enum http_config_err kind;
+	char message[1024];
+};
+
 /**
  * Fill *cfg from defaults, file and environment as above. argv0 is used to
- * locate olivares-runner beside the executable. Returns 0, or -1 with a
- * message in err (errlen bytes, cut to fit) for an unreadable file, a line
- * too long or that inih cannot parse, an unknown section or key, a key
- * given twice, a bad value (the message names the file and the line) or a
- * rule between keys broken (it names the file).
+ * locate olivares-runner beside the executable. Returns 0 (*err zeroed),
+ * or -1 with *err set for an unreadable file, a line too long or that
+ * inih cannot parse, an unknown section or key, a key given twice, a bad
+ * value (the message names the file and the line) or a rule between keys
+ * broken (it names the file).
  */
-int http_config_load(struct http_config *cfg, const char *argv0, char *err, size_t errlen);
+int http_config_load(struct http_config *cfg, const char *argv0, struct http_config_error *err);
 
 /**
  * The backend policy of the tenant named tenant_name: its [tenant NAME]

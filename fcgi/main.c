@@ -815,7 +815,7 @@ int main(int argc, char **argv)
 	};
 	struct http_config cfg;
 	struct model_error merr;
-	char err[512];
+	struct http_config_error err;
 	int c, check = 0, created = 0, listen_fd, rc;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -840,9 +840,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	memset(&cfg, 0, sizeof(cfg));
-	err[0] = '\0';
-	if (http_config_load(&cfg, argv[0], err, sizeof(err))) {
-		fprintf(stderr, "olivares-fcgi: configuration error: %s\n", err);
+	if (http_config_load(&cfg, argv[0], &err)) {
+		fprintf(stderr, "olivares-fcgi: configuration error: %s\n", err.message);
 		return 1;
 	}
 	if (check) {

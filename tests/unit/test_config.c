@@ -386,7 +386,9 @@ static int load_env(const char *text, const char *data, struct http_config *cfg,
                     size_t n)
 {
 	char path[] = "/tmp/olv-config-XXXXXX";
+	struct http_config_error why;
 	int fd = mkstemp(path);
+	size_t used;
 	int rc;
 
 	ck_assert_int_ge(fd, 0);
@@ -403,8 +405,11 @@ static int load_env(const char *text, const char *data, struct http_config *cfg,
 	else
 		unsetenv("OLIVARES_DSN");
 	memset(cfg, 0, sizeof(*cfg));
-	err[0] = '\0';
-	rc = http_config_load(cfg, "olivares-fcgi", err, n);
+	rc = http_config_load(cfg, "olivares-fcgi", &why);
+	/* the tests' buffers are smaller than a message may be: cut to n */
+	used = strnlen(why.message, n - 1);
+	memcpy(err, why.message, used);
+	err[used] = '\0';
 	unlink(path);
 	return rc;
 }
@@ -877,25 +882,29 @@ END_TEST
 START_TEST(test_no_file)
 {
 	struct http_config cfg;
-	char err[512] = "x";
+	struct http_config_error err;
 
+	memset(&err, 'x', sizeof(err));
 	unsetenv("OLIVARES_CONF");
 	unsetenv("OLIVARES_DSN");
 	setenv("OLIVARES_DATA", "/nonexistent/olv", 1);
-	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", err, sizeof(err)), 0);
-	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", &err), 0);
+	ck_assert_str_eq(err.message, "");
+	ck_assert_int_eq(err.kind, 0);
 	ck_assert_str_eq(cfg.file, "");
 	ck_assert_str_eq(cfg.data_dir, "/nonexistent/olv");
 	ck_assert_str_eq(cfg.backends, "inproc-mock");
 	ck_assert_int_eq(cfg.ntenants, 0);
 	setenv("OLIVARES_DSN", "Driver=B", 1);
-	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", err, sizeof(err)), 0);
+	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", &err), 0);
 	ck_assert_str_eq(cfg.dsn, "Driver=B");
 	unsetenv("OLIVARES_DSN");
 	/* a file named but absent */
 	setenv("OLIVARES_CONF", "/nonexistent/olivares.conf", 1);
-	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "/nonexistent/olivares.conf: cannot open: No such file or directory");
+	ck_assert_int_eq(http_config_load(&cfg, "olivares-fcgi", &err), -1);
+	ck_assert_int_eq(err.kind, HTTP_CONFIG_E_FILE);
+	ck_assert_str_eq(err.message,
+	                 "/nonexistent/olivares.conf: cannot open: No such file or directory");
 }
 END_TEST
 

@@ -117,6 +117,17 @@
  * its reason, bytes with the NUL (its first line is quoted). */
 #define RUNNER_GV_SAID_BYTES 512
 
+/* ---- a run's cgroup (runner/cgroup.h) ------------------------------------ */
+
+/* How often the runner reads a run's cgroup counters while it waits for
+ * the agent (CPU time against cpu_seconds, out-of-memory kills against
+ * memory_mb): a spin is stopped within about this much CPU time of its
+ * budget per CPU the run can use, for two small file reads each time. */
+#define RUNNER_CGROUP_POLL_MS 100
+/* How long a cgroup the runner made may stay busy (its last processes
+ * leaving it) before its removal counts as failed. */
+#define RUNNER_CGROUP_RMDIR_MS 2000
+
 /* ---- the fork server (runner/serve.h) ------------------------------------ */
 
 /* After a failed fork, how long to wait before the next try. */

@@ -285,12 +285,17 @@ static int make_under(const char *base, const char *name, const struct hier *h,
 }
 
 /* Make the run's directory in hierarchy h: at its root, else (the root
- * refused to this runner) under the runner's own cgroup, which a host may
- * have delegated to it. *self gets the runner's own cgroup. */
+ * refused to this runner) where a host may have delegated a sub-tree to
+ * it: under its own cgroup on v1; on v2 beside it, under its parent (a
+ * v2 cgroup that holds processes can give no controller to a child, so a
+ * delegated runner lives in a leaf of the delegated cgroup). *self gets
+ * the runner's own cgroup. */
 static int make_dir(const struct hier *h, const char *controller, const char *name,
                     struct runner_cgroup_dir *d, struct runner_cgroup_dir *self,
                     struct runner_error *err)
 {
+	char deleg[RUNNER_CGROUP_PATH_BYTES];
+	char *slash;
 	int e;
 
 	if (cgroup_dir_of(getpid(), h, controller, self) != 0)
@@ -300,8 +305,12 @@ static int make_dir(const struct hier *h, const char *controller, const char *na
 	if (make_under(h->mnt, name, h, controller, d) == 0)
 		return 0;
 	e = errno;
-	if ((e == EACCES || e == EPERM || e == EROFS) && strcmp(self->path, h->mnt) != 0 &&
-	    make_under(self->path, name, h, controller, d) == 0)
+	snprintf(deleg, sizeof(deleg), "%s", self->path);
+	slash = strrchr(deleg, '/');
+	if (h->version == 2 && slash)
+		*slash = '\0';
+	if ((e == EACCES || e == EPERM || e == EROFS) && strlen(deleg) > strlen(h->mnt) &&
+	    make_under(deleg, name, h, controller, d) == 0)
 		return 0;
 	return runner_error_set(err, RUNNER_E_MISSING,
 	                        "cannot create the run's cgroup under %.200s: %s (the whole-run "

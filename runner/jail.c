@@ -743,7 +743,8 @@ static void describe(const struct runner_jail *j, int status, struct runner_erro
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && j->cpu_seconds > 0 &&
 	    j->agent_cpu_ms >= 0 && j->agent_cpu_ms + slack_ms >= j->cpu_seconds * 1000LL) {
 		runner_error_set(how, RUNNER_E_AGENT,
-		                 "agent killed by SIGKILL at its CPU time limit of %lld s",
+		                 "agent killed by SIGKILL at its CPU time limit of %lld s "
+		                 "(cpu_seconds, per process)",
 		                 (long long)j->cpu_seconds);
 	} else if (WIFSIGNALED(status)) {
 		sig = sigabbrev_np(WTERMSIG(status));

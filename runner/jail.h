@@ -121,7 +121,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 
 /**
  * The agent's end as text ("agent exited with status 3", "agent killed by
- * SIGSEGV", "agent killed by SIGKILL at its CPU time limit of 2 s"),
+ * SIGSEGV", "agent killed by SIGKILL at its CPU time limit of 2 s
+ * (cpu_seconds, per process)"),
  * waiting until deadline_ms (CLOCK_MONOTONIC) for it to exit; reaps it
  * (j->pid is -1 after: the jail is gone). ctx is a struct runner_jail.
  * Returns 0 with *how filled (kind RUNNER_E_AGENT), -1 if it has not

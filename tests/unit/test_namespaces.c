@@ -1777,18 +1777,6 @@ START_TEST(test_whole_run_memory_under_bound)
 }
 END_TEST
 
-/* The seconds a cpu_seconds reason says were used ("... reached: 2.07 s
- * used"), or -1. */
-static double cpu_used(const char *reason)
-{
-	const char *p = reason ? strstr(reason, ") reached: ") : NULL;
-	double used = -1;
-
-	if (!p || sscanf(p, ") reached: %lf s used", &used) != 1)
-		return -1;
-	return used;
-}
-
 /* One spin, the wall clock far above the budget: stopped by cpu_seconds,
  * by the run's budget or the process's own RLIMIT_CPU, whichever the
  * kernel and the runner see first (both name the limit). */
@@ -1804,7 +1792,7 @@ START_TEST(test_whole_run_cpu_spin)
 	                           "cpu_seconds limit (2 s of CPU time for the whole run) "
 	                           "reached: ",
 	                           64) == 0 &&
-	                   cpu_used(why) >= 2.0),
+	                   reason_cpu_used(why) >= 2.0),
 	              "%s", why);
 	/* well before the wall clock's 60 s (generous: 2 s of CPU on a
 	 * loaded machine) */
@@ -1821,7 +1809,7 @@ START_TEST(test_whole_run_cpu_shared)
 {
 	struct result r = greedy_run("spin 4", 2, 0, 16, 60000);
 	const char *why = sum_str(&r, "reason");
-	double used = cpu_used(why);
+	double used = reason_cpu_used(why);
 
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
 	ck_assert_msg(

@@ -43,14 +43,18 @@
  *                   a host-side backstop of RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC
  *                   * processes;
  *   RLIMIT_AS     = memory_mb, enforced by the sentry (mmap fails ENOMEM);
- *                   the sandbox as a whole (memfds and tmpfs included) is
- *                   bounded by linux.resources.memory.limit, a host memory
- *                   cgroup of RUNNER_GV_MEM_BASE_MB + memory_mb * processes;
+ *                   the sandbox as a whole (memfds and tmpfs included, all
+ *                   the agent's processes together) is bounded by
+ *                   linux.resources.memory.limit, a host memory cgroup of
+ *                   RUNNER_GV_MEM_BASE_MB + memory_mb; an out-of-memory
+ *                   kill in it (the cgroup's own count) stops the run with
+ *                   a reason naming memory_mb (runner/cgroup.h);
  *   RLIMIT_NOFILE = open_files;
  *   RLIMIT_CPU    = cpu_seconds is passed but this runsc does NOT enforce
- *                   it (a spin ran 30 s under a 2 s limit): a CPU spin is
- *                   stopped by the run's wall-clock limit, which tears the
- *                   whole sandbox down.
+ *                   it (a spin ran 30 s under a 2 s limit): the runner
+ *                   reads the sandbox's cgroup's CPU time (the sentry's and
+ *                   the gofer's included) while it waits for the agent and
+ *                   stops the run at cpu_seconds, naming it.
  *
  * isolated is 1 only when runsc create exited 0 (the sandbox booted with
  * this config), the sandbox process it names is alive, is runsc's "boot" of

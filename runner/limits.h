@@ -87,12 +87,15 @@
 #define RUNNER_GV_PIDS_BASE 256
 #define RUNNER_GV_PIDS_PER_PROC 32
 /* Host memory cgroup limit of the whole sandbox (sentry, gofer and all the
- * agent holds), MiB: RUNNER_GV_MEM_BASE_MB + memory_mb * processes.
+ * agent holds), MiB: RUNNER_GV_MEM_BASE_MB + memory_mb, for all the
+ * agent's processes together (memory_mb is the whole run's bound).
  * RLIMIT_AS bounds each address space, not what an agent writes into a
  * memfd or its tmpfs: that is the sentry's memory, and an agent held 3 GiB
  * of it under memory_mb 32 before this limit. The base is the sentry's and
- * gofer's own share. No swap limit is set: on a host with swap, swapped
- * pages are not bounded by it (these machines have none). */
+ * gofer's own share: their code, page tables and the sentry's bookkeeping,
+ * which a sandbox holds before the agent holds anything. No swap limit is
+ * set: on a host with swap, swapped pages are not bounded by it (these
+ * machines have none). */
 #define RUNNER_GV_MEM_BASE_MB 256
 /* Bounds of the runsc helper commands that do not run the agent. */
 #define RUNNER_GV_CMD_MS 5000

@@ -485,11 +485,12 @@ static int probe_spec_run(json_t *spec, struct result *r, struct seen *seen)
 	return 0;
 }
 
-/* Run the hostile agent on one probe with the given limits (0 = default):
- * probe_spec_run(). */
-static int probe_run(const char *input, long mem, long procs, long cpu, long wall, struct result *r)
+/* Run agent (an OLIVARES_* variable naming it) on one step with the given
+ * limits (0 = default): probe_spec_run(). */
+static int agent_run(const char *agent, const char *input, long mem, long procs, long cpu,
+                     long wall, struct result *r)
 {
-	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	json_t *spec = spec_new(NULL, env_path(agent));
 	struct seen seen;
 	int rc;
 
@@ -505,6 +506,13 @@ static int probe_run(const char *input, long mem, long procs, long cpu, long wal
 	rc = probe_spec_run(spec, r, &seen);
 	json_decref(spec);
 	return rc;
+}
+
+/* Run the hostile agent on one probe with the given limits (0 = default):
+ * probe_spec_run(). */
+static int probe_run(const char *input, long mem, long procs, long cpu, long wall, struct result *r)
+{
+	return agent_run("OLIVARES_HOSTILE_AGENT", input, mem, procs, cpu, wall, r);
 }
 
 /* One probe that completes: its output (static copy), or NULL when gvisor
@@ -1538,22 +1546,7 @@ END_TEST
 static int greedy_run(const char *input, long mem, long procs, long cpu, long wall,
                       struct result *r)
 {
-	json_t *spec = spec_new(NULL, env_path("OLIVARES_GREEDY_AGENT"));
-	struct seen seen;
-	int rc;
-
-	spec_step(spec, "load", input);
-	if (mem)
-		spec_limit(spec, "memory_mb", mem);
-	if (procs)
-		spec_limit(spec, "processes", procs);
-	if (cpu)
-		spec_limit(spec, "cpu_seconds", cpu);
-	if (wall)
-		spec_limit(spec, "wall_ms", wall);
-	rc = probe_spec_run(spec, r, &seen);
-	json_decref(spec);
-	return rc;
+	return agent_run("OLIVARES_GREEDY_AGENT", input, mem, procs, cpu, wall, r);
 }
 
 /* 18 processes of 24 MiB under memory_mb 64: each far inside its own

@@ -200,11 +200,12 @@ static struct result run_backend(const char *backend, json_t *spec)
 	return r;
 }
 
-/* Run the hostile agent on one probe with the given limits (0 = default);
- * the run must be isolated and destroyed. */
-static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
+/* Run agent on one step with the given limits (0 = default); the run
+ * must be isolated and destroyed. */
+static struct result agent_limits(const char *agent, const char *input, long cpu, long mem,
+                                  long procs, long wall)
 {
-	json_t *spec = spec_new(NULL, hostile());
+	json_t *spec = spec_new(NULL, agent);
 	struct result r;
 
 	spec_step(spec, "probe", input);
@@ -222,6 +223,13 @@ static struct result probe_limits(const char *input, long cpu, long mem, long pr
 	ck_assert(sum_bool(&r, "destroyed"));
 	ck_assert_str_eq(sum_str(&r, "backend"), "namespaces");
 	return r;
+}
+
+/* Run the hostile agent on one probe with the given limits (0 = default);
+ * the run must be isolated and destroyed. */
+static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
+{
+	return agent_limits(hostile(), input, cpu, mem, procs, wall);
 }
 
 /* One probe that completes: returns its output (static copy). */
@@ -508,7 +516,6 @@ END_TEST
 START_TEST(test_cpu_spin_killed_by_rlimit)
 {
 	struct result r = probe_limits("spin", 1, 0, 0, 20000);
-
 	const char *why = sum_str(&r, "reason");
 
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
@@ -1729,23 +1736,7 @@ static const char *greedy(void)
  * the run must be isolated and destroyed. */
 static struct result greedy_run(const char *input, long cpu, long mem, long procs, long wall)
 {
-	json_t *spec = spec_new(NULL, greedy());
-	struct result r;
-
-	spec_step(spec, "load", input);
-	if (cpu)
-		spec_limit(spec, "cpu_seconds", cpu);
-	if (mem)
-		spec_limit(spec, "memory_mb", mem);
-	if (procs)
-		spec_limit(spec, "processes", procs);
-	if (wall)
-		spec_limit(spec, "wall_ms", wall);
-	r = run_backend("namespaces", spec);
-	json_decref(spec);
-	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
-	ck_assert(sum_bool(&r, "destroyed"));
-	return r;
+	return agent_limits(greedy(), input, cpu, mem, procs, wall);
 }
 
 /* Six processes of 20 MiB each, under memory_mb 64: each is far inside

@@ -9,6 +9,7 @@
  * runner's own place in them from /proc/self/cgroup; nothing assumes
  * /sys/fs/cgroup's layout.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -260,6 +261,39 @@ int runner_cgroup_preflight(int trial, struct runner_error *err)
 	return 0;
 }
 
+/* Remove the run cgroups under base that a runner killed before its
+ * teardown left (the jail died with it, through its guard, but nobody
+ * removed the directory): named olivares-run-*, empty (no process in
+ * cgroup.procs) and made more than RUNNER_CGROUP_STALE_S ago; a run's own
+ * cgroup holds its jail within milliseconds of being made and is removed
+ * as soon as the jail is gone, so no live run's is ever one of them. Best
+ * effort: what cannot be removed stays for the next run to try. */
+static void sweep_stale(const char *base)
+{
+	char path[RUNNER_CGROUP_PATH_BYTES + 64], procs[16];
+	struct dirent *e;
+	struct stat st;
+	time_t now = time(NULL);
+	DIR *d = opendir(base);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "olivares-run-", 13) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%.100s", base, e->d_name);
+		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+		    now - st.st_ctime < RUNNER_CGROUP_STALE_S)
+			continue;
+		snprintf(path, sizeof(path), "%s/%.100s/cgroup.procs", base, e->d_name);
+		if (read_small(path, procs, sizeof(procs)) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%.100s", base, e->d_name);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
 /* Make dir d->path (the run's cgroup) under base (a directory of
  * hierarchy h) for controller; on v2 the memory controller must be on in
  * base's subtree. Returns 0, -1 with errno. */
@@ -281,7 +315,10 @@ static int make_under(const char *base, const char *name, const struct hier *h,
 		    write_at(base, "cgroup.subtree_control", "+memory") != 0)
 			return -1;
 	}
-	return mkdir(d->path, 0755);
+	if (mkdir(d->path, 0755) != 0)
+		return -1;
+	sweep_stale(base);
+	return 0;
 }
 
 /* Make the run's directory in hierarchy h: at its root, else (the root

@@ -130,6 +130,11 @@
 /* How long a cgroup the runner made may stay busy (its last processes
  * leaving it) before its removal counts as failed. */
 #define RUNNER_CGROUP_RMDIR_MS 2000
+/* A run cgroup with no process left, made longer ago than this (s), is
+ * the leftover of a runner killed before its teardown: the next run made
+ * beside it removes it (a live run's holds its jail within milliseconds
+ * of being made). */
+#define RUNNER_CGROUP_STALE_S 60
 
 /* ---- the fork server (runner/serve.h) ------------------------------------ */
 

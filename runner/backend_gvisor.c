@@ -60,8 +60,11 @@
  * this config), the sandbox process it names is alive, is runsc's "boot" of
  * this container id and has --network=none and --oci-seccomp=true on its
  * command line and no platform but the run's (runsc writes --platform= there
- * only for a platform that is not its default: none for ptrace here), and
- * runsc start exited 0 (the agent's ELF was loaded and started in it).
+ * only for a platform that is not its default: none for ptrace here), the
+ * sandbox's own cgroup (where runsc put it, named for the container) holds
+ * the memory limit the bundle asked for (its counters are the whole-run
+ * bounds, runner/cgroup.h), and runsc start exited 0 (the agent's ELF was
+ * loaded and started in it).
  * That the filter itself is in place is runsc's to do once it was told
  * (--oci-seccomp on the boot line, linux.seccomp in the config it read):
  * nothing outside the sandbox shows the sentry's filter of the agent.

@@ -16,6 +16,20 @@
  * namespace and the tmpfs in it are gone too. If pid 1 could not be
  * reaped, left_behind is set and the summary says destroyed false.
  *
+ * The whole run is bounded by a cgroup of its own (runner/cgroup.h),
+ * made before the jail and removed after it: memory_mb for all of the
+ * jail's processes together, and cpu_seconds of their CPU time, which
+ * the driver reads while it waits for the agent (io.check); a run whose
+ * cgroup cannot be made fails closed. If it is not removed, left_behind
+ * is set as for the jail.
+ *
+ * The whole run is bounded by a cgroup of its own (runner/cgroup.h),
+ * made before the jail and removed after it: memory_mb for all of the
+ * jail's processes together, and cpu_seconds of their CPU time, which
+ * the driver reads while it waits for the agent (io.check); a run whose
+ * cgroup cannot be made fails closed. If it is not removed, left_behind
+ * is set as for the jail.
+ *
  * The runner process itself stays unfiltered here: it must keep wait4,
  * kill and poll, and it is the one process outside the jail; what it reads
  * from the agent is parsed strictly and bounded (runner/agent.c).

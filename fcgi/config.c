@@ -212,7 +212,9 @@ const struct http_config_key http_config_keys[] = {
      .min = 1,
      .max = 600,
      .def = "5",
-     .help = "RLIMIT_CPU of the agent, in seconds." LIMIT_HELP,
+     .help = "The CPU time of the whole run, in seconds: all its processes together (their "
+             "cgroup's CPU time; on gvisor the sandbox's sentry and gofer count too), and "
+             "RLIMIT_CPU of each process." LIMIT_HELP,
      IN_CONFIG(limits.cpu_seconds)},
     {.section = "runner",
      .name = "memory_mb",
@@ -220,7 +222,9 @@ const struct http_config_key http_config_keys[] = {
      .min = 16,
      .max = 16384,
      .def = "256",
-     .help = "RLIMIT_AS of the agent, in MiB." LIMIT_HELP,
+     .help = "The memory of the whole run, in MiB: the memory cgroup limit of all its "
+             "processes together (on gvisor 256 MiB more, the sandbox's sentry and gofer), and "
+             "RLIMIT_AS of each process." LIMIT_HELP,
      IN_CONFIG(limits.memory_mb)},
     {.section = "runner",
      .name = "processes",

@@ -74,11 +74,15 @@
 #define MODEL_RUN_WALL_MS_DEFAULT 10000
 #define MODEL_RUN_WALL_MS_MIN 100
 #define MODEL_RUN_WALL_MS_MAX 600000
-/* RLIMIT_CPU of the agent, s */
+/* CPU time of the whole run, s: all its processes together (their cgroup's
+ * CPU time, read by the runner; on gvisor the sandbox's sentry and gofer
+ * count too), and RLIMIT_CPU of each process */
 #define MODEL_RUN_CPU_SECONDS_DEFAULT 5
 #define MODEL_RUN_CPU_SECONDS_MIN 1
 #define MODEL_RUN_CPU_SECONDS_MAX 600
-/* RLIMIT_AS of the agent, MiB */
+/* memory of the whole run, MiB: the memory cgroup limit of all its
+ * processes together (gvisor: RUNNER_GV_MEM_BASE_MB more, the sandbox's
+ * own), and RLIMIT_AS of each process */
 #define MODEL_RUN_MEMORY_MB_DEFAULT 256
 #define MODEL_RUN_MEMORY_MB_MIN 16
 #define MODEL_RUN_MEMORY_MB_MAX 16384

@@ -65,10 +65,21 @@ struct drive {
 	struct runner_agent_io *io;
 	struct model_buf in; /* bytes read from the agent, not yet a full line */
 	int eof;
+	struct runner_error limit; /* the whole-run bound reached (WAIT_LIMIT) */
 };
 
-/* Why a wait ended without what it waited for. */
-enum wait_end { WAIT_OK = 0, WAIT_DEADLINE, WAIT_EOF, WAIT_ERROR };
+/* Why a wait ended without what it waited for. WAIT_LIMIT: a whole-run
+ * bound was reached (io->check, d->limit says which). */
+enum wait_end { WAIT_OK = 0, WAIT_DEADLINE, WAIT_EOF, WAIT_ERROR, WAIT_LIMIT };
+
+/* The run's whole-run bounds, read now (force) or when due: 0, or -1 with
+ * d->limit set. */
+static int bounds_reached(struct drive *d, int force)
+{
+	if (!d->io || !d->io->check)
+		return 0;
+	return d->io->check(d->io->check_ctx, force, &d->limit);
+}
 
 /* Drain the agent's stderr (non-blocking); keep the first bytes. */
 static void drain_err(struct drive *d)
@@ -109,8 +120,13 @@ static enum wait_end wait_fd(struct drive *d, int fd, short ev)
 		left = d->deadline_ms - runner_now_ms();
 		if (left <= 0)
 			return WAIT_DEADLINE;
+		if (bounds_reached(d, 0) != 0)
+			return WAIT_LIMIT;
 		if (left > RUNNER_POLL_MAX_MS)
 			left = RUNNER_POLL_MAX_MS;
+		/* the bounds are read again at least this often */
+		if (d->io && d->io->check && left > RUNNER_CGROUP_POLL_MS)
+			left = RUNNER_CGROUP_POLL_MS;
 		p[0].fd = fd;
 		p[0].events = ev;
 		p[0].revents = 0;
@@ -402,6 +418,19 @@ static int seq_check(json_t *seqv, size_t seq, struct runner_error *err)
 	return 0;
 }
 
+/* A whole-run bound (d->limit) stopped the run during step seq: its line
+ * gets the marker, and the reason names the bound alone, as the
+ * wall-clock limit's does. Returns -1, as agent_error(). */
+static int limit_reached(struct drive *d, FILE *out, size_t seq, json_t *step,
+                         struct runner_summary *sum)
+{
+	struct runner_error why = d->limit;
+	int rc = agent_error(d, out, seq, step, sum, "%s", why.message);
+
+	snprintf(sum->reason, sizeof(sum->reason), "%s", why.message);
+	return rc;
+}
+
 /* How the agent ended, once its stdout closed mid-step, into *how. */
 static void ended(struct drive *d, struct runner_error *how)
 {
@@ -423,6 +452,10 @@ static int agent_gone(struct drive *d, FILE *out, size_t seq, json_t *step,
 	struct runner_error how;
 
 	d->outcome_us = runner_step_us(d->step_start_ns);
+	/* A whole-run bound may be what ended it (the kernel's out-of-memory
+	 * killer in the run's cgroup): that is the reason then. */
+	if (bounds_reached(d, 1) != 0)
+		return limit_reached(d, out, seq, step, sum);
 	ended(d, &how);
 	return agent_error(d, out, seq, step, sum, "%s", how.message);
 }
@@ -455,6 +488,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	msg = NULL;
 	if (w == WAIT_DEADLINE)
 		goto deadline;
+	if (w == WAIT_LIMIT)
+		goto limit;
 	if (w != WAIT_OK) {
 		rc = agent_gone(d, out, seq, step, sum);
 		goto out;
@@ -467,6 +502,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		w = next_line(d, &line, &len, &too_long);
 		if (w == WAIT_DEADLINE)
 			goto deadline;
+		if (w == WAIT_LIMIT)
+			goto limit;
 		if (w == WAIT_EOF) {
 			rc = agent_gone(d, out, seq, step, sum);
 			goto out;
@@ -559,6 +596,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		reply = NULL;
 		if (w == WAIT_DEADLINE)
 			goto deadline;
+		if (w == WAIT_LIMIT)
+			goto limit;
 		if (w != WAIT_OK) {
 			rc = agent_gone(d, out, seq, step, sum);
 			goto out;
@@ -570,6 +609,9 @@ deadline:
 	/* The reason names the limit, not the step: that is what the worker shows. */
 	snprintf(sum->reason, sizeof(sum->reason), "wall-clock limit of %ld ms exceeded",
 	         spec->limits.wall_ms);
+	goto out;
+limit:
+	rc = limit_reached(d, out, seq, step, sum);
 out:
 	free(line);
 	free(marker);
@@ -634,6 +676,15 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 			rc = -1;
 			goto out;
 		}
+	}
+	/* A bound reached between the last read and the end (a process of
+	 * the run killed for memory while the agent went on) still fails the
+	 * run: every step line stands, the reason names the bound. */
+	if (bounds_reached(&d, 1) != 0) {
+		sum->status = "failed";
+		snprintf(sum->reason, sizeof(sum->reason), "%s", d.limit.message);
+		rc = -1;
+		goto out;
 	}
 	sum->status = "completed";
 	sum->reason[0] = '\0';

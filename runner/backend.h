@@ -37,8 +37,8 @@
  * its MODEL_RUN_*_DEFAULT (model/limits.h). */
 struct runner_limits {
 	long wall_ms;     /* whole run */
-	long cpu_seconds; /* RLIMIT_CPU of the agent */
-	long memory_mb;   /* RLIMIT_AS of the agent */
+	long cpu_seconds; /* RLIMIT_CPU of each process, and the whole run's CPU budget */
+	long memory_mb;   /* RLIMIT_AS of each process, and the whole run's memory bound */
 	long processes;   /* RLIMIT_NPROC / pids limit */
 	long open_files;  /* RLIMIT_NOFILE */
 	long tmpfs_mb;    /* size of the jail's tmpfs root */
@@ -162,11 +162,21 @@ extern const char *const runner_probe_ops[];
  * grace_until: set by the driver when it calls end_input (CLOCK_MONOTONIC
  *   ms): the end of the agent's grace period to exit, which the caller
  *   keeps when it waits for the exit (one grace, not two); 0 otherwise.
+ * check: NULL, or the run's whole-run bounds (runner_cgroup_poll(),
+ *   runner/cgroup.h; ctx check_ctx): called while the driver waits (at
+ *   least every RUNNER_CGROUP_POLL_MS; it may skip a read when the last
+ *   one was more recent, unless force is set), with force set when the
+ *   agent's output ends mid-step (a bound may be what ended it) and once
+ *   more after the last step. It returns 0, or -1 with why.message
+ *   naming the bound reached: the run then fails with that reason (the
+ *   step that was going on gets its agent-error line) and is torn down.
  */
 struct runner_agent_io {
 	int err_fd;
 	int (*exit_reason)(void *ctx, long long deadline_ms, struct runner_error *how);
 	void (*end_input)(void *ctx);
+	int (*check)(void *check_ctx, int force, struct runner_error *why);
+	void *check_ctx;
 	long long grace_until;
 	void *ctx;
 	char err[RUNNER_AGENT_ERR_KEEP];

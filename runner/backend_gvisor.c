@@ -43,21 +43,28 @@
  *                   a host-side backstop of RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC
  *                   * processes;
  *   RLIMIT_AS     = memory_mb, enforced by the sentry (mmap fails ENOMEM);
- *                   the sandbox as a whole (memfds and tmpfs included) is
- *                   bounded by linux.resources.memory.limit, a host memory
- *                   cgroup of RUNNER_GV_MEM_BASE_MB + memory_mb * processes;
+ *                   the sandbox as a whole (memfds and tmpfs included, all
+ *                   the agent's processes together) is bounded by
+ *                   linux.resources.memory.limit, a host memory cgroup of
+ *                   RUNNER_GV_MEM_BASE_MB + memory_mb; an out-of-memory
+ *                   kill in it (the cgroup's own count) stops the run with
+ *                   a reason naming memory_mb (runner/cgroup.h);
  *   RLIMIT_NOFILE = open_files;
  *   RLIMIT_CPU    = cpu_seconds is passed but this runsc does NOT enforce
- *                   it (a spin ran 30 s under a 2 s limit): a CPU spin is
- *                   stopped by the run's wall-clock limit, which tears the
- *                   whole sandbox down.
+ *                   it (a spin ran 30 s under a 2 s limit): the runner
+ *                   reads the sandbox's cgroup's CPU time (the sentry's and
+ *                   the gofer's included) while it waits for the agent and
+ *                   stops the run at cpu_seconds, naming it.
  *
  * isolated is 1 only when runsc create exited 0 (the sandbox booted with
  * this config), the sandbox process it names is alive, is runsc's "boot" of
  * this container id and has --network=none and --oci-seccomp=true on its
  * command line and no platform but the run's (runsc writes --platform= there
- * only for a platform that is not its default: none for ptrace here), and
- * runsc start exited 0 (the agent's ELF was loaded and started in it).
+ * only for a platform that is not its default: none for ptrace here), the
+ * sandbox's own cgroup (where runsc put it, named for the container) holds
+ * the memory limit the bundle asked for (its counters are the whole-run
+ * bounds, runner/cgroup.h), and runsc start exited 0 (the agent's ELF was
+ * loaded and started in it).
  * That the filter itself is in place is runsc's to do once it was told
  * (--oci-seccomp on the boot line, linux.seccomp in the config it read):
  * nothing outside the sandbox shows the sentry's filter of the agent.
@@ -112,6 +119,7 @@
 
 #include "runner/agent.h"
 #include "runner/backend.h"
+#include "runner/cgroup.h"
 
 /* Where runsc may be installed; the runner has no PATH. */
 static const char *const runsc_paths[] = {"/usr/bin/runsc", "/usr/sbin/runsc",
@@ -545,6 +553,49 @@ static json_t *oci_seccomp(void)
 	return json_pack("{s:s, s:o}", "defaultAction", "SCMP_ACT_ALLOW", "syscalls", rules);
 }
 
+/* The sandbox's host memory limit, bytes: the whole run's memory_mb and
+ * the sentry's and gofer's own share (RUNNER_GV_MEM_BASE_MB), once for
+ * all the agent's processes together. */
+static json_int_t gv_memory_limit(const struct runner_limits *l)
+{
+	return ((json_int_t)RUNNER_GV_MEM_BASE_MB + (json_int_t)l->memory_mb) << 20;
+}
+
+/* The sandbox's own cgroup, where runsc put the sandbox process, into *cg
+ * for the whole-run bounds (runner_cgroup_check()): it must be the
+ * container's (its name ends in the container id: not the runner's own
+ * cgroup) and hold the memory limit the bundle asked for. Returns 0, or
+ * -1 with *err (RUNNER_E_UNVERIFIED). */
+static int gv_cgroup(const struct gv *g, const struct runner_spec *spec, struct runner_cgroup *cg,
+                     struct runner_error *err)
+{
+	const char *base;
+	long long bytes;
+	size_t n = strlen(g->id);
+	size_t i;
+
+	if (runner_cgroup_of(g->sandbox, &spec->limits, RUNNER_GV_MEM_BASE_MB,
+	                     "the gVisor sandbox's sentry and gofer", cg, err) != 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		base = i == 0 ? cg->mem.path : cg->cpu.path;
+		if (strlen(base) <= n || strcmp(base + strlen(base) - n, g->id) != 0 ||
+		    base[strlen(base) - n - 1] != '/')
+			return runner_error_set(
+			    err, RUNNER_E_UNVERIFIED,
+			    "the sandbox is not in a cgroup of its own (%.200s)", base);
+	}
+	if (runner_cgroup_memory_limit(cg, &bytes, err) != 0)
+		return -1;
+	if (bytes != gv_memory_limit(&spec->limits))
+		return runner_error_set(
+		    err, RUNNER_E_UNVERIFIED,
+		    "the sandbox's memory cgroup holds a limit of %lld bytes, not "
+		    "%lld",
+		    bytes, (long long)gv_memory_limit(&spec->limits));
+	return 0;
+}
+
 /* config.json (OCI runtime spec 1.0) for spec, agent bound at /agent. */
 static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const char *agent)
 {
@@ -580,8 +631,7 @@ static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const c
 	    "sandbox", "mounts", mounts, "linux", "namespaces", "type", "pid", "type", "network",
 	    "type", "ipc", "type", "uts", "type", "mount", "resources", "pids", "limit",
 	    (json_int_t)(RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC * l->processes), "memory",
-	    "limit",
-	    (json_int_t)(RUNNER_GV_MEM_BASE_MB + (json_int_t)l->memory_mb * l->processes) << 20);
+	    "limit", gv_memory_limit(l));
 	if (cfg &&
 	    json_object_set_new(json_object_get(cfg, "linux"), "seccomp", oci_seccomp()) != 0) {
 		json_decref(cfg);
@@ -1011,7 +1061,7 @@ static void guard_hand_over(struct gv *g)
  * (kind RUNNER_E_TIMEOUT when runsc create or start was cut at deadline).
  */
 static int gv_start(struct gv *g, const struct runner_spec *spec, const char *agent,
-                    long long deadline, struct runner_error *err)
+                    long long deadline, struct runner_cgroup *cg, struct runner_error *err)
 {
 	const char *create[] = {
 	    "create", "--bundle", g->path[P_BUNDLE], "--pid-file", g->path[P_PIDFILE], g->id, NULL};
@@ -1052,6 +1102,11 @@ static int gv_start(struct gv *g, const struct runner_spec *spec, const char *ag
 	/* Checked while it waits for start: an agent that exits at once
 	 * takes its sandbox with it. */
 	if (sandbox_verified(g->sandbox, g->id, gv_platform, &step) != 0) {
+		runner_error_set(err, step.kind, "gVisor sandbox not in place: %s", step.message);
+		goto out;
+	}
+	/* Its whole-run bounds are read from its cgroup: none, no run. */
+	if (gv_cgroup(g, spec, cg, &step) != 0) {
 		runner_error_set(err, step.kind, "gVisor sandbox not in place: %s", step.message);
 		goto out;
 	}
@@ -1240,7 +1295,9 @@ static int gv_preflight(struct runner_error *err)
 	if (runsc_cmd(&g, version, -1, -1, -1, now_ms() + RUNNER_GV_CMD_MS, &ran) != 0)
 		return runner_error_set(err, RUNNER_E_MISSING, "runsc does not run: %s",
 		                        ran.message);
-	return 0;
+	/* the memory controller and CPU accounting the sandbox's cgroup is
+	 * read from */
+	return runner_cgroup_preflight(0, err);
 }
 
 /* Shared by run and the full preflight: prepare, mark the runner as the
@@ -1268,6 +1325,7 @@ static int gv_preflight_full(struct runner_error *err)
 {
 	struct runner_spec spec;
 	struct runner_error end, left;
+	struct runner_cgroup cg;
 	struct gv g;
 	long long deadline = now_ms() + RUNNER_GV_TRIAL_MS;
 	int rc = -1, st;
@@ -1280,7 +1338,7 @@ static int gv_preflight_full(struct runner_error *err)
 	    MODEL_RUN_PROCESSES_DEFAULT, MODEL_RUN_OPEN_FILES_DEFAULT,  MODEL_RUN_TMPFS_MB_DEFAULT};
 	if (gv_init(&g, err) != 0)
 		return -1;
-	if (gv_start(&g, &spec, "/usr/bin/true", deadline, err) != 0)
+	if (gv_start(&g, &spec, "/usr/bin/true", deadline, &cg, err) != 0)
 		goto out;
 	if (agent_end(&g, deadline, &end) != 0) {
 		runner_error_set(err, RUNNER_E_MISSING,
@@ -1323,6 +1381,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 {
 	const char *agent = runner_agent_program(spec, "gvisor", sum);
 	struct runner_agent_io io;
+	struct runner_cgroup cg;
 	struct stat st;
 	struct gv g;
 	struct runner_error err;
@@ -1345,7 +1404,7 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	start_deadline = now_ms() + RUNNER_GV_START_MS;
 	if (start_deadline > deadline)
 		start_deadline = deadline;
-	if (gv_start(&g, spec, agent, start_deadline, &err) != 0) {
+	if (gv_start(&g, spec, agent, start_deadline, &cg, &err) != 0) {
 		/* a runsc command cut at the deadline: the reason names the
 		 * limit that cut it */
 		if (err.kind != RUNNER_E_TIMEOUT)
@@ -1368,6 +1427,8 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	io.exit_reason = agent_end;
 	io.end_input = agent_end_input;
 	io.ctx = &g;
+	io.check = runner_cgroup_poll;
+	io.check_ctx = &cg;
 	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
 out:
 	/* Done or failed: the agent gets its grace period to exit on EOF,

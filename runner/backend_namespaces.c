@@ -16,6 +16,20 @@
  * namespace and the tmpfs in it are gone too. If pid 1 could not be
  * reaped, left_behind is set and the summary says destroyed false.
  *
+ * The whole run is bounded by a cgroup of its own (runner/cgroup.h),
+ * made before the jail and removed after it: memory_mb for all of the
+ * jail's processes together, and cpu_seconds of their CPU time, which
+ * the driver reads while it waits for the agent (io.check); a run whose
+ * cgroup cannot be made fails closed. If it is not removed, left_behind
+ * is set as for the jail.
+ *
+ * The whole run is bounded by a cgroup of its own (runner/cgroup.h),
+ * made before the jail and removed after it: memory_mb for all of the
+ * jail's processes together, and cpu_seconds of their CPU time, which
+ * the driver reads while it waits for the agent (io.check); a run whose
+ * cgroup cannot be made fails closed. If it is not removed, left_behind
+ * is set as for the jail.
+ *
  * The runner process itself stays unfiltered here: it must keep wait4,
  * kill and poll, and it is the one process outside the jail; what it reads
  * from the agent is parsed strictly and bounded (runner/agent.c).
@@ -25,50 +39,81 @@
 
 #include "runner/agent.h"
 #include "runner/backend.h"
+#include "runner/cgroup.h"
 #include "runner/jail.h"
 
 /* Before every run: cheap checks only; runner_jail_start() checks every
- * primitive anyway and fails closed naming the one that is missing. */
+ * primitive anyway and fails closed naming the one that is missing, and
+ * so does the run's cgroup when it cannot be made. */
 static int ns_preflight(struct runner_error *err)
 {
-	return runner_jail_preflight(0, err);
+	if (runner_jail_preflight(0, err) != 0)
+		return -1;
+	return runner_cgroup_preflight(0, err);
 }
 
-/* --preflight namespaces: also try the primitives in a throw-away child. */
+/* --preflight namespaces: also try the primitives in a throw-away child,
+ * and make and remove a throw-away cgroup. */
 static int ns_preflight_full(struct runner_error *err)
 {
-	return runner_jail_preflight(1, err);
+	if (runner_jail_preflight(1, err) != 0)
+		return -1;
+	return runner_cgroup_preflight(1, err);
+}
+
+/* One run: the jail and the cgroup that holds it. */
+struct ns_run {
+	struct runner_jail j;
+	struct runner_cgroup cg;
+};
+
+/* The run's cgroup removed once every process of it is gone (pid 1
+ * reaped): -1 with *left when it stays. */
+static int ns_cgroup_remove(struct runner_cgroup *cg, struct runner_error *left)
+{
+	struct runner_error why;
+
+	if (runner_cgroup_remove(cg, runner_now_ms() + RUNNER_CGROUP_RMDIR_MS, &why) != 0)
+		return runner_error_set(left, RUNNER_E_LEFT_BEHIND, "%s", why.message);
+	return 0;
 }
 
 /* runner_agent_teardown's destroy: the whole jail killed once the agent's
- * grace is over (the kernel kills the pid namespace with its pid 1). */
+ * grace is over (the kernel kills the pid namespace with its pid 1), then
+ * its cgroup removed. */
 static int ns_destroy(void *ctx, long long grace_deadline_ms, int *killed,
                       struct runner_error *left)
 {
-	struct runner_jail *j = ctx;
-	int rc = runner_jail_destroy(j, grace_deadline_ms);
+	struct ns_run *r = ctx;
+	int rc = runner_jail_destroy(&r->j, grace_deadline_ms);
 
-	*killed = j->killed;
+	*killed = r->j.killed;
 	if (rc != 0)
 		return runner_error_set(left, RUNNER_E_LEFT_BEHIND,
 		                        "the jail's pid 1 could not be reaped");
-	return 0;
+	return ns_cgroup_remove(&r->cg, left);
 }
 
 static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
 {
 	struct runner_agent_io io;
-	struct runner_jail j;
+	struct ns_run r;
 	const char *agent = runner_agent_program(spec, "namespaces", sum);
-	struct runner_error err;
+	struct runner_error err, left;
 	long long deadline;
 	int rc;
 
 	if (!agent)
 		return -1;
 	deadline = runner_now_ms() + spec->limits.wall_ms;
-	if (runner_jail_start(spec, agent, &j, &err) != 0) {
-		if (runner_jail_destroy(&j, 0) != 0)
+	/* The whole-run bounds first: no jail is built without them. */
+	if (runner_cgroup_make(&spec->limits, &r.cg, &err) != 0) {
+		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s",
+		         err.message);
+		return -1;
+	}
+	if (runner_jail_start(spec, agent, &r.cg, &r.j, &err) != 0) {
+		if (runner_jail_destroy(&r.j, 0) != 0 || ns_cgroup_remove(&r.cg, &left) != 0)
 			sum->left_behind = 1;
 		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s",
 		         err.message);
@@ -76,14 +121,16 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	}
 	sum->isolated = 1;
 	memset(&io, 0, sizeof(io));
-	io.err_fd = j.err_agent;
+	io.err_fd = r.j.err_agent;
 	io.exit_reason = runner_jail_agent_reason;
 	io.end_input = runner_jail_end_input;
-	io.ctx = &j;
-	rc = runner_agent_drive_ex(spec, j.to_agent, j.from_agent, deadline, out, sum, &io);
+	io.ctx = &r.j;
+	io.check = runner_cgroup_poll;
+	io.check_ctx = &r.cg;
+	rc = runner_agent_drive_ex(spec, r.j.to_agent, r.j.from_agent, deadline, out, sum, &io);
 	/* Done or failed: the agent gets its grace period to exit on EOF,
 	 * never past the run's deadline, then the whole jail is killed. */
-	return runner_agent_teardown(spec, &io, deadline, rc, ns_destroy, &j, sum);
+	return runner_agent_teardown(spec, &io, deadline, rc, ns_destroy, &r, sum);
 }
 
 const struct runner_backend runner_backend_namespaces = {

@@ -408,8 +408,8 @@ static int has_controlling_tty(void)
 	return errno != ENXIO;
 }
 
-int runner_jail_start(const struct runner_spec *spec, const char *agent_path, struct runner_jail *j,
-                      struct runner_error *err)
+int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
+                      struct runner_cgroup *cg, struct runner_jail *j, struct runner_error *err)
 {
 	static const char *const default_binds[] = {"/usr"};
 	/* The seventh, the network namespace, is made by pid 1 itself while
@@ -517,13 +517,27 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path, st
 	a.exec_w = ex[1];
 	fflush(stdout);
 	fflush(stderr);
+	/* The clone is made inside the run's cgroup, so that pid 1 and all it
+	 * forks (the builder first, at once) are in it from their first
+	 * instruction, and its cgroup namespace's root is the run's cgroup;
+	 * the runner goes back to its own right after. */
+	if (cg && runner_cgroup_move_self(cg, 1, err) != 0)
+		goto out;
 	/* fork()-like clone (no new stack): pid 1 of the new namespaces, the
 	 * agent once it execs. CLONE_PIDFD: pidfd_ret gets a pidfd of it,
 	 * readable once it has exited, for waits with a deadline. */
 	j->pid =
 	    (pid_t)syscall(SYS_clone, flags | SIGCHLD | CLONE_PIDFD, NULL, &pidfd_ret, NULL, NULL);
+	e = errno;
+	if (j->pid != 0 && cg && runner_cgroup_move_self(cg, 0, &ended) != 0) {
+		*err = ended;
+		if (j->pid < 0)
+			j->pid = -1;
+		else
+			j->pidfd = pidfd_ret;
+		goto out;
+	}
 	if (j->pid < 0) {
-		e = errno;
 		/* Name the primitive that is missing, as the preflight's trial
 		 * finds it (a user namespace refused here, ...): on this
 		 * failure path only. */
@@ -729,7 +743,8 @@ static void describe(const struct runner_jail *j, int status, struct runner_erro
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && j->cpu_seconds > 0 &&
 	    j->agent_cpu_ms >= 0 && j->agent_cpu_ms + slack_ms >= j->cpu_seconds * 1000LL) {
 		runner_error_set(how, RUNNER_E_AGENT,
-		                 "agent killed by SIGKILL at its CPU time limit of %lld s",
+		                 "agent killed by SIGKILL at its CPU time limit of %lld s "
+		                 "(cpu_seconds, per process)",
 		                 (long long)j->cpu_seconds);
 	} else if (WIFSIGNALED(status)) {
 		sig = sigabbrev_np(WTERMSIG(status));

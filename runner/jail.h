@@ -40,6 +40,7 @@
 #include <sys/types.h>
 
 #include "runner/backend.h"
+#include "runner/cgroup.h"
 
 /** Host uid and gid of the jail's root when the runner runs as root. */
 #define RUNNER_JAIL_HOST_UID 200000
@@ -100,7 +101,10 @@ void runner_jail_warm(void);
 
 /**
  * Build the jail for spec and start agent_path (absolute path of a host
- * file, bound read-only at /agent) in it. Returns 0 once the builder
+ * file, bound read-only at /agent) in it, inside the run's cgroup cg
+ * (runner/cgroup.h; NULL: none) when not NULL: the runner moves itself
+ * into cg for the clone and back right after, so every process of the
+ * jail starts in it. Returns 0 once the builder
  * reported the jail complete and the agent exec'd, and the runner verified
  * from outside that the agent runs in namespaces of its own, in the root
  * the builder pivoted into, with seccomp filter mode, no_new_privs, no
@@ -112,12 +116,13 @@ void runner_jail_warm(void);
  * jail is then already destroyed (j->pid is -1) unless
  * runner_jail_destroy() is still needed (j->pid > 0).
  */
-int runner_jail_start(const struct runner_spec *spec, const char *agent_path, struct runner_jail *j,
-                      struct runner_error *err);
+int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
+                      struct runner_cgroup *cg, struct runner_jail *j, struct runner_error *err);
 
 /**
  * The agent's end as text ("agent exited with status 3", "agent killed by
- * SIGSEGV", "agent killed by SIGKILL at its CPU time limit of 2 s"),
+ * SIGSEGV", "agent killed by SIGKILL at its CPU time limit of 2 s
+ * (cpu_seconds, per process)"),
  * waiting until deadline_ms (CLOCK_MONOTONIC) for it to exit; reaps it
  * (j->pid is -1 after: the jail is gone). ctx is a struct runner_jail.
  * Returns 0 with *how filled (kind RUNNER_E_AGENT), -1 if it has not

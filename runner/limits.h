@@ -87,12 +87,15 @@
 #define RUNNER_GV_PIDS_BASE 256
 #define RUNNER_GV_PIDS_PER_PROC 32
 /* Host memory cgroup limit of the whole sandbox (sentry, gofer and all the
- * agent holds), MiB: RUNNER_GV_MEM_BASE_MB + memory_mb * processes.
+ * agent holds), MiB: RUNNER_GV_MEM_BASE_MB + memory_mb, for all the
+ * agent's processes together (memory_mb is the whole run's bound).
  * RLIMIT_AS bounds each address space, not what an agent writes into a
  * memfd or its tmpfs: that is the sentry's memory, and an agent held 3 GiB
  * of it under memory_mb 32 before this limit. The base is the sentry's and
- * gofer's own share. No swap limit is set: on a host with swap, swapped
- * pages are not bounded by it (these machines have none). */
+ * gofer's own share: their code, page tables and the sentry's bookkeeping,
+ * which a sandbox holds before the agent holds anything. No swap limit is
+ * set: on a host with swap, swapped pages are not bounded by it (these
+ * machines have none). */
 #define RUNNER_GV_MEM_BASE_MB 256
 /* Bounds of the runsc helper commands that do not run the agent. */
 #define RUNNER_GV_CMD_MS 5000
@@ -125,6 +128,22 @@
 /* How much of what a failed runsc command wrote on its stderr is read for
  * its reason, bytes with the NUL (its first line is quoted). */
 #define RUNNER_GV_SAID_BYTES 512
+
+/* ---- a run's cgroup (runner/cgroup.h) ------------------------------------ */
+
+/* How often the runner reads a run's cgroup counters while it waits for
+ * the agent (CPU time against cpu_seconds, out-of-memory kills against
+ * memory_mb): a spin is stopped within about this much CPU time of its
+ * budget per CPU the run can use, for two small file reads each time. */
+#define RUNNER_CGROUP_POLL_MS 100
+/* How long a cgroup the runner made may stay busy (its last processes
+ * leaving it) before its removal counts as failed. */
+#define RUNNER_CGROUP_RMDIR_MS 2000
+/* A run cgroup with no process left, made longer ago than this (s), is
+ * the leftover of a runner killed before its teardown: the next run made
+ * beside it removes it (a live run's holds its jail within milliseconds
+ * of being made). */
+#define RUNNER_CGROUP_STALE_S 60
 
 /* ---- the fork server (runner/serve.h) ------------------------------------ */
 

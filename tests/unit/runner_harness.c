@@ -267,3 +267,16 @@ int suite_main(Suite *s, enum print_output mode)
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+double reason_cpu_used(const char *reason)
+{
+	const char *p;
+	double used = -1;
+
+	if (!reason || strncmp(reason, "cpu_seconds limit (", 19) != 0)
+		return -1;
+	p = strstr(reason, ") reached: ");
+	if (!p || sscanf(p, ") reached: %lf s used", &used) != 1)
+		return -1;
+	return used;
+}

@@ -98,6 +98,11 @@ int sum_bool(const struct result *r, const char *key);
 /** A string member of step line i (0-based), which must exist. */
 const char *step_str(const struct result *r, size_t i, const char *key);
 
+/** The seconds a whole-run cpu_seconds reason (runner/cgroup.h) says were
+ * used ("cpu_seconds limit (...) reached: 2.07 s used"), or -1 when
+ * reason is not one. */
+double reason_cpu_used(const char *reason);
+
 /** Add to s a test case name with a timeout of timeout s and the tests of
  * the NULL-terminated list tests, in order; returns it (owned by s). */
 TCase *suite_add_tests(Suite *s, const char *name, double timeout, const TTest *const *tests);

@@ -485,11 +485,12 @@ static int probe_spec_run(json_t *spec, struct result *r, struct seen *seen)
 	return 0;
 }
 
-/* Run the hostile agent on one probe with the given limits (0 = default):
- * probe_spec_run(). */
-static int probe_run(const char *input, long mem, long procs, long cpu, long wall, struct result *r)
+/* Run agent (an OLIVARES_* variable naming it) on one step with the given
+ * limits (0 = default): probe_spec_run(). */
+static int agent_run(const char *agent, const char *input, long mem, long procs, long cpu,
+                     long wall, struct result *r)
 {
-	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	json_t *spec = spec_new(NULL, env_path(agent));
 	struct seen seen;
 	int rc;
 
@@ -505,6 +506,13 @@ static int probe_run(const char *input, long mem, long procs, long cpu, long wal
 	rc = probe_spec_run(spec, r, &seen);
 	json_decref(spec);
 	return rc;
+}
+
+/* Run the hostile agent on one probe with the given limits (0 = default):
+ * probe_spec_run(). */
+static int probe_run(const char *input, long mem, long procs, long cpu, long wall, struct result *r)
+{
+	return agent_run("OLIVARES_HOSTILE_AGENT", input, mem, procs, cpu, wall, r);
 }
 
 /* One probe that completes: its output (static copy), or NULL when gvisor
@@ -673,10 +681,10 @@ START_TEST(test_cpu_spin_killed_by_wall_clock)
 {
 	struct result r;
 
-	/* cpu_seconds 1 is passed as RLIMIT_CPU, but this runsc does not
-	 * enforce it (observed: a spin ran 30 s under a 2 s limit); the
-	 * wall-clock limit stops it and tears the whole sandbox down. */
-	if (probe_run("spin", 0, 0, 1, 2500, &r) != 0)
+	/* With cpu_seconds far above the wall clock (30 s of CPU time for
+	 * the run), the wall-clock limit stops the spin and tears the whole
+	 * sandbox down. */
+	if (probe_run("spin", 0, 0, 30, 2500, &r) != 0)
 		return;
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
 	ck_assert_str_eq(sum_str(&r, "reason"), "wall-clock limit of 2500 ms exceeded");
@@ -718,13 +726,18 @@ START_TEST(test_memory_balloon_stopped)
 }
 END_TEST
 
+/* The reason of a run stopped at memory_mb 32 (runner/cgroup.c). */
+#define GV_MEM_REASON_32                                                                           \
+	"memory_mb limit (32 MiB for the whole run, with 256 MiB more for the gVisor sandbox's "   \
+	"sentry and gofer) reached: the kernel's out-of-memory killer ended a process of the run"
+
 START_TEST(test_memfd_balloon_stopped)
 {
 	struct result r;
 
 	/* Written into memfds, the pages are the sentry's, in no address
 	 * space of the agent: RLIMIT_AS does not see them, the sandbox's
-	 * memory cgroup (256 + 32 x 2 MiB here) does. First, that the probe
+	 * memory cgroup (256 + 32 MiB here) does. First, that the probe
 	 * works: 16 MiB fit under the default limits. */
 	if (probe_run("memfd-balloon 16", 0, 0, 0, 0, &r) != 0)
 		return;
@@ -734,10 +747,10 @@ START_TEST(test_memfd_balloon_stopped)
 	if (probe_run("memfd-balloon 1024", 32, 2, 0, 0, &r) != 0)
 		return;
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
-	ck_assert_str_eq(step_str(&r, 0, "output"),
-	                 "[[agent-error:the gVisor sandbox was killed by SIGKILL]]");
-	ck_assert_str_eq(sum_str(&r, "reason"),
-	                 "agent error in step 1: the gVisor sandbox was killed by SIGKILL");
+	/* the sentry killed in the sandbox's cgroup: the reason names the
+	 * bound, from the cgroup's own count of out-of-memory kills */
+	ck_assert_str_eq(step_str(&r, 0, "output"), "[[agent-error:" GV_MEM_REASON_32 "]]");
+	ck_assert_str_eq(sum_str(&r, "reason"), GV_MEM_REASON_32);
 	result_free(&r);
 }
 END_TEST
@@ -862,7 +875,8 @@ START_TEST(test_host_cgroup_limits)
 	/* Read while the sandbox ran (run_watched): the container's host
 	 * cgroups, /sys/fs/cgroup/{pids,memory}/<container id>. pids: the
 	 * backstop of 256 + 32 x processes; memory: the whole sandbox's
-	 * 256 MiB + memory_mb x processes (runner/backend_gvisor.c). */
+	 * 256 MiB + memory_mb, all its processes together
+	 * (runner/backend_gvisor.c). */
 	spec_step(spec, "probe", "fds");
 	spec_limit(spec, "processes", 4);
 	spec_limit(spec, "memory_mb", 64);
@@ -870,7 +884,7 @@ START_TEST(test_host_cgroup_limits)
 		ck_assert_str_eq(step_str(&r, 0, "output"), "fds: 0 1 2");
 		ck_assert_int_eq(seen.nids, 1);
 		ck_assert_int_eq(seen.pids_max, 256 + 32 * 4);
-		ck_assert_int_eq(seen.mem_limit, (256LL + 64 * 4) << 20);
+		ck_assert_int_eq(seen.mem_limit, (256LL + 64) << 20);
 		result_free(&r);
 	}
 	json_decref(spec);
@@ -1533,6 +1547,92 @@ START_TEST(test_firecracker_fails_closed)
 }
 END_TEST
 
+/* ---- whole-run bounds: memory_mb and cpu_seconds over all processes ------
+ * The greedy agent (tests/fixtures/agents/greedy.c) spreads its load over
+ * processes that each stay inside the per-process limits: only the
+ * sandbox's cgroup (256 MiB + memory_mb, CPU time read by the runner)
+ * stops them together. */
+
+/* Run the greedy agent on one step with the given limits (0: default):
+ * probe_spec_run() (isolated, destroyed, nothing left). */
+static int greedy_run(const char *input, long mem, long procs, long cpu, long wall,
+                      struct result *r)
+{
+	return agent_run("OLIVARES_GREEDY_AGENT", input, mem, procs, cpu, wall, r);
+}
+
+/* 18 processes of 24 MiB under memory_mb 64: each far inside its own
+ * address-space limit, together (432 MiB) over the sandbox's 320. */
+START_TEST(test_whole_run_memory_bound)
+{
+	const char *why = "memory_mb limit (64 MiB for the whole run, with 256 MiB more for the "
+	                  "gVisor sandbox's sentry and gofer) reached: the kernel's out-of-memory "
+	                  "killer ended a process of the run";
+	struct result r;
+
+	if (greedy_run("hold 18 24", 64, 32, 0, 30000, &r) != 0)
+		return;
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(sum_str(&r, "reason"), why);
+	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
+	result_free(&r);
+}
+END_TEST
+
+/* Four of them fit: the run completes, each held its share. */
+START_TEST(test_whole_run_memory_under_bound)
+{
+	struct result r;
+
+	if (greedy_run("hold 4 24", 64, 32, 0, 30000, &r) != 0)
+		return;
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "%s", sum_str(&r, "reason"));
+	ck_assert_str_eq(step_str(&r, 0, "output"), "hold: 4 of 4 x 24 MiB held");
+	result_free(&r);
+}
+END_TEST
+
+/* A spin, which this runsc's RLIMIT_CPU does not stop, is stopped by the
+ * run's budget, long before its wall clock of 60 s. */
+START_TEST(test_cpu_spin_stopped_by_budget)
+{
+	const char *want = "cpu_seconds limit (2 s of CPU time for the whole run, the gVisor "
+	                   "sandbox's sentry and gofer included) reached: ";
+	const char *why;
+	struct result r;
+
+	if (greedy_run("spin 1", 0, 0, 2, 60000, &r) != 0)
+		return;
+	why = sum_str(&r, "reason");
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_msg(strncmp(why, want, strlen(want)) == 0 && reason_cpu_used(why) >= 2.0, "%s",
+	              why);
+	ck_assert_str_eq(step_str(&r, 0, "error_kind"), "agent_error");
+	/* generous: 2 s of CPU on a loaded machine, far from the 60 s */
+	ck_assert_msg(r.ms < 40000, "took %lld ms", r.ms);
+	result_free(&r);
+}
+END_TEST
+
+/* Four spinning processes share one budget: stopped once they used
+ * cpu_seconds together, not four times it (generous bound: under twice
+ * the budget). */
+START_TEST(test_whole_run_cpu_shared)
+{
+	const char *why;
+	struct result r;
+	double used;
+
+	if (greedy_run("spin 4", 0, 16, 2, 60000, &r) != 0)
+		return;
+	why = sum_str(&r, "reason");
+	used = reason_cpu_used(why);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_msg(used >= 2.0 && used < 4.0, "used %.2f s (bound: under 4 s): %s", used, why);
+	result_free(&r);
+}
+END_TEST
+
 static Suite *gvisor_suite(void)
 {
 	const TTest *const containment[] = {
@@ -1575,10 +1675,18 @@ static Suite *gvisor_suite(void)
 	    test_firecracker_fails_closed,
 	    NULL,
 	};
+	const TTest *const bounds[] = {
+	    test_whole_run_memory_bound,
+	    test_whole_run_memory_under_bound,
+	    test_cpu_spin_stopped_by_budget,
+	    test_whole_run_cpu_shared,
+	    NULL,
+	};
 	Suite *s = suite_create("gvisor");
 
 	suite_add_tests(s, "containment", 60, containment);
 	suite_add_tests(s, "behaviour", 60, behaviour);
+	suite_add_tests(s, "bounds", 90, bounds);
 	return s;
 }
 

@@ -58,6 +58,10 @@ enum { SESSION_INHERIT, SESSION_NO_TTY, SESSION_TTY };
 static int run_session = SESSION_INHERIT;
 /* The uid (and gid) run_argv() starts the runner as; 0: this process's. */
 static uid_t run_as_uid = 0;
+/* When set, run_argv() moves the runner into these cgroups (their
+ * cgroup.procs files, NULL-terminated) before it drops to run_as_uid: a
+ * cgroup delegated to that uid. */
+static const char *const *run_cgroups = NULL;
 /* The open-file limit (soft and hard) run_argv() starts the runner
  * under; 0: this process's. */
 static rlim_t run_nofile = 0;
@@ -116,6 +120,15 @@ static int runner_host(void *ctx)
 
 	if (run_session != SESSION_INHERIT && setsid() < 0)
 		return -1;
+	for (size_t c = 0; run_cgroups && run_cgroups[c]; c++) {
+		char self[32];
+		int fd = open(run_cgroups[c], O_WRONLY | O_CLOEXEC);
+
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		if (fd < 0 || write(fd, self, strlen(self)) != (ssize_t)strlen(self))
+			return -1;
+		close(fd);
+	}
 	if (run_as_uid != 0 &&
 	    (setgroups(0, NULL) != 0 || setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
 	     setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
@@ -187,11 +200,12 @@ static struct result run_backend(const char *backend, json_t *spec)
 	return r;
 }
 
-/* Run the hostile agent on one probe with the given limits (0 = default);
- * the run must be isolated and destroyed. */
-static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
+/* Run agent on one step with the given limits (0 = default); the run
+ * must be isolated and destroyed. */
+static struct result agent_limits(const char *agent, const char *input, long cpu, long mem,
+                                  long procs, long wall)
 {
-	json_t *spec = spec_new(NULL, hostile());
+	json_t *spec = spec_new(NULL, agent);
 	struct result r;
 
 	spec_step(spec, "probe", input);
@@ -209,6 +223,13 @@ static struct result probe_limits(const char *input, long cpu, long mem, long pr
 	ck_assert(sum_bool(&r, "destroyed"));
 	ck_assert_str_eq(sum_str(&r, "backend"), "namespaces");
 	return r;
+}
+
+/* Run the hostile agent on one probe with the given limits (0 = default);
+ * the run must be isolated and destroyed. */
+static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
+{
+	return agent_limits(hostile(), input, cpu, mem, procs, wall);
 }
 
 /* One probe that completes: returns its output (static copy). */
@@ -328,20 +349,99 @@ START_TEST(test_cwd_is_the_jail_root)
 }
 END_TEST
 
+/* Cgroups delegated to uid (v1: one in the memory and one in the cpuacct
+ * hierarchy; v2: one, the runner in a leaf of it) for a runner that is not
+ * root: their cgroup.procs into procs (NULL-terminated), their
+ * directories into dirs, deepest first (for deleg_remove). */
+static void deleg_make(uid_t uid, char dirs[3][128], char procs[3][160], const char *p[3])
+{
+	int v1 = access("/sys/fs/cgroup/memory/cgroup.procs", F_OK) == 0;
+	static const char *const files[] = {"", "/cgroup.procs", "/tasks",
+	                                    "/cgroup.subtree_control"};
+	char path[200];
+	size_t i, k, n = 0;
+
+	memset(dirs, 0, 3 * 128);
+	if (v1) {
+		snprintf(dirs[0], 128, "/sys/fs/cgroup/memory/olv-ns-test-deleg-%d", (int)getpid());
+		snprintf(dirs[1], 128, "/sys/fs/cgroup/cpuacct/olv-ns-test-deleg-%d",
+		         (int)getpid());
+		n = 2;
+	} else {
+		snprintf(dirs[1], 128, "/sys/fs/cgroup/olv-ns-test-deleg-%d", (int)getpid());
+		snprintf(dirs[0], 128, "%s/leaf", dirs[1]);
+		n = 2;
+	}
+	for (i = n; i-- > 0;) {
+		ck_assert_msg(mkdir(dirs[i], 0755) == 0, "%s: %s", dirs[i], strerror(errno));
+		if (!v1 && i == 1) {
+			snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dirs[1]);
+			int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(write(fd, "+memory", 7), 7);
+			close(fd);
+		}
+		for (k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+			snprintf(path, sizeof(path), "%s%s", dirs[i], files[k]);
+			if (access(path, F_OK) == 0)
+				ck_assert_int_eq(chown(path, uid, uid), 0);
+		}
+	}
+	for (i = 0; i < (v1 ? 2u : 1u); i++) {
+		snprintf(procs[i], 160, "%s/cgroup.procs", dirs[i]);
+		p[i] = procs[i];
+	}
+	p[i] = NULL;
+}
+
+/* Remove what deleg_make() made (its runners gone). */
+static void deleg_remove(char dirs[3][128])
+{
+	long long until = now_ms() + 5000;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		while (dirs[i][0] && rmdir(dirs[i]) != 0 && errno == EBUSY && now_ms() < until)
+			sleep_ms(10);
+}
+
 /* A runner that is not root builds the same jail (its root mapped to the
  * runner's own uid), and verifies it every time: before its exec pid 1 is
  * not dumpable, which closes its /proc entries to such a runner, so the
  * verification then waits for the exec. Five runs, as a race would show
- * in some of them. */
+ * in some of them. Its whole-run bounds need a cgroup it may make: without
+ * one delegated to it the run fails closed, saying so; with one, under
+ * it. */
 START_TEST(test_runner_not_root)
 {
 	json_t *spec = spec_new(NULL, NULL);
+	const char *end = "(the whole-run memory and CPU bounds need a cgroup; the runner runs "
+	                  "as uid 65534)";
+	char dirs[3][128], procs[3][160];
+	const char *deleg[3];
+	const char *why;
 	struct result r;
 	int i;
 
 	spec_step(spec, "step-1", "agent:user1@example.test");
 	spec_mock(spec, "agent:user1@example.test", "first synthetic account", NULL);
 	run_as_uid = 65534;
+	r = run_backend("namespaces", spec);
+	why = sum_str(&r, "reason");
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert(!sum_bool(&r, "isolated"));
+	ck_assert_int_eq(json_array_size(r.steps), 0);
+	ck_assert_msg(strncmp(why,
+	                      "namespace jail not in place: cannot create the run's cgroup "
+	                      "under /sys/fs/cgroup",
+	                      80) == 0 &&
+	                  strlen(why) > strlen(end) &&
+	                  strcmp(why + strlen(why) - strlen(end), end) == 0,
+	              "%s", why);
+	result_free(&r);
+	deleg_make(65534, dirs, procs, deleg);
+	run_cgroups = deleg;
 	for (i = 0; i < 5; i++) {
 		r = run_backend("namespaces", spec);
 		ck_assert_msg(sum_bool(&r, "isolated"), "run %d: %s", i, sum_str(&r, "reason"));
@@ -350,7 +450,9 @@ START_TEST(test_runner_not_root)
 		ck_assert(sum_bool(&r, "destroyed"));
 		result_free(&r);
 	}
+	run_cgroups = NULL;
 	run_as_uid = 0;
+	deleg_remove(dirs);
 	json_decref(spec);
 }
 END_TEST
@@ -414,16 +516,24 @@ END_TEST
 START_TEST(test_cpu_spin_killed_by_rlimit)
 {
 	struct result r = probe_limits("spin", 1, 0, 0, 20000);
+	const char *why = sum_str(&r, "reason");
 
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
-	/* As pid 1 the agent ignores SIGXCPU: the limit is hard at 1 s. */
-	ck_assert_str_eq(step_str(&r, 0, "output"),
-	                 "[[agent-error:agent killed by SIGKILL at its CPU time limit of 1 s]]");
+	/* As pid 1 the agent ignores SIGXCPU: the limit is hard at 1 s. The
+	 * run's own budget of 1 s (the run's cgroup, read every 100 ms) may
+	 * see it first: either reason names cpu_seconds. */
+	if (strncmp(why, "cpu_seconds limit (1 s of CPU time for the whole run) reached: ", 63) !=
+	    0) {
+		ck_assert_str_eq(
+		    step_str(&r, 0, "output"),
+		    "[[agent-error:agent killed by SIGKILL at its CPU time limit of 1 s "
+		    "(cpu_seconds, per process)]]");
+		ck_assert_str_eq(why,
+		                 "agent error in step 1: agent killed by SIGKILL at its CPU time "
+		                 "limit of 1 s (cpu_seconds, per process)");
+	}
 	ck_assert_str_eq(step_str(&r, 0, "status"), "error");
 	ck_assert_str_eq(step_str(&r, 0, "error_kind"), "agent_error");
-	ck_assert_str_eq(
-	    sum_str(&r, "reason"),
-	    "agent error in step 1: agent killed by SIGKILL at its CPU time limit of 1 s");
 	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
 	ck_assert_msg(r.ms < 5000, "took %lld ms", r.ms);
 	result_free(&r);
@@ -1612,6 +1722,187 @@ START_TEST(test_fail_closed_without_user_namespaces)
 }
 END_TEST
 
+/* ---- whole-run bounds: memory_mb and cpu_seconds over all processes ------
+ * The greedy agent (tests/fixtures/agents/greedy.c) spreads its load over
+ * processes that each stay inside the per-process limits: only the run's
+ * cgroup (runner/cgroup.h) stops them together. */
+
+static const char *greedy(void)
+{
+	return env_path("OLIVARES_GREEDY_AGENT");
+}
+
+/* Run the greedy agent on one step with the given limits (0: default);
+ * the run must be isolated and destroyed. */
+static struct result greedy_run(const char *input, long cpu, long mem, long procs, long wall)
+{
+	return agent_limits(greedy(), input, cpu, mem, procs, wall);
+}
+
+/* Six processes of 20 MiB each, under memory_mb 64: each is far inside
+ * its own address-space limit, together they are over the run's. */
+START_TEST(test_whole_run_memory_bound)
+{
+	const char *why = "memory_mb limit (64 MiB for the whole run) reached: the kernel's "
+	                  "out-of-memory killer ended a process of the run";
+	struct result r = greedy_run("hold 6 20", 0, 64, 16, 30000);
+	char marker[256];
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(sum_str(&r, "reason"), why);
+	ck_assert_int_eq(sum_int(&r, "steps_error"), 1);
+	snprintf(marker, sizeof(marker), "[[agent-error:%s]]", why);
+	ck_assert_str_eq(step_str(&r, 0, "output"), marker);
+	result_free(&r);
+}
+END_TEST
+
+/* Two of them fit: the run completes, both held their share. */
+START_TEST(test_whole_run_memory_under_bound)
+{
+	struct result r = greedy_run("hold 2 20", 0, 64, 16, 30000);
+
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_str_eq(step_str(&r, 0, "output"), "hold: 2 of 2 x 20 MiB held");
+	result_free(&r);
+}
+END_TEST
+
+/* One spin, the wall clock far above the budget: stopped by cpu_seconds,
+ * by the run's budget or the process's own RLIMIT_CPU, whichever the
+ * kernel and the runner see first (both name the limit). */
+START_TEST(test_whole_run_cpu_spin)
+{
+	struct result r = greedy_run("spin 1", 2, 0, 0, 60000);
+	const char *why = sum_str(&r, "reason");
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_msg(strcmp(why, "agent error in step 1: agent killed by SIGKILL at its CPU time "
+	                          "limit of 2 s (cpu_seconds, per process)") == 0 ||
+	                  (strncmp(why,
+	                           "cpu_seconds limit (2 s of CPU time for the whole run) "
+	                           "reached: ",
+	                           64) == 0 &&
+	                   reason_cpu_used(why) >= 2.0),
+	              "%s", why);
+	/* well before the wall clock's 60 s (generous: 2 s of CPU on a
+	 * loaded machine) */
+	ck_assert_msg(r.ms < 40000, "took %lld ms", r.ms);
+	result_free(&r);
+}
+END_TEST
+
+/* Four spinning processes share one budget: stopped once the four of them
+ * together used cpu_seconds, not four times it (each one's RLIMIT_CPU
+ * alone would allow 8 s in all). The bound is generous: under twice the
+ * budget. */
+START_TEST(test_whole_run_cpu_shared)
+{
+	struct result r = greedy_run("spin 4", 2, 0, 16, 60000);
+	const char *why = sum_str(&r, "reason");
+	double used = reason_cpu_used(why);
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_msg(
+	    strncmp(why, "cpu_seconds limit (2 s of CPU time for the whole run) reached: ", 63) ==
+	        0,
+	    "%s", why);
+	ck_assert_msg(used >= 2.0 && used < 4.0, "used %.2f s (bound: under 4 s): %s", used, why);
+	result_free(&r);
+}
+END_TEST
+
+/* pid's memory cgroup (the v1 memory hierarchy's line of
+ * /proc/PID/cgroup, else the v2 line), relative to its hierarchy, into
+ * buf; 0 or -1. */
+static int proc_cgroup(pid_t pid, int v1, char *buf, size_t n)
+{
+	char path[64], line[1024];
+	char *ctl, *at;
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (rc != 0 && fgets(line, sizeof(line), f)) {
+		ctl = strchr(line, ':');
+		at = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!at)
+			continue;
+		*ctl++ = '\0';
+		*at++ = '\0';
+		at[strcspn(at, "\n")] = '\0';
+		if (v1 ? strcmp(ctl, "memory") == 0 : strcmp(line, "0") == 0) {
+			snprintf(buf, n, "%s", at);
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* While a run goes on, its jail is in a cgroup of its own, named for the
+ * run, holding memory_mb for everything in it; the runner and its guard
+ * are not in it; once the run has ended it is gone. */
+START_TEST(test_whole_run_cgroup_made_and_removed)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", "namespaces", NULL};
+	char *const env[] = {NULL};
+	json_t *spec = spec_new(NULL, hostile());
+	char kids[256], cg[512], own[512], path[640], lim[64] = "";
+	int v1 = access("/sys/fs/cgroup/memory/cgroup.procs", F_OK) == 0;
+	long long t0, until;
+	struct stat st;
+	struct result r;
+	FILE *f;
+	pid_t pid, child = 0;
+	int fd;
+
+	spec_step(spec, "probe", "sleep 2000");
+	spec_limit(spec, "memory_mb", 48);
+	t0 = now_ms();
+	pid = spawn_runner_with(args, spec, env, NULL, NULL, &fd);
+	cg[0] = '\0';
+	/* pid 1 of the jail is a child of the runner, in a cgroup that is
+	 * not the runner's */
+	for (until = now_ms() + 10000; !cg[0] && now_ms() < until; sleep_ms(20)) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		kids[0] = '\0';
+		if (!fgets(kids, sizeof(kids), f))
+			kids[0] = '\0';
+		fclose(f);
+		for (char *k = strtok(kids, " \n"); k && !cg[0]; k = strtok(NULL, " \n")) {
+			child = (pid_t)atoi(k);
+			if (proc_cgroup(child, v1, cg, sizeof(cg)) != 0 ||
+			    !strstr(cg, "/olivares-run-"))
+				cg[0] = '\0';
+		}
+	}
+	ck_assert_msg(cg[0], "no process of the run in a cgroup of its own");
+	ck_assert_int_eq(proc_cgroup(pid, v1, own, sizeof(own)), 0);
+	ck_assert_msg(strcmp(own, cg) != 0, "the runner is in the run's cgroup %s", cg);
+	snprintf(path, sizeof(path), "%s%s/%s", v1 ? "/sys/fs/cgroup/memory" : "/sys/fs/cgroup", cg,
+	         v1 ? "memory.limit_in_bytes" : "memory.max");
+	f = fopen(path, "re");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_ptr_nonnull(fgets(lim, sizeof(lim), f));
+	fclose(f);
+	ck_assert_int_eq(atoll(lim), 48LL << 20);
+	r = collect(pid, fd, t0);
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert(sum_bool(&r, "destroyed"));
+	snprintf(path, sizeof(path), "%s%s", v1 ? "/sys/fs/cgroup/memory" : "/sys/fs/cgroup", cg);
+	ck_assert_msg(stat(path, &st) != 0 && errno == ENOENT, "%s left behind", path);
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 static Suite *namespaces_suite(void)
 {
 	const TTest *const containment[] = {
@@ -1668,10 +1959,19 @@ static Suite *namespaces_suite(void)
 	    test_stale_leftovers_swept,
 	    NULL,
 	};
+	const TTest *const bounds[] = {
+	    test_whole_run_memory_bound,
+	    test_whole_run_memory_under_bound,
+	    test_whole_run_cpu_spin,
+	    test_whole_run_cpu_shared,
+	    test_whole_run_cgroup_made_and_removed,
+	    NULL,
+	};
 	Suite *s = suite_create("namespaces");
 
 	suite_add_tests(s, "containment", 60, containment);
 	suite_add_tests(s, "behaviour", 60, behaviour);
+	suite_add_tests(s, "bounds", 90, bounds);
 	return s;
 }
 

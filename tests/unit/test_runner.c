@@ -938,12 +938,15 @@ START_TEST(test_served_timeout_kills_group)
 	char path[64];
 	int64_t elapsed;
 
-	ck_assert_int_eq(served_pidfile_run("fixture-sleep", NULL, 300, path, &r, &elapsed), -1);
+	/* The deadline leaves a fork server started afresh under ASan on a
+	 * busy host time to hand the run over (300 ms did not, once); the
+	 * bound on the return is generous for the same reason. */
+	ck_assert_int_eq(served_pidfile_run("fixture-sleep", NULL, 1000, path, &r, &elapsed), -1);
 	ck_assert_str_eq(
 	    r.reason,
-	    "runner still running at the worker's deadline, 300 ms after its start; killed");
+	    "runner still running at the worker's deadline, 1000 ms after its start; killed");
 	ck_assert_int_eq(r.isolated, 0);
-	ck_assert_msg(elapsed >= 300 && elapsed < 1500, "returned after %lld ms",
+	ck_assert_msg(elapsed >= 1000 && elapsed < 4000, "returned after %lld ms",
 	              (long long)elapsed);
 	/* The sleeper the fixture left in its process group died with it. */
 	expect_killed(pidfile_read(path));

@@ -19,7 +19,9 @@
  * --network=none (a loopback of the sandbox's own netstack, nothing else).
  * An OCI seccomp filter (linux.seccomp, applied by the sentry to the agent
  * and everything it starts: runsc --oci-seccomp) refuses ptrace, unshare,
- * setns, mount, umount2, pivot_root and chroot with EPERM; without it the
+ * setns, mount, umount2, pivot_root and chroot with EPERM (this runsc
+ * gives EPERM for every refusal, whatever a rule's errnoRet says; clone3
+ * has no rule, so that threads work: oci_seccomp); without it the
  * sentry let the agent PTRACE_TRACEME and unshare a user namespace (of
  * the emulated kernel only, but both are refused on every OS-level
  * backend).
@@ -138,7 +140,7 @@ static const char *gv_platform = "ptrace";
  * seccomp filter the sentry applies (runsc --oci-seccomp): the mount,
  * namespace and cross-process calls the namespaces backend's filter
  * refuses for the same reason (an agent may neither mount nor ptrace),
- * the new mount API included; clone3 gets ENOSYS (oci_seccomp). Every
+ * the new mount API included; clone3 is named by no rule (oci_seccomp). Every
  * name must be one this runsc knows: an unknown one fails runsc create
  * (the run fails closed). */
 /* clang-format off */
@@ -507,11 +509,24 @@ static int bind_takes(json_t *binds, const char *name)
 	return 0;
 }
 
-/* linux.seccomp of config.json: gv_refused get EPERM, and so does a
+/*
+ * linux.seccomp of config.json: gv_refused get EPERM, and so does a
  * clone() with any of gv_clone_ns among its flags (unshare refused alone
  * would be a half-truth: clone(CLONE_NEWUSER) made a user namespace);
  * everything else is allowed (the sentry's own emulation bounds it).
- * clone3 is left alone: this runsc does not implement it (ENOSYS). */
+ *
+ * No rule names clone3, on purpose. Its flags are in memory, out of a
+ * filter's reach, so the only rule it could have is a refusal of every
+ * clone3, and glibc makes threads with clone3 and falls back to clone()
+ * only on ENOSYS. This runsc ignores a rule's errnoRet (and
+ * defaultErrnoRet): every SCMP_ACT_ERRNO gives EPERM, so a clone3 rule
+ * made pthread_create fail with EPERM. This runsc does not implement
+ * clone3 at all (ENOSYS with or without a filter), so without a rule
+ * glibc falls back to clone(), which the rules above see. A runsc that
+ * implements clone3 would let CLONE_NEWUSER through it (a user namespace
+ * of the emulated kernel): tests/unit/test_gvisor.c checks that clone3
+ * gives ENOSYS inside the sandbox, so such a runsc fails the suite.
+ */
 static json_t *oci_seccomp(void)
 {
 	static const unsigned long gv_clone_ns[] = {CLONE_NEWUSER,  CLONE_NEWNS,  CLONE_NEWPID,
@@ -530,13 +545,6 @@ static json_t *oci_seccomp(void)
 		                     "clone", "action", "SCMP_ACT_ERRNO", "errnoRet", EPERM, "args",
 		                     "index", 0, "value", (json_int_t)gv_clone_ns[i], "valueTwo",
 		                     (json_int_t)gv_clone_ns[i], "op", "SCMP_CMP_MASKED_EQ"));
-	/* clone3's flags are in memory, out of a filter's reach: ENOSYS, so
-	 * that libc falls back to clone() (this runsc does not implement it;
-	 * a newer one would, and would let CLONE_NEWUSER through) */
-	if (rules)
-		json_array_append_new(rules,
-		                      json_pack("{s:[s], s:s, s:i}", "names", "clone3", "action",
-		                                "SCMP_ACT_ERRNO", "errnoRet", ENOSYS));
 	return json_pack("{s:s, s:o}", "defaultAction", "SCMP_ACT_ALLOW", "syscalls", rules);
 }
 

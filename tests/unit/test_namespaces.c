@@ -1612,6 +1612,57 @@ START_TEST(test_fail_closed_without_user_namespaces)
 }
 END_TEST
 
+/* ---- threads -------------------------------------------------------------- */
+
+/* One step of agent on input, with tmpfs_mb (0: the default): the run must
+ * complete, isolated and destroyed. Returns the step's output (static
+ * copy). */
+static const char *agent_step(const char *agent, const char *input, long tmpfs_mb)
+{
+	static char out[8192];
+	json_t *spec = spec_new(NULL, agent);
+	struct result r;
+
+	spec_step(spec, "probe", input);
+	if (tmpfs_mb)
+		spec_limit(spec, "tmpfs_mb", tmpfs_mb);
+	r = run_backend("namespaces", spec);
+	json_decref(spec);
+	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
+	ck_assert_msg(sum_bool(&r, "destroyed"), "not destroyed: %s", sum_str(&r, "reason"));
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "run failed: %s",
+	              sum_str(&r, "reason"));
+	ck_assert_int_eq(sum_int(&r, "steps_total"), 1);
+	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
+	snprintf(out, sizeof(out), "%s", step_str(&r, 0, "output"));
+	result_free(&r);
+	return out;
+}
+
+/* An agent that starts 4 pthreads gets each one's result: glibc's clone3
+ * gets ENOSYS from the jail's filter (its flags are out of a filter's
+ * reach) and glibc falls back to clone(), whose flags the filter sees. */
+START_TEST(test_pthreads)
+{
+	ck_assert_str_eq(agent_step(env_path("OLIVARES_THREADS_AGENT"), "threads 4", 0),
+	                 "threads 4: t1=500500 t2=2001000 t3=4501500 t4=8002000");
+	ck_assert_str_eq(agent_step(env_path("OLIVARES_THREADS_AGENT"), "clone3", 0),
+	                 "clone3: denied (ENOSYS)");
+}
+END_TEST
+
+/* The same with Python's threading, the host's python3 run from the
+ * default bind of /usr (the agent is a script whose #! names it). */
+START_TEST(test_python_threading)
+{
+	ck_assert_msg(access("/usr/bin/python3", X_OK) == 0,
+	              "/usr/bin/python3 is not installed (Debian: python3): the Python agent "
+	              "cannot run");
+	ck_assert_str_eq(agent_step(env_path("OLIVARES_PY_THREADS_AGENT"), "threads 4", 0),
+	                 "py-threads 4: t1=500500 t2=2001000 t3=4501500 t4=8002000");
+}
+END_TEST
+
 static Suite *namespaces_suite(void)
 {
 	const TTest *const containment[] = {
@@ -1668,10 +1719,16 @@ static Suite *namespaces_suite(void)
 	    test_stale_leftovers_swept,
 	    NULL,
 	};
+	const TTest *const threads_tmp[] = {
+	    test_pthreads,
+	    test_python_threading,
+	    NULL,
+	};
 	Suite *s = suite_create("namespaces");
 
 	suite_add_tests(s, "containment", 60, containment);
 	suite_add_tests(s, "behaviour", 60, behaviour);
+	suite_add_tests(s, "threads-tmp", 60, threads_tmp);
 	return s;
 }
 

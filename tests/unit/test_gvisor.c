@@ -1521,7 +1521,7 @@ START_TEST(test_firecracker_fails_closed)
 }
 END_TEST
 
-/* ---- threads -------------------------------------------------------------- */
+/* ---- threads and a bounded /tmp ------------------------------------------- */
 
 /* One step of agent on input with tmpfs_mb (0: the default), through
  * probe_spec_run (isolated, on ptrace with the filter, destroyed, nothing
@@ -1584,6 +1584,33 @@ START_TEST(test_python_threading)
 }
 END_TEST
 
+/* /tmp is a host tmpfs served into the sandbox with nr_inodes (the
+ * sentry's own tmpfs ignores it: 100,000 empty files were made there):
+ * one inode per KiB, 1024 with tmpfs_mb 1, its root directory included;
+ * creating files stops there with ENOSPC. */
+START_TEST(test_tmp_inodes_bounded)
+{
+	const char *out = agent_step(env_path("OLIVARES_HOSTILE_AGENT"), "inodes", 1);
+	long files = -1;
+
+	if (!out)
+		return;
+	ck_assert_msg(sscanf(out, "inodes: %ld files, then ENOSPC", &files) == 1, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "then ENOSPC"));
+	ck_assert_int_ge(files, 1000);
+	ck_assert_int_lt(files, 1024);
+}
+END_TEST
+
+/* Writing past /tmp's size stops at the size (tmpfs_mb 2: 2 MiB), with
+ * ENOSPC. */
+START_TEST(test_tmp_size_bounded)
+{
+	AGENT_STEP_EQ(env_path("OLIVARES_HOSTILE_AGENT"), "fill", 2,
+	              "fill: 2097152 bytes, then ENOSPC");
+}
+END_TEST
+
 static Suite *gvisor_suite(void)
 {
 	const TTest *const containment[] = {
@@ -1627,8 +1654,7 @@ static Suite *gvisor_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads,
-	    test_python_threading,
+	    test_pthreads, test_python_threading, test_tmp_inodes_bounded, test_tmp_size_bounded,
 	    NULL,
 	};
 	Suite *s = suite_create("gvisor");

@@ -1612,7 +1612,7 @@ START_TEST(test_fail_closed_without_user_namespaces)
 }
 END_TEST
 
-/* ---- threads -------------------------------------------------------------- */
+/* ---- threads and a bounded /tmp ------------------------------------------- */
 
 /* One step of agent on input, with tmpfs_mb (0: the default): the run must
  * complete, isolated and destroyed. Returns the step's output (static
@@ -1660,6 +1660,14 @@ START_TEST(test_python_threading)
 	              "cannot run");
 	ck_assert_str_eq(agent_step(env_path("OLIVARES_PY_THREADS_AGENT"), "threads 4", 0),
 	                 "py-threads 4: t1=500500 t2=2001000 t3=4501500 t4=8002000");
+}
+END_TEST
+
+/* Writing past /tmp's size stops at the size (tmpfs_mb 2: 2 MiB), with
+ * ENOSPC; its inodes are test_tmpfs_inodes_bounded. */
+START_TEST(test_tmpfs_size_bounded)
+{
+	ck_assert_str_eq(agent_step(hostile(), "fill", 2), "fill: 2097152 bytes, then ENOSPC");
 }
 END_TEST
 
@@ -1722,6 +1730,7 @@ static Suite *namespaces_suite(void)
 	const TTest *const threads_tmp[] = {
 	    test_pthreads,
 	    test_python_threading,
+	    test_tmpfs_size_bounded,
 	    NULL,
 	};
 	Suite *s = suite_create("namespaces");

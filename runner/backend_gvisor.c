@@ -9,11 +9,16 @@
  *   bundle/config.json  built here with jansson (below);
  *   bundle/rootfs/      empty but for the mount points, read-only root;
  *   state/              runsc --root, the container's state;
- *   sandbox.pid         runsc create --pid-file.
+ *   sandbox.pid         runsc create --pid-file;
+ *   tmp/                where the host tmpfs of the sandbox's /tmp is
+ *                       mounted, in the runner's own mount namespace
+ *                       only, until runsc create has made the sandbox
+ *                       (tmp_mount).
  * What the agent sees: / read-only with only the binds of the spec (default
  * /usr; /bin /lib /lib64 /sbin symlinks into usr/ unless a bind takes the
- * name), the agent program at /agent (read-only), its own /proc, a /tmp
- * tmpfs of limits.tmpfs_mb, uid/gid 65534, no capability, no_new_privs, the
+ * name), the agent program at /agent (read-only), its own /proc, a /tmp of
+ * limits.tmpfs_mb MiB and RUNNER_TMP_INODES(tmpfs_mb) inodes (a host tmpfs
+ * the gofer serves), uid/gid 65534, no capability, no_new_privs, the
  * environment PATH, HOME, LANG only, descriptors 0-2 only, hostname
  * "sandbox", new pid, network, ipc, uts and mount namespaces, and runsc's
  * --network=none (a loopback of the sandbox's own netstack, nothing else).

@@ -507,14 +507,24 @@ static int probe_run(const char *input, long mem, long procs, long cpu, long wal
 	return rc;
 }
 
-/* One probe that completes: its output (static copy), or NULL when gvisor
- * is unavailable here. */
-static const char *probe(const char *input)
+/* One step of agent on input with tmpfs_mb (0: the default), through
+ * probe_spec_run (isolated, on ptrace with the filter, destroyed, nothing
+ * left): the step's output (static copy), or NULL when gvisor is
+ * unavailable here (the fail-closed result was asserted). */
+static const char *agent_step(const char *agent, const char *input, long tmpfs_mb)
 {
 	static char out[8192];
+	json_t *spec = spec_new(NULL, agent);
+	struct seen seen;
 	struct result r;
+	int rc;
 
-	if (probe_run(input, 0, 0, 0, 0, &r) != 0)
+	spec_step(spec, "probe", input);
+	if (tmpfs_mb)
+		spec_limit(spec, "tmpfs_mb", tmpfs_mb);
+	rc = probe_spec_run(spec, &r, &seen);
+	json_decref(spec);
+	if (rc != 0)
 		return NULL;
 	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "run failed: %s",
 	              sum_str(&r, "reason"));
@@ -524,12 +534,20 @@ static const char *probe(const char *input)
 	return out;
 }
 
-#define PROBE_EQ(input, want)                                                                      \
+#define AGENT_STEP_EQ(agent, input, tmpfs_mb, want)                                                \
 	do {                                                                                       \
-		const char *got_ = probe(input);                                                   \
+		const char *got_ = agent_step(agent, input, tmpfs_mb);                             \
 		if (got_)                                                                          \
 			ck_assert_str_eq(got_, want);                                              \
 	} while (0)
+
+/* One probe of the hostile agent that completes: agent_step(). */
+static const char *probe(const char *input)
+{
+	return agent_step(env_path("OLIVARES_HOSTILE_AGENT"), input, 0);
+}
+
+#define PROBE_EQ(input, want) AGENT_STEP_EQ(env_path("OLIVARES_HOSTILE_AGENT"), input, 0, want)
 
 static char *slurp(const char *path)
 {
@@ -1522,40 +1540,6 @@ START_TEST(test_firecracker_fails_closed)
 END_TEST
 
 /* ---- threads and a bounded /tmp ------------------------------------------- */
-
-/* One step of agent on input with tmpfs_mb (0: the default), through
- * probe_spec_run (isolated, on ptrace with the filter, destroyed, nothing
- * left): the step's output (static copy), or NULL when gvisor is
- * unavailable here (the fail-closed result was asserted). */
-static const char *agent_step(const char *agent, const char *input, long tmpfs_mb)
-{
-	static char out[8192];
-	json_t *spec = spec_new(NULL, agent);
-	struct seen seen;
-	struct result r;
-	int rc;
-
-	spec_step(spec, "probe", input);
-	if (tmpfs_mb)
-		spec_limit(spec, "tmpfs_mb", tmpfs_mb);
-	rc = probe_spec_run(spec, &r, &seen);
-	json_decref(spec);
-	if (rc != 0)
-		return NULL;
-	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "run failed: %s",
-	              sum_str(&r, "reason"));
-	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
-	snprintf(out, sizeof(out), "%s", step_str(&r, 0, "output"));
-	result_free(&r);
-	return out;
-}
-
-#define AGENT_STEP_EQ(agent, input, tmpfs_mb, want)                                                \
-	do {                                                                                       \
-		const char *got_ = agent_step(agent, input, tmpfs_mb);                             \
-		if (got_)                                                                          \
-			ck_assert_str_eq(got_, want);                                              \
-	} while (0)
 
 /* An agent that starts 4 pthreads gets each one's result. glibc makes a
  * thread with clone3 and falls back to clone() only on ENOSYS; this runsc

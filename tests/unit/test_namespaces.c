@@ -187,42 +187,58 @@ static struct result run_backend(const char *backend, json_t *spec)
 	return r;
 }
 
-/* Run the hostile agent on one probe with the given limits (0 = default);
- * the run must be isolated and destroyed. */
-static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
+/* Run agent on one step of input with the given limits (0 = default); the
+ * run must be isolated and destroyed. */
+static struct result agent_run(const char *agent, const char *input, long cpu, long mem, long procs,
+                               long wall, long tmpfs_mb)
 {
-	json_t *spec = spec_new(NULL, hostile());
+	const char *const names[] = {"cpu_seconds", "memory_mb", "processes", "wall_ms",
+	                             "tmpfs_mb"};
+	const long values[] = {cpu, mem, procs, wall, tmpfs_mb};
+	json_t *spec = spec_new(NULL, agent);
 	struct result r;
+	size_t i;
 
 	spec_step(spec, "probe", input);
-	if (cpu)
-		spec_limit(spec, "cpu_seconds", cpu);
-	if (mem)
-		spec_limit(spec, "memory_mb", mem);
-	if (procs)
-		spec_limit(spec, "processes", procs);
-	if (wall)
-		spec_limit(spec, "wall_ms", wall);
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		if (values[i])
+			spec_limit(spec, names[i], values[i]);
 	r = run_backend("namespaces", spec);
 	json_decref(spec);
 	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
-	ck_assert(sum_bool(&r, "destroyed"));
+	ck_assert_msg(sum_bool(&r, "destroyed"), "not destroyed: %s", sum_str(&r, "reason"));
 	ck_assert_str_eq(sum_str(&r, "backend"), "namespaces");
 	return r;
 }
 
-/* One probe that completes: returns its output (static copy). */
-static const char *probe(const char *input)
+/* Run the hostile agent on one probe with the given limits (0 = default):
+ * agent_run(). */
+static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
+{
+	return agent_run(hostile(), input, cpu, mem, procs, wall, 0);
+}
+
+/* One step of agent on input, with tmpfs_mb (0: the default): the run must
+ * complete, isolated and destroyed. Returns the step's output (static
+ * copy). */
+static const char *agent_step(const char *agent, const char *input, long tmpfs_mb)
 {
 	static char out[8192];
-	struct result r = probe_limits(input, 0, 0, 0, 0);
+	struct result r = agent_run(agent, input, 0, 0, 0, 0, tmpfs_mb);
 
-	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "run failed: %s",
+	              sum_str(&r, "reason"));
 	ck_assert_int_eq(sum_int(&r, "steps_total"), 1);
 	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
 	snprintf(out, sizeof(out), "%s", step_str(&r, 0, "output"));
 	result_free(&r);
 	return out;
+}
+
+/* One probe of the hostile agent that completes: agent_step(). */
+static const char *probe(const char *input)
+{
+	return agent_step(hostile(), input, 0);
 }
 
 /* ---- containment: one test per attack ------------------------------------ */
@@ -1613,31 +1629,6 @@ START_TEST(test_fail_closed_without_user_namespaces)
 END_TEST
 
 /* ---- threads and a bounded /tmp ------------------------------------------- */
-
-/* One step of agent on input, with tmpfs_mb (0: the default): the run must
- * complete, isolated and destroyed. Returns the step's output (static
- * copy). */
-static const char *agent_step(const char *agent, const char *input, long tmpfs_mb)
-{
-	static char out[8192];
-	json_t *spec = spec_new(NULL, agent);
-	struct result r;
-
-	spec_step(spec, "probe", input);
-	if (tmpfs_mb)
-		spec_limit(spec, "tmpfs_mb", tmpfs_mb);
-	r = run_backend("namespaces", spec);
-	json_decref(spec);
-	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
-	ck_assert_msg(sum_bool(&r, "destroyed"), "not destroyed: %s", sum_str(&r, "reason"));
-	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "run failed: %s",
-	              sum_str(&r, "reason"));
-	ck_assert_int_eq(sum_int(&r, "steps_total"), 1);
-	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
-	snprintf(out, sizeof(out), "%s", step_str(&r, 0, "output"));
-	result_free(&r);
-	return out;
-}
 
 /* An agent that starts 4 pthreads gets each one's result: glibc's clone3
  * gets ENOSYS from the jail's filter (its flags are out of a filter's

@@ -35,8 +35,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +49,7 @@
 #include <sys/socket.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -67,14 +72,38 @@ static char *const server_env[] = {"OLIVARES_DB_PASSWORD=server-secret",
                                    "OLIVARES_TOKEN_PEPPER=pepper", "HOME=/root",
                                    "PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 
+/* When set, runner_host() starts the runner under an inherited seccomp
+ * filter that refuses unshare(CLONE_NEWNS) with EPERM: a host where the
+ * runner cannot make the mount namespace of the sandbox's /tmp. */
+static int run_deny_newns = 0;
+
+/* The filter of run_deny_newns (classic BPF: the test links no
+ * libseccomp). 0, or -1. */
+static int deny_newns(void)
+{
+	struct sock_filter code[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 3),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+	    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWNS, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(code) / sizeof(code[0]), code};
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0 ? 0 : -1;
+}
+
 /* In the runner's child, before its exec: run_as_uid, and a descriptor 9
  * left open without close-on-exec (a worker's leak the agent must not
- * see). */
+ * see); the filter of run_deny_newns. */
 static int runner_host(void *ctx)
 {
 	int leak;
 
 	(void)ctx;
+	if (run_deny_newns && deny_newns() != 0)
+		return -1;
 	if (run_as_uid != 0 &&
 	    (setgroups(0, NULL) != 0 || setresgid(run_as_uid, run_as_uid, run_as_uid) != 0 ||
 	     setresuid(run_as_uid, run_as_uid, run_as_uid) != 0))
@@ -1595,6 +1624,33 @@ START_TEST(test_tmp_size_bounded)
 }
 END_TEST
 
+/* A runner that cannot make the mount namespace of /tmp fails closed,
+ * naming it: no step, isolated false, nothing left. */
+START_TEST(test_tmp_mount_failure_fails_closed)
+{
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	struct seen seen;
+	struct result r;
+
+	memset(&seen, 0, sizeof(seen));
+	spec_step(spec, "probe", "cwd");
+	if (gvisor_unavailable_checked(spec)) {
+		json_decref(spec);
+		return;
+	}
+	run_deny_newns = 1;
+	r = run_watched(spec, &seen);
+	run_deny_newns = 0;
+	assert_fail_closed(&r, "gvisor",
+	                   "gVisor sandbox not created: cannot unshare a mount namespace for "
+	                   "/tmp: Operation not permitted");
+	ck_assert_msg(sum_bool(&r, "destroyed"), "not destroyed: %s", sum_str(&r, "reason"));
+	ck_assert_int_eq(leftovers_after(&seen, 5000), 0);
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 static Suite *gvisor_suite(void)
 {
 	const TTest *const containment[] = {
@@ -1638,7 +1694,11 @@ static Suite *gvisor_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads, test_python_threading, test_tmp_inodes_bounded, test_tmp_size_bounded,
+	    test_pthreads,
+	    test_python_threading,
+	    test_tmp_inodes_bounded,
+	    test_tmp_size_bounded,
+	    test_tmp_mount_failure_fails_closed,
 	    NULL,
 	};
 	Suite *s = suite_create("gvisor");

@@ -248,7 +248,9 @@ const struct http_config_key http_config_keys[] = {
      .min = 1,
      .max = 4096,
      .def = "16",
-     .help = "The size of the jail's tmpfs root and of its /tmp, in MiB." LIMIT_HELP,
+     .help = "The size of the agent's /tmp, in MiB, on namespaces and gvisor, with one inode "
+             "per KiB of it (1024 per MiB: files, directories and symlinks; creating one more "
+             "fails with ENOSPC); on namespaces also the size of the jail's tmpfs root." LIMIT_HELP,
      IN_CONFIG(limits.tmpfs_mb)},
     {.section = "runner",
      .name = "max_runs",

@@ -94,7 +94,10 @@
 #define MODEL_RUN_OPEN_FILES_DEFAULT 64
 #define MODEL_RUN_OPEN_FILES_MIN 8
 #define MODEL_RUN_OPEN_FILES_MAX 65536
-/* size of each of the jail's tmpfs (its root and /tmp), MiB */
+/* tmpfs_mb: the size of the agent's /tmp on the OS-level backends, MiB,
+ * which also bounds its inodes (one per KiB: RUNNER_TMP_INODES,
+ * runner/limits.h); on namespaces also the size of the jail's tmpfs root
+ * (gvisor's root is a read-only bundle directory) */
 #define MODEL_RUN_TMPFS_MB_DEFAULT 16
 #define MODEL_RUN_TMPFS_MB_MIN 1
 #define MODEL_RUN_TMPFS_MB_MAX 4096

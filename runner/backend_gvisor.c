@@ -9,17 +9,24 @@
  *   bundle/config.json  built here with jansson (below);
  *   bundle/rootfs/      empty but for the mount points, read-only root;
  *   state/              runsc --root, the container's state;
- *   sandbox.pid         runsc create --pid-file.
+ *   sandbox.pid         runsc create --pid-file;
+ *   tmp/                where the host tmpfs of the sandbox's /tmp is
+ *                       mounted, in the runner's own mount namespace
+ *                       only, until runsc create has made the sandbox
+ *                       (tmp_mount).
  * What the agent sees: / read-only with only the binds of the spec (default
  * /usr; /bin /lib /lib64 /sbin symlinks into usr/ unless a bind takes the
- * name), the agent program at /agent (read-only), its own /proc, a /tmp
- * tmpfs of limits.tmpfs_mb, uid/gid 65534, no capability, no_new_privs, the
+ * name), the agent program at /agent (read-only), its own /proc, a /tmp of
+ * limits.tmpfs_mb MiB and RUNNER_TMP_INODES(tmpfs_mb) inodes (a host tmpfs
+ * the gofer serves), uid/gid 65534, no capability, no_new_privs, the
  * environment PATH, HOME, LANG only, descriptors 0-2 only, hostname
  * "sandbox", new pid, network, ipc, uts and mount namespaces, and runsc's
  * --network=none (a loopback of the sandbox's own netstack, nothing else).
  * An OCI seccomp filter (linux.seccomp, applied by the sentry to the agent
  * and everything it starts: runsc --oci-seccomp) refuses ptrace, unshare,
- * setns, mount, umount2, pivot_root and chroot with EPERM; without it the
+ * setns, mount, umount2, pivot_root and chroot with EPERM (this runsc
+ * gives EPERM for every refusal, whatever a rule's errnoRet says; clone3
+ * has no rule, so that threads work: oci_seccomp); without it the
  * sentry let the agent PTRACE_TRACEME and unshare a user namespace (of
  * the emulated kernel only, but both are refused on every OS-level
  * backend).
@@ -109,6 +116,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -151,7 +159,7 @@ static const char *gv_platform = "ptrace";
  * seccomp filter the sentry applies (runsc --oci-seccomp): the mount,
  * namespace and cross-process calls the namespaces backend's filter
  * refuses for the same reason (an agent may neither mount nor ptrace),
- * the new mount API included; clone3 gets ENOSYS (oci_seccomp). Every
+ * the new mount API included; clone3 is named by no rule (oci_seccomp). Every
  * name must be one this runsc knows: an unknown one fails runsc create
  * (the run fails closed). */
 /* clang-format off */
@@ -172,7 +180,7 @@ static const char *const gv_refused[] = {
 struct gv {
 	const char *runsc;
 	char top[64];                        /* the mkdtemp directory, "" until made */
-	char path[4][128];                   /* bundle, rootfs, state, pid file */
+	char path[5][128];                   /* bundle, rootfs, state, pid file, tmp */
 	char id[48];                         /* container id: olivares-<32 hex> */
 	int created;                         /* runsc create was started */
 	pid_t sandbox;                       /* the sandbox process, -1 when unknown or reaped */
@@ -182,9 +190,12 @@ struct gv {
 	int guard_fd;                        /* write end of the guard's pipe */
 	int killed; /* gv_destroy found the sandbox still running at the end of
 	             * the agent's grace and deleted it (killed) */
+	/* The host tmpfs of /tmp is mounted at path[P_TMP] in the runner's
+	 * own mount namespace (tmp_mount, until tmp_detach). */
+	int tmp_mounted;
 };
 
-enum { P_BUNDLE, P_ROOTFS, P_STATE, P_PIDFILE };
+enum { P_BUNDLE, P_ROOTFS, P_STATE, P_PIDFILE, P_TMP };
 
 int runner_gvisor_platform_set(const char *name)
 {
@@ -499,10 +510,11 @@ static json_t *rlimit(const char *type, long long v)
 	                 (json_int_t)v);
 }
 
-static json_t *bind_mount(const char *src, const char *dst)
+static json_t *bind_mount(const char *src, const char *dst, int writable)
 {
 	return json_pack("{s:s, s:s, s:s, s:[s,s,s,s]}", "destination", dst, "type", "bind",
-	                 "source", src, "options", "rbind", "ro", "nosuid", "nodev");
+	                 "source", src, "options", "rbind", writable ? "rw" : "ro", "nosuid",
+	                 "nodev");
 }
 
 /* Is name (one path component, e.g. "lib") the first component of a bind? */
@@ -520,11 +532,24 @@ static int bind_takes(json_t *binds, const char *name)
 	return 0;
 }
 
-/* linux.seccomp of config.json: gv_refused get EPERM, and so does a
+/*
+ * linux.seccomp of config.json: gv_refused get EPERM, and so does a
  * clone() with any of gv_clone_ns among its flags (unshare refused alone
  * would be a half-truth: clone(CLONE_NEWUSER) made a user namespace);
  * everything else is allowed (the sentry's own emulation bounds it).
- * clone3 is left alone: this runsc does not implement it (ENOSYS). */
+ *
+ * No rule names clone3, on purpose. Its flags are in memory, out of a
+ * filter's reach, so the only rule it could have is a refusal of every
+ * clone3, and glibc makes threads with clone3 and falls back to clone()
+ * only on ENOSYS. This runsc ignores a rule's errnoRet (and
+ * defaultErrnoRet): every SCMP_ACT_ERRNO gives EPERM, so a clone3 rule
+ * made pthread_create fail with EPERM. This runsc does not implement
+ * clone3 at all (ENOSYS with or without a filter), so without a rule
+ * glibc falls back to clone(), which the rules above see. A runsc that
+ * implements clone3 would let CLONE_NEWUSER through it (a user namespace
+ * of the emulated kernel): tests/unit/test_gvisor.c checks that clone3
+ * gives ENOSYS inside the sandbox, so such a runsc fails the suite.
+ */
 static json_t *oci_seccomp(void)
 {
 	static const unsigned long gv_clone_ns[] = {CLONE_NEWUSER,  CLONE_NEWNS,  CLONE_NEWPID,
@@ -543,13 +568,6 @@ static json_t *oci_seccomp(void)
 		                     "clone", "action", "SCMP_ACT_ERRNO", "errnoRet", EPERM, "args",
 		                     "index", 0, "value", (json_int_t)gv_clone_ns[i], "valueTwo",
 		                     (json_int_t)gv_clone_ns[i], "op", "SCMP_CMP_MASKED_EQ"));
-	/* clone3's flags are in memory, out of a filter's reach: ENOSYS, so
-	 * that libc falls back to clone() (this runsc does not implement it;
-	 * a newer one would, and would let CLONE_NEWUSER through) */
-	if (rules)
-		json_array_append_new(rules,
-		                      json_pack("{s:[s], s:s, s:i}", "names", "clone3", "action",
-		                                "SCMP_ACT_ERRNO", "errnoRet", ENOSYS));
 	return json_pack("{s:s, s:o}", "defaultAction", "SCMP_ACT_ALLOW", "syscalls", rules);
 }
 
@@ -596,26 +614,24 @@ static int gv_cgroup(const struct gv *g, const struct runner_spec *spec, struct 
 	return 0;
 }
 
-/* config.json (OCI runtime spec 1.0) for spec, agent bound at /agent. */
-static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const char *agent)
+/* config.json (OCI runtime spec 1.0) for spec, agent bound at /agent, the
+ * host tmpfs at tmp (tmp_mount) bound writable at /tmp. */
+static json_t *oci_config(const struct runner_spec *spec, json_t *binds, const char *agent,
+                          const char *tmp)
 {
 	const struct runner_limits *l = &spec->limits;
-	char tmpfs_size[32];
 	json_t *cfg, *mounts;
 	size_t i;
 
-	snprintf(tmpfs_size, sizeof(tmpfs_size), "size=%ldm", l->tmpfs_mb);
-	mounts =
-	    json_pack("[{s:s, s:s, s:s, s:[s,s,s]}, {s:s, s:s, s:s, s:[s,s,s,s]}]", "destination",
-	              "/proc", "type", "proc", "source", "proc", "options", "nosuid", "nodev",
-	              "noexec", "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
-	              "options", "nosuid", "nodev", "mode=1777", tmpfs_size);
+	mounts = json_pack("[{s:s, s:s, s:s, s:[s,s,s]}, o]", "destination", "/proc", "type",
+	                   "proc", "source", "proc", "options", "nosuid", "nodev", "noexec",
+	                   bind_mount(tmp, "/tmp", 1));
 	for (i = 0; mounts && i < json_array_size(binds); i++)
 		json_array_append_new(mounts,
 		                      bind_mount(json_string_value(json_array_get(binds, i)),
-		                                 json_string_value(json_array_get(binds, i))));
+		                                 json_string_value(json_array_get(binds, i)), 0));
 	if (mounts)
-		json_array_append_new(mounts, bind_mount(agent, "/agent"));
+		json_array_append_new(mounts, bind_mount(agent, "/agent", 0));
 	cfg = json_pack(
 	    "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s,s,s], s:s, s:b,"
 	    "  s:{s:[], s:[], s:[], s:[], s:[]}, s:[o,o,o,o,o]},"
@@ -667,8 +683,9 @@ static int bundle_dir(struct gv *g, struct runner_error *err)
 	snprintf(g->path[P_ROOTFS], sizeof(g->path[0]), "%s/bundle/rootfs", g->top);
 	snprintf(g->path[P_STATE], sizeof(g->path[0]), "%s/state", g->top);
 	snprintf(g->path[P_PIDFILE], sizeof(g->path[0]), "%s/sandbox.pid", g->top);
+	snprintf(g->path[P_TMP], sizeof(g->path[0]), "%s/tmp", g->top);
 	if (mkdir(g->path[P_BUNDLE], 0700) != 0 || mkdir(g->path[P_ROOTFS], 0755) != 0 ||
-	    mkdir(g->path[P_STATE], 0700) != 0)
+	    mkdir(g->path[P_STATE], 0700) != 0 || mkdir(g->path[P_TMP], 0700) != 0)
 		return runner_error_set(err, RUNNER_E_SETUP, "cannot make the bundle: %s",
 		                        strerror(errno));
 	return 0;
@@ -711,7 +728,7 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	snprintf(path, sizeof(path), "%s/tmp", g->path[P_ROOTFS]);
 	if (mkdir(path, 01777) != 0)
 		goto fail;
-	cfg = oci_config(spec, binds, agent);
+	cfg = oci_config(spec, binds, agent, g->path[P_TMP]);
 	snprintf(path, sizeof(path), "%s/config.json", g->path[P_BUNDLE]);
 	if (!cfg || json_dump_file(cfg, path, JSON_COMPACT) != 0) {
 		runner_error_set(err, RUNNER_E_SETUP, "cannot write the OCI config");
@@ -725,6 +742,61 @@ out:
 	json_decref(cfg);
 	json_decref(binds);
 	return rc;
+}
+
+/*
+ * The sandbox's /tmp: a host tmpfs of tmpfs_mb MiB and
+ * RUNNER_TMP_INODES(tmpfs_mb) inodes (RUNNER_TMP_OPTIONS, as on
+ * namespaces), mounted at path[P_TMP] and bound into the sandbox, where
+ * the gofer serves it. Not the sentry's own tmpfs: this runsc's honours
+ * size= but ignores nr_inodes= (100,000 empty files made there without an
+ * error, each one the sentry's memory).
+ *
+ * It is mounted in a mount namespace of the runner's own (unshared here,
+ * after the guard was forked: the guard stays in the host's), with every
+ * mount a slave, so nothing of it reaches the host's mount table: if the
+ * runner dies, the mount goes with the last process of its namespace,
+ * and the guard, which never saw it, finds an empty directory to remove.
+ * runsc create gives the gofer and the sandbox mount namespaces of their
+ * own, copies of the runner's taken then, which keep the tmpfs while they
+ * live; tmp_detach then drops the runner's own copy, so that the
+ * teardown finds a plain empty directory at path[P_TMP] (and the tmpfs is
+ * freed once the sandbox and the gofer are gone). Returns 0 or -1 with
+ * *err naming what failed (the run then fails closed).
+ */
+static int tmp_mount(struct gv *g, const struct runner_limits *l, struct runner_error *err)
+{
+	char opts[96];
+
+	if (unshare(CLONE_NEWNS) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "cannot unshare a mount namespace for /tmp: %s",
+		                        strerror(errno));
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "cannot make the runner's mounts slaves for /tmp: %s",
+		                        strerror(errno));
+	snprintf(opts, sizeof(opts), RUNNER_TMP_OPTIONS, l->tmpfs_mb,
+	         RUNNER_TMP_INODES(l->tmpfs_mb));
+	if (mount("olivares-tmp", g->path[P_TMP], "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "cannot mount the /tmp tmpfs (%s): %s",
+		                        opts, strerror(errno));
+	g->tmp_mounted = 1;
+	return 0;
+}
+
+/* Drop the runner's copy of the /tmp tmpfs (tmp_mount); the sandbox's and
+ * the gofer's stay theirs. Returns 0, or -1 with *err when it stays. */
+static int tmp_detach(struct gv *g, struct runner_error *err)
+{
+	if (!g->tmp_mounted)
+		return 0;
+	if (umount2(g->path[P_TMP], MNT_DETACH) != 0)
+		return runner_error_set(err, RUNNER_E_LEFT_BEHIND,
+		                        "the /tmp tmpfs at %.200s stays mounted: %s",
+		                        g->path[P_TMP], strerror(errno));
+	g->tmp_mounted = 0;
+	return 0;
 }
 
 /* ---- checks from outside ---------------------------------------------------- */
@@ -1067,9 +1139,9 @@ static int gv_start(struct gv *g, const struct runner_spec *spec, const char *ag
 	    "create", "--bundle", g->path[P_BUNDLE], "--pid-file", g->path[P_PIDFILE], g->id, NULL};
 	const char *start[] = {"start", g->id, NULL};
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
-	struct runner_error step;
+	struct runner_error step, left;
 	char said[256];
-	int rc = -1;
+	int rc = -1, created;
 
 	if (bundle_dir(g, err) != 0)
 		return -1;
@@ -1083,10 +1155,21 @@ static int gv_start(struct gv *g, const struct runner_spec *spec, const char *ag
 		runner_error_set(err, RUNNER_E_SETUP, "pipe: %s", strerror(errno));
 		goto out;
 	}
+	if (tmp_mount(g, &spec->limits, &step) != 0) {
+		runner_error_set(err, step.kind, "gVisor sandbox not created: %s", step.message);
+		goto out;
+	}
 	/* The container's stdio are runsc create's: it hands them to the
 	 * sandbox, which keeps them after create exits. */
 	g->created = 1;
-	if (runsc_cmd(g, create, in[0], out[1], errp[1], deadline, &step) != 0) {
+	created = runsc_cmd(g, create, in[0], out[1], errp[1], deadline, &step);
+	/* Whether create worked or not, the runner's copy of /tmp goes now:
+	 * the sandbox (if any) has its own. */
+	if (tmp_detach(g, &left) != 0) {
+		runner_error_set(err, left.kind, "gVisor sandbox not in place: %s", left.message);
+		goto out;
+	}
+	if (created != 0) {
 		/* What runsc create said went to the container's stderr. */
 		read_now(errp[0], said, sizeof(said));
 		first_line(said, sizeof(said), said, strlen(said));

@@ -447,11 +447,9 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	          NULL) != 0)
 		die(fd, "proc mount");
 	mkdirs(fd, (char[]){JAIL_ROOT "/tmp"}, 01777);
-	/* Its inodes too: each costs about 1 KiB of kernel memory that size=
-	 * does not count, so at most one per KiB of the size (an agent
-	 * creating empty files could otherwise hold memory no limit sees). */
-	snprintf(opts, sizeof(opts), "size=%ldm,nr_inodes=%ld,mode=1777", l->tmpfs_mb,
-	         l->tmpfs_mb * 1024);
+	/* Its inodes too, not only its size (RUNNER_TMP_INODES says why). */
+	snprintf(opts, sizeof(opts), RUNNER_TMP_OPTIONS, l->tmpfs_mb,
+	         RUNNER_TMP_INODES(l->tmpfs_mb));
 	if (mount("tmpfs", JAIL_ROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 		die(fd, "tmpfs /tmp mount");
 	/* The filesystem jail proper (a mount namespace that keeps the old

@@ -56,6 +56,18 @@
  * polling until its deadline, this only keeps the timeout an int. */
 #define RUNNER_POLL_MAX_MS 60000
 
+/* ---- a run's /tmp (namespaces and gvisor) -------------------------------- */
+
+/* The tmpfs mount options of a run's /tmp, on both OS-level backends: a
+ * size of tmpfs_mb MiB (%ld) and RUNNER_TMP_INODES(tmpfs_mb) inodes (%ld),
+ * sticky and writable by all (the agent runs as an unprivileged uid). */
+#define RUNNER_TMP_OPTIONS "size=%ldm,nr_inodes=%ld,mode=1777"
+/* A run's /tmp inodes: one per KiB of its size. Each costs about 1 KiB of
+ * kernel memory that size= does not count, so an agent creating empty
+ * files could otherwise hold memory no limit sees. Every file, directory
+ * and symlink takes one, and the root directory one. */
+#define RUNNER_TMP_INODES(tmpfs_mb) ((long)(tmpfs_mb)*1024L)
+
 /* ---- the namespace jail (runner/jail.h) ---------------------------------- */
 
 /* The jail's setup (clone to the agent's exec, checks included) gets at

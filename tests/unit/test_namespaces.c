@@ -200,50 +200,58 @@ static struct result run_backend(const char *backend, json_t *spec)
 	return r;
 }
 
-/* Run agent on one step with the given limits (0 = default); the run
- * must be isolated and destroyed. */
-static struct result agent_limits(const char *agent, const char *input, long cpu, long mem,
-                                  long procs, long wall)
+/* Run agent on one step of input with the given limits (0 = default); the
+ * run must be isolated and destroyed. */
+static struct result agent_run(const char *agent, const char *input, long cpu, long mem, long procs,
+                               long wall, long tmpfs_mb)
 {
+	const char *const names[] = {"cpu_seconds", "memory_mb", "processes", "wall_ms",
+	                             "tmpfs_mb"};
+	const long values[] = {cpu, mem, procs, wall, tmpfs_mb};
 	json_t *spec = spec_new(NULL, agent);
 	struct result r;
+	size_t i;
 
 	spec_step(spec, "probe", input);
-	if (cpu)
-		spec_limit(spec, "cpu_seconds", cpu);
-	if (mem)
-		spec_limit(spec, "memory_mb", mem);
-	if (procs)
-		spec_limit(spec, "processes", procs);
-	if (wall)
-		spec_limit(spec, "wall_ms", wall);
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		if (values[i])
+			spec_limit(spec, names[i], values[i]);
 	r = run_backend("namespaces", spec);
 	json_decref(spec);
 	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
-	ck_assert(sum_bool(&r, "destroyed"));
+	ck_assert_msg(sum_bool(&r, "destroyed"), "not destroyed: %s", sum_str(&r, "reason"));
 	ck_assert_str_eq(sum_str(&r, "backend"), "namespaces");
 	return r;
 }
 
-/* Run the hostile agent on one probe with the given limits (0 = default);
- * the run must be isolated and destroyed. */
+/* Run the hostile agent on one probe with the given limits (0 = default):
+ * agent_run(). */
 static struct result probe_limits(const char *input, long cpu, long mem, long procs, long wall)
 {
-	return agent_limits(hostile(), input, cpu, mem, procs, wall);
+	return agent_run(hostile(), input, cpu, mem, procs, wall, 0);
 }
 
-/* One probe that completes: returns its output (static copy). */
-static const char *probe(const char *input)
+/* One step of agent on input, with tmpfs_mb (0: the default): the run must
+ * complete, isolated and destroyed. Returns the step's output (static
+ * copy). */
+static const char *agent_step(const char *agent, const char *input, long tmpfs_mb)
 {
 	static char out[8192];
-	struct result r = probe_limits(input, 0, 0, 0, 0);
+	struct result r = agent_run(agent, input, 0, 0, 0, 0, tmpfs_mb);
 
-	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "run failed: %s",
+	              sum_str(&r, "reason"));
 	ck_assert_int_eq(sum_int(&r, "steps_total"), 1);
 	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
 	snprintf(out, sizeof(out), "%s", step_str(&r, 0, "output"));
 	result_free(&r);
 	return out;
+}
+
+/* One probe of the hostile agent that completes: agent_step(). */
+static const char *probe(const char *input)
+{
+	return agent_step(hostile(), input, 0);
 }
 
 /* ---- containment: one test per attack ------------------------------------ */
@@ -1736,7 +1744,7 @@ static const char *greedy(void)
  * the run must be isolated and destroyed. */
 static struct result greedy_run(const char *input, long cpu, long mem, long procs, long wall)
 {
-	return agent_limits(greedy(), input, cpu, mem, procs, wall);
+	return agent_run(greedy(), input, cpu, mem, procs, wall, 0);
 }
 
 /* Six processes of 20 MiB each, under memory_mb 64: each is far inside
@@ -1903,6 +1911,40 @@ START_TEST(test_whole_run_cgroup_made_and_removed)
 }
 END_TEST
 
+/* ---- threads and a bounded /tmp ------------------------------------------- */
+
+/* An agent that starts 4 pthreads gets each one's result: glibc's clone3
+ * gets ENOSYS from the jail's filter (its flags are out of a filter's
+ * reach) and glibc falls back to clone(), whose flags the filter sees. */
+START_TEST(test_pthreads)
+{
+	ck_assert_str_eq(agent_step(env_path("OLIVARES_THREADS_AGENT"), "threads 4", 0),
+	                 "threads 4: t1=500500 t2=2001000 t3=4501500 t4=8002000");
+	ck_assert_str_eq(agent_step(env_path("OLIVARES_THREADS_AGENT"), "clone3", 0),
+	                 "clone3: denied (ENOSYS)");
+}
+END_TEST
+
+/* The same with Python's threading, the host's python3 run from the
+ * default bind of /usr (the agent is a script whose #! names it). */
+START_TEST(test_python_threading)
+{
+	ck_assert_msg(access("/usr/bin/python3", X_OK) == 0,
+	              "/usr/bin/python3 is not installed (Debian: python3): the Python agent "
+	              "cannot run");
+	ck_assert_str_eq(agent_step(env_path("OLIVARES_PY_THREADS_AGENT"), "threads 4", 0),
+	                 "py-threads 4: t1=500500 t2=2001000 t3=4501500 t4=8002000");
+}
+END_TEST
+
+/* Writing past /tmp's size stops at the size (tmpfs_mb 2: 2 MiB), with
+ * ENOSPC; its inodes are test_tmpfs_inodes_bounded. */
+START_TEST(test_tmpfs_size_bounded)
+{
+	ck_assert_str_eq(agent_step(hostile(), "fill", 2), "fill: 2097152 bytes, then ENOSPC");
+}
+END_TEST
+
 static Suite *namespaces_suite(void)
 {
 	const TTest *const containment[] = {
@@ -1967,11 +2009,18 @@ static Suite *namespaces_suite(void)
 	    test_whole_run_cgroup_made_and_removed,
 	    NULL,
 	};
+	const TTest *const threads_tmp[] = {
+	    test_pthreads,
+	    test_python_threading,
+	    test_tmpfs_size_bounded,
+	    NULL,
+	};
 	Suite *s = suite_create("namespaces");
 
 	suite_add_tests(s, "containment", 60, containment);
 	suite_add_tests(s, "behaviour", 60, behaviour);
 	suite_add_tests(s, "bounds", 90, bounds);
+	suite_add_tests(s, "threads-tmp", 60, threads_tmp);
 	return s;
 }
 

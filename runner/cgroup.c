@@ -12,11 +12,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -396,6 +400,141 @@ static void cg_init(const struct runner_limits *limits, struct runner_cgroup *cg
 	cg->memory_mb = limits->memory_mb;
 	cg->cpu_seconds = limits->cpu_seconds;
 	cg->base_of = "";
+	cg->guard = -1;
+	cg->lifeline = -1;
+}
+
+/* ---- the guard: a run's cgroup goes with its runner ----------------------
+ * The run's cgroup is made before the jail and removed after it. A runner
+ * killed in between (SIGKILL, the worker's kill of its process group, the
+ * out-of-memory killer) leaves the jail to the jail's own guard, which
+ * kills pid 1, but nothing would remove the emptied cgroup. So the runner
+ * forks this guard once the cgroup is made: in a process group of its
+ * own (a kill of the runner's group leaves it standing), holding only the
+ * read end of a lifeline whose write end only the runner holds. End of
+ * file on it means the runner is gone or done: the guard then kills any
+ * process still in the cgroup (from the host's pid namespace, which the
+ * jail's processes cannot ignore) and removes its directories, retrying
+ * while the last processes leave, for up to RUNNER_CGROUP_GUARD_MS. After
+ * a teardown that removed them itself, it finds them gone and exits. */
+
+/* SIGKILL every process listed in dir's cgroup.procs; returns how many. */
+static int kill_members(const struct runner_cgroup_dir *d)
+{
+	char path[RUNNER_CGROUP_PATH_BYTES + 16];
+	FILE *f;
+	long pid;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", d->path);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* 1 when d is gone (or was never made), 0 while it stays. */
+static int dir_gone(const struct runner_cgroup_dir *d)
+{
+	struct stat st;
+
+	if (!d->path[0])
+		return 1;
+	if (rmdir(d->path) == 0)
+		return 1;
+	return lstat(d->path, &st) != 0 && errno == ENOENT;
+}
+
+static void __attribute__((noreturn)) guard_main(const struct runner_cgroup *cg, int lifeline_r)
+{
+	struct pollfd w = {.fd = lifeline_r, .events = POLLIN};
+	struct timespec ts = {0, 0};
+	long long deadline;
+	long pause_ms = 5;
+	int two = cg->cpu.path[0] && strcmp(cg->cpu.path, cg->mem.path) != 0;
+	char byte;
+
+	/* nothing but the lifeline */
+	if (lifeline_r > 0)
+		syscall(SYS_close_range, 0, lifeline_r - 1, 0);
+	syscall(SYS_close_range, lifeline_r + 1, ~0U, 0);
+	for (;;) {
+		if (poll(&w, 1, -1) < 0 && errno == EINTR)
+			continue;
+		if (read(lifeline_r, &byte, 1) <= 0)
+			break; /* end of file: the runner is gone or done */
+	}
+	deadline = runner_now_ms() + RUNNER_CGROUP_GUARD_MS;
+	for (;;) {
+		kill_members(&cg->mem);
+		if (two)
+			kill_members(&cg->cpu);
+		if ((!two || dir_gone(&cg->cpu)) && dir_gone(&cg->mem))
+			_exit(0);
+		if (runner_now_ms() >= deadline)
+			_exit(1);
+		ts.tv_nsec = pause_ms * 1000000L;
+		nanosleep(&ts, NULL);
+		if (pause_ms < 200)
+			pause_ms *= 2;
+	}
+}
+
+/* Start cg's guard; 0, or -1 with errno (no guard then). */
+static int guard_start(struct runner_cgroup *cg)
+{
+	int lp[2];
+	pid_t g;
+	int e;
+
+	if (pipe2(lp, O_CLOEXEC) != 0)
+		return -1;
+	g = fork();
+	if (g == 0) {
+		setpgid(0, 0);
+		guard_main(cg, lp[0]);
+	}
+	e = errno;
+	close(lp[0]);
+	if (g < 0) {
+		close(lp[1]);
+		errno = e;
+		return -1;
+	}
+	/* out of the runner's process group now, not whenever it runs */
+	if (setpgid(g, g) != 0 && errno != EACCES) {
+		e = errno;
+		kill(g, SIGKILL);
+		waitpid(g, NULL, 0);
+		close(lp[1]);
+		errno = e;
+		return -1;
+	}
+	cg->guard = g;
+	cg->lifeline = lp[1];
+	return 0;
+}
+
+/* Stop cg's guard: its lifeline closed; reaped when the cgroup is gone
+ * (it finds nothing to do), left to go on otherwise. */
+static void guard_stop(struct runner_cgroup *cg, int gone)
+{
+	pid_t p;
+
+	if (cg->lifeline >= 0) {
+		close(cg->lifeline);
+		cg->lifeline = -1;
+	}
+	if (cg->guard <= 0 || !gone)
+		return;
+	do
+		p = waitpid(cg->guard, NULL, 0);
+	while (p < 0 && errno == EINTR);
+	cg->guard = -1;
 }
 
 int runner_cgroup_make(const struct runner_limits *limits, struct runner_cgroup *cg,
@@ -424,6 +563,11 @@ int runner_cgroup_make(const struct runner_limits *limits, struct runner_cgroup 
 		cg->cpu = cg->mem;
 		cg->self_cpu = cg->self_mem;
 	} else if (make_dir(&cpu, "cpuacct", name, &cg->cpu, &cg->self_cpu, err) != 0) {
+		goto fail;
+	}
+	if (guard_start(cg) != 0) {
+		runner_error_set(err, RUNNER_E_SETUP, "cannot start the cgroup's guard: %s",
+		                 ename(errno));
 		goto fail;
 	}
 	if (set_memory(&cg->mem, (long long)limits->memory_mb << 20, err) != 0)
@@ -593,5 +737,6 @@ int runner_cgroup_remove(struct runner_cgroup *cg, long long deadline_ms, struct
 		rc = -1;
 	if (rc == 0)
 		cg->made = 0;
+	guard_stop(cg, rc == 0);
 	return rc;
 }

@@ -52,6 +52,11 @@ struct runner_cgroup {
 	struct runner_cgroup_dir mem, cpu;
 	struct runner_cgroup_dir self_mem, self_cpu;
 	int made;
+	/* the guard that removes a made cgroup if the runner dies first
+	 * (runner_cgroup_make()), and the write end of its lifeline; -1
+	 * when there is none */
+	pid_t guard;
+	int lifeline;
 	/* what runner_cgroup_check() names in a reason: the run's memory_mb
 	 * and cpu_seconds, and the MiB the cgroup holds beyond memory_mb (the
 	 * gVisor sandbox's own base, 0 on namespaces) with who holds it */
@@ -75,7 +80,11 @@ int runner_cgroup_preflight(int trial, struct runner_error *err);
  * that one is delegated to it) with a memory limit of limits->memory_mb
  * MiB for everything in it together (swap included where the host
  * accounts it; on v2 memory.oom.group, so that the kernel ends the run's
- * processes together). Fills *cg for runner_cgroup_check(). Returns 0, or
+ * processes together). Fills *cg for runner_cgroup_check(). A guard
+ * process (a fork in a process group of its own, holding the read end of
+ * a lifeline pipe whose write end only the runner has) removes the cgroup
+ * if the runner dies before runner_cgroup_remove(): it kills what is left
+ * in it and removes it, for up to RUNNER_CGROUP_GUARD_MS. Returns 0, or
  * -1 with *err (kind RUNNER_E_MISSING or RUNNER_E_SETUP); nothing is left
  * behind then.
  */
@@ -130,8 +139,10 @@ int runner_cgroup_poll(void *ctx, int force, struct runner_error *why);
 /**
  * Remove a cgroup runner_cgroup_make() made (nothing for one it did not),
  * once every process of it is gone, retrying until deadline_ms
- * (CLOCK_MONOTONIC) while the last of them leave it, and check it is gone.
- * Returns 0, or -1 with *err naming what is left (RUNNER_E_LEFT_BEHIND).
+ * (CLOCK_MONOTONIC) while the last of them leave it, and check it is gone;
+ * then stop its guard (reaped when the cgroup is gone; when it is not, the
+ * guard is left to go on removing it after the runner). Returns 0, or -1
+ * with *err naming what is left (RUNNER_E_LEFT_BEHIND).
  */
 int runner_cgroup_remove(struct runner_cgroup *cg, long long deadline_ms, struct runner_error *err);
 

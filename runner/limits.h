@@ -152,10 +152,15 @@
  * leaving it) before its removal counts as failed. */
 #define RUNNER_CGROUP_RMDIR_MS 2000
 /* A run cgroup with no process left, made longer ago than this (s), is
- * the leftover of a runner killed before its teardown: the next run made
- * beside it removes it (a live run's holds its jail within milliseconds
- * of being made). */
+ * one that neither its runner's teardown nor its guard removed (a guard
+ * killed too, or given up): the next run made beside it removes it (a live
+ * run's holds its jail within milliseconds of being made). */
 #define RUNNER_CGROUP_STALE_S 60
+/* How long the cgroup's guard (runner/cgroup.c) goes on killing what is
+ * left in a run's cgroup and removing it, once the runner that made it is
+ * gone, before it gives up (the next run's sweep is the last resort). A
+ * busy host delays the jail's end by seconds, not minutes. */
+#define RUNNER_CGROUP_GUARD_MS 60000
 
 /* ---- the fork server (runner/serve.h) ------------------------------------ */
 

@@ -44,9 +44,18 @@ static const struct cli_column step_columns[] = {
     {NULL, NULL, NULL},
 };
 
+/* a mock without delay_ms answers at once: 0, not "-" (which says unknown) */
+static char *delay_cell(const json_t *item)
+{
+	const json_t *d = json_object_get(item, "delay_ms");
+
+	return d ? cli_render(d) : model_xstrdup("0");
+}
+
 static const struct cli_column mock_columns[] = {
     {"RESOURCE", "resource", NULL},
     {"VARIANT", "variant", NULL},
+    {"DELAY_MS", "delay_ms", delay_cell},
     {"RESPONSE", "response", NULL},
     {NULL, NULL, NULL},
 };

@@ -37,6 +37,10 @@
 #define MODEL_MAX_VARIANT_BYTES 64
 #define MODEL_MAX_RESOURCE_BYTES 8192
 #define MODEL_MAX_RESPONSE_BYTES 65536
+/* a mock's delay_ms: how long the runner waits before it answers a request
+ * that the mock answers, ms (0, the default, answers at once); a minute at
+ * most, far inside the longest wall-clock limit (MODEL_RUN_WALL_MS_MAX) */
+#define MODEL_MAX_MOCK_DELAY_MS 60000
 
 /* project bounds on the store's other text fields (sql/), in bytes of UTF-8,
  * checked before anything is written */

@@ -13,7 +13,13 @@
  * stdin:  one JSON object, the run spec, then EOF:
  *   {"variant": string or null,
  *    "steps": [{"key": string, "input": string}, ...],
- *    "mocks": [{"resource": string, "response": string, "variant": string?}, ...],
+ *    "mocks": [{"resource": string, "response": string, "variant": string?,
+ *               "delay_ms": integer 0..MODEL_MAX_MOCK_DELAY_MS?}, ...]
+ *             (delay_ms: the runner waits that long before it answers a
+ *             request the mock answers, inside the step and its
+ *             duration_us, never past wall_ms: a delay that would end
+ *             after the wall-clock limit ends the run there, with its
+ *             usual reason; a miss is answered at once),
  *    "agent": absolute path of the agent program, or null/absent (optional;
  *             OS-level backends then run the built-in mock agent; inproc-mock
  *             refuses a spec that names an agent: it cannot run programs),
@@ -33,8 +39,9 @@
  *   duration_us: the step's wall time on CLOCK_MONOTONIC, in integer
  *   microseconds rounded up (runner_step_us): from just before the step's
  *   input goes to the agent to when its outcome (output or error) is known,
- *   the agent's resource requests answered in between included; on
- *   inproc-mock, the resolution of the input against the mocks. The worker
+ *   the agent's resource requests answered in between included (their
+ *   mocks' delay_ms too); on inproc-mock, the resolution of the input
+ *   against the mocks and the winning mock's delay_ms. The worker
  *   takes a line without it (an older runner), or with a value that is not
  *   an integer in [0, the worker's deadline], as a step of unknown duration
  *   (a number too large for jansson's integers, over 2^63, is not JSON it

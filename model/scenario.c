@@ -45,7 +45,26 @@ static int check_string(struct model_check *c, json_t *v, const char *path, size
 static const char *const top_fields[] = {"name",  "description", "subject_kind",
                                          "steps", "mocks",       NULL};
 static const char *const step_fields[] = {"key", "input", NULL};
-static const char *const mock_fields[] = {"resource", "response", "variant", NULL};
+static const char *const mock_fields[] = {"resource", "response", "variant", "delay_ms", NULL};
+
+/*
+ * A mock's "delay_ms": an integer in [0, MODEL_MAX_MOCK_DELAY_MS]. Anything
+ * else (null, a real, a string, a value out of range) is malformed: the
+ * field has no other meaning than a wait, and a wrong one is refused whole.
+ * *out is the value (0 when absent).
+ */
+static int check_delay(struct model_check *c, json_t *v, const char *path, json_int_t *out)
+{
+	*out = 0;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > MODEL_MAX_MOCK_DELAY_MS)
+		return model_check_malformed(c, path, "%s must be an integer from 0 to %d (ms)",
+		                             path, MODEL_MAX_MOCK_DELAY_MS);
+	*out = json_integer_value(v);
+	return 0;
+}
 
 static int check_steps(struct model_check *c, json_t *steps, json_t *out)
 {
@@ -226,6 +245,7 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 	json_t *sresp;
 	json_t *svar;
 	json_t *norm;
+	json_int_t delay;
 	size_t i;
 	char prefix[48];
 	char path[64];
@@ -271,12 +291,19 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 		if (v && !json_is_null(v) &&
 		    check_string(c, v, path, 1, MODEL_MAX_VARIANT_BYTES, &svar))
 			goto out;
+		snprintf(path, sizeof(path), "%s.delay_ms", prefix);
+		if (check_delay(c, json_object_get(item, "delay_ms"), path, &delay))
+			goto out;
 		norm = json_pack("{s:o,s:o}", "resource", sres, "response", sresp);
 		sres = NULL;
 		sresp = NULL;
 		if (svar)
 			json_object_set_new(norm, "variant", svar);
 		svar = NULL;
+		/* 0 is the default and is left out, as an absent variant is: a
+		 * scenario without delays keeps the shape (and digest) it had */
+		if (delay > 0)
+			json_object_set_new(norm, "delay_ms", json_integer(delay));
 		json_array_append_new(out, norm);
 	}
 	check_mock_duplicates(c, out);
@@ -376,6 +403,12 @@ out:
 int model_mock_resolve(json_t *mocks, const char *variant, const char *input, size_t input_len,
                        const char **response, size_t *response_len)
 {
+	return model_mock_lookup(mocks, variant, input, input_len, response, response_len, NULL);
+}
+
+int model_mock_lookup(json_t *mocks, const char *variant, const char *input, size_t input_len,
+                      const char **response, size_t *response_len, long *delay_ms)
+{
 	json_t *m;
 	json_t *res;
 	json_t *var;
@@ -414,7 +447,23 @@ int model_mock_resolve(json_t *mocks, const char *variant, const char *input, si
 		return 0;
 	*response = json_string_value(res);
 	*response_len = json_string_length(res);
+	if (delay_ms)
+		*delay_ms = model_mock_delay_ms(hit);
 	return 1;
+}
+
+long model_mock_delay_ms(json_t *mock)
+{
+	json_t *v = json_object_get(mock, "delay_ms");
+	json_int_t ms;
+
+	if (!json_is_integer(v))
+		return 0;
+	ms = json_integer_value(v);
+	/* the bounds again: a caller that did not validate gets no odd wait */
+	if (ms < 0 || ms > MODEL_MAX_MOCK_DELAY_MS)
+		return 0;
+	return (long)ms;
 }
 
 char *model_mock_miss_marker(const char *input, size_t input_len, size_t *out_len)

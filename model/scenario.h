@@ -11,7 +11,11 @@
  *    "steps": [{"key": string (1..128 bytes, unique), "input": string (<= 8192 bytes)}]
  *             (1..1000 items, required on create),
  *    "mocks": [{"resource": string (1..8192 bytes), "response": string (<= 65536 bytes),
- *               "variant": string (1..64 bytes) or null/absent}] (<= 1000 items, default [])}
+ *               "variant": string (1..64 bytes) or null/absent,
+ *               "delay_ms": integer 0..60000 (MODEL_MAX_MOCK_DELAY_MS), default 0}]
+ *             (<= 1000 items, default [])}
+ * A mock's delay_ms is how long the runner waits before it answers a request
+ * that mock answers (a hit); a miss is answered at once.
  * A step may be given without "key"; it then gets "step-<position>".
  * Unknown fields anywhere are refused (malformed). Two mocks with the same
  * resource and the same variant (absent counts as one variant) are refused
@@ -34,7 +38,8 @@
  * Errors (err->field is the JSON path, e.g. "steps[2].input", "mocks[1]"):
  *   malformed (400): body not an object, unknown field at any level,
  *     wrong type, a required field missing (name/steps on create, input in
- *     a step, resource/response in a mock), invalid UTF-8 or NUL;
+ *     a step, resource/response in a mock), invalid UTF-8 or NUL, a mock's
+ *     delay_ms that is not an integer in 0..60000 (field "mocks[i].delay_ms");
  *   limit_exceeded (422): any bound above; empty or blank (white space
  *     only) name; empty subject_kind, key, resource or variant; 0 or more than 1000 steps;
  *   invalid (422): duplicate step key (a default "step-<position>" that
@@ -45,7 +50,8 @@
  * A malformed problem anywhere wins over a 422 refusal; among refusals the
  * first met in document order is reported. The normalized object has the
  * keys name, description, subject_kind, steps [{key,input}], mocks
- * [{resource,response[,variant]}] ("variant" omitted when absent or null).
+ * [{resource,response[,variant][,delay_ms]}] ("variant" omitted when absent
+ * or null, "delay_ms" when absent or 0).
  */
 int model_scenario_check(json_t *body, int is_update, json_t **normalized, struct model_error *err);
 
@@ -59,6 +65,19 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized, struc
  */
 int model_mock_resolve(json_t *mocks, const char *variant, const char *input, size_t input_len,
                        const char **response, size_t *response_len);
+
+/**
+ * model_mock_resolve() that also gives the winning mock's delay: on a hit,
+ * *delay_ms (when delay_ms is not NULL) is model_mock_delay_ms() of that
+ * mock; on a miss it is left untouched (a miss has no delay). Same return.
+ */
+int model_mock_lookup(json_t *mocks, const char *variant, const char *input, size_t input_len,
+                      const char **response, size_t *response_len, long *delay_ms);
+
+/** A mock's "delay_ms" in ms: the integer when it is one in
+ * 0..MODEL_MAX_MOCK_DELAY_MS, else 0 (absent, or not a valid value). mock
+ * is borrowed. */
+long model_mock_delay_ms(json_t *mock);
 
 /** The marker for a miss: "[[mock-miss:" input "]]", allocated (caller frees),
  * length in *out_len. */

@@ -108,20 +108,27 @@ static void drain_err(struct drive *d)
 	}
 }
 
-/* Poll fd for ev (plus the stderr pipe) until ready or the deadline. */
-static enum wait_end wait_fd(struct drive *d, int fd, short ev)
+/* Poll fd for ev (plus the stderr pipe) until ready or the deadline; fd
+ * -1 waits for nothing but until_ms instead (0: no such time), which then
+ * ends the wait with WAIT_OK. The deadline wins when both have come. */
+static enum wait_end wait_fd_until(struct drive *d, int fd, short ev, long long until_ms)
 {
 	struct pollfd p[2];
-	long long left;
+	long long now, left;
 	nfds_t n;
 	int r;
 
 	for (;;) {
-		left = d->deadline_ms - runner_now_ms();
+		now = runner_now_ms();
+		left = d->deadline_ms - now;
 		if (left <= 0)
 			return WAIT_DEADLINE;
 		if (bounds_reached(d, 0) != 0)
 			return WAIT_LIMIT;
+		if (until_ms > 0 && now >= until_ms)
+			return WAIT_OK;
+		if (until_ms > 0 && left > until_ms - now)
+			left = until_ms - now;
 		if (left > RUNNER_POLL_MAX_MS)
 			left = RUNNER_POLL_MAX_MS;
 		/* the bounds are read again at least this often */
@@ -144,9 +151,24 @@ static enum wait_end wait_fd(struct drive *d, int fd, short ev)
 			return WAIT_ERROR;
 		if (n == 2 && p[1].revents)
 			drain_err(d);
-		if (p[0].revents & (ev | POLLHUP | POLLERR | POLLNVAL))
+		if (fd >= 0 && (p[0].revents & (ev | POLLHUP | POLLERR | POLLNVAL)))
 			return WAIT_OK;
 	}
+}
+
+static enum wait_end wait_fd(struct drive *d, int fd, short ev)
+{
+	return wait_fd_until(d, fd, ev, 0);
+}
+
+/* A mock's delay before its answer: delay_ms from now, bounded by the
+ * run's deadline (WAIT_DEADLINE when that comes first) and its whole-run
+ * bounds, with the agent's stderr drained meanwhile. */
+static enum wait_end wait_delay(struct drive *d, long delay_ms)
+{
+	if (delay_ms <= 0)
+		return WAIT_OK;
+	return wait_fd_until(d, -1, 0, runner_now_ms() + delay_ms);
 }
 
 /* Write all of s (n bytes) to the agent before the deadline. */
@@ -476,6 +498,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	struct runner_error err;
 	char bad[96];
 	int requests = 0, missed = 0, too_long, hit, rc = -1;
+	long delay_ms;
 
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
 	                json_object_get(step, "key"), "input", json_object_get(step, "input"));
@@ -578,8 +601,9 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			goto out;
 		}
 		/* Only the scenario's mocks answer; nothing real is reached. */
-		hit = model_mock_resolve(spec->mocks, spec->variant, resource, resource_len,
-		                         &response, &response_len);
+		delay_ms = 0;
+		hit = model_mock_lookup(spec->mocks, spec->variant, resource, resource_len,
+		                        &response, &response_len, &delay_ms);
 		free(marker);
 		marker = NULL;
 		if (!hit) {
@@ -588,6 +612,12 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			response = marker;
 			response_len = marker_len;
 		}
+		/* a slow tool: the answer waits, inside the step's time */
+		w = wait_delay(d, delay_ms);
+		if (w == WAIT_DEADLINE)
+			goto deadline;
+		if (w == WAIT_LIMIT)
+			goto limit;
 		reply =
 		    json_pack("{s:s, s:s%, s:b, s:s%}", "type", "resource", "resource", resource,
 		              resource_len, "found", hit, "response", response, response_len);

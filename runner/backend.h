@@ -27,7 +27,8 @@
  * `root`, which runner/main.c owns and releases after run() returns:
  * the run's state lives in the call and is thrown away on return.
  *   steps:   array of {"key": string, "input": string}
- *   mocks:   array of {"resource": string, "response": string, "variant"?: string|null}
+ *   mocks:   array of {"resource": string, "response": string, "variant"?: string|null,
+ *            "delay_ms"?: integer 0..MODEL_MAX_MOCK_DELAY_MS}
  *   variant: the run's variant, or NULL
  *   unconfined: 1 only under --no-seccomp, a test aid for valgrind (which
  *     cannot run a seccomp-filtered process): the backend then runs without

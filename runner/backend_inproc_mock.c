@@ -27,6 +27,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/scenario.h"
@@ -61,6 +62,8 @@ const char *__ubsan_default_options(void)
  * an fd, lseek, futex, getrandom, clock_gettime without the vDSO). The
  * signal and id calls are there so that abort() (model_xmalloc on
  * out-of-memory, a failed UBSan check) ends with SIGABRT rather than SIGSYS.
+ * clock_nanosleep (and nanosleep, its older form) is how a mock's delay_ms
+ * is waited: it only sleeps.
  * newfstatat is left out on purpose: it takes a path, and stdout gets its
  * buffer before the filter (runner/main.c) so stdio never needs it. */
 static const int allowed_syscalls[] = {
@@ -80,6 +83,9 @@ static const int allowed_syscalls[] = {
     SCMP_SYS(futex),
     SCMP_SYS(getrandom),
     SCMP_SYS(clock_gettime),
+    /* a mock's delay_ms: a wait on the clock, which reaches nothing */
+    SCMP_SYS(clock_nanosleep),
+    SCMP_SYS(nanosleep),
     SCMP_SYS(rt_sigprocmask),
     SCMP_SYS(rt_sigaction),
     SCMP_SYS(getpid),
@@ -228,7 +234,69 @@ static int write_line(FILE *out, json_t *line)
 	return fflush(out) == 0 ? 0 : -1;
 }
 
-static int run_step(const struct runner_spec *spec, size_t i, FILE *out, struct runner_summary *sum)
+/* Sleep until the CLOCK_MONOTONIC time until_ns (runner_now_ns()). */
+static void sleep_until_ns(long long until_ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(until_ns / 1000000000LL);
+	ts.tv_nsec = (long)(until_ns % 1000000000LL);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/*
+ * The winning mock's delay_ms, waited inside the step, never past the
+ * run's wall-clock deadline (deadline_ns, runner_now_ns() time): 0 when
+ * the whole delay was waited, -1 when the deadline came first (waited up
+ * to it).
+ */
+static int wait_delay(long delay_ms, long long deadline_ns)
+{
+	long long until_ns;
+
+	if (delay_ms <= 0)
+		return 0;
+	until_ns = runner_now_ns() + (long long)delay_ms * 1000000LL;
+	if (until_ns > deadline_ns) {
+		sleep_until_ns(deadline_ns);
+		return -1;
+	}
+	sleep_until_ns(until_ns);
+	return 0;
+}
+
+/* Step i+1's outcome once known: its line written and counted. kind is
+ * NULL (ok), "mock_miss" or "agent_error". Returns 0, or -1 when the line
+ * could not be written. */
+static int step_line(FILE *out, size_t i, json_t *key, json_t *input, json_t *output,
+                     const char *kind, long long duration_us, struct runner_summary *sum)
+{
+	json_t *line;
+	int rc;
+
+	line =
+	    json_pack("{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I}", "type", "step", "seq",
+	              (json_int_t)(i + 1), "key", key, "input", input, "output", output, "status",
+	              kind ? "error" : "ok", "error_kind", kind ? json_string(kind) : json_null(),
+	              "duration_us", (json_int_t)duration_us);
+	rc = line ? write_line(out, line) : -1;
+	json_decref(line);
+	if (rc != 0)
+		return -1;
+	sum->steps_total++;
+	if (kind)
+		sum->steps_error++;
+	else
+		sum->steps_ok++;
+	return 0;
+}
+
+/* Returns 0 when the step's line was written, -1 when it could not be,
+ * 1 when the wall-clock limit cut the step (its line written, the run
+ * failed with the limit's reason in sum). */
+static int run_step(const struct runner_spec *spec, size_t i, long long deadline_ns, FILE *out,
+                    struct runner_summary *sum)
 {
 	json_t *step = json_array_get(spec->steps, i);
 	json_t *key = json_object_get(step, "key");
@@ -238,16 +306,35 @@ static int run_step(const struct runner_spec *spec, size_t i, FILE *out, struct 
 	char *marker = NULL;
 	size_t marker_len = 0;
 	json_t *output = NULL;
-	json_t *line = NULL;
 	long long start_ns, duration_us;
+	long delay_ms = 0;
+	char cut[128];
 	int hit;
 	int rc = -1;
 
-	/* The step's time: its input resolved against the mocks, up to its
-	 * output (no agent here: the runner answers itself). */
+	/* The step's time: its input resolved against the mocks, the winning
+	 * mock's delay, up to its output (no agent here: the runner answers
+	 * itself). */
 	start_ns = runner_now_ns();
-	hit = model_mock_resolve(spec->mocks, spec->variant, json_string_value(input),
-	                         json_string_length(input), &response, &response_len);
+	hit = model_mock_lookup(spec->mocks, spec->variant, json_string_value(input),
+	                        json_string_length(input), &response, &response_len, &delay_ms);
+	if (hit && wait_delay(delay_ms, deadline_ns) != 0) {
+		/* cut by the wall clock: the same line, reason and counters as
+		 * on the OS-level backends, whose driver cuts the step the same
+		 * way, so a scenario ends alike on every backend */
+		duration_us = runner_step_us(start_ns);
+		snprintf(sum->reason, sizeof(sum->reason), "wall-clock limit of %ld ms exceeded",
+		         spec->limits.wall_ms);
+		snprintf(cut, sizeof(cut), "[[agent-error:wall-clock limit of %ld ms exceeded]]",
+		         spec->limits.wall_ms);
+		output = json_string(cut);
+		if (!output ||
+		    step_line(out, i, key, input, output, "agent_error", duration_us, sum) != 0)
+			goto out;
+		sum->status = "failed";
+		rc = 1;
+		goto out;
+	}
 	if (hit) {
 		output = json_stringn(response, response_len);
 	} else {
@@ -258,22 +345,11 @@ static int run_step(const struct runner_spec *spec, size_t i, FILE *out, struct 
 	if (!output)
 		goto out;
 	duration_us = runner_step_us(start_ns);
-	line = json_pack("{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I}", "type", "step", "seq",
-	                 (json_int_t)(i + 1), "key", key, "input", input, "output", output,
-	                 "status", hit ? "ok" : "error", "error_kind",
-	                 hit ? json_null() : json_string("mock_miss"), "duration_us",
-	                 (json_int_t)duration_us);
-	if (!line || write_line(out, line) != 0)
+	if (step_line(out, i, key, input, output, hit ? NULL : "mock_miss", duration_us, sum) != 0)
 		goto out;
-	sum->steps_total++;
-	if (hit)
-		sum->steps_ok++;
-	else
-		sum->steps_error++;
 	rc = 0;
 out:
 	/* Each step's output is released as soon as its line is written. */
-	json_decref(line);
 	json_decref(output);
 	free(marker);
 	return rc;
@@ -283,7 +359,9 @@ static int inproc_run(const struct runner_spec *spec, FILE *out, struct runner_s
 {
 	struct runner_error err;
 	const char *note;
+	long long deadline_ns;
 	size_t i;
+	int r;
 
 	sum->isolated = 0;
 	if (spec->unconfined) {
@@ -299,8 +377,13 @@ static int inproc_run(const struct runner_spec *spec, FILE *out, struct runner_s
 		note = "";
 		sum->isolated = 1;
 	}
+	/* the run's wall clock, which only a mock's delay can reach here */
+	deadline_ns = runner_now_ns() + (long long)spec->limits.wall_ms * 1000000LL;
 	for (i = 0; i < json_array_size(spec->steps); i++) {
-		if (run_step(spec, i, out, sum) != 0) {
+		r = run_step(spec, i, deadline_ns, out, sum);
+		if (r > 0)
+			return -1;
+		if (r != 0) {
 			sum->status = "failed";
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "cannot write the line of step %zu", i + 1);

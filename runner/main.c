@@ -302,7 +302,8 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 	static const char *const top_keys[] = {"variant", "steps", "mocks", "agent",
 	                                       "limits",  "binds", NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
-	static const char *const mock_keys[] = {"resource", "response", "variant", NULL};
+	static const char *const mock_keys[] = {"resource", "response", "variant", "delay_ms",
+	                                        NULL};
 	const char *bad = NULL;
 	json_t *v;
 	json_t *item;
@@ -345,8 +346,17 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 			return runner_error_set(
 			    err, RUNNER_E_SPEC,
 			    "mocks[%zu] must be {\"resource\": string, \"response\": string, "
-			    "\"variant\"?: string|null}",
+			    "\"variant\"?: string|null, \"delay_ms\"?: integer}",
 			    i);
+		/* refused, never clamped, as the limits are: a run waits what
+		 * its scenario says or does not run */
+		v = json_object_get(item, "delay_ms");
+		if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		          json_integer_value(v) > MODEL_MAX_MOCK_DELAY_MS))
+			return runner_error_set(
+			    err, RUNNER_E_SPEC,
+			    "mocks[%zu].delay_ms must be an integer from 0 to %d", i,
+			    MODEL_MAX_MOCK_DELAY_MS);
 	}
 	if (validate_os_fields(root, spec, err) != 0)
 		return -1;

@@ -51,6 +51,27 @@ RID0=$(jqb .id)
 req "$ED" GET "/v1/m/sandbox/runs/$RID0/outputs"
 is "run without variant resolves the mock without variant" "hello there" "$(jqb '.outputs[0].output')"
 
+# a mock's delay_ms: stored with the scenario (left out at 0, its default),
+# waited by the runner before it answers, inside the step's duration
+req "$ED" POST $S '{"name":"t0200-delay","steps":[{"key":"slow","input":"tool:slow"},{"key":"quick","input":"tool:quick"}],"mocks":[{"resource":"tool:slow","response":"slow answer","delay_ms":300},{"resource":"tool:quick","response":"quick answer","delay_ms":0}]}'
+is_status "create with delay_ms: 201" 201
+DSID=$(jqb .id)
+is "create with delay_ms: kept above 0, left out at 0" "300 false" "$(jqb '"\(.mocks[0].delay_ms) \(.mocks[1]|has("delay_ms"))"')"
+req "$OLV_VIEWER_TOKEN" GET "$S/$DSID"
+is "get: the stored delay_ms" 300 "$(jqb '.mocks[0].delay_ms')"
+req "$ED" POST "$S/$DSID/runs" '{}'
+is_status "run with a delayed mock: 201" 201
+is "run with a delayed mock: completed, 2 ok" "completed 2" "$(jqb '"\(.status) \(.steps_ok)"')"
+req "$ED" GET "/v1/m/sandbox/runs/$(jqb .id)/outputs"
+is "run with a delayed mock: the slow step's answer" "slow answer" "$(jqb '.outputs[0].output')"
+# a lower bound only: the machine may be loaded
+is "run with a delayed mock: the slow step lasts at least its 300 ms delay ($(jqb '.outputs[0].duration_ms') ms)" \
+	true "$(jqb '.outputs[0].duration_ms >= 300')"
+for bad in -1 60001 1.5 '"300"' null; do
+	req "$ED" POST $S "{\"name\":\"bad-delay\",\"steps\":[{\"input\":\"a\"}],\"mocks\":[{\"resource\":\"a\",\"response\":\"A\"},{\"resource\":\"b\",\"response\":\"B\",\"delay_ms\":$bad}]}"
+	is_error "delay_ms $bad: 400 malformed" 400 malformed
+	if [[ $(jqb .error.message) == *"mocks[1].delay_ms"* ]]; then ok "delay_ms $bad: the message names mocks[1].delay_ms"; else not_ok "delay_ms $bad: the message names mocks[1].delay_ms (got $(short "$BODY"))"; fi
+done
 # two mocks for the same resource and variant: ambiguous, refused
 req "$ED" POST $S '{"name":"dup","steps":[{"input":"a"}],"mocks":[{"resource":"a","response":"1"},{"resource":"a","response":"2"}]}'
 is_client_error "same resource twice, no variant: 422" 422
@@ -80,6 +101,10 @@ else
 	CID=
 	not_ok "cli create exited non-zero: $(cat err)"
 fi
+# the mocks table shows each mock's delay (0 when it has none)
+out=$(olivares sandbox scenarios get "$DSID" 2>err)
+is "cli get: the mocks table's header" "RESOURCE    VARIANT  DELAY_MS  RESPONSE" "$(grep '^RESOURCE' <<<"$out")"
+is "cli get: the delayed mock's row shows 300, the other 0" "300 0" "$(awk '$1 ~ /^tool:/ {printf "%s%s", sep, $3; sep=" "}' <<<"$out")"
 out=$(olivares sandbox scenarios list -o json 2>err)
 is "cli list holds it" "cli-made" "$(jq -r --arg id "$CID" '(if type=="array" then . else .scenarios end)[]|select(.id==$id)|.name' <<<"$out" 2>/dev/null)"
 out=$(olivares sandbox scenarios get "$CID" -o json 2>err)

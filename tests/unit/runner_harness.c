@@ -162,6 +162,42 @@ void spec_mock(json_t *spec, const char *resource, const char *response, const c
 	json_array_append_new(json_object_get(spec, "mocks"), m);
 }
 
+void spec_mock_delayed(json_t *spec, const char *resource, const char *response, long delay_ms)
+{
+	json_array_append_new(json_object_get(spec, "mocks"),
+	                      json_pack("{s:s, s:s, s:I}", "resource", resource, "response",
+	                                response, "delay_ms", (json_int_t)delay_ms));
+}
+
+json_t *delay_spec(long delay_ms)
+{
+	json_t *spec = spec_new(NULL, NULL);
+
+	spec_step(spec, "slow", "tool:slow");
+	spec_step(spec, "quick", "tool:quick");
+	spec_mock_delayed(spec, "tool:slow", "slow answer", delay_ms);
+	spec_mock(spec, "tool:quick", "quick answer", NULL);
+	return spec;
+}
+
+void assert_delayed_run(const struct result *r, long delay_ms)
+{
+	json_int_t slow;
+
+	ck_assert_msg(r->summary != NULL, "no summary line from the runner");
+	ck_assert_msg(strcmp(sum_str(r, "status"), "completed") == 0, "status %s: %s",
+	              sum_str(r, "status"), sum_str(r, "reason") ? sum_str(r, "reason") : "");
+	ck_assert_int_eq(sum_int(r, "steps_ok"), 2);
+	ck_assert_int_eq(json_array_size(r->steps), 2);
+	ck_assert_str_eq(step_str(r, 0, "output"), "slow answer");
+	ck_assert_str_eq(step_str(r, 1, "output"), "quick answer");
+	slow = json_integer_value(json_object_get(json_array_get(r->steps, 0), "duration_us"));
+	ck_assert_msg(slow >= (json_int_t)delay_ms * 1000 && slow <= r->ms * 1000,
+	              "slow step: %lld us, want at least its delay of %ld ms, within the %lld ms "
+	              "run",
+	              (long long)slow, delay_ms, r->ms);
+}
+
 void spec_limit(json_t *spec, const char *key, long value)
 {
 	json_t *l = json_object_get(spec, "limits");

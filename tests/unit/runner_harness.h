@@ -65,6 +65,8 @@ json_t *spec_new(const char *variant, const char *agent);
 void spec_step(json_t *spec, const char *key, const char *input);
 /** Append the mock {resource, response[, variant]} to spec. */
 void spec_mock(json_t *spec, const char *resource, const char *response, const char *variant);
+/** Append the mock {resource, response, delay_ms} to spec. */
+void spec_mock_delayed(json_t *spec, const char *resource, const char *response, long delay_ms);
 /** Set spec's limits.key to value. */
 void spec_limit(json_t *spec, const char *key, long value);
 
@@ -82,6 +84,16 @@ json_t *steps_timed(const struct result *r);
  * time (two steps: the first mocked, the second a mock miss), and the same
  * summary (status, counters, isolated, destroyed, reason, shutdown). */
 void assert_same_as_inproc(const struct result *a, const struct result *b);
+
+/** A spec for the built-in mock agent (agent NULL): step "slow" whose
+ * resource's mock waits delay_ms before it answers "slow answer", then step
+ * "quick" whose mock answers "quick answer" at once (new reference). */
+json_t *delay_spec(long delay_ms);
+
+/** r, the run of delay_spec(delay_ms), completed with both steps ok and
+ * their answers, the slow step lasting at least delay_ms (a lower bound
+ * only: the machine may be loaded) and at most the runner's wall time. */
+void assert_delayed_run(const struct result *r, long delay_ms);
 
 /** Bytes read from a runner, grown as they come (data NULL until then). */
 struct text {

@@ -1164,6 +1164,25 @@ START_TEST(test_step_duration_covers_the_agent)
 }
 END_TEST
 
+/* A mock's delay_ms, waited by the runner before it answers the agent's
+ * request: the step lasts at least the delay. */
+START_TEST(test_mock_delay)
+{
+	json_t *spec = delay_spec(300);
+	struct result r;
+
+	if (gvisor_unavailable_checked(spec)) {
+		json_decref(spec);
+		return;
+	}
+	r = run_backend("gvisor", spec);
+	assert_delayed_run(&r, 300);
+	ck_assert(sum_bool(&r, "isolated"));
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 START_TEST(test_fail_closed)
 {
 	struct seen seen;
@@ -1805,6 +1824,7 @@ static Suite *gvisor_suite(void)
 	const TTest *const behaviour[] = {
 	    test_walkthrough_same_as_inproc,
 	    test_step_duration_covers_the_agent,
+	    test_mock_delay,
 	    test_fail_closed,
 	    test_binds_shape_the_root,
 	    test_nothing_left_behind,

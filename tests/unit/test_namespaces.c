@@ -851,6 +851,21 @@ START_TEST(test_step_duration_covers_the_agent)
 }
 END_TEST
 
+/* A mock's delay_ms, waited by the runner before it answers the agent's
+ * request: the step lasts at least the delay. */
+START_TEST(test_mock_delay)
+{
+	json_t *spec = delay_spec(300);
+	struct result r;
+
+	r = run_backend("namespaces", spec);
+	assert_delayed_run(&r, 300);
+	ck_assert(sum_bool(&r, "isolated"));
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 /* ---- same results as inproc-mock ----------------------------------------- */
 
 START_TEST(test_walkthrough_same_as_inproc)
@@ -1985,6 +2000,7 @@ static Suite *namespaces_suite(void)
 	const TTest *const behaviour[] = {
 	    test_walkthrough_same_as_inproc,
 	    test_step_duration_covers_the_agent,
+	    test_mock_delay,
 	    test_profile_bot_variants,
 	    test_fail_closed,
 	    test_fail_closed_without_user_namespaces,

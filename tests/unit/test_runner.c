@@ -244,6 +244,101 @@ START_TEST(test_walkthrough)
 }
 END_TEST
 
+/* ---- a mock's delay_ms on inproc-mock ------------------------------------------ */
+
+/* A 200 ms delay makes its step last at least 200 ms (a lower bound only:
+ * the machine may be loaded); the mock-less step is a miss and answered
+ * without the delay of a mock for another variant, whose 60 s would pass
+ * the run's 5 s wall clock: the run completes. */
+START_TEST(test_mock_delay)
+{
+	struct http_dispatch_result r;
+	json_t *spec = delay_spec(200);
+	json_t *m;
+	double slow;
+
+	spec_step(spec, "miss", "tool:other-variant");
+	m = json_pack("{s:s, s:s, s:s, s:i}", "resource", "tool:other-variant", "response", "late",
+	              "variant", "other", "delay_ms", 60000);
+	json_array_append_new(json_object_get(spec, "mocks"), m);
+	spec_limit(spec, "wall_ms", 5000);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 20000, spec, &r), 0);
+	ck_assert_msg(strcmp(r.status, "completed") == 0, "status %s: %s", r.status, r.reason);
+	ck_assert_int_eq(r.steps_total, 3);
+	ck_assert_int_eq(r.steps_ok, 2);
+	ck_assert_int_eq(r.steps_error, 1);
+	ck_assert_int_eq(r.isolated, 1);
+	ck_assert_str_eq(out_str(&r, 0, "output"), "slow answer");
+	ck_assert_str_eq(out_str(&r, 1, "output"), "quick answer");
+	ck_assert_str_eq(out_str(&r, 2, "error_kind"), "mock_miss");
+	slow = json_real_value(json_object_get(json_array_get(r.outputs, 0), "duration_ms"));
+	ck_assert_msg(slow >= 200.0, "slow step: %g ms, want at least its 200 ms delay", slow);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+/* A delay past the run's wall_ms ends the run at the wall clock, with the
+ * wall clock's reason, the cut step recorded as on the OS-level backends,
+ * and no later step: not at the worker's deadline (20 s, whose reason
+ * would differ), and not after the delay's 60 s. */
+START_TEST(test_mock_delay_past_wall_clock)
+{
+	struct http_dispatch_result r;
+	json_t *spec = delay_spec(60000);
+	double cut;
+
+	spec_limit(spec, "wall_ms", 300);
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 20000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "wall-clock limit of 300 ms exceeded");
+	ck_assert_int_eq(r.isolated, 1);
+	ck_assert_int_eq(r.steps_total, 1);
+	ck_assert_int_eq(r.steps_error, 1);
+	ck_assert_uint_eq(json_array_size(r.outputs), 1);
+	ck_assert_str_eq(out_str(&r, 0, "key"), "slow");
+	ck_assert_str_eq(out_str(&r, 0, "error_kind"), "agent_error");
+	ck_assert_str_eq(out_str(&r, 0, "output"),
+	                 "[[agent-error:wall-clock limit of 300 ms exceeded]]");
+	/* it waited up to the wall clock (the step starts after the filter,
+	 * a little after the run's clock did) */
+	cut = json_real_value(json_object_get(json_array_get(r.outputs, 0), "duration_ms"));
+	ck_assert_msg(cut >= 200.0, "cut step: %g ms, want close to the 300 ms wall clock", cut);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+/* The runner refuses a delay_ms that is not an integer in 0..60000, as it
+ * refuses a limit out of bounds: never clamped, no step run. */
+START_TEST(test_mock_delay_refused)
+{
+	static const char *const bad[] = {"-1", "60001", "2.5", "\"100\"", "null"};
+	struct http_dispatch_result r;
+	json_t *spec;
+	char text[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+		         "{\"steps\":[{\"key\":\"k\",\"input\":\"a\"}],"
+		         "\"mocks\":[{\"resource\":\"a\",\"response\":\"A\",\"delay_ms\":%s}]}",
+		         bad[i]);
+		spec = json_loads(text, 0, NULL);
+		ck_assert_ptr_nonnull(spec);
+		ck_assert_int_eq(
+		    http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
+		ck_assert_str_eq(r.status, "failed");
+		ck_assert_msg(
+		    strstr(r.reason, "mocks[0].delay_ms must be an integer from 0 to 60000"),
+		    "delay_ms %s: reason %s", bad[i], r.reason);
+		ck_assert_int_eq(r.steps_total, 0);
+		http_dispatch_result_free(&r);
+		json_decref(spec);
+	}
+}
+END_TEST
+
 START_TEST(test_final_newline)
 {
 	struct http_dispatch_result r;
@@ -1561,6 +1656,9 @@ static Suite *runner_suite(void)
 {
 	const TTest *const core[] = {
 	    test_walkthrough,
+	    test_mock_delay,
+	    test_mock_delay_past_wall_clock,
+	    test_mock_delay_refused,
 	    test_final_newline,
 	    test_variants,
 	    test_probes_refused,

@@ -97,6 +97,51 @@ START_TEST(test_scn_mocks_normalized)
 }
 END_TEST
 
+/* delay_ms: kept when above 0, left out at 0 (its default), refused as
+ * malformed (400) naming mocks[N].delay_ms when it is not an integer in
+ * 0..60000; a malformed delay wins over a later 422 refusal. */
+START_TEST(test_scn_mock_delay)
+{
+	static const char *const bad[] = {"-1",   "60001", "1.5",   "200.0", "\"200\"",
+	                                  "null", "true",  "[200]", "{}",    "9223372036854775807"};
+	json_t *n;
+	char *dump;
+	char body[512];
+	size_t i;
+
+	n = scn_ok(S("{\"name\":\"n\",\"steps\":[{\"input\":\"a\"}],"
+	             "\"mocks\":[{\"resource\":\"a\",\"response\":\"A\",\"delay_ms\":200},"
+	             "{\"resource\":\"b\",\"response\":\"B\",\"delay_ms\":0},"
+	             "{\"resource\":\"c\",\"response\":\"C\",\"delay_ms\":60000,"
+	             "\"variant\":\"v\"}]}"),
+	           0);
+	dump = json_dumps(json_object_get(n, "mocks"), JSON_COMPACT);
+	ck_assert_str_eq(dump, "[{\"resource\":\"a\",\"response\":\"A\",\"delay_ms\":200},"
+	                       "{\"resource\":\"b\",\"response\":\"B\"},"
+	                       "{\"resource\":\"c\",\"response\":\"C\",\"variant\":\"v\","
+	                       "\"delay_ms\":60000}]");
+	free(dump);
+	json_decref(n);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body),
+		         "{\"name\":\"n\",\"steps\":[{\"input\":\"a\"}],\"mocks\":["
+		         "{\"resource\":\"a\",\"response\":\"A\"},"
+		         "{\"resource\":\"b\",\"response\":\"B\",\"delay_ms\":%s}]}",
+		         bad[i]);
+		scn_expect(S(body), 0, MODEL_E_MALFORMED, "mocks[1].delay_ms");
+	}
+	/* the 400 wins over a 422 met earlier in the body (an empty resource) */
+	scn_expect(S("{\"name\":\"n\",\"steps\":[{\"input\":\"a\"}],\"mocks\":["
+	             "{\"resource\":\"\",\"response\":\"A\"},"
+	             "{\"resource\":\"b\",\"response\":\"B\",\"delay_ms\":-5}]}"),
+	           0, MODEL_E_MALFORMED, "mocks[1].delay_ms");
+	/* an update that replaces the mocks is checked the same way */
+	scn_expect(S("{\"mocks\":[{\"resource\":\"a\",\"response\":\"A\",\"delay_ms\":60001}]}"), 1,
+	           MODEL_E_MALFORMED, "mocks[0].delay_ms");
+}
+END_TEST
+
 START_TEST(test_scn_required_and_types)
 {
 	scn_expect(S("[]"), 0, MODEL_E_MALFORMED, "");
@@ -602,6 +647,45 @@ START_TEST(test_mock_resolve)
 }
 END_TEST
 
+/* The delay of the mock that wins the resolution, and none on a miss. */
+START_TEST(test_mock_lookup_delay)
+{
+	json_t *m;
+	const char *r;
+	size_t l;
+	long delay;
+
+	m = S("[{\"resource\":\"a\",\"response\":\"plain\",\"delay_ms\":250},"
+	      "{\"resource\":\"a\",\"response\":\"cand\",\"variant\":\"candidate\"},"
+	      "{\"resource\":\"b\",\"response\":\"slow-cand\",\"variant\":\"candidate\","
+	      "\"delay_ms\":60000},"
+	      "{\"resource\":\"c\",\"response\":\"odd\",\"delay_ms\":-3}]");
+	delay = -1;
+	ck_assert_int_eq(model_mock_lookup(m, NULL, "a", 1, &r, &l, &delay), 1);
+	ck_assert_str_eq(r, "plain");
+	ck_assert_int_eq(delay, 250);
+	/* the variant's mock wins, and it has no delay */
+	delay = -1;
+	ck_assert_int_eq(model_mock_lookup(m, "candidate", "a", 1, &r, &l, &delay), 1);
+	ck_assert_str_eq(r, "cand");
+	ck_assert_int_eq(delay, 0);
+	delay = -1;
+	ck_assert_int_eq(model_mock_lookup(m, "candidate", "b", 1, &r, &l, &delay), 1);
+	ck_assert_int_eq(delay, 60000);
+	/* a miss leaves the delay as it was */
+	delay = 7;
+	ck_assert_int_eq(model_mock_lookup(m, NULL, "b", 1, &r, &l, &delay), 0);
+	ck_assert_int_eq(delay, 7);
+	/* a value outside the bounds (an unvalidated array) waits nothing */
+	delay = -1;
+	ck_assert_int_eq(model_mock_lookup(m, NULL, "c", 1, &r, &l, &delay), 1);
+	ck_assert_int_eq(delay, 0);
+	/* the delay is optional */
+	ck_assert_int_eq(model_mock_lookup(m, NULL, "a", 1, &r, &l, NULL), 1);
+	json_decref(m);
+}
+END_TEST
+
 START_TEST(test_mock_miss_marker)
 {
 	char *p;
@@ -668,6 +752,7 @@ Suite *unit_suite(void)
 {
 	const TTest *const scenario[] = {test_scn_minimal_defaults,
 	                                 test_scn_mocks_normalized,
+	                                 test_scn_mock_delay,
 	                                 test_scn_required_and_types,
 	                                 test_scn_unknown_fields,
 	                                 test_scn_string_bounds,
@@ -678,8 +763,8 @@ Suite *unit_suite(void)
 	                                 test_scn_credential_false_positives,
 	                                 test_scn_update,
 	                                 NULL};
-	const TTest *const mock[] = {test_mock_resolve, test_mock_miss_marker,
-	                             test_page_walkthrough, NULL};
+	const TTest *const mock[] = {test_mock_resolve, test_mock_lookup_delay,
+	                             test_mock_miss_marker, test_page_walkthrough, NULL};
 	Suite *s;
 	TCase *tc;
 

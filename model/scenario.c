@@ -49,19 +49,25 @@ static const char *const mock_fields[] = {"resource", "response", "variant", "de
 
 /*
  * A mock's "delay_ms": an integer in [0, MODEL_MAX_MOCK_DELAY_MS]. Anything
- * else (null, a real, a string, a value out of range) is malformed: the
- * field has no other meaning than a wait, and a wrong one is refused whole.
- * *out is the value (0 when absent).
+ * but an integer of 0 or more (null, a real, a string, a negative) is
+ * malformed: the field has no other meaning than a wait. An integer over
+ * the cap is over a field limit (422), as an over-long response is.
+ * *out is the value (0 when absent or refused).
  */
 static int check_delay(struct model_check *c, json_t *v, const char *path, json_int_t *out)
 {
 	*out = 0;
 	if (!v)
 		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    json_integer_value(v) > MODEL_MAX_MOCK_DELAY_MS)
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
 		return model_check_malformed(c, path, "%s must be an integer from 0 to %d (ms)",
 		                             path, MODEL_MAX_MOCK_DELAY_MS);
+	if (json_integer_value(v) > MODEL_MAX_MOCK_DELAY_MS) {
+		model_check_refuse(c, MODEL_E_LIMIT, path,
+		                   "%s must be an integer from 0 to %d (ms)", path,
+		                   MODEL_MAX_MOCK_DELAY_MS);
+		return 0;
+	}
 	*out = json_integer_value(v);
 	return 0;
 }

@@ -98,12 +98,14 @@ START_TEST(test_scn_mocks_normalized)
 END_TEST
 
 /* delay_ms: kept when above 0, left out at 0 (its default), refused as
- * malformed (400) naming mocks[N].delay_ms when it is not an integer in
- * 0..60000; a malformed delay wins over a later 422 refusal. */
+ * malformed (400) naming mocks[N].delay_ms when it is not an integer of 0
+ * or more, and over its limit (422) above 60000; a malformed delay wins
+ * over a 422 refusal met earlier. */
 START_TEST(test_scn_mock_delay)
 {
-	static const char *const bad[] = {"-1",   "60001", "1.5",   "200.0", "\"200\"",
-	                                  "null", "true",  "[200]", "{}",    "9223372036854775807"};
+	static const char *const bad[] = {"-1",   "1.5",  "200.0", "\"200\"",
+	                                  "null", "true", "[200]", "{}"};
+	static const char *const over[] = {"60001", "9223372036854775807"};
 	json_t *n;
 	char *dump;
 	char body[512];
@@ -136,8 +138,18 @@ START_TEST(test_scn_mock_delay)
 	             "{\"resource\":\"\",\"response\":\"A\"},"
 	             "{\"resource\":\"b\",\"response\":\"B\",\"delay_ms\":-5}]}"),
 	           0, MODEL_E_MALFORMED, "mocks[1].delay_ms");
+	for (i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+		snprintf(body, sizeof(body),
+		         "{\"name\":\"n\",\"steps\":[{\"input\":\"a\"}],\"mocks\":["
+		         "{\"resource\":\"a\",\"response\":\"A\"},"
+		         "{\"resource\":\"b\",\"response\":\"B\",\"delay_ms\":%s}]}",
+		         over[i]);
+		scn_expect(S(body), 0, MODEL_E_LIMIT, "mocks[1].delay_ms");
+	}
 	/* an update that replaces the mocks is checked the same way */
 	scn_expect(S("{\"mocks\":[{\"resource\":\"a\",\"response\":\"A\",\"delay_ms\":60001}]}"), 1,
+	           MODEL_E_LIMIT, "mocks[0].delay_ms");
+	scn_expect(S("{\"mocks\":[{\"resource\":\"a\",\"response\":\"A\",\"delay_ms\":-1}]}"), 1,
 	           MODEL_E_MALFORMED, "mocks[0].delay_ms");
 }
 END_TEST

@@ -118,7 +118,7 @@ check_route comparisons $M/comparisons \
 
 # ---- malformed keys: 400, nothing written ---------------------------------
 before=$(counts "$AD")
-for bad in "has space" 'semi;colon' "$(printf 'k%.0s' $(seq 1 256))" '""' 'caf%C3%A9'; do
+for bad in "has space" 'semi;colon' "$(printf 'k%.0s' $(seq 1 256))" '""' $'caf\xc3\xa9'; do
 	ireq "$AD" $M/scenarios "$bad" "$SC"
 	is_error "a malformed key ($(short "$bad")) is a 400" 400 malformed
 done

@@ -84,7 +84,6 @@ struct cli_ctx {
 /** Longest Idempotency-Key the server takes (bytes). */
 #define CLI_IDEMPOTENCY_KEY_MAX 255
 
-
 /** Most options a leaf command declares (besides the common ones). */
 #define CLI_MAX_OPTS 8
 

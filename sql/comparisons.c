@@ -42,7 +42,7 @@ struct comparison_arg {
 	const char *actor;
 	const struct store_comparison *cmp;
 	const struct store_idem *idem; /* record only; NULL: none */
-	const char *scenario_id; /* list filters; NULL matches every row */
+	const char *scenario_id;       /* list filters; NULL matches every row */
 	const char *verdict;
 	int limit, offset;
 	json_t *out;

@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct colspec idem_cols[] = {{"route", C_TEXT},
-                                           {"request_sha256", C_TEXT},
-                                           {"status", C_INT},
-                                           {"response", C_JSON}};
+static const struct colspec idem_cols[] = {
+    {"route", C_TEXT}, {"request_sha256", C_TEXT}, {"status", C_INT}, {"response", C_JSON}};
 
 static int idem_ok(const struct store_idem *idem)
 {
@@ -102,9 +100,9 @@ enum store_rc store_idem_insert(struct store *st, const char *tenant_id,
 		 * expired keys go when it writes its next one */
 		struct param p[] = {PT(tenant_id), PT(idem->now)};
 
-		rc = store_q_exec(st,
-		                  "DELETE FROM idempotency_keys WHERE tenant_id = ? AND expires_at <= ?",
-		                  p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(
+		    st, "DELETE FROM idempotency_keys WHERE tenant_id = ? AND expires_at <= ?", p,
+		    NPARAMS(p), NULL, NULL);
 		if (rc)
 			return rc;
 	}
@@ -114,9 +112,9 @@ enum store_rc store_idem_insert(struct store *st, const char *tenant_id,
 		return STORE_ERROR;
 	}
 	{
-		struct param p[] = {PT(tenant_id),   PT(idem->key),        PT(idem->route),
-		                    PT(idem->request_sha256), PI(idem->status), PT(text),
-		                    PT(idem->now),   PT(idem->expires_at)};
+		struct param p[] = {
+		    PT(tenant_id),    PT(idem->key), PT(idem->route), PT(idem->request_sha256),
+		    PI(idem->status), PT(text),      PT(idem->now),   PT(idem->expires_at)};
 
 		/* a key taken meanwhile (a concurrent request with the same
 		 * key) is a unique violation: STORE_CONFLICT, and the whole

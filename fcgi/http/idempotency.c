@@ -106,7 +106,8 @@ int http_idem_begin(struct http_request *req)
 	n = strlen(req->method) + 1 + strlen(req->path) + 1;
 	if (n - 1 > STORE_IDEM_ROUTE_MAX) {
 		http_reply_error_code(req, 400, "malformed",
-		                      "the path is too long for an Idempotency-Key", "Idempotency-Key");
+		                      "the path is too long for an Idempotency-Key",
+		                      "Idempotency-Key");
 		return 1;
 	}
 	route = http_req_alloc(req, n);

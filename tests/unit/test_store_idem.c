@@ -18,8 +18,8 @@
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 #define ROUTE "POST /v1/m/sandbox/scenarios"
 
-static struct store_idem idem(const char *key, const char *route, const char *sha,
-                              const char *now, const char *expires)
+static struct store_idem idem(const char *key, const char *route, const char *sha, const char *now,
+                              const char *expires)
 {
 	struct store_idem k;
 
@@ -190,7 +190,8 @@ START_TEST(test_idem_other_creates)
 {
 	const char *sid = "0123456789abcdef0123456789abcdef";
 	char a[33], b[33];
-	struct store_idem kr = idem("run-key", "POST /v1/m/sandbox/scenarios/x/runs", SHA_A, T0, T8);
+	struct store_idem kr =
+	    idem("run-key", "POST /v1/m/sandbox/scenarios/x/runs", SHA_A, T0, T8);
 	struct store_idem ks = idem("session-key", "POST /v1/m/sandbox/sessions", SHA_A, T0, T8);
 	static const int seqs[] = {1, 2};
 	json_t *outs = make_outputs(seqs, 2), *out = NULL, *got = NULL;

@@ -427,9 +427,19 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
                     struct model_error *err)
 {
 	switch (rc) {
+	case STORE_CONFLICT:
+		/* expected when a concurrent request took this request's
+		 * Idempotency-Key first: the router answers with its answer
+		 * (http_idem_after_fail) */
+		if (req->has_idem) {
+			http_log("store conflict in %s (answered from the Idempotency-Key's "
+			         "first answer if it is one): %s",
+			         what, store_last_error(req->store));
+			return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
+		}
+		/* fall through */
 	case STORE_OK:
 	case STORE_ERROR:
-	case STORE_CONFLICT:
 		http_log("store error in %s: %s", what, store_last_error(req->store));
 		/* an error the store could not classify may be a connection
 		 * to a database that is not the one expected (a file replaced,

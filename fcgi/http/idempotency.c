@@ -83,8 +83,12 @@ int http_idem_begin(struct http_request *req)
 	char sha[65];
 	size_t n;
 
+	/* the admin view's internal calls carry no key of their own (the
+	 * header would be the browser's request's) */
+	if (req->internal)
+		return 0;
 	h = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", req->fcgx->envp);
-	if (req->internal || !h)
+	if (!h)
 		return 0;
 	key = parse_key(req, h);
 	if (!key) {

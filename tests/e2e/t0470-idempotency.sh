@@ -102,6 +102,25 @@ ireq "$AD" "$M/scenarios/$SID/runs" "$KEY" '{}'
 ireq "$AD" "$M/scenarios/$SID2/runs" "$KEY" '{}'
 is_error "runs: the same key on another path is a 422" 422 idempotency_key_reused
 
+# the same key sent four times at once: whichever commits first keeps the
+# key, the others answer its answer; one run is recorded
+KEY=$(unique t0470-race)
+req "$AD" GET "$M/runs?scenario=$SID2&limit=500"
+n0=$(jqb '.runs | length')
+for i in 1 2 3 4; do
+	curl -s -o "$E2E_TMP/race-$i" -w '%{http_code}\n' -X POST --max-time 120 \
+		-H "Authorization: Bearer $AD" -H "Idempotency-Key: $KEY" \
+		-H 'Content-Type: application/json' --data-binary '{"variant":"race"}' \
+		"$OLIVARES_URL$M/scenarios/$SID2/runs" >"$E2E_TMP/race-$i.status" &
+done
+wait
+is "runs, four at once with one key: four 201s" "201 201 201 201" \
+	"$(cat "$E2E_TMP"/race-{1,2,3,4}.status | tr '\n' ' ' | sed 's/ $//')"
+is "runs, four at once with one key: one id" 1 \
+	"$(jq -r .id "$E2E_TMP"/race-{1,2,3,4} 2>/dev/null | sort -u | wc -l)"
+req "$AD" GET "$M/runs?scenario=$SID2&limit=500"
+is "runs, four at once with one key: one run recorded" "$((n0 + 1))" "$(jqb '.runs | length')"
+
 SESS='{"external_id":"t0470-chat","events":[{"seq":1,"kind":"input","text":"bot:hi"},{"seq":2,"kind":"output","text":"hello"}]}'
 SESS2='{"external_id":"t0470-chat-2","events":[{"seq":1,"kind":"input","text":"bot:hi"}]}'
 check_route sessions $M/sessions "$SESS" "$SESS2"

@@ -66,7 +66,23 @@ struct cli_ctx {
 	const char *url;   /* base URL, e.g. "http://127.0.0.1:8080" */
 	const char *token; /* API token or NULL; never printed */
 	char cmd[128];     /* "olivares sandbox generate", for messages */
+	/* the Idempotency-Key of this command's POST (--idempotency-key), or
+	 * NULL: every POST then gets a random one of its own (cli/http.c) */
+	const char *idempotency_key;
 };
+
+/** The --idempotency-key option of the commands that create (scenarios
+ * create, scenarios run, compare, replay): one entry of their option
+ * table. */
+#define CLI_OPT_IDEMPOTENCY_KEY                                                                    \
+	{                                                                                          \
+		"idempotency-key", "KEY",                                                          \
+		    "Idempotency-Key of the request (default: a random one); the same KEY "        \
+		    "again gets the first answer"                                                  \
+	}
+
+/** Longest Idempotency-Key the server takes (bytes). */
+#define CLI_IDEMPOTENCY_KEY_MAX 255
 
 /** Most options a leaf command declares (besides the common ones). */
 #define CLI_MAX_OPTS 8
@@ -201,6 +217,14 @@ int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *pat
  */
 int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *accept,
                      struct model_buf *out);
+
+/**
+ * Take --idempotency-key of a (when given) as the key of the command's POST
+ * (ctx->idempotency_key). The key must be 1..CLI_IDEMPOTENCY_KEY_MAX
+ * characters of A-Z a-z 0-9 - _ . : ~ + / = (what the server accepts).
+ * Returns 0, or -1 after a usage error.
+ */
+int cli_idempotency_key_opt(struct cli_ctx *ctx, const struct cli_args *a);
 
 /** Percent-encode s for one path segment or query value (RFC 3986
  * unreserved characters kept). Returns a malloc'ed string (caller frees). */

@@ -157,7 +157,8 @@ int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 	    cli_body_set_string(ctx, body, "baseline", a, "baseline") ||
 	    cli_body_set_string(ctx, body, "candidate", a, "candidate") ||
 	    cli_body_set_string(ctx, body, "suite", a, "suite") ||
-	    cli_body_set_string(ctx, body, "backend", a, "backend"))
+	    cli_body_set_string(ctx, body, "backend", a, "backend") ||
+	    cli_idempotency_key_opt(ctx, a))
 		goto usage;
 	if (tol) {
 		/* a number here; whether it is in [0, 1] is the server's rule */
@@ -385,6 +386,7 @@ const struct cli_opt cli_compare_opts[] = {
     {"suite", "S", "suite both runs are scored against (required)"},
     {"tolerance", "T", "|delta| <= T counts as unchanged, 0..1 (default 0)"},
     {"backend", "NAME", "isolation backend of both runs (default: your tenant's)"},
+    CLI_OPT_IDEMPOTENCY_KEY,
     {NULL, NULL, NULL},
 };
 

@@ -358,7 +358,8 @@ int cli_cmd_replay(struct cli_ctx *ctx, const struct cli_args *a)
 	if (cli_body_set_string(ctx, body, "variant", a, "variant") ||
 	    cli_body_set_string(ctx, body, "backend", a, "backend") ||
 	    cli_body_set_string(ctx, body, "suite", a, "suite") ||
-	    cli_body_set_string(ctx, body, "scenario_id", a, "scenario"))
+	    cli_body_set_string(ctx, body, "scenario_id", a, "scenario") ||
+	    cli_idempotency_key_opt(ctx, a))
 		goto usage;
 	return cli_call_print(ctx, "POST", "/v1/m/sandbox/replays", body, print_replay,
 	                      cli_note_run_outcome);
@@ -374,6 +375,7 @@ const struct cli_opt cli_replay_opts[] = {
     {"backend", "NAME", "isolation backend (default: your tenant's)"},
     {"suite", "S", "score the replay's outputs against suite S"},
     {"scenario", "ID", "also use this scenario's mocks (the session's win)"},
+    CLI_OPT_IDEMPOTENCY_KEY,
     {NULL, NULL, NULL},
 };
 

@@ -260,6 +260,8 @@ static int cmd_scenarios_create(struct cli_ctx *ctx, const struct cli_args *a)
 		return cli_usage_error(ctx, "--name is required");
 	if (!cli_arg(a, "steps-file"))
 		return cli_usage_error(ctx, "--steps-file is required");
+	if (cli_idempotency_key_opt(ctx, a))
+		return CLI_EXIT_USAGE;
 	body = json_object();
 	rc = scenario_fields(ctx, a, body);
 	if (rc) {
@@ -309,6 +311,8 @@ static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	json_t *body;
 
+	if (cli_idempotency_key_opt(ctx, a))
+		return CLI_EXIT_USAGE;
 	body = json_object();
 	if (cli_body_set_string(ctx, body, "variant", a, "variant") ||
 	    cli_body_set_string(ctx, body, "backend", a, "backend") ||
@@ -391,6 +395,7 @@ static const struct cli_opt create_opts[] = {
     {"subject", "S", "subject kind, at most 200 bytes"},
     {"steps-file", "FILE|-", "steps as JSON (required); '-' reads stdin"},
     {"mocks-file", "FILE|-", "mocks as JSON; '-' reads stdin"},
+    CLI_OPT_IDEMPOTENCY_KEY,
     {NULL, NULL, NULL},
 };
 
@@ -413,6 +418,7 @@ static const struct cli_opt run_opts[] = {
     {"variant", "V", "variant to run (selects the mocks of that variant)"},
     {"backend", "NAME", "isolation backend (default: your tenant's; see 'sandbox backends')"},
     {"suite", "S", "score the run's outputs against suite S (see 'sandbox compare --help')"},
+    CLI_OPT_IDEMPOTENCY_KEY,
     {NULL, NULL, NULL},
 };
 

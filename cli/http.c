@@ -4,12 +4,15 @@
  * jansson, and any failure is turned into one message on stderr here, so the
  * commands only see "got JSON" or "already reported".
  */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/rand.h>
 
 #include "cli/cli.h"
 #include "model/alloc.h"
@@ -160,10 +163,58 @@ static void busy_say(const struct response *r, long seconds)
 	json_decref(j);
 }
 
+static int idempotency_key_ok(const char *k)
+{
+	size_t n = strlen(k), i;
+
+	if (n == 0 || n > CLI_IDEMPOTENCY_KEY_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)k[i]) && !strchr("-_.:~+/=", k[i]))
+			return 0;
+	return 1;
+}
+
+int cli_idempotency_key_opt(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	const char *k = cli_arg(a, "idempotency-key");
+
+	if (!k)
+		return 0;
+	if (!idempotency_key_ok(k)) {
+		cli_usage_error(ctx,
+		                "--idempotency-key must be 1 to %d characters of A-Z a-z 0-9 and "
+		                "- _ . : ~ + / =",
+		                CLI_IDEMPOTENCY_KEY_MAX);
+		return -1;
+	}
+	ctx->idempotency_key = k;
+	return 0;
+}
+
+/* "Idempotency-Key: K" into out: ctx's key, or 16 random bytes (OpenSSL) as
+ * 32 hex characters. 0, or -1 when the generator fails. */
+static int idempotency_header(const struct cli_ctx *ctx, char *out, size_t n)
+{
+	unsigned char r[16];
+	char hex[33];
+
+	if (ctx->idempotency_key && idempotency_key_ok(ctx->idempotency_key)) {
+		snprintf(out, n, "Idempotency-Key: %s", ctx->idempotency_key);
+		return 0;
+	}
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		return -1;
+	model_hex_encode(r, sizeof(r), hex);
+	snprintf(out, n, "Idempotency-Key: %s", hex);
+	return 0;
+}
+
 static int perform(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                    const char *accept, int raw, struct response *r)
 {
 	char errbuf[CURL_ERROR_SIZE];
+	char idem[32 + CLI_IDEMPOTENCY_KEY_MAX];
 	struct curl_slist *headers = NULL;
 	struct model_buf url, auth;
 	char *payload = NULL;
@@ -202,6 +253,16 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	}
 	headers = curl_slist_append(headers, auth.data);
 	headers = curl_slist_append(headers, accept);
+	/* one key per request, kept by the 429 retries below (the same handle
+	 * and headers): the server answers a create it already made with its
+	 * first answer instead of making it again */
+	if (strcmp(method, "POST") == 0) {
+		if (idempotency_header(ctx, idem, sizeof(idem))) {
+			fputs("olivares: cannot make a random Idempotency-Key\n", stderr);
+			goto out;
+		}
+		headers = curl_slist_append(headers, idem);
+	}
 	/* no "Expect: 100-continue" round trip for bodies near 1 MiB */
 	headers = curl_slist_append(headers, "Expect:");
 	if (body) {

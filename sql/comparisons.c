@@ -41,7 +41,8 @@ struct comparison_arg {
 	const char *tenant_id;
 	const char *actor;
 	const struct store_comparison *cmp;
-	const char *scenario_id; /* list filters; NULL matches every row */
+	const struct store_idem *idem; /* record only; NULL: none */
+	const char *scenario_id;       /* list filters; NULL matches every row */
 	const char *verdict;
 	int limit, offset;
 	json_t *out;
@@ -190,7 +191,10 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 	json_decref(detail);
 	if (rc)
 		return rc;
-	return comparison_read(st, a->tenant_id, id, &a->out);
+	rc = comparison_read(st, a->tenant_id, id, &a->out);
+	if (rc)
+		return rc;
+	return store_idem_insert(st, a->tenant_id, a->idem, a->out);
 }
 
 static int verdict_known(const char *v)
@@ -207,7 +211,15 @@ enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
                                       const char *actor_token_id,
                                       const struct store_comparison *cmp, json_t **out)
 {
-	struct comparison_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
+	return store_comparison_record_idem(st, tenant_id, actor_token_id, cmp, NULL, out);
+}
+
+enum store_rc store_comparison_record_idem(struct store *st, const char *tenant_id,
+                                           const char *actor_token_id,
+                                           const struct store_comparison *cmp,
+                                           const struct store_idem *idem, json_t **out)
+{
+	struct comparison_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .idem = idem};
 	struct store_comparison c;
 	struct store_run b, k;
 	json_t *bempty = NULL, *kempty = NULL;

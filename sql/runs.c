@@ -51,6 +51,7 @@ struct run_arg {
 	const char *actor;
 	const char *id;
 	const struct store_run *run;
+	const struct store_idem *idem; /* record only; NULL: none */
 	struct store_run_filter filter;
 	int limit, offset;
 	json_t *out;
@@ -315,7 +316,10 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
 	rc = store_run_insert(st, a->tenant_id, a->actor, a->run, id);
 	if (rc)
 		return rc;
-	return run_read(st, a->tenant_id, id, &a->out);
+	rc = run_read(st, a->tenant_id, id, &a->out);
+	if (rc)
+		return rc;
+	return store_idem_insert(st, a->tenant_id, a->idem, a->out);
 }
 
 /*
@@ -369,7 +373,14 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run, str
 enum store_rc store_run_record(struct store *st, const char *tenant_id, const char *actor_token_id,
                                const struct store_run *run, json_t **out)
 {
-	struct run_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
+	return store_run_record_idem(st, tenant_id, actor_token_id, run, NULL, out);
+}
+
+enum store_rc store_run_record_idem(struct store *st, const char *tenant_id,
+                                    const char *actor_token_id, const struct store_run *run,
+                                    const struct store_idem *idem, json_t **out)
+{
+	struct run_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .idem = idem};
 	struct store_run copy;
 	json_t *empty = NULL;
 	enum store_rc rc;

@@ -108,6 +108,7 @@ struct scenario_arg {
 	const char *actor;
 	const char *id;
 	json_t *body;
+	const struct store_idem *idem; /* create only; NULL: none */
 	int limit, offset;
 	json_t *out;
 };
@@ -183,7 +184,9 @@ static enum store_rc tx_scenario_create(struct store *st, void *arg)
 	if (!a->out) {
 		store_seterr(st, "scenario: cannot build the stored object");
 		rc = STORE_ERROR;
+		goto out;
 	}
+	rc = store_idem_insert(st, a->tenant_id, a->idem, a->out);
 out:
 	json_decref(f.mocks);
 	scenario_text_free(&t);
@@ -193,7 +196,15 @@ out:
 enum store_rc store_scenario_create(struct store *st, const char *tenant_id,
                                     const char *actor_token_id, json_t *scenario, json_t **out)
 {
-	struct scenario_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .body = scenario};
+	return store_scenario_create_idem(st, tenant_id, actor_token_id, scenario, NULL, out);
+}
+
+enum store_rc store_scenario_create_idem(struct store *st, const char *tenant_id,
+                                         const char *actor_token_id, json_t *scenario,
+                                         const struct store_idem *idem, json_t **out)
+{
+	struct scenario_arg a = {
+	    .tenant_id = tenant_id, .actor = actor_token_id, .body = scenario, .idem = idem};
 
 	*out = NULL;
 	if (!tenant_id || !json_is_object(scenario)) {

@@ -28,6 +28,7 @@ struct session_arg {
 	const char *external_id;
 	const char *events; /* JSON array text */
 	size_t count;
+	const struct store_idem *idem; /* create only; NULL: none */
 	int limit, offset;
 	json_t *out;
 };
@@ -70,13 +71,20 @@ static enum store_rc tx_session_create(struct store *st, void *arg)
 		store_seterr(st, "session: cannot build the stored object");
 		return STORE_ERROR;
 	}
-	return STORE_OK;
+	return store_idem_insert(st, a->tenant_id, a->idem, a->out);
 }
 
 enum store_rc store_session_create(struct store *st, const char *tenant_id,
                                    const char *actor_token_id, json_t *session, json_t **out)
 {
-	struct session_arg a = {.tenant_id = tenant_id, .actor = actor_token_id};
+	return store_session_create_idem(st, tenant_id, actor_token_id, session, NULL, out);
+}
+
+enum store_rc store_session_create_idem(struct store *st, const char *tenant_id,
+                                        const char *actor_token_id, json_t *session,
+                                        const struct store_idem *idem, json_t **out)
+{
+	struct session_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .idem = idem};
 	json_t *events = json_object_get(session, "events");
 	char *text = NULL;
 	enum store_rc rc;

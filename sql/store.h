@@ -461,4 +461,64 @@ enum store_rc store_comparison_list_filtered(struct store *st, const char *tenan
 enum store_rc store_audit_list_page(struct store *st, const char *tenant_id, int limit, int offset,
                                     json_t **out);
 
+/* ---- idempotency keys ------------------------------------------------------ */
+
+/*
+ * The first answer of a create request sent with an Idempotency-Key (the
+ * POSTs of scenarios, runs, replays, comparisons and sessions), kept so
+ * that a retry with the same key gets that answer back and writes nothing
+ * new. A key is the tenant's (another tenant's same key is another key).
+ * Its row is written by the create's own transaction (the *_idem
+ * functions below): the record and its key are committed together or not
+ * at all. Rows live until expires_at; an expired row is ignored by
+ * store_idem_lookup and deleted when the tenant writes its next key.
+ */
+
+/** The longest key, in bytes (the HTTP layer bounds its charset). */
+#define STORE_IDEM_KEY_MAX 255
+/** The longest route ("METHOD /path as sent"), in bytes. */
+#define STORE_IDEM_ROUTE_MAX 2048
+
+/** One key as a request presents it (every member borrowed). */
+struct store_idem {
+	const char *key;            /* 1..STORE_IDEM_KEY_MAX bytes */
+	const char *route;          /* method and path as sent, e.g.
+	                             * "POST /v1/m/sandbox/scenarios/<id>/runs" */
+	const char *request_sha256; /* 64 lowercase hex: the request body's digest */
+	int status;                 /* the 2xx status the create replies */
+	const char *now;            /* ISO UTC, the request's time (created_at) */
+	const char *expires_at;     /* ISO UTC, after now */
+};
+
+/**
+ * Find the tenant's unexpired key idem->key (expires_at > idem->now).
+ * STORE_OK: the same route and request digest; *status and *response (a
+ * new reference, the stored reply body) are the first answer.
+ * STORE_CONFLICT: the key was used with another route or body (nothing
+ * returned). STORE_NOT_FOUND: no such key (or only an expired one).
+ * idem->status and idem->expires_at must be well-formed but are not read.
+ */
+enum store_rc store_idem_lookup(struct store *st, const char *tenant_id,
+                                const struct store_idem *idem, int *status, json_t **response);
+
+/** store_scenario_create that also records idem (NULL: none) with the
+ * answer *out in the same transaction. STORE_CONFLICT (nothing written)
+ * when the tenant's key is already taken (a concurrent request). */
+enum store_rc store_scenario_create_idem(struct store *st, const char *tenant_id,
+                                         const char *actor_token_id, json_t *scenario,
+                                         const struct store_idem *idem, json_t **out);
+/** store_session_create with idem, as store_scenario_create_idem. */
+enum store_rc store_session_create_idem(struct store *st, const char *tenant_id,
+                                        const char *actor_token_id, json_t *session,
+                                        const struct store_idem *idem, json_t **out);
+/** store_run_record with idem, as store_scenario_create_idem. */
+enum store_rc store_run_record_idem(struct store *st, const char *tenant_id,
+                                    const char *actor_token_id, const struct store_run *run,
+                                    const struct store_idem *idem, json_t **out);
+/** store_comparison_record with idem, as store_scenario_create_idem. */
+enum store_rc store_comparison_record_idem(struct store *st, const char *tenant_id,
+                                           const char *actor_token_id,
+                                           const struct store_comparison *cmp,
+                                           const struct store_idem *idem, json_t **out);
+
 #endif

@@ -271,4 +271,11 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run, str
 enum store_rc store_run_insert(struct store *st, const char *tenant_id, const char *actor,
                                const struct store_run *r, char id_out[33]);
 
+/* Record idem (NULL: nothing to do) with response, the answer of the create
+ * being written, inside the caller's transaction (idempotency.c); the
+ * tenant's expired keys are deleted first. STORE_CONFLICT when the key is
+ * taken. */
+enum store_rc store_idem_insert(struct store *st, const char *tenant_id,
+                                const struct store_idem *idem, json_t *response);
+
 #endif

@@ -153,7 +153,8 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	cmp.reason = verdict == MODEL_VERDICT_INCONCLUSIVE && why[0] ? why : NULL;
 	cmp.differing_steps =
 	    http_req_own(req, differing_steps(base.run.outputs, cand.run.outputs));
-	rc = store_comparison_record(req->store, req->who.tenant_id, req->who.token_id, &cmp, &out);
+	rc = store_comparison_record_idem(req->store, req->who.tenant_id, req->who.token_id, &cmp,
+	                                  http_req_idem(req, 201), &out);
 	if (rc) {
 		http_store_fail(req, rc, "comparison record", err);
 		goto out;

@@ -81,7 +81,8 @@ int api_replay_create(struct http_request *req, struct model_error *err)
 		job.run.divergence =
 		    http_req_own(req, model_replay_divergence(tl.recorded, job.run.outputs));
 	}
-	rc = store_run_record(req->store, req->who.tenant_id, req->who.token_id, &job.run, &out);
+	rc = store_run_record_idem(req->store, req->who.tenant_id, req->who.token_id, &job.run,
+	                           http_req_idem(req, 201), &out);
 	if (rc) {
 		http_store_fail(req, rc, "replay record", err);
 		goto out;

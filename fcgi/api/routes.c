@@ -1,7 +1,8 @@
 /*
  * The route table of the REST API (routes.h). The router checks each
  * route's role and module before its handler runs, so the roles are read
- * here, in one place: V viewer, E editor, A admin.
+ * here, in one place: V viewer, E editor, A admin. IDEM marks the creates
+ * that honour an Idempotency-Key (fcgi/http/idempotency.c).
  */
 #include "fcgi/api/routes.h"
 
@@ -13,37 +14,38 @@
 #define SB API_MODULE_SANDBOX
 #define OBJ HTTP_BODY_OBJECT
 #define NOB HTTP_BODY_NONE
+#define IDEM HTTP_ROUTE_IDEMPOTENT
 
 const struct http_route http_routes[] = {
-    {"GET", "/healthz", HTTP_ROLE_PUBLIC, NULL, NOB, api_healthz},
-    {"GET", "/v1/modules", V, NULL, NOB, api_modules_list},
+    {"GET", "/healthz", HTTP_ROLE_PUBLIC, NULL, NOB, api_healthz, 0},
+    {"GET", "/v1/modules", V, NULL, NOB, api_modules_list, 0},
     /* first: the literal wins over {name} below */
-    {"PUT", "/v1/modules/sandbox", A, NULL, OBJ, api_module_set},
-    {"PUT", "/v1/modules/{name}", A, NULL, OBJ, api_module_unknown},
-    {"POST", "/v1/m/sandbox/synthetic-data", E, SB, OBJ, api_generate},
-    {"POST", "/v1/m/sandbox/scenarios", E, SB, OBJ, api_scenario_create},
-    {"GET", "/v1/m/sandbox/scenarios", V, SB, NOB, api_scenario_list},
-    {"GET", "/v1/m/sandbox/scenarios/{id}", V, SB, NOB, api_scenario_get},
-    {"PUT", "/v1/m/sandbox/scenarios/{id}", E, SB, OBJ, api_scenario_update},
-    {"DELETE", "/v1/m/sandbox/scenarios/{id}", E, SB, NOB, api_scenario_delete},
-    {"POST", "/v1/m/sandbox/scenarios/{id}/runs", E, SB, OBJ, api_run_create},
-    {"GET", "/v1/m/sandbox/runs", V, SB, NOB, api_run_list},
-    {"GET", "/v1/m/sandbox/runs/{id}", V, SB, NOB, api_run_get},
-    {"GET", "/v1/m/sandbox/runs/{id}/outputs", V, SB, NOB, api_run_outputs},
-    {"GET", "/v1/m/sandbox/runs/{id}/junit", V, SB, NOB, api_run_junit},
+    {"PUT", "/v1/modules/sandbox", A, NULL, OBJ, api_module_set, 0},
+    {"PUT", "/v1/modules/{name}", A, NULL, OBJ, api_module_unknown, 0},
+    {"POST", "/v1/m/sandbox/synthetic-data", E, SB, OBJ, api_generate, 0},
+    {"POST", "/v1/m/sandbox/scenarios", E, SB, OBJ, api_scenario_create, IDEM},
+    {"GET", "/v1/m/sandbox/scenarios", V, SB, NOB, api_scenario_list, 0},
+    {"GET", "/v1/m/sandbox/scenarios/{id}", V, SB, NOB, api_scenario_get, 0},
+    {"PUT", "/v1/m/sandbox/scenarios/{id}", E, SB, OBJ, api_scenario_update, 0},
+    {"DELETE", "/v1/m/sandbox/scenarios/{id}", E, SB, NOB, api_scenario_delete, 0},
+    {"POST", "/v1/m/sandbox/scenarios/{id}/runs", E, SB, OBJ, api_run_create, IDEM},
+    {"GET", "/v1/m/sandbox/runs", V, SB, NOB, api_run_list, 0},
+    {"GET", "/v1/m/sandbox/runs/{id}", V, SB, NOB, api_run_get, 0},
+    {"GET", "/v1/m/sandbox/runs/{id}/outputs", V, SB, NOB, api_run_outputs, 0},
+    {"GET", "/v1/m/sandbox/runs/{id}/junit", V, SB, NOB, api_run_junit, 0},
     /* comparisons are append-only evidence: no PUT or DELETE route exists,
      * so the router answers 405 to both */
-    {"POST", "/v1/m/sandbox/comparisons", A, SB, OBJ, api_comparison_create},
-    {"GET", "/v1/m/sandbox/comparisons", V, SB, NOB, api_comparison_list},
-    {"GET", "/v1/m/sandbox/comparisons/{id}", V, SB, NOB, api_comparison_get},
+    {"POST", "/v1/m/sandbox/comparisons", A, SB, OBJ, api_comparison_create, IDEM},
+    {"GET", "/v1/m/sandbox/comparisons", V, SB, NOB, api_comparison_list, 0},
+    {"GET", "/v1/m/sandbox/comparisons/{id}", V, SB, NOB, api_comparison_get, 0},
     /* sessions are append-only history: no PUT or DELETE route exists,
      * so the router answers 405 to both */
-    {"POST", "/v1/m/sandbox/sessions", E, SB, OBJ, api_session_create},
-    {"GET", "/v1/m/sandbox/sessions", V, SB, NOB, api_session_list},
-    {"GET", "/v1/m/sandbox/sessions/{id}", V, SB, NOB, api_session_get},
-    {"POST", "/v1/m/sandbox/replays", E, SB, OBJ, api_replay_create},
-    {"GET", "/v1/m/sandbox/backends", V, SB, NOB, api_backends},
-    {"GET", "/v1/m/sandbox/audit", A, SB, NOB, api_audit_list},
+    {"POST", "/v1/m/sandbox/sessions", E, SB, OBJ, api_session_create, IDEM},
+    {"GET", "/v1/m/sandbox/sessions", V, SB, NOB, api_session_list, 0},
+    {"GET", "/v1/m/sandbox/sessions/{id}", V, SB, NOB, api_session_get, 0},
+    {"POST", "/v1/m/sandbox/replays", E, SB, OBJ, api_replay_create, IDEM},
+    {"GET", "/v1/m/sandbox/backends", V, SB, NOB, api_backends, 0},
+    {"GET", "/v1/m/sandbox/audit", A, SB, NOB, api_audit_list, 0},
 };
 
 const size_t http_routes_count = sizeof(http_routes) / sizeof(http_routes[0]);

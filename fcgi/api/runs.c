@@ -37,7 +37,8 @@ int api_run_create(struct http_request *req, struct model_error *err)
 		return -1;
 	if (http_run_execute(req, &job, err))
 		goto out;
-	rc = store_run_record(req->store, req->who.tenant_id, req->who.token_id, &job.run, &out);
+	rc = store_run_record_idem(req->store, req->who.tenant_id, req->who.token_id, &job.run,
+	                           http_req_idem(req, 201), &out);
 	if (rc) {
 		http_store_fail(req, rc, "run record", err);
 		goto out;

@@ -14,7 +14,8 @@ int api_scenario_create(struct http_request *req, struct model_error *err)
 	if (model_scenario_check(req->json, 0, &norm, err))
 		return -1;
 	http_req_own(req, norm);
-	rc = store_scenario_create(req->store, req->who.tenant_id, req->who.token_id, norm, &out);
+	rc = store_scenario_create_idem(req->store, req->who.tenant_id, req->who.token_id, norm,
+	                                http_req_idem(req, 201), &out);
 	return api_reply_stored(req, rc, "scenario create", 201, out, err);
 }
 

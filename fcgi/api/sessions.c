@@ -14,7 +14,8 @@ int api_session_create(struct http_request *req, struct model_error *err)
 	if (model_session_check(req->json, &norm, err))
 		return -1;
 	http_req_own(req, norm);
-	rc = store_session_create(req->store, req->who.tenant_id, req->who.token_id, norm, &out);
+	rc = store_session_create_idem(req->store, req->who.tenant_id, req->who.token_id, norm,
+	                               http_req_idem(req, 201), &out);
 	return api_reply_stored(req, rc, "session import", 201, out, err);
 }
 

@@ -61,6 +61,21 @@ void http_log(const char *fmt, ...)
 		return;
 }
 
+int http_iso_plus_seconds(const char now[25], long seconds, char out[25])
+{
+	struct tm tm;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	if (strlen(now) != 24 || !strptime(now, "%Y-%m-%dT%H:%M:%S", &tm))
+		return -1;
+	t = timegm(&tm) + (time_t)seconds;
+	if (!gmtime_r(&t, &tm) || strftime(out, 25, "%Y-%m-%dT%H:%M:%S", &tm) != 19)
+		return -1;
+	memcpy(out + 19, now + 19, 6); /* ".mmmZ" and the NUL */
+	return 0;
+}
+
 void http_now_iso(char out[25])
 {
 	struct timespec ts;
@@ -412,9 +427,19 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
                     struct model_error *err)
 {
 	switch (rc) {
+	case STORE_CONFLICT:
+		/* expected when a concurrent request took this request's
+		 * Idempotency-Key first: the router answers with its answer
+		 * (http_idem_after_fail) */
+		if (req->has_idem) {
+			http_log("store conflict in %s (answered from the Idempotency-Key's "
+			         "first answer if it is one): %s",
+			         what, store_last_error(req->store));
+			return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
+		}
+		/* fall through */
 	case STORE_OK:
 	case STORE_ERROR:
-	case STORE_CONFLICT:
 		http_log("store error in %s: %s", what, store_last_error(req->store));
 		/* an error the store could not classify may be a connection
 		 * to a database that is not the one expected (a file replaced,
@@ -1071,9 +1096,13 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		http_reply_error(req, &err);
 		return;
 	}
+	/* 6. a retried create answers its first answer, the handler unrun */
+	if ((hit->flags & HTTP_ROUTE_IDEMPOTENT) && http_idem_begin(req))
+		return;
 	memset(&err, 0, sizeof(err));
 	if (hit->handler(req, &err)) {
-		http_reply_error(req, &err);
+		if (!http_idem_after_fail(req))
+			http_reply_error(req, &err);
 		return;
 	}
 	if (!req->status) {

@@ -117,7 +117,17 @@ struct http_route {
 	const char *module;
 	enum http_body body;
 	http_handler_fn handler;
+	unsigned flags; /* HTTP_ROUTE_* (0 for most routes) */
 };
+
+/**
+ * Route flag: a create that honours an Idempotency-Key request header
+ * (fcgi/http/idempotency.c). The router checks the key and answers a
+ * retry with the first answer before the handler runs; the handler writes
+ * its record with http_req_idem(req, status) handed to the store's *_idem
+ * create, and replies that status with the store's answer.
+ */
+#define HTTP_ROUTE_IDEMPOTENT 1u
 
 /** One request. Fields are valid for the handler's whole call. */
 struct http_request {
@@ -152,6 +162,10 @@ struct http_request {
 	/* the run slots its runs hold (fcgi/run/runslots.h), released with the
 	 * request's memory */
 	struct http_runslot run_slot;
+	/* the Idempotency-Key of a create (HTTP_ROUTE_IDEMPOTENT) that was not
+	 * used before: has_idem 1 and idem filled (its strings request-owned) */
+	int has_idem;
+	struct store_idem idem;
 };
 
 /** One "{id}" or "{name}" segment that http_path_match captured: len bytes
@@ -296,6 +310,42 @@ int http_query_int(struct http_request *req, const char *name, int def, int min,
 
 /** Current UTC time as "YYYY-MM-DDTHH:MM:SS.mmmZ" into out (25 bytes). */
 void http_now_iso(char out[25]);
+
+/** How long an Idempotency-Key's first answer is kept (24 h). */
+#define HTTP_IDEM_TTL_SECONDS (24L * 3600)
+
+/**
+ * The Idempotency-Key step of the router, for a route flagged
+ * HTTP_ROUTE_IDEMPOTENT, after the body is decoded and before the handler:
+ * no header, 0 (nothing changes); a malformed key, 400 malformed replied
+ * (the key is 1..STORE_IDEM_KEY_MAX characters of A-Z a-z 0-9 - _ . : ~ + /
+ * =, bare or as a quoted string); a key the tenant used for this route,
+ * path and body, its first answer replied (with "Idempotent-Replayed:
+ * true"); a key used for another route, path or body, 422
+ * idempotency_key_reused replied; a key not seen (or expired), 0 with
+ * req->idem filled. Returns 0 (run the handler) or 1 (replied).
+ */
+int http_idem_begin(struct http_request *req);
+
+/**
+ * After the handler of a request with a fresh key failed: when the key was
+ * taken meanwhile by a concurrent request with the same key (the store
+ * refused the create with STORE_CONFLICT and wrote nothing), reply that
+ * request's answer (or the 422) as http_idem_begin would, and return 1;
+ * otherwise 0 (the caller replies the handler's error).
+ */
+int http_idem_after_fail(struct http_request *req);
+
+/**
+ * The key the handler's store create records with its answer, with the
+ * status the handler will reply (a 2xx), or NULL when the request has no
+ * fresh key.
+ */
+const struct store_idem *http_req_idem(struct http_request *req, int status);
+
+/** now (an http_now_iso time) plus seconds (may be negative), same format,
+ * into out. Returns 0, or -1 when now is not in that format. */
+int http_iso_plus_seconds(const char now[25], long seconds, char out[25]);
 
 /** A printable ASCII copy of the untrusted text src for a message: at
  * most n - 1 bytes (n >= 1), each byte outside 0x20..0x7e replaced by '?',

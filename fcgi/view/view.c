@@ -808,22 +808,6 @@ static int login_token(struct view_state *st, struct store_principal *p)
 	return 0;
 }
 
-/* now (http_now_iso) plus minutes, same format. */
-static int iso_plus_minutes(const char now[25], int minutes, char out[25])
-{
-	struct tm tm;
-	time_t t;
-
-	memset(&tm, 0, sizeof(tm));
-	if (!strptime(now, "%Y-%m-%dT%H:%M:%S", &tm))
-		return -1;
-	t = timegm(&tm) + (time_t)minutes * 60;
-	if (!gmtime_r(&t, &tm) || strftime(out, 25, "%Y-%m-%dT%H:%M:%S", &tm) != 19)
-		return -1;
-	memcpy(out + 19, now + 19, 6); /* ".mmmZ" and the NUL */
-	return 0;
-}
-
 /* The Set-Cookie line: value "" with Max-Age 0 expires the cookie. */
 static void cookie_header(struct view_ctx *ctx, const char *value, int max_age, char *out, size_t n)
 {
@@ -868,7 +852,7 @@ static int r_login_post(struct view_state *st)
 	model_hex_encode(raw, sizeof(raw), secret);
 	http_sha256_hex(secret, 64, hash);
 	http_now_iso(now);
-	if (iso_plus_minutes(now, ctx->req->cfg->session_minutes, expires)) {
+	if (http_iso_plus_seconds(now, (long)ctx->req->cfg->session_minutes * 60, expires)) {
 		ret = page_status(ctx, 500, "internal error");
 		goto out;
 	}

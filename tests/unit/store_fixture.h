@@ -100,5 +100,6 @@ void assert_not_found_zeroed(const char *sha, const char *now);
 void store_runs_cases(TCase *tc);        /* test_store_runs.c */
 void store_comparisons_cases(TCase *tc); /* test_store_comparisons.c */
 void store_sessions_cases(TCase *tc);    /* test_store_sessions.c */
+void store_idem_cases(TCase *tc);        /* test_store_idem.c */
 
 #endif

@@ -99,7 +99,7 @@
  * grace period for it to exit (a run that completed says in its shutdown
  * note when the agent outlived it), `runsc delete --force`, SIGKILL of every
  * descendant left (the runner is their subreaper: runsc create's gofer and
- * sandbox, and the sandbox's ptrace stubs, are re-parented to it) until
+ * sandbox, and the processes the ptrace platform starts for the agent, are re-parented to it) until
  * wait reports no child but the guard, the container's cgroups removed
  * (retried while their last tasks leave them) and checked gone, the
  * directory removed without crossing a mount point and checked gone. If any
@@ -822,7 +822,7 @@ static int proc_has(const char *name, const char *file, char *buf, size_t n, con
 /*
  * SIGKILL every process but this one that is of g's run: its command
  * line names a path under the run's directory (runsc create and start,
- * the gofer and the sandbox with its ptrace stubs all carry --root or
+ * the gofer and the sandbox with the ptrace platform's processes all carry --root or
  * --bundle under it, and the name is mkdtemp's, so nothing else does), or
  * it is in a cgroup of the container (named by its id: whatever runsc
  * put there, under whatever name it runs). Returns how many were

@@ -316,3 +316,29 @@ double reason_cpu_used(const char *reason)
 		return -1;
 	return used;
 }
+
+int runner_preflight_ok(const char *backend, char *why, size_t n)
+{
+	const char *runner = getenv("OLIVARES_RUNNER");
+	char cmd[1024], line[2048];
+	json_t *j;
+	FILE *p;
+	int ok = 0;
+
+	snprintf(why, n, "no answer from --preflight %s", backend);
+	if (!runner)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "'%s' --preflight %s", runner, backend);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	if (fgets(line, sizeof(line), p)) {
+		j = json_loads(line, 0, NULL);
+		ok = json_is_true(json_object_get(j, "ok"));
+		if (json_is_string(json_object_get(j, "reason")))
+			snprintf(why, n, "%s", json_string_value(json_object_get(j, "reason")));
+		json_decref(j);
+	}
+	pclose(p);
+	return ok;
+}

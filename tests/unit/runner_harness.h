@@ -115,6 +115,10 @@ const char *step_str(const struct result *r, size_t i, const char *key);
  * reason is not one. */
 double reason_cpu_used(const char *reason);
 
+/** Ask $OLIVARES_RUNNER --preflight BACKEND: 1 when its first line says ok,
+ * else 0 with its reason (or why there was none) in why[n]. */
+int runner_preflight_ok(const char *backend, char *why, size_t n);
+
 /** Add to s a test case name with a timeout of timeout s and the tests of
  * the NULL-terminated list tests, in order; returns it (owned by s). */
 TCase *suite_add_tests(Suite *s, const char *name, double timeout, const TTest *const *tests);

@@ -1864,28 +1864,7 @@ static Suite *gvisor_suite(void)
  * every gvisor test asserts. */
 static void probe_gvisor(void)
 {
-	const char *runner = getenv("OLIVARES_RUNNER");
-	char cmd[1024], line[2048];
-	json_t *j;
-	FILE *p;
-
-	gvisor_ok = 0;
-	snprintf(gvisor_why, sizeof(gvisor_why), "no answer from --preflight gvisor");
-	if (!runner)
-		return;
-	snprintf(cmd, sizeof(cmd), "'%s' --preflight gvisor", runner);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	if (fgets(line, sizeof(line), p)) {
-		j = json_loads(line, 0, NULL);
-		gvisor_ok = json_is_true(json_object_get(j, "ok"));
-		if (json_is_string(json_object_get(j, "reason")))
-			snprintf(gvisor_why, sizeof(gvisor_why), "%s",
-			         json_string_value(json_object_get(j, "reason")));
-		json_decref(j);
-	}
-	pclose(p);
+	gvisor_ok = runner_preflight_ok("gvisor", gvisor_why, sizeof(gvisor_why));
 }
 
 /* What failed runs of this suite left (their tests ended at a failed

@@ -106,6 +106,8 @@ const char *model_error_name(enum model_err code)
 		return "busy";
 	case MODEL_E_STORAGE:
 		return "storage_unavailable";
+	case MODEL_E_CONFLICT:
+		return "conflict";
 	case MODEL_E_INTERNAL:
 		break;
 	}
@@ -130,6 +132,8 @@ int model_error_http_status(enum model_err code)
 		return 429;
 	case MODEL_E_STORAGE:
 		return 503;
+	case MODEL_E_CONFLICT:
+		return 409;
 	case MODEL_E_INTERNAL:
 		break;
 	}

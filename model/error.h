@@ -14,8 +14,10 @@
  *                                                (duplicate mock, credential)
  *   MODEL_E_NOT_FOUND    404   "not_found"
  *   MODEL_E_TOO_LARGE    413   "too_large"       request body over 1 MiB
- *   MODEL_E_BUSY         429   "busy"            every run slot is taken: try again
+ *   MODEL_E_BUSY         429   "busy"            over a tenant's active runs: try again
  *                                                (sent with Retry-After)
+ *   MODEL_E_CONFLICT     409   "conflict"        a state change that no longer applies
+ *                                                (cancel of a finished run)
  *   MODEL_E_STORAGE      503   "storage_unavailable"
  *   MODEL_E_INTERNAL     500   "internal"
  */
@@ -31,6 +33,7 @@ enum model_err {
 	MODEL_E_BUSY,
 	MODEL_E_STORAGE,
 	MODEL_E_INTERNAL,
+	MODEL_E_CONFLICT,
 };
 
 struct model_error {

@@ -31,6 +31,7 @@ enum store_rc {
 	STORE_CONFLICT,    /* unique constraint (e.g. tenant name taken) */
 	STORE_UNAVAILABLE, /* connection lost, locked past retries, migration missing */
 	STORE_ERROR,       /* anything else; details in store_last_error */
+	STORE_LIMIT,       /* over a tenant's limit (max_active_runs); nothing written */
 };
 
 enum store_role { STORE_ROLE_VIEWER = 1, STORE_ROLE_EDITOR = 2, STORE_ROLE_ADMIN = 3 };
@@ -219,7 +220,7 @@ struct store_run {
 	int scenario_version;
 	const char *scenario_digest; /* 64 hex */
 	const char *variant;         /* may be NULL */
-	const char *status;          /* "completed" | "failed" | "degraded" */
+	const char *status;          /* "completed" | "failed" | "degraded" | "cancelled" */
 	const char *runner;          /* e.g. "olivares-runner/0.1.0" */
 	const char *backend;         /* backend that actually ran */
 	int isolated, destroyed;
@@ -294,7 +295,8 @@ enum store_rc store_run_list(struct store *st, const char *tenant_id, const char
  * matches no run). */
 struct store_run_filter {
 	const char *scenario_id;
-	const char *status;     /* "running" | "completed" | "failed" | "degraded" */
+	const char *status;     /* "queued" | "running" | "completed" | "failed" | "degraded" |
+	                         * "cancelled" */
 	const char *kind;       /* "simulation" | "replay" | "comparison" */
 	const char *session_id; /* the history session a replay replayed */
 };
@@ -361,11 +363,17 @@ enum store_rc store_comparison_record(struct store *st, const char *tenant_id,
  *  (status, scored and shutdown are those of the recorded runs: shutdown
  *  is the run's note that its agent had to be killed after the last step,
  *  or null, as in store_run_get; it is not a score and does not enter the
- *  verdict). STORE_NOT_FOUND for an unknown id or another tenant's id. */
+ *  verdict), and "status": "decided". A comparison asked for with
+ *  store_comparison_enqueue whose verdict is not recorded yet has the same
+ *  members with "status": "pending", "verdict", "delta" and "reason" null,
+ *  "differing_steps" [], a side's "score" null until it is scored, and
+ *  "decided_by" the actor who asked. STORE_NOT_FOUND for an unknown id or
+ *  another tenant's id. */
 enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
                                    json_t **out);
 
-/** {"comparisons":[comparison objects]}, newest first; scenario_id may be
+/** {"comparisons":[comparison objects]} (decided ones only: a pending
+ *  comparison has no verdict for a gate to read), newest first; scenario_id may be
  *  NULL (every scenario); limit 1..500, offset >= 0. The latest comparison
  *  of a scenario (what a deployment gate reads) is limit 1, offset 0. */
 enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
@@ -520,5 +528,200 @@ enum store_rc store_comparison_record_idem(struct store *st, const char *tenant_
                                            const char *actor_token_id,
                                            const struct store_comparison *cmp,
                                            const struct store_idem *idem, json_t **out);
+
+/* ---- run jobs: queued runs, the executors that claim them ------------------ */
+
+/*
+ * A run is a job: store_run_enqueue records it "queued" with what an
+ * executor needs to run it (its job object), an executor claims it
+ * ("running": executor, started_at, heartbeat_at set), heartbeats it,
+ * appends its outputs as steps end, and finishes it (terminal: completed,
+ * failed, cancelled; a degraded replay is recorded whole with
+ * store_run_record). A run is claimed at most once: nothing here puts a
+ * run back in the queue. A running run whose heartbeat is older than the
+ * lease is ended "failed" by store_runs_sweep with reason "executor <id>
+ * lost: no heartbeat for N s", its outputs kept.
+ *
+ * Columns not known before the end (runner, output_digest, started_at,
+ * finished_at) read as null in a run object until they are; the run object
+ * of store_run_get also has "queued_at", "steps_done" (outputs stored so
+ * far), "executor" (null until claimed) and "comparison_id" (null unless
+ * the run is one side of a comparison).
+ */
+
+/** What a queued run is: everything but what its execution decides.
+ * Every member borrowed. */
+struct store_run_job {
+	const char *kind;        /* "simulation" | "replay" | "comparison" */
+	const char *scenario_id; /* NULL only for a replay without a scenario */
+	int scenario_version;
+	const char *scenario_digest; /* 64 hex, or NULL with scenario_id NULL */
+	const char *variant;         /* may be NULL */
+	const char *backend;         /* the backend chosen (a known name) */
+	const char *suite;           /* may be NULL */
+	const char *session_id;      /* a replay's session (checked as store_run_record
+	                              * does), else NULL */
+	int steps_total;             /* the steps the spec holds */
+	json_t *job;                 /* the executor's input, an object stored as is
+	                              * (e.g. {"spec": run spec, "recorded": […]});
+	                              * returned by store_run_claim, dropped when the
+	                              * run ends */
+};
+
+/**
+ * Record job as a queued run of tenant_id, with its "sandbox.run" audit
+ * event (detail {"scenario_id","variant","status":"queued"}, plus
+ * "session_id" for a replay) and idem (NULL: none) in one transaction.
+ * max_active >= 1: STORE_LIMIT (nothing written) when the tenant already
+ * has max_active runs queued or running. *out gets the run object
+ * (store_run_get).
+ */
+enum store_rc store_run_enqueue(struct store *st, const char *tenant_id, const char *actor_token_id,
+                                const struct store_run_job *job, int max_active,
+                                const struct store_idem *idem, json_t **out);
+
+/** A comparison to run: its two runs are queued together, and its verdict
+ * is recorded when both have ended (store_comparison_settle). */
+struct store_comparison_job {
+	const char *scenario_id;
+	int scenario_version;
+	const char *suite;                                /* 1..128 bytes */
+	double tolerance;                                 /* in [0, 1] */
+	const struct store_run_job *baseline, *candidate; /* kind "comparison" */
+};
+
+/**
+ * Queue both runs of cj (each with its "sandbox.run" event, counted
+ * against max_active as two) and the comparison request, with idem, in one
+ * transaction. *out gets the comparison object of store_comparison_get,
+ * which is pending (verdict null) until store_comparison_settle records
+ * it.
+ */
+enum store_rc store_comparison_enqueue(struct store *st, const char *tenant_id,
+                                       const char *actor_token_id,
+                                       const struct store_comparison_job *cj, int max_active,
+                                       const struct store_idem *idem, json_t **out);
+
+/** An executor as it registers: every member borrowed. */
+struct store_executor {
+	const char *id;       /* 1..128 bytes, [A-Za-z0-9._:-] */
+	const char *host;     /* the host id it runs on, 1..128 bytes */
+	int pid, slots;       /* slots >= 1 */
+	const char *backends; /* comma list of the backends that passed preflight
+	                       * on its host ("" when none) */
+	json_t *preflight;    /* {"<backend>": {"ok": bool, "reason": text|null}}, stored as is */
+};
+
+/** Register ex (a new row, or the same id again: replaced, live again),
+ * heartbeat now. Not tenant data (an operator's table). */
+enum store_rc store_executor_register(struct store *st, const struct store_executor *ex);
+/** The executor's heartbeat: now. STORE_NOT_FOUND when it is not registered. */
+enum store_rc store_executor_heartbeat(struct store *st, const char *executor_id);
+/** The executor stopped cleanly: no longer live (its runs are its own to end). */
+enum store_rc store_executor_stop(struct store *st, const char *executor_id);
+
+/**
+ * Whether a live executor (heartbeat within lease_seconds, not stopped)
+ * offers backend: *offered 1 or 0. When 0, why (n bytes) says so:
+ * "no live executor offers backend B" plus, when a live executor's
+ * preflight refused it, ": <its reason>"; or "no executor is running"
+ * when none is live at all.
+ */
+enum store_rc store_executor_offers(struct store *st, const char *backend, int lease_seconds,
+                                    int *offered, char *why, size_t n);
+
+/** {"executors":[{"id","host","pid","slots","backends":[…],"preflight",
+ * "started_at","heartbeat_at","stopped_at","live":bool,"running":N}]},
+ * newest heartbeat first (operator tool and /backends). */
+enum store_rc store_executor_list(struct store *st, int lease_seconds, json_t **out);
+
+/** A claimed run (store_run_claim): release with store_claim_clear. */
+struct store_claim {
+	char run_id[33];
+	char tenant_id[33];
+	char backend[32];
+	json_t *run; /* the run object (store_run_get), status "running" */
+	json_t *job; /* the job object it was queued with */
+};
+
+/**
+ * Claim one queued run whose backend is in backends (comma list) for
+ * executor_id: status "running", executor, started_at and heartbeat_at
+ * now, atomically (on PostgreSQL with SELECT … FOR UPDATE SKIP LOCKED, on
+ * SQLite in one immediate transaction), so two executors never claim one
+ * run. Fair across tenants: the run taken is the oldest queued one of the
+ * tenant that has the fewest runs running. STORE_OK with *out filled,
+ * STORE_NOT_FOUND when there is nothing to claim.
+ */
+enum store_rc store_run_claim(struct store *st, const char *executor_id, const char *backends,
+                              struct store_claim *out);
+void store_claim_clear(struct store_claim *c);
+
+/**
+ * Heartbeat run_id held by executor_id (heartbeat_at now); *cancel gets 1
+ * when a cancel was asked for. STORE_NOT_FOUND when the run is no longer
+ * running under that executor (swept as lost, or ended): stop it.
+ */
+enum store_rc store_run_heartbeat(struct store *st, const char *run_id, const char *executor_id,
+                                  int *cancel);
+
+/**
+ * Append outputs (an array of output objects as store_run records them,
+ * seq ascending and above every seq stored) to run_id held by
+ * executor_id, set steps_done to the outputs stored and heartbeat it, in
+ * one transaction. STORE_NOT_FOUND as store_run_heartbeat (nothing
+ * written); STORE_ERROR for a malformed output.
+ */
+enum store_rc store_run_append(struct store *st, const char *run_id, const char *executor_id,
+                               json_t *outputs);
+
+/**
+ * End run_id held by executor_id with the terminal fields of run (status
+ * "completed" | "failed" | "cancelled", runner, backend, isolated,
+ * destroyed, steps_*, scored/score/passed/score_details, reason,
+ * output_digest, finished_at, divergence, shutdown; kind, scenario,
+ * variant, suite, session and started_at are the queued run's and are not
+ * read). run->outputs (may be NULL) are the run's outputs: those whose seq
+ * is not stored yet are appended. The job object is dropped. Then, when
+ * the run is one side of a comparison, store_comparison_settle. *out (may
+ * be NULL) gets the run object. STORE_NOT_FOUND (nothing written) as
+ * store_run_heartbeat.
+ */
+enum store_rc store_run_finish(struct store *st, const char *run_id, const char *executor_id,
+                               const struct store_run *run, json_t **out);
+
+/**
+ * Cancel the tenant's run id, audited "sandbox.run.cancel" by actor: a
+ * queued run ends "cancelled" at once (reason "cancelled before it
+ * started", no step); a running one is marked, and its executor ends it
+ * "cancelled" with the steps done (its next heartbeat sees the mark).
+ * STORE_CONFLICT (nothing written) for a run already terminal;
+ * STORE_NOT_FOUND for an unknown id or another tenant's. *out gets the run
+ * object after the change.
+ */
+enum store_rc store_run_cancel(struct store *st, const char *tenant_id, const char *actor_token_id,
+                               const char *id, json_t **out);
+
+/**
+ * End every running run whose heartbeat is older than lease_seconds:
+ * "failed", reason "executor <id> lost: no heartbeat for N s" (N whole
+ * seconds since its last heartbeat), its stored outputs kept (steps_ok,
+ * steps_error and output_digest computed from them), not isolated
+ * claims dropped (isolated and destroyed 0: nobody saw the jail torn
+ * down). Then settle the comparisons whose two runs are terminal and have
+ * no verdict yet. *ended (may be NULL) gets how many runs it ended. Any
+ * process may call it (executors do, each lease/3 seconds).
+ */
+enum store_rc store_runs_sweep(struct store *st, int lease_seconds, int *ended);
+
+/**
+ * Record the verdict of comparison_id once both of its runs are terminal
+ * (model/verdict.h over their stored scores, tolerance and outputs), with
+ * the audit event "sandbox.compare" by the actor who asked for it, in one
+ * transaction. STORE_OK when it is recorded now or already was (a second
+ * caller loses the race harmlessly); STORE_NOT_FOUND when it has no such
+ * comparison or a side is not terminal yet.
+ */
+enum store_rc store_comparison_settle(struct store *st, const char *comparison_id);
 
 #endif

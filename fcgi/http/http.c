@@ -449,6 +449,10 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
 	case STORE_NOT_FOUND:
 		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "%s", not_found_message(what));
+	case STORE_LIMIT:
+		/* the handlers that can meet a tenant's limit word it themselves */
+		return model_error_set(err, MODEL_E_BUSY, NULL,
+		                       "over the tenant's limit of active runs");
 	case STORE_UNAVAILABLE:
 		http_log("storage unavailable in %s: %s", what, store_last_error(req->store));
 		req->worker->store_broken = 1;

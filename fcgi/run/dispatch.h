@@ -43,7 +43,7 @@
 #define HTTP_DISPATCH_GRACE_MS 3000
 
 struct http_dispatch_result {
-	char status[16];  /* "completed" | "failed" */
+	char status[16];  /* "completed" | "failed" | "cancelled" (a hook stopped it) */
 	char runner[64];  /* from the summary, or "olivares-runner" */
 	char backend[32]; /* the backend the runner reported (== the one requested:
 	                   * anything else fails the run); the requested one when
@@ -92,6 +92,47 @@ struct http_dispatch_result {
 int http_dispatch_run(const char *runner_path, int fork_server, const char *backend,
                       const char *platform, int timeout_ms, json_t *spec,
                       struct http_dispatch_result *res);
+
+/**
+ * What a caller follows while a run goes (the executor: it appends each
+ * step's output to the store as it ends, heartbeats the run and notices a
+ * cancel). Every member is optional (NULL, 0).
+ */
+struct http_dispatch_hooks {
+	void *ctx;
+	/* Each step's output object, as res->outputs will hold it (seq, key,
+	 * input, output, status, error_kind, duration_ms; borrowed for the
+	 * call), as soon as its line has been read and checked, in seq order:
+	 * a step reported here is one of the spec's, never reported twice.
+	 * Nonzero stops the run as tick does. */
+	int (*step)(void *ctx, json_t *output);
+	/* Called at least every tick_ms (> 0) while the runner runs, and after
+	 * each step call. Nonzero stops the run: the runner's group is killed
+	 * and reaped, and the run ends with res->status "cancelled", isolated
+	 * and destroyed 0, res->outputs the steps reported so far, and reason
+	 * "cancelled while running (N of M steps done)". */
+	int (*tick)(void *ctx);
+	int tick_ms;
+};
+
+/**
+ * http_dispatch_run with hooks (may be NULL: then exactly
+ * http_dispatch_run). Returns 0 or -1 as http_dispatch_run does; a run
+ * stopped by a hook returns 1 (res->status "cancelled"). With a step
+ * hook, whatever ends the run (a failure of the worker's own included,
+ * where http_dispatch_run leaves no output), res->outputs holds exactly
+ * the steps given to hooks->step, in order, and output_digest is over
+ * them: a caller that stored them as they came has stored the run's
+ * outputs, and stores nothing twice.
+ */
+int http_dispatch_run_hooked(const char *runner_path, int fork_server, const char *backend,
+                             const char *platform, int timeout_ms, json_t *spec,
+                             const struct http_dispatch_hooks *hooks,
+                             struct http_dispatch_result *res);
+
+/** The output digest of outputs (an array in seq order) into hex: as
+ * http_dispatch_run computes output_digest (see above). */
+void http_dispatch_output_digest(json_t *outputs, char hex[65]);
 
 void http_dispatch_result_free(struct http_dispatch_result *res);
 

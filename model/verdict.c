@@ -111,3 +111,37 @@ int model_verdict_decide(const struct model_verdict_side *baseline,
 		         tolerance);
 	return 0;
 }
+
+json_t *model_differing_steps(json_t *base, json_t *cand)
+{
+	json_t *diff = json_array();
+	json_t *b, *c, *bo, *co;
+	json_int_t bs, cs;
+	size_t i = 0, j = 0;
+
+	while (i < json_array_size(base) || j < json_array_size(cand)) {
+		b = json_array_get(base, i);
+		c = json_array_get(cand, j);
+		bs = b ? json_integer_value(json_object_get(b, "seq")) : 0;
+		cs = c ? json_integer_value(json_object_get(c, "seq")) : 0;
+		if (b && c && bs == cs) {
+			i++;
+			j++;
+		} else if (b && (!c || bs < cs)) {
+			c = NULL;
+			i++;
+		} else {
+			b = NULL;
+			j++;
+		}
+		bo = b ? json_object_get(b, "output") : NULL;
+		co = c ? json_object_get(c, "output") : NULL;
+		if (bo && co && json_equal(bo, co))
+			continue;
+		json_array_append_new(diff, json_pack("{s:I, s:O, s:O, s:O}", "seq", b ? bs : cs,
+		                                      "key", json_object_get(b ? b : c, "key"),
+		                                      "baseline_output", bo ? bo : json_null(),
+		                                      "candidate_output", co ? co : json_null()));
+	}
+	return diff;
+}

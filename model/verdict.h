@@ -26,6 +26,7 @@
  * quoted without that prefix; with both sides inconclusive both are named,
  * baseline first, joined by "; ".
  */
+#include <jansson.h>
 #include <stddef.h>
 
 #define MODEL_DEFAULT_TOLERANCE 0.0
@@ -67,5 +68,14 @@ const char *model_verdict_name(enum model_verdict v);
 /** 1 when a deployment gate may pass on this verdict (improved or
  * unchanged), else 0. */
 int model_verdict_gate_passes(enum model_verdict v);
+
+/**
+ * The steps whose outputs differ between two runs' outputs (base and cand:
+ * arrays of output objects in seq order, borrowed), matched by seq: a new
+ * array of {"seq","key","baseline_output","candidate_output"}, a side that
+ * has no such step giving null. What a comparison records beside its
+ * verdict.
+ */
+json_t *model_differing_steps(json_t *base, json_t *cand);
 
 #endif

@@ -34,45 +34,6 @@ static int parse_tolerance(json_t *v, double *tolerance, struct model_error *err
 	return 0;
 }
 
-/*
- * The steps whose outputs differ between two runs, by seq (both arrays in
- * seq order, as dispatch guarantees): [{"seq","key","baseline_output",
- * "candidate_output"}], a side that has no such step giving null.
- */
-static json_t *differing_steps(json_t *base, json_t *cand)
-{
-	json_t *diff = json_array();
-	json_t *b, *c, *bo, *co;
-	json_int_t bs, cs;
-	size_t i = 0, j = 0;
-
-	while (i < json_array_size(base) || j < json_array_size(cand)) {
-		b = json_array_get(base, i);
-		c = json_array_get(cand, j);
-		bs = b ? json_integer_value(json_object_get(b, "seq")) : 0;
-		cs = c ? json_integer_value(json_object_get(c, "seq")) : 0;
-		if (b && c && bs == cs) {
-			i++;
-			j++;
-		} else if (b && (!c || bs < cs)) {
-			c = NULL;
-			i++;
-		} else {
-			b = NULL;
-			j++;
-		}
-		bo = b ? json_object_get(b, "output") : NULL;
-		co = c ? json_object_get(c, "output") : NULL;
-		if (bo && co && json_equal(bo, co))
-			continue;
-		json_array_append_new(diff, json_pack("{s:I, s:O, s:O, s:O}", "seq", b ? bs : cs,
-		                                      "key", json_object_get(b ? b : c, "key"),
-		                                      "baseline_output", bo ? bo : json_null(),
-		                                      "candidate_output", co ? co : json_null()));
-	}
-	return diff;
-}
-
 /* The verdict side of a recorded-to-be run. */
 static void verdict_side(const struct store_run *run, struct model_verdict_side *side)
 {
@@ -152,7 +113,7 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	/* the reason says why a comparison is inconclusive, and only then */
 	cmp.reason = verdict == MODEL_VERDICT_INCONCLUSIVE && why[0] ? why : NULL;
 	cmp.differing_steps =
-	    http_req_own(req, differing_steps(base.run.outputs, cand.run.outputs));
+	    http_req_own(req, model_differing_steps(base.run.outputs, cand.run.outputs));
 	rc = store_comparison_record_idem(req->store, req->who.tenant_id, req->who.token_id, &cmp,
 	                                  http_req_idem(req, 201), &out);
 	if (rc) {

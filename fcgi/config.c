@@ -90,6 +90,13 @@ const struct http_config_section http_config_sections[] = {
              "when the file is loaded, its directory or program when the server starts "
              "(and by `olivares-fcgi --check-config`)."},
     {.name = "admin", .title = "the admin view", .help = "The HTML admin view, under `/admin`."},
+    {.name = "executor",
+     .title = "the executors that run the runs",
+     .help = "`olivares-executor`, the processes that claim queued runs from the store and "
+             "hand each to `olivares-runner`: how many `scripts/stack up` starts, how many "
+             "runs each runs at once, and how long a run may go without a heartbeat before "
+             "it is ended as lost. Every host that runs executors reads its own file; they "
+             "share only the database."},
     {.name = NULL},
 };
 
@@ -274,6 +281,16 @@ const struct http_config_key http_config_keys[] = {
              "slot for the other tenants.",
      IN_CONFIG(max_runs_per_tenant)},
     {.section = "runner",
+     .name = "max_active_runs",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = 1000000,
+     .def = "100",
+     .help = "The runs one tenant may have queued or running at once; a run over it is "
+             "refused with `429 busy` (a comparison counts two). A `[tenant NAME]` section "
+             "may set its own.",
+     IN_CONFIG(max_active_runs)},
+    {.section = "runner",
      .name = "gvisor_platform",
      .type = HTTP_CONFIG_ENUM,
      .choices = http_config_gvisor_platforms,
@@ -298,6 +315,14 @@ const struct http_config_key http_config_keys[] = {
      .help = "The tenant's default backend; one of the section's `backends` (so without this "
              "key, the `[runner]` default must be one of them).",
      IN_TENANT(default_backend)},
+    {.section = "tenant",
+     .name = "max_active_runs",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = 1000000,
+     .default_doc = "the `[runner]` `max_active_runs`",
+     .help = "The tenant's own limit of runs queued or running at once.",
+     IN_TENANT(max_active_runs)},
 
     /* [scorer] */
     {.section = "scorer",
@@ -329,6 +354,44 @@ const struct http_config_key http_config_keys[] = {
      .help = "The lifetime of an admin view sign-in session, in minutes (10080: a week): "
              "its cookie's Max-Age and the stored expiry.",
      IN_CONFIG(session_minutes)},
+
+    /* [executor] */
+    {.section = "executor",
+     .name = "processes",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = 64,
+     .def = "1",
+     .help = "How many `olivares-executor` processes `scripts/stack up` starts on this host.",
+     IN_CONFIG(executor_processes)},
+    {.section = "executor",
+     .name = "slots",
+     .type = HTTP_CONFIG_INT,
+     .min = 1,
+     .max = 256,
+     .def = "4",
+     .help = "Runs one executor process runs at once (one slot process each, with its own "
+             "database connection and runner fork server).",
+     IN_CONFIG(executor_slots)},
+    {.section = "executor",
+     .name = "lease_seconds",
+     .type = HTTP_CONFIG_INT,
+     .min = 3,
+     .max = 3600,
+     .def = "15",
+     .help = "How long a running run may go without its executor's heartbeat (sent every "
+             "third of it) before any executor ends it `failed`, reason `executor <id> lost: "
+             "no heartbeat for N s`, its recorded steps kept; it is never run again. Also how "
+             "long an executor that stopped heartbeating still counts as offering its "
+             "backends. Every host must use the same value.",
+     IN_CONFIG(executor_lease_seconds)},
+    {.section = "executor",
+     .name = "host_id",
+     .type = HTTP_CONFIG_STRING,
+     .default_doc = "the host's name",
+     .help = "The host's name in executor ids (`<host_id>-<pid>`), which runs record and the "
+             "lost reason names.",
+     IN_CONFIG(executor_host_id)},
     {.name = NULL},
 };
 
@@ -1211,6 +1274,11 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 		              "data_dir is too long for the default socket path");
 	if (!given(c, "runner", "path"))
 		default_runner(cfg->runner_path, sizeof cfg->runner_path, argv0);
+	if (!given(c, "executor", "host_id") &&
+	    (gethostname(cfg->executor_host_id, sizeof cfg->executor_host_id) != 0 ||
+	     !cfg->executor_host_id[0]))
+		strcpy(cfg->executor_host_id, "localhost");
+	cfg->executor_host_id[sizeof cfg->executor_host_id - 1] = '\0';
 	if (!given(c, "runner", "agents_dir") &&
 	    (size_t)snprintf(cfg->agents_dir, sizeof cfg->agents_dir, "%s/agents", cfg->data_dir) >=
 	        sizeof cfg->agents_dir)
@@ -1260,6 +1328,8 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 			strcpy(t->backends, cfg->backends);
 		if (!t->default_backend[0])
 			strcpy(t->default_backend, cfg->default_backend);
+		if (!t->max_active_runs)
+			t->max_active_runs = cfg->max_active_runs;
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(c->err, HTTP_CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "

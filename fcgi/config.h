@@ -53,6 +53,7 @@ struct http_tenant_policy {
 	char name[129];           /* tenant name, 1..128 bytes */
 	char backends[256];       /* allowed backends, comma list, no spaces */
 	char default_backend[64]; /* one of backends */
+	int max_active_runs;      /* the tenant's, or [runner]'s */
 };
 
 struct http_config {
@@ -78,6 +79,12 @@ struct http_config {
 	struct http_tenant_policy tenants[HTTP_MAX_TENANT_POLICIES];
 	int ntenants;
 	int session_minutes; /* [admin] session_minutes */
+	int max_active_runs; /* [runner] max_active_runs: queued + running, per tenant */
+	/* [executor] */
+	int executor_processes;
+	int executor_slots;
+	int executor_lease_seconds;
+	char executor_host_id[129];
 	char file[512];      /* the INI file read, "" when none was */
 	/* the DSN the workers connect with, set by olivares-fcgi once the
 	 * database exists (a SQLite one with NoCreat=1: a file deleted under

@@ -109,6 +109,8 @@ int api_scenario_delete(struct http_request *req, struct model_error *err);
  * a simulation run, executed and recorded, 201. */
 int api_run_create(struct http_request *req, struct model_error *err);
 /** GET /v1/m/sandbox/runs (scenario, status, kind, session, limit, offset). */
+/** POST …/runs/{id}/cancel: store_run_cancel; 409 when the run has ended. */
+int api_run_cancel(struct http_request *req, struct model_error *err);
 int api_run_list(struct http_request *req, struct model_error *err);
 /** GET /v1/m/sandbox/runs/{id}. */
 int api_run_get(struct http_request *req, struct model_error *err);

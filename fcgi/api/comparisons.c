@@ -1,11 +1,11 @@
 /*
  * Comparisons, the pre-deployment check: POST /v1/m/sandbox/comparisons
- * (admin) runs a baseline and a candidate variant of one scenario, one
- * after the other on the same scenario version and backend, scores both
- * with the named suite, decides the verdict (model/verdict.h) and records
- * the two runs and the comparison together; GET lists them (what a
- * deployment gate reads with latest=true) and reads one. Comparisons are
- * append-only evidence.
+ * (admin) queues a baseline and a candidate run of one scenario, on the
+ * same scenario version and backend, with the comparison that waits for
+ * them; when both have ended (executors run and score them), the store
+ * records the verdict (model/verdict.h). GET lists the decided ones (what
+ * a deployment gate reads with latest=true) and reads one, pending or
+ * decided. Comparisons are append-only evidence.
  */
 #include <string.h>
 
@@ -43,23 +43,58 @@ static void verdict_side(const struct store_run *run, struct model_verdict_side 
 	side->reason = run->reason;
 }
 
+/* Record a comparison whose two runs failed before they were queued
+ * (base->run and cand->run filled): the verdict of model/verdict.h over
+ * them, the comparison and both runs in one transaction. */
+static int record_now(struct http_request *req, struct store_comparison *cmp,
+                      struct http_run_job *base, struct http_run_job *cand,
+                      const char *scenario_id, const char *suite, struct model_error *err)
+{
+	struct model_verdict_side bs, cs;
+	enum model_verdict verdict;
+	char why[1400];
+	json_t *out = NULL;
+	enum store_rc rc;
+
+	verdict_side(&base->run, &bs);
+	verdict_side(&cand->run, &cs);
+	why[0] = '\0';
+	if (model_verdict_decide(&bs, &cs, cmp->tolerance, &verdict, &cmp->has_delta, &cmp->delta,
+	                         why, sizeof(why)))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot decide the verdict");
+	cmp->scenario_id = scenario_id;
+	cmp->scenario_version = base->run.scenario_version;
+	cmp->suite = suite;
+	cmp->baseline = &base->run;
+	cmp->candidate = &cand->run;
+	cmp->verdict = model_verdict_name(verdict);
+	/* the reason says why a comparison is inconclusive, and only then */
+	cmp->reason = verdict == MODEL_VERDICT_INCONCLUSIVE && why[0] ? why : NULL;
+	cmp->differing_steps = http_req_own(req, json_array());
+	rc = store_comparison_record_idem(req->store, req->who.tenant_id, req->who.token_id, cmp,
+	                                  http_req_idem(req, 201), &out);
+	if (rc)
+		return http_store_fail(req, rc, "comparison record", err);
+	return http_run_reply(req, 1, http_req_own(req, out), 0, err);
+}
+
 int api_comparison_create(struct http_request *req, struct model_error *err)
 {
 	static const char *const fields[] = {"scenario_id", "baseline", "candidate", "suite",
 	                                     "tolerance",   "backend",  NULL};
 	struct http_run_job base, cand;
 	struct store_comparison cmp;
-	struct model_verdict_side bs, cs;
-	enum model_verdict verdict;
+	struct store_comparison_job cj;
 	const char *requested, *suite, *scenario_id;
-	char why[1400];
+	char why[MODEL_REASON_BYTES];
 	json_t *v, *out = NULL;
 	enum store_rc rc;
-	int ret = -1;
+	int ret = -1, max;
 
 	memset(&base, 0, sizeof(base));
 	memset(&cand, 0, sizeof(cand));
 	memset(&cmp, 0, sizeof(cmp));
+	memset(&cj, 0, sizeof(cj));
 	/* the whole body is checked before anything runs: nothing is written */
 	if (api_only_fields(req->json, fields, err))
 		return -1;
@@ -93,35 +128,37 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	cand.sc = base.sc;
 	base.suite = cand.suite = suite;
 
-	/* one after the other, on the same scenario version */
-	if (http_run_execute(req, &base, err) || http_run_execute(req, &cand, err))
+	if (http_run_offered(req, base.backend, why, sizeof(why), err) < 0)
 		goto out;
-	verdict_side(&base.run, &bs);
-	verdict_side(&cand.run, &cs);
-	why[0] = '\0';
-	if (model_verdict_decide(&bs, &cs, cmp.tolerance, &verdict, &cmp.has_delta, &cmp.delta, why,
-	                         sizeof(why))) {
-		model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot decide the verdict");
+	if (why[0]) {
+		/* no live executor can run them: both fail now, and the
+		 * comparison is recorded, inconclusive, as it would be if
+		 * they had failed running */
+		http_run_fail_now(&base, why);
+		http_run_fail_now(&cand, why);
+		ret = record_now(req, &cmp, &base, &cand, scenario_id, suite, err);
 		goto out;
 	}
-	cmp.scenario_id = scenario_id;
-	cmp.scenario_version = base.run.scenario_version;
-	cmp.suite = suite;
-	cmp.baseline = &base.run;
-	cmp.candidate = &cand.run;
-	cmp.verdict = model_verdict_name(verdict);
-	/* the reason says why a comparison is inconclusive, and only then */
-	cmp.reason = verdict == MODEL_VERDICT_INCONCLUSIVE && why[0] ? why : NULL;
-	cmp.differing_steps =
-	    http_req_own(req, model_differing_steps(base.run.outputs, cand.run.outputs));
-	rc = store_comparison_record_idem(req->store, req->who.tenant_id, req->who.token_id, &cmp,
-	                                  http_req_idem(req, 201), &out);
+	if (http_run_max_active(req, &max, err) || http_run_prepare(req, &base, err) ||
+	    http_run_prepare(req, &cand, err))
+		goto out;
+	cj.scenario_id = scenario_id;
+	cj.scenario_version = base.queued.scenario_version;
+	cj.suite = suite;
+	cj.tolerance = cmp.tolerance;
+	cj.baseline = &base.queued;
+	cj.candidate = &cand.queued;
+	rc = store_comparison_enqueue(req->store, req->who.tenant_id, req->who.token_id, &cj, max,
+	                              http_req_idem(req, 202), &out);
+	if (rc == STORE_LIMIT) {
+		http_run_limit_error(max, 2, err);
+		goto out;
+	}
 	if (rc) {
-		http_store_fail(req, rc, "comparison record", err);
+		http_store_fail(req, rc, "comparison enqueue", err);
 		goto out;
 	}
-	http_reply_json(req, 201, http_req_own(req, out));
-	ret = 0;
+	ret = http_run_reply(req, 1, http_req_own(req, out), http_run_wait_seconds(req), err);
 out:
 	http_run_job_free(&base);
 	http_run_job_free(&cand);

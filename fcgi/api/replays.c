@@ -1,9 +1,9 @@
 /*
  * POST /v1/m/sandbox/replays (editor): rebuild a history session's
- * timeline (model/history.h) and run it like a simulation (the same
- * policy, agent resolution, dispatch and scoring: fcgi/run/job.h), with
- * the recorded tool results as mocks; then compare the outputs with the
- * recorded ones (the run's divergence). The digest is dispatch's, over the
+ * timeline (model/history.h) and queue it like a simulation (the same
+ * policy, agent resolution and queue: fcgi/run/job.h), with the recorded
+ * tool results as mocks and the recorded outputs in its job, so that its
+ * executor compares the outputs with them (the run's divergence). The digest is dispatch's, over the
  * ordered outputs: the same session, variant and backend give the same
  * digest. A timeline that cannot be rebuilt is recorded degraded, with
  * zero steps, never fabricated.
@@ -69,26 +69,23 @@ int api_replay_create(struct http_request *req, struct model_error *err)
 	if (model_timeline_rebuild(events, &tl, &why)) {
 		http_run_replay_degraded(
 		    req, &job, why.text[0] ? why.text : "the history source gave no reason");
-	} else {
-		job.plan = http_req_own(req, json_pack("{s:O, s:o}", "steps", tl.steps, "mocks",
-		                                       http_run_replay_mocks(tl.mocks, job.sc)));
-		if (!job.plan) {
-			model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the replay");
+		rc = store_run_record_idem(req->store, req->who.tenant_id, req->who.token_id,
+		                           &job.run, http_req_idem(req, 201), &out);
+		if (rc) {
+			http_store_fail(req, rc, "replay record", err);
 			goto out;
 		}
-		if (http_run_execute(req, &job, err))
-			goto out;
-		job.run.divergence =
-		    http_req_own(req, model_replay_divergence(tl.recorded, job.run.outputs));
-	}
-	rc = store_run_record_idem(req->store, req->who.tenant_id, req->who.token_id, &job.run,
-	                           http_req_idem(req, 201), &out);
-	if (rc) {
-		http_store_fail(req, rc, "replay record", err);
+		ret = http_run_reply(req, 0, http_req_own(req, out), 0, err);
 		goto out;
 	}
-	http_reply_json(req, 201, http_req_own(req, out));
-	ret = 0;
+	job.plan = http_req_own(req, json_pack("{s:O, s:o}", "steps", tl.steps, "mocks",
+	                                       http_run_replay_mocks(tl.mocks, job.sc)));
+	job.recorded = tl.recorded;
+	if (!job.plan) {
+		model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the replay");
+		goto out;
+	}
+	ret = http_run_submit(req, &job, err);
 out:
 	model_timeline_clear(&tl);
 	http_run_job_free(&job);

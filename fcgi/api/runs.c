@@ -1,8 +1,8 @@
 /*
  * Runs: POST /v1/m/sandbox/scenarios/{id}/runs (a simulation run of a
- * stored scenario, executed inside the request by fcgi/run/job.h and then
- * recorded), and the reads: GET /v1/m/sandbox/runs (filtered list),
- * runs/{id}, runs/{id}/outputs and runs/{id}/junit.
+ * stored scenario, queued for an executor by fcgi/run/job.h), POST
+ * runs/{id}/cancel, and the reads: GET /v1/m/sandbox/runs (filtered
+ * list), runs/{id}, runs/{id}/outputs and runs/{id}/junit.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +17,12 @@ int api_run_create(struct http_request *req, struct model_error *err)
 	static const char *const fields[] = {"variant", "backend", "suite", NULL};
 	struct http_run_job job;
 	const char *requested;
-	json_t *out = NULL;
-	enum store_rc rc;
-	int ret = -1;
+	int ret;
 
 	memset(&job, 0, sizeof(job));
 	job.kind = "simulation";
 	job.scenario_id = req->params[0];
-	/* every refusal comes before the runner starts: nothing is written */
+	/* every refusal comes before the run is queued: nothing is written */
 	if (api_only_fields(req->json, fields, err) ||
 	    http_run_parse_backend(json_object_get(req->json, "backend"), &requested, err) ||
 	    http_run_parse_variant(req, json_object_get(req->json, "variant"), "variant", 0,
@@ -35,24 +33,35 @@ int api_run_create(struct http_request *req, struct model_error *err)
 	    http_run_variant_agent(req, job.variant, job.backend, &job.agent, err) ||
 	    http_run_load_scenario(req, job.scenario_id, NULL, &job.sc, err))
 		return -1;
-	if (http_run_execute(req, &job, err))
-		goto out;
-	rc = store_run_record_idem(req->store, req->who.tenant_id, req->who.token_id, &job.run,
-	                           http_req_idem(req, 201), &out);
-	if (rc) {
-		http_store_fail(req, rc, "run record", err);
-		goto out;
-	}
-	http_reply_json(req, 201, http_req_own(req, out));
-	ret = 0;
-out:
+	ret = http_run_submit(req, &job, err);
 	http_run_job_free(&job);
 	return ret;
 }
 
+int api_run_cancel(struct http_request *req, struct model_error *err)
+{
+	json_t *out = NULL, *before = NULL;
+	enum store_rc rc;
+
+	rc = store_run_cancel(req->store, req->who.tenant_id, req->who.token_id, req->params[0],
+	                      &out);
+	if (rc == STORE_CONFLICT) {
+		/* the run ended first: say how, as the record has it */
+		if (store_run_get(req->store, req->who.tenant_id, req->params[0], &before) ==
+		    STORE_OK)
+			http_req_own(req, before);
+		return model_error_set(
+		    err, MODEL_E_CONFLICT, NULL, "run %s has already ended (%s): nothing to cancel",
+		    req->params[0],
+		    json_string_value(json_object_get(before, "status")) ?: "terminal");
+	}
+	return api_reply_stored(req, rc, "run cancel", 200, out, err);
+}
+
 int api_run_list(struct http_request *req, struct model_error *err)
 {
-	static const char *const statuses[] = {"running", "completed", "failed", "degraded", NULL};
+	static const char *const statuses[] = {"queued",   "running",   "completed",
+	                                       "failed",   "degraded",  "cancelled", NULL};
 	static const char *const kinds[] = {"simulation", "replay", "comparison", NULL};
 	struct store_run_filter f;
 	json_t *out = NULL;
@@ -69,7 +78,8 @@ int api_run_list(struct http_request *req, struct model_error *err)
 	f.status = http_query_get(req, "status");
 	if (f.status && !api_one_of(f.status, statuses))
 		return model_error_set(err, MODEL_E_MALFORMED, "status",
-		                       "status must be running, completed, failed or degraded");
+		                       "status must be queued, running, completed, failed, degraded or "
+		                       "cancelled");
 	f.kind = http_query_get(req, "kind");
 	if (f.kind && !api_one_of(f.kind, kinds))
 		return model_error_set(err, MODEL_E_MALFORMED, "kind",

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/history.h"
@@ -30,11 +32,12 @@ static void empty_digest(char hex[65])
 
 /* ---- backend policy and agents ------------------------------------------------ */
 
-/* The ids of the [tenant NAME] sections are kept in the worker
+/* The [tenant NAME] section of the caller's tenant into *pol, NULL when
+ * none applies. The ids of the sections are kept in the worker
  * (policy_tenant_ids): a tenant's id never changes, so a name is looked up
  * until its tenant exists, then never again. */
-int http_run_tenant_policy(struct http_request *req, const char **backends, const char **def,
-                           struct model_error *err)
+static int tenant_section(struct http_request *req, const struct http_tenant_policy **pol,
+                          struct model_error *err)
 {
 	const struct http_config *cfg = req->cfg;
 	struct http_worker *w = req->worker;
@@ -42,7 +45,7 @@ int http_run_tenant_policy(struct http_request *req, const char **backends, cons
 	enum store_rc rc;
 	int i;
 
-	http_config_policy(cfg, NULL, backends, def);
+	*pol = NULL;
 	for (i = 0; i < cfg->ntenants; i++) {
 		if (!w->policy_tenant_ids[i][0]) {
 			memset(id, 0, sizeof(id));
@@ -55,10 +58,24 @@ int http_run_tenant_policy(struct http_request *req, const char **backends, cons
 			w->policy_tenant_ids[i][32] = '\0';
 		}
 		if (strcmp(w->policy_tenant_ids[i], req->who.tenant_id) == 0) {
-			*backends = cfg->tenants[i].backends;
-			*def = cfg->tenants[i].default_backend;
+			*pol = &cfg->tenants[i];
 			return 0;
 		}
+	}
+	return 0;
+}
+
+int http_run_tenant_policy(struct http_request *req, const char **backends, const char **def,
+                           struct model_error *err)
+{
+	const struct http_tenant_policy *pol;
+
+	http_config_policy(req->cfg, NULL, backends, def);
+	if (tenant_section(req, &pol, err))
+		return -1;
+	if (pol) {
+		*backends = pol->backends;
+		*def = pol->default_backend;
 	}
 	return 0;
 }
@@ -357,48 +374,8 @@ static json_t *run_spec(struct http_request *req, json_t *sc, const char *varian
 
 void http_run_job_free(struct http_run_job *job)
 {
-	http_dispatch_result_free(&job->res);
-	model_score_result_clear(&job->score);
-}
-
-/*
- * Score a completed run with the worker's scorer adapter: scored, score,
- * passed and details when it answers a score in [0, 1]; otherwise
- * "executed, not scored: <cause>". A run that did not complete is never
- * sent to the scorer: its reason stays its failure.
- */
-static void run_score(struct http_request *req, struct http_run_job *job)
-{
-	static const struct model_scorer none = {&model_scorer_none, NULL};
-	const struct model_scorer *sc = req->worker->scorer ? req->worker->scorer : &none;
-	struct store_run *run = &job->run;
-	struct model_score_result *res = &job->score;
-	const char *cause;
-	int rc;
-
-	run->suite = job->suite;
-	if (!job->suite || strcmp(run->status, "completed") != 0)
-		return;
-	memset(res, 0, sizeof(*res));
-	rc = sc->ops->score(sc->ctx, job->suite, run->outputs, res);
-	if (rc == 0 && res->scored && res->score >= 0.0 && res->score <= 1.0 &&
-	    (!res->details || json_is_array(res->details))) {
-		run->scored = 1;
-		/* recorded to 9 decimals: it reads back the same on every store */
-		run->score = model_score_round(res->score);
-		run->passed = res->passed ? 1 : 0;
-		run->score_details = res->details;
-		return;
-	}
-	if (rc == 0 && res->scored)
-		cause = "the scorer answered a score outside [0, 1] or malformed details";
-	else
-		cause = res->reason[0] ? res->reason : "the scorer gave no reason";
-	snprintf(job->reason, sizeof(job->reason), "executed, not scored: %s", cause);
-	run->scored = 0;
-	run->reason = job->reason;
-	if (strcmp(sc->ops->name, "none") != 0)
-		http_log("run not scored by the %s scorer", sc->ops->name);
+	json_decref(job->queued.job);
+	job->queued.job = NULL;
 }
 
 /* What a run is of, whatever happens to it: kind, scenario (id, version,
@@ -417,55 +394,201 @@ static void run_identity(struct http_run_job *job)
 	run->session_id = job->session_id;
 }
 
-int http_run_execute(struct http_request *req, struct http_run_job *job, struct model_error *err)
+int http_run_prepare(struct http_request *req, struct http_run_job *job, struct model_error *err)
 {
-	struct store_run *run = &job->run;
+	struct store_run_job *q = &job->queued;
+	json_t *plan = job->plan ? job->plan : job->sc;
 	json_t *spec;
 
-	/* an agent program may take its whole wall-clock limit: a slot first
-	 * (held until the request ends; a comparison's second run reuses
-	 * it), or 429 before anything runs */
-	if (strcmp(job->backend, MODEL_BACKEND_INPROC_MOCK) != 0 &&
-	    http_runslot_take(&req->run_slot, req->who.tenant_id, err))
-		return -1;
-	spec = http_req_own(
-	    req, run_spec(req, job->plan ? job->plan : job->sc, job->variant, job->agent));
+	memset(q, 0, sizeof(*q));
+	spec = run_spec(req, plan, job->variant, job->agent);
 	if (!spec)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
-	memset(&job->res, 0, sizeof(job->res));
-	http_now_iso(job->started);
-	/* the runner enforces wall_ms itself; the worker's deadline is the
-	 * backstop for a runner that does not (dispatch.h) */
-	if (http_dispatch_run(req->cfg->runner_path, 1, job->backend, req->cfg->gvisor_platform,
-	                      req->cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS, spec, &job->res))
-		http_log("a %s run failed in dispatch (recorded as failed)", job->kind);
-	http_now_iso(job->finished);
+	q->job = json_pack("{s:o}", "spec", spec);
+	if (!q->job || (job->recorded && json_object_set(q->job, "recorded", job->recorded)))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run's job");
+	q->kind = job->kind;
+	q->scenario_id = job->scenario_id;
+	q->scenario_version =
+	    job->sc ? (int)json_integer_value(json_object_get(job->sc, "version")) : 0;
+	q->scenario_digest = job->sc ? json_string_value(json_object_get(job->sc, "digest")) : NULL;
+	q->variant = job->variant;
+	q->backend = job->backend;
+	q->suite = job->suite;
+	q->session_id = job->session_id;
+	q->steps_total = (int)json_array_size(json_object_get(plan, "steps"));
+	return 0;
+}
 
-	if (!job->res.output_digest[0])
-		empty_digest(job->nodigest);
+int http_run_offered(struct http_request *req, const char *backend, char *why, size_t n,
+                     struct model_error *err)
+{
+	enum store_rc rc;
+	int offered = 0;
+
+	why[0] = '\0';
+	rc = store_executor_offers(req->store, backend, req->cfg->executor_lease_seconds, &offered,
+	                           why, n);
+	if (rc)
+		return http_store_fail(req, rc, "executor offers", err);
+	return offered ? 0 : 1;
+}
+
+void http_run_fail_now(struct http_run_job *job, const char *why)
+{
+	struct store_run *run = &job->run;
+
+	http_now_iso(job->started);
+	memcpy(job->finished, job->started, sizeof(job->finished));
+	empty_digest(job->nodigest);
+	snprintf(job->reason, sizeof(job->reason), "%s", why);
 	memset(run, 0, sizeof(*run));
 	run_identity(job);
-	run->status = strcmp(job->res.status, "completed") == 0 ? "completed" : "failed";
-	run->runner = job->res.runner[0] ? job->res.runner : MODEL_RUNNER_NAME;
-	/* the backend the runner reported having run (dispatch refuses any
-	 * other than the one asked for) */
-	run->backend = job->res.backend[0] ? job->res.backend : job->backend;
-	run->isolated = job->res.isolated ? 1 : 0;
-	run->destroyed = job->res.destroyed ? 1 : 0;
-	run->steps_total = job->res.steps_total;
-	run->steps_ok = job->res.steps_ok;
-	run->steps_error = job->res.steps_error;
-	run->scored = 0;
-	run->reason = job->res.reason[0] ? job->res.reason : NULL;
-	/* the agent killed after every step completed: a note beside the
-	 * status and the reason (scoring may still set that), never in them */
-	run->shutdown = job->res.shutdown[0] ? job->res.shutdown : NULL;
-	run->output_digest = job->res.output_digest[0] ? job->res.output_digest : job->nodigest;
+	run->status = "failed";
+	run->runner = "none";
+	run->backend = job->backend;
+	run->suite = job->suite;
+	run->reason = job->reason;
+	run->output_digest = job->nodigest;
 	run->started_at = job->started;
 	run->finished_at = job->finished;
-	run->outputs = job->res.outputs ? job->res.outputs : http_req_own(req, json_array());
-	run_score(req, job);
+	run->outputs = NULL;
+}
+
+int http_run_max_active(struct http_request *req, int *max, struct model_error *err)
+{
+	const struct http_tenant_policy *pol;
+
+	*max = req->cfg->max_active_runs;
+	if (tenant_section(req, &pol, err))
+		return -1;
+	if (pol && pol->max_active_runs)
+		*max = pol->max_active_runs;
 	return 0;
+}
+
+int http_run_limit_error(int max, int runs, struct model_error *err)
+{
+	return model_error_set(err, MODEL_E_BUSY, NULL,
+	                       "the tenant has %d runs queued or running, its limit "
+	                       "(max_active_runs); %s waits for one to end",
+	                       max, runs == 2 ? "a comparison (two runs)" : "a new run");
+}
+
+/* ---- Prefer: wait=N and the reply -------------------------------------------- */
+
+int http_run_wait_seconds(struct http_request *req)
+{
+	const char *h, *p;
+	char *end;
+	long n;
+
+	/* the admin view's forms wait a little, so the page they lead to
+	 * shows the finished run when it is quick */
+	if (req->internal)
+		return HTTP_RUN_VIEW_WAIT_SECONDS;
+	h = req->fcgx ? FCGX_GetParam("HTTP_PREFER", req->fcgx->envp) : NULL;
+	for (p = h; p && *p; p++) {
+		/* a preference is a token at the start or after a comma or a
+		 * semicolon (RFC 7240), compared case-insensitively */
+		if (p != h && p[-1] != ',' && p[-1] != ';' && p[-1] != ' ' && p[-1] != '\t')
+			continue;
+		if (strncasecmp(p, "wait=", 5) != 0)
+			continue;
+		n = strtol(p + 5, &end, 10);
+		if (end == p + 5 || n < 0)
+			return 0;
+		return n > HTTP_RUN_WAIT_MAX_SECONDS ? HTTP_RUN_WAIT_MAX_SECONDS : (int)n;
+	}
+	return 0;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L;
+}
+
+static int terminal_run(json_t *run)
+{
+	const char *st = json_string_value(json_object_get(run, "status"));
+
+	return st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0;
+}
+
+static int decided(json_t *cmp)
+{
+	const char *st = json_string_value(json_object_get(cmp, "status"));
+
+	return st && strcmp(st, "pending") != 0;
+}
+
+int http_run_reply(struct http_request *req, int comparison, json_t *rec, int wait,
+                   struct model_error *err)
+{
+	char headers[160];
+	struct timespec pause = {0, 5000000};
+	const char *id = json_string_value(json_object_get(rec, "id"));
+	long long until;
+	enum store_rc rc;
+	json_t *now;
+	int done = comparison ? decided(rec) : terminal_run(rec);
+
+	if (!id || !model_id_valid(id))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "the record has no id");
+	id = http_req_strdup(req, id);
+	until = mono_ms() + (long long)wait * 1000LL;
+	while (!done && wait > 0 && mono_ms() < until) {
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 100000000L)
+			pause.tv_nsec *= 2;
+		now = NULL;
+		rc = comparison ? store_comparison_get(req->store, req->who.tenant_id, id, &now)
+		                : store_run_get(req->store, req->who.tenant_id, id, &now);
+		if (rc)
+			return http_store_fail(req, rc, comparison ? "comparison get (wait)"
+			                                           : "run get (wait)",
+			                       err);
+		rec = http_req_own(req, now);
+		done = comparison ? decided(rec) : terminal_run(rec);
+	}
+	snprintf(headers, sizeof(headers), "Location: /v1/m/sandbox/%s/%s\r\n%s%.0d%s",
+	         comparison ? "comparisons" : "runs", id, wait > 0 ? "Preference-Applied: wait=" : "",
+	         wait, wait > 0 ? "\r\n" : "");
+	return http_reply_json_hdr(req, done ? 201 : 202, headers, rec);
+}
+
+int http_run_submit(struct http_request *req, struct http_run_job *job, struct model_error *err)
+{
+	char why[MODEL_REASON_BYTES];
+	json_t *out = NULL;
+	enum store_rc rc;
+	int max, offered;
+
+	offered = http_run_offered(req, job->backend, why, sizeof(why), err);
+	if (offered < 0)
+		return -1;
+	if (offered > 0) {
+		/* no live executor can run it: it fails closed now, never
+		 * waits for one and never goes to another backend */
+		http_run_fail_now(job, why);
+		rc = store_run_record_idem(req->store, req->who.tenant_id, req->who.token_id,
+		                           &job->run, http_req_idem(req, 201), &out);
+		if (rc)
+			return http_store_fail(req, rc, "run record", err);
+		return http_run_reply(req, 0, http_req_own(req, out), 0, err);
+	}
+	if (http_run_max_active(req, &max, err) || http_run_prepare(req, job, err))
+		return -1;
+	rc = store_run_enqueue(req->store, req->who.tenant_id, req->who.token_id, &job->queued, max,
+	                       http_req_idem(req, 202), &out);
+	if (rc == STORE_LIMIT)
+		return http_run_limit_error(max, 1, err);
+	if (rc)
+		return http_store_fail(req, rc, "run enqueue", err);
+	return http_run_reply(req, 0, http_req_own(req, out), http_run_wait_seconds(req), err);
 }
 
 /* ---- replays ----------------------------------------------------------------------- */

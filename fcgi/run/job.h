@@ -1,21 +1,24 @@
 #ifndef OLIVARES_FCGI_RUN_JOB_H
 #define OLIVARES_FCGI_RUN_JOB_H
 /**
- * One run, from the request that asks for it to the record the store
- * takes: what the request decides (the backend under the tenant's policy,
- * the agent program of the variant, the scenario), the run spec handed to
- * the runner (fcgi/run/dispatch.h), what the runner answered, and the
- * scoring of a completed run by the wired scorer adapter (model/scorer.h).
- * The handlers of runs, comparisons and replays (fcgi/api/) all go through
- * here, so the three kinds of run are chosen, executed and scored alike.
+ * One run, from the request that asks for it to the job the store
+ * queues: what the request decides (the backend under the tenant's
+ * policy, the agent program of the variant, the scenario), the run spec
+ * an executor hands to the runner (model/runspec.h), and the reply. The
+ * handlers of runs, comparisons and replays (fcgi/api/) all go through
+ * here, so the three kinds of run are chosen and queued alike.
  *
  * A handler, in order: parse the body's fields (http_run_parse_*), choose
  * the backend (http_run_choose_backend), resolve the variant's agent
  * (http_run_variant_agent), load the scenario (http_run_load_scenario);
- * every refusal comes before anything runs, so a refused request writes
- * nothing. Then http_run_execute fills job->run for store_run_record, and
+ * every refusal comes before anything is written. Then the run is queued
+ * (http_run_submit: the job for an executor, olivares-executor, which
+ * runs it; the worker never runs an agent) and the reply says where to
+ * follow it, after waiting for its end as long as the client's Prefer:
+ * wait=N asks (http_run_reply). A run that no live executor can run is
+ * failed at once instead (http_run_fail_now), never left waiting.
  * http_run_job_free releases what the job holds.
- *
+
  * Every function here is for a handler: it takes the request being served
  * (its tenant, its worker's configuration, scorer and history source, and
  * request-owned memory), and a failure returns -1 with *err filled for the
@@ -24,7 +27,6 @@
 #include <jansson.h>
 
 #include "fcgi/http/http.h"
-#include "fcgi/run/dispatch.h"
 #include "model/error.h"
 #include "model/scorer.h"
 #include "sql/store.h"
@@ -42,18 +44,26 @@ struct http_run_job {
 	json_t *sc;              /* the stored scenario (request-owned), or NULL */
 	json_t *plan;            /* {"steps","mocks"} to run (request-owned);
 	                          * NULL: the scenario's own */
+	json_t *recorded;        /* a replay's recorded outputs (request-owned), for
+	                          * its divergence, else NULL */
 	const char *session_id;  /* the session a replay replays, else NULL */
 	const char *variant;     /* may be NULL */
 	const char *backend;
 	const char *agent; /* may be NULL */
 	const char *suite; /* may be NULL: not scored, no reason added */
-	struct http_dispatch_result res;
-	struct model_score_result score;
-	struct store_run run;
+	struct store_run_job queued; /* http_run_prepare: the run as queued (its
+	                              * job object owned) */
+	struct store_run run;        /* a run recorded at once (failed, degraded) */
 	char started[25], finished[25];
 	char nodigest[65];
 	char reason[640];
 };
+
+/** How long the admin view's forms wait for the run they start (s). */
+#define HTTP_RUN_VIEW_WAIT_SECONDS 10
+/** The longest wait a client's Prefer: wait=N gets (s); a longer one is
+ * cut to it. */
+#define HTTP_RUN_WAIT_MAX_SECONDS 60
 
 /**
  * The backend policy of the caller's tenant (fcgi/config.h): the [tenant
@@ -125,20 +135,59 @@ int http_run_load_scenario(struct http_request *req, const char *id, const char 
                            struct model_error *err);
 
 /**
- * Execute one run of job->sc (or of job->plan) on job->backend: a run
- * slot first for an OS-level backend (429 busy before anything runs; the
- * slot is held until the request ends, so a comparison's second run
- * reuses it), then the runner (http_dispatch_run with the run spec of
- * model/runspec.h: steps, mocks, variant, agent, limits, binds; nothing
- * else), then the scorer when job->suite is named and the run completed:
- * job->run is filled for the store. A run that fails is still a run
- * (recorded with its reason), so this returns -1 only when no slot is
- * free or the spec cannot be built.
+ * Fill job->queued for store_run_enqueue: the run spec (model/runspec.h:
+ * steps, mocks, variant, agent, limits, binds; nothing else) of job->plan
+ * or job->sc, in the job object {"spec", "recorded"?} the executor runs
+ * (owned by the job), and the run's identity. -1 (500) when the spec
+ * cannot be built.
  */
-int http_run_execute(struct http_request *req, struct http_run_job *job, struct model_error *err);
+int http_run_prepare(struct http_request *req, struct http_run_job *job, struct model_error *err);
 
-/** Release what job holds (the runner's result and the score); the job
- * itself is the caller's. */
+/**
+ * Whether a live executor offers backend (store_executor_offers with
+ * [executor] lease_seconds): 0 yes; 1 no, with why (n bytes) the reason
+ * a run fails with; -1 with *err when the store fails.
+ */
+int http_run_offered(struct http_request *req, const char *backend, char *why, size_t n,
+                     struct model_error *err);
+
+/** Fill job->run for a run that fails now, before any executor has it:
+ * status "failed", reason why, runner "none", no step, not isolated. */
+void http_run_fail_now(struct http_run_job *job, const char *why);
+
+/** The caller's tenant's max_active_runs (its [tenant NAME] section's,
+ * else [runner]'s) into *max. */
+int http_run_max_active(struct http_request *req, int *max, struct model_error *err);
+
+/** The 429 of a tenant at its limit max, for a request of runs runs. */
+int http_run_limit_error(int max, int runs, struct model_error *err);
+
+/** The wait the request asks for with Prefer: wait=N (RFC 7240), in
+ * seconds, cut to HTTP_RUN_WAIT_MAX_SECONDS; 0 when it asks none;
+ * HTTP_RUN_VIEW_WAIT_SECONDS for the admin view's calls. */
+int http_run_wait_seconds(struct http_request *req);
+
+/**
+ * Reply with rec, a run (comparison 0) or a comparison object just
+ * recorded: after waiting up to wait seconds (reading it again from the
+ * store) for its end (a terminal status; a comparison's "decided"), 201
+ * with the record when it has ended, else 202 with its latest state; a
+ * Location header names it, and Preference-Applied: wait=N says that a
+ * wait was honoured.
+ */
+int http_run_reply(struct http_request *req, int comparison, json_t *rec, int wait,
+                   struct model_error *err);
+
+/**
+ * Queue job (a simulation or a replay, its fields chosen): failed at once
+ * (201) when no live executor offers its backend; else queued unless the
+ * tenant is at max_active_runs (429), and replied by http_run_reply with
+ * the request's wait. The Idempotency-Key's answer is the first reply.
+ */
+int http_run_submit(struct http_request *req, struct http_run_job *job, struct model_error *err);
+
+/** Release what job holds (its queued job object); the job itself is the
+ * caller's. */
 void http_run_job_free(struct http_run_job *job);
 
 /**

@@ -101,8 +101,10 @@ if ((fresh)); then
 		default_backend = inproc-mock
 		[tenant olv-slots-b]
 		backends = inproc-mock, namespaces
+		max_active_runs = 1
 		[tenant olv-slots-c]
 		backends = inproc-mock, namespaces
+		max_active_runs = 1
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
 		[tenant $OLV_DEFAULT_TENANT]
@@ -110,6 +112,8 @@ if ((fresh)); then
 		default_backend = namespaces
 		[scorer]
 		adapter = builtin:$OLV_SUITES_DIR
+		[executor]
+		lease_seconds = 6
 	CONF
 	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
 		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS

@@ -1,0 +1,345 @@
+/*
+ * One claimed run to its end (execute.h): the runner through dispatch,
+ * its steps appended as they end, its heartbeat, a cancel, the scoring,
+ * and the end recorded.
+ */
+#include "executor/execute.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fcgi/run/dispatch.h"
+#include "model/history.h"
+#include "model/runspec.h"
+
+void executor_log(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "olivares-executor[%ld]: ", (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	/* one write per line, so the lines of the slots do not interleave */
+	n = (int)strlen(line);
+	if ((size_t)n < sizeof(line) - 1) {
+		line[n++] = '\n';
+	} else {
+		line[sizeof(line) - 2] = '\n';
+		n = (int)sizeof(line) - 1;
+	}
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
+void executor_now_iso(char out[25])
+{
+	struct timespec ts;
+	struct tm tm;
+
+	char sec[20];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, 25, "%.19s.%03dZ", sec, (int)(ts.tv_nsec / 1000000L));
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L;
+}
+
+/* What the hooks keep while one run goes. */
+struct follow {
+	const struct executor_ctx *x;
+	const char *run_id;
+	json_t *pending; /* outputs not appended yet */
+	long long last_flush_ms, last_beat_ms;
+	int append_off; /* an append failed: the rest waits for the end, which
+	                 * stores whatever is not stored yet */
+	int lost;       /* the run is no longer this executor's */
+	int cancel;     /* a cancel was asked for */
+	int stopped;    /* this executor is stopping */
+};
+
+static int stop_wanted(const struct follow *f)
+{
+	return f->lost || f->cancel || f->stopped;
+}
+
+/* Append what is pending. A failure other than "not ours any more" leaves
+ * the outputs to the end's record (an ambiguous commit must not make the
+ * same seq be appended twice). */
+static void flush(struct follow *f)
+{
+	enum store_rc rc;
+
+	f->last_flush_ms = now_ms();
+	if (f->append_off || json_array_size(f->pending) == 0)
+		return;
+	rc = store_run_append(f->x->st, f->run_id, f->x->executor_id, f->pending);
+	if (rc == STORE_NOT_FOUND) {
+		f->lost = 1;
+		return;
+	}
+	if (rc) {
+		executor_log("run %s: cannot append its outputs (%s); they are recorded with its "
+		             "end",
+		             f->run_id, store_last_error(f->x->st));
+		f->append_off = 1;
+		return;
+	}
+	json_array_clear(f->pending);
+	/* an append is a heartbeat too */
+	f->last_beat_ms = f->last_flush_ms;
+}
+
+static void heartbeat(struct follow *f)
+{
+	enum store_rc rc;
+	int cancel = 0;
+
+	f->last_beat_ms = now_ms();
+	rc = store_run_heartbeat(f->x->st, f->run_id, f->x->executor_id, &cancel);
+	if (rc == STORE_NOT_FOUND)
+		f->lost = 1;
+	else if (rc)
+		executor_log("run %s: heartbeat failed (%s)", f->run_id, store_last_error(f->x->st));
+	else if (cancel)
+		f->cancel = 1;
+}
+
+static int on_tick(void *ctx)
+{
+	struct follow *f = ctx;
+	long long now = now_ms();
+	long long beat_ms = (long long)f->x->lease_seconds * 1000LL / 3;
+
+	if (json_array_size(f->pending) && now - f->last_flush_ms >= EXECUTOR_FLUSH_MS)
+		flush(f);
+	if (now - f->last_beat_ms >= beat_ms)
+		heartbeat(f);
+	if (f->x->stopping && *f->x->stopping)
+		f->stopped = 1;
+	return stop_wanted(f);
+}
+
+static int on_step(void *ctx, json_t *output)
+{
+	struct follow *f = ctx;
+
+	json_array_append(f->pending, output);
+	if (json_array_size(f->pending) >= EXECUTOR_FLUSH_STEPS ||
+	    now_ms() - f->last_flush_ms >= EXECUTOR_FLUSH_MS)
+		flush(f);
+	return stop_wanted(f);
+}
+
+/*
+ * Score a completed run with the executor's scorer adapter: scored, score,
+ * passed and details when it answers a score in [0, 1]; otherwise
+ * "executed, not scored: <cause>". A run that did not complete is never
+ * sent to the scorer: its reason stays its failure.
+ */
+static void run_score(const struct executor_ctx *x, const char *suite, struct store_run *run,
+                      struct model_score_result *res, char *reason, size_t n)
+{
+	static const struct model_scorer none = {&model_scorer_none, NULL};
+	const struct model_scorer *sc = x->scorer && x->scorer->ops ? x->scorer : &none;
+	const char *cause;
+	int rc;
+
+	if (!suite || strcmp(run->status, "completed") != 0)
+		return;
+	memset(res, 0, sizeof(*res));
+	rc = sc->ops->score(sc->ctx, suite, run->outputs, res);
+	if (rc == 0 && res->scored && res->score >= 0.0 && res->score <= 1.0 &&
+	    (!res->details || json_is_array(res->details))) {
+		run->scored = 1;
+		/* recorded to 9 decimals: it reads back the same on every store */
+		run->score = model_score_round(res->score);
+		run->passed = res->passed ? 1 : 0;
+		run->score_details = res->details;
+		return;
+	}
+	if (rc == 0 && res->scored)
+		cause = "the scorer answered a score outside [0, 1] or malformed details";
+	else
+		cause = res->reason[0] ? res->reason : "the scorer gave no reason";
+	snprintf(reason, n, "executed, not scored: %s", cause);
+	run->scored = 0;
+	run->reason = reason;
+	if (strcmp(sc->ops->name, "none") != 0)
+		executor_log("run not scored by the %s scorer", sc->ops->name);
+}
+
+/* The counters of a run that the runner did not sum up (stopped, or
+ * failed by dispatch): from the outputs it kept, out of the spec's steps. */
+static void count_steps(json_t *outputs, size_t steps, struct store_run *run)
+{
+	json_t *o;
+	size_t i;
+
+	run->steps_total = (int)steps;
+	run->steps_ok = run->steps_error = 0;
+	json_array_foreach(outputs, i, o)
+	{
+		if (strcmp(json_string_value(json_object_get(o, "status")) ?: "", "ok") == 0)
+			run->steps_ok++;
+		else
+			run->steps_error++;
+	}
+}
+
+/* Record the end, trying again while the store is unreachable, for at
+ * most the lease: after it the sweep ends the run as lost, and a late
+ * record would be refused anyway (the run is no longer running). */
+static int record_end(const struct executor_ctx *x, const char *run_id, struct store_run *run)
+{
+	long long until = now_ms() + (long long)x->lease_seconds * 1000LL;
+	useconds_t pause = 50000;
+	enum store_rc rc;
+
+	for (;;) {
+		rc = store_run_finish(x->st, run_id, x->executor_id, run, NULL);
+		if (rc == STORE_OK)
+			return 0;
+		if (rc == STORE_NOT_FOUND) {
+			executor_log("run %s is no longer this executor's (ended by a sweep?): its "
+			             "end is not recorded",
+			             run_id);
+			return -1;
+		}
+		if (rc != STORE_UNAVAILABLE || now_ms() >= until) {
+			executor_log("run %s: cannot record its end (%s)", run_id,
+			             store_last_error(x->st));
+			return -1;
+		}
+		usleep(pause);
+		if (pause < 1000000)
+			pause *= 2;
+	}
+}
+
+int executor_run(const struct executor_ctx *x, struct store_claim *c)
+{
+	struct http_dispatch_hooks hooks;
+	struct http_dispatch_result res;
+	struct model_score_result score;
+	struct follow f;
+	struct store_run run;
+	json_t *spec, *recorded, *limits;
+	const char *suite;
+	char finished[25], reason[MODEL_REASON_BYTES + 64], nodigest[65];
+	json_int_t wall_ms;
+	int rc, ret;
+
+	memset(&f, 0, sizeof(f));
+	memset(&res, 0, sizeof(res));
+	memset(&score, 0, sizeof(score));
+	memset(&run, 0, sizeof(run));
+	reason[0] = '\0';
+	f.x = x;
+	f.run_id = c->run_id;
+	f.pending = json_array();
+	f.last_flush_ms = f.last_beat_ms = now_ms();
+	spec = json_object_get(c->job, "spec");
+	limits = json_object_get(spec, "limits");
+	wall_ms = json_integer_value(json_object_get(limits, "wall_ms"));
+	if (!f.pending || !json_is_object(spec) || wall_ms <= 0) {
+		/* a job this executor cannot read was not queued by a server
+		 * of this version: ended failed, never guessed at */
+		executor_log("run %s: its job has no run spec", c->run_id);
+		snprintf(reason, sizeof(reason), "the run's job cannot be read by executor %s",
+		         x->executor_id);
+		http_dispatch_output_digest(json_array(), nodigest);
+		run.status = "failed";
+		run.runner = MODEL_RUNNER_NAME;
+		run.backend = c->backend;
+		run.reason = reason;
+		run.output_digest = nodigest;
+		executor_now_iso(finished);
+		run.finished_at = finished;
+		ret = record_end(x, c->run_id, &run);
+		json_decref(f.pending);
+		return ret;
+	}
+
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.ctx = &f;
+	hooks.step = on_step;
+	hooks.tick = on_tick;
+	hooks.tick_ms = EXECUTOR_TICK_MS;
+	/* the runner enforces wall_ms itself; the deadline here is the
+	 * backstop for a runner that does not (dispatch.h) */
+	rc = http_dispatch_run_hooked(x->cfg->runner_path, 1, c->backend, x->cfg->gvisor_platform,
+	                              (int)wall_ms + HTTP_DISPATCH_GRACE_MS, spec, &hooks, &res);
+	if (rc < 0)
+		executor_log("run %s failed in dispatch (recorded as failed)", c->run_id);
+	json_decref(f.pending);
+	if (f.lost) {
+		executor_log("run %s is no longer this executor's (ended by a sweep?): stopped, "
+		             "its end is not recorded",
+		             c->run_id);
+		http_dispatch_result_free(&res);
+		return -1;
+	}
+	executor_now_iso(finished);
+
+	if (strcmp(res.status, "completed") == 0) {
+		run.status = "completed";
+	} else if (rc == 1 && f.cancel) {
+		run.status = "cancelled";
+	} else {
+		run.status = "failed";
+		if (rc == 1)
+			snprintf(reason, sizeof(reason),
+			         "executor %s stopped before the run ended (%zu of %d steps done)",
+			         x->executor_id, json_array_size(res.outputs),
+			         (int)json_integer_value(json_object_get(c->run, "steps_total")));
+	}
+	run.runner = res.runner[0] ? res.runner : MODEL_RUNNER_NAME;
+	/* the backend the runner reported having run (dispatch refuses any
+	 * other than the one asked for) */
+	run.backend = res.backend[0] ? res.backend : c->backend;
+	run.isolated = res.isolated ? 1 : 0;
+	run.destroyed = res.destroyed ? 1 : 0;
+	run.steps_total = res.steps_total;
+	run.steps_ok = res.steps_ok;
+	run.steps_error = res.steps_error;
+	if (rc != 0)
+		count_steps(res.outputs, json_array_size(json_object_get(spec, "steps")), &run);
+	run.reason = reason[0] ? reason : res.reason[0] ? res.reason : NULL;
+	/* the agent killed after every step completed: a note beside the
+	 * status and the reason (scoring may still set that), never in them */
+	run.shutdown = res.shutdown[0] ? res.shutdown : NULL;
+	if (!res.outputs)
+		res.outputs = json_array();
+	if (!res.output_digest[0])
+		http_dispatch_output_digest(res.outputs, res.output_digest);
+	run.output_digest = res.output_digest;
+	run.finished_at = finished;
+	run.outputs = res.outputs;
+	suite = json_string_value(json_object_get(c->run, "suite"));
+	run.suite = suite;
+	run_score(x, suite, &run, &score, reason, sizeof(reason));
+	recorded = json_object_get(c->job, "recorded");
+	if (json_is_array(recorded))
+		run.divergence = model_replay_divergence(recorded, res.outputs);
+	ret = record_end(x, c->run_id, &run);
+	json_decref(run.divergence);
+	model_score_result_clear(&score);
+	http_dispatch_result_free(&res);
+	return ret;
+}

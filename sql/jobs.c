@@ -734,16 +734,9 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 	rc = store_outputs_insert(st, a->run_id, tenant, missing);
 	if (rc)
 		goto out;
-	if (json_is_array(r->score_details))
-		details = json_dumps(r->score_details, JSON_COMPACT);
-	if (json_is_object(r->divergence))
-		divergence = json_dumps(r->divergence, JSON_COMPACT);
-	if ((json_is_array(r->score_details) && !details) ||
-	    (json_is_object(r->divergence) && !divergence)) {
-		store_seterr(st, "run finish: score_details or divergence do not encode");
-		rc = STORE_ERROR;
+	rc = store_run_json_text(st, r, &details, &divergence);
+	if (rc)
 		goto out;
-	}
 	{
 		struct param p[] = {PT(r->status),
 		                    PT(r->runner),

@@ -209,6 +209,30 @@ static enum store_rc session_owned(struct store *st, const char *tenant_id, cons
 	return STORE_OK;
 }
 
+enum store_rc store_run_json_text(struct store *st, const struct store_run *r, char **details,
+                                  char **divergence)
+{
+	*details = NULL;
+	*divergence = NULL;
+	if (json_is_array(r->score_details)) {
+		*details = json_dumps(r->score_details, JSON_COMPACT);
+		if (!*details) {
+			store_seterr(st, "run: score_details do not encode");
+			return STORE_ERROR;
+		}
+	}
+	if (json_is_object(r->divergence)) {
+		*divergence = json_dumps(r->divergence, JSON_COMPACT);
+		if (!*divergence) {
+			free(*details);
+			*details = NULL;
+			store_seterr(st, "run: divergence does not encode");
+			return STORE_ERROR;
+		}
+	}
+	return STORE_OK;
+}
+
 /*
  * Insert one run, its outputs and its "sandbox.run" audit event inside the
  * caller's transaction (store_run_record, store_comparison_record,
@@ -238,21 +262,9 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
-	if (json_is_array(r->score_details)) {
-		details = json_dumps(r->score_details, JSON_COMPACT);
-		if (!details) {
-			store_seterr(st, "run: score_details do not encode");
-			return STORE_ERROR;
-		}
-	}
-	if (json_is_object(r->divergence)) {
-		divergence = json_dumps(r->divergence, JSON_COMPACT);
-		if (!divergence) {
-			free(details);
-			store_seterr(st, "run: divergence does not encode");
-			return STORE_ERROR;
-		}
-	}
+	rc = store_run_json_text(st, r, &details, &divergence);
+	if (rc)
+		return rc;
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),

@@ -297,6 +297,12 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
                                       const struct store_run *r, const struct store_run_queue *q,
                                       char id_out[33]);
 
+/* The JSON text columns of r (runs.c): *details the compact text of its
+ * score_details when that is an array, *divergence of its divergence when
+ * that is an object, else NULL; the caller frees both. */
+enum store_rc store_run_json_text(struct store *st, const struct store_run *r, char **details,
+                                  char **divergence);
+
 /* Every output of outputs (an array, or NULL) well-formed as store_run
  * records them (runs.c); STORE_ERROR naming the first that is not. */
 enum store_rc store_outputs_check(struct store *st, json_t *outputs);

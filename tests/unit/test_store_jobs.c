@@ -123,6 +123,38 @@ static long run_where(const char *id, const char *cond)
 	return raw_count(sql);
 }
 
+/* A comparison of scenario SCN by suite "smoke", tolerance 0.1, between
+ * jb and jk (made kind "comparison" here). */
+static struct store_comparison_job mk_cj(struct store_run_job *jb, struct store_run_job *jk)
+{
+	struct store_comparison_job cj;
+
+	jb->kind = jk->kind = "comparison";
+	memset(&cj, 0, sizeof cj);
+	cj.scenario_id = SCN;
+	cj.scenario_version = 1;
+	cj.suite = "smoke";
+	cj.tolerance = 0.1;
+	cj.baseline = jb;
+	cj.candidate = jk;
+	return cj;
+}
+
+/* An Idempotency-Key key of a run create, valid from T0 to T8. */
+static struct store_idem mk_idem(const char *key)
+{
+	struct store_idem k;
+
+	memset(&k, 0, sizeof k);
+	k.key = key;
+	k.route = "POST /v1/m/sandbox/scenarios/" SCN "/runs";
+	k.request_sha256 = DIG;
+	k.status = 202;
+	k.now = T0;
+	k.expires_at = T8;
+	return k;
+}
+
 /* A queued run, claimed, heartbeated, given its outputs twice, finished:
  * every field read back. */
 START_TEST(test_jobs_lifecycle)
@@ -395,13 +427,7 @@ START_TEST(test_jobs_max_active)
 	ck_assert_int_eq(store_run_enqueue(st, a, ACTOR, &j, 2, NULL, &run), STORE_OK);
 	json_decref(run);
 	events = count_where("audit_events", "tenant_id", a);
-	memset(&k, 0, sizeof k);
-	k.key = "limit-key";
-	k.route = "POST /v1/m/sandbox/scenarios/" SCN "/runs";
-	k.request_sha256 = DIG;
-	k.status = 202;
-	k.now = T0;
-	k.expires_at = T8;
+	k = mk_idem("limit-key");
 	run = NULL;
 	ck_assert_int_eq(store_run_enqueue(st, a, ACTOR, &j, 2, &k, &run), STORE_LIMIT);
 	ck_assert_ptr_null(run);
@@ -415,14 +441,7 @@ START_TEST(test_jobs_max_active)
 	/* one slot left: a comparison needs two */
 	jb = mkjob(job, "inproc-mock");
 	jk = mkjob(job, "inproc-mock");
-	jb.kind = jk.kind = "comparison";
-	memset(&cj, 0, sizeof cj);
-	cj.scenario_id = SCN;
-	cj.scenario_version = 1;
-	cj.suite = "smoke";
-	cj.tolerance = 0.1;
-	cj.baseline = &jb;
-	cj.candidate = &jk;
+	cj = mk_cj(&jb, &jk);
 	ck_assert_int_eq(store_comparison_enqueue(st, a, ACTOR, &cj, 3, NULL, &cmp), STORE_LIMIT);
 	ck_assert_ptr_null(cmp);
 	ck_assert_int_eq(count_where("runs", "tenant_id", a), 2);
@@ -602,15 +621,8 @@ START_TEST(test_jobs_comparison)
 	int has_delta = 0;
 
 	two_tenants(a, b);
-	jb.kind = jk.kind = "comparison";
 	jb.variant = "baseline";
-	memset(&cj, 0, sizeof cj);
-	cj.scenario_id = SCN;
-	cj.scenario_version = 1;
-	cj.suite = "smoke";
-	cj.tolerance = 0.1;
-	cj.baseline = &jb;
-	cj.candidate = &jk;
+	cj = mk_cj(&jb, &jk);
 	ck_assert_int_eq(store_comparison_enqueue(st, a, ACTOR, &cj, 10, NULL, &cmp), STORE_OK);
 	snprintf(cid, sizeof cid, "%s", jstr(cmp, "id"));
 	ck_assert_str_eq(jstr(cmp, "status"), "pending");
@@ -710,13 +722,8 @@ START_TEST(test_jobs_comparison_swept)
 	int n = -1;
 
 	two_tenants(a, b);
-	jb.kind = jk.kind = "comparison";
-	memset(&cj, 0, sizeof cj);
-	cj.scenario_id = SCN;
-	cj.scenario_version = 1;
-	cj.suite = "smoke";
-	cj.baseline = &jb;
-	cj.candidate = &jk;
+	cj = mk_cj(&jb, &jk);
+	cj.tolerance = 0;
 	ck_assert_int_eq(store_comparison_enqueue(st, a, ACTOR, &cj, 10, NULL, &cmp), STORE_OK);
 	snprintf(cid, sizeof cid, "%s", jstr(cmp, "id"));
 	claim(EX1, "inproc-mock", &c);
@@ -842,13 +849,7 @@ START_TEST(test_jobs_idem)
 	int status = 0;
 
 	two_tenants(a, b);
-	memset(&k, 0, sizeof k);
-	k.key = "enqueue-1";
-	k.route = "POST /v1/m/sandbox/scenarios/" SCN "/runs";
-	k.request_sha256 = DIG;
-	k.status = 202;
-	k.now = T0;
-	k.expires_at = T8;
+	k = mk_idem("enqueue-1");
 	ck_assert_int_eq(store_run_enqueue(st, a, ACTOR, &j, 10, &k, &run), STORE_OK);
 	ck_assert_int_eq(store_idem_lookup(st, a, &k, &status, &again), STORE_OK);
 	ck_assert_int_eq(status, 202);

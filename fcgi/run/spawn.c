@@ -515,10 +515,12 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 		}
 		if (i_out >= 0 && pfd[i_out].revents) {
 			before = out->len;
-			if (drain(&c->out, out, 1) < 0)
-				return HTTP_SPAWN_OVER_CAP;
+			r = drain(&c->out, out, 1);
+			/* what came before a read that crossed the cap is told too */
 			if (watch && watch->out && out->len > before && watch->out(watch->ctx, out))
 				return HTTP_SPAWN_STOPPED;
+			if (r < 0)
+				return HTTP_SPAWN_OVER_CAP;
 		}
 		if (i_err >= 0 && pfd[i_err].revents)
 			drain(&c->err, err, 0);

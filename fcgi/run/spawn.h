@@ -49,8 +49,9 @@ enum http_spawn_end {
 struct http_spawn_watch {
 	void *ctx;
 	/* After new bytes of stdout were appended to out (all of stdout so
-	 * far, borrowed for the call: read it, never change it). Not called
-	 * for the read that crossed the cap. */
+	 * far, borrowed for the call: read it, never change it); the bytes
+	 * of a read that would cross the cap are not appended, so never
+	 * told. */
 	int (*out)(void *ctx, const struct model_buf *out);
 	/* At least every tick_ms (> 0) from the start of the exchange until
 	 * the child has exited and its pipes are at EOF (not while a fork

@@ -9,8 +9,8 @@
  * worker and the executor run it. Its mocks' delay_ms (model/runspec.h)
  * make a run last: the runner waits that long before it answers a step.
  * This binary is also a fake runner: run as `test_dispatch --backend
- * fixture-garbage-after-3` it writes three good step lines, then one that
- * is not JSON, then a summary.
+ * fixture-garbage-after-3` it writes three good step lines (one of them in
+ * two pieces), then one that is not JSON, then a summary.
  *
  * The namespaces and gvisor cases need root and a backend whose preflight
  * passes: elsewhere they say why on stderr and check nothing.
@@ -516,15 +516,17 @@ END_TEST
 /* ---- this binary as a fake runner ------------------------------------------------- */
 
 /* `test_dispatch --backend fixture-garbage-after-3`: the spec's first
- * three steps answered ("out N"; the third a mock miss), then a line that
- * is not JSON, then a summary. */
+ * three steps answered ("out N"; the third a mock miss; the second line
+ * written in two halves 100 ms apart), then a line that is not JSON, then
+ * a summary. */
 static int fake_garbage_after_3(void)
 {
 	json_t *spec = json_loadf(stdin, 0, NULL);
 	json_t *steps = json_object_get(spec, "steps");
 	json_t *st, *line;
 	char out[16];
-	size_t i;
+	char *text;
+	size_t i, half;
 
 	for (i = 0; i < 3; i++) {
 		st = json_array_get(steps, i);
@@ -536,9 +538,20 @@ static int fake_garbage_after_3(void)
 		    "key", json_object_get(st, "key"), "input", json_object_get(st, "input"),
 		    "output", out, "status", i == 2 ? "error" : "ok", "error_kind",
 		    i == 2 ? json_string("mock_miss") : json_null(), "duration_us", 10);
-		json_dumpf(line, stdout, JSON_COMPACT);
+		text = json_dumps(line, JSON_COMPACT);
 		json_decref(line);
-		printf("\n");
+		if (!text)
+			return 2;
+		/* the second line in two writes, apart: the worker joins them */
+		half = i == 1 ? strlen(text) / 2 : 0;
+		if (half) {
+			fwrite(text, 1, half, stdout);
+			fflush(stdout);
+			sleep_ms(100);
+		}
+		printf("%s\n", text + half);
+		fflush(stdout);
+		free(text);
 	}
 	printf("not json\n");
 	printf("{\"type\":\"summary\",\"runner\":\"fixture\",\"backend\":\"fixture-garbage-after-"

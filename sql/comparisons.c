@@ -7,11 +7,12 @@
 #include "sql/store_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The flat row; comparison_shape nests it as store.h documents. status,
- * scored and shutdown of each side are read from its run (the runs are
- * written with the comparison and never change). */
+ * scored and shutdown of each side are read from its run (terminal before
+ * the comparison is decided, and never changed afterwards). */
 static const struct colspec comparison_cols[] = {
     {"id", C_TEXT},         {"scenario_id", C_TEXT}, {"scenario_version", C_INT},
     {"suite", C_TEXT},      {"tolerance", C_REAL},   {"b_variant", C_TEXT},
@@ -20,7 +21,7 @@ static const struct colspec comparison_cols[] = {
     {"c_run_id", C_TEXT},   {"c_status", C_TEXT},    {"c_scored", C_BOOL},
     {"c_score", C_REAL},    {"c_shutdown", C_TEXT},  {"delta", C_REAL},
     {"verdict", C_TEXT},    {"reason", C_TEXT},      {"differing_steps", C_JSON},
-    {"decided_by", C_TEXT}, {"created_at", C_TEXT}};
+    {"decided_by", C_TEXT}, {"created_at", C_TEXT},  {"status", C_TEXT}};
 /* Both joins stay inside the tenant: a run id of another tenant never
  * matches. */
 #define COMPARISON_SELECT                                                                          \
@@ -29,10 +30,23 @@ static const struct colspec comparison_cols[] = {
 	"b.shutdown, "                                                                             \
 	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "         \
 	"k.shutdown, "                                                                             \
-	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at "             \
-	"FROM comparisons c "                                                                      \
+	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at, "            \
+	"'decided' FROM comparisons c "                                                            \
 	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = c.tenant_id AND k.id = c.candidate_run_id"
+
+/* A comparison asked for (store_comparison_enqueue) whose verdict is not
+ * recorded yet: the same columns from its request and its runs, verdict,
+ * delta and reason null, no differing step, decided_by the requester. */
+#define COMPARISON_PENDING_SELECT                                                                  \
+	"SELECT j.id, j.scenario_id, j.scenario_version, j.suite, j.tolerance, "                   \
+	"b.variant, j.baseline_run_id, b.status, b.scored, b.score, b.shutdown, "                  \
+	"k.variant, j.candidate_run_id, k.status, k.scored, k.score, k.shutdown, "                 \
+	"CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS TEXT), CAST(NULL AS TEXT), '[]', "           \
+	"j.created_by, j.created_at, 'pending' FROM comparison_jobs j "                            \
+	"JOIN runs b ON b.tenant_id = j.tenant_id AND b.id = j.baseline_run_id "                   \
+	"JOIN runs k ON k.tenant_id = j.tenant_id AND k.id = j.candidate_run_id "                  \
+	"WHERE j.tenant_id = ? AND j.id = ?"
 
 static const char *const comparison_verdicts[] = {"improved", "regressed", "unchanged",
                                                   "inconclusive"};
@@ -72,8 +86,8 @@ static json_t *comparison_shape(json_t *flat)
 {
 	static const char *const top[] = {"id", "scenario_id", "scenario_version", "suite",
 	                                  "tolerance"};
-	static const char *const rest[] = {"delta",           "verdict",    "reason",
-	                                   "differing_steps", "decided_by", "created_at"};
+	static const char *const rest[] = {"delta",      "verdict",    "reason", "differing_steps",
+	                                   "decided_by", "created_at", "status"};
 	json_t *o = json_object();
 	json_t *v;
 	size_t i;
@@ -107,6 +121,8 @@ static enum store_rc comparison_rows(struct store *st, const char *sql, struct p
 	return rc;
 }
 
+/* The decided comparison id, else the pending one: a comparison settled
+ * between the two reads is seen pending, as it was a moment before. */
 static enum store_rc comparison_read(struct store *st, const char *tenant_id, const char *id,
                                      json_t **out)
 {
@@ -118,6 +134,8 @@ static enum store_rc comparison_read(struct store *st, const char *tenant_id, co
 	rc = comparison_rows(st, COMPARISON_SELECT " WHERE c.tenant_id = ? AND c.id = ?", p,
 	                     NPARAMS(p), arr);
 	if (!rc && json_array_size(arr) == 0)
+		rc = comparison_rows(st, COMPARISON_PENDING_SELECT, p, NPARAMS(p), arr);
+	if (!rc && json_array_size(arr) == 0)
 		rc = STORE_NOT_FOUND;
 	if (!rc)
 		*out = json_incref(json_array_get(arr, 0));
@@ -125,28 +143,22 @@ static enum store_rc comparison_read(struct store *st, const char *tenant_id, co
 	return rc;
 }
 
-static enum store_rc tx_comparison_record(struct store *st, void *arg)
+/*
+ * Insert the comparison row id of c between the runs bid and kid (their
+ * variants and scores from c's runs) and its "sandbox.compare" audit event
+ * by actor, also its decided_by, inside the caller's transaction.
+ * STORE_CONFLICT when the id is taken (a comparison settled twice).
+ */
+enum store_rc store_comparison_insert(struct store *st, const char *tenant_id, const char *actor,
+                                      const char *id, const struct store_comparison *c,
+                                      const char *bid, const char *kid)
 {
-	struct comparison_arg *a = arg;
-	const struct store_comparison *c = a->cmp;
 	const struct store_run *b = c->baseline, *k = c->candidate;
-	char bid[33], kid[33], id[33];
 	char now[32];
-	char *diff = NULL;
+	char *diff;
 	enum store_rc rc;
 	json_t *detail;
 
-	json_decref(a->out);
-	a->out = NULL;
-	rc = store_run_insert(st, a->tenant_id, a->actor, b, bid);
-	if (rc)
-		return rc;
-	rc = store_run_insert(st, a->tenant_id, a->actor, k, kid);
-	if (rc)
-		return rc;
-	rc = store_new_id(st, id);
-	if (rc)
-		return rc;
 	diff = json_dumps(c->differing_steps, JSON_COMPACT);
 	if (!diff) {
 		store_seterr(st, "comparison: differing_steps do not encode");
@@ -155,7 +167,7 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
-		                    PT(a->tenant_id),
+		                    PT(tenant_id),
 		                    PT(c->scenario_id),
 		                    PI(c->scenario_version),
 		                    PT(c->suite),
@@ -170,7 +182,7 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 		                    PT(c->verdict),
 		                    PT(c->reason),
 		                    PT(diff),
-		                    PT(a->actor),
+		                    PT(actor),
 		                    PT(now)};
 
 		rc = store_q_exec(
@@ -187,8 +199,37 @@ static enum store_rc tx_comparison_record(struct store *st, void *arg)
 		return rc;
 	detail = json_pack("{s:s,s:s,s:s,s:s}", "scenario_id", c->scenario_id, "baseline_run_id",
 	                   bid, "candidate_run_id", kid, "verdict", c->verdict);
-	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.compare", id, detail);
+	rc = store_audit_insert(st, tenant_id, actor, "sandbox.compare", id, detail);
 	json_decref(detail);
+	return rc;
+}
+
+enum store_rc store_comparison_read(struct store *st, const char *tenant_id, const char *id,
+                                    json_t **out)
+{
+	return comparison_read(st, tenant_id, id, out);
+}
+
+static enum store_rc tx_comparison_record(struct store *st, void *arg)
+{
+	struct comparison_arg *a = arg;
+	const struct store_comparison *c = a->cmp;
+	const struct store_run *b = c->baseline, *k = c->candidate;
+	char bid[33], kid[33], id[33];
+	enum store_rc rc;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = store_run_insert(st, a->tenant_id, a->actor, b, bid);
+	if (rc)
+		return rc;
+	rc = store_run_insert(st, a->tenant_id, a->actor, k, kid);
+	if (rc)
+		return rc;
+	rc = store_new_id(st, id);
+	if (rc)
+		return rc;
+	rc = store_comparison_insert(st, a->tenant_id, a->actor, id, c, bid, kid);
 	if (rc)
 		return rc;
 	rc = comparison_read(st, a->tenant_id, id, &a->out);
@@ -260,8 +301,8 @@ out:
 }
 
 /* The reads of comparisons below run without an explicit transaction
- * (store_get, store_read_json): a comparison and its runs are written in one
- * transaction and never changed. */
+ * (store_get, store_read_json): a decided comparison and the runs it joins
+ * are written before it and never changed afterwards. */
 enum store_rc store_comparison_get(struct store *st, const char *tenant_id, const char *id,
                                    json_t **out)
 {

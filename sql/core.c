@@ -235,6 +235,55 @@ void store_now_iso(char out[32])
 	snprintf(out, 32, "%.19s.%03dZ", base, ms);
 }
 
+void store_iso_from_now(long long delta_ms, char out[32])
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[24];
+	long long ms;
+	time_t sec;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000L + delta_ms;
+	sec = (time_t)(ms / 1000);
+	gmtime_r(&sec, &tm);
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, 32, "%.19s.%03dZ", base, (int)(ms % 1000));
+}
+
+int store_iso_ms(const char *s, long long *ms)
+{
+	struct tm tm;
+	int n = 0, frac = 0, digits = 0;
+	time_t sec;
+
+	*ms = 0;
+	memset(&tm, 0, sizeof tm);
+	if (!s ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+	           &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    n != 19)
+		return -1;
+	s += n;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, digits++)
+			if (digits < 3)
+				frac = frac * 10 + (*s - '0');
+	if (strcmp(s, "Z") != 0)
+		return -1;
+	while (digits > 0 && digits < 3) {
+		frac *= 10;
+		digits++;
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	sec = timegm(&tm);
+	if (sec == (time_t)-1)
+		return -1;
+	*ms = (long long)sec * 1000 + frac;
+	return 0;
+}
+
 int store_is_lower_hex(const char *s, size_t n)
 {
 	size_t i;
@@ -670,6 +719,15 @@ static enum store_rc row_object(struct store *st, SQLHSTMT h, const struct colsp
 			rc = col_json(st, h, (int)k + 1, cols[k].type, &v);
 			if (rc)
 				goto out;
+			break;
+		case C_TEXT_SET:
+			rc = col_json(st, h, (int)k + 1, C_TEXT, &v);
+			if (rc)
+				goto out;
+			if (v && json_string_length(v) == 0) {
+				json_decref(v);
+				v = json_null();
+			}
 			break;
 		case C_INT:
 		case C_BOOL:

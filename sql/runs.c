@@ -1,14 +1,17 @@
 /*
- * Runs and their outputs: a run is recorded whole, in one transaction, once
- * it is terminal (its row, every output row and its audit event), and never
- * changed afterwards; store_run_insert and store_run_check also serve the
- * comparisons (comparisons.c), which record two runs with their comparison.
+ * Runs and their outputs: a run that ends at once is recorded whole, in one
+ * transaction (its row, every output row and its audit event); a queued
+ * one is inserted the same way and then advanced by jobs.c. store_run_insert
+ * and store_run_check also serve the comparisons (comparisons.c), which
+ * record two runs with their comparison.
  */
 #include "sql/store_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* runner, output_digest, started_at and finished_at are '' until a queued
+ * run knows them (migration 008): null in the object. */
 static const struct colspec run_cols[] = {{"id", C_TEXT},
                                           {"kind", C_TEXT},
                                           {"scenario_id", C_TEXT},
@@ -16,7 +19,7 @@ static const struct colspec run_cols[] = {{"id", C_TEXT},
                                           {"scenario_digest", C_TEXT},
                                           {"variant", C_TEXT},
                                           {"status", C_TEXT},
-                                          {"runner", C_TEXT},
+                                          {"runner", C_TEXT_SET},
                                           {"backend", C_TEXT},
                                           {"isolated", C_BOOL},
                                           {"destroyed", C_BOOL},
@@ -28,19 +31,25 @@ static const struct colspec run_cols[] = {{"id", C_TEXT},
                                           {"score", C_REAL},
                                           {"passed", C_BOOL},
                                           {"reason", C_TEXT},
-                                          {"output_digest", C_TEXT},
-                                          {"started_at", C_TEXT},
-                                          {"finished_at", C_TEXT},
+                                          {"output_digest", C_TEXT_SET},
+                                          {"started_at", C_TEXT_SET},
+                                          {"finished_at", C_TEXT_SET},
                                           {"created_by", C_TEXT},
                                           {"score_details", C_JSON},
                                           {"session_id", C_TEXT},
                                           {"divergence", C_JSON},
-                                          {"shutdown", C_TEXT}};
+                                          {"shutdown", C_TEXT},
+                                          {"queued_at", C_TEXT},
+                                          {"steps_done", C_INT},
+                                          {"executor", C_TEXT},
+                                          {"comparison_id", C_TEXT},
+                                          {"cancel_requested", C_BOOL}};
 #define RUN_SELECT                                                                                 \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "       \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "        \
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "      \
-	"score_details, session_id, divergence, shutdown FROM runs"
+	"score_details, session_id, divergence, shutdown, queued_at, steps_done, executor, "       \
+	"comparison_id, cancel_requested FROM runs"
 
 static const struct colspec output_cols[] = {
     {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},       {"output", C_TEXT},
@@ -57,7 +66,7 @@ struct run_arg {
 	json_t *out;
 };
 
-static enum store_rc run_read(struct store *st, const char *tenant_id, const char *id, json_t **out)
+enum store_rc store_run_read(struct store *st, const char *tenant_id, const char *id, json_t **out)
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
 
@@ -122,8 +131,8 @@ static int output_ok(json_t *o)
 #define OUTPUTS_PER_INSERT 10
 #define OUTPUT_COLS 9
 
-static enum store_rc outputs_insert(struct store *st, const char *run_id, const char *tenant_id,
-                                    json_t *outputs)
+enum store_rc store_outputs_insert(struct store *st, const char *run_id, const char *tenant_id,
+                                   json_t *outputs)
 {
 	static const char head[] = "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, "
 	                           "output, status, error_kind, duration_us) VALUES ";
@@ -200,15 +209,42 @@ static enum store_rc session_owned(struct store *st, const char *tenant_id, cons
 	return STORE_OK;
 }
 
+enum store_rc store_run_json_text(struct store *st, const struct store_run *r, char **details,
+                                  char **divergence)
+{
+	*details = NULL;
+	*divergence = NULL;
+	if (json_is_array(r->score_details)) {
+		*details = json_dumps(r->score_details, JSON_COMPACT);
+		if (!*details) {
+			store_seterr(st, "run: score_details do not encode");
+			return STORE_ERROR;
+		}
+	}
+	if (json_is_object(r->divergence)) {
+		*divergence = json_dumps(r->divergence, JSON_COMPACT);
+		if (!*divergence) {
+			free(*details);
+			*details = NULL;
+			store_seterr(st, "run: divergence does not encode");
+			return STORE_ERROR;
+		}
+	}
+	return STORE_OK;
+}
+
 /*
  * Insert one run, its outputs and its "sandbox.run" audit event inside the
- * caller's transaction (store_run_record, store_comparison_record); id_out
- * gets the new run's id. score and passed are bound only for a scored run,
- * score_details only when it is an array, divergence only when it is an
- * object, scenario_version only when there is a scenario.
+ * caller's transaction (store_run_record, store_comparison_record,
+ * store_run_enqueue); id_out gets the new run's id. score and passed are
+ * bound only for a scored run, score_details only when it is an array,
+ * divergence only when it is an object, scenario_version only when there
+ * is a scenario. Without q the run is recorded whole: queued when it
+ * started, every step done.
  */
-enum store_rc store_run_insert(struct store *st, const char *tenant_id, const char *actor,
-                               const struct store_run *r, char id_out[33])
+enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, const char *actor,
+                                      const struct store_run *r, const struct store_run_queue *q,
+                                      char id_out[33])
 {
 	char id[33];
 	char now[32];
@@ -226,21 +262,9 @@ enum store_rc store_run_insert(struct store *st, const char *tenant_id, const ch
 	rc = store_new_id(st, id);
 	if (rc)
 		return rc;
-	if (json_is_array(r->score_details)) {
-		details = json_dumps(r->score_details, JSON_COMPACT);
-		if (!details) {
-			store_seterr(st, "run: score_details do not encode");
-			return STORE_ERROR;
-		}
-	}
-	if (json_is_object(r->divergence)) {
-		divergence = json_dumps(r->divergence, JSON_COMPACT);
-		if (!divergence) {
-			free(details);
-			store_seterr(st, "run: divergence does not encode");
-			return STORE_ERROR;
-		}
-	}
+	rc = store_run_json_text(st, r, &details, &divergence);
+	if (rc)
+		return rc;
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
@@ -271,7 +295,11 @@ enum store_rc store_run_insert(struct store *st, const char *tenant_id, const ch
 		                    PT(details),
 		                    PT(r->session_id),
 		                    PT(divergence),
-		                    PT(r->shutdown)};
+		                    PT(r->shutdown),
+		                    PT(q ? q->queued_at : r->started_at),
+		                    PI(q ? 0 : (long long)json_array_size(r->outputs)),
+		                    PT(q ? q->job : NULL),
+		                    PT(q ? q->comparison_id : NULL)};
 
 		/* score and passed are NULL for a run that was not scored:
 		 * it never reads as a pass */
@@ -281,15 +309,17 @@ enum store_rc store_run_insert(struct store *st, const char *tenant_id, const ch
 		    "scenario_digest, variant, status, runner, backend, isolated, destroyed, "
 		    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
 		    "output_digest, started_at, finished_at, created_by, created_at, "
-		    "score_details, session_id, divergence, shutdown) VALUES (?, ?, ?, ?, ?, ?, "
-		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "score_details, session_id, divergence, shutdown, queued_at, steps_done, job, "
+		    "comparison_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "?, "
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(details);
 	free(divergence);
 	if (rc)
 		return rc;
-	rc = outputs_insert(st, id, tenant_id, r->outputs);
+	rc = store_outputs_insert(st, id, tenant_id, r->outputs);
 	if (rc)
 		return rc;
 	detail = json_pack("{s:s?,s:s?,s:s}", "scenario_id", r->scenario_id, "variant", r->variant,
@@ -305,6 +335,12 @@ enum store_rc store_run_insert(struct store *st, const char *tenant_id, const ch
 	return STORE_OK;
 }
 
+enum store_rc store_run_insert(struct store *st, const char *tenant_id, const char *actor,
+                               const struct store_run *r, char id_out[33])
+{
+	return store_run_insert_queued(st, tenant_id, actor, r, NULL, id_out);
+}
+
 static enum store_rc tx_run_record(struct store *st, void *arg)
 {
 	struct run_arg *a = arg;
@@ -316,10 +352,25 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
 	rc = store_run_insert(st, a->tenant_id, a->actor, a->run, id);
 	if (rc)
 		return rc;
-	rc = run_read(st, a->tenant_id, id, &a->out);
+	rc = store_run_read(st, a->tenant_id, id, &a->out);
 	if (rc)
 		return rc;
 	return store_idem_insert(st, a->tenant_id, a->idem, a->out);
+}
+
+enum store_rc store_outputs_check(struct store *st, json_t *outputs)
+{
+	json_t *o;
+	size_t i;
+
+	json_array_foreach(outputs, i, o)
+	{
+		if (!output_ok(o)) {
+			store_seterr(st, "run: output %zu is malformed", i);
+			return STORE_ERROR;
+		}
+	}
+	return STORE_OK;
 }
 
 /*
@@ -329,9 +380,6 @@ static enum store_rc tx_run_record(struct store *st, void *arg)
 enum store_rc store_run_check(struct store *st, const struct store_run *run, struct store_run *copy,
                               json_t **empty)
 {
-	json_t *o;
-	size_t i;
-
 	*empty = NULL;
 	if (!run || !run->kind || !run->status || !run->runner || !run->backend ||
 	    !run->output_digest || !run->started_at || !run->finished_at ||
@@ -355,13 +403,8 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run, str
 		store_seterr(st, "run: divergence must be an object, session_id a session id");
 		return STORE_ERROR;
 	}
-	json_array_foreach(run->outputs, i, o)
-	{
-		if (!output_ok(o)) {
-			store_seterr(st, "run: output %zu is malformed", i);
-			return STORE_ERROR;
-		}
-	}
+	if (store_outputs_check(st, run->outputs))
+		return STORE_ERROR;
 	*copy = *run;
 	if (!run->outputs) {
 		*empty = json_array();
@@ -400,11 +443,12 @@ enum store_rc store_run_record_idem(struct store *st, const char *tenant_id,
 }
 
 /* The reads of runs below run without an explicit transaction
- * (store_get, store_read_json): a run and its outputs are written in one transaction
- * and never changed, so no common snapshot is needed. */
+ * (store_get, store_read_json): one SELECT for a run; a run's outputs
+ * are append-only, so outputs read a moment after the run's row are
+ * those of a run at least as far along (no common snapshot is needed). */
 enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id, json_t **out)
 {
-	return store_get(st, run_read, tenant_id, id, out);
+	return store_get(st, store_run_read, tenant_id, id, out);
 }
 
 /*
@@ -455,6 +499,18 @@ enum store_rc store_run_list(struct store *st, const char *tenant_id, const char
 	return store_run_list_filtered(st, tenant_id, &f, limit, offset, out);
 }
 
+enum store_rc store_run_outputs_read(struct store *st, const char *tenant_id, const char *run_id,
+                                     json_t *arr)
+{
+	struct param p[] = {PT(tenant_id), PT(run_id)};
+
+	return store_q_rows(
+	    st,
+	    "SELECT seq, key, input, output, status, error_kind, duration_us FROM run_outputs "
+	    "WHERE tenant_id = ? AND run_id = ? ORDER BY seq",
+	    p, NPARAMS(p), output_cols, NPARAMS(output_cols), arr);
+}
+
 static enum store_rc tx_run_outputs(struct store *st, void *arg)
 {
 	struct run_arg *a = arg;
@@ -472,11 +528,7 @@ static enum store_rc tx_run_outputs(struct store *st, void *arg)
 	if (!found)
 		return STORE_NOT_FOUND;
 	arr = json_array();
-	rc = store_q_rows(
-	    st,
-	    "SELECT seq, key, input, output, status, error_kind, duration_us FROM run_outputs "
-	    "WHERE tenant_id = ? AND run_id = ? ORDER BY seq",
-	    p, NPARAMS(p), output_cols, NPARAMS(output_cols), arr);
+	rc = store_run_outputs_read(st, a->tenant_id, a->id, arr);
 	if (rc) {
 		json_decref(arr);
 		return rc;

@@ -80,6 +80,14 @@ enum store_rc store_new_id(struct store *st, char out[33]);
  * every stored timestamp. */
 void store_now_iso(char out[32]);
 
+/* The time now + delta_ms in the same format (a lease's cutoff is
+ * now - lease: stored timestamps compare in time order as text). */
+void store_iso_from_now(long long delta_ms, char out[32]);
+
+/* Milliseconds since the epoch of a stored timestamp ("YYYY-MM-DDTHH:MM:SS"
+ * then optional ".mmm", then "Z"): 0, or -1 when s is not one. */
+int store_iso_ms(const char *s, long long *ms);
+
 /* 1 when s is exactly n lowercase hex digits. */
 int store_is_lower_hex(const char *s, size_t n);
 
@@ -148,8 +156,11 @@ enum store_rc store_col_int(struct store *st, SQLHSTMT h, int col, long long *v,
 
 /* Row to JSON object, driven by a column table matching the SELECT list.
  * C_US_MS: an integer column of microseconds shown as milliseconds (a
- * real, us / 1000), null for SQL NULL. */
-enum ctype { C_TEXT, C_INT, C_BOOL, C_REAL, C_JSON, C_US_MS };
+ * real, us / 1000), null for SQL NULL. C_TEXT_SET: text where '' means
+ * "not known yet" (a queued run's runner, output_digest, started_at,
+ * finished_at: NOT NULL columns, migration 008), shown as null like SQL
+ * NULL. */
+enum ctype { C_TEXT, C_INT, C_BOOL, C_REAL, C_JSON, C_US_MS, C_TEXT_SET };
 
 struct colspec {
 	const char *name;
@@ -270,6 +281,73 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run, str
  * STORE_NOT_FOUND when it names a session that is not the tenant's. */
 enum store_rc store_run_insert(struct store *st, const char *tenant_id, const char *actor,
                                const struct store_run *r, char id_out[33]);
+
+/* What a queued run's row holds beside a struct store_run (jobs.c): when it
+ * was queued, its job object as compact JSON text, and the comparison it
+ * is one side of (NULL: none). Every member borrowed. */
+struct store_run_queue {
+	const char *queued_at;
+	const char *job;
+	const char *comparison_id;
+};
+
+/* store_run_insert of a queued run (q not NULL) or of a run recorded whole
+ * (q NULL: queued_at is its started_at, steps_done its outputs' count). */
+enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, const char *actor,
+                                      const struct store_run *r, const struct store_run_queue *q,
+                                      char id_out[33]);
+
+/* The JSON text columns of r (runs.c): *details the compact text of its
+ * score_details when that is an array, *divergence of its divergence when
+ * that is an object, else NULL; the caller frees both. */
+enum store_rc store_run_json_text(struct store *st, const struct store_run *r, char **details,
+                                  char **divergence);
+
+/* Every output of outputs (an array, or NULL) well-formed as store_run
+ * records them (runs.c); STORE_ERROR naming the first that is not. */
+enum store_rc store_outputs_check(struct store *st, json_t *outputs);
+
+/* Insert checked outputs of the tenant's run run_id (runs.c). */
+enum store_rc store_outputs_insert(struct store *st, const char *run_id, const char *tenant_id,
+                                   json_t *outputs);
+
+/* The tenant's run id as store_run_get shows it, inside the caller's
+ * transaction or read (runs.c). */
+enum store_rc store_run_read(struct store *st, const char *tenant_id, const char *id, json_t **out);
+
+/* Append the stored outputs of the tenant's run run_id to arr, in seq
+ * order, as store_run_outputs shows them (runs.c). */
+enum store_rc store_run_outputs_read(struct store *st, const char *tenant_id, const char *run_id,
+                                     json_t *arr);
+
+/* Insert the comparison row id (its verdict decided) between the runs bid
+ * and kid, and its "sandbox.compare" event by actor (also decided_by),
+ * inside the caller's transaction (comparisons.c). STORE_CONFLICT when the
+ * id is taken. */
+enum store_rc store_comparison_insert(struct store *st, const char *tenant_id, const char *actor,
+                                      const char *id, const struct store_comparison *c,
+                                      const char *bid, const char *kid);
+
+/* The tenant's comparison id as store_comparison_get shows it (decided or
+ * pending), inside the caller's transaction or read (comparisons.c). */
+enum store_rc store_comparison_read(struct store *st, const char *tenant_id, const char *id,
+                                    json_t **out);
+
+/* The backends a run may name: the four of model/runspec.h (executors.c). */
+#define STORE_BACKENDS_MAX 4
+
+/* The index (0..3) of the len bytes at name among the known backends, or
+ * -1 when they name none. */
+int store_backend_index(const char *name, size_t len);
+
+/* Parse a comma list of backends ("" and empty items allowed) into out,
+ * slot i holding the i-th known name when the list names it, else NULL
+ * (so a query binds all four, the missing ones as NULL). Returns how many
+ * it names, or -1 when an item is not a known backend. */
+int store_backends_parse(const char *list, const char *out[STORE_BACKENDS_MAX]);
+
+/* 1 when id is an executor id: 1..128 bytes of [A-Za-z0-9._:-]. */
+int store_executor_id_ok(const char *id);
 
 /* Record idem (NULL: nothing to do) with response, the answer of the create
  * being written, inside the caller's transaction (idempotency.c); the

@@ -30,7 +30,7 @@
 /* A preflight answer is one short line. */
 #define DISPATCH_PREFLIGHT_MAX 65536u
 /* SHA-256 over seq NUL key NUL output NUL status NUL, per output (dispatch.h). */
-static void digest_outputs(json_t *outputs, char hex[65])
+void http_dispatch_output_digest(json_t *outputs, char hex[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int md_len = 0;
@@ -86,11 +86,30 @@ static void copy_utf8(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
-static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* The counts of res->outputs, the steps the worker keeps of a run it
+ * ended itself. */
+static void count_outputs(struct http_dispatch_result *res)
+{
+	json_t *o;
+	size_t i;
 
-/* The worker fails the run itself: nothing the runner said is kept. */
-static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
+	res->steps_total = res->steps_ok = res->steps_error = 0;
+	json_array_foreach(res->outputs, i, o)
+	{
+		res->steps_total++;
+		if (strcmp(json_string_value(json_object_get(o, "status")), "ok") == 0)
+			res->steps_ok++;
+		else
+			res->steps_error++;
+	}
+}
+
+static int res_fail(struct http_dispatch_result *res, int keep_outputs, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The worker fails the run itself: nothing the runner said is kept but,
+ * when keep_outputs (a step hook has them already), the steps it checked. */
+static int res_fail(struct http_dispatch_result *res, int keep_outputs, const char *fmt, ...)
 {
 	va_list ap;
 	char *p;
@@ -98,8 +117,9 @@ static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
 	snprintf(res->status, sizeof(res->status), "failed");
 	res->isolated = 0;
 	res->destroyed = 0;
-	res->steps_total = res->steps_ok = res->steps_error = 0;
-	json_array_clear(res->outputs);
+	if (!keep_outputs)
+		json_array_clear(res->outputs);
+	count_outputs(res);
 	va_start(ap, fmt);
 	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
 	va_end(ap);
@@ -109,8 +129,23 @@ static int res_fail(struct http_dispatch_result *res, const char *fmt, ...)
 	for (p = res->reason; *p; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
 			*p = '?';
-	digest_outputs(res->outputs, res->output_digest);
+	http_dispatch_output_digest(res->outputs, res->output_digest);
 	return -1;
+}
+
+/* A hook stopped the run (dispatch.h): the steps reported are kept, and
+ * nothing the runner would have said after them is claimed. */
+static int res_cancel(struct http_dispatch_result *res, json_t *spec_steps)
+{
+	snprintf(res->status, sizeof(res->status), "cancelled");
+	res->isolated = 0;
+	res->destroyed = 0;
+	count_outputs(res);
+	snprintf(res->reason, sizeof(res->reason), "cancelled while running (%d of %zu steps done)",
+	         res->steps_total, json_array_size(spec_steps));
+	res->shutdown[0] = '\0';
+	http_dispatch_output_digest(res->outputs, res->output_digest);
+	return 1;
 }
 
 /* "SIGSYS (seccomp)", "SIGKILL", ... */
@@ -192,140 +227,179 @@ static int check_step(json_t *line, size_t seq, json_t *spec_steps, struct model
 }
 
 /*
- * Parse the runner's stdout into res. max_us bounds a step's duration (the
- * worker's deadline). Returns 0, or -1 with why filled (res untouched
- * except outputs, which the caller clears).
+ * The runner's stdout, read line by line as it comes (the spawn layer's
+ * watch): each step line is checked at once and, when it passes, appended
+ * to res->outputs and given to the hooks; the summary is kept for the
+ * checks at the end (finish_output). The first line refused stops the
+ * reading (why says why; the run goes on to its end, whose own failure, if
+ * any, is the reason: the same order as a whole output read at the end).
  */
-static int parse_output(const struct model_buf *out, json_t *spec, const char *backend,
-                        long long max_us, struct http_dispatch_result *res,
-                        struct model_reason *why)
+struct stream {
+	json_t *spec_steps; /* borrowed; may be NULL */
+	long long max_us;   /* bounds a step's duration (the worker's deadline) */
+	struct http_dispatch_result *res;
+	const struct http_dispatch_hooks *hooks; /* may be NULL */
+	size_t done;                             /* bytes of stdout read (whole lines) */
+	size_t lineno;
+	size_t seq;
+	long n_ok, n_err;
+	json_t *summary; /* owned, once read */
+	int refused;     /* a line was refused: why is set, nothing more is read */
+	struct model_reason why;
+};
+
+/* Take one line (without its newline). Returns 0, 1 when a hook asks to
+ * stop, -1 when the line is refused (st->why). */
+static int take_line(struct stream *st, const char *p, size_t len)
 {
-	json_t *spec_steps = json_object_get(spec, "steps");
-	json_t *summary = NULL;
-	json_t *line = NULL;
+	const struct http_dispatch_hooks *h = st->hooks;
+	json_t *line, *output;
+	json_error_t e;
+	const char *type;
+	struct model_reason detail;
+	int stop = 0;
+
+	st->lineno++;
+	if (st->summary)
+		return model_reason_set(&st->why,
+		                        "runner output inconsistent: a line follows the summary");
+	line = json_loadb(p, len, JSON_REJECT_DUPLICATES, &e);
+	if (!json_is_object(line)) {
+		json_decref(line);
+		return model_reason_set(
+		    &st->why, "runner output malformed: line %zu is not a JSON object", st->lineno);
+	}
+	type = json_string_value(json_object_get(line, "type"));
+	if (type && strcmp(type, "summary") == 0) {
+		st->summary = line;
+		return 0;
+	}
+	if (!type || strcmp(type, "step") != 0) {
+		json_decref(line);
+		return model_reason_set(
+		    &st->why, "runner output malformed: line %zu has no known type", st->lineno);
+	}
+	st->seq++;
+	if (check_step(line, st->seq, st->spec_steps, &detail) != 0) {
+		json_decref(line);
+		return model_reason_set(&st->why, "runner output inconsistent: %s", detail.text);
+	}
+	if (strcmp(json_string_value(json_object_get(line, "status")), "ok") == 0)
+		st->n_ok++;
+	else
+		st->n_err++;
+	output = json_pack(
+	    "{s:O, s:O, s:O, s:O, s:O, s:O, s:o}", "seq", json_object_get(line, "seq"), "key",
+	    json_object_get(line, "key"), "input", json_object_get(line, "input"), "output",
+	    json_object_get(line, "output"), "status", json_object_get(line, "status"),
+	    "error_kind", json_object_get(line, "error_kind"), "duration_ms",
+	    duration_ms(json_object_get(line, "duration_us"), st->max_us));
+	json_decref(line);
+	json_array_append_new(st->res->outputs, output);
+	/* the step is the result's before the hook sees it: a step the hook
+	 * stopped the run on was reported, and is kept */
+	if (h && h->step && h->step(h->ctx, output) != 0)
+		stop = 1;
+	if (!stop && h && h->tick && h->tick(h->ctx) != 0)
+		stop = 1;
+	return stop;
+}
+
+/* http_spawn_watch.out: take the whole lines not read yet. */
+static int stream_out(void *ctx, const struct model_buf *out)
+{
+	struct stream *st = ctx;
+	const char *nl;
+	int rc;
+
+	while (!st->refused) {
+		nl = memchr(out->data + st->done, '\n', out->len - st->done);
+		if (!nl)
+			break;
+		rc = take_line(st, out->data + st->done, (size_t)(nl - out->data) - st->done);
+		st->done = (size_t)(nl - out->data) + 1;
+		if (rc < 0)
+			st->refused = 1;
+		else if (rc > 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* http_spawn_watch.tick */
+static int stream_tick(void *ctx)
+{
+	struct stream *st = ctx;
+
+	return st->hooks->tick(st->hooks->ctx) != 0;
+}
+
+/*
+ * The checks of a run's end, once its stdout has all been read into st:
+ * no unterminated tail, a summary consistent with the step lines. Fills
+ * res from the summary. Returns 0, or -1 with why filled (res untouched
+ * but for the outputs taken).
+ */
+static int finish_output(struct stream *st, const struct model_buf *out, const char *backend,
+                         struct http_dispatch_result *res, struct model_reason *why)
+{
+	json_t *spec_steps = st->spec_steps;
+	json_t *summary = st->summary;
 	json_t *reason, *shutdown = NULL;
 	json_error_t e;
-	const char *p = out->data;
-	const char *end = out->data + out->len;
-	const char *nl;
 	const char *type;
 	const char *runner, *be, *status;
 	int isolated, destroyed;
 	json_int_t total, ok, error;
-	struct model_reason detail;
-	long n_ok = 0, n_err = 0;
-	size_t seq = 0;
-	size_t lineno = 0;
-	int rc = -1;
+	size_t seq = st->seq;
 
-	while (p < end) {
-		lineno++;
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl) {
-			model_reason_set(why, "runner output malformed: line %zu is not terminated",
-			                 lineno);
-			goto out;
-		}
-		if (summary) {
-			model_reason_set(why,
-			                 "runner output inconsistent: a line follows the summary");
-			goto out;
-		}
-		line = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES, &e);
-		if (!json_is_object(line)) {
-			model_reason_set(
-			    why, "runner output malformed: line %zu is not a JSON object", lineno);
-			goto out;
-		}
-		type = json_string_value(json_object_get(line, "type"));
-		if (type && strcmp(type, "step") == 0) {
-			seq++;
-			if (check_step(line, seq, spec_steps, &detail) != 0) {
-				model_reason_set(why, "runner output inconsistent: %s",
-				                 detail.text);
-				goto out;
-			}
-			if (strcmp(json_string_value(json_object_get(line, "status")), "ok") == 0)
-				n_ok++;
-			else
-				n_err++;
-			json_array_append_new(
-			    res->outputs,
-			    json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:o}", "seq",
-			              json_object_get(line, "seq"), "key",
-			              json_object_get(line, "key"), "input",
-			              json_object_get(line, "input"), "output",
-			              json_object_get(line, "output"), "status",
-			              json_object_get(line, "status"), "error_kind",
-			              json_object_get(line, "error_kind"), "duration_ms",
-			              duration_ms(json_object_get(line, "duration_us"), max_us)));
-			json_decref(line);
-		} else if (type && strcmp(type, "summary") == 0) {
-			summary = line;
-		} else {
-			model_reason_set(why, "runner output malformed: line %zu has no known type",
-			                 lineno);
-			goto out;
-		}
-		line = NULL;
-		p = nl + 1;
+	if (st->refused) {
+		*why = st->why;
+		return -1;
 	}
-	if (!summary) {
-		model_reason_set(why, "runner output inconsistent: no summary line");
-		goto out;
-	}
+	if (st->done < out->len)
+		return model_reason_set(why, "runner output malformed: line %zu is not terminated",
+		                        st->lineno + 1);
+	if (!summary)
+		return model_reason_set(why, "runner output inconsistent: no summary line");
 	if (json_unpack_ex(summary, &e, JSON_STRICT,
 	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s?o}", "type", &type,
 	                   "runner", &runner, "backend", &be, "isolated", &isolated, "destroyed",
 	                   &destroyed, "status", &status, "steps_total", &total, "steps_ok", &ok,
-	                   "steps_error", &error, "reason", &reason, "shutdown", &shutdown) != 0) {
-		model_reason_set(why, "runner output malformed: summary: %s", e.text);
-		goto out;
-	}
-	if (strcmp(status, "completed") != 0 && strcmp(status, "failed") != 0) {
-		model_reason_set(why, "runner output inconsistent: unknown status");
-		goto out;
-	}
+	                   "steps_error", &error, "reason", &reason, "shutdown", &shutdown) != 0)
+		return model_reason_set(why, "runner output malformed: summary: %s", e.text);
+	if (strcmp(status, "completed") != 0 && strcmp(status, "failed") != 0)
+		return model_reason_set(why, "runner output inconsistent: unknown status");
 	if (strcmp(be, backend) != 0) {
 		/* Never accept a run on another backend than the one asked for. */
-		model_reason_set(
+		return model_reason_set(
 		    why, "runner output inconsistent: backend %.32s reported, %.32s requested", be,
 		    backend);
-		goto out;
 	}
-	if (total != (json_int_t)seq || ok != n_ok || error != n_err) {
-		model_reason_set(why,
-		                 "runner output inconsistent: summary counts %" JSON_INTEGER_FORMAT
-		                 "/%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
-		                 ", step lines %zu/%ld/%ld",
-		                 total, ok, error, seq, n_ok, n_err);
-		goto out;
-	}
+	if (total != (json_int_t)seq || ok != st->n_ok || error != st->n_err)
+		return model_reason_set(
+		    why,
+		    "runner output inconsistent: summary counts %" JSON_INTEGER_FORMAT
+		    "/%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT ", step lines %zu/%ld/%ld",
+		    total, ok, error, seq, st->n_ok, st->n_err);
 	if (strcmp(status, "completed") == 0 && json_is_array(spec_steps) &&
-	    seq != json_array_size(spec_steps)) {
-		model_reason_set(why, "runner output inconsistent: completed with %zu of %zu steps",
-		                 seq, json_array_size(spec_steps));
-		goto out;
-	}
-	if (!json_is_null(reason) && !json_is_string(reason)) {
-		model_reason_set(why, "runner output malformed: reason must be a string or null");
-		goto out;
-	}
-	if (strcmp(status, "failed") == 0 && !json_is_string(reason)) {
-		model_reason_set(why, "runner output inconsistent: failed without a reason");
-		goto out;
-	}
+	    seq != json_array_size(spec_steps))
+		return model_reason_set(
+		    why, "runner output inconsistent: completed with %zu of %zu steps", seq,
+		    json_array_size(spec_steps));
+	if (!json_is_null(reason) && !json_is_string(reason))
+		return model_reason_set(why,
+		                        "runner output malformed: reason must be a string or null");
+	if (strcmp(status, "failed") == 0 && !json_is_string(reason))
+		return model_reason_set(why, "runner output inconsistent: failed without a reason");
 	/* absent (an older runner) is null */
-	if (shutdown && !json_is_null(shutdown) && !json_is_string(shutdown)) {
-		model_reason_set(why, "runner output malformed: shutdown must be a string or null");
-		goto out;
-	}
+	if (shutdown && !json_is_null(shutdown) && !json_is_string(shutdown))
+		return model_reason_set(
+		    why, "runner output malformed: shutdown must be a string or null");
 	/* a failed run's reason is the one thing said (model/runspec.h) */
-	if (strcmp(status, "failed") == 0 && json_is_string(shutdown)) {
-		model_reason_set(why,
-		                 "runner output inconsistent: a shutdown note on a failed run");
-		goto out;
-	}
+	if (strcmp(status, "failed") == 0 && json_is_string(shutdown))
+		return model_reason_set(
+		    why, "runner output inconsistent: a shutdown note on a failed run");
 	snprintf(res->status, sizeof(res->status), "%s", status);
 	copy_utf8(res->runner, sizeof(res->runner), runner);
 	/* As the runner says: a jail in place when a limit killed the agent
@@ -341,26 +415,23 @@ static int parse_output(const struct model_buf *out, json_t *spec, const char *b
 	          json_is_string(reason) ? json_string_value(reason) : "");
 	copy_utf8(res->shutdown, sizeof(res->shutdown),
 	          json_is_string(shutdown) ? json_string_value(shutdown) : "");
-	rc = 0;
-out:
-	json_decref(line);
-	json_decref(summary);
-	return rc;
+	return 0;
 }
 
 /* http_spawn_run (or _runner, through the fork server), with the runner's
  * words for what could not be started. */
 static int spawn_runner(const char *path, int fork_server, char *const argv[], const char *input,
                         size_t input_len, int timeout_ms, struct model_buf *out,
-                        struct model_buf *err, struct http_spawn_result *ce,
-                        struct model_reason *why)
+                        struct model_buf *err, const struct http_spawn_watch *watch,
+                        struct http_spawn_result *ce, struct model_reason *why)
 {
 	int rc;
 
 	if (fork_server)
-		rc = http_spawn_run_runner(path, argv, input, input_len, timeout_ms, out, err, ce);
+		rc = http_spawn_run_runner(path, argv, input, input_len, timeout_ms, out, err,
+		                           watch, ce);
 	else
-		rc = http_spawn_run(path, argv, input, input_len, timeout_ms, out, err, ce);
+		rc = http_spawn_run(path, argv, input, input_len, timeout_ms, out, err, watch, ce);
 	if (rc == 0)
 		return 0;
 	if (strcmp(ce->start_step, "spawn") == 0)
@@ -425,11 +496,25 @@ int http_dispatch_run(const char *runner_path, int fork_server, const char *back
                       const char *platform, int timeout_ms, json_t *spec,
                       struct http_dispatch_result *res)
 {
+	return http_dispatch_run_hooked(runner_path, fork_server, backend, platform, timeout_ms,
+	                                spec, NULL, res);
+}
+
+int http_dispatch_run_hooked(const char *runner_path, int fork_server, const char *backend,
+                             const char *platform, int timeout_ms, json_t *spec,
+                             const struct http_dispatch_hooks *hooks,
+                             struct http_dispatch_result *res)
+{
 	struct model_buf out, err;
 	struct http_spawn_result ce;
+	struct http_spawn_watch watch;
+	struct stream st;
 	char *argv[6];
 	struct model_reason why;
 	char *text = NULL;
+	/* a step hook has every step it was given: the result keeps them,
+	 * whatever ends the run (dispatch.h) */
+	int keep = hooks && hooks->step;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -443,34 +528,48 @@ int http_dispatch_run(const char *runner_path, int fork_server, const char *back
 	}
 	model_buf_init(&out, HTTP_DISPATCH_OUTPUT_MAX);
 	model_buf_init(&err, DISPATCH_STDERR_KEEP);
+	memset(&st, 0, sizeof(st));
+	st.spec_steps = json_object_get(spec, "steps");
+	st.max_us = (long long)timeout_ms * 1000;
+	st.res = res;
+	st.hooks = hooks;
+	memset(&watch, 0, sizeof(watch));
+	watch.ctx = &st;
+	watch.out = stream_out;
+	if (hooks && hooks->tick && hooks->tick_ms > 0) {
+		watch.tick = stream_tick;
+		watch.tick_ms = hooks->tick_ms;
+	}
 
 	if (!runner_path || !backend || !json_is_object(spec) || timeout_ms <= 0) {
-		res_fail(res, "invalid dispatch arguments");
+		res_fail(res, keep, "invalid dispatch arguments");
 		goto out;
 	}
 	text = json_dumps(spec, JSON_COMPACT);
 	if (!text) {
-		res_fail(res, "cannot serialise the run spec");
+		res_fail(res, keep, "cannot serialise the run spec");
 		goto out;
 	}
 	runner_argv(argv, runner_path, "--backend", backend, platform);
 	if (spawn_runner(runner_path, fork_server, argv, text, strlen(text), timeout_ms, &out, &err,
-	                 &ce, &why) != 0) {
-		res_fail(res, "%s", why.text);
+	                 &watch, &ce, &why) != 0) {
+		res_fail(res, keep, "%s", why.text);
 		goto out;
 	}
-	if (ce.end == HTTP_SPAWN_OVER_CAP) {
-		res_fail(res, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
+	if (ce.end == HTTP_SPAWN_STOPPED) {
+		rc = res_cancel(res, st.spec_steps);
+	} else if (ce.end == HTTP_SPAWN_OVER_CAP) {
+		res_fail(res, keep, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
 	} else if (child_failed(&ce, &err, timeout_ms, &why) != 0) {
-		res_fail(res, "%s", why.text);
-	} else if (parse_output(&out, spec, backend, (long long)timeout_ms * 1000, res, &why) !=
-	           0) {
-		res_fail(res, "%s", why.text);
+		res_fail(res, keep, "%s", why.text);
+	} else if (finish_output(&st, &out, backend, res, &why) != 0) {
+		res_fail(res, keep, "%s", why.text);
 	} else {
-		digest_outputs(res->outputs, res->output_digest);
+		http_dispatch_output_digest(res->outputs, res->output_digest);
 		rc = 0;
 	}
 out:
+	json_decref(st.summary);
 	free(text);
 	model_buf_release(&out);
 	model_buf_release(&err);
@@ -535,7 +634,7 @@ int http_dispatch_preflight(const char *runner_path, const char *backend, const 
 		goto out;
 	}
 	runner_argv(argv, runner_path, "--preflight", backend, platform);
-	if (spawn_runner(runner_path, 0, argv, "", 0, timeout_ms, &out, &err, &ce, &why) != 0)
+	if (spawn_runner(runner_path, 0, argv, "", 0, timeout_ms, &out, &err, NULL, &ce, &why) != 0)
 		goto out;
 	if (ce.end == HTTP_SPAWN_TIMEOUT) {
 		model_reason_set(&why, "preflight did not answer within %d ms", timeout_ms);

@@ -2,8 +2,8 @@
 #define OLIVARES_FCGI_RUN_DISPATCH_H
 /**
  * Runner dispatch: start olivares-runner for one run, feed it the
- * spec, read its JSON lines, enforce a deadline (model/runspec.h for the
- * wire). The runner is the only process where agent work happens; the
+ * spec, read and check its JSON lines as they come, enforce a deadline
+ * (model/runspec.h for the wire). The runner is the only process where agent work happens; the
  * worker never runs an agent itself. Also asks it for a backend's
  * preflight.
  *
@@ -52,7 +52,9 @@ struct http_dispatch_result {
 	                   * limit killed the agent is still isolated); 0 whenever
 	                   * the worker failed the run itself */
 	int destroyed;
-	int steps_total, steps_ok, steps_error;
+	int steps_total, steps_ok, steps_error; /* the summary's; when the worker
+	                                         * failed the run itself or a hook
+	                                         * stopped it, those of outputs */
 	/* "" when none */
 	char reason[MODEL_REASON_BYTES];
 	char shutdown[256];     /* the summary's shutdown note (model/runspec.h): "" when
@@ -106,8 +108,9 @@ struct http_dispatch_hooks {
 	 * a step reported here is one of the spec's, never reported twice.
 	 * Nonzero stops the run as tick does. */
 	int (*step)(void *ctx, json_t *output);
-	/* Called at least every tick_ms (> 0) while the runner runs, and after
-	 * each step call. Nonzero stops the run: the runner's group is killed
+	/* Called at least every tick_ms (> 0) while the runner runs (not
+	 * while the fork server takes the run: up to 5 s), and after each
+	 * step line taken (and its step call). Nonzero stops the run: the runner's group is killed
 	 * and reaped, and the run ends with res->status "cancelled", isolated
 	 * and destroyed 0, res->outputs the steps reported so far, and reason
 	 * "cancelled while running (N of M steps done)". */
@@ -117,13 +120,17 @@ struct http_dispatch_hooks {
 
 /**
  * http_dispatch_run with hooks (may be NULL: then exactly
- * http_dispatch_run). Returns 0 or -1 as http_dispatch_run does; a run
- * stopped by a hook returns 1 (res->status "cancelled"). With a step
- * hook, whatever ends the run (a failure of the worker's own included,
- * where http_dispatch_run leaves no output), res->outputs holds exactly
- * the steps given to hooks->step, in order, and output_digest is over
- * them: a caller that stored them as they came has stored the run's
- * outputs, and stores nothing twice.
+ * http_dispatch_run, which is this with NULL). Returns 0 or -1 as
+ * http_dispatch_run does; a run stopped by a hook returns 1 (res->status
+ * "cancelled"; the runner's group is killed and reaped as at the
+ * deadline). With a step hook, whatever ends the run (a failure of the
+ * worker's own included, where http_dispatch_run leaves no output),
+ * res->outputs holds exactly the steps given to hooks->step, in order, and
+ * output_digest is over them: a caller that stored them as they came has
+ * stored the run's outputs, and stores nothing twice. The first line
+ * refused ends the steps reported, not the run: the runner goes on to its
+ * end, and a failure of its own (deadline, crash, output over the cap)
+ * is the reason before the line's, as without hooks.
  */
 int http_dispatch_run_hooked(const char *runner_path, int fork_server, const char *backend,
                              const char *platform, int timeout_ms, json_t *spec,

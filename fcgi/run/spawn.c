@@ -392,11 +392,14 @@ static int drain(int *fd, struct model_buf *b, int is_stdout)
 }
 
 /*
- * Feed stdin and collect stdout/stderr at the same time. Ends when the
- * child has exited and its pipes are at EOF, or at the deadline.
+ * Feed stdin and collect stdout/stderr at the same time, telling watch
+ * (may be NULL) of new stdout and of the time passing. Ends when the
+ * child has exited and its pipes are at EOF, at the deadline, or when a
+ * watch callback asks to stop.
  */
 static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, int64_t deadline,
-                                struct model_buf *out, struct model_buf *err, int *sys_errno)
+                                struct model_buf *out, struct model_buf *err,
+                                const struct http_spawn_watch *watch, int *sys_errno)
 {
 	struct pollfd pfd[5];
 	size_t written = 0;
@@ -404,12 +407,17 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 	int group_killed = 0;
 	int runner_gone = 0;   /* served: its pidfd says it has exited */
 	int64_t report_by = 0; /* served, runner_gone: the server's report due */
+	int64_t next_tick = 0; /* 0: no tick */
 	int64_t left;
+	size_t before;
 	nfds_t nfd;
 	int timeout;
 	ssize_t w;
 	int i_in, i_out, i_err, i_pid, i_runner;
 	int r;
+
+	if (watch && watch->tick && watch->tick_ms > 0)
+		next_tick = now_ms() + watch->tick_ms;
 
 	/* A served runner's end may be known already (it died before its
 	 * STARTED, runner_server.h): nothing on the socket would say it */
@@ -447,6 +455,16 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 		left = deadline - now_ms();
 		if (left <= 0)
 			return HTTP_SPAWN_TIMEOUT;
+		if (next_tick && now_ms() >= next_tick) {
+			if (watch->tick(watch->ctx))
+				return HTTP_SPAWN_STOPPED;
+			/* from the tick's end: a slow tick does not make them
+			 * come back to back */
+			next_tick = now_ms() + watch->tick_ms;
+			continue;
+		}
+		if (next_tick && next_tick - now_ms() < left)
+			left = next_tick - now_ms() > 0 ? next_tick - now_ms() : 0;
 		if (!exited && runner_gone && report_by - now_ms() < left)
 			left = report_by - now_ms() > 0 ? report_by - now_ms() : 0;
 		timeout = left > 1000000 ? 1000000 : (int)left;
@@ -495,8 +513,15 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == in_len)
 				close_fd(&c->in);
 		}
-		if (i_out >= 0 && pfd[i_out].revents && drain(&c->out, out, 1) < 0)
-			return HTTP_SPAWN_OVER_CAP;
+		if (i_out >= 0 && pfd[i_out].revents) {
+			before = out->len;
+			r = drain(&c->out, out, 1);
+			/* what came before a read that crossed the cap is told too */
+			if (watch && watch->out && out->len > before && watch->out(watch->ctx, out))
+				return HTTP_SPAWN_STOPPED;
+			if (r < 0)
+				return HTTP_SPAWN_OVER_CAP;
+		}
 		if (i_err >= 0 && pfd[i_err].revents)
 			drain(&c->err, err, 0);
 		if (i_pid >= 0 && pfd[i_pid].revents)
@@ -510,7 +535,7 @@ static enum http_spawn_end pump(struct child *c, const char *in, size_t in_len, 
 
 static int run(const char *path, char *const argv[], int served, const char *input,
                size_t input_len, int timeout_ms, struct model_buf *out, struct model_buf *err,
-               struct http_spawn_result *res)
+               const struct http_spawn_watch *watch, struct http_spawn_result *res)
 {
 	struct sigaction ign, dfl, old_pipe, old_chld;
 	struct child c;
@@ -538,7 +563,7 @@ static int run(const char *path, char *const argv[], int served, const char *inp
 		goto out;
 	if (input_len == 0)
 		close_fd(&c.in); /* nothing to say: EOF at once */
-	res->end = pump(&c, input, input_len, deadline, out, err, &res->sys_errno);
+	res->end = pump(&c, input, input_len, deadline, out, err, watch, &res->sys_errno);
 	if (res->end != HTTP_SPAWN_DONE || c.served) {
 		/* (served and DONE: its end is already read, nothing is killed) */
 		res->reaped = kill_reap(&c, &res->status, &res->reap_errno);
@@ -565,14 +590,15 @@ out:
 
 int http_spawn_run(const char *path, char *const argv[], const char *input, size_t input_len,
                    int timeout_ms, struct model_buf *out, struct model_buf *err,
-                   struct http_spawn_result *res)
+                   const struct http_spawn_watch *watch, struct http_spawn_result *res)
 {
-	return run(path, argv, 0, input, input_len, timeout_ms, out, err, res);
+	return run(path, argv, 0, input, input_len, timeout_ms, out, err, watch, res);
 }
 
 int http_spawn_run_runner(const char *runner_path, char *const argv[], const char *input,
                           size_t input_len, int timeout_ms, struct model_buf *out,
-                          struct model_buf *err, struct http_spawn_result *res)
+                          struct model_buf *err, const struct http_spawn_watch *watch,
+                          struct http_spawn_result *res)
 {
-	return run(runner_path, argv, 1, input, input_len, timeout_ms, out, err, res);
+	return run(runner_path, argv, 1, input, input_len, timeout_ms, out, err, watch, res);
 }

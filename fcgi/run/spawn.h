@@ -36,7 +36,28 @@ enum http_spawn_end {
 	HTTP_SPAWN_DONE,     /* it exited and its pipes reached EOF */
 	HTTP_SPAWN_TIMEOUT,  /* the deadline passed first (group killed) */
 	HTTP_SPAWN_OVER_CAP, /* stdout crossed out->max (group killed) */
-	HTTP_SPAWN_ERROR     /* poll failed, errno in sys_errno (group killed) */
+	HTTP_SPAWN_ERROR,    /* poll failed, errno in sys_errno (group killed) */
+	HTTP_SPAWN_STOPPED   /* a watch callback asked to stop (group killed) */
+};
+
+/**
+ * What a caller follows while the child runs (every member optional: NULL,
+ * 0). Both callbacks run inside the call, between polls; a nonzero return
+ * stops the child as the deadline does (its group killed, the child
+ * reaped) and the call ends HTTP_SPAWN_STOPPED.
+ */
+struct http_spawn_watch {
+	void *ctx;
+	/* After new bytes of stdout were appended to out (all of stdout so
+	 * far, borrowed for the call: read it, never change it); the bytes
+	 * of a read that would cross the cap are not appended, so never
+	 * told. */
+	int (*out)(void *ctx, const struct model_buf *out);
+	/* At least every tick_ms (> 0) from the start of the exchange until
+	 * the child has exited and its pipes are at EOF (not while a fork
+	 * server is still being started or is taking the run). */
+	int (*tick)(void *ctx);
+	int tick_ms;
 };
 
 /** What http_spawn_run reports. */
@@ -63,9 +84,9 @@ struct http_spawn_result {
  * apply: stdout over out->max ends the call with HTTP_SPAWN_OVER_CAP.
  * Ends when the child has exited and its pipes are at EOF (after its exit
  * the rest of its group is killed: it could only hold them open), or when
- * timeout_ms (from the start of the call) pass. Unless it ended DONE the
- * child's group is killed with SIGKILL. The child is always reaped before
- * return.
+ * timeout_ms (from the start of the call) pass, or when a callback of
+ * watch (NULL: none) asks to stop. Unless it ended DONE the child's group
+ * is killed with SIGKILL. The child is always reaped before return.
  *
  * Returns 0 with *res filled (end, and the wait status), or -1 when nothing
  * could be started (res->start_step, res->start_errno; no child, no
@@ -73,7 +94,7 @@ struct http_spawn_result {
  */
 int http_spawn_run(const char *path, char *const argv[], const char *input, size_t input_len,
                    int timeout_ms, struct model_buf *out, struct model_buf *err,
-                   struct http_spawn_result *res);
+                   const struct http_spawn_watch *watch, struct http_spawn_result *res);
 
 /**
  * http_spawn_run for olivares-runner at runner_path, through the worker's
@@ -81,7 +102,7 @@ int http_spawn_run(const char *path, char *const argv[], const char *input, size
  * needed): argv[1..] are the runner's arguments (argv[0] is not sent; the
  * runner calls itself "olivares-runner"). Everything else is as
  * http_spawn_run: same caps, deadline (which includes waiting for the
- * server), kill of the group (the runner through its pidfd, its group
+ * server), watch, kill of the group (the runner through its pidfd, its group
  * while it lives; the server kills the group again before it reaps it),
  * and the wait status the runner ended with (its server reaps it and
  * reports it). A server that has not reported a runner 5 s after its
@@ -97,7 +118,8 @@ int http_spawn_run(const char *path, char *const argv[], const char *input, size
  */
 int http_spawn_run_runner(const char *runner_path, char *const argv[], const char *input,
                           size_t input_len, int timeout_ms, struct model_buf *out,
-                          struct model_buf *err, struct http_spawn_result *res);
+                          struct model_buf *err, const struct http_spawn_watch *watch,
+                          struct http_spawn_result *res);
 
 /**
  * Start `path` with posix_spawn: argv as given (no PATH search), an empty

@@ -175,7 +175,8 @@ static int exec_score(void *ctx, const char *suite, json_t *outputs, struct mode
 		goto out;
 	}
 	/* stderr NULL: the scorer's goes to /dev/null (scorer_exec.h) */
-	if (http_spawn_run(x->abs0, x->argv, in, strlen(in), x->timeout_ms, &out, NULL, &sr)) {
+	if (http_spawn_run(x->abs0, x->argv, in, strlen(in), x->timeout_ms, &out, NULL, NULL,
+	                   &sr)) {
 		not_scored(res, "cannot start the scorer: %s", strerror(sr.start_errno));
 		goto out;
 	}

@@ -16,9 +16,11 @@ char g_dir[300];
 int g_pg;
 struct store *st;
 
-static const char *const all_tables[] = {
-    "tenants",     "api_tokens",  "module_settings", "audit_events", "scenarios",        "runs",
-    "run_outputs", "comparisons", "sessions",        "web_sessions", "schema_migrations"};
+static const char *const all_tables[] = {"tenants",      "api_tokens",        "module_settings",
+                                         "audit_events", "scenarios",         "runs",
+                                         "run_outputs",  "comparisons",       "sessions",
+                                         "web_sessions", "schema_migrations", "comparison_jobs",
+                                         "executors"};
 
 /* ---- raw ODBC, for looking at rows ------------------------------------------ */
 
@@ -197,7 +199,8 @@ void setup_pg(void)
 	g_pg = 1;
 	ck_assert_int_eq(
 	    raw_exec(
-	        "DROP TABLE IF EXISTS idempotency_keys, web_sessions, comparisons, run_outputs, "
+	        "DROP TABLE IF EXISTS executors, comparison_jobs, idempotency_keys, web_sessions, "
+	        "comparisons, run_outputs, "
 	        "runs, sessions, scenarios, audit_events, module_settings, "
 	        "api_tokens, tenants, schema_migrations CASCADE"),
 	    0);

@@ -101,5 +101,6 @@ void store_runs_cases(TCase *tc);        /* test_store_runs.c */
 void store_comparisons_cases(TCase *tc); /* test_store_comparisons.c */
 void store_sessions_cases(TCase *tc);    /* test_store_sessions.c */
 void store_idem_cases(TCase *tc);        /* test_store_idem.c */
+void store_jobs_cases(TCase *tc);        /* test_store_jobs.c */
 
 #endif

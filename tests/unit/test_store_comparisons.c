@@ -91,7 +91,8 @@ START_TEST(test_comparisons)
 	ck_assert(json_equal(json_object_get(c1, "differing_steps"), f.diff));
 	ck_assert_str_eq(jstr(c1, "decided_by"), actor);
 	ck_assert_uint_eq(strlen(jstr(c1, "created_at")), 24);
-	ck_assert_uint_eq(json_object_size(c1), 13);
+	ck_assert_str_eq(jstr(c1, "status"), "decided");
+	ck_assert_uint_eq(json_object_size(c1), 14);
 	side = json_object_get(c1, "baseline");
 	ck_assert_uint_eq(json_object_size(side), 6);
 	ck_assert_str_eq(jstr(side, "variant"), "v1");

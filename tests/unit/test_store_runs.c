@@ -162,7 +162,13 @@ START_TEST(test_runs)
 	/* and its shutdown note, null when none */
 	ck_assert_msg(json_object_get(run1, "shutdown") != NULL, "no shutdown key");
 	ck_assert(json_is_null(json_object_get(run1, "shutdown")));
-	ck_assert_uint_eq(json_object_size(run1), 27);
+	/* a run recorded whole: queued when it started, every step done */
+	ck_assert_str_eq(jstr(run1, "queued_at"), jstr(run1, "started_at"));
+	ck_assert_int_eq(jint(run1, "steps_done"), 3);
+	ck_assert(json_is_null(json_object_get(run1, "executor")));
+	ck_assert(json_is_null(json_object_get(run1, "comparison_id")));
+	ck_assert(json_is_false(json_object_get(run1, "cancel_requested")));
+	ck_assert_uint_eq(json_object_size(run1), 32);
 
 	ck_assert_int_eq(store_run_get(st, a, jstr(run1, "id"), &g), STORE_OK);
 	ck_assert(json_equal(g, run1));

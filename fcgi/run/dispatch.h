@@ -110,10 +110,11 @@ struct http_dispatch_hooks {
 	int (*step)(void *ctx, json_t *output);
 	/* Called at least every tick_ms (> 0) while the runner runs (not
 	 * while the fork server takes the run: up to 5 s), and after each
-	 * step line taken (and its step call). Nonzero stops the run: the runner's group is killed
-	 * and reaped, and the run ends with res->status "cancelled", isolated
-	 * and destroyed 0, res->outputs the steps reported so far, and reason
-	 * "cancelled while running (N of M steps done)". */
+	 * step line taken (and its step call). Nonzero stops the run: the
+	 * runner's group is killed and reaped, and the run ends with
+	 * res->status "cancelled", isolated and destroyed 0, res->outputs the
+	 * steps reported so far (the counts theirs), and reason "cancelled
+	 * while running (N of M steps done)". */
 	int (*tick)(void *ctx);
 	int tick_ms;
 };

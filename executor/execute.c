@@ -101,8 +101,6 @@ static void flush(struct follow *f)
 		return;
 	}
 	json_array_clear(f->pending);
-	/* an append is a heartbeat too */
-	f->last_beat_ms = f->last_flush_ms;
 }
 
 static void heartbeat(struct follow *f)
@@ -125,6 +123,11 @@ static int on_tick(void *ctx)
 	struct follow *f = ctx;
 	long long now = now_ms();
 	long long beat_ms = (long long)f->x->lease_seconds * 1000LL / 3;
+
+	/* the heartbeat is also where a cancel is seen: at least every
+	 * EXECUTOR_CANCEL_MS, whatever the lease */
+	if (beat_ms > EXECUTOR_CANCEL_MS)
+		beat_ms = EXECUTOR_CANCEL_MS;
 
 	if (json_array_size(f->pending) && now - f->last_flush_ms >= EXECUTOR_FLUSH_MS)
 		flush(f);

@@ -6,7 +6,8 @@
  * server, the spec on stdin, every line checked), each step's output
  * appended as it ends (in batches: at most every EXECUTOR_FLUSH_MS or
  * EXECUTOR_FLUSH_STEPS steps, and the rest with the end), the run's
- * heartbeat every lease/3 seconds, a cancel noticed at that heartbeat, the
+ * heartbeat every lease/3 seconds (at most EXECUTOR_CANCEL_MS apart), a
+ * cancel noticed at that heartbeat, the
  * scoring of a completed run by the wired scorer adapter, a replay's
  * divergence, and the end recorded (store_run_finish).
  *
@@ -24,6 +25,9 @@
 #define EXECUTOR_FLUSH_MS 200
 /** Most outputs appended in one transaction while a run goes. */
 #define EXECUTOR_FLUSH_STEPS 64
+/** The longest between two heartbeats of a run, which read whether a
+ * cancel was asked for (ms); lease_seconds / 3 when that is shorter. */
+#define EXECUTOR_CANCEL_MS 1000
 /** How often the hooks are called while a runner runs (ms). */
 #define EXECUTOR_TICK_MS 100
 

@@ -158,7 +158,10 @@ void cli_note_run_outcome(const json_t *run)
 
 	if (note_shutdown("run", status, id, json_object_get(run, "shutdown")))
 		return;
-	if (!status || (strcmp(status, "failed") != 0 && strcmp(status, "degraded") != 0))
+	/* cancelled too: one who waited for the run may not be the one who
+	 * cancelled it */
+	if (!status || (strcmp(status, "failed") != 0 && strcmp(status, "degraded") != 0 &&
+	                strcmp(status, "cancelled") != 0))
 		return;
 	id_s = cli_render(id);
 	reason_s = json_is_string(reason) ? cli_render(reason) : NULL;

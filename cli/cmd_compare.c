@@ -404,7 +404,7 @@ const char cli_compare_help[] =
     "The comparison is pending until both runs end and it is decided: the command\n"
     "waits for the verdict as 'scenarios run' waits for a run (polling the\n"
     "comparison), with, when stderr is a terminal, a progress line for both sides\n"
-    "('olivares: comparison ID: baseline running, step 2/5; candidate queued').\n"
+    "('olivares: comparison ID: baseline running 2/5, candidate queued').\n"
     "Ctrl-C exits 130 and names the comparison and its two runs (they go on).\n"
     "--no-wait prints the pending comparison (verdict, delta and reason '-', both\n"
     "sides' run ids) and exits 0: 'olivares sandbox comparisons get ID' later.\n"

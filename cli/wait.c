@@ -149,20 +149,26 @@ static const char *kind_prefix(enum cli_job_kind kind)
 	return kind == CLI_JOB_COMPARISON ? "/v1/m/sandbox/comparisons/" : "/v1/m/sandbox/runs/";
 }
 
-/* "STATUS" or "STATUS, step D/T" (D the steps stored so far) of a run,
- * appended to b; escaped, as every value the server sends. */
-static void run_state(struct model_buf *b, const json_t *run)
+/* "STATUS" or "STATUS<steps>D/T" (D the steps stored so far; steps ", step
+ * " for a run's line, " " for a comparison's side, so that both sides fit
+ * one line) of a run, appended to b; escaped, as every value the server
+ * sends. */
+static void run_state(struct model_buf *b, const json_t *run, const char *steps)
 {
 	char *status = cli_render(json_object_get(run, "status"));
 	const json_t *d = json_object_get(run, "steps_done"),
 	             *t = json_object_get(run, "steps_total");
 	int rc;
 
-	if (json_is_integer(d) && json_is_integer(t))
-		rc = model_buf_printf(b, "%s, step %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
-		                      status, json_integer_value(d), json_integer_value(t));
+	/* a queued run has done nothing yet: its status says it all */
+	if (json_is_string(json_object_get(run, "status")) &&
+	    strcmp(json_string_value(json_object_get(run, "status")), "queued") == 0)
+		rc = model_buf_adds(b, status);
+	else if (json_is_integer(d) && json_is_integer(t))
+		rc = model_buf_printf(b, "%s%s%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+		                      status, steps, json_integer_value(d), json_integer_value(t));
 	else if (json_is_integer(d))
-		rc = model_buf_printf(b, "%s, step %" JSON_INTEGER_FORMAT, status,
+		rc = model_buf_printf(b, "%s%s%" JSON_INTEGER_FORMAT, status, steps,
 		                      json_integer_value(d));
 	else
 		rc = model_buf_adds(b, status);
@@ -181,7 +187,7 @@ static void short_id(struct model_buf *b, const json_t *rec, const char *key)
 	free(id);
 }
 
-/* A comparison's side for its progress line: "baseline running, step 2/5",
+/* A comparison's side for its progress line: "baseline running 2/5",
  * from its run (looked up quietly: a progress line that cannot be had is
  * no error), or the status the comparison gives for it. */
 static void side_state(struct cli_ctx *ctx, struct model_buf *b, const json_t *cmp,
@@ -202,9 +208,9 @@ static void side_state(struct cli_ctx *ctx, struct model_buf *b, const json_t *c
 		model_buf_release(&path);
 	}
 	if (run)
-		run_state(b, run);
+		run_state(b, run, " ");
 	else if (str(s, "status"))
-		run_state(b, s);
+		run_state(b, s, " ");
 	else
 		rc = model_buf_adds(b, "pending");
 	(void)rc;
@@ -224,10 +230,10 @@ static void show_progress(struct cli_ctx *ctx, enum cli_job_kind kind, const jso
 	rc = model_buf_printf(&line, "olivares: %s %s: ", kind_noun(kind), id.data);
 	if (kind == CLI_JOB_COMPARISON) {
 		side_state(ctx, &line, rec, "baseline");
-		rc = model_buf_adds(&line, "; ");
+		rc = model_buf_adds(&line, ", ");
 		side_state(ctx, &line, rec, "candidate");
 	} else {
-		run_state(&line, rec);
+		run_state(&line, rec, ", step ");
 	}
 	(void)rc;
 	cli_progress_show(line.data);

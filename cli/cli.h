@@ -23,6 +23,7 @@
  * the API token.
  */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "model/buf.h"
@@ -192,8 +193,12 @@ extern const struct cli_command cli_sessions_commands[];
 
 /* ---- messages (cli/main.c) ---------------------------------------------- */
 
-/** Print "olivares: <message>" to stderr; returns CLI_EXIT_FAIL. */
+/** Print "olivares: <message>" to stderr (after erasing a progress line,
+ * cli_progress_clear); returns CLI_EXIT_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** cli_fail with a va_list. */
+int cli_vfail(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /** Print "olivares: <message>" and "Try '<ctx->cmd> --help'." to stderr;
  * returns CLI_EXIT_USAGE. */
@@ -403,6 +408,11 @@ void cli_print_table(const json_t *arr, const struct cli_column *cols);
 /** What prints an answer in table form, or says more about it on stderr
  * (resp borrowed). */
 typedef void (*cli_printer)(const json_t *resp);
+
+/** An answer resp printed: as JSON with -o json (cli_print_json), else by
+ * table; then note(resp) when note is not NULL. resp borrowed. */
+void cli_print_answer(const struct cli_ctx *ctx, const json_t *resp, cli_printer table,
+                      cli_printer note);
 
 /**
  * One API call, cli_http_call(ctx, method, path, body), then its answer

@@ -360,11 +360,7 @@ static int cmd_runs_watch(struct cli_ctx *ctx, const struct cli_args *a)
 	rc = cli_wait_run_id(ctx, a->pos, &run);
 	if (rc)
 		return rc;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(run);
-	else
-		print_fields(run);
-	cli_note_run_outcome(run);
+	cli_print_answer(ctx, run, print_fields, cli_note_run_outcome);
 	json_decref(run);
 	return CLI_EXIT_OK;
 }
@@ -410,10 +406,7 @@ static int cmd_runs_cancel(struct cli_ctx *ctx, const struct cli_args *a)
 	}
 	if (rc)
 		return CLI_EXIT_FAIL;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(run);
-	else
-		print_fields(run);
+	cli_print_answer(ctx, run, print_fields, NULL);
 	json_decref(run);
 	return CLI_EXIT_OK;
 }

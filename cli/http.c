@@ -50,12 +50,9 @@ static void say(const struct response *r, const char *fmt, ...)
 
 	if (r->quiet || cli_interrupted())
 		return;
-	cli_progress_clear();
-	fputs("olivares: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vfail(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* libcurl's progress callback, also called while a transfer waits: a

@@ -50,16 +50,22 @@ static const char common_options_help[] =
     "  --token TOKEN             API token (default: $OLIVARES_TOKEN)\n"
     "  -h, --help                show this help and exit\n";
 
+int cli_vfail(const char *fmt, va_list ap)
+{
+	cli_progress_clear();
+	fputs("olivares: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	return CLI_EXIT_FAIL;
+}
+
 int cli_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	cli_progress_clear();
-	fputs("olivares: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vfail(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return CLI_EXIT_FAIL;
 }
 

@@ -312,17 +312,6 @@ static int wait_done(struct cli_ctx *ctx, enum cli_job_kind kind, json_t **rec)
 	return rc;
 }
 
-static void print_record(const struct cli_ctx *ctx, const json_t *rec, cli_printer table,
-                         cli_printer note)
-{
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(rec);
-	else
-		table(rec);
-	if (note)
-		note(rec);
-}
-
 int cli_create_and_wait(struct cli_ctx *ctx, int wait, enum cli_job_kind kind, const char *path,
                         json_t *body, cli_printer table, cli_printer queued_table, cli_printer note)
 {
@@ -336,7 +325,7 @@ int cli_create_and_wait(struct cli_ctx *ctx, int wait, enum cli_job_kind kind, c
 		json_decref(body);
 		if (rc)
 			return CLI_EXIT_FAIL;
-		print_record(ctx, rec, queued_table, note);
+		cli_print_answer(ctx, rec, queued_table, note);
 		json_decref(rec);
 		return CLI_EXIT_OK;
 	}
@@ -363,7 +352,7 @@ int cli_create_and_wait(struct cli_ctx *ctx, int wait, enum cli_job_kind kind, c
 	}
 	rc = wait_done(ctx, kind, &rec);
 	if (rc == CLI_EXIT_OK)
-		print_record(ctx, rec, table, note);
+		cli_print_answer(ctx, rec, table, note);
 	json_decref(rec);
 	return rc;
 }

@@ -12,7 +12,8 @@
 #   printed as comparisons get prints the decided one; replay on a 202;
 # - nothing on stderr when it is not a terminal; on a terminal (script(1)),
 #   a progress line rewritten with "\r";
-# - SIGINT while waiting: exit 130, and stderr says how to follow the run.
+# - SIGINT while waiting: exit 130, and stderr says how to follow the run;
+#   before the POST was answered, which Idempotency-Key takes it up again.
 # Needs python3 only (no stack).
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +22,7 @@ TOKEN=olv_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 S_QUEUED=$(repeat_char a 32)   # POST runs: 202 queued, then R_QUEUED moves on
 S_DONE=$(repeat_char b 32)     # POST runs: 201 with R_QUEUED's completed record
 S_STUCK=$(repeat_char 5 32)    # POST runs: 202, then R_STUCK stays running
+S_SLOW=$(repeat_char 3 32)     # POST runs: answered after 60 s
 R_QUEUED=$(repeat_char 1 32)   # queued, running 1/2, running 2/2, completed
 R_WATCH=$(repeat_char c 32)    # queued, running 0/3, completed
 R_RUNNING=$(repeat_char d 32)  # cancel: 200, cancel_requested
@@ -34,7 +36,7 @@ LOG=$E2E_TMP/requests.log
 PORT_FILE=$E2E_TMP/port
 
 cat >"$E2E_TMP/server.py" <<'PY'
-import json, sys, threading
+import json, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ids = dict(arg.split("=", 1) for arg in sys.argv[3:])
@@ -112,6 +114,9 @@ def answer_post(path):
         return 202, run(ids["R_QUEUED"], "queued", 0), "/v1/m/sandbox/runs/" + ids["R_QUEUED"]
     if path == s + ids["S_DONE"] + "/runs":
         return 201, run_seq(ids["R_QUEUED"])[3], None
+    if path == s + ids["S_SLOW"] + "/runs":
+        time.sleep(60)
+        return 202, run(ids["R_STUCK"], "queued", 0), None
     if path == s + ids["S_STUCK"] + "/runs":
         return 202, run(ids["R_STUCK"], "queued", 0), "/v1/m/sandbox/runs/" + ids["R_STUCK"]
     if path == "/v1/m/sandbox/runs/" + ids["R_RUNNING"] + "/cancel":
@@ -172,7 +177,7 @@ srv.serve_forever()
 PY
 
 python3 "$E2E_TMP/server.py" "$LOG" "$PORT_FILE" S_QUEUED="$S_QUEUED" S_DONE="$S_DONE" \
-	S_STUCK="$S_STUCK" R_QUEUED="$R_QUEUED" R_WATCH="$R_WATCH" R_RUNNING="$R_RUNNING" \
+	S_STUCK="$S_STUCK" S_SLOW="$S_SLOW" R_QUEUED="$R_QUEUED" R_WATCH="$R_WATCH" R_RUNNING="$R_RUNNING" \
 	R_ENDED="$R_ENDED" R_STUCK="$R_STUCK" R_REPLAY="$R_REPLAY" CMP="$CMP" R_BASE="$R_BASE" \
 	R_CAND="$R_CAND" 2>"$E2E_TMP/server.err" &
 SERVER_PID=$!
@@ -343,5 +348,25 @@ is "SIGINT while waiting: exit 130" 130 "$RC"
 is "SIGINT while waiting: nothing on stdout" "" "$(cat "$E2E_TMP/out")"
 is "SIGINT while waiting: stderr says the run goes on and how to follow it" \
 	"olivares: interrupted: run $R_STUCK goes on; follow it with 'olivares sandbox runs watch $R_STUCK' (stop it with 'olivares sandbox runs cancel $R_STUCK')" \
+	"$(cat "$E2E_TMP/err")"
+
+# before the server answered the POST: no run id to give, the key instead
+reset
+set -m
+"$CLI" --url "$URL" --token "$TOKEN" sandbox scenarios run "$S_SLOW" --idempotency-key t0065-key \
+	>"$E2E_TMP/out" 2>"$E2E_TMP/err" &
+CLI_PID=$!
+set +m
+# the server has the POST (and holds it 60 s; at most 30 s to see it)
+for _ in $(seq 300); do
+	(($(count "^POST /v1/m/sandbox/scenarios/$S_SLOW/") >= 1)) && break
+	sleep 0.1
+done
+kill -INT "$CLI_PID"
+RC=0
+wait "$CLI_PID" || RC=$?
+is "SIGINT before the POST's answer: exit 130" 130 "$RC"
+is "SIGINT before the POST's answer: stderr names the key that takes the request up again" \
+	"olivares: interrupted before the server answered: if it took the request, the run goes on; the same command with --idempotency-key t0065-key follows it without making another" \
 	"$(cat "$E2E_TMP/err")"
 done_testing

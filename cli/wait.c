@@ -371,7 +371,10 @@ int cli_wait_run_id(struct cli_ctx *ctx, const char *id, json_t **run)
 		if (!cli_interrupted())
 			return CLI_EXIT_FAIL;
 		/* the run is whatever it was: watching it is what stopped */
-		cli_fail("interrupted");
+		*run = json_pack("{ss}", "id", model_id_valid(id) ? id : "-");
+		say_goes_on(CLI_JOB_RUN, *run, "interrupted");
+		json_decref(*run);
+		*run = NULL;
 		return CLI_EXIT_INTERRUPTED;
 	}
 	rc = wait_done(ctx, CLI_JOB_RUN, run);

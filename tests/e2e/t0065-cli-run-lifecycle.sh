@@ -329,44 +329,45 @@ else
 fi
 
 # ---- SIGINT while waiting ----------------------------------------------------
-reset
-# job control: the background CLI gets SIGINT as a foreground one would
-# (without it, bash starts background jobs with SIGINT ignored)
-set -m
-"$CLI" --url "$URL" --token "$TOKEN" sandbox scenarios run "$S_STUCK" >"$E2E_TMP/out" 2>"$E2E_TMP/err" &
-CLI_PID=$!
-set +m
-# it polls the stuck run (at most 30 s on a loaded host)
-for _ in $(seq 300); do
-	(($(count "^GET /v1/m/sandbox/runs/$R_STUCK ") >= 1)) && break
-	sleep 0.1
-done
-kill -INT "$CLI_PID"
-RC=0
-wait "$CLI_PID" || RC=$?
-is "SIGINT while waiting: exit 130" 130 "$RC"
-is "SIGINT while waiting: nothing on stdout" "" "$(cat "$E2E_TMP/out")"
-is "SIGINT while waiting: stderr says the run goes on and how to follow it" \
-	"olivares: interrupted: run $R_STUCK goes on; follow it with 'olivares sandbox runs watch $R_STUCK' (stop it with 'olivares sandbox runs cancel $R_STUCK')" \
-	"$(cat "$E2E_TMP/err")"
+# interrupt PATTERN ARGS...: the CLI with ARGS in the background, SIGINT
+# once the server logged a request matching PATTERN (at most 30 s on a
+# loaded host); RC, OUT, ERR as cli sets them
+interrupt() {
+	local pattern=$1 pid
+	shift
+	reset
+	# job control: the background CLI gets SIGINT as a foreground one
+	# would (without it, bash starts background jobs with SIGINT ignored)
+	set -m
+	"$CLI" --url "$URL" --token "$TOKEN" "$@" >"$E2E_TMP/out" 2>"$E2E_TMP/err" &
+	pid=$!
+	set +m
+	for _ in $(seq 300); do
+		(($(count "$pattern") >= 1)) && break
+		sleep 0.1
+	done
+	kill -INT "$pid"
+	RC=0
+	wait "$pid" || RC=$?
+	OUT=$(cat "$E2E_TMP/out")
+	ERR=$(cat "$E2E_TMP/err")
+}
+GOES_ON="olivares: interrupted: run $R_STUCK goes on; follow it with 'olivares sandbox runs watch $R_STUCK' (stop it with 'olivares sandbox runs cancel $R_STUCK')"
 
-# before the server answered the POST: no run id to give, the key instead
-reset
-set -m
-"$CLI" --url "$URL" --token "$TOKEN" sandbox scenarios run "$S_SLOW" --idempotency-key t0065-key \
-	>"$E2E_TMP/out" 2>"$E2E_TMP/err" &
-CLI_PID=$!
-set +m
-# the server has the POST (and holds it 60 s; at most 30 s to see it)
-for _ in $(seq 300); do
-	(($(count "^POST /v1/m/sandbox/scenarios/$S_SLOW/") >= 1)) && break
-	sleep 0.1
-done
-kill -INT "$CLI_PID"
-RC=0
-wait "$CLI_PID" || RC=$?
+interrupt "^GET /v1/m/sandbox/runs/$R_STUCK " sandbox scenarios run "$S_STUCK"
+is "SIGINT while waiting: exit 130" 130 "$RC"
+is "SIGINT while waiting: nothing on stdout" "" "$OUT"
+is "SIGINT while waiting: stderr says the run goes on and how to follow it" "$GOES_ON" "$ERR"
+
+interrupt "^GET /v1/m/sandbox/runs/$R_STUCK " sandbox runs watch "$R_STUCK"
+is "SIGINT in runs watch: exit 130" 130 "$RC"
+is "SIGINT in runs watch: stderr says the run goes on" "$GOES_ON" "$ERR"
+
+# before the server answered the POST (it holds it 60 s): no run id to
+# give, the key instead
+interrupt "^POST /v1/m/sandbox/scenarios/$S_SLOW/" sandbox scenarios run "$S_SLOW" --idempotency-key t0065-key
 is "SIGINT before the POST's answer: exit 130" 130 "$RC"
 is "SIGINT before the POST's answer: stderr names the key that takes the request up again" \
 	"olivares: interrupted before the server answered: if it took the request, the run goes on; the same command with --idempotency-key t0065-key follows it without making another" \
-	"$(cat "$E2E_TMP/err")"
+	"$ERR"
 done_testing

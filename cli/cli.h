@@ -104,7 +104,8 @@ struct cli_ctx {
  * (scenarios run, replay, compare): a flag. */
 #define CLI_OPT_NO_WAIT                                                                            \
 	{                                                                                          \
-		"no-wait", NULL, "print the record as the server took it (queued) and exit 0"      \
+		"no-wait", NULL,                                                                   \
+		    "do not wait: print what the server took (queued, pending), exit 0"            \
 	}
 
 /** Most options a leaf command declares (besides the common ones). */

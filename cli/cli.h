@@ -14,11 +14,16 @@
  *                      comparison of its current steps and mocks (a gate that
  *                      finds no evidence stays closed; regressed and
  *                      inconclusive verdicts exit 1)
+ *   CLI_EXIT_INTERRUPTED 130  a command that waits for a run (or a
+ *                      comparison) got SIGINT: the run goes on on the server,
+ *                      and stderr says how to follow it (128 + SIGINT, what a
+ *                      shell reports for a process the signal killed)
  *
  * Every message goes to stderr, starts with "olivares: " and never contains
  * the API token.
  */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "model/buf.h"
@@ -28,6 +33,7 @@ enum {
 	CLI_EXIT_FAIL = 1,
 	CLI_EXIT_USAGE = 2,
 	CLI_EXIT_NO_COMPARISON = 3,
+	CLI_EXIT_INTERRUPTED = 130,
 };
 
 /** Largest file the CLI reads (seed, steps, mocks): the API's request limit,
@@ -42,12 +48,20 @@ enum {
 /** Request timeout in seconds (connect + transfer) of a GET, PUT or
  * DELETE. */
 #define CLI_TIMEOUT_SECONDS 60L
-/** The same for a POST, which may run a scenario: the longest request the
- * server allows with its largest limits (fcgi/config.h,
- * http_config_request_seconds_max: a comparison, 2 x ([runner] timeout_ms
- * 600 s + 3 s + 2 s + [scorer] timeout_ms 600 s)), so the CLI never gives
- * up on work the server is still doing and will record. */
-#define CLI_POST_TIMEOUT_SECONDS 2410L
+/** How long the commands that create a run or a comparison (scenarios
+ * run, replay, compare) ask the server to hold their POST for the end
+ * ("Prefer: wait=N", 1..60 on the server): short, so that one CLI does not
+ * hold a FastCGI worker for long; after it the CLI polls the record. */
+#define CLI_WAIT_SECONDS 10L
+/** The timeout of a POST: the server runs nothing inside a request any
+ * more (a run is a job it answers 202 for), so the normal timeout plus the
+ * longest Prefer wait this CLI asks for. */
+#define CLI_POST_TIMEOUT_SECONDS (CLI_TIMEOUT_SECONDS + CLI_WAIT_SECONDS)
+/** Pace of the polls of a run or comparison that is not done: the first
+ * after this many milliseconds, each next one half as long again, at most
+ * CLI_POLL_MAX_MS apart. */
+#define CLI_POLL_FIRST_MS 100L
+#define CLI_POLL_MAX_MS 1000L
 /** How long a request answered 429 busy (every run slot taken: nothing was
  * run or written) is tried again, waiting as its Retry-After says, before
  * the 429 is the answer: OLIVARES_BUSY_WAIT seconds (0: never), default
@@ -69,6 +83,8 @@ struct cli_ctx {
 	/* the Idempotency-Key of this command's POST (--idempotency-key), or
 	 * NULL: every POST then gets a random one of its own (cli/http.c) */
 	const char *idempotency_key;
+	/* where cli_idempotency_key_fix keeps the key it made */
+	char own_idempotency_key[33];
 };
 
 /** The --idempotency-key option of the commands that create (scenarios
@@ -84,13 +100,23 @@ struct cli_ctx {
 /** Longest Idempotency-Key the server takes (bytes). */
 #define CLI_IDEMPOTENCY_KEY_MAX 255
 
+/** The --no-wait option of the commands that wait for what they create
+ * (scenarios run, replay, compare): a flag. */
+#define CLI_OPT_NO_WAIT                                                                            \
+	{                                                                                          \
+		"no-wait", NULL,                                                                   \
+		    "do not wait: print what the server took (queued, pending), exit 0"            \
+	}
+
 /** Most options a leaf command declares (besides the common ones). */
 #define CLI_MAX_OPTS 8
 
-/** One option of a leaf command: always `--name VALUE`. */
+/** One option of a leaf command: `--name VALUE`, or a flag `--name` when
+ * metavar is NULL (cli_arg then gives a non-NULL value when it was
+ * given). */
 struct cli_opt {
 	const char *name;    /* long name without "--", e.g. "count" */
-	const char *metavar; /* "N", "FILE|-" */
+	const char *metavar; /* "N", "FILE|-", or NULL for a flag */
 	const char *help;    /* one line for --help */
 };
 
@@ -168,8 +194,12 @@ extern const struct cli_command cli_sessions_commands[];
 
 /* ---- messages (cli/main.c) ---------------------------------------------- */
 
-/** Print "olivares: <message>" to stderr; returns CLI_EXIT_FAIL. */
+/** Print "olivares: <message>" to stderr (after erasing a progress line,
+ * cli_progress_clear); returns CLI_EXIT_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** cli_fail with a va_list. */
+int cli_vfail(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /** Print "olivares: <message>" and "Try '<ctx->cmd> --help'." to stderr;
  * returns CLI_EXIT_USAGE. */
@@ -207,6 +237,25 @@ int cli_body_set_string(struct cli_ctx *ctx, json_t *body, const char *key,
 int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                   json_t **out);
 
+/** What cli_http_request adds to cli_http_call; every member may be 0. */
+struct cli_http_opts {
+	const char *header;  /* one more request header line ("Prefer: wait=10"), or NULL */
+	long handled_status; /* a non-2xx status the caller reports itself, or 0 */
+	int quiet;           /* print nothing on failure (a progress line's look-up) */
+};
+
+/**
+ * cli_http_call with opts (NULL: none). Returns 0 on a 2xx JSON answer
+ * (*out, caller json_decref); 1 on an answer of status
+ * opts->handled_status, printing nothing (*out its JSON body, or NULL when
+ * it is not JSON); -1 otherwise, the error printed unless opts->quiet or
+ * the command was interrupted (cli_interrupted: then nothing is printed and
+ * the caller says what goes on). *status (when not NULL) receives the HTTP
+ * status, 0 when there was no answer.
+ */
+int cli_http_request(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                     const struct cli_http_opts *opts, json_t **out, long *status);
+
 /**
  * GET ctx->url + `path` (as for cli_http_call) with "Accept: <accept>" and
  * keep the 2xx body as bytes in *out (initialised here, capped at
@@ -225,6 +274,14 @@ int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *ac
  * Returns 0, or -1 after a usage error.
  */
 int cli_idempotency_key_opt(struct cli_ctx *ctx, const struct cli_args *a);
+
+/**
+ * Make sure the command's POST has a key the command knows (to name it in
+ * a message): without --idempotency-key, 16 random bytes (OpenSSL) as 32
+ * hex characters, kept in ctx->own_idempotency_key. Returns 0, or -1 when
+ * the generator fails.
+ */
+int cli_idempotency_key_fix(struct cli_ctx *ctx);
 
 /** Percent-encode s for one path segment or query value (RFC 3986
  * unreserved characters kept). Returns a malloc'ed string (caller frees). */
@@ -313,7 +370,7 @@ char *cli_render(const json_t *v);
 void cli_print_fields(const json_t *obj, const char *const *skip);
 
 /**
- * A run the server recorded as failed or degraded: one line on stderr,
+ * A run the server recorded as failed, degraded or cancelled: one line on stderr,
  * "olivares: run ID STATUS: REASON" (escaped as cli_escape does), so that
  * an outcome a reader of the table or JSON might miss is said. A completed
  * run with a shutdown note (its agent had to be killed after the last
@@ -353,6 +410,11 @@ void cli_print_table(const json_t *arr, const struct cli_column *cols);
  * (resp borrowed). */
 typedef void (*cli_printer)(const json_t *resp);
 
+/** An answer resp printed: as JSON with -o json (cli_print_json), else by
+ * table; then note(resp) when note is not NULL. resp borrowed. */
+void cli_print_answer(const struct cli_ctx *ctx, const json_t *resp, cli_printer table,
+                      cli_printer note);
+
 /**
  * One API call, cli_http_call(ctx, method, path, body), then its answer
  * printed: as JSON with -o json (cli_print_json), else by table. note, if
@@ -378,5 +440,59 @@ int cli_call_list(struct cli_ctx *ctx, const struct cli_args *a, const char *bas
 /** cli_call_print on the path prefix + id + suffix (cli_path_id). */
 int cli_call_print_id(struct cli_ctx *ctx, const char *method, const char *prefix, const char *id,
                       const char *suffix, json_t *body, cli_printer table, cli_printer note);
+
+/* ---- waiting for runs and comparisons (cli/wait.c) ----------------------- */
+
+/** Catch SIGINT from now on, unless it is ignored (a background job of a
+ * shell without job control, nohup: it stays ignored): cli_interrupted()
+ * then says it came, and a request or a sleep under way ends early. */
+void cli_catch_sigint(void);
+
+/** 1 once SIGINT came after cli_catch_sigint, else 0. */
+int cli_interrupted(void);
+
+/** Sleep ms milliseconds, less when SIGINT comes. */
+void cli_sleep_ms(long ms);
+
+/** Show line as the progress line on stderr when stderr is a terminal,
+ * rewritten in place with "\r" and cut to the terminal's width; nothing
+ * when it is not a terminal. line is copied. */
+void cli_progress_show(const char *line);
+
+/** Erase the progress line, if one is shown; every message and the final
+ * output come after this (cli_fail calls it). */
+void cli_progress_clear(void);
+
+/** What a creating command makes. */
+enum cli_job_kind {
+	CLI_JOB_RUN = 0,    /* a run (scenarios run, replay): GET /v1/m/sandbox/runs/ID */
+	CLI_JOB_COMPARISON, /* GET /v1/m/sandbox/comparisons/ID */
+};
+
+/**
+ * The POST of a command that creates a run or a comparison, then its end.
+ * wait (no --no-wait): the POST asks "Prefer: wait=CLI_WAIT_SECONDS"; an
+ * answer that is not done (a run queued or running, a comparison pending)
+ * is polled with GET (CLI_POLL_FIRST_MS, then slower up to
+ * CLI_POLL_MAX_MS) until it is, with a progress line on stderr when it is a
+ * terminal ("olivares: run ID: running, step 3/10"; a comparison shows both
+ * sides); then the finished record is printed as cli_call_print prints
+ * with table and note. !wait: the answer is printed as it came, by
+ * queued_table in a table, then note. Takes body. Returns CLI_EXIT_OK,
+ * CLI_EXIT_FAIL (the error printed; while polling, also that the run goes
+ * on and how to follow it) or CLI_EXIT_INTERRUPTED (SIGINT: stderr says
+ * the run goes on and how to follow it, or, before the server answered,
+ * how to take the request up again with its Idempotency-Key).
+ */
+int cli_create_and_wait(struct cli_ctx *ctx, int wait, enum cli_job_kind kind, const char *path,
+                        json_t *body, cli_printer table, cli_printer queued_table,
+                        cli_printer note);
+
+/**
+ * Follow the run id (GET /v1/m/sandbox/runs/ID until it is neither queued
+ * nor running, progress as above); *run receives the finished run (caller
+ * json_decref), NULL on failure. Returns as cli_create_and_wait.
+ */
+int cli_wait_run_id(struct cli_ctx *ctx, const char *id, json_t **run);
 
 #endif

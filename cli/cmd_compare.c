@@ -172,8 +172,9 @@ int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 	}
 	/* the verdict is about scores; an agent killed after its last step
 	 * is said beside it, exit status unchanged */
-	return cli_call_print(ctx, "POST", "/v1/m/sandbox/comparisons", body, print_comparison,
-	                      cli_note_comparison_shutdown);
+	return cli_create_and_wait(ctx, !cli_arg(a, "no-wait"), CLI_JOB_COMPARISON,
+	                           "/v1/m/sandbox/comparisons", body, print_comparison,
+	                           print_comparison, cli_note_comparison_shutdown);
 usage:
 	json_decref(body);
 	return CLI_EXIT_USAGE;
@@ -387,6 +388,7 @@ const struct cli_opt cli_compare_opts[] = {
     {"tolerance", "T", "|delta| <= T counts as unchanged, 0..1 (default 0)"},
     {"backend", "NAME", "isolation backend of both runs (default: your tenant's)"},
     CLI_OPT_IDEMPOTENCY_KEY,
+    CLI_OPT_NO_WAIT,
     {NULL, NULL, NULL},
 };
 
@@ -399,6 +401,13 @@ const char cli_compare_help[] =
     "improved if delta > T, regressed if delta < -T, unchanged otherwise. Either\n"
     "run failed, degraded or not scored: inconclusive, no delta, and a reason.\n"
     "Comparisons are append-only evidence: they cannot be changed or deleted.\n"
+    "The comparison is pending until both runs end and it is decided: the command\n"
+    "waits for the verdict as 'scenarios run' waits for a run (polling the\n"
+    "comparison), with, when stderr is a terminal, a progress line for both sides\n"
+    "('olivares: comparison ID: baseline running 2/5, candidate queued').\n"
+    "Ctrl-C exits 130 and names the comparison and its two runs (they go on).\n"
+    "--no-wait prints the pending comparison (verdict, delta and reason '-', both\n"
+    "sides' run ids) and exits 0: 'olivares sandbox comparisons get ID' later.\n"
     "Example:\n"
     "  olivares sandbox compare --scenario ID --baseline v1 --candidate v2 \\\n"
     "      --suite walkthrough --tolerance 0.05\n"

@@ -344,6 +344,13 @@ static void print_replay(const json_t *run)
 	json_decref(rows);
 }
 
+/* A replay as the server took it (--no-wait): its fields as 'runs get'
+ * prints them; a divergence comes with its end. */
+static void print_replay_queued(const json_t *run)
+{
+	cli_print_fields(run, NULL);
+}
+
 int cli_cmd_replay(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	json_t *body, *sid;
@@ -361,8 +368,9 @@ int cli_cmd_replay(struct cli_ctx *ctx, const struct cli_args *a)
 	    cli_body_set_string(ctx, body, "scenario_id", a, "scenario") ||
 	    cli_idempotency_key_opt(ctx, a))
 		goto usage;
-	return cli_call_print(ctx, "POST", "/v1/m/sandbox/replays", body, print_replay,
-	                      cli_note_run_outcome);
+	return cli_create_and_wait(ctx, !cli_arg(a, "no-wait"), CLI_JOB_RUN,
+	                           "/v1/m/sandbox/replays", body, print_replay, print_replay_queued,
+	                           cli_note_run_outcome);
 usage:
 	json_decref(body);
 	return CLI_EXIT_USAGE;
@@ -376,6 +384,7 @@ const struct cli_opt cli_replay_opts[] = {
     {"suite", "S", "score the replay's outputs against suite S"},
     {"scenario", "ID", "also use this scenario's mocks (the session's win)"},
     CLI_OPT_IDEMPOTENCY_KEY,
+    CLI_OPT_NO_WAIT,
     {NULL, NULL, NULL},
 };
 
@@ -397,6 +406,10 @@ const char cli_replay_help[] =
     "Example:\n"
     "  olivares sandbox replay SESSION_ID --variant candidate\n"
     "  olivares sandbox runs outputs RUN_ID\n"
+    "The replay is a run: the command waits for its end as 'scenarios run' does\n"
+    "(progress on stderr when it is a terminal, Ctrl-C exits 130 and the replay\n"
+    "goes on: 'olivares sandbox runs watch ID'); --no-wait prints it as the server\n"
+    "took it (queued; its fields as 'runs get' prints them) and exits 0.\n"
     "Table output: the run's fields (status, steps_total, output_digest, reason,\n"
     "…), then 'divergence:' with compared, diverging and first_seq, first_key,\n"
     "first_recorded, first_replayed (or first -), or 'divergence: - (nothing replayed)' for a\n"

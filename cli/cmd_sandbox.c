@@ -309,7 +309,9 @@ static int cmd_scenarios_delete(struct cli_ctx *ctx, const struct cli_args *a)
 
 static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 {
+	struct model_buf path;
 	json_t *body;
+	int rc;
 
 	if (cli_idempotency_key_opt(ctx, a))
 		return CLI_EXIT_USAGE;
@@ -320,8 +322,11 @@ static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 		json_decref(body);
 		return CLI_EXIT_USAGE;
 	}
-	return cli_call_print_id(ctx, "POST", "/v1/m/sandbox/scenarios/", a->pos, "/runs", body,
-	                         print_fields, cli_note_run_outcome);
+	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "/runs");
+	rc = cli_create_and_wait(ctx, !cli_arg(a, "no-wait"), CLI_JOB_RUN, path.data, body,
+	                         print_fields, print_fields, cli_note_run_outcome);
+	model_buf_release(&path);
+	return rc;
 }
 
 /* ---- runs ---------------------------------------------------------------- */
@@ -343,6 +348,67 @@ static int cmd_runs_outputs(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/runs/", a->pos, "/outputs", NULL,
 	                         print_outputs, NULL);
+}
+
+/* A run followed to its end: printed as runs get prints it, with what
+ * scenarios run says about a run that did not complete. */
+static int cmd_runs_watch(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	json_t *run;
+	int rc;
+
+	rc = cli_wait_run_id(ctx, a->pos, &run);
+	if (rc)
+		return rc;
+	cli_print_answer(ctx, run, print_fields, cli_note_run_outcome);
+	json_decref(run);
+	return CLI_EXIT_OK;
+}
+
+/* 409: the run has already ended; its status, read back, says how. */
+static int runs_cancel_conflict(struct cli_ctx *ctx, const char *id)
+{
+	static const struct cli_http_opts quiet = {NULL, 0, 1};
+	struct model_buf path;
+	json_t *run = NULL;
+	char *shown, *status = NULL;
+
+	cli_path_id(&path, "/v1/m/sandbox/runs/", id, "");
+	if (cli_http_request(ctx, "GET", path.data, NULL, &quiet, &run, NULL) == 0 &&
+	    json_is_string(json_object_get(run, "status")))
+		status = cli_render(json_object_get(run, "status"));
+	shown = cli_escape(id, strlen(id));
+	if (status)
+		cli_fail("run %s has already ended (%s)", shown, status);
+	else
+		cli_fail("run %s has already ended", shown);
+	free(shown);
+	free(status);
+	json_decref(run);
+	model_buf_release(&path);
+	return CLI_EXIT_FAIL;
+}
+
+static int cmd_runs_cancel(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	static const struct cli_http_opts conflict = {NULL, 409, 0};
+	struct model_buf path;
+	json_t *run = NULL, *body = json_object();
+	int rc;
+
+	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "/cancel");
+	rc = cli_http_request(ctx, "POST", path.data, body, &conflict, &run, NULL);
+	json_decref(body);
+	model_buf_release(&path);
+	if (rc == 1) {
+		json_decref(run);
+		return runs_cancel_conflict(ctx, a->pos);
+	}
+	if (rc)
+		return CLI_EXIT_FAIL;
+	cli_print_answer(ctx, run, print_fields, NULL);
+	json_decref(run);
+	return CLI_EXIT_OK;
 }
 
 /* ---- backends ------------------------------------------------------------ */
@@ -419,12 +485,14 @@ static const struct cli_opt run_opts[] = {
     {"backend", "NAME", "isolation backend (default: your tenant's; see 'sandbox backends')"},
     {"suite", "S", "score the run's outputs against suite S (see 'sandbox compare --help')"},
     CLI_OPT_IDEMPOTENCY_KEY,
+    CLI_OPT_NO_WAIT,
     {NULL, NULL, NULL},
 };
 
 static const struct cli_opt runs_list_opts[] = {
     {"scenario", "ID", "only the runs of this scenario"},
-    {"status", "S", "only runs with this status (completed, failed, degraded, running)"},
+    {"status", "S",
+     "only runs with this status (queued, running, completed, failed, degraded, cancelled)"},
     {"kind", "K", "only runs of this kind (simulation, replay, comparison)"},
     {"session", "ID", "only the replays of this session"},
     {"limit", "N", "at most N runs, 1..500 (default 50)"},
@@ -490,12 +558,21 @@ static const struct cli_command scenarios_commands[] = {
      "Example:\n"
      "  olivares sandbox scenarios run ID --variant candidate --backend namespaces\n"
      "  olivares sandbox scenarios run ID --variant v2 --suite walkthrough\n"
+     "The run is a job on the server: the command waits for its end (it asks the\n"
+     "server to answer within 10 s, then polls the run, first after 100 ms, then\n"
+     "slower, at most 1 s apart) and prints the finished run. While it waits and\n"
+     "stderr is a terminal, a progress line there says 'olivares: run ID: running,\n"
+     "step 3/10' (steps done so far / steps in all), erased before the output; with\n"
+     "stderr not a terminal nothing more is printed. Ctrl-C (SIGINT) stops the\n"
+     "waiting, not the run: stderr says how to follow it ('olivares sandbox runs\n"
+     "watch ID') and the exit status is 130. With --no-wait the run is printed as\n"
+     "the server took it (status queued, at least id and status), exit 0.\n"
      "Table output: the run's fields, one per line (id, status, steps_total, steps_ok,\n"
      "steps_error, isolated, destroyed, backend, shutdown, …); null is shown as '-'.\n"
-     "A run recorded failed or degraded also gets one line on stderr ('olivares: run\n"
-     "ID failed: REASON'), and so does a completed run whose agent had to be killed\n"
-     "after its last step ('olivares: run ID completed, but agent did not exit …');\n"
-     "the exit status stays 0 (the run is recorded).\n"},
+     "A run recorded failed, degraded or cancelled also gets one line on stderr\n"
+     "('olivares: run ID failed: REASON'), and so does a completed run whose agent\n"
+     "had to be killed after its last step ('olivares: run ID completed, but agent\n"
+     "did not exit …'); the exit status stays 0 (the run is recorded).\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -520,6 +597,25 @@ static const struct cli_command runs_commands[] = {
      "control characters in outputs are shown escaped (\\n, \\t, \\\\).\n"},
     {"junit", cli_cmd_runs_junit, "Export a run as JUnit XML for CI systems (any role).", NULL,
      no_opts, "ID", cli_runs_junit_help},
+    {"watch", cmd_runs_watch, "Follow a run to its end, then show it (any role).", NULL, no_opts,
+     "ID",
+     "GET /v1/m/sandbox/runs/ID until the run is neither queued nor running (first\n"
+     "after 100 ms, then slower, at most 1 s apart), with the progress line of\n"
+     "'scenarios run' on stderr when it is a terminal; then the run as 'runs get'\n"
+     "prints it, and the stderr line of 'scenarios run' for a run that failed, was\n"
+     "degraded or cancelled. Exit status 0 for any finished run, as 'scenarios run';\n"
+     "130 on Ctrl-C (SIGINT; the run goes on).\n"
+     "Example:\n"
+     "  olivares sandbox scenarios run ID --no-wait -o json | jq -r .id\n"
+     "  olivares sandbox runs watch RUN_ID\n"
+     "Table output: as for 'get'.\n"},
+    {"cancel", cmd_runs_cancel, "Cancel a queued or running run (editor).", NULL, no_opts, "ID",
+     "POST /v1/m/sandbox/runs/ID/cancel. A queued run is cancelled at once; a\n"
+     "running one stays running with cancel_requested true until its executor stops\n"
+     "it (within a few seconds: 'runs watch ID' shows its end). A run that has\n"
+     "already ended cannot be cancelled: 'olivares: run ID has already ended\n"
+     "(completed)' on stderr, exit 1.\n"
+     "Table output: the run as the server returns it, fields as for 'get'.\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -539,8 +635,8 @@ const struct cli_command cli_sandbox_commands[] = {
      "  olivares sandbox generate --count 2 --seed-file seed.txt -o json > steps.json\n"},
     {"scenarios", NULL, "Create, list, show, delete and run scenarios.", scenarios_commands, NULL,
      NULL, NULL},
-    {"runs", NULL, "List runs, show a run, its outputs, its JUnit XML.", runs_commands, NULL, NULL,
-     NULL},
+    {"runs", NULL, "List runs, show, follow or cancel a run, its outputs, its JUnit XML.",
+     runs_commands, NULL, NULL, NULL},
     {"backends", cmd_backends,
      "List the isolation backends, your policy and their preflight (any role).", NULL, no_opts,
      NULL,

@@ -7,10 +7,10 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <openssl/rand.h>
 
@@ -25,7 +25,48 @@ struct response {
 	struct model_buf body;
 	int overflow; /* the body crossed CLI_MAX_RESPONSE_BYTES */
 	long status;  /* the HTTP status, once answered */
+	long handled; /* a non-2xx status the caller reports itself, or 0 */
+	int quiet;    /* say nothing on failure */
 };
+
+static void response_init(struct response *r)
+{
+	model_buf_init(&r->body, CLI_MAX_RESPONSE_BYTES);
+	r->overflow = 0;
+	r->status = 0;
+	r->handled = 0;
+	r->quiet = 0;
+}
+
+/* One message of a failed request, "olivares: …" on stderr, unless the
+ * caller asked for silence or the user interrupted the command (the
+ * command then says what goes on). A progress line is ended first, so the
+ * message starts a line of its own. */
+static void say(const struct response *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void say(const struct response *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->quiet || cli_interrupted())
+		return;
+	va_start(ap, fmt);
+	cli_vfail(fmt, ap);
+	va_end(ap);
+}
+
+/* libcurl's progress callback, also called while a transfer waits: a
+ * SIGINT ends the request at once (CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	(void)p;
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return cli_interrupted() ? 1 : 0;
+}
 
 static size_t on_data(char *p, size_t size, size_t nmemb, void *userdata)
 {
@@ -81,39 +122,36 @@ static void report_http_error(long status, const struct response *r, const char 
 	if (json_is_string(code) && json_is_string(message)) {
 		msg = cli_escape(json_string_value(message), json_string_length(message));
 		code_s = cli_escape(json_string_value(code), json_string_length(code));
-		fprintf(stderr, "olivares: %s (%s, HTTP %ld)\n", msg, code_s, status);
+		say(r, "%s (%s, HTTP %ld)", msg, code_s, status);
 		field = json_object_get(error, "field");
 		if (url && json_is_string(field) && json_string_length(field) > 0) {
 			free(msg);
 			msg = cli_escape(json_string_value(field), json_string_length(field));
-			fprintf(stderr, "olivares: field: %s\n", msg);
+			say(r, "field: %s", msg);
 		}
 		/* a route the server does not have: most often a base URL
 		 * with a path of its own */
 		if (url && status == 404 && strcmp(json_string_value(code), "not_found") == 0 &&
 		    strcmp(json_string_value(message), "no such resource") == 0)
-			fprintf(stderr, "olivares: asked for %s%s\n", url,
-			        strstr(url, "/v1/v1/")
-			            ? " (--url / OLIVARES_URL is the server's root, "
-			              "without /v1)"
-			            : "");
+			say(r, "asked for %s%s", url,
+			    strstr(url, "/v1/v1/") ? " (--url / OLIVARES_URL is the server's root, "
+			                             "without /v1)"
+			                           : "");
 		goto out;
 	}
 	if (r->body.len == 0) {
 		if (url)
-			fprintf(stderr, "olivares: HTTP %ld from %s (empty body)\n", status, url);
+			say(r, "HTTP %ld from %s (empty body)", status, url);
 		else
-			fprintf(stderr, "olivares: HTTP %ld: (empty body)\n", status);
+			say(r, "HTTP %ld: (empty body)", status);
 		goto out;
 	}
 	n = r->body.len < SNIPPET_BYTES ? r->body.len : SNIPPET_BYTES;
 	snippet = cli_escape(r->body.data, n);
 	if (url)
-		fprintf(stderr, "olivares: HTTP %ld from %s: %s%s\n", status, url, snippet,
-		        n < r->body.len ? "…" : "");
+		say(r, "HTTP %ld from %s: %s%s", status, url, snippet, n < r->body.len ? "…" : "");
 	else
-		fprintf(stderr, "olivares: HTTP %ld: %s%s\n", status, snippet,
-		        n < r->body.len ? "…" : "");
+		say(r, "HTTP %ld: %s%s", status, snippet, n < r->body.len ? "…" : "");
 out:
 	free(msg);
 	free(code_s);
@@ -139,10 +177,8 @@ static long busy_wait_seconds(void)
 	errno = 0;
 	v = strtol(e, &end, 10);
 	if (errno || end == e || *end || v < 0 || v > 3600) {
-		fprintf(stderr,
-		        "olivares: OLIVARES_BUSY_WAIT must be whole seconds from 0 to 3600; "
-		        "waiting %ld s\n",
-		        CLI_BUSY_WAIT_DEFAULT);
+		cli_fail("OLIVARES_BUSY_WAIT must be whole seconds from 0 to 3600; waiting %ld s",
+		         CLI_BUSY_WAIT_DEFAULT);
 		return CLI_BUSY_WAIT_DEFAULT;
 	}
 	return v;
@@ -157,8 +193,8 @@ static void busy_say(const struct response *r, long seconds)
 	    json_string_value(json_object_get(json_object_get(j, "error"), "message"));
 	char *shown = msg ? cli_escape(msg, strlen(msg)) : NULL;
 
-	fprintf(stderr, "olivares: busy (HTTP 429%s%s); trying again in %ld s\n", shown ? ": " : "",
-	        shown ? shown : "", seconds);
+	say(r, "busy (HTTP 429%s%s); trying again in %ld s", shown ? ": " : "", shown ? shown : "",
+	    seconds);
 	free(shown);
 	json_decref(j);
 }
@@ -192,6 +228,19 @@ int cli_idempotency_key_opt(struct cli_ctx *ctx, const struct cli_args *a)
 	return 0;
 }
 
+int cli_idempotency_key_fix(struct cli_ctx *ctx)
+{
+	unsigned char r[16];
+
+	if (ctx->idempotency_key)
+		return 0;
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		return -1;
+	model_hex_encode(r, sizeof(r), ctx->own_idempotency_key);
+	ctx->idempotency_key = ctx->own_idempotency_key;
+	return 0;
+}
+
 /* "Idempotency-Key: K" into out: ctx's key, or 16 random bytes (OpenSSL) as
  * 32 hex characters. 0, or -1 when the generator fails. */
 static int idempotency_header(const struct cli_ctx *ctx, char *out, size_t n)
@@ -211,7 +260,7 @@ static int idempotency_header(const struct cli_ctx *ctx, char *out, size_t n)
 }
 
 static int perform(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                   const char *accept, int raw, struct response *r)
+                   const char *accept, const char *extra, int raw, struct response *r)
 {
 	char errbuf[CURL_ERROR_SIZE];
 	char idem[32 + CLI_IDEMPOTENCY_KEY_MAX];
@@ -229,11 +278,11 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	model_buf_init(&auth, 64 * 1024);
 
 	if (!ctx->token) {
-		fputs("olivares: no API token: set OLIVARES_TOKEN or pass --token\n", stderr);
+		say(r, "no API token: set OLIVARES_TOKEN or pass --token");
 		goto out;
 	}
 	if (!token_ok(ctx->token)) {
-		fputs("olivares: the API token contains spaces or control characters\n", stderr);
+		say(r, "the API token contains spaces or control characters");
 		goto out;
 	}
 	/* base URL without its trailing slashes, then the path */
@@ -242,13 +291,13 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 		base_len--;
 	if (model_buf_add(&url, ctx->url, base_len) || model_buf_adds(&url, path) ||
 	    model_buf_printf(&auth, "Authorization: Bearer %s", ctx->token)) {
-		fputs("olivares: URL or token too long\n", stderr);
+		say(r, "URL or token too long");
 		goto out;
 	}
 
 	curl = curl_easy_init();
 	if (!curl) {
-		fputs("olivares: cannot initialise libcurl\n", stderr);
+		say(r, "cannot initialise libcurl");
 		goto out;
 	}
 	headers = curl_slist_append(headers, auth.data);
@@ -258,23 +307,25 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	 * first answer instead of making it again */
 	if (strcmp(method, "POST") == 0) {
 		if (idempotency_header(ctx, idem, sizeof(idem))) {
-			fputs("olivares: cannot make a random Idempotency-Key\n", stderr);
+			say(r, "cannot make a random Idempotency-Key");
 			goto out;
 		}
 		headers = curl_slist_append(headers, idem);
 	}
+	if (extra)
+		headers = curl_slist_append(headers, extra);
 	/* no "Expect: 100-continue" round trip for bodies near 1 MiB */
 	headers = curl_slist_append(headers, "Expect:");
 	if (body) {
 		payload = json_dumps(body, JSON_COMPACT);
 		if (!payload) {
-			fputs("olivares: cannot encode the request body\n", stderr);
+			say(r, "cannot encode the request body");
 			goto out;
 		}
 		headers = curl_slist_append(headers, "Content-Type: application/json");
 	}
 	if (!headers) {
-		fputs("olivares: out of memory\n", stderr);
+		say(r, "out of memory");
 		goto out;
 	}
 
@@ -290,6 +341,8 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, "olivares-cli");
@@ -318,7 +371,10 @@ again:
 			if (waited + retry_after > busy_wait)
 				retry_after = busy_wait - waited;
 			busy_say(r, (long)retry_after);
-			sleep((unsigned)retry_after);
+			/* a SIGINT cuts the sleep short (a 429 made nothing) */
+			cli_sleep_ms((long)retry_after * 1000);
+			if (cli_interrupted())
+				goto out;
 			waited += retry_after;
 			r->body.len = 0;
 			r->body.data[0] = '\0';
@@ -326,24 +382,27 @@ again:
 			goto again;
 		}
 	}
+	if (res == CURLE_ABORTED_BY_CALLBACK && cli_interrupted())
+		goto out;
 	if (res == CURLE_WRITE_ERROR && r->overflow) {
-		fprintf(stderr, "olivares: the response from %.*s is larger than %u bytes\n",
-		        (int)base_len, ctx->url, CLI_MAX_RESPONSE_BYTES);
+		say(r, "the response from %.*s is larger than %u bytes", (int)base_len, ctx->url,
+		    CLI_MAX_RESPONSE_BYTES);
 		goto out;
 	}
 	if (res != CURLE_OK) {
-		fprintf(stderr, "olivares: cannot reach %.*s: %s\n", (int)base_len, ctx->url,
-		        errbuf[0] ? errbuf : curl_easy_strerror(res));
+		say(r, "cannot reach %.*s: %s", (int)base_len, ctx->url,
+		    errbuf[0] ? errbuf : curl_easy_strerror(res));
 		goto out;
 	}
 	r->status = status;
+	if ((status < 200 || status > 299) && status == r->handled)
+		goto out;
 	if (status < 200 || status > 299) {
 		report_http_error(status, r, raw ? NULL : url.data);
 		if (status == 429 && waited > 0)
-			fprintf(
-			    stderr,
-			    "olivares: still busy after %ld s of trying (OLIVARES_BUSY_WAIT=%ld): "
-			    "gave up\n",
+			say(r,
+			    "still busy after %ld s of trying (OLIVARES_BUSY_WAIT=%ld): "
+			    "gave up",
 			    waited, busy_wait);
 		goto out;
 	}
@@ -360,30 +419,45 @@ out:
 	return rc;
 }
 
-int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
-                  json_t **out)
+int cli_http_request(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                     const struct cli_http_opts *opts, json_t **out, long *status)
 {
 	struct response r;
 	json_error_t jerr;
 	int rc = -1;
 
 	*out = NULL;
-	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
-	r.overflow = 0;
-	r.status = 0;
-	if (perform(ctx, method, path, body, "Accept: application/json", 0, &r))
+	response_init(&r);
+	if (opts) {
+		r.handled = opts->handled_status;
+		r.quiet = opts->quiet;
+	}
+	if (perform(ctx, method, path, body, "Accept: application/json", opts ? opts->header : NULL,
+	            0, &r)) {
+		if (r.handled && r.status == r.handled) {
+			*out = json_loadb(r.body.data, r.body.len, 0, NULL);
+			rc = 1;
+		}
 		goto out;
+	}
 	*out = json_loadb(r.body.data, r.body.len, 0, &jerr);
 	if (!*out) {
 		/* only a 2xx answer gets here */
-		fprintf(stderr, "olivares: invalid JSON in the response (HTTP %ld): %s\n", r.status,
-		        jerr.text);
+		say(&r, "invalid JSON in the response (HTTP %ld): %s", r.status, jerr.text);
 		goto out;
 	}
 	rc = 0;
 out:
+	if (status)
+		*status = r.status;
 	model_buf_release(&r.body);
 	return rc;
+}
+
+int cli_http_call(const struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
+                  json_t **out)
+{
+	return cli_http_request(ctx, method, path, body, NULL, out, NULL) == 0 ? 0 : -1;
 }
 
 int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *accept,
@@ -393,15 +467,13 @@ int cli_http_get_raw(const struct cli_ctx *ctx, const char *path, const char *ac
 	struct model_buf header;
 	int rc;
 
-	model_buf_init(&r.body, CLI_MAX_RESPONSE_BYTES);
-	r.overflow = 0;
-	r.status = 0;
+	response_init(&r);
 	model_buf_init(&header, 1024);
 	if (model_buf_printf(&header, "Accept: %s", accept)) {
-		fputs("olivares: Accept header too long\n", stderr);
+		say(&r, "Accept header too long");
 		rc = -1;
 	} else {
-		rc = perform(ctx, "GET", path, NULL, header.data, 1, &r);
+		rc = perform(ctx, "GET", path, NULL, header.data, NULL, 1, &r);
 	}
 	model_buf_release(&header);
 	*out = r.body; /* the caller's to release, also on failure */

@@ -50,15 +50,22 @@ static const char common_options_help[] =
     "  --token TOKEN             API token (default: $OLIVARES_TOKEN)\n"
     "  -h, --help                show this help and exit\n";
 
+int cli_vfail(const char *fmt, va_list ap)
+{
+	cli_progress_clear();
+	fputs("olivares: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	return CLI_EXIT_FAIL;
+}
+
 int cli_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("olivares: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vfail(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return CLI_EXIT_FAIL;
 }
 
@@ -147,20 +154,22 @@ static void print_group_help(const struct cli_ctx *ctx, const struct cli_command
 	if (node == &root) {
 		fputs("\nGlobal options (also accepted after the command):\n", f);
 		fputs(common_options_help, f);
-		fputs("  --version                 print the version and exit\n"
-		      "\nEnvironment:\n"
-		      "  OLIVARES_URL     API base URL (default " DEFAULT_URL ")\n"
-		      "  OLIVARES_TOKEN   API token, sent as 'Authorization: Bearer …' (never "
-		      "printed)\n"
-		      "  OLIVARES_BUSY_WAIT  seconds to keep trying a request answered 429 busy\n"
-		      "                   (every run slot taken; nothing was run), default 60; 0: "
-		      "never\n"
-		      "\nExit status: 0 success; 1 error (refused by the server, server "
-		      "unreachable,\n"
-		      "unreadable or invalid input file); 2 usage error; 3 'sandbox gate' found\n"
-		      "no comparison of the scenario's current steps and mocks.\n"
-		      "Server errors are printed as: olivares: <message> (<code>, HTTP <status>)\n",
-		      f);
+		fputs(
+		    "  --version                 print the version and exit\n"
+		    "\nEnvironment:\n"
+		    "  OLIVARES_URL     API base URL (default " DEFAULT_URL ")\n"
+		    "  OLIVARES_TOKEN   API token, sent as 'Authorization: Bearer …' (never "
+		    "printed)\n"
+		    "  OLIVARES_BUSY_WAIT  seconds to keep trying a request answered 429 busy\n"
+		    "                   (every run slot taken; nothing was run), default 60; 0: "
+		    "never\n"
+		    "\nExit status: 0 success; 1 error (refused by the server, server "
+		    "unreachable,\n"
+		    "unreadable or invalid input file); 2 usage error; 3 'sandbox gate' found\n"
+		    "no comparison of the scenario's current steps and mocks; 130 interrupted\n"
+		    "(SIGINT) while waiting for a run or comparison, which goes on on the server.\n"
+		    "Server errors are printed as: olivares: <message> (<code>, HTTP <status>)\n",
+		    f);
 	} else {
 		fprintf(f, "\nCommon options (accepted by every command below):\n%s",
 		        common_options_help);
@@ -181,8 +190,11 @@ static void print_leaf_help(const struct cli_ctx *ctx, const struct cli_command 
 	if (node->opts && node->opts[0].name) {
 		fputs("\nOptions:\n", stdout);
 		for (i = 0; node->opts[i].name; i++) {
-			snprintf(left, sizeof(left), "--%s %s", node->opts[i].name,
-			         node->opts[i].metavar);
+			if (node->opts[i].metavar)
+				snprintf(left, sizeof(left), "--%s %s", node->opts[i].name,
+				         node->opts[i].metavar);
+			else
+				snprintf(left, sizeof(left), "--%s", node->opts[i].name);
 			printf("  %-24s  %s\n", left, node->opts[i].help);
 		}
 	}
@@ -243,7 +255,7 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 	args.opts = node->opts;
 	for (i = 0; node->opts && node->opts[i].name; i++) {
 		longopts[n].name = node->opts[i].name;
-		longopts[n].has_arg = required_argument;
+		longopts[n].has_arg = node->opts[i].metavar ? required_argument : no_argument;
 		longopts[n].flag = NULL;
 		longopts[n].val = OPT_LEAF + i;
 		n++;
@@ -287,7 +299,8 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 			return cli_usage_error(ctx, "unknown option '%s'",
 			                       bad_option(argv, optbuf, sizeof(optbuf)));
 		default:
-			args.val[c - OPT_LEAF] = optarg;
+			/* a flag's value is its name: not NULL, so given */
+			args.val[c - OPT_LEAF] = optarg ? optarg : node->opts[c - OPT_LEAF].name;
 			break;
 		}
 	}

@@ -158,7 +158,10 @@ void cli_note_run_outcome(const json_t *run)
 
 	if (note_shutdown("run", status, id, json_object_get(run, "shutdown")))
 		return;
-	if (!status || (strcmp(status, "failed") != 0 && strcmp(status, "degraded") != 0))
+	/* cancelled too: one who waited for the run may not be the one who
+	 * cancelled it */
+	if (!status || (strcmp(status, "failed") != 0 && strcmp(status, "degraded") != 0 &&
+	                strcmp(status, "cancelled") != 0))
 		return;
 	id_s = cli_render(id);
 	reason_s = json_is_string(reason) ? cli_render(reason) : NULL;
@@ -261,6 +264,17 @@ void cli_print_table(const json_t *arr, const struct cli_column *cols)
 	free(width);
 }
 
+void cli_print_answer(const struct cli_ctx *ctx, const json_t *resp, cli_printer table,
+                      cli_printer note)
+{
+	if (ctx->format == CLI_FORMAT_JSON)
+		cli_print_json(resp);
+	else
+		table(resp);
+	if (note)
+		note(resp);
+}
+
 int cli_call_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,
                    cli_printer table, cli_printer note)
 {
@@ -271,12 +285,7 @@ int cli_call_print(struct cli_ctx *ctx, const char *method, const char *path, js
 	json_decref(body);
 	if (rc)
 		return CLI_EXIT_FAIL;
-	if (ctx->format == CLI_FORMAT_JSON)
-		cli_print_json(resp);
-	else
-		table(resp);
-	if (note)
-		note(resp);
+	cli_print_answer(ctx, resp, table, note);
 	json_decref(resp);
 	return CLI_EXIT_OK;
 }

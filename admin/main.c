@@ -45,6 +45,7 @@ static int cmd_migrate(int argc, char **argv);
 static int cmd_tenant(int argc, char **argv);
 static int cmd_token(int argc, char **argv);
 static int cmd_module(int argc, char **argv);
+static int cmd_executor(int argc, char **argv);
 
 static const struct command commands[] = {
     {"migrate", cmd_migrate, "migrate",
@@ -69,6 +70,11 @@ static const struct command commands[] = {
      "        token.revoke."},
     {"module", cmd_module, "module enable|disable --tenant NAME sandbox",
      "Switch a module on or off for a tenant (data is kept when off)."},
+    {"executor", cmd_executor, "executor list",
+     "list    One line per registered executor, newest heartbeat first: id, state\n"
+     "        (live|stopped|lost: no heartbeat within [executor] lease_seconds), the\n"
+     "        backends it offers, runs running, slots, host and last heartbeat,\n"
+     "        tab-separated."},
 };
 
 static void usage_all(FILE *f)
@@ -274,6 +280,48 @@ static int cmd_tenant(int argc, char **argv)
 	} else {
 		return usage_cmd(c, stderr, EXIT_USAGE);
 	}
+out:
+	json_decref(list);
+	store_close(st);
+	return rc;
+}
+
+static int cmd_executor(int argc, char **argv)
+{
+	const struct command *c = find_command("executor");
+	struct http_config cfg;
+	struct store *st = NULL;
+	json_t *list = NULL, *e, *b;
+	const char *state;
+	size_t i, j;
+	int rc = 1;
+
+	if (argc != 2 || strcmp(argv[1], "list") != 0)
+		return usage_cmd(c, stderr, EXIT_USAGE);
+	if (load_config(&cfg) || open_store(&cfg, 1, &st))
+		return 1;
+	if (store_executor_list(st, cfg.executor_lease_seconds, &list)) {
+		report(st, "executor list");
+		goto out;
+	}
+	json_array_foreach(json_object_get(list, "executors"), i, e)
+	{
+		if (json_is_true(json_object_get(e, "live")))
+			state = "live";
+		else if (json_is_string(json_object_get(e, "stopped_at")))
+			state = "stopped";
+		else
+			state = "lost";
+		printf("%s\t%s\t", json_string_value(json_object_get(e, "id")), state);
+		json_array_foreach(json_object_get(e, "backends"), j, b)
+		    printf("%s%s", j ? "," : "", json_string_value(b));
+		printf("\t%lld\t%lld\t%s\t%s\n",
+		       (long long)json_integer_value(json_object_get(e, "running")),
+		       (long long)json_integer_value(json_object_get(e, "slots")),
+		       json_string_value(json_object_get(e, "host")),
+		       json_string_value(json_object_get(e, "heartbeat_at")));
+	}
+	rc = 0;
 out:
 	json_decref(list);
 	store_close(st);

@@ -166,7 +166,9 @@ fail_closed() {
 		"$(jq -r '"\(.status) \(.isolated) \(.steps_total) \(.steps_ok) \(.steps_error)"' <<<"$RUN")"
 	is "$b: the run records backend $b (no fallback)" "$b" "$(jq -r .backend <<<"$RUN")"
 	reason=$(jq -r .reason <<<"$RUN")
-	if [[ $reason == "backend $b unavailable: "?* ]]; then
+	# no executor offers it (their preflight failed): the run fails at once
+	# with the preflight's reason
+	if [[ $reason == "no live executor offers backend $b: "?* ]]; then
 		ok "$b: the reason names the missing primitive ($reason)"
 	else
 		not_ok "$b: the reason names the missing primitive (got $(short "$reason"))"

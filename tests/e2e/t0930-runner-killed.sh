@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # t0930: a runner killed in the middle of its run fails that run at once.
 # Runs of the "slow" agent on namespaces (a step answered after
-# OLV_SLOW_SECONDS); the test finds the stack's runner (a child of a
-# worker's "olivares-runner --serve" that leads its own process group) and
+# OLV_SLOW_SECONDS); the test finds the stack's runner (a child of an
+# executor slot's "olivares-runner --serve" that leads its own process group) and
 # kills it with SIGKILL at different moments: as soon as it is seen (it may
 # not have said "started" yet), and 100 to 900 ms later; then a few kills of
-# the fork server itself. Every time the POST answers within 3 s of the kill
-# (a generous bound for a loaded machine: the stall this replaces was the
-# worker's 5 s wait for a STARTED), the run is recorded failed, not
+# the fork server itself. Every time the POST (with Prefer: wait=60)
+# answers within 3 s of the kill (a generous bound for a loaded machine:
+# the stall this replaces was a 5 s wait for a STARTED), the run is recorded failed, not
 # isolated, with the reason naming the kill, and the next run completes.
 . "$(dirname "$0")/lib.sh"
 e2e_require
@@ -26,9 +26,9 @@ if [[ $(uname -s) != Linux ]] || ! "$OLIVARES_BUILD/olivares-runner" --preflight
 	ok "killed runners: skipped (no namespaces backend)"
 	done_testing
 fi
-MASTER=$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)
-if [[ -z $MASTER || ! -d /proc/$MASTER ]]; then
-	not_ok "the pool's master pid ($OLIVARES_DATA/run/olivares-fcgi.pid)"
+MASTERS=$(cat "$OLIVARES_DATA"/run/olivares-executor-*.pid 2>/dev/null)
+if [[ -z $MASTERS ]]; then
+	not_ok "the executors' pids ($OLIVARES_DATA/run/olivares-executor-*.pid)"
 	done_testing
 fi
 AD=$OLV_ADMIN_TOKEN
@@ -39,10 +39,10 @@ SID=$(jqb .id)
 
 children() { cat /proc/"$1"/task/*/children 2>/dev/null; }
 pgid_of() { local s; s=$(cat /proc/"$1"/stat 2>/dev/null) && set -- ${s##*) } && echo "$3"; }
-# the fork servers of the pool's workers
+# the fork servers of the executors' slots
 servers() {
-	local w s
-	for w in $(children "$MASTER"); do
+	local m w s
+	for w in $(for m in $MASTERS; do children "$m"; done); do
 		for s in $(children "$w"); do
 			tr '\0' ' ' <"/proc/$s/cmdline" 2>/dev/null | grep -q -- '--serve' && echo "$s"
 		done
@@ -69,7 +69,7 @@ now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 slow_run() {
 	curl -s -o "$E2E_TMP/run.body" -w '%{http_code}' -X POST --max-time 60 \
-		-H "Authorization: Bearer $AD" -H 'Content-Type: application/json' \
+		-H "Authorization: Bearer $AD" -H 'Content-Type: application/json' -H 'Prefer: wait=60' \
 		--data '{"variant":"slow","backend":"namespaces"}' \
 		"$OLIVARES_URL$M/scenarios/$SID/runs" >"$E2E_TMP/run.status" 2>/dev/null &
 	RUN_PID=$!

@@ -125,8 +125,8 @@ static enum store_rc job_check(struct store *st, const struct store_run_job *j)
 	    (j->scenario_id ? !store_text_ok(j->scenario_id, 1, MODEL_MAX_SCENARIO_REF_BYTES) ||
 	                          !store_is_lower_hex(j->scenario_digest, STORE_SHA256_HEX_LEN)
 	                    : strcmp(j->kind, "replay") != 0 || j->scenario_digest != NULL) ||
-	    (j->variant && !store_text_ok(j->variant, 0, MODEL_MAX_VARIANT_BYTES)) ||
-	    !j->backend || store_backend_index(j->backend, strlen(j->backend)) < 0 ||
+	    (j->variant && !store_text_ok(j->variant, 0, MODEL_MAX_VARIANT_BYTES)) || !j->backend ||
+	    store_backend_index(j->backend, strlen(j->backend)) < 0 ||
 	    (j->suite && !store_text_ok(j->suite, 1, MODEL_MAX_SUITE_NAME_BYTES)) ||
 	    (j->session_id && !store_is_lower_hex(j->session_id, MODEL_ID_LEN)) ||
 	    j->steps_total < 0 || !json_is_object(j->job)) {

@@ -872,8 +872,102 @@ START_TEST(test_jobs_idem)
 }
 END_TEST
 
+enum { RACERS = 3, EACH_ENQUEUE = 8, MAX_ACTIVE = 5, ROUNDS = 6 };
+
+/* Fork RACERS processes, each with its own connection, each running fn
+ * once; the case fails unless every one exits 0. */
+static void race(void (*fn)(struct store *mine, const char *arg), const char *arg)
+{
+	pid_t pids[RACERS];
+	int i, status;
+
+	for (i = 0; i < RACERS; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			struct store *mine = NULL;
+
+			if (store_open(g_dsn, &mine))
+				_exit(2);
+			fn(mine, arg);
+			store_close(mine);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < RACERS; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), 0);
+	}
+}
+
+/* Queue EACH_ENQUEUE runs of tenant with max_active MAX_ACTIVE: every
+ * answer is a run or STORE_LIMIT (a lock past the retries is asked again). */
+static void enqueue_many(struct store *mine, const char *tenant)
+{
+	json_t *job = json_object(), *run;
+	struct store_run_job j = mkjob(job, "inproc-mock");
+	enum store_rc rc;
+	int k, busy = 0;
+
+	for (k = 0; k < EACH_ENQUEUE; k++) {
+		run = NULL;
+		rc = store_run_enqueue(mine, tenant, ACTOR, &j, MAX_ACTIVE, NULL, &run);
+		json_decref(run);
+		if (rc == STORE_UNAVAILABLE && ++busy < 50)
+			k--;
+		else if (rc != STORE_OK && rc != STORE_LIMIT)
+			_exit(3);
+	}
+	json_decref(job);
+}
+
+static void settle_once(struct store *mine, const char *cid)
+{
+	if (store_comparison_settle(mine, cid) != STORE_OK)
+		_exit(4);
+}
+
+/* Two processes at once: enqueues never pass max_active together, and two
+ * settles of one comparison record it once. */
+START_TEST(test_jobs_races)
+{
+	char a[33], b[33], t[33], name[32], cid[33], sql[256];
+	json_t *job = jload("{}"), *cmp = NULL;
+	struct store_run_job jb = mkjob(job, "inproc-mock"), jk = mkjob(job, "inproc-mock");
+	struct store_comparison_job cj = mk_cj(&jb, &jk);
+	int round;
+
+	two_tenants(a, b);
+	/* the race is at the last free slot: several rounds, one tenant each,
+	 * give it several chances to show */
+	for (round = 0; round < ROUNDS; round++) {
+		snprintf(name, sizeof name, "racer-%d", round);
+		mk_tenant(name, t);
+		race(enqueue_many, t);
+		ck_assert_int_eq(count_where("runs", "tenant_id", t), MAX_ACTIVE);
+		ck_assert_int_eq(count_where("audit_events", "tenant_id", t), MAX_ACTIVE);
+	}
+
+	ck_assert_int_eq(store_comparison_enqueue(st, b, ACTOR, &cj, 10, NULL, &cmp), STORE_OK);
+	snprintf(cid, sizeof cid, "%s", jstr(cmp, "id"));
+	/* both sides ended without a settle (as after a crash between a
+	 * finish's commit and its settle) */
+	snprintf(sql, sizeof sql,
+	         "UPDATE runs SET status = 'completed', job = NULL WHERE comparison_id = '%s'",
+	         cid);
+	ck_assert_int_eq(raw_exec(sql), 0);
+	race(settle_once, cid);
+	ck_assert_int_eq(count_where("comparisons", "id", cid), 1);
+	ck_assert_int_eq(count_where("audit_events", "action", "sandbox.compare"), 1);
+	json_decref(cmp);
+	json_decref(job);
+}
+END_TEST
+
 void store_jobs_cases(TCase *tc)
 {
+	tcase_add_test(tc, test_jobs_races);
 	tcase_add_test(tc, test_jobs_lifecycle);
 	tcase_add_test(tc, test_jobs_claim_concurrent);
 	tcase_add_test(tc, test_jobs_fair);

@@ -113,7 +113,8 @@ static void heartbeat(struct follow *f)
 	if (rc == STORE_NOT_FOUND)
 		f->lost = 1;
 	else if (rc)
-		executor_log("run %s: heartbeat failed (%s)", f->run_id, store_last_error(f->x->st));
+		executor_log("run %s: heartbeat failed (%s)", f->run_id,
+		             store_last_error(f->x->st));
 	else if (cancel)
 		f->cancel = 1;
 }

@@ -59,22 +59,21 @@ static void on_stop(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: olivares-executor [--id ID] [--slots N]\n"
-	        "       olivares-executor --preflight\n"
-	        "       olivares-executor --help | --version\n"
-	        "\n"
-	        "Claims queued runs from the store and runs each with olivares-runner.\n"
-	        "Reads the same configuration as olivares-fcgi (OLIVARES_CONF, else\n"
-	        "OLIVARES_DATA/olivares.conf; OLIVARES_DSN wins over [server] dsn).\n"
-	        "\n"
-	        "  --id ID       the executor's id (default <[executor] host_id>-<pid>):\n"
-	        "                letters, digits and . _ : - (1..128)\n"
-	        "  --slots N     runs at once (default [executor] slots)\n"
-	        "  --preflight   print each backend's preflight on this host and exit\n"
-	        "                (0: at least one backend can run here)\n"
-	        "  --help        this text\n"
-	        "  --version     the version\n");
+	fprintf(f, "usage: olivares-executor [--id ID] [--slots N]\n"
+	           "       olivares-executor --preflight\n"
+	           "       olivares-executor --help | --version\n"
+	           "\n"
+	           "Claims queued runs from the store and runs each with olivares-runner.\n"
+	           "Reads the same configuration as olivares-fcgi (OLIVARES_CONF, else\n"
+	           "OLIVARES_DATA/olivares.conf; OLIVARES_DSN wins over [server] dsn).\n"
+	           "\n"
+	           "  --id ID       the executor's id (default <[executor] host_id>-<pid>):\n"
+	           "                letters, digits and . _ : - (1..128)\n"
+	           "  --slots N     runs at once (default [executor] slots)\n"
+	           "  --preflight   print each backend's preflight on this host and exit\n"
+	           "                (0: at least one backend can run here)\n"
+	           "  --help        this text\n"
+	           "  --version     the version\n");
 }
 
 static int id_ok(const char *id)
@@ -122,12 +121,12 @@ static void preflight_all(const struct http_config *cfg, json_t **preflight, cha
 		memset(&pf, 0, sizeof(pf));
 		http_dispatch_preflight(cfg->runner_path, b, cfg->gvisor_platform,
 		                        PREFLIGHT_TIMEOUT_MS, &pf);
-		json_object_set_new(*preflight, b,
-		                    json_pack("{s:b, s:s?}", "ok", pf.ok, "reason",
-		                              pf.ok ? NULL : pf.reason));
+		json_object_set_new(
+		    *preflight, b,
+		    json_pack("{s:b, s:s?}", "ok", pf.ok, "reason", pf.ok ? NULL : pf.reason));
 		if (pf.ok && used + strlen(b) + 2 < n)
-			used += (size_t)snprintf(backends + used, n - used, "%s%s", used ? "," : "",
-			                         b);
+			used +=
+			    (size_t)snprintf(backends + used, n - used, "%s%s", used ? "," : "", b);
 	}
 }
 

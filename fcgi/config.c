@@ -6,9 +6,9 @@
  * Every key is one entry of http_config_keys: the parser looks the key up
  * there and stores the value as its type says, the defaults are the
  * entries' own, and a bad value's message says what the type wants. What
- * depends on other keys (the paths under the data dir, max_runs from
- * workers, a tenant's policy from [runner]) is resolved once the file and
- * the environment are read, in http_config_load.
+ * depends on other keys (the paths under the data dir, a tenant's policy
+ * from [runner]) is resolved once the file and the environment are read,
+ * in http_config_load.
  */
 #include "fcgi/config.h"
 #include "fcgi/run/dispatch.h"        /* HTTP_DISPATCH_GRACE_MS (macros only) */
@@ -42,7 +42,7 @@ const char *const http_config_gvisor_platforms[] = {"ptrace", "kvm", "systrap", 
 /* Bounds of [runner] timeout_ms: the runner's limits.wall_ms bounds. */
 #define TIMEOUT_MS_MIN 100
 #define TIMEOUT_MS_MAX 600000
-/* [server] workers, and so max_runs and max_runs_per_tenant */
+/* [server] workers */
 #define WORKERS_MAX 64
 /* [runner] binds: what the runner's spec check accepts (runner/main.c) */
 #define MAX_BINDS 32
@@ -74,7 +74,7 @@ const struct http_config_section http_config_sections[] = {
      .help = "How a run is executed: the runner program, the backends tenants may use, the "
              "operator's agent programs, the limits sent in every run spec (their defaults "
              "and bounds are the runner's own, so the runner never refuses them), and how "
-             "many runs on an OS-level backend may be in progress at once."},
+             "many runs a tenant may have queued or running at once."},
     {.name = "tenant",
      .named = 1,
      .title = "one tenant's backend policy",
@@ -150,9 +150,10 @@ const struct http_config_key http_config_keys[] = {
      .min = 1,
      .max = WORKERS_MAX,
      .default_doc = "2 x the online CPUs, at most " STR(WORKERS_MAX),
-     .help = "The workers of the pool, each serving one request at a time. A worker waits "
-             "for nginx's close after each reply and for the runner during a run, so one "
-             "per core leaves cores idle.",
+     .help = "The workers of the pool, each serving one request at a time. A worker never "
+             "runs a run (the executors do); it waits for nginx's close after each reply, "
+             "and for a run's end while a client's `Prefer: wait` asks (at most 60 s), so "
+             "one per core leaves cores idle.",
      IN_CONFIG(workers)},
     {.section = "server",
      .name = "backlog",
@@ -181,7 +182,8 @@ const struct http_config_key http_config_keys[] = {
      .max = TIMEOUT_MS_MAX,
      .def = "10000",
      .help = "The wall-clock limit of a run, in ms: the run spec's `limits.wall_ms`, which "
-             "the runner enforces; the worker kills the runner's process group 3 s after it.",
+             "the runner enforces; the executor kills the runner's process group 3 s after "
+             "it.",
      IN_CONFIG(run_timeout_ms)},
     {.section = "runner",
      .name = "backends",
@@ -259,27 +261,6 @@ const struct http_config_key http_config_keys[] = {
              "per KiB of it (1024 per MiB: files, directories and symlinks; creating one more "
              "fails with ENOSPC); on namespaces also the size of the jail's tmpfs root." LIMIT_HELP,
      IN_CONFIG(limits.tmpfs_mb)},
-    {.section = "runner",
-     .name = "max_runs",
-     .type = HTTP_CONFIG_INT,
-     .min = 1,
-     .max = WORKERS_MAX,
-     .default_doc = "`workers` - 1, at least 1",
-     .help = "Runs on an OS-level backend (an agent program, which may take its whole "
-             "wall-clock limit) in progress at once on this server; at most `workers`. The "
-             "default leaves a worker for the other requests (`/healthz`, reads). A run over "
-             "it is refused with `429 busy`. `inproc-mock` runs do not count: no agent runs "
-             "there.",
-     IN_CONFIG(max_runs)},
-    {.section = "runner",
-     .name = "max_runs_per_tenant",
-     .type = HTTP_CONFIG_INT,
-     .min = 1,
-     .max = WORKERS_MAX,
-     .default_doc = "`max_runs` - 1, at least 1",
-     .help = "The same for the runs of one tenant; at most `max_runs`. The default leaves a "
-             "slot for the other tenants.",
-     IN_CONFIG(max_runs_per_tenant)},
     {.section = "runner",
      .name = "max_active_runs",
      .type = HTTP_CONFIG_INT,
@@ -396,6 +377,32 @@ const struct http_config_key http_config_keys[] = {
 };
 
 #define NKEYS (sizeof(http_config_keys) / sizeof(http_config_keys[0]) - 1)
+
+/* Keys that were removed and what took their place: a file that still sets
+ * one is refused with that, not loaded as if the bound were still there
+ * nor refused as a mere typo. */
+#define RUN_SLOTS_GONE                                                                             \
+	"runs are run by olivares-executor; set [executor] slots (runs at once per executor) "     \
+	"and [runner] max_active_runs (per tenant)"
+static const struct {
+	const char *section, *name, *replaced_by;
+} gone_keys[] = {
+    {"runner", "max_runs", RUN_SLOTS_GONE},
+    {"runner", "max_runs_per_tenant", RUN_SLOTS_GONE},
+    {NULL, NULL, NULL},
+};
+
+/* What replaced the removed key name of section s, or NULL. */
+static const char *gone_key(const struct http_config_section *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; gone_keys[i].name; i++)
+		if (strcmp(gone_keys[i].section, s->name) == 0 &&
+		    strcmp(gone_keys[i].name, name) == 0)
+			return gone_keys[i].replaced_by;
+	return NULL;
+}
 
 struct load_ctx {
 	struct http_config *cfg;
@@ -1014,6 +1021,11 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		}
 	}
 	k = key_of(s, name);
+	if (!k && gone_key(s, name)) {
+		seterr(c->err, HTTP_CONFIG_E_KEY, "%s: [%s] %s is gone: %s", c->file, canon, name,
+		       gone_key(s, name));
+		return 0;
+	}
 	if (!k) {
 		seterr(c->err, HTTP_CONFIG_E_KEY, "%s: unknown key \"%s\" in section [%s]", c->file,
 		       name, section);
@@ -1154,8 +1166,9 @@ static void default_runner(char *out, size_t n, const char *argv0)
  * Default pool size: two workers per online CPU (at least 2, at most
  * WORKERS_MAX). A libfcgi worker is idle for part of every request,
  * waiting for nginx to close the connection (libfcgi's lingering close;
- * nginx keeps no FastCGI connection alive) and, for a run, for the
- * runner: with one worker per core the cores sit idle in those waits.
+ * nginx keeps no FastCGI connection alive) and, under a client's Prefer:
+ * wait, for a run's end: with one worker per core the cores sit idle in
+ * those waits.
  * Measured with bench/api on 2 cores: 4 workers serve about 1.5x the GET
  * rate and 1.3x the runs of 2 workers; 6 or 8 add nothing to GETs and lose
  * runs to SQLite write contention (bench/RESULTS.md).
@@ -1296,21 +1309,6 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 		    c->err, HTTP_CONFIG_E_RULE,
 		    "%s[runner] default_backend \"%s\" is not in [runner] backends \"%s\"", in_file,
 		    cfg->default_backend, cfg->backends);
-	/* run slots: one worker left for the other requests, one slot left
-	 * for the other tenants, unless set */
-	if (!cfg->max_runs)
-		cfg->max_runs = cfg->workers > 1 ? cfg->workers - 1 : 1;
-	if (cfg->max_runs > cfg->workers)
-		return seterr(c->err, HTTP_CONFIG_E_RULE,
-		              "%s[runner] max_runs = %d is more than the %d workers (1..workers)",
-		              in_file, cfg->max_runs, cfg->workers);
-	if (!cfg->max_runs_per_tenant)
-		cfg->max_runs_per_tenant = cfg->max_runs > 1 ? cfg->max_runs - 1 : 1;
-	if (cfg->max_runs_per_tenant > cfg->max_runs)
-		return seterr(c->err, HTTP_CONFIG_E_RULE,
-		              "%s[runner] max_runs_per_tenant = %d is more than max_runs = %d "
-		              "(1..max_runs)",
-		              in_file, cfg->max_runs_per_tenant, cfg->max_runs);
 	/* complete each tenant's policy from the [runner] pair (the sections
 	 * may come before [runner] in the file, so only now) */
 	for (i = 0; i < cfg->ntenants; i++) {

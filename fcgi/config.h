@@ -24,9 +24,10 @@
  * The table drives the parser, the defaults, the messages of a bad value,
  * what olivares-fcgi --check-config prints and the reference
  * (docs/configuration.md, docs/man/olivares.conf.5: fcgi/config_reference.h).
- * Rules between keys (a default backend outside its list, max_runs over
- * workers, a tenant's policy completed from [runner]) are checked once the
- * whole file is read.
+ * Rules between keys (a default backend outside its list, a tenant's
+ * policy completed from [runner]) are checked once the whole file is read.
+ * A key that was removed ([runner] max_runs, max_runs_per_tenant) is
+ * refused with what replaced it.
  */
 #include <stddef.h>
 
@@ -65,9 +66,7 @@ struct http_config {
 	int backlog;
 	char runner_path[512];
 	int run_timeout_ms;
-	int max_runs;            /* [runner] max_runs, resolved (never 0) */
-	int max_runs_per_tenant; /* [runner] max_runs_per_tenant, resolved */
-	char backends[256];      /* comma list, no spaces */
+	char backends[256]; /* comma list, no spaces */
 	char default_backend[64];
 	char scorer[512];      /* [scorer] adapter */
 	int scorer_timeout_ms; /* [scorer] timeout_ms */
@@ -85,7 +84,7 @@ struct http_config {
 	int executor_slots;
 	int executor_lease_seconds;
 	char executor_host_id[129];
-	char file[512];      /* the INI file read, "" when none was */
+	char file[512]; /* the INI file read, "" when none was */
 	/* the DSN the workers connect with, set by olivares-fcgi once the
 	 * database exists (a SQLite one with NoCreat=1: a file deleted under
 	 * the server is never created again, empty, to take writes); "" until

@@ -51,7 +51,6 @@
 #include "fcgi/run/dispatch.h"
 #include "fcgi/run/history_store.h"
 #include "fcgi/run/preflight_cache.h"
-#include "fcgi/run/runslots.h"
 #include "fcgi/scorer/scorer.h"
 #include "fcgi/view/view.h"
 #include "model/alloc.h"
@@ -868,19 +867,15 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	/* before the workers are forked: they share the slots and the
-	 * preflight answers */
+	/* before the workers are forked: they share the preflight answers */
 	memset(&merr, 0, sizeof(merr));
-	if (http_runslots_init(cfg.max_runs, cfg.max_runs_per_tenant, &merr) ||
-	    http_preflight_cache_init(&merr)) {
+	if (http_preflight_cache_init(&merr)) {
 		http_log("%s", merr.message);
 		rc = 1;
 		goto out;
 	}
-	http_log("listening on %s with %d workers (runs on OS-level backends: %d at once, %d per "
-	         "tenant)",
-	         listen_fd == 0 ? "fd 0" : cfg.socket_path, cfg.workers, cfg.max_runs,
-	         cfg.max_runs_per_tenant);
+	http_log("listening on %s with %d workers (runs are queued for olivares-executor)",
+	         listen_fd == 0 ? "fd 0" : cfg.socket_path, cfg.workers);
 	rc = master_loop(&cfg, listen_fd);
 out:
 	if (created)

@@ -134,7 +134,7 @@
 /* A run's sandbox, create to start, gets at most this long (or its
  * wall-clock limit if shorter): a sandbox boots in 0.3 - 0.7 s, one that
  * does not within this never will (kvm here), and a long limit ([runner]
- * timeout_ms up to 600 s) would hold a worker and a run slot that long for
+ * timeout_ms up to 600 s) would hold an executor's slot that long for
  * nothing. */
 #define RUNNER_GV_START_MS 10000
 /* How much of what a failed runsc command wrote on its stderr is read for

@@ -47,8 +47,8 @@ static void verdict_side(const struct store_run *run, struct model_verdict_side 
  * (base->run and cand->run filled): the verdict of model/verdict.h over
  * them, the comparison and both runs in one transaction. */
 static int record_now(struct http_request *req, struct store_comparison *cmp,
-                      struct http_run_job *base, struct http_run_job *cand,
-                      const char *scenario_id, const char *suite, struct model_error *err)
+                      struct http_run_job *base, struct http_run_job *cand, const char *scenario_id,
+                      const char *suite, struct model_error *err)
 {
 	struct model_verdict_side bs, cs;
 	enum model_verdict verdict;

@@ -60,8 +60,8 @@ int api_run_cancel(struct http_request *req, struct model_error *err)
 
 int api_run_list(struct http_request *req, struct model_error *err)
 {
-	static const char *const statuses[] = {"queued",   "running",   "completed",
-	                                       "failed",   "degraded",  "cancelled", NULL};
+	static const char *const statuses[] = {"queued",   "running",   "completed", "failed",
+	                                       "degraded", "cancelled", NULL};
 	static const char *const kinds[] = {"simulation", "replay", "comparison", NULL};
 	struct store_run_filter f;
 	json_t *out = NULL;
@@ -77,9 +77,10 @@ int api_run_list(struct http_request *req, struct model_error *err)
 		                       "scenario must be a scenario id");
 	f.status = http_query_get(req, "status");
 	if (f.status && !api_one_of(f.status, statuses))
-		return model_error_set(err, MODEL_E_MALFORMED, "status",
-		                       "status must be queued, running, completed, failed, degraded or "
-		                       "cancelled");
+		return model_error_set(
+		    err, MODEL_E_MALFORMED, "status",
+		    "status must be queued, running, completed, failed, degraded or "
+		    "cancelled");
 	f.kind = http_query_get(req, "kind");
 	if (f.kind && !api_one_of(f.kind, kinds))
 		return model_error_set(err, MODEL_E_MALFORMED, "kind",

@@ -156,7 +156,6 @@ static void req_release(struct http_request *req)
 	free(req->jowned);
 	free(req->owned);
 	model_buf_release(&req->body);
-	http_runslot_release(&req->run_slot);
 }
 
 /* ---- replies ------------------------------------------------------------ */

@@ -37,7 +37,6 @@
 #include <jansson.h>
 
 #include "fcgi/config.h"
-#include "fcgi/run/runslots.h"
 #include "model/buf.h"
 #include "model/error.h"
 #include "model/history.h"
@@ -159,9 +158,6 @@ struct http_request {
 	 * captured (a new reference) instead of being written */
 	int internal;
 	json_t *captured;
-	/* the run slots its runs hold (fcgi/run/runslots.h), released with the
-	 * request's memory */
-	struct http_runslot run_slot;
 	/* the Idempotency-Key of a create (HTTP_ROUTE_IDEMPOTENT) that was not
 	 * used before: has_idem 1 and idem filled (its strings request-owned) */
 	int has_idem;

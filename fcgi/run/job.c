@@ -469,10 +469,18 @@ int http_run_max_active(struct http_request *req, int *max, struct model_error *
 
 int http_run_limit_error(int max, int runs, struct model_error *err)
 {
+	/* the store refuses the runs that would take the tenant over max: a
+	 * single run when the tenant is at max, a comparison's two already
+	 * when it is one below, so only the first may say it has max */
+	if (runs == 1)
+		return model_error_set(err, MODEL_E_BUSY, NULL,
+		                       "the tenant has %d runs queued or running, its limit "
+		                       "(max_active_runs); a new run waits for one to end",
+		                       max);
 	return model_error_set(err, MODEL_E_BUSY, NULL,
-	                       "the tenant has %d runs queued or running, its limit "
-	                       "(max_active_runs); %s waits for one to end",
-	                       max, runs == 2 ? "a comparison (two runs)" : "a new run");
+	                       "a comparison (%d runs) would take the tenant over its limit of %d "
+	                       "runs queued or running (max_active_runs); it waits for one to end",
+	                       runs, max);
 }
 
 /* ---- Prefer: wait=N and the reply -------------------------------------------- */
@@ -548,15 +556,14 @@ int http_run_reply(struct http_request *req, int comparison, json_t *rec, int wa
 		rc = comparison ? store_comparison_get(req->store, req->who.tenant_id, id, &now)
 		                : store_run_get(req->store, req->who.tenant_id, id, &now);
 		if (rc)
-			return http_store_fail(req, rc, comparison ? "comparison get (wait)"
-			                                           : "run get (wait)",
-			                       err);
+			return http_store_fail(
+			    req, rc, comparison ? "comparison get (wait)" : "run get (wait)", err);
 		rec = http_req_own(req, now);
 		done = comparison ? decided(rec) : terminal_run(rec);
 	}
 	snprintf(headers, sizeof(headers), "Location: /v1/m/sandbox/%s/%s\r\n%s%.0d%s",
-	         comparison ? "comparisons" : "runs", id, wait > 0 ? "Preference-Applied: wait=" : "",
-	         wait, wait > 0 ? "\r\n" : "");
+	         comparison ? "comparisons" : "runs", id,
+	         wait > 0 ? "Preference-Applied: wait=" : "", wait, wait > 0 ? "\r\n" : "");
 	return http_reply_json_hdr(req, done ? 201 : 202, headers, rec);
 }
 

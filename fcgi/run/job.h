@@ -49,8 +49,8 @@ struct http_run_job {
 	const char *session_id;  /* the session a replay replays, else NULL */
 	const char *variant;     /* may be NULL */
 	const char *backend;
-	const char *agent; /* may be NULL */
-	const char *suite; /* may be NULL: not scored, no reason added */
+	const char *agent;           /* may be NULL */
+	const char *suite;           /* may be NULL: not scored, no reason added */
 	struct store_run_job queued; /* http_run_prepare: the run as queued (its
 	                              * job object owned) */
 	struct store_run run;        /* a run recorded at once (failed, degraded) */

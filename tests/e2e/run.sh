@@ -62,7 +62,7 @@ if ((fresh)); then
 	# use all four backends (default inproc-mock, so the other tests see
 	# the skeleton's behaviour), tenant $OLV_RESTRICTED_TENANT only
 	# inproc-mock. The agents directory holds the example agent as
-	# variant "profile", "slow" (t0950), "linger" (t0920) and two names
+	# variant "profile", "slow" (t0420, t0930), "linger" (t0920) and two names
 	# that must be refused: "escape", a symlink out of the directory, and
 	# "dangling", one that climbs out to nothing. The scorer (t1000, t1100) is the builtin reference
 	# adapter reading the suites in tests/fixtures/suites.
@@ -73,12 +73,11 @@ if ((fresh)); then
 	OLV_DEFAULT_TENANT=olv-policy-default
 	mkdir -p "$OLV_AGENTS_DIR"
 	cp "$OLIVARES_BUILD/olivares-agent-profile-bot" "$OLV_AGENTS_DIR/profile"
-	# t0950: an agent that takes its time (run slots), a shell script run
-	# by the jail's /bin/sh from the bound /usr. Its sleep's length is
-	# this stack's own (another stack on the host has another), so that
-	# t0950 counts and ends its own agents only; at most 8 s, inside the
-	# runs' 10 s wall clock, and t0950 ends each one when it has seen what
-	# it needs.
+	# t0420, t0930: an agent that takes its time, a shell script run by
+	# the jail's /bin/sh from the bound /usr. Its sleep's length is this
+	# stack's own (another stack on the host has another), so that a test
+	# counts and ends its own agents only; at most 8 s, inside the runs'
+	# 10 s wall clock.
 	OLV_SLOW_SECONDS=8.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 	printf '%s\n' '#!/bin/sh' "while IFS= read -r line; do sleep $OLV_SLOW_SECONDS; echo '{\"type\":\"output\",\"output\":\"slow\"}'; done" \
 		>"$OLV_AGENTS_DIR/slow"
@@ -90,12 +89,11 @@ if ((fresh)); then
 	chmod 0755 "$OLV_AGENTS_DIR/linger"
 	ln -s /bin/sh "$OLV_AGENTS_DIR/escape"
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
-	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c"
+	# t0950: tenants with a max_active_runs of their own (1, 1 and 2)
+	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c olv-slots-d"
 	cat >"$own_dir/olivares.conf" <<-CONF
 		[runner]
 		agents_dir = $OLV_AGENTS_DIR
-		max_runs = 2
-		max_runs_per_tenant = 1
 		[tenant demo]
 		backends = inproc-mock, namespaces, gvisor, firecracker
 		default_backend = inproc-mock
@@ -105,6 +103,9 @@ if ((fresh)); then
 		[tenant olv-slots-c]
 		backends = inproc-mock, namespaces
 		max_active_runs = 1
+		[tenant olv-slots-d]
+		backends = inproc-mock, namespaces
+		max_active_runs = 2
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
 		[tenant $OLV_DEFAULT_TENANT]

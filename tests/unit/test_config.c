@@ -3,9 +3,9 @@
  * a value it takes and how it is stored, values it refuses and their
  * message), the defaults computed at load and the environment, the rules
  * between keys, what an unknown section or a key given twice says, and
- * that the committed reference (docs/) is what the table generates; the
- * run slots (fcgi/run/runslots.h) across processes, as the workers of one pool
- * hold them; and the pool's preflight answers (fcgi/run/preflight_cache.h).
+ * that the committed reference (docs/) is what the table generates, and
+ * that a removed key is refused with what replaced it; and the pool's
+ * preflight answers (fcgi/run/preflight_cache.h).
  */
 #include <check.h>
 #include <dirent.h>
@@ -21,137 +21,6 @@
 #include "fcgi/config_reference.h"
 #include "fcgi/config.h"
 #include "fcgi/run/preflight_cache.h"
-#include "fcgi/run/runslots.h"
-
-#define T1 "11111111111111111111111111111111"
-#define T2 "22222222222222222222222222222222"
-#define T3 "33333333333333333333333333333333"
-
-/* A worker: a child that takes a slot for tenant, says how it went on the
- * pipe ('y' or 'n') and keeps it until killed. */
-static pid_t holder(const char *tenant)
-{
-	struct http_runslot s;
-	struct model_error err;
-	int p[2];
-	pid_t pid;
-	char c;
-
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		memset(&s, 0, sizeof(s));
-		c = http_runslot_take(&s, tenant, &err) == 0 && s.held ? 'y' : 'n';
-		if (write(p[1], &c, 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(p[1]);
-	ck_assert_int_eq(read(p[0], &c, 1), 1);
-	close(p[0]);
-	ck_assert_msg(c == 'y', "holder for %s got no slot", tenant);
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-}
-
-/* This process asks a slot for tenant and is refused, 429 busy, with
- * message (NULL: any), holding none. */
-static void expect_busy(const char *tenant, const char *message)
-{
-	struct http_runslot s;
-	struct model_error err;
-
-	memset(&s, 0, sizeof(s));
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(http_runslot_take(&s, tenant, &err), -1);
-	ck_assert_int_eq(err.code, MODEL_E_BUSY);
-	if (message)
-		ck_assert_str_eq(err.message, message);
-	ck_assert_int_eq(s.held, 0);
-}
-
-START_TEST(test_without_init_nothing_is_bounded)
-{
-	struct http_runslot s;
-	struct model_error err;
-
-	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(http_runslot_take(&s, T1, &err), 0);
-	ck_assert_int_eq(s.held, 0);
-	http_runslot_release(&s);
-}
-END_TEST
-
-START_TEST(test_limits_across_processes)
-{
-	struct http_runslot s;
-	struct model_error err;
-	struct model_error why;
-	pid_t a, b;
-
-	ck_assert_int_eq(http_runslots_init(2, 1, &why), 0);
-	memset(&s, 0, sizeof(s));
-
-	/* tenant 1 holds its one slot in another process: its next run is
-	 * refused, 429 busy, naming the tenant's limit */
-	a = holder(T1);
-	expect_busy(T1, "this tenant has 1 run on OS-level backends in progress already "
-	                "([runner] max_runs_per_tenant = 1): try again when one has ended");
-
-	/* tenant 2 takes the server's second slot; tenant 3 finds none */
-	b = holder(T2);
-	expect_busy(T3, "2 runs on OS-level backends are in progress on this server ([runner] "
-	                "max_runs = 2): try again when one has ended");
-
-	/* a worker that dies frees its slots (nobody released them) */
-	stop(a);
-	ck_assert_int_eq(http_runslot_take(&s, T3, &err), 0);
-	ck_assert_int_eq(s.held, 1);
-	/* the same request's second run keeps what it holds */
-	ck_assert_int_eq(http_runslot_take(&s, T3, &err), 0);
-	ck_assert_int_eq(s.held, 1);
-	http_runslot_release(&s);
-	ck_assert_int_eq(s.held, 0);
-	http_runslot_release(&s);
-
-	/* released: another process may take it */
-	stop(holder(T1));
-	stop(b);
-}
-END_TEST
-
-START_TEST(test_refused_tenant_keeps_no_server_slot)
-{
-	struct model_error why;
-	pid_t a;
-
-	/* one server slot: tenant 1 holds it; tenant 2's refusal (server)
-	 * must not keep tenant 2's own slot locked behind it */
-	ck_assert_int_eq(http_runslots_init(1, 1, &why), 0);
-	a = holder(T1);
-	expect_busy(T2, NULL);
-	stop(a);
-	stop(holder(T2));
-}
-END_TEST
-
-START_TEST(test_init_refuses_bad_limits)
-{
-	struct model_error why;
-
-	ck_assert_int_eq(http_runslots_init(0, 1, &why), -1);
-	ck_assert_int_eq(http_runslots_init(2, 3, &why), -1);
-	ck_assert_str_eq(why.message, "run slots: bad limits 2 and 3");
-	ck_assert_int_eq(why.code, MODEL_E_INVALID);
-}
-END_TEST
 
 /* ---- the pool's preflight answers ------------------------------------------ */
 
@@ -375,6 +244,8 @@ END_TEST
 /* The configuration file the last load_env() wrote (removed since), as
  * the messages name it. */
 static char loaded_path[64];
+/* the kind of error of the last load_env() (0 when it loaded) */
+static enum http_config_err loaded_kind;
 /* OLIVARES_DSN for load_env() (NULL: unset) */
 static const char *dsn_env;
 
@@ -405,6 +276,7 @@ static int load_env(const char *text, const char *data, struct http_config *cfg,
 		unsetenv("OLIVARES_DSN");
 	memset(cfg, 0, sizeof(*cfg));
 	rc = http_config_load(cfg, "olivares-fcgi", &why);
+	loaded_kind = why.kind;
 	/* the tests' buffers are smaller than a message may be: cut to n */
 	used = strnlen(why.message, n - 1);
 	memcpy(err, why.message, used);
@@ -419,41 +291,140 @@ static int load(const char *text, struct http_config *cfg, char *err, size_t n)
 	return load_env(text, "/tmp", cfg, err, n);
 }
 
-START_TEST(test_config_defaults_and_bounds)
+/* [runner] max_active_runs bounds a tenant's runs queued or running: 100
+ * by default; a [tenant NAME] section may set its own, and one without
+ * the key takes [runner]'s, wherever [runner] comes in the file. */
+START_TEST(test_max_active_runs)
 {
 	struct http_config cfg;
-	char err[512];
+	char err[512], want[512];
 
-	/* one worker left for the other requests, one slot for the other tenants */
-	ck_assert_int_eq(load("[server]\nworkers = 4\n", &cfg, err, sizeof(err)), 0);
-	ck_assert_int_eq(cfg.max_runs, 3);
-	ck_assert_int_eq(cfg.max_runs_per_tenant, 2);
-	ck_assert_int_eq(load("[server]\nworkers = 2\n", &cfg, err, sizeof(err)), 0);
-	ck_assert_int_eq(cfg.max_runs, 1);
-	ck_assert_int_eq(cfg.max_runs_per_tenant, 1);
-	ck_assert_int_eq(load("[server]\nworkers = 1\n", &cfg, err, sizeof(err)), 0);
-	ck_assert_int_eq(cfg.max_runs, 1);
-	ck_assert_int_eq(cfg.max_runs_per_tenant, 1);
-	ck_assert_int_eq(load("[server]\nworkers = 8\n[runner]\nmax_runs = 8\n"
-	                      "max_runs_per_tenant = 8\n",
+	ck_assert_int_eq(load("[tenant a]\nbackends = inproc-mock\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.max_active_runs, 100);
+	ck_assert_int_eq(cfg.tenants[0].max_active_runs, 100);
+
+	/* a tenant without the key takes [runner]'s, even from a later section */
+	ck_assert_int_eq(
+	    load("[tenant a]\nbackends = inproc-mock\n[tenant b]\nmax_active_runs = 2\n"
+	         "[runner]\nmax_active_runs = 7\n",
+	         &cfg, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(cfg.max_active_runs, 7);
+	ck_assert_int_eq(cfg.ntenants, 2);
+	ck_assert_str_eq(cfg.tenants[0].name, "a");
+	ck_assert_int_eq(cfg.tenants[0].max_active_runs, 7);
+	ck_assert_str_eq(cfg.tenants[1].name, "b");
+	ck_assert_int_eq(cfg.tenants[1].max_active_runs, 2);
+	/* the section's policy is completed from [runner] as before */
+	ck_assert_str_eq(cfg.tenants[1].backends, "inproc-mock");
+	ck_assert_str_eq(cfg.tenants[1].default_backend, "inproc-mock");
+
+	/* a tenant's own may be above [runner]'s */
+	ck_assert_int_eq(load("[runner]\nmax_active_runs = 1\n[tenant big]\nmax_active_runs = "
+	                      "1000000\n",
 	                      &cfg, err, sizeof(err)),
 	                 0);
-	ck_assert_int_eq(cfg.max_runs, 8);
-	ck_assert_int_eq(cfg.max_runs_per_tenant, 8);
+	ck_assert_int_eq(cfg.max_active_runs, 1);
+	ck_assert_int_eq(cfg.tenants[0].max_active_runs, 1000000);
 
-	ck_assert_int_eq(
-	    load("[server]\nworkers = 4\n[runner]\nmax_runs = 5\n", &cfg, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(
-	    strstr(err, "/tmp/olv-config-")); /* the file is named: the key is in it */
-	ck_assert_ptr_nonnull(strstr(err, ": [runner] max_runs = 5 is more than the 4 workers "
-	                                  "(1..workers)"));
-	ck_assert_int_eq(load("[server]\nworkers = 4\n[runner]\nmax_runs = 2\n"
-	                      "max_runs_per_tenant = 3\n",
-	                      &cfg, err, sizeof(err)),
+	/* the bounds, in both sections, named with the section */
+	ck_assert_int_eq(load("[runner]\nmax_active_runs = 0\n", &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+	         "%s: bad value \"0\" for [runner] max_active_runs (a whole number from 1 to "
+	         "1000000) (line 2)",
+	         loaded_path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(loaded_kind, HTTP_CONFIG_E_VALUE);
+	ck_assert_int_eq(load("[tenant acme]\nmax_active_runs = 1000001\n", &cfg, err, sizeof(err)),
 	                 -1);
-	ck_assert_ptr_nonnull(strstr(err, ": [runner] max_runs_per_tenant = 3 is more than "
-	                                  "max_runs = 2 (1..max_runs)"));
-	ck_assert_int_eq(load("[runner]\nmax_runs = 0\n", &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+	         "%s: bad value \"1000001\" for [tenant acme] max_active_runs (a whole number "
+	         "from 1 to 1000000) (line 2)",
+	         loaded_path);
+	ck_assert_str_eq(err, want);
+}
+END_TEST
+
+/* [executor]: processes, slots and lease_seconds with their defaults and
+ * bounds; host_id the host's name unless set. */
+START_TEST(test_executor_keys)
+{
+	struct http_config cfg;
+	char err[512], want[512], host[256], text[512];
+
+	ck_assert_int_eq(load("", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.executor_processes, 1);
+	ck_assert_int_eq(cfg.executor_slots, 4);
+	ck_assert_int_eq(cfg.executor_lease_seconds, 15);
+	memset(host, 0, sizeof(host));
+	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(cfg.executor_host_id) - 1] = '\0';
+	ck_assert_str_eq(cfg.executor_host_id, host);
+
+	ck_assert_int_eq(load("[executor]\nprocesses = 3\nslots = 8\nlease_seconds = 6\nhost_id = "
+	                      "exec-a\n",
+	                      &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(cfg.executor_processes, 3);
+	ck_assert_int_eq(cfg.executor_slots, 8);
+	ck_assert_int_eq(cfg.executor_lease_seconds, 6);
+	ck_assert_str_eq(cfg.executor_host_id, "exec-a");
+
+	/* the bounds, each refused naming the key and what it takes */
+	ck_assert_int_eq(load("[executor]\nprocesses = 65\n", &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+	         "%s: bad value \"65\" for [executor] processes (a whole number from 1 to 64) "
+	         "(line 2)",
+	         loaded_path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(load("[executor]\nslots = 0\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "for [executor] slots (a whole number from 1 to 256)"));
+	ck_assert_int_eq(load("[executor]\nslots = 257\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_int_eq(load("[executor]\nlease_seconds = 2\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(
+	    strstr(err, "for [executor] lease_seconds (a whole number from 3 to 3600)"));
+	ck_assert_int_eq(load("[executor]\nlease_seconds = 3601\n", &cfg, err, sizeof(err)), -1);
+
+	/* host_id: 1 to 128 bytes */
+	snprintf(text, sizeof(text), "[executor]\nhost_id = %0128d\n", 0);
+	ck_assert_int_eq(load(text, &cfg, err, sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(cfg.executor_host_id), 128);
+	snprintf(text, sizeof(text), "[executor]\nhost_id = %0129d\n", 0);
+	ck_assert_int_eq(load(text, &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "for [executor] host_id (a value that is not empty and "
+	                                  "not too long) (line 2)"));
+	ck_assert_int_eq(load("[executor]\nhost_id =\n", &cfg, err, sizeof(err)), -1);
+}
+END_TEST
+
+/* The run slots' keys are gone: a file that still sets one does not load,
+ * and says what bounds runs now, rather than being read as if the old
+ * bound still held. */
+START_TEST(test_run_slot_keys_are_gone)
+{
+	static const char *const gone[] = {"max_runs", "max_runs_per_tenant", NULL};
+	struct http_config cfg;
+	char err[1024], want[1024], text[256];
+	size_t i;
+
+	for (i = 0; gone[i]; i++) {
+		snprintf(text, sizeof(text), "[server]\nworkers = 4\n[runner]\n%s = 2\n", gone[i]);
+		ck_assert_int_eq(load(text, &cfg, err, sizeof(err)), -1);
+		ck_assert_int_eq(loaded_kind, HTTP_CONFIG_E_KEY);
+		snprintf(want, sizeof(want),
+		         "%s: [runner] %s is gone: runs are run by olivares-executor; set "
+		         "[executor] slots (runs at once per executor) and [runner] "
+		         "max_active_runs (per tenant) (line 4)",
+		         loaded_path, gone[i]);
+		ck_assert_str_eq(err, want);
+	}
+	/* never a key of a tenant's section: an unknown one there */
+	ck_assert_int_eq(load("[tenant a]\nmax_runs = 2\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ": unknown key \"max_runs\" in section [tenant a]"));
+	/* nor does anything else of the slots' era load */
+	ck_assert_int_eq(load("[runner]\nmax_run = 2\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ": unknown key \"max_run\" in section [runner]"));
 }
 END_TEST
 
@@ -535,8 +506,9 @@ START_TEST(test_config_messages)
 	ck_assert_uint_eq(cfg.socket_mode, 0660);
 	/* an unknown section is named, with or without keys under it */
 	ck_assert_int_eq(load("[server]\nworkers = 2\n[bogus]\n", &cfg, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, ":3: unknown section [bogus] (known: [server], "
-	                                  "[runner], [tenant NAME], [scorer], [admin])"));
+	ck_assert_ptr_nonnull(strstr(err,
+	                             ":3: unknown section [bogus] (known: [server], "
+	                             "[runner], [tenant NAME], [scorer], [admin], [executor])"));
 	ck_assert_int_eq(load("[ runner ]\ntimeout_ms = 5000\n", &cfg, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, ":1: unknown section [ runner ]"));
 	ck_assert_int_eq(load("[tenant acme]\n[admin]\n", &cfg, err, sizeof(err)), 0);
@@ -571,7 +543,7 @@ START_TEST(test_config_messages)
 	/* an unknown section is named as such, at its own line */
 	ck_assert_int_eq(load("[bogus]\nx = 1\n", &cfg, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, ":1: unknown section [bogus] (known: [server], [runner], "
-	                                  "[tenant NAME], [scorer], [admin])"));
+	                                  "[tenant NAME], [scorer], [admin], [executor])"));
 	/* the same key in two sections is two keys */
 	ck_assert_int_eq(load("[runner]\ntimeout_ms = 5000\n[scorer]\ntimeout_ms = 5000\n", &cfg,
 	                      err, sizeof(err)),
@@ -667,11 +639,8 @@ static const struct key_case key_cases[] = {
      .bad = "7|65537|", .wanted = "a whole number from 8 to 65536"},
     {"runner", "tmpfs_mb", .def = "16", .valid = "32", .stored = "32", .also_ok = "1|4096",
      .bad = "0|4097|", .wanted = "a whole number from 1 to 4096"},
-    {"runner", "max_runs", .def_file = "[server]\nworkers = 4\n", .def = "3", .valid = "2",
-     .extra = "[server]\nworkers = 4\n", .stored = "2", .also_ok = "1", .bad = "0|65|",
-     .wanted = "a whole number from 1 to 64"},
-    {"runner", "max_runs_per_tenant", .def_file = "[server]\nworkers = 4\n", .def = "2",
-     .valid = "1", .stored = "1", .bad = "0|65|", .wanted = "a whole number from 1 to 64"},
+    {"runner", "max_active_runs", .def = "100", .valid = "5", .stored = "5", .also_ok = "1|1000000",
+     .bad = "0|1000001|-1|5x|", .wanted = "a whole number from 1 to 1000000"},
     {"runner", "gvisor_platform", .def = "ptrace", .valid = "kvm", .stored = "kvm",
      .also_ok = "ptrace|systrap", .bad = "PTRACE|warp|kvm,ptrace|",
      .wanted = "ptrace, kvm or systrap"},
@@ -681,6 +650,9 @@ static const struct key_case key_cases[] = {
     {"tenant", "default_backend", .def_file = "[tenant t]\nbackends = inproc-mock, gvisor\n",
      .def = "inproc-mock", .valid = "gvisor", .extra = "backends = inproc-mock, gvisor\n",
      .stored = "gvisor", .bad = "nope|", .wanted = WANT_BACKENDS},
+    {"tenant", "max_active_runs", .def_file = "[tenant t]\nbackends = inproc-mock\n", .def = "100",
+     .valid = "3", .stored = "3", .also_ok = "1|1000000", .bad = "0|1000001|",
+     .wanted = "a whole number from 1 to 1000000"},
     {"scorer", "adapter", .def = "none", .valid = "exec:bin/score -q",
      .stored = "exec:/tmp/bin/score -q", .also_ok = "none|exec:/bin/true --x|builtin:/srv/suites",
      .bad = "exec:|builtin:|None|", .wanted = "none, builtin:<dir> or exec:<command line>"},
@@ -688,6 +660,14 @@ static const struct key_case key_cases[] = {
      .also_ok = "100|600000", .bad = "99|600001|", .wanted = "a whole number from 100 to 600000"},
     {"admin", "session_minutes", .def = "480", .valid = "60", .stored = "60", .also_ok = "1|10080",
      .bad = "0|10081|", .wanted = "a whole number from 1 to 10080"},
+    {"executor", "processes", .def = "1", .valid = "4", .stored = "4", .also_ok = "1|64",
+     .bad = "0|65|", .wanted = "a whole number from 1 to 64"},
+    {"executor", "slots", .def = "4", .valid = "8", .stored = "8", .also_ok = "1|256",
+     .bad = "0|257|", .wanted = "a whole number from 1 to 256"},
+    {"executor", "lease_seconds", .def = "15", .valid = "6", .stored = "6", .also_ok = "3|3600",
+     .bad = "2|3601|", .wanted = "a whole number from 3 to 3600"},
+    {"executor", "host_id", .valid = "exec-a", .stored = "exec-a", .also_ok = "h-1.example|x",
+     .bad = "", .wanted = WANT_TEXT},
 };
 
 #define NKEY_CASES ((int)(sizeof(key_cases) / sizeof(key_cases[0])))
@@ -822,14 +802,11 @@ START_TEST(test_computed_defaults)
 	char err[512], cwd[4096], want[4200], *exe, *slash;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	/* two workers per online CPU, at most 64; one run slot fewer, one
-	 * slot of those fewer for a tenant */
+	/* two workers per online CPU, at most 64 */
 	if (cpus < 1)
 		cpus = 1;
 	ck_assert_int_eq(load("", &cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(cfg.workers, (int)(2 * (cpus > 32 ? 32 : cpus)));
-	ck_assert_int_eq(cfg.max_runs, cfg.workers - 1);
-	ck_assert_int_eq(cfg.max_runs_per_tenant, cfg.max_runs > 1 ? cfg.max_runs - 1 : 1);
 	/* the runner beside the running executable */
 	exe = realpath("/proc/self/exe", NULL);
 	ck_assert_ptr_nonnull(exe);
@@ -1005,16 +982,14 @@ static const struct {
 	const TTest *const *test;
 	int loops;
 } tests[] = {
-    {"slots", &test_without_init_nothing_is_bounded, 0},
-    {"slots", &test_limits_across_processes, 0},
-    {"slots", &test_refused_tenant_keeps_no_server_slot, 0},
-    {"slots", &test_init_refuses_bad_limits, 0},
     {"preflight", &test_preflight_answers_shared_by_the_pool, 0},
     {"preflight", &test_preflight_answers_without_init_are_the_process_own, 0},
     {"preflight", &test_preflight_newest_check_wins, 0},
     {"preflight", &test_preflight_locked_record_is_given_up, 0},
     {"preflight", &test_preflight_newest_check_wins_without_init, 0},
-    {"config", &test_config_defaults_and_bounds, 0},
+    {"config", &test_max_active_runs, 0},
+    {"config", &test_executor_keys, 0},
+    {"config", &test_run_slot_keys_are_gone, 0},
     {"config", &test_config_messages, 0},
     {"config", &test_request_seconds_max, 0},
     {"config", &test_gvisor_platform, 0},

@@ -62,7 +62,7 @@ enum {
  * CLI_POLL_MAX_MS apart. */
 #define CLI_POLL_FIRST_MS 100L
 #define CLI_POLL_MAX_MS 1000L
-/** How long a request answered 429 busy (every run slot taken: nothing was
+/** How long a request answered 429 busy (the tenant over its max_active_runs: nothing was
  * run or written) is tried again, waiting as its Retry-After says, before
  * the 429 is the answer: OLIVARES_BUSY_WAIT seconds (0: never), default
  * this. */

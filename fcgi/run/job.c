@@ -473,13 +473,16 @@ int http_run_limit_error(int max, int runs, struct model_error *err)
 	 * single run when the tenant is at max, a comparison's two already
 	 * when it is one below, so only the first may say it has max */
 	if (runs == 1)
-		return model_error_set(err, MODEL_E_BUSY, NULL,
-		                       "the tenant has %d runs queued or running, its limit "
-		                       "(max_active_runs); a new run waits for one to end",
-		                       max);
+		return model_error_set(
+		    err, MODEL_E_BUSY, NULL,
+		    "the tenant has as many runs queued or running as its limit "
+		    "allows (max_active_runs = %d): nothing was queued; try again "
+		    "when one has ended",
+		    max);
 	return model_error_set(err, MODEL_E_BUSY, NULL,
-	                       "a comparison (%d runs) would take the tenant over its limit of %d "
-	                       "runs queued or running (max_active_runs); it waits for one to end",
+	                       "a comparison (%d runs) would take the tenant over its limit of "
+	                       "runs queued or running (max_active_runs = %d): nothing was "
+	                       "queued; try again when one has ended",
 	                       runs, max);
 }
 

@@ -177,7 +177,7 @@ static int page_send_hdr(struct view_ctx *ctx, htmlDocPtr doc, int status, const
 
 int view_page_send(struct view_ctx *ctx, htmlDocPtr doc, int status)
 {
-	/* busy (every run slot taken), as the API says it */
+	/* busy (the tenant at its max_active_runs), as the API says it */
 	return page_send_hdr(ctx, doc, status, status == 429 ? "Retry-After: 1\r\n" : NULL);
 }
 

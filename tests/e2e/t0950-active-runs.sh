@@ -116,8 +116,8 @@ busy() {
 	is "$1: Retry-After: 1" "1" "$(retry_after "$E2E_TMP/hdr")"
 }
 
-MSG="the tenant has 1 runs queued or running, its limit (max_active_runs); a new run waits for one to end"
-CMP_MSG="a comparison (2 runs) would take the tenant over its limit of 2 runs queued or running (max_active_runs); it waits for one to end"
+MSG="the tenant has as many runs queued or running as its limit allows (max_active_runs = 1): nothing was queued; try again when one has ended"
+CMP_MSG="a comparison (2 runs) would take the tenant over its limit of runs queued or running (max_active_runs = 2): nothing was queued; try again when one has ended"
 
 # ---- tenant B (limit 1): its slow run is active, its next run is refused --
 slow_start "$B" "$SB_SLOW" "tenant B's slow run"

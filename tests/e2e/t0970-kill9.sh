@@ -60,9 +60,10 @@ comm_of() {
 }
 pgid_of() {
 	local s
+	local -a f
 	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	set -- ${s##*) }
-	echo "$3"
+	read -r -a f <<<"${s##*) }"
+	echo "${f[2]}"
 }
 has_arg() { tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -qx -- "$2"; }
 # pidfile_pid FILE COMM: the live process FILE names, if it has that name
@@ -133,7 +134,7 @@ find_victim() {
 # ---- PostgreSQL: the postmaster of a cluster olv_pg_start made -------------
 # (its command line names -D DIR/data and unix_socket_directories=DIR), on
 # the port of OLIVARES_DSN; PG_WHY says why not when there is none
-PG_PID= PG_DATA= PG_OPTS= PG_WHY=
+PG_PID='' PG_DATA='' PG_OPTS='' PG_WHY=''
 find_postmaster() {
 	local port p a d sockdir opts
 	if [[ -z ${OLIVARES_DSN:-} ]]; then
@@ -147,7 +148,7 @@ find_postmaster() {
 	fi
 	for p in $(pgrep -x postgres 2>/dev/null); do
 		has_arg "$p" "port=$port" || continue
-		d= sockdir= opts=
+		d='' sockdir='' opts=''
 		local -a args=()
 		mapfile -d '' -t args <"/proc/$p/cmdline" 2>/dev/null || continue
 		for ((a = 1; a < ${#args[@]}; a++)); do
@@ -237,7 +238,7 @@ one() {
 		return
 	fi
 	# the kill at once: the run a runner or a slot holds takes under a second
-	what=?
+	what='?'
 	read -r what <"/proc/$VICTIM/comm" 2>/dev/null
 	kill -KILL "$VICTIM" 2>/dev/null
 	echo "# $kind: killed pid $VICTIM ($what) after $(cat "$log.1" "$log.2" | wc -l) POSTs"
@@ -323,7 +324,7 @@ one() {
 		n=$(jqb '.outputs | length')
 		seqs=$(jqb '[.outputs[].seq] | unique | length')
 		if [[ $st == completed && ($n != 3 || $seqs != 3 || $sd != 3 || $total != 3) ]] ||
-			[[ $st != completed && ($n != "$seqs" || $n != "$sd" || $n -gt 3) ]]; then
+			[[ $st != completed && ! ($n == "$seqs" && $n == "$sd" && $n -le 3) ]]; then
 			twice=$((twice + 1))
 			echo "# $kind: run $id $st: $n outputs, $seqs seqs, steps_done $sd of $total"
 		fi

@@ -65,14 +65,14 @@ olv_pid_alive() {
 	# the process's own name (comm), exactly: a pid reused by another
 	# program (a `tail -f` of the nginx log) is not the server
 	[[ -r /proc/$pid/comm ]] || return 1
-	read -r cmd <"/proc/$pid/comm" 2>/dev/null || return 1
+	{ read -r cmd <"/proc/$pid/comm"; } 2>/dev/null || return 1
 	[[ $cmd == "$name" ]] || return 1
 	# a zombie keeps its name: it is not a running server
 	! olv_proc_gone "$pid" || return 1
 	if [[ -n $log ]]; then
 		olv_holds "$pid" "$log" || return 1
 		ppid=$(olv_ppid "$pid") || return 1
-		if read -r pcmd <"/proc/$ppid/comm" 2>/dev/null && [[ $pcmd == "$name" ]]; then
+		if { read -r pcmd <"/proc/$ppid/comm"; } 2>/dev/null && [[ $pcmd == "$name" ]]; then
 			return 1
 		fi
 	fi
@@ -83,42 +83,37 @@ olv_pid_alive() {
 olv_ppid() {
 	local stat
 	local -a f
-	stat=$(<"/proc/$1/stat") 2>/dev/null || return 1
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
 	# the fields after the ")" that closes the command name: state, ppid
 	read -r -a f <<<"${stat##*) }"
 	printf '%s\n' "${f[1]}"
 }
 
 # olv_holds PID FILE: true when PID has FILE open, or when its descriptors
-# cannot be read (another user's process: not decided here)
+# cannot be read (another user's process: not decided here). FILE is a
+# plain path (no glob characters). One find for all the descriptors: a
+# fork per descriptor takes seconds on a loaded machine.
 olv_holds() {
-	local fd
 	[[ -r /proc/$1/fd ]] || return 0
-	for fd in "/proc/$1/fd"/*; do
-		[[ $(readlink "$fd" 2>/dev/null) == "$2" ]] && return 0
-	done
-	return 1
+	[[ -n $(find "/proc/$1/fd" -maxdepth 1 -lname "$2" -print -quit 2>/dev/null) ]]
 }
 
 # olv_strays NAME LOG: the live processes named NAME (comm) that hold LOG
 # open, one pid a line: what is left of a data dir's server whose pid file
 # no longer names it (the workers of a master killed with SIGKILL keep the
-# master's log as their stderr). Processes whose descriptors cannot be
-# read are not listed.
+# master's log as their stderr). LOG is a plain path (no glob characters);
+# processes whose descriptors cannot be read are not listed.
 olv_strays() {
-	local d c pid fd
-	for d in /proc/[0-9]*; do
-		read -r c <"$d/comm" 2>/dev/null || continue
-		[[ $c == "$1" && -r $d/fd ]] || continue
-		pid=${d#/proc/}
-		olv_proc_gone "$pid" && continue
-		for fd in "$d"/fd/*; do
-			if [[ $(readlink "$fd" 2>/dev/null) == "$2" ]]; then
-				printf '%s\n' "$pid"
-				break
-			fi
-		done
-	done
+	local fd pid c last=
+	while IFS= read -r fd; do
+		pid=${fd#/proc/}
+		pid=${pid%%/*}
+		[[ $pid != "$last" ]] || continue
+		last=$pid
+		{ read -r c <"/proc/$pid/comm"; } 2>/dev/null || continue
+		[[ $c == "$1" ]] || continue
+		olv_proc_gone "$pid" || printf '%s\n' "$pid"
+	done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$2" 2>/dev/null)
 }
 
 # olv_proc_gone PID: true when PID has exited. A zombie counts as gone:

@@ -270,7 +270,7 @@ if [[ -x ${OLV_AGENTS_DIR:-}/slow ]] && "$OLIVARES_BUILD/olivares-runner" --pref
 	req "$OLV_EDITOR_TOKEN" POST /v1/m/sandbox/scenarios '{"name":"drain","steps":[{"key":"k","input":"x"}]}'
 	DSID=$(jqb '.id // empty')
 	curl -s -o "$E2E_TMP/drain.json" -w '%{http_code}' -H "Authorization: Bearer $OLV_EDITOR_TOKEN" \
-		-H 'Content-Type: application/json' --data '{"variant":"slow","backend":"namespaces"}' \
+		-H 'Content-Type: application/json' -H 'Prefer: wait=60' --data '{"variant":"slow","backend":"namespaces"}' \
 		"$OLIVARES_URL/v1/m/sandbox/scenarios/$DSID/runs" >"$E2E_TMP/drain.code" 2>/dev/null &
 	client=$!
 	sleep 1.5

@@ -97,7 +97,8 @@ runner_of() {
 }
 
 # find_victim KIND: VICTIM, a process of that kind of this stack (at work
-# when the kind can be: a slot or a fork server running a run), waiting at
+# when the kind can be: the executor master, a slot or a fork server while
+# one of its slots runs a run), waiting at
 # most 15 s; its description in VICTIM_WHAT
 find_victim() {
 	local give_up=$((SECONDS + 15)) s f r
@@ -106,13 +107,13 @@ find_victim() {
 		case $1 in
 		api-worker) VICTIM=$(kids_named "$(fcgi_master)" olivares-fcgi | head -n 1) ;;
 		api-master) VICTIM=$(fcgi_master) ;;
-		executor-master) VICTIM=$(exec_master) ;;
-		executor-slot | fork-server | runner)
+		executor-master | executor-slot | fork-server | runner)
 			for s in $(slots); do
 				for f in $(children "$s"); do
 					has_arg "$f" --serve || continue
 					r=$(runner_of "$f") || continue
 					case $1 in
+					executor-master) VICTIM=$(exec_master) ;;
 					executor-slot) VICTIM=$s ;;
 					fork-server) VICTIM=$f ;;
 					runner) VICTIM=$r ;;

@@ -98,8 +98,7 @@ runner_of() {
 
 # find_victim KIND: VICTIM, a process of that kind of this stack (at work
 # when the kind can be: the executor master, a slot or a fork server while
-# one of its slots runs a run), waiting at
-# most 15 s; its description in VICTIM_WHAT
+# one of its slots runs a run), waiting at most 15 s
 find_victim() {
 	local give_up=$((SECONDS + 15)) s f r
 	VICTIM=

@@ -82,7 +82,6 @@ struct slot {
 /* ---- worker -------------------------------------------------------------- */
 
 static volatile sig_atomic_t worker_stop;
-static volatile sig_atomic_t worker_idle;
 static int worker_listen_fd = -1;
 /* The line the watchdog writes for the request in progress, made before
  * its alarm is set (a signal handler may only write(2)). */
@@ -92,8 +91,13 @@ static size_t worker_stuck_len;
 /*
  * While the worker waits in accept, closing its copy of the listening
  * descriptor makes FCGX_Accept_r return at once (PHP-FPM does the same);
- * while it serves a request, only the flag is set and the request ends
- * normally. close() is async-signal-safe.
+ * while it serves a request, the request ends normally and the worker
+ * accepts no other. Its copy is closed then too: the request in progress
+ * has its own connection, and a worker whose master was killed with
+ * SIGKILL (this SIGTERM is its parent-death signal) must not keep the
+ * socket listening, or the master started in its place would take it for
+ * another server's and refuse to replace it. close() is
+ * async-signal-safe.
  */
 static void worker_on_term(int sig)
 {
@@ -101,7 +105,7 @@ static void worker_on_term(int sig)
 
 	(void)sig;
 	worker_stop = 1;
-	if (worker_idle && worker_listen_fd >= 0) {
+	if (worker_listen_fd >= 0) {
 		close(worker_listen_fd);
 		worker_listen_fd = -1;
 	}
@@ -215,11 +219,9 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	}
 	for (;;) {
 		worker_signals(1);
-		worker_idle = 1;
 		if (worker_stop)
 			break;
 		rc = FCGX_Accept_r(&fr);
-		worker_idle = 0;
 		worker_signals(0);
 		if (rc < 0) {
 			if (worker_stop)

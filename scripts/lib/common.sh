@@ -50,22 +50,70 @@ olv_build_dir() {
 	fi
 }
 
-# olv_pid_alive PIDFILE NAME: print the pid and succeed when PIDFILE names a
-# live process (not a zombie) whose name (/proc/PID/comm) is NAME (so a
-# recycled pid is never taken for ours).
+# olv_pid_alive PIDFILE NAME [LOG]: print the pid and succeed when PIDFILE
+# names a live process (not a zombie) whose name (/proc/PID/comm) is NAME
+# (so a recycled pid is never taken for ours). With LOG, the log file the
+# process writes: it must also hold LOG open (a pid reused by the same
+# program of another data dir is not ours; taken on trust when its
+# descriptors cannot be read) and its parent must have another name (a
+# master, not a worker or slot that the pid went to).
 olv_pid_alive() {
-	local pidfile=$1 name=$2 pid cmd
+	local pidfile=$1 name=$2 log=${3:-} pid cmd ppid pcmd
 	[[ -s $pidfile ]] || return 1
 	pid=$(tr -dc '0-9' <"$pidfile")
 	[[ -n $pid ]] || return 1
 	# the process's own name (comm), exactly: a pid reused by another
 	# program (a `tail -f` of the nginx log) is not the server
 	[[ -r /proc/$pid/comm ]] || return 1
-	cmd=$(<"/proc/$pid/comm") 2>/dev/null || return 1
+	{ read -r cmd <"/proc/$pid/comm"; } 2>/dev/null || return 1
 	[[ $cmd == "$name" ]] || return 1
 	# a zombie keeps its name: it is not a running server
 	! olv_proc_gone "$pid" || return 1
+	if [[ -n $log ]]; then
+		olv_holds "$pid" "$log" || return 1
+		ppid=$(olv_ppid "$pid") || return 1
+		if { read -r pcmd <"/proc/$ppid/comm"; } 2>/dev/null && [[ $pcmd == "$name" ]]; then
+			return 1
+		fi
+	fi
 	printf '%s\n' "$pid"
+}
+
+# olv_ppid PID: the parent's pid
+olv_ppid() {
+	local stat
+	local -a f
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+	# the fields after the ")" that closes the command name: state, ppid
+	read -r -a f <<<"${stat##*) }"
+	printf '%s\n' "${f[1]}"
+}
+
+# olv_holds PID FILE: true when PID has FILE open, or when its descriptors
+# cannot be read (another user's process: not decided here). FILE is a
+# plain path (no glob characters). One find for all the descriptors: a
+# fork per descriptor takes seconds on a loaded machine.
+olv_holds() {
+	[[ -r /proc/$1/fd ]] || return 0
+	[[ -n $(find "/proc/$1/fd" -maxdepth 1 -lname "$2" -print -quit 2>/dev/null) ]]
+}
+
+# olv_strays NAME LOG: the live processes named NAME (comm) that hold LOG
+# open, one pid a line: what is left of a data dir's server whose pid file
+# no longer names it (the workers of a master killed with SIGKILL keep the
+# master's log as their stderr). LOG is a plain path (no glob characters);
+# processes whose descriptors cannot be read are not listed.
+olv_strays() {
+	local fd pid c last=
+	while IFS= read -r fd; do
+		pid=${fd#/proc/}
+		pid=${pid%%/*}
+		[[ $pid != "$last" ]] || continue
+		last=$pid
+		{ read -r c <"/proc/$pid/comm"; } 2>/dev/null || continue
+		[[ $c == "$1" ]] || continue
+		olv_proc_gone "$pid" || printf '%s\n' "$pid"
+	done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$2" 2>/dev/null)
 }
 
 # olv_proc_gone PID: true when PID has exited. A zombie counts as gone:

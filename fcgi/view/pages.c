@@ -39,16 +39,28 @@ int view_one_of(const char *word, const char *const *words)
 	return words[i] != NULL;
 }
 
-/* A run that did not execute: over without completing (failed or
- * degraded) and no step was run (a degraded replay whose timeline cannot
- * be rebuilt, a failed fail-closed backend). A comparison side has no
- * steps_total: never "not executed"; nor is a run still running. */
+int view_run_live(json_t *run)
+{
+	static const char *const live[] = {"queued", "running", NULL};
+
+	return view_one_of(view_jstr(run, "status", ""), live);
+}
+
+/* A run that did not execute: over without completing (failed, degraded
+ * or cancelled) and no step was run (a degraded replay whose timeline
+ * cannot be rebuilt, a failed fail-closed backend, a run cancelled while
+ * queued: its steps_total is its spec's, its steps_done 0). A comparison
+ * side has no steps_total: never "not executed"; nor is a run still
+ * queued or running. */
 static int not_executed(json_t *o)
 {
-	static const char *const over[] = {"failed", "degraded", NULL};
+	static const char *const over[] = {"failed", "degraded", "cancelled", NULL};
 	json_t *total = json_object_get(o, "steps_total");
+	json_t *done = json_object_get(o, "steps_done");
 
-	return json_is_integer(total) && json_integer_value(total) == 0 &&
+	return json_is_integer(total) &&
+	       (json_integer_value(total) == 0 ||
+	        (json_is_integer(done) && json_integer_value(done) == 0)) &&
 	       view_one_of(view_jstr(o, "status", ""), over);
 }
 
@@ -70,6 +82,11 @@ void view_score_text(json_t *o, int with_reason, char *out, size_t n)
 	const char *reason = view_jstr(o, "reason", NULL);
 	const char *what = not_executed(o) ? "not executed" : "executed, not scored";
 
+	/* nothing is scored before the end: not "executed, not scored" yet */
+	if (view_run_live(o)) {
+		snprintf(out, n, "not scored yet (%s)", view_jstr(o, "status", ""));
+		return;
+	}
 	if (json_is_true(json_object_get(o, "scored")) && json_is_number(score)) {
 		view_number_text(json_number_value(score), 0, out, n);
 		snprintf(out + strlen(out), n - strlen(out), "%s",
@@ -91,6 +108,12 @@ void view_counters_text(json_t *run, char *out, size_t n)
 {
 	snprintf(out, n, "%lld/%lld ok, %lld error", view_jint(run, "steps_ok"),
 	         view_jint(run, "steps_total"), view_jint(run, "steps_error"));
+}
+
+void view_progress_text(json_t *run, char *out, size_t n)
+{
+	snprintf(out, n, "%lld of %lld steps done", view_jint(run, "steps_done"),
+	         view_jint(run, "steps_total"));
 }
 
 void view_attestation_text(json_t *run, char *out, size_t n)

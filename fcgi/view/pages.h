@@ -56,6 +56,10 @@ long long view_jint(json_t *o, const char *key);
 /** 1 if word is one of the NULL-terminated list words, else 0. */
 int view_one_of(const char *word, const char *const *words);
 
+/** 1 when run (or a comparison side) is queued or running: not ended,
+ * so its page refreshes itself and it may be cancelled; 0 otherwise. */
+int view_run_live(json_t *run);
+
 /** x as recorded (9 decimals, model_score_round), written with at least 4
  * decimals and no trailing zero past them: 0.75 "0.7500", 0.99999
  * "0.99999", so no score or delta reads rounded to another value; with
@@ -66,10 +70,14 @@ void view_number_text(double x, int sign, char *out, size_t n);
  * The score of a run object (or of a comparison side, which has no
  * "passed" nor "reason"): "0.7500 passed", "0.7500", "not executed" or
  * "executed, not scored" and, when with_reason and the object has one,
- * " (reason)", or " (no suite named)" for a run that named none. Never a
- * pass that was not scored.
+ * " (reason)", or " (no suite named)" for a run that named none; a run
+ * still queued or running: "not scored yet (running)". Never a pass that
+ * was not scored.
  */
 void view_score_text(json_t *o, int with_reason, char *out, size_t n);
+
+/** "3 of 10 steps done": the run's steps_done of its steps_total. */
+void view_progress_text(json_t *run, char *out, size_t n);
 
 /** "1/2 ok, 1 error" */
 void view_counters_text(json_t *run, char *out, size_t n);

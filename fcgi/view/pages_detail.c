@@ -10,6 +10,7 @@
 
 #include "fcgi/view/pages.h"
 #include "model/text.h"
+#include "sql/store.h"
 
 /* ---- run detail --------------------------------------------------------------------- */
 
@@ -24,6 +25,8 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 	view_dl_item(dl, "Runner", "run-runner", view_jstr(run, "runner", VIEW_NONE_TEXT));
 	view_dl_item(dl, "Isolated", "run-isolated", view_jbool(run, "isolated"));
 	view_dl_item(dl, "Destroyed", "run-destroyed", view_jbool(run, "destroyed"));
+	view_progress_text(run, text, sizeof(text));
+	view_dl_item(dl, "Progress", "run-progress", text);
 	view_counters_text(run, text, sizeof(text));
 	view_dl_item(dl, "Steps", "run-counters", text);
 	view_dl_item(dl, "Suite", "run-suite", view_jstr(run, "suite", VIEW_NONE_TEXT));
@@ -41,10 +44,34 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 		             view_jstr(run, "session_id", VIEW_NONE_TEXT));
 	html_elc(view_dl_item(dl, "Output digest", "run-digest", NULL), "code", NULL,
 	         view_jstr(run, "output_digest", ""));
-	view_time_el(view_dl_item(dl, "Started", "run-started", NULL),
-	             view_jstr(run, "started_at", NULL));
+	view_dl_item(dl, "Executor", "run-executor", view_jstr(run, "executor", VIEW_NONE_TEXT));
+	view_time_el(view_dl_item(dl, "Queued", "run-queued", NULL),
+	             view_jstr(run, "queued_at", NULL));
+	if (view_jstr(run, "started_at", NULL))
+		view_time_el(view_dl_item(dl, "Started", "run-started", NULL),
+		             view_jstr(run, "started_at", NULL));
+	else
+		view_dl_item(dl, "Started", "run-started", "not started");
 	view_time_el(view_dl_item(dl, "Finished", "run-finished", NULL),
 	             view_jstr(run, "finished_at", NULL));
+	/* asked for, not yet done: the executor ends it at its next heartbeat */
+	if (view_run_live(run) && json_is_true(json_object_get(run, "cancel_requested")))
+		view_dl_item(dl, "Cancel", "run-cancel-requested",
+		             "requested; the run stops within a second or two");
+}
+
+/* The cancel form of a run that has not ended, for those who may cancel
+ * (editor and admin; a viewer is shown no form it could not submit). */
+static void cancel_form(struct view_ctx *ctx, xmlNodePtr main, json_t *run, const char *id)
+{
+	char action[128];
+	xmlNodePtr form;
+
+	if (!view_run_live(run) || ctx->req->who.role < STORE_ROLE_EDITOR)
+		return;
+	snprintf(action, sizeof(action), "/admin/runs/%s/cancel", id);
+	form = view_post_form(ctx, main, "cancel-form", action);
+	view_submit_button(form, "Cancel run");
 }
 
 /* A replay's divergence from its recorded session: the steps whose
@@ -112,7 +139,7 @@ static void output_row(xmlNodePtr tbody, json_t *out)
 	html_elc(tr, "td", "duration", ms);
 }
 
-static void outputs_table(xmlNodePtr main, json_t *outputs)
+static void outputs_table(xmlNodePtr main, json_t *outputs, int live)
 {
 	static const char *const headers[] = {"#",      "Key",       "Input", "Output",
 	                                      "Status", "Time (ms)", NULL};
@@ -127,7 +154,7 @@ static void outputs_table(xmlNodePtr main, json_t *outputs)
 		output_row(tbody, out);
 	}
 	if (json_array_size(outputs) == 0)
-		html_elc(main, "p", "none", "No step was executed.");
+		html_elc(main, "p", "none", live ? "No step has ended yet." : "No step was executed.");
 }
 
 /* A field of the item GET /v1/m/sandbox/collection/id, or NULL (not an
@@ -179,7 +206,7 @@ static void page_heading(struct view_ctx *ctx, const struct view_names *nm, cons
 	}
 }
 
-int view_page_run(struct view_ctx *ctx, const char *id)
+int view_page_run(struct view_ctx *ctx, const char *id, int status, const char *error)
 {
 	json_t *run = NULL, *outs = NULL;
 	htmlDocPtr doc = NULL;
@@ -194,21 +221,46 @@ int view_page_run(struct view_ctx *ctx, const char *id)
 	page_heading(ctx, &nm, "Run", view_jstr(run, "scenario_id", NULL),
 	             view_jstr(run, "session_id", NULL), id, title, sizeof(title));
 	main = view_page_begin(ctx, title, &doc);
+	/* a page of a run that has not ended follows it; an ended one is
+	 * final and stays as it is */
+	if (view_run_live(run))
+		view_page_refresh(doc, VIEW_REFRESH_SECONDS);
+	if (error)
+		view_error_line(main, error);
 	html_elc(main, "p", "id", id);
 	run_summary(main, run, &nm);
+	cancel_form(ctx, main, run, id);
 	run_divergence(main, json_object_get(run, "divergence"));
-	outputs_table(main, json_object_get(outs, "outputs"));
-	return view_page_send(ctx, doc, 200);
+	outputs_table(main, json_object_get(outs, "outputs"), view_run_live(run));
+	return view_page_send(ctx, doc, status);
 }
 
 /* ---- comparison detail -------------------------------------------------------------- */
+
+static int comparison_pending(json_t *cmp)
+{
+	return strcmp(view_jstr(cmp, "status", ""), "pending") == 0;
+}
+
+/* A side's run linked from the summary (both are there from the start). */
+static void side_run_item(xmlNodePtr dl, const char *term, const char *id, json_t *side)
+{
+	xmlNodePtr dd = view_dl_item(dl, term, id, NULL);
+
+	view_id_link(dd, "/admin/runs", view_jstr(side, "run_id", NULL));
+	html_text(dd, " ");
+	html_elc(dd, "span", "side-status", view_jstr(side, "status", ""));
+}
 
 static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct view_names *nm)
 {
 	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "comparison-summary");
 	char text[64];
 
-	view_dl_item(dl, "Verdict", "verdict", view_jstr(cmp, "verdict", ""));
+	view_dl_item(dl, "Status", "comparison-status", view_jstr(cmp, "status", ""));
+	/* no verdict before both runs have ended: said, not left blank */
+	view_dl_item(dl, "Verdict", "verdict",
+	             view_jstr(cmp, "verdict", comparison_pending(cmp) ? "pending" : ""));
 	view_delta_text(cmp, text, sizeof(text));
 	view_dl_item(dl, "Delta", "delta", text);
 	view_dl_item(dl, "Reason", "reason", view_jstr(cmp, "reason", VIEW_NONE_TEXT));
@@ -218,6 +270,8 @@ static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct view_n
 	             view_jstr(json_object_get(cmp, "baseline"), "shutdown", VIEW_NONE_TEXT));
 	view_dl_item(dl, "Candidate agent shutdown", "candidate-shutdown",
 	             view_jstr(json_object_get(cmp, "candidate"), "shutdown", VIEW_NONE_TEXT));
+	side_run_item(dl, "Baseline run", "baseline-run", json_object_get(cmp, "baseline"));
+	side_run_item(dl, "Candidate run", "candidate-run", json_object_get(cmp, "candidate"));
 	view_dl_item(dl, "Suite", "suite", view_jstr(cmp, "suite", ""));
 	view_number_text(json_number_value(json_object_get(cmp, "tolerance")), 0, text,
 	                 sizeof(text));
@@ -345,6 +399,8 @@ int view_page_comparison(struct view_ctx *ctx, const char *id)
 	page_heading(ctx, &nm, "Comparison", view_jstr(cmp, "scenario_id", NULL), NULL, id, title,
 	             sizeof(title));
 	main = view_page_begin(ctx, title, &doc);
+	if (comparison_pending(cmp))
+		view_page_refresh(doc, VIEW_REFRESH_SECONDS);
 	html_elc(main, "p", "id", id);
 	comparison_summary(main, cmp, &nm);
 	side_by_side(main, cmp, base, cand);

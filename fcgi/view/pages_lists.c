@@ -19,7 +19,8 @@
 /* How many runs the overview shows. */
 #define RECENT_RUNS "5"
 
-static const char *const run_statuses[] = {"running", "completed", "failed", "degraded", NULL};
+static const char *const run_statuses[] = {"queued",   "running",  "completed", "failed",
+                                           "degraded", "cancelled", NULL};
 static const char *const verdicts[] = {"improved", "regressed", "unchanged", "inconclusive", NULL};
 
 /* The role's name as the API's messages spell it (enum store_role). */
@@ -98,7 +99,8 @@ static int list_filter_read(struct view_ctx *ctx, const struct list_spec *spec,
 	if (f->choice && !view_one_of(f->choice, spec->choices)) {
 		*why = strcmp(spec->choice, "verdict") == 0
 		           ? "verdict must be improved, regressed, unchanged or inconclusive"
-		           : "status must be running, completed, failed or degraded";
+		           : "status must be queued, running, completed, failed, degraded or "
+		             "cancelled";
 		return -1;
 	}
 	return 0;
@@ -241,6 +243,20 @@ static void scenario_row(xmlNodePtr tbody, json_t *sc, const struct view_names *
 	(void)nm;
 }
 
+/* The status; a run that has not ended also its progress, span.progress
+ * "3/10" (steps_done of steps_total). */
+static void status_cell(xmlNodePtr tr, json_t *run)
+{
+	xmlNodePtr td = html_elc(tr, "td", "status", view_jstr(run, "status", ""));
+
+	if (!view_run_live(run))
+		return;
+	html_text(td, " ");
+	html_attr(html_elf(td, "span", "%lld/%lld", view_jint(run, "steps_done"),
+	                   view_jint(run, "steps_total")),
+	          "class", "progress");
+}
+
 static void run_row(xmlNodePtr tbody, json_t *run, const struct view_names *nm)
 {
 	xmlNodePtr tr = view_row_new(tbody, "run", run);
@@ -251,7 +267,7 @@ static void run_row(xmlNodePtr tbody, json_t *run, const struct view_names *nm)
 	view_scenario_link(html_elc(tr, "td", "scenario", NULL), nm,
 	                   view_jstr(run, "scenario_id", NULL));
 	html_elc(tr, "td", "variant", view_jstr(run, "variant", VIEW_NONE_TEXT));
-	html_elc(tr, "td", "status", view_jstr(run, "status", ""));
+	status_cell(tr, run);
 	html_elc(tr, "td", "backend", view_jstr(run, "backend", ""));
 	view_attestation_text(run, text, sizeof(text));
 	html_elc(tr, "td", "attestation", text);
@@ -299,7 +315,7 @@ static void replay_row(xmlNodePtr tbody, json_t *run, const struct view_names *n
 	session_cell(tr, nm, view_jstr(run, "session_id", NULL));
 	view_scenario_link(html_elc(tr, "td", "scenario", NULL), nm,
 	                   view_jstr(run, "scenario_id", NULL));
-	html_elc(tr, "td", "status", status);
+	status_cell(tr, run);
 	/* only a degraded replay has a reason worth this column */
 	html_elc(tr, "td", "reason",
 	         strcmp(status, "degraded") == 0 ? view_jstr(run, "reason", VIEW_NONE_TEXT)
@@ -320,7 +336,9 @@ static void comparison_row(xmlNodePtr tbody, json_t *cmp, const struct view_name
 	view_cell_link(tr, "id", "/admin/comparisons", view_jstr(cmp, "id", NULL));
 	view_scenario_link(html_elc(tr, "td", "scenario", NULL), nm,
 	                   view_jstr(cmp, "scenario_id", NULL));
-	html_elc(tr, "td", "verdict", view_jstr(cmp, "verdict", ""));
+	html_elc(tr, "td", "verdict",
+	         view_jstr(cmp, "verdict",
+	                   strcmp(view_jstr(cmp, "status", ""), "pending") == 0 ? "pending" : ""));
 	view_delta_text(cmp, text, sizeof(text));
 	html_elc(tr, "td", "delta", text);
 	html_elc(tr, "td", "baseline", view_jstr(json_object_get(cmp, "baseline"), "variant", ""));

@@ -334,6 +334,17 @@ xmlNodePtr view_page_begin(struct view_ctx *ctx, const char *title, htmlDocPtr *
 	return main;
 }
 
+void view_page_refresh(htmlDocPtr doc, int seconds)
+{
+	xmlNodePtr head = xmlDocGetRootElement(doc)->children, meta;
+	char text[16];
+
+	snprintf(text, sizeof(text), "%d", seconds);
+	meta = html_el(head, "meta", NULL);
+	html_attr(meta, "http-equiv", "refresh");
+	html_attr(meta, "content", text);
+}
+
 /* ---- forms and queries ------------------------------------------------------ */
 
 /* 1 when the request body is a form (or empty without a content type). */
@@ -651,10 +662,19 @@ struct refusal_page {
 	const char *form_id;
 };
 
-/* Call the API with body (stolen) and on success redirect to prefix + the
- * reply's id (prefix NULL: to the overview). An API error is its page,
- * with a link to back (may be NULL: none), the page of the form; with
- * refill set, a refused input is that form's page again (form_refused). */
+/* status is the success ok: a create (ok 201) that queues a job answers
+ * 202 when the job had not ended within the view's wait; its record
+ * (queued, running, or a pending comparison) is as good a page to go to. */
+static int reply_ok(int status, int ok)
+{
+	return status == ok || (ok == 201 && status == 202);
+}
+
+/* Call the API with body (stolen) and on success (reply_ok) redirect to
+ * prefix + the reply's id (prefix NULL: to the overview). An API error is
+ * its page, with a link to back (may be NULL: none), the page of the form;
+ * with refill set, a refused input is that form's page again
+ * (form_refused). */
 static int api_then_redirect(struct view_ctx *ctx, const char *method, const char *path,
                              json_t *body, int ok, const char *prefix, const char *back,
                              const struct refusal_page *refill)
@@ -666,12 +686,12 @@ static int api_then_redirect(struct view_ctx *ctx, const char *method, const cha
 
 	status = view_api(ctx, method, path, "", body, &r);
 	json_decref(body);
-	if (status != ok && refill && status >= 400 && status <= 499) {
+	if (!reply_ok(status, ok) && refill && status >= 400 && status <= 499) {
 		msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
 		return form_refused(ctx, refill->scenario_id, refill->form_id, status,
 		                    msg ? msg : "error");
 	}
-	if (status != ok)
+	if (!reply_ok(status, ok))
 		return api_error_page(ctx, status, r, back);
 	if (!prefix)
 		return view_redirect(ctx, "/admin/");
@@ -936,6 +956,34 @@ static int r_run(struct view_state *st)
 	return api_then_redirect(ctx, "POST", path, body, 201, "/admin/runs/", back, &refill);
 }
 
+/*
+ * The cancel form of a run's page: the API's cancel as the signed-in
+ * principal (its role check: a viewer gets its 403), then back to the
+ * run's page, which shows the run ending. A run that had already ended
+ * (409) is its page again with the API's message, as a 409: the cancel
+ * came too late, nothing is wrong with the page. Any other failure is its
+ * error page, with a link back to the run unless the run is not there.
+ */
+static int r_cancel(struct view_state *st)
+{
+	struct view_ctx *ctx = &st->ctx;
+	char path[128], back[128];
+	const char *msg;
+	json_t *r;
+	int status;
+
+	snprintf(path, sizeof(path), "/v1/m/sandbox/runs/%s/cancel", st->id);
+	snprintf(back, sizeof(back), "/admin/runs/%s", st->id);
+	status = view_api(ctx, "POST", path, "", NULL, &r);
+	if (status == 200)
+		return view_redirect(ctx, back);
+	if (status == 409) {
+		msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+		return view_page_run(ctx, st->id, 409, msg ? msg : "the run has already ended");
+	}
+	return api_error_page(ctx, status, r, status == 404 ? NULL : back);
+}
+
 /* tolerance: absent or empty is the API's default; otherwise a plain
  * decimal number ("0.05", "1e-3": digits, one sign, '.', 'e') that is
  * finite goes as a number (the API checks its range). Returns 0, or -1
@@ -1009,7 +1057,7 @@ static int r_runs(struct view_state *st)
 }
 static int r_run_page(struct view_state *st)
 {
-	return view_page_run(&st->ctx, st->id);
+	return view_page_run(&st->ctx, st->id, 200, NULL);
 }
 static int r_comparisons(struct view_state *st)
 {
@@ -1039,6 +1087,7 @@ static const struct view_route view_routes[] = {
     {"POST", "/admin/scenarios/{id}/runs", VIEW_SIGNED, r_run},
     {"GET", "/admin/runs", VIEW_SIGNED, r_runs},
     {"GET", "/admin/runs/{id}", VIEW_SIGNED, r_run_page},
+    {"POST", "/admin/runs/{id}/cancel", VIEW_SIGNED, r_cancel},
     {"GET", "/admin/comparisons", VIEW_SIGNED, r_comparisons},
     {"POST", "/admin/comparisons", VIEW_SIGNED, r_compare},
     {"GET", "/admin/comparisons/{id}", VIEW_SIGNED, r_comparison},

@@ -57,6 +57,15 @@ const char *view_form(struct view_ctx *ctx, const char *name);
  */
 xmlNodePtr view_page_begin(struct view_ctx *ctx, const char *title, htmlDocPtr *doc);
 
+/** How often (s) a page of a run that has not ended reloads itself. */
+#define VIEW_REFRESH_SECONDS 2
+
+/** Make the page of doc (from view_page_begin) reload itself every
+ * seconds: <meta http-equiv="refresh" content="seconds"> in its head. No
+ * script is involved, so the CSP (default-src 'none') does not stop it:
+ * the browser reloads the page's own address. */
+void view_page_refresh(htmlDocPtr doc, int seconds);
+
 /** Serialize doc (html_serialize), reply it with status and the security
  * headers, and free doc. Returns 0. */
 int view_page_send(struct view_ctx *ctx, htmlDocPtr doc, int status);
@@ -112,8 +121,13 @@ struct view_refusal {
 int view_page_scenario(struct view_ctx *ctx, const char *id, const struct view_refusal *refused);
 /** GET /admin/runs (scenario, status, offset). */
 int view_page_runs(struct view_ctx *ctx);
-/** GET /admin/runs/{id}: attestation, counters, score, each step. */
-int view_page_run(struct view_ctx *ctx, const char *id);
+/** GET /admin/runs/{id}: attestation, counters, score, each step; while
+ * the run is queued or running, its progress, the outputs so far, a
+ * reload every VIEW_REFRESH_SECONDS and, for an editor, the cancel form
+ * (id "cancel-form", POST /admin/runs/{id}/cancel). Replied with status;
+ * error (NULL: none) is shown in p#error.error above the summary (a
+ * cancel that came too late). */
+int view_page_run(struct view_ctx *ctx, const char *id, int status, const char *error);
 /** GET /admin/comparisons (scenario, verdict, offset). */
 int view_page_comparisons(struct view_ctx *ctx);
 /** GET /admin/comparisons/{id}: both runs side by side. */

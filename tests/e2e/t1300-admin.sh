@@ -787,7 +787,7 @@ page "$VW" GET "/admin/runs?scenario=$PAGE_SID&status=completed&offset=25"
 is "runs status completed, offset 25: one row" 1 "$(xp 'count(//table[@id="runs"]//tr[@data-id])')"
 is "the filter form: the scenario select has the filter selected, by name" "admin-paging" \
 	"$(xp 'string(//form[@id="filter"]//select[@name="scenario"]/option[@selected])' | xargs)"
-is "the filter form: scenario select, status select with the five choices" "1 |running|completed|failed|degraded" \
+is "the filter form: scenario select, status select with the seven choices" "1 |queued|running|completed|failed|degraded|cancelled" \
 	"$(xp 'count(//form[@id="filter"]//select[@name="scenario"]/option[@value=""])') $(xp '//form[@id="filter"]//select[@name="status"]/option/@value' | sed -n 's/^ *value="\(.*\)"$/\1/p' | tr '\n' '|' | sed 's/|$//')"
 is "the filter form is a GET" get "$(xp 'string(//form[@id="filter"]/@method)' | tr '[:upper:]' '[:lower:]')"
 
@@ -963,6 +963,187 @@ is "payload runs list: no script or img" 0 "$(xp 'count(//script|//img|//svg)')"
 page "$ED" GET "/admin/runs?scenario=%3Cscript%3Ealert(1)%3C%2Fscript%3E&status=%22%3E%3Cimg%20src%3Dx%3E"
 is "a payload in the filters: no script or img, 200 or 4xx" "0 ok" \
 	"$(xp 'count(//script|//img)') $([[ $STATUS =~ ^(200|4[0-9][0-9])$ ]] && echo ok || echo "$STATUS")"
+
+# ---- runs in progress: their pages follow them, an editor cancels them -------------------------
+# 13 steps of 700 ms (the mock's delay_ms): about 9 s a run, inside the
+# runs' 10 s wall clock. Five waves of them take every slot of the
+# executors for some 45 s. A run of the second wave is the one seen
+# running: it starts about 9 s after the first was asked for, when asking
+# for the others is over, however slow a loaded machine makes that; a run
+# asked for after them stays queued behind the waves (runs are claimed in
+# order), which no load can shorten: the run form's 10 s wait ends with it
+# queued (202).
+slow_steps=$(jq -cn '[range(1; 14) | {key: "s\(.)", input: "tool:slow"}]')
+req "$ED" POST $M/scenarios "{\"name\":\"admin-live\",\"steps\":$slow_steps,\"mocks\":[{\"resource\":\"tool:slow\",\"response\":\"slow answer\",\"delay_ms\":700}]}"
+is_status "a scenario of 13 steps of 700 ms each (API)" 201
+LIVE_SID=$(jqb '.id // empty')
+# ex_conf KEY: KEY of [executor] in the stack's configuration ("" if unset)
+ex_conf() {
+	[[ -n ${OLIVARES_CONF:-} && -f $OLIVARES_CONF ]] || return 0
+	awk -v k="$1" '/^\[/{s=($0=="[executor]")} s && $1==k {print $3}' "$OLIVARES_CONF" | tail -n 1
+}
+# the executors' slots as the configuration sets them (defaults: 1 process of 4)
+nslots=$(ex_conf slots)
+[[ $nslots =~ ^[1-9][0-9]*$ ]] || nslots=4
+nproc=$(ex_conf processes)
+[[ $nproc =~ ^[1-9][0-9]*$ ]] || nproc=1
+declare -a BLOCKERS=()
+for ((i = 0; i < 5 * nslots * nproc; i++)); do
+	E2E_NO_WAIT=1 req "$ED" POST "$M/scenarios/$LIVE_SID/runs" "{\"variant\":\"wave-$i\"}"
+	BLOCKERS+=("$(jqb '.id // empty')")
+done
+is "five waves of slow runs for the executors' $((nslots * nproc)) slots (API, 202 each)" "$((5 * nslots * nproc))" \
+	"$(for r in "${BLOCKERS[@]}"; do [[ $r =~ ^[0-9a-f]{32}$ ]] && echo "$r"; done | grep -c '')"
+# run_wait ID CONDITION SECONDS: until run ID satisfies the jq CONDITION
+run_wait() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		req "$VW" GET "$M/runs/$1"
+		[[ $(jqb "$2") == true ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+RUN1=${BLOCKERS[$((nslots * nproc))]}
+if run_wait "$RUN1" '.status == "running" and .steps_done >= 1' 40; then
+	ok "a run of the second wave is running with a step done"
+else
+	not_ok "a run of the second wave is running with a step done (last: $(short "$BODY"))"
+fi
+cpage "$ED_SESSION" GET "/admin/runs/$RUN1"
+is_html_status "a running run's page: 200" 200
+sec_headers "a running run's page"
+prog=$(ddv run-progress)
+n_done=$(sed -n 's/^\([0-9]*\) of 13 steps done$/\1/p' <<<"$prog")
+if [[ -n $n_done ]] && ((n_done >= 1 && n_done < 13)); then
+	ok "running: #run-progress \"$prog\""
+else
+	not_ok "running: #run-progress N of 13 steps done, 1 <= N < 13 (got $(short "$prog"))"
+fi
+n_rows=$(xp 'count(//table[@id="outputs"]//tr[@data-seq])')
+if [[ -n $n_done ]] && ((n_rows >= n_done)); then
+	ok "running: the outputs so far ($n_rows rows, $n_done done when the record was read)"
+else
+	not_ok "running: the outputs so far (got $n_rows rows, progress $(short "$prog"))"
+fi
+is "running: status, score not yet, not finished" "running|not scored yet (running)|—" \
+	"$(ddv run-status)|$(ddv run-score)|$(ddv run-finished)"
+is "running: started and queued times, an executor" "yes yes yes" \
+	"$([[ $(xp 'string(//dd[@id="run-started"]/time/@datetime)') == *T*Z ]] && echo yes || echo no) $([[ $(xp 'string(//dd[@id="run-queued"]/time/@datetime)') == *T*Z ]] && echo yes || echo no) $([[ -n $(ddv run-executor) && $(ddv run-executor) != — ]] && echo yes || echo no)"
+is "running: the page reloads itself every 2 s (one meta refresh), no script" "1 2 0" \
+	"$(xp 'count(/html/head/meta[@http-equiv="refresh"])') $(xp 'string(/html/head/meta[@http-equiv="refresh"]/@content)') $(xp 'count(//script)')"
+is "running (editor): the cancel form posts to /admin/runs/ID/cancel with the session's csrf" "post /admin/runs/$RUN1/cancel $ED_CSRF Cancel run" \
+	"$(xp 'string(//form[@id="cancel-form"]/@method)' | tr '[:upper:]' '[:lower:]') $(xp 'string(//form[@id="cancel-form"]/@action)') $(xp 'string(//form[@id="cancel-form"]//input[@name="csrf"]/@value)') $(xp 'string(//form[@id="cancel-form"]//button[@type="submit"])' | xargs)"
+cpage "$VW_SESSION" GET "/admin/runs/$RUN1"
+is "running (viewer): the page reloads too, no form but sign-out" "200 1 " \
+	"$STATUS $(xp 'count(/html/head/meta[@http-equiv="refresh"])') $(forms_other_than signout)"
+page "$VW" GET "/admin/runs?scenario=$LIVE_SID&status=running"
+prow="//table[@id=\"runs\"]//tr[@data-id=\"$RUN1\"]/td[@class=\"status\"]"
+if [[ $(xp "string($prow)" | xargs) =~ ^running\ [0-9]+/13$ && $(xp "string($prow/span[@class=\"progress\"])") =~ ^[0-9]+/13$ ]]; then
+	ok "runs list filtered running: the row shows its progress ($(xp "string($prow)" | xargs))"
+else
+	not_ok "runs list filtered running: the row shows its progress, running N/13 (got $(short "$(xp "string($prow)")"))"
+fi
+cpage "$ED_SESSION" POST "/admin/runs/$RUN1/cancel" -H 'Origin: null' -H 'Sec-Fetch-Site: same-origin' --data "csrf=$ED_CSRF"
+location_is "the editor cancels the running run (as a browser sends it): 303 back to its page" "/admin/runs/$RUN1"
+if run_wait "$RUN1" '.status == "cancelled"' 20; then
+	ok "the running run ends cancelled"
+else
+	not_ok "the running run ends cancelled (last: $(short "$BODY"))"
+fi
+R1_REASON=$(jqb '.reason // empty')
+k=$(jqb .steps_done)
+is "cancelled: the API's reason names the steps done" "cancelled while running ($k of 13 steps done)" "$R1_REASON"
+cpage "$ED_SESSION" GET "/admin/runs/$RUN1"
+is "cancelled page: status, its reason, progress, finished" "cancelled|$R1_REASON|$k of 13 steps done|yes" \
+	"$(ddv run-status)|$(ddv run-reason)|$(ddv run-progress)|$([[ $(xp 'string(//dd[@id="run-finished"]/time/@datetime)') == *T*Z ]] && echo yes || echo no)"
+is "cancelled page: no reload, no cancel form, the steps done" "0 0 $k" \
+	"$(xp 'count(//meta[@http-equiv="refresh"])') $(xp 'count(//form[@id="cancel-form"])') $(xp 'count(//table[@id="outputs"]//tr[@data-seq])')"
+
+# the run form's wait ends before the run: 202, and its page all the same
+cpage "$ED_SESSION" POST "/admin/scenarios/$LIVE_SID/runs" --data "variant=live&backend=&csrf=$ED_CSRF"
+LIVE_RID=
+if [[ $STATUS == 303 && $(hdr location) =~ /admin/runs/([0-9a-f]{32})$ ]]; then
+	LIVE_RID=${BASH_REMATCH[1]}
+	ok "the run form of a run that outlasts its wait: 303 to /admin/runs/ID"
+else
+	not_ok "the run form of a run that outlasts its wait: 303 to /admin/runs/ID (got HTTP $STATUS to $(short "$(hdr location)"): $(short "$(xp 'string(//*[@id="error"])')"))"
+fi
+req "$VW" GET "$M/runs/$LIVE_RID"
+is "the form's run is still queued behind the others (the 202 path)" queued "$(jqb .status)"
+cpage "$ED_SESSION" GET "/admin/runs/$LIVE_RID"
+is "queued: status, not started, no step yet, reloads, the cancel form" "queued|not started|0 of 13 steps done|1|1" \
+	"$(ddv run-status)|$(ddv run-started)|$(ddv run-progress)|$(xp 'count(//meta[@http-equiv="refresh"])')|$(xp 'count(//form[@id="cancel-form"])')"
+# refused cancels change nothing: still queued, no cancel asked, no audit
+before=$(state)
+cpage "$ED_SESSION" POST "/admin/runs/$LIVE_RID/cancel" --data ''
+is_html_status "cancel without csrf: 403" 403
+error_has "cancel without csrf: #error says CSRF" CSRF
+cpage "$ED_SESSION" POST "/admin/runs/$LIVE_RID/cancel" --data "csrf=$(repeat_char 0 64)"
+is_html_status "cancel with a wrong csrf: 403" 403
+cpage "$ED_SESSION" POST "/admin/runs/$LIVE_RID/cancel" -H 'Origin: http://evil.example' --data "csrf=$ED_CSRF"
+is_html_status "cancel with a foreign Origin: 403" 403
+cpage "$VW_SESSION" POST "/admin/runs/$LIVE_RID/cancel" --data "csrf=$VW_CSRF"
+is_html_status "a viewer's cancel (valid session and csrf): 403" 403
+error_has "a viewer's cancel: the API's message" "requires role editor; your token has viewer"
+req "$VW" GET "$M/runs/$LIVE_RID"
+is "refused cancels: still queued, no cancel asked" "queued false" "$(jqb '"\(.status) \(.cancel_requested)"')"
+is "refused cancels changed nothing (scenarios, runs, audit)" "$before" "$(state)"
+cpage "$ED_SESSION" POST "/admin/runs/$LIVE_RID/cancel" --data "csrf=$ED_CSRF"
+location_is "the editor cancels the queued run: 303 back to its page" "/admin/runs/$LIVE_RID"
+req "$VW" GET "$M/runs/$LIVE_RID"
+is "the queued run is cancelled at once (API)" "cancelled|cancelled before it started" "$(jqb '"\(.status)|\(.reason)"')"
+cpage "$ED_SESSION" GET "/admin/runs/$LIVE_RID"
+is "cancelled before it started: its reason, not executed, no reload, no form" \
+	"cancelled|cancelled before it started|not executed (cancelled before it started)|not started|0|0" \
+	"$(ddv run-status)|$(ddv run-reason)|$(ddv run-score)|$(ddv run-started)|$(xp 'count(//meta[@http-equiv="refresh"])')|$(xp 'count(//form[@id="cancel-form"])')"
+before=$(state)
+cpage "$ED_SESSION" POST "/admin/runs/$LIVE_RID/cancel" --data "csrf=$ED_CSRF"
+is_html_status "cancel of a run that has ended: 409" 409
+sec_headers "the 409 of a late cancel"
+error_has "the late cancel says the run has ended, and how" "has already ended (cancelled)"
+is "the late cancel: the run's page, one #error, no form, no reload" "1 1 0 0" \
+	"$(xp 'count(//dl[@id="run-summary"])') $(xp 'count(//*[@id="error"])') $(xp 'count(//form[@id="cancel-form"])') $(xp 'count(//meta[@http-equiv="refresh"])')"
+is "the late cancel changed nothing" "$before" "$(state)"
+page "$ED" POST "/admin/runs/$(repeat_char 0 32)/cancel" --data ''
+is_html_status "cancel of a run that does not exist: 404" 404
+page "$VW" GET "/admin/runs?scenario=$LIVE_SID&status=cancelled"
+is "runs list filtered cancelled: both, no progress span" "2 0" \
+	"$(xp "count(//table[@id=\"runs\"]//tr[@data-id=\"$LIVE_RID\" or @data-id=\"$RUN1\"])") $(xp 'count(//table[@id="runs"]//span[@class="progress"])')"
+page "$VW" GET "/admin/runs?status=bogus"
+error_has "a status filter not in the list: 400 naming the seven" "queued, running, completed, failed, degraded or cancelled"
+page "$ED" GET "/admin/runs/$WALK_RID"
+is "a completed run's page: no reload, no cancel form" "0 0" \
+	"$(xp 'count(//meta[@http-equiv="refresh"])') $(xp 'count(//form[@id="cancel-form"])')"
+# the rest of the waves are not needed
+for r in "${BLOCKERS[@]}"; do req "$ED" POST "$M/runs/$r/cancel"; done
+
+# a comparison is pending until both runs have ended
+if ((HAVE_SCORER)); then
+	E2E_NO_WAIT=1 req "$AD" POST $M/comparisons "{\"scenario_id\":\"$LIVE_SID\",\"baseline\":\"a\",\"candidate\":\"b\",\"suite\":\"$CMP_SUITE\"}"
+	is "a slow comparison (API, no wait): 202 pending" "202 pending" "$STATUS $(jqb .status)"
+	PCID=$(jqb '.id // empty')
+	PB=$(jqb '.baseline.run_id // empty')
+	PC=$(jqb '.candidate.run_id // empty')
+	page "$VW" GET "/admin/comparisons/$PCID"
+	is_html_status "the pending comparison's page: 200" 200
+	is "pending: status and verdict say so, both runs linked" "pending|pending|/admin/runs/$PB|/admin/runs/$PC" \
+		"$(xp 'string(//dd[@id="comparison-status"])' | xargs)|$(xp 'string(//dd[@id="verdict"])' | xargs)|$(xp 'string(//dd[@id="baseline-run"]/a/@href)')|$(xp 'string(//dd[@id="candidate-run"]/a/@href)')"
+	is "pending: the page reloads itself every 2 s" "1 2" \
+		"$(xp 'count(/html/head/meta[@http-equiv="refresh"])') $(xp 'string(/html/head/meta[@http-equiv="refresh"]/@content)')"
+	req "$AD" POST "$M/runs/$PB/cancel"
+	req "$AD" POST "$M/runs/$PC/cancel"
+	for ((i = 0; i < 300; i++)); do
+		req "$VW" GET "$M/comparisons/$PCID"
+		[[ $(jqb .status) == decided ]] && break
+		sleep 0.1
+	done
+	is "both runs cancelled: the comparison is decided" decided "$(jqb .status)"
+	PVERDICT=$(jqb '.verdict // empty')
+	page "$VW" GET "/admin/comparisons/$PCID"
+	is "decided: its verdict, no reload" "decided|$PVERDICT|0" \
+		"$(xp 'string(//dd[@id="comparison-status"])' | xargs)|$(xp 'string(//dd[@id="verdict"])' | xargs)|$(xp 'count(//meta[@http-equiv="refresh"])')"
+fi
 
 # ---- every page: the frame of the contract ------------------------------------------------------
 frame_bad=""

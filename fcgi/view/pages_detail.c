@@ -154,7 +154,8 @@ static void outputs_table(xmlNodePtr main, json_t *outputs, int live)
 		output_row(tbody, out);
 	}
 	if (json_array_size(outputs) == 0)
-		html_elc(main, "p", "none", live ? "No step has ended yet." : "No step was executed.");
+		html_elc(main, "p", "none",
+		         live ? "No step has ended yet." : "No step was executed.");
 }
 
 /* A field of the item GET /v1/m/sandbox/collection/id, or NULL (not an

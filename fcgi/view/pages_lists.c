@@ -19,7 +19,7 @@
 /* How many runs the overview shows. */
 #define RECENT_RUNS "5"
 
-static const char *const run_statuses[] = {"queued",   "running",  "completed", "failed",
+static const char *const run_statuses[] = {"queued",   "running",   "completed", "failed",
                                            "degraded", "cancelled", NULL};
 static const char *const verdicts[] = {"improved", "regressed", "unchanged", "inconclusive", NULL};
 

@@ -74,6 +74,7 @@ child_of() {
 kids() {
 	local c
 	c=$(cat "/proc/$1/task/$1/children" 2>/dev/null) || return 0
+	# shellcheck disable=SC2086 # a list of pids
 	printf '%s\n' $c
 }
 
@@ -175,9 +176,8 @@ if [[ -z ${OLIVARES_DSN:-} ]]; then
 		bail "PostgreSQL started (scripts/lib/pg.sh)"
 	fi
 	OWN_PG=1
-	# the unix socket directory, which the executors' network namespaces
-	# reach (psqlODBC passes a Servername that is a path to libpq as is)
-	OLIVARES_DSN="Driver=PostgreSQL Unicode;Servername=$OLV_PG_DIR;Port=$OLV_PG_PORT;Database=olivares_scale;Username=postgres;SSLmode=disable"
+	# through its unix socket: what the executors' network namespaces reach
+	OLIVARES_DSN=$(olv_pg_socket_dsn olivares_scale)
 fi
 DSN=$OLIVARES_DSN
 unset OLIVARES_DSN OLIVARES_DATA OLIVARES_CONF
@@ -217,10 +217,12 @@ if ! OLIVARES_CONF=$T/pool-1/olivares.conf "$BUILD/olivares-admin" migrate >"$T/
 fi
 admin() { OLIVARES_CONF=$T/pool-1/olivares.conf "$BUILD/olivares-admin" "$@"; }
 TENANT=scale-$$
-admin tenant create "$TENANT" >>"$T/log/admin.log" 2>&1 &&
-	admin module enable --tenant "$TENANT" sandbox >>"$T/log/admin.log" 2>&1 &&
-	TOKEN=$(admin token create --tenant "$TENANT" --role editor 2>>"$T/log/admin.log") &&
-	[[ -n $TOKEN ]] || bail "tenant, module and token made with olivares-admin"
+if ! admin tenant create "$TENANT" >>"$T/log/admin.log" 2>&1 ||
+	! admin module enable --tenant "$TENANT" sandbox >>"$T/log/admin.log" 2>&1 ||
+	! TOKEN=$(admin token create --tenant "$TENANT" --role editor 2>>"$T/log/admin.log") ||
+	[[ -z $TOKEN ]]; then
+	bail "tenant, module and token made with olivares-admin"
+fi
 ok "database migrated; tenant $TENANT with the module on and an editor token"
 
 # --- the two API pools, one after the other (each applies the migrations)
@@ -270,14 +272,18 @@ is_status "GET /healthz through nginx's upstream" 200
 
 # --- the two executor hosts
 start_host() {
-	local h=$1 log=$T/log/$h.log
+	local h=$1 log
+	# the master in the background of a shell that waits for it: in a PID
+	# namespace that shell is its init (the master must not be pid 1: its
+	# slots take a parent of pid 1 for a dead master)
+	# shellcheck disable=SC2016 # expanded by that shell
+	local init='"$1" & wait $!'
+	log=$T/log/$1.log
 	if ((NS)); then
-		# a shell is the namespace's init (the master must not be pid 1:
-		# its slots take a parent of pid 1 for a dead master)
 		OLIVARES_CONF=$T/$h/olivares.conf unshare -n -p -f --kill-child -- \
-			bash -c '"$1" & wait $!' _ "$BUILD/olivares-executor" </dev/null >"$log" 2>&1 &
+			bash -c "$init" _ "$BUILD/olivares-executor" </dev/null >"$log" 2>&1 &
 	else
-		OLIVARES_CONF=$T/$h/olivares.conf setsid bash -c '"$1" & wait $!' _ "$BUILD/olivares-executor" \
+		OLIVARES_CONF=$T/$h/olivares.conf setsid bash -c "$init" _ "$BUILD/olivares-executor" \
 			</dev/null >"$log" 2>&1 &
 	fi
 	HOST_PID[$h]=$!
@@ -481,7 +487,7 @@ fi
 admin executor list >"$T/executors-after.txt" 2>>"$T/log/admin.log"
 is "olivares-admin executor list after the kill: $A lost, $B live" "$A lost|$B live" \
 	"$(awk -F '\t' -v a="$A" -v b="$B" '$1 == a || $1 == b { print $1, $2 }' "$T/executors-after.txt" | sort | paste -sd '|')"
-is "scale-b's log: it ended scale-a's lost runs" "$lost" \
+is "scale-b's log: it ended scale-a's $lost lost runs" "$lost" \
 	"$(sed -n 's/^olivares-executor\[[0-9]*\]: ended \([0-9]*\) runs of lost executors$/\1/p' "$T/log/scale-b.log" | awk '{ n += $1 } END { print n + 0 }')"
 
 if grep -E -H 'AddressSanitizer|runtime error:|Segmentation|core dumped' "$T"/log/*.log >"$T/crashes.txt"; then

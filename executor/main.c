@@ -50,6 +50,9 @@
 #define IDLE_MAX_MS 200
 
 static volatile sig_atomic_t stopping;
+/* The master's pid, which its slots compare their parent with: a master
+ * that is pid 1 (the init of a container or PID namespace) is alive. */
+static pid_t master_pid;
 
 static void on_stop(int sig)
 {
@@ -59,22 +62,21 @@ static void on_stop(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: olivares-executor [--id ID] [--slots N]\n"
-	        "       olivares-executor --preflight\n"
-	        "       olivares-executor --help | --version\n"
-	        "\n"
-	        "Claims queued runs from the store and runs each with olivares-runner.\n"
-	        "Reads the same configuration as olivares-fcgi (OLIVARES_CONF, else\n"
-	        "OLIVARES_DATA/olivares.conf; OLIVARES_DSN wins over [server] dsn).\n"
-	        "\n"
-	        "  --id ID       the executor's id (default <[executor] host_id>-<pid>):\n"
-	        "                letters, digits and . _ : - (1..128)\n"
-	        "  --slots N     runs at once (default [executor] slots)\n"
-	        "  --preflight   print each backend's preflight on this host and exit\n"
-	        "                (0: at least one backend can run here)\n"
-	        "  --help        this text\n"
-	        "  --version     the version\n");
+	fprintf(f, "usage: olivares-executor [--id ID] [--slots N]\n"
+	           "       olivares-executor --preflight\n"
+	           "       olivares-executor --help | --version\n"
+	           "\n"
+	           "Claims queued runs from the store and runs each with olivares-runner.\n"
+	           "Reads the same configuration as olivares-fcgi (OLIVARES_CONF, else\n"
+	           "OLIVARES_DATA/olivares.conf; OLIVARES_DSN wins over [server] dsn).\n"
+	           "\n"
+	           "  --id ID       the executor's id (default <[executor] host_id>-<pid>):\n"
+	           "                letters, digits and . _ : - (1..128)\n"
+	           "  --slots N     runs at once (default [executor] slots)\n"
+	           "  --preflight   print each backend's preflight on this host and exit\n"
+	           "                (0: at least one backend can run here)\n"
+	           "  --help        this text\n"
+	           "  --version     the version\n");
 }
 
 static int id_ok(const char *id)
@@ -122,12 +124,12 @@ static void preflight_all(const struct http_config *cfg, json_t **preflight, cha
 		memset(&pf, 0, sizeof(pf));
 		http_dispatch_preflight(cfg->runner_path, b, cfg->gvisor_platform,
 		                        PREFLIGHT_TIMEOUT_MS, &pf);
-		json_object_set_new(*preflight, b,
-		                    json_pack("{s:b, s:s?}", "ok", pf.ok, "reason",
-		                              pf.ok ? NULL : pf.reason));
+		json_object_set_new(
+		    *preflight, b,
+		    json_pack("{s:b, s:s?}", "ok", pf.ok, "reason", pf.ok ? NULL : pf.reason));
 		if (pf.ok && used + strlen(b) + 2 < n)
-			used += (size_t)snprintf(backends + used, n - used, "%s%s", used ? "," : "",
-			                         b);
+			used +=
+			    (size_t)snprintf(backends + used, n - used, "%s%s", used ? "," : "", b);
 	}
 }
 
@@ -159,7 +161,9 @@ slot_main(const struct http_config *cfg, const char *id, const char *backends)
 	long idle = IDLE_FIRST_MS;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
+	/* the master died before the signal was armed: the slot was handed
+	 * to init or to a subreaper */
+	if (getppid() != master_pid)
 		_exit(0);
 	memset(&scorer, 0, sizeof(scorer));
 	memset(&why, 0, sizeof(why));
@@ -324,6 +328,7 @@ int main(int argc, char **argv)
 	/* the slots open their own connections: none is shared across a fork */
 	store_close(st);
 	st = NULL;
+	master_pid = getpid();
 	for (i = 0; i < nslots; i++)
 		slots[i] = backends[0] ? start_slot(&cfg, id, backends) : -1;
 	if (open_store(&cfg, &st))
@@ -342,7 +347,8 @@ int main(int argc, char **argv)
 			    ended)
 				executor_log("ended %d runs of lost executors", ended);
 		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		/* a stop is seen between restarts, even of slots that keep dying */
+		while (!stopping && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			for (i = 0; i < nslots; i++) {
 				if (slots[i] != pid)
 					continue;

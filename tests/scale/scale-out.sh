@@ -4,16 +4,16 @@
 # Two API pools (two olivares-fcgi, each with its own configuration and
 # socket, one database) behind one nginx upstream of both sockets, and two
 # executor hosts (scale-a, scale-b: an olivares-executor each, with its own
-# [executor] host_id, in network and PID namespaces of its own, reaching
-# PostgreSQL through its unix socket directory). RUNS runs of a scenario
-# whose mocks wait (STEPS steps of DELAY_MS each) are posted through nginx
-# without Prefer (202s), a few at a time; mid-load host scale-a is killed
-# outright (SIGKILL to its PID namespace's init: its master, slots, fork
-# servers and runners die at once). Checked: every run ends once and only
-# once, the runs scale-a held end failed "executor <id> lost: no heartbeat
-# for N s" within lease + lease/3 + SLACK_S seconds of the kill, scale-b takes
-# the rest, no run is left queued or running, none ran twice, and both pools
-# and both hosts served.
+# [executor] host_id, the init of network and PID namespaces of its own,
+# as in a container, reaching PostgreSQL through its unix socket
+# directory). RUNS runs of a scenario whose mocks wait (STEPS steps of
+# DELAY_MS each) are posted through nginx without Prefer (202s), a few at a
+# time; mid-load host scale-a is killed outright (SIGKILL to its master,
+# its namespace's init: its slots, fork servers and runners die with it).
+# Checked: every run ends once and only once, the runs scale-a held end
+# failed "executor <id> lost: no heartbeat for N s" within lease + lease/3
+# + SLACK_S seconds of the kill, scale-b takes the rest, no run is left
+# queued or running, none ran twice, and both pools and both hosts served.
 #
 # Prints "ok - …" / "not ok - …" lines and ends with "N passed, M failed";
 # exit 1 on a failure. Everything it starts is stopped on every way out.
@@ -119,10 +119,12 @@ stop_all() {
 		stop_pid "$(<"$NGINX_PID_FILE")" QUIT
 	fi
 	for h in "${!HOST_PID[@]}"; do
-		# SIGTERM to the master (the namespace's init, a shell, passes
-		# nothing on): its slots end their runs and it records its stop
+		# SIGTERM to the master (the namespace's init, else the child of
+		# the session's shell): its slots end their runs and it records
+		# its stop
 		p=$(child_of "${HOST_PID[$h]}")
-		[[ -z $p ]] || stop_pid "$(child_of "$p")" TERM
+		((NS)) || p=$(child_of "$p")
+		[[ -z $p ]] || stop_pid "$p" TERM
 		stop_pid "${HOST_PID[$h]}" TERM
 		wait "${HOST_PID[$h]}" 2>/dev/null || true
 		unset "HOST_PID[$h]"
@@ -273,17 +275,15 @@ is_status "GET /healthz through nginx's upstream" 200
 # --- the two executor hosts
 start_host() {
 	local h=$1 log
-	# the master in the background of a shell that waits for it: in a PID
-	# namespace that shell is its init (the master must not be pid 1: its
-	# slots take a parent of pid 1 for a dead master)
-	# shellcheck disable=SC2016 # expanded by that shell
-	local init='"$1" & wait $!'
 	log=$T/log/$1.log
 	if ((NS)); then
+		# the master is the init of its PID namespace, as in a container
+		# whose entry point it is: its death ends every process there
 		OLIVARES_CONF=$T/$h/olivares.conf unshare -n -p -f --kill-child -- \
-			bash -c "$init" _ "$BUILD/olivares-executor" </dev/null >"$log" 2>&1 &
+			"$BUILD/olivares-executor" </dev/null >"$log" 2>&1 &
 	else
-		OLIVARES_CONF=$T/$h/olivares.conf setsid bash -c "$init" _ "$BUILD/olivares-executor" \
+		# shellcheck disable=SC2016 # expanded by that shell
+		OLIVARES_CONF=$T/$h/olivares.conf setsid bash -c '"$1" & wait $!' _ "$BUILD/olivares-executor" \
 			</dev/null >"$log" 2>&1 &
 	fi
 	HOST_PID[$h]=$!
@@ -305,7 +305,12 @@ for h in "${HOSTS[@]}"; do
 done
 A=${HOST_ID[scale-a]}
 B=${HOST_ID[scale-b]}
-ok "executor hosts registered as $A and $B$( ((NS)) && echo ' (each in its own network and PID namespace, PostgreSQL through its socket directory)')"
+if ((NS)); then
+	is "executor hosts registered, each master pid 1 of its own network and PID namespace (PostgreSQL through its socket directory)" \
+		"scale-a-1 scale-b-1" "$A $B"
+else
+	ok "executor hosts registered as $A and $B"
+fi
 admin executor list >"$T/executors-before.txt" 2>>"$T/log/admin.log"
 is "olivares-admin executor list: both hosts live, offering inproc-mock, $SLOTS slots each" \
 	"$A live $SLOTS scale-a|$B live $SLOTS scale-b" \
@@ -361,8 +366,8 @@ while ((SECONDS < deadline)); do
 			init=$(child_of "${HOST_PID[scale-a]}")
 			A_NPROCS=$(host_procs scale-a | wc -l)
 			if ((NS)) && [[ -n $init ]]; then
-				# the namespace's init: the kernel kills every process
-				# of the namespace with it
+				# the master, the namespace's init: the kernel kills
+				# every process of the namespace with it
 				kill -KILL "$init"
 			else
 				kill -KILL -- "-${HOST_PID[scale-a]}"

@@ -81,7 +81,7 @@ kids() {
 # host_procs HOST: the pids of the processes of an executor host: those of
 # its PID namespace, else those of its session (one process each way: a
 # walk of the process tree in the shell is seconds on a loaded machine)
-declare -A HOST_NS=()
+declare -A HOST_NS=() HOST_SID=()
 host_procs() {
 	if ((NS)); then
 		# HOST_NS is pid:[INODE]; the brackets match themselves
@@ -89,7 +89,7 @@ host_procs() {
 			-lname "pid:?${HOST_NS[$1]//[^0-9]/}?" 2>/dev/null |
 			cut -d / -f 3
 	else
-		ps -e -o pid=,sid= | awk -v s="${HOST_PID[$1]}" '$2 == s { print $1 }'
+		ps -e -o pid=,sid= | awk -v s="${HOST_SID[$1]}" '$2 == s { print $1 }'
 	fi
 }
 
@@ -119,11 +119,10 @@ stop_all() {
 		stop_pid "$(<"$NGINX_PID_FILE")" QUIT
 	fi
 	for h in "${!HOST_PID[@]}"; do
-		# SIGTERM to the master (the namespace's init, else the child of
-		# the session's shell): its slots end their runs and it records
-		# its stop
+		# SIGTERM to the master (the child of unshare, or of the shell
+		# that leads the host's session): its slots end their runs and it
+		# records its stop
 		p=$(child_of "${HOST_PID[$h]}")
-		((NS)) || p=$(child_of "$p")
 		[[ -z $p ]] || stop_pid "$p" TERM
 		stop_pid "${HOST_PID[$h]}" TERM
 		wait "${HOST_PID[$h]}" 2>/dev/null || true
@@ -287,6 +286,8 @@ start_host() {
 			</dev/null >"$log" 2>&1 &
 	fi
 	HOST_PID[$h]=$!
+	# the session setsid made (its leader is that shell)
+	HOST_SID[$h]=$!
 }
 for h in "${HOSTS[@]}"; do start_host "$h"; done
 for h in "${HOSTS[@]}"; do

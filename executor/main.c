@@ -50,6 +50,9 @@
 #define IDLE_MAX_MS 200
 
 static volatile sig_atomic_t stopping;
+/* The master's pid, which its slots compare their parent with: a master
+ * that is pid 1 (the init of a container or PID namespace) is alive. */
+static pid_t master_pid;
 
 static void on_stop(int sig)
 {
@@ -158,7 +161,9 @@ slot_main(const struct http_config *cfg, const char *id, const char *backends)
 	long idle = IDLE_FIRST_MS;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
+	/* the master died before the signal was armed: the slot was handed
+	 * to init or to a subreaper */
+	if (getppid() != master_pid)
 		_exit(0);
 	memset(&scorer, 0, sizeof(scorer));
 	memset(&why, 0, sizeof(why));
@@ -323,6 +328,7 @@ int main(int argc, char **argv)
 	/* the slots open their own connections: none is shared across a fork */
 	store_close(st);
 	st = NULL;
+	master_pid = getpid();
 	for (i = 0; i < nslots; i++)
 		slots[i] = backends[0] ? start_slot(&cfg, id, backends) : -1;
 	if (open_store(&cfg, &st))
@@ -341,7 +347,8 @@ int main(int argc, char **argv)
 			    ended)
 				executor_log("ended %d runs of lost executors", ended);
 		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		/* a stop is seen between restarts, even of slots that keep dying */
+		while (!stopping && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			for (i = 0; i < nslots; i++) {
 				if (slots[i] != pid)
 					continue;

@@ -3,7 +3,8 @@
 # tests: olv_pg_start DIR [DB...] initialises a cluster in DIR (trust auth,
 # listening on 127.0.0.1 only, a free port, its unix socket in DIR), creates
 # the databases and sets OLV_PG_PORT and OLV_PG_DIR; olv_pg_dsn DB prints the
-# ODBC connection string; olv_pg_stop stops it. As root the server runs as
+# ODBC connection string (TCP), olv_pg_socket_dsn DB the one through the unix
+# socket; olv_pg_stop stops it. As root the server runs as
 # the postgres user (PostgreSQL refuses to run as root), so DIR is chown'd to
 # it and its parents made traversable.
 
@@ -78,6 +79,14 @@ olv_pg_start() {
 olv_pg_dsn() {
 	printf 'Driver=PostgreSQL Unicode;Servername=127.0.0.1;Port=%s;Database=%s;Username=postgres;SSLmode=disable\n' \
 		"$OLV_PG_PORT" "$1"
+}
+
+# olv_pg_socket_dsn DB: the same through the server's unix socket directory
+# (psqlODBC hands a Servername that is a path to libpq as the socket's
+# directory): reachable from a network namespace of its own
+olv_pg_socket_dsn() {
+	printf 'Driver=PostgreSQL Unicode;Servername=%s;Port=%s;Database=%s;Username=postgres;SSLmode=disable\n' \
+		"$OLV_PG_DIR" "$OLV_PG_PORT" "$1"
 }
 
 olv_pg_stop() {

@@ -11,32 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fcgi/log.h"
 #include "fcgi/run/dispatch.h"
 #include "model/history.h"
 #include "model/runspec.h"
 
 void executor_log(const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
-	int n;
 
-	n = snprintf(line, sizeof(line), "olivares-executor[%ld]: ", (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	olv_log_line("olivares-executor", fmt, ap);
 	va_end(ap);
-	/* one write per line, so the lines of the slots do not interleave */
-	n = (int)strlen(line);
-	if ((size_t)n < sizeof(line) - 1) {
-		line[n++] = '\n';
-	} else {
-		line[sizeof(line) - 2] = '\n';
-		n = (int)sizeof(line) - 1;
-	}
-	if (write(STDERR_FILENO, line, (size_t)n) < 0)
-		return;
 }
 
 void executor_now_iso(char out[25])

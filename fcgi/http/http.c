@@ -4,6 +4,7 @@
  * struct http_request and reply through one of the helpers.
  */
 #include "fcgi/http/http.h"
+#include "fcgi/log.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -39,26 +40,11 @@
 
 void http_log(const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
-	int n;
 
-	n = snprintf(line, sizeof(line), "olivares-fcgi[%ld]: ", (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	olv_log_line("olivares-fcgi", fmt, ap);
 	va_end(ap);
-	/* one write per line so lines of concurrent workers do not interleave */
-	n = (int)strlen(line);
-	if ((size_t)n < sizeof(line) - 1) {
-		line[n++] = '\n';
-	} else {
-		line[sizeof(line) - 2] = '\n';
-		n = (int)sizeof(line) - 1;
-	}
-	if (write(STDERR_FILENO, line, (size_t)n) < 0)
-		return;
 }
 
 int http_iso_plus_seconds(const char now[25], long seconds, char out[25])

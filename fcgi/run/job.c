@@ -434,17 +434,19 @@ int http_run_offered(struct http_request *req, const char *backend, char *why, s
 	return offered ? 0 : 1;
 }
 
-void http_run_fail_now(struct http_run_job *job, const char *why)
+/* Fill job->run for a run recorded at once, with nothing run: status,
+ * job->reason (already written), runner "none", the backend that would
+ * have run, not isolated, no output, the digest of none. */
+static void recorded_at_once(struct http_run_job *job, const char *status)
 {
 	struct store_run *run = &job->run;
 
 	http_now_iso(job->started);
 	memcpy(job->finished, job->started, sizeof(job->finished));
 	empty_digest(job->nodigest);
-	snprintf(job->reason, sizeof(job->reason), "%s", why);
 	memset(run, 0, sizeof(*run));
 	run_identity(job);
-	run->status = "failed";
+	run->status = status;
 	run->runner = "none";
 	run->backend = job->backend;
 	run->suite = job->suite;
@@ -452,7 +454,12 @@ void http_run_fail_now(struct http_run_job *job, const char *why)
 	run->output_digest = job->nodigest;
 	run->started_at = job->started;
 	run->finished_at = job->finished;
-	run->outputs = NULL;
+}
+
+void http_run_fail_now(struct http_run_job *job, const char *why)
+{
+	snprintf(job->reason, sizeof(job->reason), "%s", why);
+	recorded_at_once(job, "failed");
 }
 
 int http_run_max_active(struct http_request *req, int *max, struct model_error *err)
@@ -658,21 +665,7 @@ json_t *http_run_replay_mocks(json_t *recorded, json_t *sc)
 
 void http_run_replay_degraded(struct http_request *req, struct http_run_job *job, const char *why)
 {
-	struct store_run *run = &job->run;
-
-	http_now_iso(job->started);
-	memcpy(job->finished, job->started, sizeof(job->finished));
-	empty_digest(job->nodigest);
 	snprintf(job->reason, sizeof(job->reason), "timeline cannot be rebuilt: %s", why);
-	memset(run, 0, sizeof(*run));
-	run_identity(job);
-	run->status = "degraded";
-	run->runner = "none";
-	run->backend = job->backend;
-	run->suite = job->suite;
-	run->reason = job->reason;
-	run->output_digest = job->nodigest;
-	run->started_at = job->started;
-	run->finished_at = job->finished;
-	run->outputs = http_req_own(req, json_array());
+	recorded_at_once(job, "degraded");
+	job->run.outputs = http_req_own(req, json_array());
 }

@@ -997,8 +997,7 @@ static const struct sqlite_busy_api *sqlite_busy_api(void)
 			*(void **)&api.busy_handler = dlsym(lib, "sqlite3_busy_handler");
 		}
 	}
-	return api.auto_extension && api.cancel_auto_extension && api.busy_handler ? &api
-	                                                                           : NULL;
+	return api.auto_extension && api.cancel_auto_extension && api.busy_handler ? &api : NULL;
 }
 
 static int sqlite_busy_wait(void *arg, int count)

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@
 #define PREFLIGHT_TIMEOUT_MS 20000
 /* The most slots one process may have ([executor] slots' bound). */
 #define SLOTS_MAX 256
+/* A slot's heap is kept when freed, up to this much (bytes): see slot_main. */
+#define SLOT_HEAP_KEEP (8 << 20)
 /* A slot idle with nothing to claim asks again after this pause, doubled
  * up to the most (ms). */
 #define IDLE_FIRST_MS 5
@@ -165,6 +168,14 @@ slot_main(const struct http_config *cfg, const char *id, const char *backends)
 	 * to init or to a subreaper */
 	if (getppid() != master_pid)
 		_exit(0);
+	/* Each run grows the heap (its job, its outputs, the rows read back)
+	 * and frees it all at its end: glibc gave the top back to the kernel
+	 * at every run (brk, then a TLB flush on every CPU the slot ran on,
+	 * then page faults to grow it again), a quarter of a slot's CPU time
+	 * per run. Kept instead, up to SLOT_HEAP_KEEP; larger blocks still
+	 * come from mmap and go back. */
+	mallopt(M_TRIM_THRESHOLD, SLOT_HEAP_KEEP);
+	mallopt(M_MMAP_THRESHOLD, SLOT_HEAP_KEEP);
 	memset(&scorer, 0, sizeof(scorer));
 	memset(&why, 0, sizeof(why));
 	if (http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, &why))

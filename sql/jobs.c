@@ -106,6 +106,7 @@ struct job_arg {
 	json_t *outputs;
 	char cutoff[32];
 	int flag;                 /* heartbeat: cancel asked; sweep: the run was ended */
+	int want_out;             /* finish: read the ended run back into out */
 	char comparison_id[33];   /* to settle after the commit ("" for none) */
 	struct store_claim claim; /* claim: what the transaction took */
 	json_t *out;
@@ -781,7 +782,10 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 	if (rc)
 		goto out;
 	snprintf(a->comparison_id, sizeof a->comparison_id, "%s", jtext(held, "comparison_id"));
-	rc = store_run_read(st, tenant, a->run_id, &a->out);
+	/* the ended run read back only for a caller that asked for it: the
+	 * executor does not, and the read would hold SQLite's write lock */
+	if (a->want_out)
+		rc = store_run_read(st, tenant, a->run_id, &a->out);
 out:
 	free(details);
 	free(divergence);
@@ -809,7 +813,7 @@ static void settle_after(struct store *st, const char *comparison_id)
 enum store_rc store_run_finish(struct store *st, const char *run_id, const char *executor_id,
                                const struct store_run *run, json_t **out)
 {
-	struct job_arg a = {.run_id = run_id, .executor_id = executor_id};
+	struct job_arg a = {.run_id = run_id, .executor_id = executor_id, .want_out = out != NULL};
 	struct store_run shape, copy;
 	json_t *empty = NULL, *res = NULL;
 	enum store_rc rc;

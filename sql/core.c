@@ -39,7 +39,6 @@
 #include "sql/store_internal.h"
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -919,143 +918,20 @@ static int sqlite_main_file(struct store *st, char *out, size_t n)
  * libsqliteodbc reads a boolean: a value starting with one of
  * "YyTt123456789". The workers connect so (fcgi/main.c): a database
  * deleted under them is an error, never a new empty file. */
-/* The value of the DSN's first key (case-insensitive) and its length in
- * *vlen, not NUL-terminated; NULL when the DSN has no such key. */
-static const char *dsn_get(const char *dsn, const char *key, size_t *vlen)
+static int dsn_nocreat(const char *dsn)
 {
 	const char *p = dsn, *end, *eq;
-	size_t klen = strlen(key);
 
 	while (*p) {
 		end = strchr(p, ';');
 		if (!end)
 			end = p + strlen(p);
 		eq = memchr(p, '=', (size_t)(end - p));
-		if (eq && (size_t)(eq - p) == klen && strncasecmp(p, key, klen) == 0) {
-			*vlen = (size_t)(end - eq - 1);
-			return eq + 1;
-		}
+		if (eq && eq - p == 7 && strncasecmp(p, "NoCreat", 7) == 0)
+			return eq + 1 < end && strchr("YyTt123456789", eq[1]) != NULL;
 		p = *end ? end + 1 : end;
 	}
-	return NULL;
-}
-
-static int dsn_nocreat(const char *dsn)
-{
-	size_t n = 0;
-	const char *v = dsn_get(dsn, "NoCreat", &n);
-
-	return v && n > 0 && strchr("YyTt123456789", v[0]) != NULL;
-}
-
-/*
- * SQLite's wait for a lock. libsqliteodbc's busy handler sleeps 10 ms
- * between two tries, whatever the DSN's Timeout: with the API's workers
- * and the executors' slots writing to one file, most of a short write
- * transaction's time was that sleep. The store installs its own handler
- * on the driver's connection: tries after 0.1 ms, then 0.2, 0.5, 1 and
- * every 2 ms, for at most the DSN's Timeout in all (the driver's
- * default, 100 s, without one) - the same bound, waited for in finer
- * steps. libsqlite3 is the driver's own copy (one shared library in the
- * process): its functions are looked up, not linked, so a store that
- * never opens SQLite does not need it. An auto extension, registered
- * only while this thread connects, hands over the connection the driver
- * opens.
- */
-struct sqlite_busy_api {
-	int (*auto_extension)(void (*)(void));
-	int (*cancel_auto_extension)(void (*)(void));
-	int (*busy_handler)(void *, int (*)(void *, int), void *);
-};
-
-static __thread void *sqlite_opened;
-static __thread int sqlite_watching;
-
-static long long mono_ms(void);
-
-static int sqlite_on_open(void *db, const char **err, const void *api)
-{
-	(void)err;
-	(void)api;
-	sqlite_opened = db;
 	return 0;
-}
-
-static const struct sqlite_busy_api *sqlite_busy_api(void)
-{
-	static struct sqlite_busy_api api;
-	static int looked;
-	void *lib;
-
-	if (!looked) {
-		looked = 1;
-		lib = dlopen("libsqlite3.so.0", RTLD_NOW);
-		if (lib) {
-			*(void **)&api.auto_extension = dlsym(lib, "sqlite3_auto_extension");
-			*(void **)&api.cancel_auto_extension =
-			    dlsym(lib, "sqlite3_cancel_auto_extension");
-			*(void **)&api.busy_handler = dlsym(lib, "sqlite3_busy_handler");
-		}
-	}
-	return api.auto_extension && api.cancel_auto_extension && api.busy_handler ? &api : NULL;
-}
-
-static int sqlite_busy_wait(void *arg, int count)
-{
-	static const long pause_us[] = {100, 200, 500, 1000, 2000};
-	struct store *st = arg;
-	struct timespec ts;
-	long us;
-
-	if (count == 0)
-		st->busy_since_ms = mono_ms();
-	else if (mono_ms() - st->busy_since_ms >= st->busy_timeout_ms)
-		return 0;
-	us = pause_us[count < 4 ? count : 4];
-	ts.tv_sec = 0;
-	ts.tv_nsec = us * 1000L;
-	nanosleep(&ts, NULL);
-	return 1;
-}
-
-/* Before SQLDriverConnect of a SQLite DSN: watch for the connection the
- * driver opens. */
-static void sqlite_busy_watch(struct store *st)
-{
-	const struct sqlite_busy_api *api;
-	char file[1024];
-
-	sqlite_opened = NULL;
-	st->busy_timeout_ms = 0;
-	if (!store_sqlite_file(st->dsn, file, sizeof file))
-		return;
-	api = sqlite_busy_api();
-	if (api && api->auto_extension((void (*)(void))sqlite_on_open) == 0)
-		sqlite_watching = 1;
-}
-
-/* After it: the watch ended and, when it connected (connected != 0), the
- * store's busy handler on the connection the driver opened. */
-static void sqlite_busy_install(struct store *st, int connected)
-{
-	const struct sqlite_busy_api *api;
-	const char *v;
-	size_t n = 0;
-
-	if (!sqlite_watching)
-		return;
-	sqlite_watching = 0;
-	api = sqlite_busy_api();
-	api->cancel_auto_extension((void (*)(void))sqlite_on_open);
-	if (!sqlite_opened || !connected) {
-		sqlite_opened = NULL;
-		return;
-	}
-	v = dsn_get(st->dsn, "Timeout", &n);
-	st->busy_timeout_ms = v && n > 0 ? strtol(v, NULL, 10) : 100000;
-	if (st->busy_timeout_ms > 0)
-		api->busy_handler(sqlite_opened, sqlite_busy_wait, st);
-	sqlite_opened = NULL;
 }
 
 /*
@@ -1170,10 +1046,8 @@ static enum store_rc st_connect(struct store *st)
 		rc = STORE_UNAVAILABLE;
 		goto fail;
 	}
-	sqlite_busy_watch(st);
 	r = SQLDriverConnect(st->dbc, NULL, (SQLCHAR *)st->dsn, SQL_NTS, NULL, 0, NULL,
 	                     SQL_DRIVER_NOPROMPT);
-	sqlite_busy_install(st, SQL_SUCCEEDED(r));
 	if (!SQL_SUCCEEDED(r)) {
 		odbc_fail(st, SQL_HANDLE_DBC, st->dbc, "connect");
 		rc = STORE_UNAVAILABLE;

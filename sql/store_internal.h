@@ -63,9 +63,6 @@ struct store {
 	dev_t file_dev;
 	ino_t file_ino;
 	int have_file;
-	/* SQLite: the bound of one wait for a lock (the DSN's Timeout, ms),
-	 * and when the current wait began (core.c's busy handler) */
-	long long busy_timeout_ms, busy_since_ms;
 	struct stmt_slot stmts[STORE_STMT_CACHE];
 	unsigned long tick;
 };

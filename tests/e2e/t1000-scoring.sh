@@ -35,7 +35,7 @@ declare -a EXTRA_DATA=()
 cleanup_extra() {
 	local d
 	for d in "${EXTRA_DATA[@]}"; do
-		OLIVARES_DATA=$d "$STACK" down >/dev/null 2>&1 || true
+		env -u OLIVARES_DSN OLIVARES_DATA="$d" "$STACK" down >/dev/null 2>&1 || true
 	done
 	rm -rf "$E2E_TMP"
 }
@@ -330,7 +330,12 @@ fi
 
 # ---- extra stacks: no scorer wired, exec adapter ---------------------------------
 # start_stack NAME CONF: a stack with CONF as its OLIVARES_CONF; sets XURL
-# and XTOK (its admin token); returns 1 when it did not start
+# and XTOK (its admin token); returns 1 when it did not start. Its store is
+# a SQLite file of its own, whatever the stack under test runs on: the
+# executors of stacks that share one database are one pool (any of them
+# claims any run, and scores it with its own [scorer]), so an extra stack
+# with another scorer on the same PostgreSQL would have its runs scored by
+# the other stack's executors
 start_stack() {
 	local dir=$E2E_TMP/stack-$1 port
 	mkdir -p "$dir/data"
@@ -338,19 +343,19 @@ start_stack() {
 	EXTRA_DATA+=("$dir/data")
 	for _ in 1 2 3; do
 		port=$(olv_free_port)
-		if OLIVARES_DATA=$dir/data OLIVARES_PORT=$port OLIVARES_CONF=$dir/olivares.conf \
-			"$STACK" up >"$dir/up.out" 2>&1; then
+		if env -u OLIVARES_DSN OLIVARES_DATA="$dir/data" OLIVARES_PORT="$port" \
+			OLIVARES_CONF="$dir/olivares.conf" "$STACK" up >"$dir/up.out" 2>&1; then
 			XURL=http://127.0.0.1:$port
 			XTOK=$(<"$dir/data/admin_token")
 			return 0
 		fi
-		OLIVARES_DATA=$dir/data "$STACK" down >/dev/null 2>&1 || true
+		env -u OLIVARES_DSN OLIVARES_DATA="$dir/data" "$STACK" down >/dev/null 2>&1 || true
 	done
 	not_ok "stack $1 started ($(short "$(tail -n 5 "$dir/up.out")"))"
 	return 1
 }
 stop_stack() {
-	OLIVARES_DATA=$E2E_TMP/stack-$1/data "$STACK" down >/dev/null 2>&1 || true
+	env -u OLIVARES_DSN OLIVARES_DATA="$E2E_TMP/stack-$1/data" "$STACK" down >/dev/null 2>&1 || true
 }
 
 # xrun NAME: on the extra stack, create the walkthrough and run it with

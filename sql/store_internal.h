@@ -72,6 +72,17 @@ struct store {
 /* Set the connection's error text (store_last_error): never a bound value. */
 void store_seterr(struct store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Record the first ODBC diagnostic of handle h (of type htype) after the
+ * call named by what, and classify it: sets st->busy for a retryable
+ * conflict and st->broken for a lost connection. Returns STORE_UNAVAILABLE
+ * for those and a full database, STORE_CONFLICT for a unique-key
+ * violation, else STORE_ERROR. */
+enum store_rc store_odbc_fail(struct store *st, SQLSMALLINT htype, SQLHANDLE h, const char *what);
+
+/* Drop every cached statement of the connection (statement.c): before a
+ * disconnect, whose handles they are. */
+void store_stmt_cache_clear(struct store *st);
+
 /* 16 random bytes from OpenSSL as 32 lowercase hex; STORE_ERROR when the
  * generator fails. */
 enum store_rc store_new_id(struct store *st, char out[33]);

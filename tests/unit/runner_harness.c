@@ -198,6 +198,26 @@ void assert_delayed_run(const struct result *r, long delay_ms)
 	              (long long)slow, delay_ms, r->ms);
 }
 
+void spec_slow_and_quick(json_t *spec)
+{
+	spec_step(spec, "slow", "sleep 300");
+	spec_step(spec, "quick", "sleep 0");
+}
+
+void assert_slow_and_quick(const struct result *r)
+{
+	json_int_t slow, quick;
+
+	ck_assert_str_eq(sum_str(r, "status"), "completed");
+	ck_assert_int_eq(json_array_size(r->steps), 2);
+	ck_assert_str_eq(step_str(r, 0, "output"), "sleep: 300 ms");
+	slow = json_integer_value(json_object_get(json_array_get(r->steps, 0), "duration_us"));
+	quick = json_integer_value(json_object_get(json_array_get(r->steps, 1), "duration_us"));
+	ck_assert_msg(slow >= 300000 && slow <= r->ms * 1000, "slow step: %lld us in a %lld ms run",
+	              (long long)slow, r->ms);
+	ck_assert_msg(quick >= 1 && quick < 300000, "quick step: %lld us", (long long)quick);
+}
+
 void spec_limit(json_t *spec, const char *key, long value)
 {
 	json_t *l = json_object_get(spec, "limits");

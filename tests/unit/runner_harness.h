@@ -95,6 +95,16 @@ json_t *delay_spec(long delay_ms);
  * only: the machine may be loaded) and at most the runner's wall time. */
 void assert_delayed_run(const struct result *r, long delay_ms);
 
+/** spec with a "slow" step whose hostile agent waits 300 ms ("sleep 300")
+ * and a "quick" one ("sleep 0") added. */
+void spec_slow_and_quick(json_t *spec);
+
+/** r, the run of a spec_slow_and_quick() spec, completed with its two
+ * steps, the slow one timed at 300 ms or more (and at most the runner's
+ * wall time), the quick one under 300 ms: a step's duration_us is the
+ * agent's time. */
+void assert_slow_and_quick(const struct result *r);
+
 /** Bytes read from a runner, grown as they come (data NULL until then). */
 struct text {
 	char *data;

@@ -83,7 +83,9 @@ const struct http_config_section http_config_sections[] = {
              "tenant uses the `[runner]` pair. Blanks around NAME are not part of it, and "
              "names are compared exactly, case included. A section whose tenant does not "
              "exist (yet) is kept and applies once a tenant of that name is created; the "
-             "server logs a note of it at start-up."},
+             "server logs a note of it at start-up. NAME may be at most 42 bytes long (the "
+             "INI reader keeps 49 bytes of a section header); a longer one is refused, never "
+             "cut to another tenant's name."},
     {.name = "scorer",
      .title = "the scorer adapter",
      .help = "How runs that name an eval suite are scored. The adapter's syntax is checked "
@@ -1069,8 +1071,14 @@ static int on_key(void *user, const char *section, const char *name, const char 
  * handler only for keys, so an empty unknown section is seen here only.
  */
 #define CONFIG_MAX_LINE HTTP_CONFIG_MAX_LINE
+/* inih copies a section's name into 50 bytes (INI_MAX_SECTION, as built by
+ * Debian) and cuts a longer one: a [tenant NAME] of a long name would
+ * apply to another name, its first bytes. Such a header is refused
+ * (*long_name = 1, with its line and name as for an unknown one). */
+#define CONFIG_MAX_SECTION 49
 
-static int prescan(const char *path, int *unknown_line, char *unknown, size_t unknown_n)
+static int prescan(const char *path, int *unknown_line, char *unknown, size_t unknown_n,
+                   int *long_name)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, *p, *end;
@@ -1082,6 +1090,7 @@ static int prescan(const char *path, int *unknown_line, char *unknown, size_t un
 	if (!f)
 		return -1;
 	*unknown_line = 0;
+	*long_name = 0;
 	while (!found) {
 		n = getline(&line, &cap, f);
 		if (n == -1)
@@ -1102,7 +1111,11 @@ static int prescan(const char *path, int *unknown_line, char *unknown, size_t un
 		end = *p == '[' ? strchr(p, ']') : NULL;
 		if (end && !*unknown_line) {
 			*end = '\0';
-			if (!section_of(p + 1, &rest)) {
+			if (end - (p + 1) > CONFIG_MAX_SECTION) {
+				*unknown_line = lineno;
+				*long_name = 1;
+				snprintf(unknown, unknown_n, "%s", p + 1);
+			} else if (!section_of(p + 1, &rest)) {
 				*unknown_line = lineno;
 				snprintf(unknown, unknown_n, "%s", p + 1);
 			}
@@ -1210,7 +1223,7 @@ static int load_defaults(struct load_ctx *c)
 static int load_file(struct load_ctx *c, const char *conf)
 {
 	char unknown[CONFIG_MAX_LINE + 1], known[128], msg[sizeof(c->err->message)];
-	int r, unknown_line;
+	int r, unknown_line, long_name;
 
 	if (copy_str(c->file, sizeof c->file, conf) || copy_str(c->dir, sizeof c->dir, conf) ||
 	    make_absolute(c->dir, sizeof c->dir))
@@ -1218,7 +1231,7 @@ static int load_file(struct load_ctx *c, const char *conf)
 	*strrchr(c->dir, '/') = '\0';
 	if (!c->dir[0])
 		strcpy(c->dir, "/");
-	r = prescan(conf, &unknown_line, unknown, sizeof unknown);
+	r = prescan(conf, &unknown_line, unknown, sizeof unknown, &long_name);
 	if (r == -1)
 		return seterr(c->err, HTTP_CONFIG_E_FILE, "%s: cannot open: %s", conf,
 		              strerror(errno));
@@ -1227,6 +1240,12 @@ static int load_file(struct load_ctx *c, const char *conf)
 		              "%s:%d: line longer than %d bytes (a long connection string goes in "
 		              "OLIVARES_DSN; shorten other values)",
 		              conf, r, CONFIG_MAX_LINE);
+	if (unknown_line && long_name)
+		return seterr(c->err, HTTP_CONFIG_E_SECTION,
+		              "%s:%d: section name longer than %d bytes: [%s] (a [tenant NAME] "
+		              "section takes a name of at most %d bytes)",
+		              conf, unknown_line, CONFIG_MAX_SECTION, unknown,
+		              CONFIG_MAX_SECTION - (int)strlen("tenant "));
 	if (unknown_line) {
 		known_sections(known, sizeof(known));
 		return seterr(c->err, HTTP_CONFIG_E_SECTION,

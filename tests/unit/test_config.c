@@ -319,6 +319,24 @@ START_TEST(test_max_active_runs)
 	ck_assert_str_eq(cfg.tenants[1].backends, "inproc-mock");
 	ck_assert_str_eq(cfg.tenants[1].default_backend, "inproc-mock");
 
+	/* a name the INI reader would cut is refused, naming the line; the
+	 * longest it keeps whole is taken as it is */
+	ck_assert_int_eq(
+	    load("[runner]\n[tenant "
+	         "abcdefghij-abcdefghij-abcdefghij-abcdefghij-x]\nmax_active_runs = 3\n",
+	         &cfg, err, sizeof(err)),
+	    -1);
+	ck_assert_msg(strstr(err, ":2: section name longer than 49 bytes: [tenant "
+	                          "abcdefghij-abcdefghij-abcdefghij-abcdefghij-x] (a [tenant NAME] "
+	                          "section takes a name of at most 42 bytes)") != NULL,
+	              "%s", err);
+	ck_assert_int_eq(load("[tenant abcdefghij-abcdefghij-abcdefghij-abcdefghi]\n"
+	                      "max_active_runs = 3\n",
+	                      &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_str_eq(cfg.tenants[0].name, "abcdefghij-abcdefghij-abcdefghij-abcdefghi");
+	ck_assert_int_eq(cfg.tenants[0].max_active_runs, 3);
+
 	/* a tenant's own may be above [runner]'s */
 	ck_assert_int_eq(load("[runner]\nmax_active_runs = 1\n[tenant big]\nmax_active_runs = "
 	                      "1000000\n",

@@ -158,6 +158,20 @@ const struct http_config_key http_config_keys[] = {
              "one per core leaves cores idle.",
      IN_CONFIG(workers)},
     {.section = "server",
+     .name = "wait_max_seconds",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = 60,
+     .def = "60",
+     .help = "The longest a request waits for the end of the run it made when the client "
+             "asks with `Prefer: wait=N` (N is cut to it; 0: every run, replay and "
+             "comparison is answered `202` at once). The admin view's forms wait 10 s at "
+             "most, and never longer than this. A request holds its worker at most this "
+             "plus 10 s for its store calls (`request_seconds_max`, 70 s by default): the "
+             "web server's read timeout for the pool (nginx's `fastcgi_read_timeout`, 60 s "
+             "unless set) must be at least that, or this lower.",
+     IN_CONFIG(wait_max_seconds)},
+    {.section = "server",
      .name = "backlog",
      .type = HTTP_CONFIG_INT,
      .min = 1,
@@ -544,10 +558,7 @@ static int list_all(const char *list, int (*ok)(const char *item, size_t len), i
 
 int http_config_request_seconds_max(const struct http_config *cfg)
 {
-	long per_run_ms =
-	    (long)cfg->run_timeout_ms + HTTP_DISPATCH_GRACE_MS + 2000 + cfg->scorer_timeout_ms;
-
-	return (int)(2 * ((per_run_ms + 999) / 1000));
+	return cfg->wait_max_seconds + HTTP_CONFIG_STORE_SECONDS;
 }
 
 int http_config_list_has(const char *list, const char *name)

@@ -64,6 +64,7 @@ struct http_config {
 	unsigned socket_mode;
 	int workers;
 	int backlog;
+	int wait_max_seconds;
 	char runner_path[512];
 	int run_timeout_ms;
 	char backends[256]; /* comma list, no spaces */
@@ -227,15 +228,21 @@ int http_config_list_has(const char *list, const char *name);
 #define HTTP_CONFIG_MAX_LINE 198
 
 /**
- * The longest a request can hold a worker, in whole seconds: a comparison
- * runs its scenario twice, each run taking up to [runner] timeout_ms plus
- * the worker's backstop grace (HTTP_DISPATCH_GRACE_MS, fcgi/run/dispatch.h)
- * and 2 s for its spec and records, then scored for up to [scorer]
- * timeout_ms. A web server's read timeout for the pool (nginx's
- * fastcgi_read_timeout) shorter than this cuts off requests whose work is
- * still done and recorded. 40 with the defaults.
+ * The longest a request can hold a worker, in whole seconds: a run, replay
+ * or comparison is a job that an executor runs, so a request holds its
+ * worker at most while it waits for its run's end ([server]
+ * wait_max_seconds, the cut of a client's Prefer: wait=N) plus
+ * HTTP_CONFIG_STORE_SECONDS for its store calls. A web server's read
+ * timeout for the pool (nginx's fastcgi_read_timeout) shorter than this
+ * answers 504 to a client that waits for a slow run. 70 with the
+ * defaults.
  */
 int http_config_request_seconds_max(const struct http_config *cfg);
+
+/** What a request's store calls may add to its wait (s): the store gives a
+ * locked database up after about 8 + 2 s with the default DSN
+ * (sql/core.c). */
+#define HTTP_CONFIG_STORE_SECONDS 10
 
 /** The backends the runner knows, in listing order, NULL-terminated:
  * inproc-mock, namespaces, gvisor, firecracker (model/runspec.h). */

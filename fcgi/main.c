@@ -451,8 +451,8 @@ static int master_loop(const struct http_config *cfg, int listen_fd)
 		}
 		reap(slots, n, 0);
 	}
-	/* a request in progress (a comparison at the longest) ends and is
-	 * recorded before its worker is killed */
+	/* a request in progress (one waiting for its run at the longest) ends
+	 * and is answered before its worker is killed */
 	stop_workers(slots, n, &set,
 	             http_config_request_seconds_max(cfg) * 1000 + SHUTDOWN_GRACE_MS);
 	return 0;
@@ -627,10 +627,11 @@ static void warn_config(const struct http_config *cfg)
 		         cfg->agents_dir);
 	/* 60 s: nginx's default fastcgi_read_timeout */
 	if (longest > 60)
-		http_log(
-		    "note: a comparison can take up to %d s here: the web server's read "
-		    "timeout for this pool (nginx's fastcgi_read_timeout) must be at least that",
-		    longest);
+		http_log("note: a request that waits for its run can take up to %d s here "
+		         "([server] wait_max_seconds + 10 s): the web server's read timeout for "
+		         "this pool (nginx's fastcgi_read_timeout, 60 s unless set) must be at "
+		         "least that, or wait_max_seconds lower",
+		         longest);
 }
 
 /* Build the configured scorer adapter once and release it: a
@@ -771,8 +772,9 @@ static void print_config(const struct http_config *cfg)
 		printf("%s[%s]\n", s == http_config_sections ? "" : "\n", s->name);
 		print_keys(cfg, s, -1);
 	}
-	printf("\n# the longest request (a comparison) can take %d s: the web server's read\n"
-	       "# timeout for the pool (nginx's fastcgi_read_timeout) must be at least that\n"
+	printf("\n# the longest request (one that waits for its run) can take %d s: the web\n"
+	       "# server's read timeout for the pool (nginx's fastcgi_read_timeout) must be\n"
+	       "# at least that\n"
 	       "# request_seconds_max = %d\n",
 	       http_config_request_seconds_max(cfg), http_config_request_seconds_max(cfg));
 	for (s = http_config_sections; s->name; s++) {

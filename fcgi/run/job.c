@@ -504,7 +504,9 @@ int http_run_wait_seconds(struct http_request *req)
 	/* the admin view's forms wait a little, so the page they lead to
 	 * shows the finished run when it is quick */
 	if (req->internal)
-		return HTTP_RUN_VIEW_WAIT_SECONDS;
+		return HTTP_RUN_VIEW_WAIT_SECONDS < req->cfg->wait_max_seconds
+		           ? HTTP_RUN_VIEW_WAIT_SECONDS
+		           : req->cfg->wait_max_seconds;
 	h = req->fcgx ? FCGX_GetParam("HTTP_PREFER", req->fcgx->envp) : NULL;
 	for (p = h; p && *p; p++) {
 		/* a preference is a token at the start or after a comma or a
@@ -516,7 +518,7 @@ int http_run_wait_seconds(struct http_request *req)
 		n = strtol(p + 5, &end, 10);
 		if (end == p + 5 || n < 0)
 			return 0;
-		return n > HTTP_RUN_WAIT_MAX_SECONDS ? HTTP_RUN_WAIT_MAX_SECONDS : (int)n;
+		return n > req->cfg->wait_max_seconds ? req->cfg->wait_max_seconds : (int)n;
 	}
 	return 0;
 }

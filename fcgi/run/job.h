@@ -61,9 +61,6 @@ struct http_run_job {
 
 /** How long the admin view's forms wait for the run they start (s). */
 #define HTTP_RUN_VIEW_WAIT_SECONDS 10
-/** The longest wait a client's Prefer: wait=N gets (s); a longer one is
- * cut to it. */
-#define HTTP_RUN_WAIT_MAX_SECONDS 60
 
 /**
  * The backend policy of the caller's tenant (fcgi/config.h): the [tenant
@@ -163,8 +160,9 @@ int http_run_max_active(struct http_request *req, int *max, struct model_error *
 int http_run_limit_error(int max, int runs, struct model_error *err);
 
 /** The wait the request asks for with Prefer: wait=N (RFC 7240), in
- * seconds, cut to HTTP_RUN_WAIT_MAX_SECONDS; 0 when it asks none;
- * HTTP_RUN_VIEW_WAIT_SECONDS for the admin view's calls. */
+ * seconds, cut to [server] wait_max_seconds; 0 when it asks none;
+ * HTTP_RUN_VIEW_WAIT_SECONDS (or wait_max_seconds, when lower) for the
+ * admin view's calls. */
 int http_run_wait_seconds(struct http_request *req);
 
 /**

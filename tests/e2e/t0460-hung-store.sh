@@ -43,6 +43,7 @@ trap cleanup EXIT
 cat >"$D/olivares.conf" <<'CONF'
 [server]
 workers = 2
+wait_max_seconds = 2
 [runner]
 timeout_ms = 100
 [scorer]

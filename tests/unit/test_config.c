@@ -479,23 +479,27 @@ START_TEST(test_gvisor_platform)
 }
 END_TEST
 
-/* How long a request can take follows the two timeouts: with the largest
- * of both, 2 x (600 + 3 + 2 + 600) s. */
+/* How long a request can hold a worker follows [server] wait_max_seconds,
+ * the longest a request waits for its run, plus 10 s for its store calls;
+ * the run and scorer timeouts no longer count (executors run the runs). */
 START_TEST(test_request_seconds_max)
 {
 	struct http_config cfg;
 	char err[512];
 
 	ck_assert_int_eq(load("", &cfg, err, sizeof(err)), 0);
-	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 2 * (10 + 3 + 2 + 5));
-	ck_assert_int_eq(load("[runner]\ntimeout_ms = 40000\n[scorer]\ntimeout_ms = 100\n", &cfg,
-	                      err, sizeof(err)),
-	                 0);
-	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 2 * 46);
+	ck_assert_int_eq(cfg.wait_max_seconds, 60);
+	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 60 + 10);
 	ck_assert_int_eq(load("[runner]\ntimeout_ms = 600000\n[scorer]\ntimeout_ms = 600000\n",
 	                      &cfg, err, sizeof(err)),
 	                 0);
-	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 2 * (600 + 3 + 2 + 600));
+	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 60 + 10);
+	ck_assert_int_eq(load("[server]\nwait_max_seconds = 0\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_config_request_seconds_max(&cfg), 10);
+	ck_assert_int_eq(load("[server]\nwait_max_seconds = 61\n", &cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "bad value \"61\" for [server] wait_max_seconds (a whole number "
+	                          "from 0 to 60)") != NULL,
+	              "%s", err);
 }
 END_TEST
 
@@ -628,6 +632,8 @@ static const struct key_case key_cases[] = {
      .wanted = "an octal number from 0 to 0777"},
     {"server", "workers", .valid = "3", .stored = "3", .also_ok = "1|64", .bad = "0|65|-1|x|3x|",
      .wanted = "a whole number from 1 to 64"},
+    {"server", "wait_max_seconds", .def = "60", .valid = "20", .stored = "20", .also_ok = "0|60",
+     .bad = "-1|61|x|", .wanted = "a whole number from 0 to 60"},
     {"server", "backlog", .def = "1024", .valid = "2048", .stored = "2048", .also_ok = "1|65535",
      .bad = "0|65536|", .wanted = "a whole number from 1 to 65535"},
     {"runner", "path", .valid = "bin/runner", .stored = "/tmp/bin/runner",

@@ -1001,14 +1001,14 @@ START_TEST(test_spec_fields_strict)
 	assert_refused(
 	    spec, "namespaces",
 	    "invalid run spec: binds[0] must be an absolute normalised path other than /, "
-	    "/proc, /tmp and /agent");
+	    "/proc, /tmp, /agent and /agent-exec");
 
 	spec = walk_spec();
 	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", "/tmp/x"));
 	assert_refused(
 	    spec, "namespaces",
 	    "invalid run spec: binds[1] must be an absolute normalised path other than /, "
-	    "/proc, /tmp and /agent");
+	    "/proc, /tmp, /agent and /agent-exec");
 }
 END_TEST
 

@@ -157,3 +157,43 @@ void model_runlog_mark(long long dropped, char *buf, size_t n)
 {
 	snprintf(buf, n, "[[log truncated: %lld bytes dropped]]", dropped);
 }
+
+int model_runlog_is_clean(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	int len;
+
+	while (i < n) {
+		if (u[i] < 0x80) {
+			if (!(u[i] == '\n' || u[i] == '\t' || (u[i] >= 0x20 && u[i] < 0x7f)))
+				return 0;
+			i++;
+			continue;
+		}
+		len = seq_len(u + i, n - i);
+		if (len <= 0 || (len == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0))
+			return 0;
+		i += (size_t)len;
+	}
+	return 1;
+}
+
+int model_runlog_shown(struct model_buf *out, const char *text, size_t len, long long dropped)
+{
+	char mark[MODEL_RUN_LOG_MARK_BYTES];
+	size_t before = out->len;
+
+	if (model_buf_add(out, text, len) != 0)
+		return -1;
+	if (dropped == 0)
+		return 0;
+	model_runlog_mark(dropped, mark, sizeof(mark));
+	if ((len > 0 && text[len - 1] != '\n' && model_buf_add(out, "\n", 1) != 0) ||
+	    model_buf_adds(out, mark) != 0 || model_buf_add(out, "\n", 1) != 0) {
+		out->len = before;
+		out->data[before] = '\0';
+		return -1;
+	}
+	return 0;
+}

@@ -48,8 +48,21 @@ void model_runlog_end(struct model_runlog *l);
 
 void model_runlog_release(struct model_runlog *l);
 
+/** 1 when the n bytes at s are text a cleaned log may hold (valid UTF-8,
+ * no NUL, no control character but newline and tab), else 0. */
+int model_runlog_is_clean(const char *s, size_t n);
+
 /** The truncation mark of a log that dropped bytes into buf (n >=
  * MODEL_RUN_LOG_MARK_BYTES): "[[log truncated: N bytes dropped]]". */
 void model_runlog_mark(long long dropped, char *buf, size_t n);
+
+/**
+ * The log as shown (the API's text/plain body, the admin view's run page):
+ * the len bytes of text, then, when dropped is not 0, the mark on a line
+ * of its own ("\n" first unless text is empty or ends with one, "\n"
+ * after). Appended to out, whose cap must leave MODEL_RUN_LOG_MARK_BYTES +
+ * 2 bytes beyond len. Returns 0, -1 when out has no room (out unchanged).
+ */
+int model_runlog_shown(struct model_buf *out, const char *text, size_t len, long long dropped);
 
 #endif

@@ -84,15 +84,24 @@ static int bounds_reached(struct drive *d, int force)
 }
 
 /* What the log says that its lines have not said yet, as one log line
- * (model/runspec.h) to io->log_out. */
-static void log_emit(struct runner_agent_io *io)
+ * (model/runspec.h) to io->log_out: when forced (before a step line, at
+ * the end), else once RUNNER_AGENT_LOG_LINE bytes wait or
+ * RUNNER_AGENT_LOG_EVERY_MS passed since the last one, so that an agent
+ * writing a byte at a time makes few lines, not one a byte. */
+static void log_emit(struct runner_agent_io *io, int force)
 {
 	struct model_runlog *l = &io->log;
+	long long now;
 	json_t *line;
 
 	if (!io->log_on || !io->log_out ||
 	    (l->text.len == io->log_sent && l->dropped == io->log_dropped_sent))
 		return;
+	now = runner_now_ms();
+	if (!force && l->text.len - io->log_sent < RUNNER_AGENT_LOG_LINE &&
+	    now - io->log_emitted_ms < RUNNER_AGENT_LOG_EVERY_MS)
+		return;
+	io->log_emitted_ms = now;
 	line = json_pack("{s:s, s:s%, s:I}", "type", "log", "data", l->text.data + io->log_sent,
 	                 l->text.len - io->log_sent, "dropped", (json_int_t)l->dropped);
 	/* cleaned text is valid UTF-8: only an allocation failure gets here */
@@ -140,7 +149,7 @@ static void drain_err(struct drive *d)
 		return;
 	if (log_read(io, io->err_fd))
 		io->err_fd = -1; /* closed or broken: stop polling it */
-	log_emit(io);
+	log_emit(io, 0);
 }
 
 /* Poll fd for ev (plus the stderr pipe) until ready or the deadline; fd
@@ -413,6 +422,9 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	snprintf(marker, sizeof(marker), "[[agent-error:%s]]", why);
 	output = json_string(marker);
 	sum->status = "failed";
+	/* the log so far comes before the step's line */
+	if (d->io)
+		log_emit(d->io, 1);
 	if (output && write_step(out, seq, step, output, "agent_error", duration_us) == 0) {
 		sum->steps_total++;
 		sum->steps_error++;
@@ -613,6 +625,9 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			 * delay past the answer. */
 			if (bounds_reached(d, 1) != 0)
 				goto limit;
+			drain_err(d);
+			if (d->io)
+				log_emit(d->io, 1);
 			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL,
 			               runner_step_us(d->step_start_ns)) != 0) {
 				sum->status = "failed";
@@ -867,7 +882,7 @@ void runner_agent_log_end(struct runner_agent_io *io, int fd)
 	if (!io->log_on)
 		return;
 	model_runlog_end(&io->log);
-	log_emit(io);
+	log_emit(io, 1);
 	model_runlog_release(&io->log);
 	io->log_on = 0;
 }

@@ -194,6 +194,7 @@ struct runner_agent_io {
 	FILE *log_out;
 	size_t log_sent;
 	long long log_dropped_sent;
+	long long log_emitted_ms; /* CLOCK_MONOTONIC ms of the last log line */
 	int log_on;
 };
 

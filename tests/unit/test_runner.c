@@ -635,7 +635,7 @@ START_TEST(test_fake_runners_fail)
 	check_fake_fails("runner-other-backend", "runner output inconsistent: backend gvisor "
 	                                         "reported, inproc-mock requested");
 	check_fake_fails("runner-sigsys", "runner killed by SIGSYS (seccomp): about to die");
-	check_fake_fails("runner-flood", "runner output over 4194304 bytes");
+	check_fake_fails("runner-flood", "runner output over 7340032 bytes");
 	check_fake_fails("runner-shutdown-failed",
 	                 "runner output inconsistent: a shutdown note on a failed run");
 }

@@ -9,10 +9,15 @@
 
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
-void model_runlog_init(struct model_runlog *l)
+void model_runlog_init_max(struct model_runlog *l, size_t max)
 {
 	memset(l, 0, sizeof(*l));
-	model_buf_init(&l->text, MODEL_RUN_LOG_MAX);
+	model_buf_init(&l->text, max);
+}
+
+void model_runlog_init(struct model_runlog *l)
+{
+	model_runlog_init_max(l, MODEL_RUN_LOG_MAX);
 }
 
 void model_runlog_release(struct model_runlog *l)

@@ -40,6 +40,10 @@ struct model_runlog {
 /** An empty log (release with model_runlog_release). */
 void model_runlog_init(struct model_runlog *l);
 
+/** The same with another cap than MODEL_RUN_LOG_MAX, max bytes of cleaned
+ * text (a reader cleaning a log it was given whole: the CLI). */
+void model_runlog_init_max(struct model_runlog *l, size_t max);
+
 /** Clean and append n bytes of the agent's output (see above). */
 void model_runlog_add(struct model_runlog *l, const char *s, size_t n);
 

@@ -24,15 +24,15 @@ static enum store_rc tx_log_put(struct store *st, void *arg)
 	struct log_arg *a = arg;
 	struct param held[] = {PT(a->run_id), PT(a->executor_id)};
 	struct param del[] = {PT(a->run_id)};
-	struct param ins[] = {PT(a->text), {.type = P_BIGINT, .i = a->dropped}, PT(a->run_id),
-	                      PT(a->executor_id)};
+	struct param ins[] = {
+	    PT(a->text), {.type = P_BIGINT, .i = a->dropped}, PT(a->run_id), PT(a->executor_id)};
 	SQLLEN rows = 0;
 	enum store_rc rc;
 	int found;
 
-	rc = store_q_exists(st,
-	                    "SELECT 1 FROM runs WHERE id = ? AND executor = ? AND status = 'running'",
-	                    held, NPARAMS(held), &found);
+	rc = store_q_exists(
+	    st, "SELECT 1 FROM runs WHERE id = ? AND executor = ? AND status = 'running'", held,
+	    NPARAMS(held), &found);
 	if (rc)
 		return rc;
 	if (!found) {
@@ -107,9 +107,9 @@ static enum store_rc tx_log_get(struct store *st, void *arg)
 		store_seterr(st, "run log: malformed row in the database");
 		return STORE_ERROR;
 	}
-	a->out = json_pack("{s:s, s:O, s:O}", "run_id", a->run_id, "text",
-	                   json_object_get(row, "text"), "dropped",
-	                   json_object_get(row, "dropped_bytes"));
+	a->out =
+	    json_pack("{s:s, s:O, s:O}", "run_id", a->run_id, "text", json_object_get(row, "text"),
+	              "dropped", json_object_get(row, "dropped_bytes"));
 	json_decref(row);
 	return STORE_OK;
 }

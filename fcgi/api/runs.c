@@ -139,9 +139,9 @@ int api_run_log(struct http_request *req, struct model_error *err)
 	text = json_object_get(log, "text");
 	/* the stored text, and the mark when the cap dropped some */
 	model_buf_init(&body, json_string_length(text) + MODEL_RUN_LOG_MARK_BYTES + 2);
-	model_buf_must_fit(model_runlog_shown(
-	    &body, json_string_value(text), json_string_length(text),
-	    (long long)json_integer_value(json_object_get(log, "dropped"))));
+	model_buf_must_fit(
+	    model_runlog_shown(&body, json_string_value(text), json_string_length(text),
+	                       (long long)json_integer_value(json_object_get(log, "dropped"))));
 	http_reply_body(req, 200, "text/plain; charset=utf-8", body.data, body.len);
 	model_buf_release(&body);
 	return 0;

@@ -259,8 +259,8 @@ static int take_log(struct stream *st, json_t *line)
 	json_int_t dropped;
 	json_error_t e;
 
-	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:s%, s:I}", "type", &type, "data",
-	                   &data, &len, "dropped", &dropped) != 0)
+	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:s%, s:I}", "type", &type, "data", &data,
+	                   &len, "dropped", &dropped) != 0)
 		return model_reason_set(&st->why, "runner output malformed: log line %zu: %s",
 		                        st->lineno, e.text);
 	if (!model_runlog_is_clean(data, len))
@@ -268,13 +268,13 @@ static int take_log(struct stream *st, json_t *line)
 		                        "runner output malformed: log line %zu is not cleaned text",
 		                        st->lineno);
 	if (dropped < res->log_dropped)
-		return model_reason_set(&st->why,
-		                        "runner output inconsistent: log line %zu drops fewer bytes "
-		                        "than the one before",
-		                        st->lineno);
+		return model_reason_set(
+		    &st->why,
+		    "runner output inconsistent: log line %zu drops fewer bytes "
+		    "than the one before",
+		    st->lineno);
 	if (model_buf_add(&res->log, data, len) != 0)
-		return model_reason_set(&st->why,
-		                        "runner output inconsistent: log over %u bytes",
+		return model_reason_set(&st->why, "runner output inconsistent: log over %u bytes",
 		                        MODEL_RUN_LOG_MAX);
 	res->log_dropped = dropped;
 	return 0;

@@ -73,7 +73,7 @@ struct http_dispatch_result {
 	 * Owned; log.data is NULL only before the run starts. */
 	struct model_buf log;
 	long long log_dropped;
-	json_t *outputs;        /* array of {"seq","key","input","output","status","error_kind",
+	json_t *outputs; /* array of {"seq","key","input","output","status","error_kind",
 	                         * "duration_ms"}; owned. duration_ms: the step line's
 	                         * duration_us / 1000 (a real), or null when the line had
 	                         * none or one that is not an integer in [0, timeout_ms *

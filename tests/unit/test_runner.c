@@ -641,6 +641,47 @@ START_TEST(test_fake_runners_fail)
 }
 END_TEST
 
+/* The agent's log lines (model/runspec.h): joined, the dropped count the
+ * last line's; a line that is not cleaned text fails the run; what came
+ * before the worker killed a hung runner is kept. */
+START_TEST(test_log_lines)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-log"), 0, "inproc-mock", NULL, 5000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.steps_total, 2);
+	ck_assert_str_eq(r.log.data, "start\n<b>one</b> & \"two\"\nend");
+	ck_assert_int_eq(r.log_dropped, 7);
+	http_dispatch_result_free(&r);
+
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-log-dirty"), 0, "inproc-mock", NULL, 5000, spec, &r),
+	    -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "runner output malformed: log line 1 is not cleaned text");
+	http_dispatch_result_free(&r);
+
+	/* the deadline (1 s) kills the hung runner; its log stays */
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-log-hangs"), 0, "inproc-mock", NULL, 1000, spec, &r),
+	    -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.log.data, "before the hang\n");
+	http_dispatch_result_free(&r);
+
+	/* the real runner on inproc-mock runs no agent: no log */
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_uint_eq(r.log.len, 0);
+	ck_assert_int_eq(r.log_dropped, 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 /* The summary's shutdown note (model/runspec.h): kept as the runner said
  * on a completed run, which stays completed; none from a runner that says
  * null (the real one on inproc-mock) or, an older one, nothing. */
@@ -1672,6 +1713,7 @@ static Suite *runner_suite(void)
 	    test_straggler_killed_at_exit,
 	    test_fake_runners_fail,
 	    test_shutdown_note,
+	    test_log_lines,
 	    test_step_durations_judged,
 	    test_exec_failure,
 	    test_clean_descriptors_and_env,

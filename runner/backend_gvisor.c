@@ -1301,6 +1301,9 @@ static int gv_preflight_full(struct runner_error *err)
 	spec.limits = (struct runner_limits){
 	    MODEL_RUN_WALL_MS_DEFAULT,   MODEL_RUN_CPU_SECONDS_DEFAULT, MODEL_RUN_MEMORY_MB_DEFAULT,
 	    MODEL_RUN_PROCESSES_DEFAULT, MODEL_RUN_OPEN_FILES_DEFAULT,  MODEL_RUN_TMPFS_MB_DEFAULT};
+	/* the trial asks whether a sandbox starts and ends here: its first
+	 * program is /usr/bin/true too (a run's moves its descriptors) */
+	spec.agent_exec = "/usr/bin/true";
 	if (gv_init(&g, err) != 0)
 		return -1;
 	if (gv_start(&g, &spec, "/usr/bin/true", deadline, &cg, err) != 0)

@@ -9,12 +9,10 @@
 #include "model/runlog.h"
 
 struct log_arg {
-	const char *tenant_id;
 	const char *run_id;
 	const char *executor_id;
 	const char *text;
 	long long dropped;
-	json_t *out;
 };
 
 static const struct colspec log_cols[] = {{"text", C_TEXT}, {"dropped_bytes", C_INT}};
@@ -73,16 +71,16 @@ enum store_rc store_run_log_put(struct store *st, const char *run_id, const char
 	return store_tx(st, tx_log_put, &a);
 }
 
-static enum store_rc tx_log_get(struct store *st, void *arg)
+/* store_get's reader: the tenant's run's log, "" for a run that logged
+ * nothing, STORE_NOT_FOUND for a run the tenant does not have. */
+static enum store_rc log_read(struct store *st, const char *tenant_id, const char *run_id,
+                              json_t **out)
 {
-	struct log_arg *a = arg;
-	struct param p[] = {PT(a->tenant_id), PT(a->run_id)};
+	struct param p[] = {PT(tenant_id), PT(run_id)};
 	json_t *row = NULL;
 	enum store_rc rc;
 	int found;
 
-	json_decref(a->out);
-	a->out = NULL;
 	rc = store_q_exists(st, "SELECT 1 FROM runs WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
 	                    &found);
 	if (rc)
@@ -94,9 +92,8 @@ static enum store_rc tx_log_get(struct store *st, void *arg)
 	                 "run_id = ?",
 	                 p, NPARAMS(p), log_cols, NPARAMS(log_cols), &row);
 	if (rc == STORE_NOT_FOUND) {
-		/* a run that logged nothing */
-		a->out = json_pack("{s:s, s:s, s:I}", "run_id", a->run_id, "text", "", "dropped",
-		                   (json_int_t)0);
+		*out = json_pack("{s:s, s:s, s:I}", "run_id", run_id, "text", "", "dropped",
+		                 (json_int_t)0);
 		return STORE_OK;
 	}
 	if (rc)
@@ -107,9 +104,8 @@ static enum store_rc tx_log_get(struct store *st, void *arg)
 		store_seterr(st, "run log: malformed row in the database");
 		return STORE_ERROR;
 	}
-	a->out =
-	    json_pack("{s:s, s:O, s:O}", "run_id", a->run_id, "text", json_object_get(row, "text"),
-	              "dropped", json_object_get(row, "dropped_bytes"));
+	*out = json_pack("{s:s, s:O, s:O}", "run_id", run_id, "text", json_object_get(row, "text"),
+	                 "dropped", json_object_get(row, "dropped_bytes"));
 	json_decref(row);
 	return STORE_OK;
 }
@@ -117,10 +113,5 @@ static enum store_rc tx_log_get(struct store *st, void *arg)
 enum store_rc store_run_log(struct store *st, const char *tenant_id, const char *run_id,
                             json_t **out)
 {
-	struct log_arg a = {.tenant_id = tenant_id, .run_id = run_id};
-
-	*out = NULL;
-	if (!tenant_id || !run_id)
-		return STORE_NOT_FOUND;
-	return store_read_json(st, tx_log_get, &a, &a.out, out);
+	return store_get(st, log_read, tenant_id, run_id, out);
 }

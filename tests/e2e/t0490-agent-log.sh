@@ -15,16 +15,7 @@ cd "$E2E_TMP" || exit 1
 M=/v1/m/sandbox
 R=$'\xef\xbf\xbd' # U+FFFD, what the ESC of the agent's escape becomes
 
-if [[ ! -x ${OLV_AGENTS_DIR:-}/printer ]]; then
-	echo "# skip - this stack was not started by run.sh --fresh (no printer agent)"
-	ok "agent log: skipped (no printer agent on this stack)"
-	done_testing
-fi
-if ! "$OLIVARES_BUILD/olivares-runner" --preflight namespaces >/dev/null 2>&1; then
-	echo "# skip - the namespaces backend's preflight fails on this host"
-	ok "agent log: skipped (no namespaces backend)"
-	done_testing
-fi
+need_os_agent printer "agent log"
 module_on "$OLV_ADMIN_TOKEN" || exit 1
 ED=$OLV_EDITOR_TOKEN
 VI=$OLV_VIEWER_TOKEN
@@ -41,13 +32,8 @@ req "$ED" POST $M/scenarios '{"name":"agent-log","steps":[{"key":"a","input":"on
 is_status "a two-step scenario" 201
 SID=$(jqb '.id // empty')
 
-backends=namespaces
-if "$OLIVARES_BUILD/olivares-runner" --preflight gvisor >/dev/null 2>&1; then
-	backends="namespaces gvisor"
-else
-	echo "# gvisor: skipped here (its preflight fails)"
-fi
-for b in $backends; do
+os_backends
+for b in $OS_BACKENDS; do
 	req "$ED" POST "$M/scenarios/$SID/runs" "{\"backend\":\"$b\",\"variant\":\"printer\"}"
 	is_status "$b: the printer agent's run is recorded" 201
 	RID=$(jqb '.id // empty')

@@ -371,19 +371,33 @@ int runner_preflight_ok(const char *backend, char *why, size_t n)
 	return ok;
 }
 
+/* The logging agent's run on backend of the steps "a", "b", ... whose
+ * inputs are the NULL-terminated inputs. */
+static struct result logger_run(struct result (*run)(const char *backend, json_t *spec),
+                                const char *backend, const char *const *inputs)
+{
+	static const char *const keys[] = {"a", "b", "c"};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_LOGGER_AGENT"));
+	struct result r;
+	size_t i;
+
+	for (i = 0; inputs[i] && i < sizeof(keys) / sizeof(keys[0]); i++)
+		spec_step(spec, keys[i], inputs[i]);
+	r = run(backend, spec);
+	json_decref(spec);
+	return r;
+}
+
 void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), const char *backend)
 {
-	const char *agent = env_path("OLIVARES_LOGGER_AGENT");
+	static const char *const two[] = {"x", "y", NULL}, *const flood[] = {"flood", NULL};
+	static const char *const escape[] = {"escape", NULL}, *const die[] = {"x", "die", NULL};
 	const char *reason;
-	json_t *spec;
 	struct result r;
 	size_t i;
 
 	/* prints between the protocol's lines: the log, in order */
-	spec = spec_new(NULL, agent);
-	spec_step(spec, "a", "x");
-	spec_step(spec, "b", "y");
-	r = run(backend, spec);
+	r = logger_run(run, backend, two);
 	ck_assert_str_eq(sum_str(&r, "status"), "completed");
 	ck_assert_int_eq(json_array_size(r.steps), 2);
 	ck_assert_str_eq(step_str(&r, 0, "output"), "logged");
@@ -395,12 +409,9 @@ void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), c
 	                        "end: on stderr\n");
 	ck_assert_int_eq(r.log_dropped, 0);
 	result_free(&r);
-	json_decref(spec);
 
 	/* past the cap: exactly 1 MiB kept, every other byte counted */
-	spec = spec_new(NULL, agent);
-	spec_step(spec, "a", "flood");
-	r = run(backend, spec);
+	r = logger_run(run, backend, flood);
 	ck_assert_str_eq(sum_str(&r, "status"), "completed");
 	ck_assert_str_eq(step_str(&r, 0, "output"), "flooded");
 	ck_assert_uint_eq(r.log_len, 1024 * 1024);
@@ -410,23 +421,16 @@ void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), c
 	/* 17 bytes of start, 1100000 of flood, 15 of end */
 	ck_assert_int_eq(r.log_dropped, 17 + 1100000 + 15 - 1024 * 1024);
 	result_free(&r);
-	json_decref(spec);
 
 	/* agent-controlled bytes made harmless */
-	spec = spec_new(NULL, agent);
-	spec_step(spec, "a", "escape");
-	r = run(backend, spec);
+	r = logger_run(run, backend, escape);
 	ck_assert_str_eq(step_str(&r, 0, "output"), "escaped");
 	ck_assert_str_eq(r.log,
 	                 "start: on stdout\n\xef\xbf\xbd[31mred\xef\xbf\xbd\nend: on stderr\n");
 	result_free(&r);
-	json_decref(spec);
 
 	/* a traceback: one line of reason, the whole of it in the log */
-	spec = spec_new(NULL, agent);
-	spec_step(spec, "a", "x");
-	spec_step(spec, "b", "die");
-	r = run(backend, spec);
+	r = logger_run(run, backend, die);
 	ck_assert_str_eq(sum_str(&r, "status"), "failed");
 	ck_assert_int_eq(json_array_size(r.steps), 2);
 	ck_assert_str_eq(step_str(&r, 1, "error_kind"), "agent_error");
@@ -439,5 +443,4 @@ void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), c
 	                        "Traceback (most recent call last):\n  File \"agent\", line 1\n"
 	                        "RuntimeError: boom\n");
 	result_free(&r);
-	json_decref(spec);
 }

@@ -442,8 +442,8 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	return -1;
 }
 
-/* After the last step's output, with the agent's stdin closed: read its
- * stdout to its end (the agent exits), waiting until until_ms at most.
+/* After the last step's output, with the agent's protocol input closed:
+ * read its protocol output to its end (the agent exits), waiting until until_ms at most.
  * Returns 1 when anything came (a line that answers no step), else 0. The
  * whole of what the agent wrote before it exited is read, however its
  * writes were timed, so the answer does not depend on timing (an agent
@@ -518,7 +518,7 @@ static void ended(struct drive *d, struct runner_error *how)
 	runner_error_set(how, RUNNER_E_AGENT, "agent closed its output mid-step");
 }
 
-/* The agent's stdin or stdout closed mid-step: the step's outcome is known
+/* The agent's protocol input or output closed mid-step: the step's outcome is known
  * now, its reason (how the agent ended) may take a wait. Returns -1, as
  * agent_error(). */
 static int agent_gone(struct drive *d, FILE *out, size_t seq, json_t *step,
@@ -763,8 +763,8 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 		}
 	}
 	/* Nothing may follow the last output (a line written then was meant
-	 * for a step that never came): the agent's stdin closed, its stdout
-	 * is read to its end; anything on it fails the run, with no step line
+	 * for a step that never came): the agent's protocol input closed, its
+	 * output is read to its end; anything on it fails the run, with no step line
 	 * (every step has its own already). */
 	if (i > 0 && io && io->end_input) {
 		io->end_input(io->ctx);

@@ -154,15 +154,16 @@ extern const char *const runner_probe_ops[];
  *   lines (model/runspec.h) as it comes; what came since the agent's last
  *   protocol line (its first RUNNER_AGENT_ERR_KEEP bytes) is in
  *   err[0..err_len), and its first line goes into an agent-error reason.
- * exit_reason: NULL, or called once when the agent's stdout ends mid-step
+ * exit_reason: NULL, or called once when the agent's protocol output
+ *   (from_agent) ends mid-step
  *   (EOF, or a read error) to say how the agent ended, e.g. "agent killed
  *   by SIGKILL" or "agent exited with status 3". It may wait, but not past
  *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with how->message
  *   filled (kind RUNNER_E_AGENT), or -1 when it does not know (the driver
  *   then says "agent closed its output mid-step"; *how unspecified).
  * end_input: NULL, or called once after the last step's output to close
- *   the agent's stdin (its cue to exit): the driver then reads the agent's
- *   stdout to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
+ *   the agent's protocol input (its cue to exit): the driver then reads its
+ *   protocol output to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
  *   agent writes meanwhile fails the run (it answers no step). Whoever
  *   owns to_agent must not close it again.
  * grace_until: set by the driver when it calls end_input (CLOCK_MONOTONIC

@@ -758,7 +758,8 @@ static int sandbox_verified(pid_t pid, const char *id, const char *platform,
 /* The agent's end as text, from the sandbox's exit status: runsc boot exits
  * with the root container's status (128 + n when signal n killed it).
  * Shape of runner_agent_io.exit_reason. */
-/* runner_agent_io.end_input: the agent's stdin closed, its cue to exit
+/* runner_agent_io.end_input: the agent's protocol input (the
+ * container's stdin, the agent's descriptor 3) closed, its cue to exit
  * (gv_destroy then finds it closed). */
 static void agent_end_input(void *ctx)
 {

@@ -6,8 +6,11 @@
  * (tests/fixtures/agents/hostile.c). Header-only on purpose: each agent is
  * one statically linked program that the jail holds as its only file.
  *
- * Lines are read from stdin with getline() and written to stdout, one
- * compact JSON object a line, flushed at once (the runner waits for it).
+ * Lines are read with getline() from descriptor 3 and written to
+ * descriptor 4 (the protocol's own pipes, named in the environment as
+ * OLIVARES_PROTOCOL_IN_FD and OLIVARES_PROTOCOL_OUT_FD), one compact JSON
+ * object a line, flushed at once (the runner waits for it). stdout and
+ * stderr are the run's log: an agent prints there what it likes.
  * Every line written carries the current step's "seq" (the protocol's
  * optional echo), so that a line the runner would take for another step
  * is refused rather than recorded there.
@@ -20,8 +23,31 @@
 /* The seq of the step being answered (agent_next_step sets it). */
 static json_int_t agent_seq;
 
-/** Read the next JSON object from stdin. Returns it (caller decrefs), or
- * NULL at EOF or on a malformed line. */
+/** The protocol's descriptors (runner/agent.h). */
+#define AGENT_PROTO_IN_FD 3
+#define AGENT_PROTO_OUT_FD 4
+
+/* The protocol's streams, opened at first use. */
+static FILE *agent_in_stream, *agent_out_stream;
+
+/** The stream of the runner's lines (descriptor 3), or NULL. */
+static inline FILE *agent_in(void)
+{
+	if (!agent_in_stream)
+		agent_in_stream = fdopen(AGENT_PROTO_IN_FD, "r");
+	return agent_in_stream;
+}
+
+/** The stream of the agent's lines (descriptor 4), or NULL. */
+static inline FILE *agent_out(void)
+{
+	if (!agent_out_stream)
+		agent_out_stream = fdopen(AGENT_PROTO_OUT_FD, "w");
+	return agent_out_stream;
+}
+
+/** Read the next JSON object from the runner. Returns it (caller
+ * decrefs), or NULL at EOF or on a malformed line. */
 static inline json_t *agent_read(void)
 {
 	char *line = NULL;
@@ -29,7 +55,7 @@ static inline json_t *agent_read(void)
 	ssize_t n;
 	json_t *msg;
 
-	n = getline(&line, &cap, stdin);
+	n = agent_in() ? getline(&line, &cap, agent_in()) : -1;
 	if (n <= 0) {
 		free(line);
 		return NULL;
@@ -46,10 +72,11 @@ static inline json_t *agent_read(void)
 /** Send obj (stolen) as one line. Returns 0, -1 on a write error. */
 static inline int agent_send(json_t *obj)
 {
+	FILE *out = agent_out();
 	int rc = -1;
 
-	if (obj && json_dumpf(obj, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF &&
-	    fflush(stdout) == 0)
+	if (obj && out && json_dumpf(obj, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF &&
+	    fflush(out) == 0)
 		rc = 0;
 	json_decref(obj);
 	return rc;

@@ -1,6 +1,6 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
- * runs list|get|outputs|junit, backends, compare, comparisons, gate,
+ * runs list|get|outputs|junit|log, backends, compare, comparisons, gate,
  * sessions, replay (the /v1/m/sandbox routes, docs/api.md; compare,
  * comparisons, gate and runs junit live in cli/cmd_compare.c, sessions and
  * replay in cli/cmd_replay.c).
@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/runlog.h"
 
 /* ---- table printers ------------------------------------------------------ */
 
@@ -344,6 +345,44 @@ static int cmd_runs_get(struct cli_ctx *ctx, const struct cli_args *a)
 	                         NULL);
 }
 
+/* runs log ID: the agent's log as the server sends it, made harmless
+ * once more (model/runlog.h: the server sends cleaned text; a server
+ * that does not still puts no terminal escape on this terminal). */
+static int cmd_runs_log(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	struct model_runlog clean;
+	struct model_buf body;
+	struct model_buf path;
+	const char *text;
+	size_t len;
+	int rc = CLI_EXIT_FAIL;
+
+	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "/log");
+	/* U+FFFD is three bytes: room for a body of nothing but bad bytes */
+	model_runlog_init_max(&clean, 3 * (size_t)CLI_MAX_RESPONSE_BYTES);
+	if (cli_http_get_raw(ctx, path.data, "text/plain", &body))
+		goto out;
+	text = body.data;
+	len = body.len;
+	if (!model_runlog_is_clean(text, len)) {
+		model_runlog_add(&clean, body.data, body.len);
+		model_runlog_end(&clean);
+		text = clean.text.data;
+		len = clean.text.len;
+	}
+	/* the log as it is (-o does not apply): an empty log prints nothing */
+	if (len && fwrite(text, 1, len, stdout) != len)
+		goto out;
+	if (len && text[len - 1] != '\n')
+		fputc('\n', stdout);
+	rc = CLI_EXIT_OK;
+out:
+	model_runlog_release(&clean);
+	model_buf_release(&path);
+	model_buf_release(&body);
+	return rc;
+}
+
 static int cmd_runs_outputs(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/runs/", a->pos, "/outputs", NULL,
@@ -597,6 +636,14 @@ static const struct cli_command runs_commands[] = {
      "control characters in outputs are shown escaped (\\n, \\t, \\\\).\n"},
     {"junit", cli_cmd_runs_junit, "Export a run as JUnit XML for CI systems (any role).", NULL,
      no_opts, "ID", cli_runs_junit_help},
+    {"log", cmd_runs_log, "Print the agent's log of a run (any role).", NULL, no_opts, "ID",
+     "GET /v1/m/sandbox/runs/ID/log.\n"
+     "The agent's stdout and stderr, merged in the order they came, as the runner\n"
+     "kept them: at most 1 MiB, then the line '[[log truncated: N bytes dropped]]';\n"
+     "invalid UTF-8 and control characters but newline and tab are shown as U+FFFD.\n"
+     "Printed as is (-o does not apply); a run that logged nothing prints nothing\n"
+     "(inproc-mock runs no agent: its runs have no log). A run of another tenant, or\n"
+     "none, is 'not found' (exit status 1).\n"},
     {"watch", cmd_runs_watch, "Follow a run to its end, then show it (any role).", NULL, no_opts,
      "ID",
      "GET /v1/m/sandbox/runs/ID until the run is neither queued nor running (first\n"
@@ -635,7 +682,7 @@ const struct cli_command cli_sandbox_commands[] = {
      "  olivares sandbox generate --count 2 --seed-file seed.txt -o json > steps.json\n"},
     {"scenarios", NULL, "Create, list, show, delete and run scenarios.", scenarios_commands, NULL,
      NULL, NULL},
-    {"runs", NULL, "List runs, show, follow or cancel a run, its outputs, its JUnit XML.",
+    {"runs", NULL, "List runs, show, follow or cancel a run, its outputs, log, JUnit XML.",
      runs_commands, NULL, NULL, NULL},
     {"backends", cmd_backends,
      "List the isolation backends, your policy and their preflight (any role).", NULL, no_opts,

@@ -222,6 +222,23 @@ static int record_end(const struct executor_ctx *x, const char *run_id, struct s
 	}
 }
 
+/* The agent's log, as far as it came (a run cut short keeps what it
+ * logged), stored before the end: once the run has ended it is no longer
+ * this executor's to write to. A log that cannot be stored does not
+ * change how the run ended; it is said in the executor's log. */
+static void record_log(const struct executor_ctx *x, const char *run_id,
+                       const struct http_dispatch_result *res)
+{
+	enum store_rc rc;
+
+	if (!res->log.data || (res->log.len == 0 && res->log_dropped == 0))
+		return;
+	rc = store_run_log_put(x->st, run_id, x->executor_id, res->log.data, res->log.len,
+	                       res->log_dropped);
+	if (rc)
+		executor_log("run %s: cannot store its log (%s)", run_id, store_last_error(x->st));
+}
+
 int executor_run(const struct executor_ctx *x, struct store_claim *c)
 {
 	struct http_dispatch_hooks hooks;
@@ -327,6 +344,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	recorded = json_object_get(c->job, "recorded");
 	if (json_is_array(recorded))
 		run.divergence = model_replay_divergence(recorded, res.outputs);
+	record_log(x, c->run_id, &res);
 	ret = record_end(x, c->run_id, &run);
 	json_decref(run.divergence);
 	model_score_result_clear(&score);

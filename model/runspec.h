@@ -46,6 +46,15 @@
  *   an integer in [0, the worker's deadline], as a step of unknown duration
  *   (a number too large for jansson's integers, over 2^63, is not JSON it
  *   reads: the whole output is then malformed, as for any unreadable line).
+ *   Between them, before the summary, the agent's log (OS-level backends;
+ *   inproc-mock runs no agent and writes none), in order, as it came:
+ *   {"type":"log","data":…,"dropped":N}
+ *   data: the next part of the log's text, cleaned (model/runlog.h: valid
+ *   UTF-8, no control character but newline and tab), the parts together
+ *   at most MODEL_RUN_LOG_MAX bytes; dropped: the agent's bytes counted and
+ *   not kept so far (past the cap), never less than the line before's.
+ *   The worker keeps the parts joined, and the mark of model_runlog_mark()
+ *   after them when dropped is not 0; a run cut short keeps what came.
  *   then exactly one final line:
  *   {"type":"summary","runner":"olivares-runner/<version>","backend":…,
  *    "isolated":bool,"destroyed":bool,"status":"completed"|"failed",

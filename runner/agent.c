@@ -53,6 +53,8 @@ long long runner_step_us(long long start_ns)
 	return ns > 0 ? (ns + 999) / 1000 : 0;
 }
 
+static int write_line(FILE *out, json_t *line);
+
 /* State of one drive: the pipes, the line reader, the deadline. */
 struct drive {
 	const struct runner_spec *spec;
@@ -81,31 +83,73 @@ static int bounds_reached(struct drive *d, int force)
 	return d->io->check(d->io->check_ctx, force, &d->limit);
 }
 
-/* Drain the agent's stderr (non-blocking); keep the first bytes. */
-static void drain_err(struct drive *d)
+/* What the log says that its lines have not said yet, as one log line
+ * (model/runspec.h) to io->log_out: when forced (before a step line, at
+ * the end), else once RUNNER_AGENT_LOG_LINE bytes wait or
+ * RUNNER_AGENT_LOG_EVERY_MS passed since the last one, so that an agent
+ * writing a byte at a time makes few lines, not one a byte. */
+static void log_emit(struct runner_agent_io *io, int force)
+{
+	struct model_runlog *l = &io->log;
+	long long now;
+	json_t *line;
+
+	if (!io->log_on || !io->log_out ||
+	    (l->text.len == io->log_sent && l->dropped == io->log_dropped_sent))
+		return;
+	now = runner_now_ms();
+	if (!force && l->text.len - io->log_sent < RUNNER_AGENT_LOG_LINE &&
+	    now - io->log_emitted_ms < RUNNER_AGENT_LOG_EVERY_MS)
+		return;
+	io->log_emitted_ms = now;
+	line = json_pack("{s:s, s:s%, s:I}", "type", "log", "data", l->text.data + io->log_sent,
+	                 l->text.len - io->log_sent, "dropped", (json_int_t)l->dropped);
+	/* cleaned text is valid UTF-8: only an allocation failure gets here */
+	if (!line)
+		return;
+	if (write_line(io->log_out, line) == 0) {
+		io->log_sent = l->text.len;
+		io->log_dropped_sent = l->dropped;
+	}
+	json_decref(line);
+}
+
+/* Read what the log pipe fd holds now (non-blocking) into the log, and
+ * the first bytes since the agent's last protocol line into err. Returns
+ * 1 when the pipe closed or broke (nothing more will come), else 0. */
+static int log_read(struct runner_agent_io *io, int fd)
 {
 	char chunk[4096];
-	struct runner_agent_io *io = d->io;
 	ssize_t r;
 	size_t keep;
 
-	if (!io || io->err_fd < 0)
-		return;
 	for (;;) {
-		r = read(io->err_fd, chunk, sizeof(chunk));
+		r = read(fd, chunk, sizeof(chunk));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
-			if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-				io->err_fd = -1; /* closed or broken: stop polling it */
-			return;
-		}
+		if (r <= 0)
+			return r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+		if (io->log_on)
+			model_runlog_add(&io->log, chunk, (size_t)r);
 		keep = sizeof(io->err) - io->err_len;
 		if (keep > (size_t)r)
 			keep = (size_t)r;
 		memcpy(io->err + io->err_len, chunk, keep);
 		io->err_len += keep;
 	}
+}
+
+/* Drain the agent's log (non-blocking): kept, and its new part written
+ * out. */
+static void drain_err(struct drive *d)
+{
+	struct runner_agent_io *io = d->io;
+
+	if (!io || io->err_fd < 0)
+		return;
+	if (log_read(io, io->err_fd))
+		io->err_fd = -1; /* closed or broken: stop polling it */
+	log_emit(io, 0);
 }
 
 /* Poll fd for ev (plus the stderr pipe) until ready or the deadline; fd
@@ -230,6 +274,12 @@ static enum wait_end next_line(struct drive *d, char **line, size_t *len, int *t
 	for (;;) {
 		nl = memchr(d->in.data, '\n', d->in.len);
 		if (nl) {
+			/* What the agent logs from here on is what a reason
+			 * quotes if this line (or what follows) fails: the log
+			 * written before it is taken first. */
+			drain_err(d);
+			if (d->io)
+				d->io->err_len = 0;
 			n = (size_t)(nl - d->in.data);
 			*line = model_xmemdup(d->in.data, n);
 			*len = n;
@@ -372,12 +422,15 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	snprintf(marker, sizeof(marker), "[[agent-error:%s]]", why);
 	output = json_string(marker);
 	sum->status = "failed";
+	/* the log so far comes before the step's line */
+	if (d->io)
+		log_emit(d->io, 1);
 	if (output && write_step(out, seq, step, output, "agent_error", duration_us) == 0) {
 		sum->steps_total++;
 		sum->steps_error++;
 		if (err[0])
 			snprintf(sum->reason, sizeof(sum->reason),
-			         "agent error in step %zu: %s (agent stderr: %s)", seq, why, err);
+			         "agent error in step %zu: %s (agent log: %s)", seq, why, err);
 		else
 			snprintf(sum->reason, sizeof(sum->reason), "agent error in step %zu: %s",
 			         seq, why);
@@ -389,8 +442,8 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	return -1;
 }
 
-/* After the last step's output, with the agent's stdin closed: read its
- * stdout to its end (the agent exits), waiting until until_ms at most.
+/* After the last step's output, with the agent's protocol input closed:
+ * read its protocol output to its end (the agent exits), waiting until until_ms at most.
  * Returns 1 when anything came (a line that answers no step), else 0. The
  * whole of what the agent wrote before it exited is read, however its
  * writes were timed, so the answer does not depend on timing (an agent
@@ -465,7 +518,7 @@ static void ended(struct drive *d, struct runner_error *how)
 	runner_error_set(how, RUNNER_E_AGENT, "agent closed its output mid-step");
 }
 
-/* The agent's stdin or stdout closed mid-step: the step's outcome is known
+/* The agent's protocol input or output closed mid-step: the step's outcome is known
  * now, its reason (how the agent ended) may take a wait. Returns -1, as
  * agent_error(). */
 static int agent_gone(struct drive *d, FILE *out, size_t seq, json_t *step,
@@ -506,6 +559,9 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	 * outcome, the agent's resource requests answered in between. */
 	d->step_start_ns = runner_now_ns();
 	d->outcome_us = -1;
+	drain_err(d);
+	if (d->io)
+		d->io->err_len = 0;
 	w = msg ? send_json(d, msg) : WAIT_ERROR;
 	json_decref(msg);
 	msg = NULL;
@@ -569,6 +625,9 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			 * delay past the answer. */
 			if (bounds_reached(d, 1) != 0)
 				goto limit;
+			drain_err(d);
+			if (d->io)
+				log_emit(d->io, 1);
 			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL,
 			               runner_step_us(d->step_start_ns)) != 0) {
 				sum->status = "failed";
@@ -682,8 +741,14 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 	d.deadline_ms = deadline_ms;
 	d.io = io;
 	model_buf_init(&d.in, RUNNER_AGENT_MAX_LINE + 1);
-	if (io)
+	if (io) {
 		io->err_len = 0;
+		model_runlog_init(&io->log);
+		io->log_on = 1;
+		io->log_out = out;
+		io->log_sent = 0;
+		io->log_dropped_sent = 0;
+	}
 	/* A dead reader must be an error return, not the runner's death. */
 	signal(SIGPIPE, SIG_IGN);
 	set_nonblock(to_agent);
@@ -698,8 +763,8 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 		}
 	}
 	/* Nothing may follow the last output (a line written then was meant
-	 * for a step that never came): the agent's stdin closed, its stdout
-	 * is read to its end; anything on it fails the run, with no step line
+	 * for a step that never came): the agent's protocol input closed, its
+	 * output is read to its end; anything on it fails the run, with no step line
 	 * (every step has its own already). */
 	if (i > 0 && io && io->end_input) {
 		io->end_input(io->ctx);
@@ -771,7 +836,7 @@ const char *runner_agent_program(const struct runner_spec *spec, const char *bac
 	return agent;
 }
 
-int runner_agent_teardown(const struct runner_spec *spec, const struct runner_agent_io *io,
+int runner_agent_teardown(const struct runner_spec *spec, struct runner_agent_io *io,
                           long long deadline_ms, int rc,
                           int (*destroy)(void *ctx, long long grace_deadline_ms, int *killed,
                                          struct runner_error *left),
@@ -781,6 +846,9 @@ int runner_agent_teardown(const struct runner_spec *spec, const struct runner_ag
 	    io->grace_until ? io->grace_until : runner_now_ms() + RUNNER_AGENT_GRACE_MS;
 	struct runner_error left;
 	int killed = 0;
+	/* The log's last bytes (the agent's grace included) are read once the
+	 * agent is gone, from a copy of the pipe: destroy() closes its own. */
+	int log_fd = io->err_fd >= 0 ? fcntl(io->err_fd, F_DUPFD_CLOEXEC, 3) : -1;
 
 	if (destroy(ctx,
 	            rc != 0               ? 0
@@ -798,5 +866,23 @@ int runner_agent_teardown(const struct runner_spec *spec, const struct runner_ag
 	 * (never hidden), the run stays completed. */
 	if (rc == 0 && killed)
 		runner_agent_shutdown_note(sum, deadline_ms <= grace, spec->limits.wall_ms);
+	runner_agent_log_end(io, log_fd);
 	return rc;
+}
+
+void runner_agent_log_end(struct runner_agent_io *io, int fd)
+{
+	if (fd >= 0) {
+		/* every writer is gone: what is left is there now, and a
+		 * writer that survived (never expected) cannot stall this */
+		set_nonblock(fd);
+		log_read(io, fd);
+		close(fd);
+	}
+	if (!io->log_on)
+		return;
+	model_runlog_end(&io->log);
+	log_emit(io, 1);
+	model_runlog_release(&io->log);
+	io->log_on = 0;
 }

@@ -5,17 +5,24 @@
  * inside an OS-level backend (namespaces, gvisor). Newline-delimited JSON,
  * one object per line, UTF-8, each line at most RUNNER_AGENT_MAX_LINE bytes.
  *
- * runner -> agent (agent's stdin)
+ * The channel: two pipes of their own, not the agent's stdio. The agent
+ * reads the runner's lines on descriptor RUNNER_AGENT_PROTO_IN_FD (3) and
+ * writes its own on RUNNER_AGENT_PROTO_OUT_FD (4); its environment names
+ * them (OLIVARES_PROTOCOL_IN_FD=3, OLIVARES_PROTOCOL_OUT_FD=4). Its stdin
+ * is /dev/null; its stdout and stderr are one pipe, the run's log
+ * (model/runlog.h), so a print() is never a protocol error.
+ *
+ * runner -> agent (descriptor 3)
  *   {"type":"step","seq":N,"key":K,"input":I}      start step N
  *   {"type":"resource","resource":R,"found":true,"response":S}
  *   {"type":"resource","resource":R,"found":false,"response":"[[mock-miss:R]]"}
  *                                                  answer to a request
- *   EOF on stdin after the last step: the agent must exit (grace period
+ *   EOF on descriptor 3 after the last step: the agent must exit (grace period
  *   RUNNER_AGENT_GRACE_MS, then it is killed). A killed agent does not
  *   fail a run whose steps all completed (their outputs stand), but the
  *   run records it: the summary's "shutdown" note
  *   (runner_agent_shutdown_note, model/runspec.h).
- * agent -> runner (agent's stdout)
+ * agent -> runner (descriptor 4)
  *   {"type":"resource","resource":R}               ask for a resource; the
  *       runner answers ONLY from the scenario's mocks (variant-aware,
  *       model_mock_resolve); a miss gets the marker and marks the step
@@ -24,8 +31,8 @@
  *   {"type":"output","output":O}                   ends the step; O is the
  *       step's output.
  *   Both may carry "seq":N, the step's; another seq is an agent error.
- *   After the last step's output the agent's stdin is closed
- *   (runner_agent_io.end_input) and its stdout read to its end: a line
+ *   After the last step's output the runner's end of descriptor 3 is
+ *   closed (runner_agent_io.end_input) and descriptor 4 read to its end: a line
  *   then fails the run (no step line). Without seq, lines are taken in
  *   order (a second output for step 1 is step 2's, and the line left over
  *   at the end fails the run): the result never depends on timing.
@@ -34,7 +41,12 @@
  *   error: the step is recorded with status "error", error_kind
  *   "agent_error" and the output "[[agent-error:<reason>]]", and the run is
  *   failed with that reason; no later step runs.
- * stderr of the agent is discarded (first 4 KiB kept for the reason).
+ * The log (stdout and stderr, merged in the order the bytes come) is
+ *   drained while the run goes, cleaned and capped (model/runlog.h:
+ *   MODEL_RUN_LOG_MAX), and written out as {"type":"log"} lines
+ *   (model/runspec.h) as it comes; the first line logged since the
+ *   agent's last protocol line goes into an agent error's reason ("(agent
+ *   log: ...)").
  * Timing: each step line the runner writes (model/runspec.h) carries
  *   "duration_us", the step's wall time on CLOCK_MONOTONIC from just before
  *   its {"type":"step"} line is sent to when its output line is read (or
@@ -52,6 +64,14 @@
 #include "runner/backend.h"
 
 #include "runner/limits.h" /* RUNNER_AGENT_MAX_LINE, ..._MAX_REQUESTS, ..._GRACE_MS */
+
+/** The agent's protocol descriptors: it reads the runner's lines on the
+ * first, writes its own on the second (both pipes). */
+#define RUNNER_AGENT_PROTO_IN_FD 3
+#define RUNNER_AGENT_PROTO_OUT_FD 4
+/** The environment entries that name them, as the agent gets them. */
+#define RUNNER_AGENT_PROTO_ENV_IN "OLIVARES_PROTOCOL_IN_FD=3"
+#define RUNNER_AGENT_PROTO_ENV_OUT "OLIVARES_PROTOCOL_OUT_FD=4"
 
 /**
  * Drive the agent whose stdin is to_agent and stdout is from_agent (both
@@ -99,13 +119,23 @@ const char *runner_agent_program(const struct runner_spec *spec, const char *bac
  * agent gets its grace (RUNNER_AGENT_GRACE_MS from the end of its input,
  * never past deadline_ms) only when rc is 0. Then: something left behind
  * sets sum->left_behind and fails a completed run with that reason; a
- * completed run whose agent was killed gets its shutdown note. Returns
- * the run's outcome (rc, or -1).
+ * completed run whose agent was killed gets its shutdown note. Last, the
+ * log's end (runner_agent_log_end on a copy of io->err_fd taken before
+ * destroy). Returns the run's outcome (rc, or -1).
  */
-int runner_agent_teardown(const struct runner_spec *spec, const struct runner_agent_io *io,
+int runner_agent_teardown(const struct runner_spec *spec, struct runner_agent_io *io,
                           long long deadline_ms, int rc,
                           int (*destroy)(void *ctx, long long grace_deadline_ms, int *killed,
                                          struct runner_error *left),
                           void *ctx, struct runner_summary *sum);
+
+/**
+ * The end of the agent's log (io as the drive left it): what fd (a copy
+ * of the log pipe's read end, or -1; closed here) still holds is read
+ * without waiting, a sequence cut at the end is replaced, the last log
+ * line written, and the log released. Called by runner_agent_teardown;
+ * harmless on an io whose drive never ran.
+ */
+void runner_agent_log_end(struct runner_agent_io *io, int fd);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "model/runlog.h"
 #include "runner/error.h"
 #include "runner/limits.h"
 
@@ -54,6 +55,8 @@ struct runner_spec {
 	/* OS-level backends (model/runspec.h): */
 	const char *agent;      /* absolute path, or NULL for the built-in mock agent */
 	const char *mock_agent; /* absolute path of olivares-agent-mock beside the runner */
+	const char *agent_exec; /* absolute path of olivares-agent-exec beside the runner
+	                         * (gvisor's first program in the container), or NULL */
 	json_t *binds;          /* array of absolute host paths to bind read-only */
 	struct runner_limits limits;
 };
@@ -144,20 +147,23 @@ extern const char *const runner_probe_ops[];
  * Extended agent driver (runner/agent.c), for backends that know more about
  * the agent than its two pipes. runner_agent_drive() is this with io NULL.
  *
- * err_fd: -1, or the read end of the agent's stderr (owned by the caller,
- *   left open). The driver drains it while it waits, so an agent cannot
- *   stall on a full stderr pipe; the first RUNNER_AGENT_ERR_KEEP bytes are
- *   kept in err[0..err_len) and its first line goes into an agent-error
- *   reason.
- * exit_reason: NULL, or called once when the agent's stdout ends mid-step
+ * err_fd: -1, or the read end of the agent's log, its stdout and stderr
+ *   on one pipe (owned by the caller, left open). The driver drains it
+ *   while it waits, so an agent cannot stall on a full pipe: the log is
+ *   kept in log (model/runlog.h: cleaned, capped) and written out as log
+ *   lines (model/runspec.h) as it comes; what came since the agent's last
+ *   protocol line (its first RUNNER_AGENT_ERR_KEEP bytes) is in
+ *   err[0..err_len), and its first line goes into an agent-error reason.
+ * exit_reason: NULL, or called once when the agent's protocol output
+ *   (from_agent) ends mid-step
  *   (EOF, or a read error) to say how the agent ended, e.g. "agent killed
  *   by SIGKILL" or "agent exited with status 3". It may wait, but not past
  *   deadline_ms (CLOCK_MONOTONIC, ms). Returns 0 with how->message
  *   filled (kind RUNNER_E_AGENT), or -1 when it does not know (the driver
  *   then says "agent closed its output mid-step"; *how unspecified).
  * end_input: NULL, or called once after the last step's output to close
- *   the agent's stdin (its cue to exit): the driver then reads the agent's
- *   stdout to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
+ *   the agent's protocol input (its cue to exit): the driver then reads its
+ *   protocol output to its end, for at most RUNNER_AGENT_GRACE_MS, and a line the
  *   agent writes meanwhile fails the run (it answers no step). Whoever
  *   owns to_agent must not close it again.
  * grace_until: set by the driver when it calls end_input (CLOCK_MONOTONIC
@@ -182,6 +188,15 @@ struct runner_agent_io {
 	void *ctx;
 	char err[RUNNER_AGENT_ERR_KEEP];
 	size_t err_len;
+	/* The log (set up by the driver, released by runner_agent_teardown):
+	 * log_out is where its lines go, log_sent and log_dropped_sent what
+	 * they said so far. */
+	struct model_runlog log;
+	FILE *log_out;
+	size_t log_sent;
+	long long log_dropped_sent;
+	long long log_emitted_ms; /* CLOCK_MONOTONIC ms of the last log line */
+	int log_on;
 };
 
 /** runner_agent_drive() (runner/agent.h) with the extras of struct

@@ -601,7 +601,8 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 			goto out;
 		}
 	}
-	if (mount_point(g, agent, "/agent", err) != 0)
+	if (mount_point(g, agent, "/agent", err) != 0 ||
+	    mount_point(g, spec->agent_exec, "/agent-exec", err) != 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/proc", g->path[P_ROOTFS]);
 	if (mkdir(path, 0555) != 0)
@@ -609,7 +610,7 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	snprintf(path, sizeof(path), "%s/tmp", g->path[P_ROOTFS]);
 	if (mkdir(path, 01777) != 0)
 		goto fail;
-	cfg = runner_gv_oci_config(spec, binds, agent, g->path[P_TMP]);
+	cfg = runner_gv_oci_config(spec, binds, agent, spec->agent_exec, g->path[P_TMP]);
 	snprintf(path, sizeof(path), "%s/config.json", g->path[P_BUNDLE]);
 	if (!cfg || json_dump_file(cfg, path, JSON_COMPACT) != 0) {
 		runner_error_set(err, RUNNER_E_SETUP, "cannot write the OCI config");
@@ -757,7 +758,8 @@ static int sandbox_verified(pid_t pid, const char *id, const char *platform,
 /* The agent's end as text, from the sandbox's exit status: runsc boot exits
  * with the root container's status (128 + n when signal n killed it).
  * Shape of runner_agent_io.exit_reason. */
-/* runner_agent_io.end_input: the agent's stdin closed, its cue to exit
+/* runner_agent_io.end_input: the agent's protocol input (the
+ * container's stdin, the agent's descriptor 3) closed, its cue to exit
  * (gv_destroy then finds it closed). */
 static void agent_end_input(void *ctx)
 {
@@ -1300,6 +1302,9 @@ static int gv_preflight_full(struct runner_error *err)
 	spec.limits = (struct runner_limits){
 	    MODEL_RUN_WALL_MS_DEFAULT,   MODEL_RUN_CPU_SECONDS_DEFAULT, MODEL_RUN_MEMORY_MB_DEFAULT,
 	    MODEL_RUN_PROCESSES_DEFAULT, MODEL_RUN_OPEN_FILES_DEFAULT,  MODEL_RUN_TMPFS_MB_DEFAULT};
+	/* the trial asks whether a sandbox starts and ends here: its first
+	 * program is /usr/bin/true too (a run's moves its descriptors) */
+	spec.agent_exec = "/usr/bin/true";
 	if (gv_init(&g, err) != 0)
 		return -1;
 	if (gv_start(&g, &spec, "/usr/bin/true", deadline, &cg, err) != 0)
@@ -1358,6 +1363,14 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	if (stat(agent, &st) != 0 || !S_ISREG(st.st_mode) || access(agent, X_OK) != 0) {
 		snprintf(sum->reason, sizeof(sum->reason),
 		         "agent program %.200s is not an executable regular file", agent);
+		return -1;
+	}
+	/* the agent's descriptors are moved in the sandbox by this program:
+	 * without it no agent could speak its protocol, so no run */
+	if (!spec->agent_exec) {
+		snprintf(sum->reason, sizeof(sum->reason),
+		         "gVisor sandbox not in place: olivares-agent-exec was not found beside "
+		         "the runner");
 		return -1;
 	}
 	if (gv_init(&g, &err) != 0) {

@@ -20,12 +20,15 @@ json_int_t runner_gv_memory_limit(const struct runner_limits *l);
 /**
  * config.json for spec: binds (a JSON array of absolute host paths, bound
  * read-only at the same place), the agent program bound read-only at
- * /agent, the host tmpfs at tmp bound writable at /tmp, uid/gid 65534, no
+ * /agent, exec (olivares-agent-exec, agents/agent-exec.c) bound read-only
+ * at /agent-exec and run as the container's process (it moves the
+ * protocol's descriptors and execs /agent; the environment names them,
+ * runner/agent.h), the host tmpfs at tmp bound writable at /tmp, uid/gid 65534, no
  * capability, the spec's rlimits, the host pids and memory limits, and a
  * seccomp section the Sentry applies to the agent. Returns a new
  * reference (the caller owns it), or NULL when out of memory.
  */
 json_t *runner_gv_oci_config(const struct runner_spec *spec, json_t *binds, const char *agent,
-                             const char *tmp);
+                             const char *exec, const char *tmp);
 
 #endif

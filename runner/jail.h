@@ -23,8 +23,10 @@
  * namespace meanwhile, gives itself rlimits (CPU, AS, NOFILE, NPROC, CORE
  * 0), an empty capability set, no_new_privs and a seccomp filter (compiled
  * when the runner is built: runner/agent-filter-gen.c lists the refused
- * calls), waits for the builder's success, keeps descriptors 0-2 only and
- * execs with the environment PATH, HOME, LANG only. When it exits the
+ * calls), waits for the builder's success, keeps descriptors 0-4 only
+ * (stdin /dev/null, stdout and stderr the log, 3 and 4 the protocol:
+ * runner/agent.h) and execs with the environment PATH, HOME, LANG and the
+ * two entries naming the protocol's descriptors only. When it exits the
  * kernel kills whatever is left in the pid namespace. As a namespace's
  * init it ignores signals it has no handler for, SIGXCPU included: the CPU
  * limit ends it with SIGKILL (soft and hard limit are the same). If the
@@ -56,9 +58,9 @@
  */
 struct runner_jail {
 	pid_t pid;
-	int to_agent;           /* agent's stdin (write end) */
-	int from_agent;         /* agent's stdout (read end) */
-	int err_agent;          /* agent's stderr (read end) */
+	int to_agent;           /* agent's protocol input, its fd 3 (write end) */
+	int from_agent;         /* agent's protocol output, its fd 4 (read end) */
+	int err_agent;          /* agent's log, its stdout and stderr (read end) */
 	int pidfd;              /* pidfd of pid 1: readable once it exited */
 	int agent_status;       /* the agent's wait status once reaped, else -1 */
 	long long agent_cpu_ms; /* its own CPU time then, -1 if unknown */
@@ -131,14 +133,15 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 int runner_jail_agent_reason(void *ctx, long long deadline_ms, struct runner_error *how);
 
 /**
- * Close the agent's stdin (ctx: the struct runner_jail), its cue to exit:
+ * Close the agent's protocol input (ctx: the struct runner_jail), its cue
+ * to exit:
  * runner_agent_io.end_input. The jail's to_agent is -1 afterwards, so
  * runner_jail_destroy() does not close it again.
  */
 void runner_jail_end_input(void *ctx);
 
 /**
- * Tear the jail down: close the agent's stdin, give the agent until
+ * Tear the jail down: close the agent's protocol input, give the agent until
  * grace_deadline_ms to exit, SIGKILL it if it has not (it is pid 1: that
  * kills the whole pid namespace), reap it, close every descriptor. Sets
  * j->killed when pid 1 was still running then (an agent that exited by

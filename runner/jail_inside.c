@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runner/agent.h"
 #include "runner/jail_internal.h"
 
 static void report_raw(int fd, const struct jail_report *r)
@@ -159,6 +160,26 @@ static int runner_gone(int exec_w)
 }
 
 /*
+ * The agent's descriptors (runner/agent.h): stdin /dev/null (the jail's,
+ * pid 1's root being the jail's once the builder is done), stdout and
+ * stderr the log pipe, the protocol's two pipes at 3 and 4. The pipes go
+ * to 0, 1, 2 first (the runner's stdio, never one of them), so that no
+ * later dup2() overwrites one still to be copied, and no descriptor is
+ * made at or above RLIMIT_NOFILE (already set). Returns 0, or -1.
+ */
+static int agent_fds(const struct jail_args *a)
+{
+	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0)
+		return -1;
+	if (dup2(0, RUNNER_AGENT_PROTO_IN_FD) < 0 || dup2(1, RUNNER_AGENT_PROTO_OUT_FD) < 0 ||
+	    dup2(2, 1) < 0)
+		return -1;
+	close(0);
+	/* the lowest free descriptor: 0 */
+	return open("/dev/null", O_RDONLY) == 0 ? 0 : -1;
+}
+
+/*
  * pid 1, from the clone to the agent's exec. It forks the builder first,
  * so that the two longest steps of a jail run side by side: pid 1 makes
  * the network namespace and confines itself while the builder builds the
@@ -171,7 +192,9 @@ static int runner_gone(int exec_w)
 void jail_pid1_main(struct jail_args *a)
 {
 	static char *const argv[] = {"agent", NULL};
-	static char *const envp[] = {"PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8", NULL};
+	static char *const envp[] = {
+	    "PATH=/usr/bin:/bin",       "HOME=/", "LANG=C.UTF-8", RUNNER_AGENT_PROTO_ENV_IN,
+	    RUNNER_AGENT_PROTO_ENV_OUT, NULL};
 	const struct runner_limits *l = &a->spec->limits;
 	int fd = a->exec_w;
 	struct jail_report r;
@@ -233,7 +256,7 @@ void jail_pid1_main(struct jail_args *a)
 	memset(&r, 0, sizeof(r));
 	r.kind = REPORT_CONFINED;
 	report_raw(fd, &r);
-	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0)
+	if (agent_fds(a) != 0)
 		die(fd, "dup2");
 	/* Required: pid 1 was cloned in the runner's working directory, on
 	 * the host, and pivot_root() moved it only if it was the old root
@@ -241,9 +264,10 @@ void jail_pid1_main(struct jail_args *a)
 	 * change directory as soon as it runs). */
 	if (chdir("/") != 0)
 		die(fd, "chdir /");
-	/* Every descriptor above stderr closes at exec (exec_w included: its
-	 * end of file is how the runner learns that the exec succeeded). */
-	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+	/* Every descriptor above the protocol's closes at exec (exec_w
+	 * included: its end of file is how the runner learns that the exec
+	 * succeeded). */
+	if (syscall(SYS_close_range, RUNNER_AGENT_PROTO_OUT_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
 		die(fd, "close_range");
 	/* No agent code runs before the runner's guard stands: the runner
 	 * forks it once the builder has reported (while this process waits

@@ -44,6 +44,11 @@
 /* How much of the agent's stderr is kept, bytes (the rest is drained and
  * dropped, so that the agent cannot stall on a full pipe). */
 #define RUNNER_AGENT_ERR_KEEP 4096
+/* The agent's log (runner/agent.h) is written out in log lines of what
+ * came since the last one: at each step line and at the end, and between
+ * them once this many bytes wait or this long passed. */
+#define RUNNER_AGENT_LOG_LINE (16 * 1024)
+#define RUNNER_AGENT_LOG_EVERY_MS 200
 /* Characters of the first line of the agent's stderr a reason quotes. */
 #define RUNNER_AGENT_ERR_SHOWN 160
 /* Characters of a malformed line a reason quotes ("..." after when it is

@@ -96,6 +96,7 @@ static const struct limit_key limit_keys[] = {
  * first thing in main(), before descriptors are closed or filters loaded.
  * Empty when not found. */
 static char mock_agent[4096];
+static char agent_exec[4096];
 /* The directory of the runner's own executable, read once per process, or
  * once per fork server (warm_for_serve): its forks run the same
  * executable. "" until read. */
@@ -229,7 +230,7 @@ static int path_ok(json_t *v)
 /* The first component of a bind may not be one the jail itself owns. */
 static int bind_reserved(const char *s)
 {
-	static const char *const reserved[] = {"/proc", "/tmp", "/agent", NULL};
+	static const char *const reserved[] = {"/proc", "/tmp", "/agent", "/agent-exec", NULL};
 	size_t i, n;
 
 	for (i = 0; reserved[i]; i++) {
@@ -287,11 +288,12 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
 			return runner_error_set(
 			    err, RUNNER_E_SPEC,
 			    "binds[%zu] must be an absolute normalised path other than /, "
-			    "/proc, /tmp and /agent",
+			    "/proc, /tmp, /agent and /agent-exec",
 			    i);
 	}
 	spec->binds = v;
 	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
+	spec->agent_exec = agent_exec[0] ? agent_exec : NULL;
 	return 0;
 }
 
@@ -462,6 +464,10 @@ static void resolve_mock_agent(void)
 	w = snprintf(mock_agent, sizeof(mock_agent), "%s/olivares-agent-mock", exe_dir);
 	if (w < 0 || (size_t)w >= sizeof(mock_agent) || access(mock_agent, X_OK) != 0)
 		mock_agent[0] = '\0';
+	agent_exec[0] = '\0';
+	w = snprintf(agent_exec, sizeof(agent_exec), "%s/olivares-agent-exec", exe_dir);
+	if (w < 0 || (size_t)w >= sizeof(agent_exec) || access(agent_exec, X_OK) != 0)
+		agent_exec[0] = '\0';
 }
 
 /* What the fork server reads once for all its runners, instead of each

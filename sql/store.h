@@ -307,6 +307,26 @@ enum store_rc store_run_list_filtered(struct store *st, const char *tenant_id,
                                       const struct store_run_filter *filter, int limit, int offset,
                                       json_t **out);
 
+/**
+ * Record the agent's log of a run that executor_id holds (running under
+ * it), before its end is recorded: text (len bytes, NUL-terminated, the
+ * cleaned text of model/runlog.h, at most MODEL_RUN_LOG_MAX bytes) and
+ * dropped, the agent's bytes counted past the cap and not kept (0: the
+ * whole log). Stored under the run's own tenant; a second put for the
+ * same run replaces the first. STORE_NOT_FOUND when the run is not
+ * running under this executor; STORE_ERROR (nothing written) for text
+ * that is not cleaned, over the cap, or a negative dropped.
+ */
+enum store_rc store_run_log_put(struct store *st, const char *run_id, const char *executor_id,
+                                const char *text, size_t len, long long dropped);
+
+/** {"run_id","text","dropped"}: the tenant's run's log, as stored (no
+ * truncation mark: whoever shows it adds model_runlog_mark() when dropped
+ * is not 0); "" and 0 for a run that logged nothing. STORE_NOT_FOUND when
+ * the run is unknown for the tenant (another tenant's included). */
+enum store_rc store_run_log(struct store *st, const char *tenant_id, const char *run_id,
+                            json_t **out);
+
 /** {"run_id","outputs":[{"seq","key","input","output","status","error_kind",
  * "duration_ms"}]} ordered by seq; duration_ms is the step's wall time in
  * milliseconds (a real, microsecond precision) or null when unknown (runs

@@ -119,6 +119,8 @@ int api_run_outputs(struct http_request *req, struct model_error *err);
 /** GET /v1/m/sandbox/runs/{id}/junit: the run as JUnit XML
  * (fcgi/export/junit.h). */
 int api_run_junit(struct http_request *req, struct model_error *err);
+/** GET runs/{id}/log: the agent's log as text/plain (fcgi/api/runs.c). */
+int api_run_log(struct http_request *req, struct model_error *err);
 
 /* comparisons.c */
 /** POST /v1/m/sandbox/comparisons: a baseline and a candidate run of one

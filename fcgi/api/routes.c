@@ -33,6 +33,7 @@ const struct http_route http_routes[] = {
     {"GET", "/v1/m/sandbox/runs/{id}", V, SB, NOB, api_run_get, 0},
     {"GET", "/v1/m/sandbox/runs/{id}/outputs", V, SB, NOB, api_run_outputs, 0},
     {"GET", "/v1/m/sandbox/runs/{id}/junit", V, SB, NOB, api_run_junit, 0},
+    {"GET", "/v1/m/sandbox/runs/{id}/log", V, SB, NOB, api_run_log, 0},
     {"POST", "/v1/m/sandbox/runs/{id}/cancel", E, SB, NOB, api_run_cancel, 0},
     /* comparisons are append-only evidence: no PUT or DELETE route exists,
      * so the router answers 405 to both */

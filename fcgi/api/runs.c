@@ -2,7 +2,7 @@
  * Runs: POST /v1/m/sandbox/scenarios/{id}/runs (a simulation run of a
  * stored scenario, queued for an executor by fcgi/run/job.h), POST
  * runs/{id}/cancel, and the reads: GET /v1/m/sandbox/runs (filtered
- * list), runs/{id}, runs/{id}/outputs and runs/{id}/junit.
+ * list), runs/{id}, runs/{id}/outputs, runs/{id}/junit and runs/{id}/log.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include "fcgi/api/api_internal.h"
 #include "fcgi/export/junit.h"
 #include "fcgi/run/job.h"
+#include "model/runlog.h"
 #include "model/text.h"
 
 int api_run_create(struct http_request *req, struct model_error *err)
@@ -122,5 +123,26 @@ int api_run_junit(struct http_request *req, struct model_error *err)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot render the JUnit XML");
 	http_reply_body(req, 200, "application/xml; charset=utf-8", xml, len);
 	free(xml);
+	return 0;
+}
+
+int api_run_log(struct http_request *req, struct model_error *err)
+{
+	json_t *log = NULL, *text;
+	struct model_buf body;
+	enum store_rc rc;
+
+	rc = store_run_log(req->store, req->who.tenant_id, req->params[0], &log);
+	if (rc)
+		return http_store_fail(req, rc, "run log", err);
+	http_req_own(req, log);
+	text = json_object_get(log, "text");
+	/* the stored text, and the mark when the cap dropped some */
+	model_buf_init(&body, json_string_length(text) + MODEL_RUN_LOG_MARK_BYTES + 2);
+	model_buf_must_fit(
+	    model_runlog_shown(&body, json_string_value(text), json_string_length(text),
+	                       (long long)json_integer_value(json_object_get(log, "dropped"))));
+	http_reply_body(req, 200, "text/plain; charset=utf-8", body.data, body.len);
+	model_buf_release(&body);
 	return 0;
 }

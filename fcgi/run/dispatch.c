@@ -24,6 +24,7 @@
 #include "fcgi/run/spawn.h"
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/runlog.h"
 #include "model/runspec.h"
 
 #define DISPATCH_STDERR_KEEP 4096u
@@ -248,6 +249,37 @@ struct stream {
 	struct model_reason why;
 };
 
+/* A log line (model/runspec.h), checked: its data appended to the
+ * result's log. Returns 0, or -1 with st->why. */
+static int take_log(struct stream *st, json_t *line)
+{
+	struct http_dispatch_result *res = st->res;
+	const char *type, *data;
+	size_t len;
+	json_int_t dropped;
+	json_error_t e;
+
+	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:s%, s:I}", "type", &type, "data", &data,
+	                   &len, "dropped", &dropped) != 0)
+		return model_reason_set(&st->why, "runner output malformed: log line %zu: %s",
+		                        st->lineno, e.text);
+	if (!model_runlog_is_clean(data, len))
+		return model_reason_set(&st->why,
+		                        "runner output malformed: log line %zu is not cleaned text",
+		                        st->lineno);
+	if (dropped < res->log_dropped)
+		return model_reason_set(
+		    &st->why,
+		    "runner output inconsistent: log line %zu drops fewer bytes "
+		    "than the one before",
+		    st->lineno);
+	if (model_buf_add(&res->log, data, len) != 0)
+		return model_reason_set(&st->why, "runner output inconsistent: log over %u bytes",
+		                        MODEL_RUN_LOG_MAX);
+	res->log_dropped = dropped;
+	return 0;
+}
+
 /* Take one line (without its newline). Returns 0, 1 when a hook asks to
  * stop, -1 when the line is refused (st->why). */
 static int take_line(struct stream *st, const char *p, size_t len)
@@ -257,7 +289,7 @@ static int take_line(struct stream *st, const char *p, size_t len)
 	json_error_t e;
 	const char *type;
 	struct model_reason detail;
-	int stop = 0;
+	int stop = 0, rc;
 
 	st->lineno++;
 	if (st->summary)
@@ -273,6 +305,11 @@ static int take_line(struct stream *st, const char *p, size_t len)
 	if (type && strcmp(type, "summary") == 0) {
 		st->summary = line;
 		return 0;
+	}
+	if (type && strcmp(type, "log") == 0) {
+		rc = take_log(st, line);
+		json_decref(line);
+		return rc;
 	}
 	if (!type || strcmp(type, "step") != 0) {
 		json_decref(line);
@@ -522,11 +559,12 @@ int http_dispatch_run_hooked(const char *runner_path, int fork_server, const cha
 	snprintf(res->runner, sizeof(res->runner), "%s", MODEL_RUNNER_NAME);
 	snprintf(res->backend, sizeof(res->backend), "%s", backend ? backend : "");
 	res->outputs = json_array();
+	model_buf_init(&res->log, MODEL_RUN_LOG_MAX);
 	if (!res->outputs) {
 		fputs("olivares: out of memory\n", stderr);
 		abort();
 	}
-	model_buf_init(&out, HTTP_DISPATCH_OUTPUT_MAX);
+	model_buf_init(&out, HTTP_DISPATCH_OUTPUT_MAX + HTTP_DISPATCH_LOG_ROOM);
 	model_buf_init(&err, DISPATCH_STDERR_KEEP);
 	memset(&st, 0, sizeof(st));
 	st.spec_steps = json_object_get(spec, "steps");
@@ -559,7 +597,8 @@ int http_dispatch_run_hooked(const char *runner_path, int fork_server, const cha
 	if (ce.end == HTTP_SPAWN_STOPPED) {
 		rc = res_cancel(res, st.spec_steps);
 	} else if (ce.end == HTTP_SPAWN_OVER_CAP) {
-		res_fail(res, keep, "runner output over %u bytes", HTTP_DISPATCH_OUTPUT_MAX);
+		res_fail(res, keep, "runner output over %u bytes",
+		         HTTP_DISPATCH_OUTPUT_MAX + HTTP_DISPATCH_LOG_ROOM);
 	} else if (child_failed(&ce, &err, timeout_ms, &why) != 0) {
 		res_fail(res, keep, "%s", why.text);
 	} else if (finish_output(&st, &out, backend, res, &why) != 0) {
@@ -665,4 +704,6 @@ void http_dispatch_result_free(struct http_dispatch_result *res)
 		return;
 	json_decref(res->outputs);
 	res->outputs = NULL;
+	model_buf_release(&res->log);
+	res->log_dropped = 0;
 }

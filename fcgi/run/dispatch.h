@@ -17,7 +17,8 @@
  * (envp = {NULL}); stdin/stdout/stderr on pipes; every other descriptor
  * closed (the worker's FastCGI socket, ODBC connection, log
  * file never leak); its own process group, killed whole at the end. A
- * run's stdout is capped at HTTP_DISPATCH_OUTPUT_MAX (4 MiB): a 1 MiB
+ * run's stdout is capped at HTTP_DISPATCH_OUTPUT_MAX (4 MiB) plus the
+ * room of its log lines (HTTP_DISPATCH_LOG_ROOM, 3 MiB): a 1 MiB
  * scenario whose 250 steps all hit one 64 KiB mock writes 16 MiB, so the
  * cap, not the request limit, bounds what a worker buffers. stderr is kept
  * (first 4 KiB) for the reason of a failure. At the deadline the child's
@@ -29,11 +30,16 @@
  */
 #include <jansson.h>
 
+#include "model/buf.h"
 #include "model/error.h"
 
-/** Cap of a run's runner output (stdout), bytes. Over it the run fails
- * with reason "runner output over 4194304 bytes". */
+/** Cap of a run's runner output (stdout) but its log lines, bytes. */
 #define HTTP_DISPATCH_OUTPUT_MAX (4u * 1024u * 1024u)
+/** Room for the log lines beside it: the log's 1 MiB of text
+ * (MODEL_RUN_LOG_MAX) at worst twice as long JSON-escaped, and the lines'
+ * own bytes. The whole output is capped at the sum: over it the run fails
+ * with reason "runner output over 7340032 bytes". */
+#define HTTP_DISPATCH_LOG_ROOM (3u * 1024u * 1024u)
 
 /** What a caller adds to a run's own wall-clock limit (the spec's
  * limits.wall_ms, which the runner enforces itself and reports cleanly) to
@@ -61,7 +67,13 @@ struct http_dispatch_result {
 	                         * none; set only on a completed run, never by the
 	                         * worker's own failures */
 	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
-	json_t *outputs;        /* array of {"seq","key","input","output","status","error_kind",
+	/* The agent's log (model/runspec.h log lines): its parts joined, as
+	 * far as they came, whatever ended the run (a run cut short keeps
+	 * what it logged until then); log_dropped the last line's "dropped".
+	 * Owned; log.data is NULL only before the run starts. */
+	struct model_buf log;
+	long long log_dropped;
+	json_t *outputs; /* array of {"seq","key","input","output","status","error_kind",
 	                         * "duration_ms"}; owned. duration_ms: the step line's
 	                         * duration_us / 1000 (a real), or null when the line had
 	                         * none or one that is not an integer in [0, timeout_ms *

@@ -1,6 +1,7 @@
 /*
  * The detail pages of a run and of a comparison (view_internal.h): GET
- * /admin/runs/{id} (attestation, counters, score, divergence, each step)
+ * /admin/runs/{id} (attestation, counters, score, divergence, each step,
+ * the agent's log)
  * and GET /admin/comparisons/{id} (both runs side by side, step by step).
  */
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <jansson.h>
 
 #include "fcgi/view/pages.h"
+#include "model/runlog.h"
 #include "model/text.h"
 #include "sql/store.h"
 
@@ -158,6 +160,37 @@ static void outputs_table(xmlNodePtr main, json_t *outputs, int live)
 		         live ? "No step has ended yet." : "No step was executed.");
 }
 
+/* The agent's log (runs/{id}/log as the API serves it: the stored text
+ * and the truncation mark) in <pre id="run-log">: a text node, so the
+ * agent's markup is escaped, and the text was cleaned of control
+ * characters and invalid UTF-8 when it was kept (model/runlog.h). */
+static void run_log(struct view_ctx *ctx, xmlNodePtr main, const char *id, int live)
+{
+	json_t *log = NULL, *text;
+	struct model_buf shown;
+	xmlNodePtr sec;
+	size_t len;
+
+	sec = html_attr(html_el(main, "section", NULL), "id", "log");
+	html_el(sec, "h2", "Agent log");
+	if (store_run_log(ctx->req->store, ctx->req->who.tenant_id, id, &log) != STORE_OK) {
+		html_elc(sec, "p", "none", "The log cannot be read now.");
+		return;
+	}
+	text = json_object_get(log, "text");
+	len = json_string_length(text);
+	model_buf_init(&shown, len + MODEL_RUN_LOG_MARK_BYTES + 2);
+	model_buf_must_fit(
+	    model_runlog_shown(&shown, json_string_value(text), len,
+	                       (long long)json_integer_value(json_object_get(log, "dropped"))));
+	if (shown.len == 0)
+		html_elc(sec, "p", "none",
+		         live ? "The log is kept when the run ends." : "The agent logged nothing.");
+	html_attr(html_el(sec, "pre", shown.data), "id", "run-log");
+	model_buf_release(&shown);
+	json_decref(log);
+}
+
 /* A field of the item GET /v1/m/sandbox/collection/id, or NULL (not an
  * id, not found, no such field). */
 static const char *item_field(struct view_ctx *ctx, const char *collection, const char *id,
@@ -233,6 +266,7 @@ int view_page_run(struct view_ctx *ctx, const char *id, int status, const char *
 	cancel_form(ctx, main, run, id);
 	run_divergence(main, json_object_get(run, "divergence"));
 	outputs_table(main, json_object_get(outs, "outputs"), view_run_live(run));
+	run_log(ctx, main, id, view_run_live(run));
 	return view_page_send(ctx, doc, status);
 }
 

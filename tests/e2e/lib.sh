@@ -82,6 +82,35 @@ done_testing() {
 	exit 0
 }
 
+# need_os_agent AGENT WHAT: end the test file with one ok line (WHAT:
+# skipped ...) unless this stack was started by run.sh --fresh, which
+# provisions AGENT in its agents directory, and the namespaces backend's
+# preflight passes on this host
+need_os_agent() {
+	if [[ ! -x ${OLV_AGENTS_DIR:-}/$1 ]]; then
+		echo "# skip - this stack was not started by run.sh --fresh (no $1 agent)"
+		ok "$2: skipped (no $1 agent on this stack)"
+		done_testing
+	fi
+	if ! "$OLIVARES_BUILD/olivares-runner" --preflight namespaces >/dev/null 2>&1; then
+		echo "# skip - the namespaces backend's preflight fails on this host"
+		ok "$2: skipped (no namespaces backend)"
+		done_testing
+	fi
+}
+
+# os_backends: OS_BACKENDS is "namespaces", and "namespaces gvisor" where
+# gvisor's preflight passes on this host (a comment line says when not)
+# shellcheck disable=SC2034 # OS_BACKENDS is read by the test files
+os_backends() {
+	OS_BACKENDS=namespaces
+	if "$OLIVARES_BUILD/olivares-runner" --preflight gvisor >/dev/null 2>&1; then
+		OS_BACKENDS="namespaces gvisor"
+	else
+		echo "# gvisor: skipped here (its preflight fails)"
+	fi
+}
+
 # The POSTs that start runs answer 202 with the queued record at once; the
 # tests wait for the end as the CLI does, with Prefer: wait=60 (201 and the
 # finished record), unless E2E_NO_WAIT=1 (a test of the queue itself).

@@ -79,14 +79,20 @@ if ((fresh)); then
 	# counts and ends its own agents only; at most 8 s, inside the runs'
 	# 10 s wall clock.
 	OLV_SLOW_SECONDS=8.$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
-	printf '%s\n' '#!/bin/sh' "while IFS= read -r line; do sleep $OLV_SLOW_SECONDS; echo '{\"type\":\"output\",\"output\":\"slow\"}'; done" \
+	printf '%s\n' '#!/bin/sh' "while IFS= read -r line <&3; do sleep $OLV_SLOW_SECONDS; echo '{\"type\":\"output\",\"output\":\"slow\"}' >&4; done" \
 		>"$OLV_AGENTS_DIR/slow"
 	chmod 0755 "$OLV_AGENTS_DIR/slow"
 	# t0920: an agent that answers every step, then ignores the end of
 	# its input (sleeps): killed at the end of its grace, and the run says so
-	printf '%s\n' '#!/bin/sh' "while IFS= read -r line; do echo '{\"type\":\"output\",\"output\":\"answered\"}'; done" \
+	printf '%s\n' '#!/bin/sh' "while IFS= read -r line <&3; do echo '{\"type\":\"output\",\"output\":\"answered\"}' >&4; done" \
 		'exec sleep 300' >"$OLV_AGENTS_DIR/linger"
 	chmod 0755 "$OLV_AGENTS_DIR/linger"
+	# t0490: an agent that logs on stdout and stderr around its protocol
+	# lines (descriptors 3 and 4), markup and a terminal escape included
+	printf '%s\n' '#!/bin/sh' 'echo "log: <b>start</b> & go"' \
+		'while IFS= read -r line <&3; do echo "log: step on stdout"; echo "log: step on stderr" >&2; printf "log: \033[31mred\n"; echo "{\"type\":\"output\",\"output\":\"logged\"}" >&4; done' \
+		'echo "log: end" >&2' >"$OLV_AGENTS_DIR/printer"
+	chmod 0755 "$OLV_AGENTS_DIR/printer"
 	ln -s /bin/sh "$OLV_AGENTS_DIR/escape"
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
 	# t0950: tenants with a max_active_runs of their own (1, 1 and 2)

@@ -18,16 +18,7 @@ cd "$E2E_TMP" || exit 1
 M=/v1/m/sandbox
 NOTE="agent did not exit within its 1000 ms grace after the end of its input: killed"
 
-if [[ ! -x ${OLV_AGENTS_DIR:-}/linger ]]; then
-	echo "# skip - this stack was not started by run.sh --fresh (no linger agent)"
-	ok "agent shutdown: skipped (no linger agent on this stack)"
-	done_testing
-fi
-if ! "$OLIVARES_BUILD/olivares-runner" --preflight namespaces >/dev/null 2>&1; then
-	echo "# skip - the namespaces backend's preflight fails on this host"
-	ok "agent shutdown: skipped (no namespaces backend)"
-	done_testing
-fi
+need_os_agent linger "agent shutdown"
 module_on "$OLV_ADMIN_TOKEN" || exit 1
 ED=$OLV_EDITOR_TOKEN
 
@@ -46,13 +37,8 @@ run_on() {
 	RID=$(jqb '.id // empty')
 }
 
-backends=namespaces
-if "$OLIVARES_BUILD/olivares-runner" --preflight gvisor >/dev/null 2>&1; then
-	backends="namespaces gvisor"
-else
-	echo "# gvisor: skipped here (its preflight fails)"
-fi
-for b in $backends; do
+os_backends
+for b in $OS_BACKENDS; do
 	run_on "$b" linger
 	is_status "$b: the linger agent's run is recorded" 201
 	is "$b: completed 2/2/0, isolated, destroyed, reason null" "completed 2 2 0 true true null" \

@@ -40,6 +40,29 @@ void result_free(struct result *r)
 {
 	json_decref(r->steps);
 	json_decref(r->summary);
+	free(r->log);
+	r->log = NULL;
+}
+
+/* A log line of r's runner: its data appended to r->log. */
+static void take_log_line(struct result *r, json_t *j)
+{
+	json_t *data = json_object_get(j, "data"), *dropped = json_object_get(j, "dropped");
+	size_t n;
+
+	ck_assert_msg(r->summary == NULL, "a log line after the summary");
+	ck_assert_msg(json_is_string(data) && json_is_integer(dropped) && json_object_size(j) == 3,
+	              "a log line is {type, data: string, dropped: integer}");
+	ck_assert_msg(json_integer_value(dropped) >= r->log_dropped,
+	              "a log line drops fewer bytes than the one before");
+	n = json_string_length(data);
+	r->log = realloc(r->log, r->log_len + n + 1);
+	ck_assert_ptr_nonnull(r->log);
+	memcpy(r->log + r->log_len, json_string_value(data), n);
+	r->log_len += n;
+	r->log[r->log_len] = '\0';
+	r->log_dropped = json_integer_value(dropped);
+	r->log_lines++;
 }
 
 pid_t spawn_runner_with(const char *const *args, json_t *spec, char *const *env,
@@ -90,6 +113,8 @@ struct result collect_text(pid_t pid, const char *text, size_t len, long long t0
 	memset(&r, 0, sizeof(r));
 	r.first_ms = -1;
 	r.steps = json_array();
+	r.log = calloc(1, 1);
+	ck_assert_ptr_nonnull(r.log);
 	ck_assert_int_eq(waitpid(pid, &r.status, 0), pid);
 	r.ms = now_ms() - t0;
 	buf = malloc(len + 1);
@@ -102,6 +127,9 @@ struct result collect_text(pid_t pid, const char *text, size_t len, long long t0
 		if (strcmp(json_string_value(json_object_get(j, "type")), "step") == 0) {
 			ck_assert_msg(r.summary == NULL, "a step line after the summary");
 			json_array_append_new(r.steps, j);
+		} else if (strcmp(json_string_value(json_object_get(j, "type")), "log") == 0) {
+			take_log_line(&r, j);
+			json_decref(j);
 		} else {
 			ck_assert_msg(r.summary == NULL, "two summary lines");
 			r.summary = j;
@@ -361,4 +389,78 @@ int runner_preflight_ok(const char *backend, char *why, size_t n)
 	}
 	pclose(p);
 	return ok;
+}
+
+/* The logging agent's run on backend of the steps "a", "b", ... whose
+ * inputs are the NULL-terminated inputs. */
+static struct result logger_run(struct result (*run)(const char *backend, json_t *spec),
+                                const char *backend, const char *const *inputs)
+{
+	static const char *const keys[] = {"a", "b", "c"};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_LOGGER_AGENT"));
+	struct result r;
+	size_t i;
+
+	for (i = 0; inputs[i] && i < sizeof(keys) / sizeof(keys[0]); i++)
+		spec_step(spec, keys[i], inputs[i]);
+	r = run(backend, spec);
+	json_decref(spec);
+	return r;
+}
+
+void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), const char *backend)
+{
+	static const char *const two[] = {"x", "y", NULL}, *const flood[] = {"flood", NULL};
+	static const char *const escape[] = {"escape", NULL}, *const die[] = {"x", "die", NULL};
+	const char *reason;
+	struct result r;
+	size_t i;
+
+	/* prints between the protocol's lines: the log, in order */
+	r = logger_run(run, backend, two);
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_int_eq(json_array_size(r.steps), 2);
+	ck_assert_str_eq(step_str(&r, 0, "output"), "logged");
+	ck_assert_str_eq(step_str(&r, 1, "output"), "logged");
+	ck_assert_int_eq(sum_int(&r, "steps_ok"), 2);
+	ck_assert_str_eq(r.log, "start: on stdout\n"
+	                        "step: on stdout\nstep: on stderr\n"
+	                        "step: on stdout\nstep: on stderr\n"
+	                        "end: on stderr\n");
+	ck_assert_int_eq(r.log_dropped, 0);
+	result_free(&r);
+
+	/* past the cap: exactly 1 MiB kept, every other byte counted */
+	r = logger_run(run, backend, flood);
+	ck_assert_str_eq(sum_str(&r, "status"), "completed");
+	ck_assert_str_eq(step_str(&r, 0, "output"), "flooded");
+	ck_assert_uint_eq(r.log_len, 1024 * 1024);
+	ck_assert(strncmp(r.log, "start: on stdout\nxxx", 20) == 0);
+	for (i = 17; i < r.log_len; i++)
+		ck_assert_msg(r.log[i] == 'x', "log byte %zu is not the flood's", i);
+	/* 17 bytes of start, 1100000 of flood, 15 of end */
+	ck_assert_int_eq(r.log_dropped, 17 + 1100000 + 15 - 1024 * 1024);
+	result_free(&r);
+
+	/* agent-controlled bytes made harmless */
+	r = logger_run(run, backend, escape);
+	ck_assert_str_eq(step_str(&r, 0, "output"), "escaped");
+	ck_assert_str_eq(r.log,
+	                 "start: on stdout\n\xef\xbf\xbd[31mred\xef\xbf\xbd\nend: on stderr\n");
+	result_free(&r);
+
+	/* a traceback: one line of reason, the whole of it in the log */
+	r = logger_run(run, backend, die);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_int_eq(json_array_size(r.steps), 2);
+	ck_assert_str_eq(step_str(&r, 1, "error_kind"), "agent_error");
+	reason = sum_str(&r, "reason");
+	ck_assert_msg(strncmp(reason, "agent error in step 2: agent ", 29) == 0 &&
+	                  strstr(reason, "(agent log: Traceback (most recent call last):)") &&
+	                  !strchr(reason, '\n'),
+	              "reason: %s", reason);
+	ck_assert_str_eq(r.log, "start: on stdout\nstep: on stdout\nstep: on stderr\n"
+	                        "Traceback (most recent call last):\n  File \"agent\", line 1\n"
+	                        "RuntimeError: boom\n");
+	result_free(&r);
 }

@@ -32,6 +32,10 @@ struct result {
 	int status;         /* its wait status */
 	long long ms;       /* its wall time, start to exit */
 	long long first_ms; /* when its first line came (if the caller timed it), else -1 */
+	char *log;          /* its log lines' data joined, NUL-terminated (owned; "" if none) */
+	size_t log_len;
+	long long log_dropped; /* the last log line's "dropped" (0 if none) */
+	int log_lines;         /* how many log lines came */
 };
 
 /** Release what r holds. */
@@ -50,8 +54,10 @@ pid_t spawn_runner_with(const char *const *args, json_t *spec, char *const *env,
                         int (*setup)(void *ctx), void *ctx, int *out);
 
 /** Read fd to its end (then close it), reap pid and parse what it wrote:
- * every line must be JSON; "step" lines go to steps, the one other line to
- * summary (a second one, or a step line after it, fails the test). ms is
+ * every line must be JSON; "step" lines go to steps, "log" lines to log
+ * (each {type, data, dropped}, dropped never going down), the one other
+ * line to summary (a second one, or a step or log line after it, fails
+ * the test). ms is
  * measured from t0 (now_ms()). */
 struct result collect(pid_t pid, int fd, long long t0);
 
@@ -119,6 +125,17 @@ long long sum_int(const struct result *r, const char *key);
 int sum_bool(const struct result *r, const char *key);
 /** A string member of step line i (0-based), which must exist. */
 const char *step_str(const struct result *r, size_t i, const char *key);
+
+/**
+ * The agent's log on an OS-level backend (run: the suite's run_backend),
+ * with the logging agent (OLIVARES_LOGGER_AGENT, tests/fixtures/agents/
+ * logger.sh): its prints between its protocol lines are the log, in order,
+ * and the run's outputs are right; a log over its 1 MiB keeps exactly 1
+ * MiB and counts the rest; a terminal escape and a byte that is not UTF-8
+ * come out as U+FFFD; an agent that dies with a traceback fails its step
+ * with a one-line reason and the log holds the whole traceback.
+ */
+void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), const char *backend);
 
 /** The seconds a whole-run cpu_seconds reason (runner/cgroup.h) says were
  * used ("cpu_seconds limit (...) reached: 2.07 s used"), or -1 when

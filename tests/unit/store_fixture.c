@@ -20,7 +20,7 @@ static const char *const all_tables[] = {"tenants",      "api_tokens",        "m
                                          "audit_events", "scenarios",         "runs",
                                          "run_outputs",  "comparisons",       "sessions",
                                          "web_sessions", "schema_migrations", "comparison_jobs",
-                                         "executors"};
+                                         "executors",    "run_logs"};
 
 /* ---- raw ODBC, for looking at rows ------------------------------------------ */
 
@@ -200,7 +200,7 @@ void setup_pg(void)
 	ck_assert_int_eq(
 	    raw_exec(
 	        "DROP TABLE IF EXISTS executors, comparison_jobs, idempotency_keys, web_sessions, "
-	        "comparisons, run_outputs, "
+	        "comparisons, run_logs, run_outputs, "
 	        "runs, sessions, scenarios, audit_events, module_settings, "
 	        "api_tokens, tenants, schema_migrations CASCADE"),
 	    0);

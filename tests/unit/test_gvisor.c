@@ -928,7 +928,7 @@ START_TEST(test_host_cgroup_limits)
 	spec_limit(spec, "processes", 4);
 	spec_limit(spec, "memory_mb", 64);
 	if (probe_spec_run(spec, &r, &seen) == 0) {
-		ck_assert_str_eq(step_str(&r, 0, "output"), "fds: 0 1 2");
+		ck_assert_str_eq(step_str(&r, 0, "output"), "fds: 0 1 2 3 4");
 		ck_assert_int_eq(seen.nids, 1);
 		ck_assert_int_eq(seen.pids_max, 256 + 32 * 4);
 		ck_assert_int_eq(seen.mem_limit, (256LL + 64) << 20);
@@ -941,13 +941,15 @@ END_TEST
 START_TEST(test_no_descriptor_inherited)
 {
 	/* spawn_runner leaves descriptor 9 open across exec */
-	PROBE_EQ("fds", "fds: 0 1 2");
+	PROBE_EQ("fds", "fds: 0 1 2 3 4");
 }
 END_TEST
 
 START_TEST(test_environment_clean)
 {
-	PROBE_EQ("env", "env: HOME=/ LANG=C.UTF-8 PATH=/usr/bin:/bin");
+	PROBE_EQ("env",
+	         "env: HOME=/ LANG=C.UTF-8 OLIVARES_PROTOCOL_IN_FD=3 OLIVARES_PROTOCOL_OUT_FD=4 "
+	         "PATH=/usr/bin:/bin");
 }
 END_TEST
 
@@ -1718,6 +1720,14 @@ START_TEST(test_pthreads)
 }
 END_TEST
 
+/* The agent's log: stdout and stderr merged in order, capped, cleaned, a
+ * traceback kept whole (runner_harness.h assert_agent_log). */
+START_TEST(test_agent_log)
+{
+	assert_agent_log(run_backend, "gvisor");
+}
+END_TEST
+
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
 START_TEST(test_python_threading)
@@ -1837,6 +1847,7 @@ static Suite *gvisor_suite(void)
 	const TTest *const threads_tmp[] = {
 	    test_pthreads,
 	    test_python_threading,
+	    test_agent_log,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,
 	    test_tmp_mount_failure_fails_closed,

@@ -602,14 +602,17 @@ START_TEST(test_no_descriptor_inherited)
 	int leak = open("/etc/hostname", O_RDONLY);
 
 	ck_assert_int_ge(leak, 3);
-	ck_assert_str_eq(probe("fds"), "fds: 0 1 2");
+	ck_assert_str_eq(probe("fds"), "fds: 0 1 2 3 4");
 	close(leak);
 }
 END_TEST
 
 START_TEST(test_environment_clean)
 {
-	ck_assert_str_eq(probe("env"), "env: HOME=/ LANG=C.UTF-8 PATH=/usr/bin:/bin");
+	ck_assert_str_eq(
+	    probe("env"),
+	    "env: HOME=/ LANG=C.UTF-8 OLIVARES_PROTOCOL_IN_FD=3 OLIVARES_PROTOCOL_OUT_FD=4 "
+	    "PATH=/usr/bin:/bin");
 }
 END_TEST
 
@@ -664,7 +667,7 @@ START_TEST(test_agent_malformed_line_quoted)
 	ck_assert_str_eq(
 	    sum_str(&r, "reason"),
 	    "agent error in step 1: malformed line from the agent (not JSON): \"hello ? "
-	    "world\" (agent stderr: garbage: the line above is not JSON)");
+	    "world\" (agent log: garbage: the line above is not JSON)");
 	ck_assert(sum_bool(&r, "destroyed"));
 	result_free(&r);
 	json_decref(spec);
@@ -992,14 +995,14 @@ START_TEST(test_spec_fields_strict)
 	assert_refused(
 	    spec, "namespaces",
 	    "invalid run spec: binds[0] must be an absolute normalised path other than /, "
-	    "/proc, /tmp and /agent");
+	    "/proc, /tmp, /agent and /agent-exec");
 
 	spec = walk_spec();
 	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", "/tmp/x"));
 	assert_refused(
 	    spec, "namespaces",
 	    "invalid run spec: binds[1] must be an absolute normalised path other than /, "
-	    "/proc, /tmp and /agent");
+	    "/proc, /tmp, /agent and /agent-exec");
 }
 END_TEST
 
@@ -1751,6 +1754,14 @@ START_TEST(test_pthreads)
 }
 END_TEST
 
+/* The agent's log: stdout and stderr merged in order, capped, cleaned, a
+ * traceback kept whole (runner_harness.h assert_agent_log). */
+START_TEST(test_agent_log)
+{
+	assert_agent_log(run_backend, "namespaces");
+}
+END_TEST
+
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
 START_TEST(test_python_threading)
@@ -1829,10 +1840,7 @@ static Suite *namespaces_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads,
-	    test_python_threading,
-	    test_tmpfs_size_bounded,
-	    NULL,
+	    test_pthreads, test_python_threading, test_agent_log, test_tmpfs_size_bounded, NULL,
 	};
 	Suite *s = suite_create("namespaces");
 

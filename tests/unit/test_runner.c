@@ -635,9 +635,50 @@ START_TEST(test_fake_runners_fail)
 	check_fake_fails("runner-other-backend", "runner output inconsistent: backend gvisor "
 	                                         "reported, inproc-mock requested");
 	check_fake_fails("runner-sigsys", "runner killed by SIGSYS (seccomp): about to die");
-	check_fake_fails("runner-flood", "runner output over 4194304 bytes");
+	check_fake_fails("runner-flood", "runner output over 7340032 bytes");
 	check_fake_fails("runner-shutdown-failed",
 	                 "runner output inconsistent: a shutdown note on a failed run");
+}
+END_TEST
+
+/* The agent's log lines (model/runspec.h): joined, the dropped count the
+ * last line's; a line that is not cleaned text fails the run; what came
+ * before the worker killed a hung runner is kept. */
+START_TEST(test_log_lines)
+{
+	struct http_dispatch_result r;
+	json_t *spec = walk_spec();
+
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-log"), 0, "inproc-mock", NULL, 5000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_int_eq(r.steps_total, 2);
+	ck_assert_str_eq(r.log.data, "start\n<b>one</b> & \"two\"\nend");
+	ck_assert_int_eq(r.log_dropped, 7);
+	http_dispatch_result_free(&r);
+
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-log-dirty"), 0, "inproc-mock", NULL, 5000, spec, &r),
+	    -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.reason, "runner output malformed: log line 1 is not cleaned text");
+	http_dispatch_result_free(&r);
+
+	/* the deadline (1 s) kills the hung runner; its log stays */
+	ck_assert_int_eq(
+	    http_dispatch_run(fixture("runner-log-hangs"), 0, "inproc-mock", NULL, 1000, spec, &r),
+	    -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_str_eq(r.log.data, "before the hang\n");
+	http_dispatch_result_free(&r);
+
+	/* the real runner on inproc-mock runs no agent: no log */
+	ck_assert_int_eq(http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	ck_assert_uint_eq(r.log.len, 0);
+	ck_assert_int_eq(r.log_dropped, 0);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
 }
 END_TEST
 
@@ -1672,6 +1713,7 @@ static Suite *runner_suite(void)
 	    test_straggler_killed_at_exit,
 	    test_fake_runners_fail,
 	    test_shutdown_note,
+	    test_log_lines,
 	    test_step_durations_judged,
 	    test_exec_failure,
 	    test_clean_descriptors_and_env,

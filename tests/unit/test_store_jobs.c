@@ -271,6 +271,56 @@ START_TEST(test_jobs_lifecycle)
 }
 END_TEST
 
+/* The agent's log of a run (sql/logs.c): written by the executor that
+ * holds the run, read back as written by its tenant only, replaced by a
+ * second put, refused when it is not cleaned text or the run is not the
+ * executor's; a run without a log reads back empty. */
+START_TEST(test_jobs_log)
+{
+	static const char text[] = "line one\n\xef\xbf\xbd <b>two</b> & \"three\"\n";
+	char a[33], b[33], id[33], other[33];
+	json_t *job = jload("{\"spec\":{\"steps\":3}}");
+	struct store_claim c;
+	json_t *got = NULL;
+
+	two_tenants(a, b);
+	enqueue(a, job, "namespaces", id);
+	enqueue(a, job, "namespaces", other);
+	/* not claimed yet: no executor holds it */
+	ck_assert_int_eq(store_run_log_put(st, id, EX1, "x", 1, 0), STORE_NOT_FOUND);
+	claim(EX1, "namespaces", &c);
+	ck_assert_str_eq(c.run_id, id);
+	store_claim_clear(&c);
+	/* the run of another executor, or text that is not cleaned: nothing */
+	ck_assert_int_eq(store_run_log_put(st, id, EX2, "x", 1, 0), STORE_NOT_FOUND);
+	ck_assert_int_eq(store_run_log_put(st, id, EX1, "esc \033[31m", 9, 0), STORE_ERROR);
+	ck_assert_int_eq(store_run_log_put(st, id, EX1, "bad \xff", 5, 0), STORE_ERROR);
+	ck_assert_int_eq(store_run_log_put(st, id, EX1, "x", 1, -1), STORE_ERROR);
+	ck_assert_int_eq(count_where("run_logs", "run_id", id), 0);
+	ck_assert_int_eq(store_run_log_put(st, id, EX1, "first", 5, 0), STORE_OK);
+	ck_assert_int_eq(store_run_log_put(st, id, EX1, text, sizeof(text) - 1, 5000000000LL),
+	                 STORE_OK);
+	ck_assert_int_eq(count_where("run_logs", "run_id", id), 1);
+	ck_assert_int_eq(store_run_log(st, a, id, &got), STORE_OK);
+	ck_assert_str_eq(jstr(got, "run_id"), id);
+	ck_assert_str_eq(jstr(got, "text"), text);
+	ck_assert_int_eq(json_integer_value(json_object_get(got, "dropped")), 5000000000LL);
+	json_decref(got);
+	/* another tenant: not found, as for a run that does not exist */
+	ck_assert_int_eq(store_run_log(st, b, id, &got), STORE_NOT_FOUND);
+	ck_assert_ptr_null(got);
+	ck_assert_int_eq(store_run_log(st, a, "00000000000000000000000000000000", &got),
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_run_log(st, a, "not an id' OR 1=1 --", &got), STORE_NOT_FOUND);
+	/* a run that logged nothing: empty */
+	ck_assert_int_eq(store_run_log(st, a, other, &got), STORE_OK);
+	ck_assert_str_eq(jstr(got, "text"), "");
+	ck_assert_int_eq(json_integer_value(json_object_get(got, "dropped")), 0);
+	json_decref(got);
+	json_decref(job);
+}
+END_TEST
+
 enum { CLAIMERS = 2, QUEUED = 60 };
 
 /* Two processes, each with its own connection, claim until the queue is
@@ -969,6 +1019,7 @@ void store_jobs_cases(TCase *tc)
 {
 	tcase_add_test(tc, test_jobs_races);
 	tcase_add_test(tc, test_jobs_lifecycle);
+	tcase_add_test(tc, test_jobs_log);
 	tcase_add_test(tc, test_jobs_claim_concurrent);
 	tcase_add_test(tc, test_jobs_fair);
 	tcase_add_test(tc, test_jobs_claim_cost);

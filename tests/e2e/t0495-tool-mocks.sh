@@ -63,15 +63,15 @@ is "completed 3/2/1, isolated" "completed 3 2 1 true" \
 req "$OLV_VIEWER_TOKEN" GET "$M/runs/$RID/outputs"
 is_status "GET …/outputs: 200" 200
 is "the agent got the tool's answers (a sequence, an error) and the resources'" \
-	'{"hits":1}|sunny;error:search is down|[[mock-miss:GET /a\r\n]];{"hits":2}|sunny' \
+	$'{"hits":1}|sunny;error:search is down|[[mock-miss:GET /a\r\n]];{"hits":2}|sunny' \
 	"$(jqb '[.outputs[].output]|join(";")')"
 is "each trace: the tool call, then the resource, with hit and mock" \
-	'tool:search:true:2,resource:weather:true:0;tool:search:true:3,resource:GET /a\r\n:false:null;tool:search:true:2,resource:weather:true:0' \
+	$'tool:search:true:2,resource:weather:true:0;tool:search:true:3,resource:GET /a\r\n:false:null;tool:search:true:2,resource:weather:true:0' \
 	"$(jqb '[.outputs[]|[.trace[]|(if .tool then "tool:"+.tool else "resource:"+.resource end)+":"+(.hit|tostring)+":"+(.mock|tostring)]|join(",")]|join(";")')"
 is "the error mock's answer is a hit marked error, not a miss" true \
 	"$(jqb '.outputs[1].trace[0].error')"
 is "the CRLF miss's near miss: mocks[1], byte 6, CR where the mock has LF" \
-	'1|GET /a\n|6|CR (U+000D)|LF (U+000A)' \
+	$'1|GET /a\n|6|CR (U+000D)|LF (U+000A)' \
 	"$(jqb '.outputs[1].trace[1].near_miss|[(.mock|tostring), .resource, (.offset|tostring), .request_has, .mock_has]|join("|")')"
 is "each traced request has its time in microseconds" true \
 	"$(jqb '[.outputs[].trace[].duration_us|type=="number" and . >= 0]|all')"

@@ -399,10 +399,9 @@ static void why_differ(const char *r, size_t rn, const char *m, size_t mn, size_
 		snprintf(buf, buflen, "different character");
 }
 
-/* Nearest text among the candidates (key, the member compared): longest
- * common prefix, then smallest length difference, then first. Returns
- * the index or -1 when no mock applies. key_needed is the member a
- * candidate must have. */
+/* The mock nearest s (n bytes) among those of variant whose member key is
+ * a string: longest common prefix, then smallest length difference, then
+ * first. Returns its index, or -1 when no mock applies. */
 static long nearest_text(json_t *mocks, const char *variant, const char *key, const char *s,
                          size_t n)
 {
@@ -630,10 +629,10 @@ json_t *model_mock_near_miss_tool(json_t *mocks, const char *variant, const char
 		    memcmp(json_string_value(t), tool, tl) != 0 || !variant_tier(m, variant))
 			continue;
 		margs = json_object_get(m, "args");
-		closeness(json_is_object(margs) ? margs : args, args, is_subset(m), &agree,
-		          &differ);
-		if (!json_is_object(margs))
-			agree = differ = 0;
+		agree = differ = 0;
+		/* args absent: {} (a validated mock always has them) */
+		if (json_is_object(margs))
+			closeness(margs, args, is_subset(m), &agree, &differ);
 		if (best < 0 || agree > best_a || (agree == best_a && differ < best_d)) {
 			best = (long)i;
 			best_a = agree;

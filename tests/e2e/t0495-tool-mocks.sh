@@ -91,4 +91,13 @@ else
 fi
 is "tool args are shown as text (escaped JSON)" '{"q":"weather"}' \
 	"$(xmllint --html --xpath 'string((//code[@class="trace-args"])[1])' page.html 2>/dev/null)"
+curl -s -o scenario.html -b "$JAR" "$OLIVARES_URL/admin/scenarios/$SID"
+ROWS=
+for n in 1 2; do
+	r="(//table[@id=\"mocks\"]//tr[contains(concat(\" \",@class,\" \"),\" tool-mock \")])[$n]"
+	ROWS+="$(xmllint --html --xpath "string($r/td[1])" scenario.html 2>/dev/null)|$(xmllint --html --xpath "string($r/td[3])" scenario.html 2>/dev/null);"
+done
+is "the scenario page lists the tool mocks: tool, args, match, answer" \
+	'tool search {"q":"weather"} (exact)|[{"hits":1},{"hits":2}];tool search {} (subset)|error: search is down;' \
+	"$ROWS"
 done_testing

@@ -420,7 +420,9 @@ START_TEST(test_trace_entries_and_check)
 	while (json_array_size(t) <= 100)
 		json_array_append(t, json_array_get(t, 0));
 	ck_assert_int_eq(model_trace_check(t, 2, &misses, &why), -1);
-	ck_assert_int_eq(model_trace_check(S("{}"), 2, &misses, &why), -1);
+	json_decref(a);
+	a = S("{}");
+	ck_assert_int_eq(model_trace_check(a, 2, &misses, &why), -1);
 	json_decref(a);
 	json_decref(t);
 	json_decref(m);

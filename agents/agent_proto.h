@@ -109,6 +109,33 @@ static inline char *agent_ask(const char *resource, size_t len)
 	return copy;
 }
 
+/** Call tool (its name, NUL-terminated) with args (stolen; NULL sends no
+ * args, which the runner takes as {}) and wait for the answer: the
+ * runner's reply line, {"type":"tool","tool":T,"found":bool, "response":
+ * JSON | "error": string} (caller decrefs: "found" false is a miss, whose
+ * "error" is the marker "[[mock-miss:tool T]]"; "found" true with "error"
+ * is the mock's tool error), or NULL when the reply is not a tool line. */
+static inline json_t *agent_tool(const char *tool, json_t *args)
+{
+	json_t *msg, *reply;
+	const char *type = NULL;
+
+	msg = json_pack("{s:s, s:s, s:I}", "type", "tool", "tool", tool, "seq", agent_seq);
+	if (msg && args)
+		json_object_set_new(msg, "args", args);
+	else
+		json_decref(args);
+	if (agent_send(msg))
+		return NULL;
+	reply = agent_read();
+	if (reply &&
+	    (json_unpack(reply, "{s:s}", "type", &type) != 0 || strcmp(type, "tool") != 0)) {
+		json_decref(reply);
+		reply = NULL;
+	}
+	return reply;
+}
+
 /** End the current step with output (len bytes). Returns 0 or -1. */
 static inline int agent_output(const char *output, size_t len)
 {

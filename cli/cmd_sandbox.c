@@ -53,11 +53,69 @@ static char *delay_cell(const json_t *item)
 	return d ? cli_render(d) : model_xstrdup("0");
 }
 
+/* cell escaped for the table (a tool's name or an error message may hold
+ * a newline), cell freed */
+static char *escaped(char *cell)
+{
+	char *esc = cli_escape(cell, strlen(cell));
+
+	free(cell);
+	return esc;
+}
+
+/* What a mock answers to: a resource mock's resource; a tool mock's
+ * "tool NAME ARGS (MATCH)", its args as compact JSON, keys sorted */
+static char *request_cell(const json_t *item)
+{
+	const json_t *tool = json_object_get(item, "tool");
+	const json_t *match = json_object_get(item, "match");
+	char *args, *cell;
+	size_t n;
+
+	if (!json_is_string(tool))
+		return cli_render(json_object_get(item, "resource"));
+	args = json_dumps(json_object_get(item, "args"), JSON_COMPACT | JSON_SORT_KEYS);
+	n = json_string_length(tool) + (args ? strlen(args) : 2) + 32;
+	cell = model_xmalloc(n);
+	snprintf(cell, n, "tool %s %s (%s)", json_string_value(tool), args ? args : "{}",
+	         json_is_string(match) ? json_string_value(match) : "exact");
+	free(args);
+	return escaped(cell);
+}
+
+/* A tool mock's answer: its response as compact JSON, "sequence of N: […]"
+ * or "error: MESSAGE"; a resource mock's response as is. */
+static char *response_cell(const json_t *item)
+{
+	const json_t *seq = json_object_get(item, "sequence");
+	const json_t *err = json_object_get(item, "error");
+	char *text, *cell;
+	size_t n;
+
+	if (!json_is_string(json_object_get(item, "tool")))
+		return cli_render(json_object_get(item, "response"));
+	if (json_is_string(err)) {
+		n = json_string_length(err) + 8;
+		cell = model_xmalloc(n);
+		snprintf(cell, n, "error: %s", json_string_value(err));
+		return escaped(cell);
+	}
+	text = json_dumps(seq ? seq : json_object_get(item, "response"),
+	                  JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	if (!seq)
+		return escaped(text ? text : model_xstrdup("null"));
+	n = (text ? strlen(text) : 0) + 32;
+	cell = model_xmalloc(n);
+	snprintf(cell, n, "sequence of %zu: %s", json_array_size(seq), text ? text : "");
+	free(text);
+	return escaped(cell);
+}
+
 static const struct cli_column mock_columns[] = {
-    {"RESOURCE", "resource", NULL},
+    {"RESOURCE", "resource", request_cell},
     {"VARIANT", "variant", NULL},
     {"DELAY_MS", "delay_ms", delay_cell},
-    {"RESPONSE", "response", NULL},
+    {"RESPONSE", "response", response_cell},
     {NULL, NULL, NULL},
 };
 

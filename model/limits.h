@@ -41,6 +41,17 @@
  * that the mock answers, ms (0, the default, answers at once); a minute at
  * most, far inside the longest wall-clock limit (MODEL_RUN_WALL_MS_MAX) */
 #define MODEL_MAX_MOCK_DELAY_MS 60000
+/* tool mocks (model/mock.h): a tool's name; a sequence's items; an error
+ * mock's message; a tool response or a sequence item, as compact JSON, is
+ * bounded by MODEL_MAX_RESPONSE_BYTES as a resource's response is */
+#define MODEL_MAX_TOOL_BYTES 128
+#define MODEL_MAX_SEQUENCE 100
+#define MODEL_MAX_TOOL_ERROR_BYTES 1024
+/* requests (resource or tool) an agent may make in one step: the bound of
+ * a step's trace too */
+#define MODEL_MAX_STEP_REQUESTS 100
+/* a near miss's "expected"/"got" values, as compact JSON, at most */
+#define MODEL_NEAR_MISS_VALUE_BYTES 1024
 
 /* project bounds on the store's other text fields (sql/), in bytes of UTF-8,
  * checked before anything is written */

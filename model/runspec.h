@@ -14,7 +14,9 @@
  *   {"variant": string or null,
  *    "steps": [{"key": string, "input": string}, ...],
  *    "mocks": [{"resource": string, "response": string, "variant": string?,
- *               "delay_ms": integer 0..MODEL_MAX_MOCK_DELAY_MS?}, ...]
+ *               "delay_ms": integer 0..MODEL_MAX_MOCK_DELAY_MS?}, or a tool
+ *               mock {"tool", "args"?, "match"?, "response" | "sequence" |
+ *               "error", "variant"?, "delay_ms"?} (model/mock.h), ...]
  *             (delay_ms: the runner waits that long before it answers a
  *             request the mock answers, inside the step and its
  *             duration_us, never past wall_ms: a delay that would end
@@ -35,7 +37,13 @@
  * stdout: one JSON object per line. For each step, in order:
  *   {"type":"step","seq":N (1-based),"key":…,"input":…,"output":…,
  *    "status":"ok"|"error","error_kind":null|"mock_miss"|"agent_error",
- *    "duration_us":N}
+ *    "duration_us":N,"trace":[...]}
+ *   trace: the step's requests in order (model/mock.h has the entries'
+ *   shape, their near misses and model_trace_check, which the worker
+ *   applies: at most MODEL_MAX_STEP_REQUESTS entries, mock indexes inside
+ *   the spec's mocks, no "ok" step with a miss); inproc-mock's has the one
+ *   lookup of the step's input. A line without it (an older runner) is
+ *   stored with trace null.
  *   duration_us: the step's wall time on CLOCK_MONOTONIC, in integer
  *   microseconds rounded up (runner_step_us): from just before the step's
  *   input goes to the agent to when its outcome (output or error) is known,

@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "check.h"
 #include "limits.h"
+#include "mock.h"
 #include "text.h"
 
 /*
@@ -45,7 +46,10 @@ static int check_string(struct model_check *c, json_t *v, const char *path, size
 static const char *const top_fields[] = {"name",  "description", "subject_kind",
                                          "steps", "mocks",       NULL};
 static const char *const step_fields[] = {"key", "input", NULL};
-static const char *const mock_fields[] = {"resource", "response", "variant", "delay_ms", NULL};
+static const char *const mock_fields[] = {"resource", "response", "variant",  "delay_ms", "tool",
+                                          "args",     "match",    "sequence", "error",    NULL};
+/* the members a resource mock may not have (they are a tool mock's) */
+static const char *const tool_only_fields[] = {"args", "match", "sequence", "error", NULL};
 
 /*
  * A mock's "delay_ms": an integer in [0, MODEL_MAX_MOCK_DELAY_MS]. Anything
@@ -208,22 +212,28 @@ static void check_mock_duplicates(struct model_check *c, json_t *mocks)
 	size_t i;
 	size_t dup;
 	size_t orig;
+	size_t total;
 
-	n = json_array_size(mocks);
-	if (n < 2)
+	total = json_array_size(mocks);
+	if (total < 2)
 		return;
-	refs = model_xcalloc(n, sizeof(*refs));
+	refs = model_xcalloc(total, sizeof(*refs));
+	n = 0;
 	json_array_foreach(mocks, i, m)
 	{
-		refs[i].res = json_string_value(json_object_get(m, "resource"));
-		refs[i].res_len = json_string_length(json_object_get(m, "resource"));
+		/* tool mocks have their own rule (check_tool_ambiguity) */
+		if (!json_is_string(json_object_get(m, "resource")))
+			continue;
+		refs[n].res = json_string_value(json_object_get(m, "resource"));
+		refs[n].res_len = json_string_length(json_object_get(m, "resource"));
 		var = json_object_get(m, "variant");
-		refs[i].var = var ? json_string_value(var) : NULL;
-		refs[i].var_len = var ? json_string_length(var) : 0;
-		refs[i].idx = i;
+		refs[n].var = var ? json_string_value(var) : NULL;
+		refs[n].var_len = var ? json_string_length(var) : 0;
+		refs[n].idx = i;
+		n++;
 	}
 	qsort(refs, n, sizeof(*refs), mock_ref_cmp);
-	dup = n;
+	dup = total;
 	orig = 0;
 	for (i = 1; i < n; i++) {
 		if (mock_key_cmp(&refs[i - 1], &refs[i]) == 0 && refs[i].idx < dup) {
@@ -232,7 +242,7 @@ static void check_mock_duplicates(struct model_check *c, json_t *mocks)
 		}
 	}
 	free(refs);
-	if (dup < n) {
+	if (dup < total) {
 		char path[32];
 
 		snprintf(path, sizeof(path), "mocks[%zu]", dup);
@@ -241,6 +251,191 @@ static void check_mock_duplicates(struct model_check *c, json_t *mocks)
 		                   "must not be ambiguous",
 		                   path, orig);
 	}
+}
+
+static int is_subset_mock(json_t *m);
+
+/* Every string in v (keys included), at path, through the text rules
+ * (credentials refused); a structural error stops. */
+static int check_json_strings(struct model_check *c, json_t *v, const char *path)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v))
+		return model_check_text(c, json_string_value(v), json_string_length(v), path, 0,
+		                        MODEL_MAX_RESPONSE_BYTES);
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, x)
+		{
+			if (model_check_text(c, k, strlen(k), path, 0, MODEL_MAX_RESPONSE_BYTES) ||
+			    check_json_strings(c, x, path))
+				return -1;
+		}
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+		{
+			if (check_json_strings(c, x, path))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* A JSON value a tool answers: its strings checked, at most
+ * MODEL_MAX_RESPONSE_BYTES as compact JSON (a refusal). */
+static int check_tool_value(struct model_check *c, json_t *v, const char *path)
+{
+	char *s;
+	size_t n;
+
+	if (check_json_strings(c, v, path))
+		return -1;
+	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	n = s ? strlen(s) : 0;
+	free(s);
+	if (n > MODEL_MAX_RESPONSE_BYTES)
+		model_check_refuse(c, MODEL_E_LIMIT, path,
+		                   "%s must be at most %d bytes as compact JSON", path,
+		                   MODEL_MAX_RESPONSE_BYTES);
+	return 0;
+}
+
+/* A tool mock (model/mock.h) at prefix into *out (a new object). The
+ * variant and delay are the caller's. */
+static int check_tool_mock(struct model_check *c, json_t *item, const char *prefix, json_t **out)
+{
+	static const char *const answers[] = {"response", "sequence", "error"};
+	json_t *v, *norm, *s = NULL, *answer = NULL;
+	const char *which = NULL, *match = "exact";
+	char path[80];
+	size_t i, n;
+
+	*out = NULL;
+	if (json_object_get(item, "resource")) {
+		snprintf(path, sizeof(path), "%s.resource", prefix);
+		return model_check_malformed(c, path,
+		                             "%s: a mock has a resource or a tool, not both", path);
+	}
+	snprintf(path, sizeof(path), "%s.tool", prefix);
+	if (check_string(c, json_object_get(item, "tool"), path, 1, MODEL_MAX_TOOL_BYTES, &s))
+		return -1;
+	norm = json_pack("{s:o}", "tool", s);
+	snprintf(path, sizeof(path), "%s.args", prefix);
+	v = json_object_get(item, "args");
+	if (v && !json_is_object(v)) {
+		json_decref(norm);
+		return model_check_malformed(c, path, "%s must be an object", path);
+	}
+	if (v && check_json_strings(c, v, path)) {
+		json_decref(norm);
+		return -1;
+	}
+	json_object_set_new(norm, "args", v ? json_deep_copy(v) : json_object());
+	snprintf(path, sizeof(path), "%s.match", prefix);
+	v = json_object_get(item, "match");
+	if (v && !json_is_string(v)) {
+		json_decref(norm);
+		return model_check_malformed(c, path, "%s must be \"exact\" or \"subset\"", path);
+	}
+	if (v && strcmp(json_string_value(v), "exact") != 0 &&
+	    strcmp(json_string_value(v), "subset") != 0)
+		model_check_refuse(c, MODEL_E_INVALID, path, "%s must be \"exact\" or \"subset\"",
+		                   path);
+	else if (v)
+		match = json_string_value(v);
+	json_object_set_new(norm, "match", json_string(match));
+	for (i = 0; i < 3; i++) {
+		v = json_object_get(item, answers[i]);
+		if (!v)
+			continue;
+		if (which) {
+			snprintf(path, sizeof(path), "%s.%s", prefix, answers[i]);
+			json_decref(norm);
+			return model_check_malformed(
+			    c, path,
+			    "%s: a tool mock has one of response, sequence and error, not %s too",
+			    path, which);
+		}
+		which = answers[i];
+		answer = v;
+	}
+	if (!which) {
+		json_decref(norm);
+		snprintf(path, sizeof(path), "%s.response", prefix);
+		return model_check_malformed(
+		    c, path, "%s is required (or sequence, or error) in a tool mock", path);
+	}
+	snprintf(path, sizeof(path), "%s.%s", prefix, which);
+	if (strcmp(which, "response") == 0) {
+		if (check_tool_value(c, answer, path)) {
+			json_decref(norm);
+			return -1;
+		}
+	} else if (strcmp(which, "sequence") == 0) {
+		if (!json_is_array(answer)) {
+			json_decref(norm);
+			return model_check_malformed(c, path, "%s must be an array", path);
+		}
+		n = json_array_size(answer);
+		if (n < 1 || n > MODEL_MAX_SEQUENCE)
+			model_check_refuse(c, MODEL_E_LIMIT, path, "%s must hold 1 to %d items",
+			                   path, MODEL_MAX_SEQUENCE);
+		for (i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s.sequence[%zu]", prefix, i);
+			if (check_tool_value(c, json_array_get(answer, i), path)) {
+				json_decref(norm);
+				return -1;
+			}
+		}
+	} else {
+		if (check_string(c, answer, path, 1, MODEL_MAX_TOOL_ERROR_BYTES, &s)) {
+			json_decref(norm);
+			return -1;
+		}
+		json_decref(s);
+	}
+	json_object_set_new(norm, which, json_deep_copy(answer));
+	*out = norm;
+	return 0;
+}
+
+/* Refuse two tool mocks that could answer one call with equal precedence
+ * (model_mock_tool_ambiguous), naming the later one of the first such
+ * pair in document order. */
+static void check_tool_ambiguity(struct model_check *c, json_t *mocks)
+{
+	size_t i, j, n = json_array_size(mocks);
+	json_t *a, *b;
+	char path[32];
+
+	for (j = 1; j < n; j++) {
+		b = json_array_get(mocks, j);
+		if (!json_object_get(b, "tool"))
+			continue;
+		for (i = 0; i < j; i++) {
+			a = json_array_get(mocks, i);
+			if (!json_object_get(a, "tool") || !model_mock_tool_ambiguous(a, b))
+				continue;
+			snprintf(path, sizeof(path), "mocks[%zu]", j);
+			model_check_refuse(
+			    c, MODEL_E_INVALID, path,
+			    "%s could answer the same call as mocks[%zu] (same tool, variant and "
+			    "match, %s); resolution must not be ambiguous",
+			    path, i,
+			    is_subset_mock(b) ? "compatible args of the same weight"
+			                      : "equal args");
+			return;
+		}
+	}
+}
+
+static int is_subset_mock(json_t *m)
+{
+	return json_is_string(json_object_get(m, "match")) &&
+	       strcmp(json_string_value(json_object_get(m, "match")), "subset") == 0;
 }
 
 static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
@@ -252,7 +447,7 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 	json_t *svar;
 	json_t *norm;
 	json_int_t delay;
-	size_t i;
+	size_t i, k;
 	char prefix[48];
 	char path[64];
 	int ret;
@@ -275,6 +470,19 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 		}
 		if (model_check_keys(c, item, prefix, mock_fields))
 			goto out;
+		if (json_object_get(item, "tool")) {
+			if (check_tool_mock(c, item, prefix, &norm))
+				goto out;
+			goto common;
+		}
+		for (k = 0; tool_only_fields[k]; k++) {
+			if (!json_object_get(item, tool_only_fields[k]))
+				continue;
+			snprintf(path, sizeof(path), "%s.%s", prefix, tool_only_fields[k]);
+			model_check_malformed(c, path, "unknown field \"%s\" (a resource mock)",
+			                      path);
+			goto out;
+		}
 		snprintf(path, sizeof(path), "%s.resource", prefix);
 		v = json_object_get(item, "resource");
 		if (!v) {
@@ -291,18 +499,23 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 		}
 		if (check_string(c, v, path, 0, MODEL_MAX_RESPONSE_BYTES, &sresp))
 			goto out;
+		norm = json_pack("{s:o,s:o}", "resource", sres, "response", sresp);
+		sres = NULL;
+		sresp = NULL;
+	common:
 		snprintf(path, sizeof(path), "%s.variant", prefix);
 		v = json_object_get(item, "variant");
 		/* "variant": null means the same as no variant */
 		if (v && !json_is_null(v) &&
-		    check_string(c, v, path, 1, MODEL_MAX_VARIANT_BYTES, &svar))
+		    check_string(c, v, path, 1, MODEL_MAX_VARIANT_BYTES, &svar)) {
+			json_decref(norm);
 			goto out;
+		}
 		snprintf(path, sizeof(path), "%s.delay_ms", prefix);
-		if (check_delay(c, json_object_get(item, "delay_ms"), path, &delay))
+		if (check_delay(c, json_object_get(item, "delay_ms"), path, &delay)) {
+			json_decref(norm);
 			goto out;
-		norm = json_pack("{s:o,s:o}", "resource", sres, "response", sresp);
-		sres = NULL;
-		sresp = NULL;
+		}
 		if (svar)
 			json_object_set_new(norm, "variant", svar);
 		svar = NULL;
@@ -313,6 +526,7 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 		json_array_append_new(out, norm);
 	}
 	check_mock_duplicates(c, out);
+	check_tool_ambiguity(c, out);
 	ret = 0;
 out:
 	json_decref(sres);
@@ -412,45 +626,58 @@ int model_mock_resolve(json_t *mocks, const char *variant, const char *input, si
 	return model_mock_lookup(mocks, variant, input, input_len, response, response_len, NULL);
 }
 
-int model_mock_lookup(json_t *mocks, const char *variant, const char *input, size_t input_len,
-                      const char **response, size_t *response_len, long *delay_ms)
+int model_mock_find(json_t *mocks, const char *variant, const char *input, size_t input_len,
+                    size_t *index)
 {
 	json_t *m;
 	json_t *res;
 	json_t *var;
-	json_t *fallback;
-	json_t *hit;
 	size_t i;
 	size_t vlen;
+	size_t fallback;
+	int have_fallback;
 
-	fallback = NULL;
-	hit = NULL;
+	have_fallback = 0;
+	fallback = 0;
 	vlen = variant ? strlen(variant) : 0;
 	json_array_foreach(mocks, i, m)
 	{
 		res = json_object_get(m, "resource");
 		if (!json_is_string(res) || json_string_length(res) != input_len ||
-		    memcmp(json_string_value(res), input, input_len) != 0)
+		    memcmp(json_string_value(res), input, input_len) != 0 ||
+		    !json_is_string(json_object_get(m, "response")))
 			continue;
 		var = json_object_get(m, "variant");
 		if (!var || json_is_null(var)) {
-			if (!fallback)
-				fallback = m;
+			if (!have_fallback) {
+				fallback = i;
+				have_fallback = 1;
+			}
 			continue;
 		}
 		if (variant && json_is_string(var) && json_string_length(var) == vlen &&
 		    memcmp(json_string_value(var), variant, vlen) == 0) {
-			hit = m;
-			break;
+			*index = i;
+			return 1;
 		}
 	}
-	if (!hit)
-		hit = fallback;
-	if (!hit)
+	if (!have_fallback)
 		return 0;
+	*index = fallback;
+	return 1;
+}
+
+int model_mock_lookup(json_t *mocks, const char *variant, const char *input, size_t input_len,
+                      const char **response, size_t *response_len, long *delay_ms)
+{
+	json_t *hit;
+	json_t *res;
+	size_t i;
+
+	if (!model_mock_find(mocks, variant, input, input_len, &i))
+		return 0;
+	hit = json_array_get(mocks, i);
 	res = json_object_get(hit, "response");
-	if (!json_is_string(res))
-		return 0;
 	*response = json_string_value(res);
 	*response_len = json_string_length(res);
 	if (delay_ms)

@@ -12,8 +12,20 @@
  *             (1..1000 items, required on create),
  *    "mocks": [{"resource": string (1..8192 bytes), "response": string (<= 65536 bytes),
  *               "variant": string (1..64 bytes) or null/absent,
- *               "delay_ms": integer 0..60000 (MODEL_MAX_MOCK_DELAY_MS), default 0}]
+ *               "delay_ms": integer 0..60000 (MODEL_MAX_MOCK_DELAY_MS), default 0}
+ *              or a tool mock (model/mock.h): {"tool", "args"?, "match"?,
+ *               "response" | "sequence" | "error", "variant"?, "delay_ms"?}]
  *             (<= 1000 items, default [])}
+ * A tool mock's errors: tool not a string, args not an object, match not a
+ * string, sequence not an array, none or two of response/sequence/error,
+ * both resource and tool: malformed; tool of 0 or over 128 bytes, an empty
+ * sequence or one over 100 items, a response or item over 65536 bytes as
+ * compact JSON, an error message of 0 or over 1024 bytes: limit_exceeded;
+ * a match other than "exact"/"subset", and two tool mocks that could answer
+ * one call with equal precedence (model_mock_tool_ambiguous; field
+ * "mocks[i]", i the later of the first such pair): invalid. Normalized, a
+ * tool mock has tool, args (default {}), match (default "exact"), its one
+ * answer, and variant/delay_ms as a resource mock has them.
  * A mock's delay_ms is how long the runner waits before it answers a request
  * that mock answers (a hit); a miss is answered at once.
  * A step may be given without "key"; it then gets "step-<position>".
@@ -65,6 +77,14 @@ int model_scenario_check(json_t *body, int is_update, json_t **normalized, struc
  */
 int model_mock_resolve(json_t *mocks, const char *variant, const char *input, size_t input_len,
                        const char **response, size_t *response_len);
+
+/**
+ * The resource mock that answers input (the rule of model_mock_resolve):
+ * 1 with *index its position in mocks, 0 on a miss. Tool mocks never
+ * answer a resource (model/mock.h).
+ */
+int model_mock_find(json_t *mocks, const char *variant, const char *input, size_t input_len,
+                    size_t *index);
 
 /**
  * model_mock_resolve() that also gives the winning mock's delay: on a hit,

@@ -26,6 +26,7 @@
 
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/mock.h"
 #include "model/scenario.h"
 #include "runner/agent.h"
 #include "runner/backend.h"
@@ -68,6 +69,8 @@ struct drive {
 	struct model_buf in; /* bytes read from the agent, not yet a full line */
 	int eof;
 	struct runner_error limit; /* the whole-run bound reached (WAIT_LIMIT) */
+	json_t *trace;             /* the step's requests so far (model/mock.h) */
+	size_t *calls;             /* per mock: the tool calls it answered (sequences) */
 };
 
 /* Why a wait ended without what it waited for. WAIT_LIMIT: a whole-run
@@ -328,18 +331,20 @@ static int write_line(FILE *out, json_t *line)
 	return fflush(out) == 0 ? 0 : -1;
 }
 
-/* A step line (model/runspec.h); duration_us is the step's wall time. */
+/* A step line (model/runspec.h); duration_us is the step's wall time,
+ * trace its requests (borrowed; NULL: none). */
 static int write_step(FILE *out, size_t seq, json_t *step, json_t *output, const char *kind,
-                      long long duration_us)
+                      long long duration_us, json_t *trace)
 {
 	json_t *line;
 	int rc;
 
 	line = json_pack(
-	    "{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I}", "type", "step", "seq", (json_int_t)seq,
+	    "{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I, s:o}", "type", "step", "seq", (json_int_t)seq,
 	    "key", json_object_get(step, "key"), "input", json_object_get(step, "input"), "output",
 	    output, "status", kind ? "error" : "ok", "error_kind",
-	    kind ? json_string(kind) : json_null(), "duration_us", (json_int_t)duration_us);
+	    kind ? json_string(kind) : json_null(), "duration_us", (json_int_t)duration_us, "trace",
+	    trace ? json_incref(trace) : json_array());
 	if (!line)
 		return -1;
 	rc = write_line(out, line);
@@ -425,7 +430,8 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	/* the log so far comes before the step's line */
 	if (d->io)
 		log_emit(d->io, 1);
-	if (output && write_step(out, seq, step, output, "agent_error", duration_us) == 0) {
+	if (output &&
+	    write_step(out, seq, step, output, "agent_error", duration_us, d->trace) == 0) {
 		sum->steps_total++;
 		sum->steps_error++;
 		if (err[0])
@@ -535,6 +541,74 @@ static int agent_gone(struct drive *d, FILE *out, size_t seq, json_t *step,
 	return agent_error(d, out, seq, step, sum, "%s", how.message);
 }
 
+/*
+ * A tool call of step seq (msg, its parsed line): answered only from the
+ * scenario's tool mocks (model/mock.h), traced. A miss sets *missed (the
+ * step is a mock miss); an error mock's answer does not. Returns WAIT_OK,
+ * a wait's end (the caller's handling), or WAIT_ERROR with *err the agent
+ * error (a bad line, too many requests).
+ */
+static enum wait_end tool_call(struct drive *d, json_t *msg, size_t seq, int *missed,
+                               struct runner_error *err)
+{
+	const struct runner_spec *spec = d->spec;
+	const char *type, *tool, *error = NULL;
+	json_t *args = NULL, *seqv = NULL, *reply, *response = NULL, *m;
+	json_error_t jerr;
+	enum wait_end w;
+	long long start_ns;
+	size_t tool_len, mock = 0;
+	char *marker = NULL;
+	int hit;
+
+	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:s%, s?o, s?o}", "type", &type, "tool",
+	                   &tool, &tool_len, "args", &args, "seq", &seqv) != 0 ||
+	    (args && !json_is_object(args))) {
+		runner_error_set(err, RUNNER_E_AGENT,
+		                 "tool line must be {type, tool: string[, args: object][, seq]}");
+		return WAIT_ERROR;
+	}
+	if (seq_check(seqv, seq, err) != 0)
+		return WAIT_ERROR;
+	if (json_array_size(d->trace) >= RUNNER_AGENT_MAX_REQUESTS) {
+		runner_error_set(err, RUNNER_E_AGENT, "more than %d requests",
+		                 RUNNER_AGENT_MAX_REQUESTS);
+		return WAIT_ERROR;
+	}
+	start_ns = runner_now_ns();
+	hit = model_mock_tool_find(spec->mocks, spec->variant, tool, args, &mock);
+	if (hit) {
+		m = json_array_get(spec->mocks, mock);
+		response = model_mock_tool_answer(m, d->calls ? d->calls[mock] : 0, &error);
+		if (d->calls)
+			d->calls[mock]++;
+		/* a slow tool: the answer waits, inside the step's time */
+		w = wait_delay(d, model_mock_delay_ms(m));
+		if (w != WAIT_OK)
+			return w;
+		if (error)
+			reply = json_pack("{s:s, s:s%, s:b, s:s}", "type", "tool", "tool", tool,
+			                  tool_len, "found", 1, "error", error);
+		else
+			reply = json_pack("{s:s, s:s%, s:b, s:O}", "type", "tool", "tool", tool,
+			                  tool_len, "found", 1, "response", response);
+	} else {
+		*missed = 1;
+		marker = model_mock_tool_miss_marker(tool, tool_len);
+		reply = json_pack("{s:s, s:s%, s:b, s:s}", "type", "tool", "tool", tool, tool_len,
+		                  "found", 0, "error", marker);
+	}
+	w = reply ? send_json(d, reply) : WAIT_ERROR;
+	json_decref(reply);
+	free(marker);
+	json_array_append_new(d->trace,
+	                      model_trace_tool(spec->mocks, spec->variant, tool, args, hit, mock,
+	                                       error != NULL, runner_step_us(start_ns)));
+	if (w == WAIT_ERROR)
+		return WAIT_EOF; /* the agent stopped reading: as for a resource */
+	return w;
+}
+
 /* Run step seq (1-based). Returns 0 when its line was written and the run
  * may go on, -1 when the run failed (sum filled). */
 static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
@@ -550,7 +624,9 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	char *marker = NULL;
 	struct runner_error err;
 	char bad[96];
-	int requests = 0, missed = 0, too_long, hit, rc = -1;
+	int missed = 0, too_long, hit, rc = -1;
+	long long req_start_ns;
+	size_t mock = 0;
 	long delay_ms;
 
 	msg = json_pack("{s:s, s:I, s:O, s:O}", "type", "step", "seq", (json_int_t)seq, "key",
@@ -562,6 +638,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	drain_err(d);
 	if (d->io)
 		d->io->err_len = 0;
+	json_array_clear(d->trace);
 	w = msg ? send_json(d, msg) : WAIT_ERROR;
 	json_decref(msg);
 	msg = NULL;
@@ -629,7 +706,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			if (d->io)
 				log_emit(d->io, 1);
 			if (write_step(out, seq, step, output, missed ? "mock_miss" : NULL,
-			               runner_step_us(d->step_start_ns)) != 0) {
+			               runner_step_us(d->step_start_ns), d->trace) != 0) {
 				sum->status = "failed";
 				snprintf(sum->reason, sizeof(sum->reason),
 				         "cannot write the line of step %zu", seq);
@@ -643,11 +720,27 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			rc = 0;
 			goto out;
 		}
+		if (strcmp(type, "tool") == 0) {
+			w = tool_call(d, msg, seq, &missed, &err);
+			if (w == WAIT_DEADLINE)
+				goto deadline;
+			if (w == WAIT_LIMIT)
+				goto limit;
+			if (w == WAIT_EOF) {
+				rc = agent_gone(d, out, seq, step, sum);
+				goto out;
+			}
+			if (w != WAIT_OK) {
+				rc = agent_error(d, out, seq, step, sum, "%s", err.message);
+				goto out;
+			}
+			continue;
+		}
 		if (strcmp(type, "resource") != 0) {
 			excerpt(type, strlen(type), RUNNER_AGENT_TYPE_SHOWN, bad, sizeof(bad));
 			rc = agent_error(d, out, seq, step, sum,
 			                 "unexpected line from the agent: type \"%s\" (an agent "
-			                 "sends \"resource\" or \"output\")",
+			                 "sends \"resource\", \"tool\" or \"output\")",
 			                 bad);
 			goto out;
 		}
@@ -661,15 +754,19 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			rc = agent_error(d, out, seq, step, sum, "%s", err.message);
 			goto out;
 		}
-		if (++requests > RUNNER_AGENT_MAX_REQUESTS) {
-			rc = agent_error(d, out, seq, step, sum, "more than %d resource requests",
+		if (json_array_size(d->trace) >= RUNNER_AGENT_MAX_REQUESTS) {
+			rc = agent_error(d, out, seq, step, sum, "more than %d requests",
 			                 RUNNER_AGENT_MAX_REQUESTS);
 			goto out;
 		}
 		/* Only the scenario's mocks answer; nothing real is reached. */
+		req_start_ns = runner_now_ns();
 		delay_ms = 0;
-		hit = model_mock_lookup(spec->mocks, spec->variant, resource, resource_len,
-		                        &response, &response_len, &delay_ms);
+		hit = model_mock_find(spec->mocks, spec->variant, resource, resource_len, &mock);
+		if (hit) {
+			model_mock_lookup(spec->mocks, spec->variant, resource, resource_len,
+			                  &response, &response_len, &delay_ms);
+		}
 		free(marker);
 		marker = NULL;
 		if (!hit) {
@@ -690,6 +787,11 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 		w = reply ? send_json(d, reply) : WAIT_ERROR;
 		json_decref(reply);
 		reply = NULL;
+		/* answered (or not), the request is the step's: traced */
+		json_array_append_new(d->trace,
+		                      model_trace_resource(spec->mocks, spec->variant, resource,
+		                                           resource_len, hit, mock,
+		                                           runner_step_us(req_start_ns)));
 		if (w == WAIT_DEADLINE)
 			goto deadline;
 		if (w == WAIT_LIMIT)
@@ -741,6 +843,8 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 	d.deadline_ms = deadline_ms;
 	d.io = io;
 	model_buf_init(&d.in, RUNNER_AGENT_MAX_LINE + 1);
+	d.trace = json_array();
+	d.calls = model_xcalloc(json_array_size(spec->mocks) + 1, sizeof(*d.calls));
 	if (io) {
 		io->err_len = 0;
 		model_runlog_init(&io->log);
@@ -792,6 +896,8 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 	sum->reason[0] = '\0';
 out:
 	model_buf_release(&d.in);
+	json_decref(d.trace);
+	free(d.calls);
 	return rc;
 }
 

@@ -17,6 +17,10 @@
  *   {"type":"resource","resource":R,"found":true,"response":S}
  *   {"type":"resource","resource":R,"found":false,"response":"[[mock-miss:R]]"}
  *                                                  answer to a request
+ *   {"type":"tool","tool":T,"found":true,"response":J}   a tool mock's answer
+ *   {"type":"tool","tool":T,"found":true,"error":E}      an error mock's
+ *   {"type":"tool","tool":T,"found":false,"error":"[[mock-miss:tool T]]"}
+ *                                                  answer to a tool call
  *   EOF on descriptor 3 after the last step: the agent must exit (grace period
  *   RUNNER_AGENT_GRACE_MS, then it is killed). A killed agent does not
  *   fail a run whose steps all completed (their outputs stand), but the
@@ -28,6 +32,11 @@
  *       model_mock_resolve); a miss gets the marker and marks the step
  *       status "error", error_kind "mock_miss". The agent never reaches a
  *       real resource through this channel.
+ *   {"type":"tool","tool":T,"args":{...}?}          call a tool; answered ONLY
+ *       from the scenario's tool mocks (model/mock.h: exact or subset
+ *       args, precedence, sequences); a miss marks the step "error",
+ *       "mock_miss" as a resource miss does; an error mock's answer does
+ *       not.
  *   {"type":"output","output":O}                   ends the step; O is the
  *       step's output.
  *   Both may carry "seq":N, the step's; another seq is an agent error.
@@ -36,7 +45,8 @@
  *   then fails the run (no step line). Without seq, lines are taken in
  *   order (a second output for step 1 is step 2's, and the line left over
  *   at the end fails the run): the result never depends on timing.
- *   At most RUNNER_AGENT_MAX_REQUESTS requests per step. Anything else (bad
+ *   At most RUNNER_AGENT_MAX_REQUESTS requests (resource and tool) per step;
+ *   each is traced in the step line's "trace" (model/mock.h). Anything else (bad
  *   JSON, unknown type, a line too long, EOF or death mid-step) is an agent
  *   error: the step is recorded with status "error", error_kind
  *   "agent_error" and the output "[[agent-error:<reason>]]", and the run is

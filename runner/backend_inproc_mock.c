@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/mock.h"
 #include "model/scenario.h"
 #include "runner/backend.h"
 
@@ -270,16 +271,17 @@ static int wait_delay(long delay_ms, long long deadline_ns)
  * NULL (ok), "mock_miss" or "agent_error". Returns 0, or -1 when the line
  * could not be written. */
 static int step_line(FILE *out, size_t i, json_t *key, json_t *input, json_t *output,
-                     const char *kind, long long duration_us, struct runner_summary *sum)
+                     const char *kind, long long duration_us, json_t *trace,
+                     struct runner_summary *sum)
 {
 	json_t *line;
 	int rc;
 
 	line =
-	    json_pack("{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I}", "type", "step", "seq",
+	    json_pack("{s:s, s:I, s:O, s:O, s:O, s:s, s:o, s:I, s:O}", "type", "step", "seq",
 	              (json_int_t)(i + 1), "key", key, "input", input, "output", output, "status",
 	              kind ? "error" : "ok", "error_kind", kind ? json_string(kind) : json_null(),
-	              "duration_us", (json_int_t)duration_us);
+	              "duration_us", (json_int_t)duration_us, "trace", trace);
 	rc = line ? write_line(out, line) : -1;
 	json_decref(line);
 	if (rc != 0)
@@ -306,7 +308,9 @@ static int run_step(const struct runner_spec *spec, size_t i, long long deadline
 	char *marker = NULL;
 	size_t marker_len = 0;
 	json_t *output = NULL;
+	json_t *trace = NULL;
 	long long start_ns, duration_us;
+	size_t mock = 0;
 	long delay_ms = 0;
 	char cut[128];
 	int hit;
@@ -316,20 +320,27 @@ static int run_step(const struct runner_spec *spec, size_t i, long long deadline
 	 * mock's delay, up to its output (no agent here: the runner answers
 	 * itself). */
 	start_ns = runner_now_ns();
-	hit = model_mock_lookup(spec->mocks, spec->variant, json_string_value(input),
-	                        json_string_length(input), &response, &response_len, &delay_ms);
+	hit = model_mock_find(spec->mocks, spec->variant, json_string_value(input),
+	                      json_string_length(input), &mock);
+	if (hit)
+		model_mock_lookup(spec->mocks, spec->variant, json_string_value(input),
+		                  json_string_length(input), &response, &response_len, &delay_ms);
 	if (hit && wait_delay(delay_ms, deadline_ns) != 0) {
 		/* cut by the wall clock: the same line, reason and counters as
 		 * on the OS-level backends, whose driver cuts the step the same
 		 * way, so a scenario ends alike on every backend */
 		duration_us = runner_step_us(start_ns);
+		/* the one request of the step: its input, as a resource */
+		trace = json_pack("[o]", model_trace_resource(
+		                             spec->mocks, spec->variant, json_string_value(input),
+		                             json_string_length(input), hit, mock, duration_us));
 		snprintf(sum->reason, sizeof(sum->reason), "wall-clock limit of %ld ms exceeded",
 		         spec->limits.wall_ms);
 		snprintf(cut, sizeof(cut), "[[agent-error:wall-clock limit of %ld ms exceeded]]",
 		         spec->limits.wall_ms);
 		output = json_string(cut);
-		if (!output ||
-		    step_line(out, i, key, input, output, "agent_error", duration_us, sum) != 0)
+		if (!output || step_line(out, i, key, input, output, "agent_error", duration_us,
+		                         trace, sum) != 0)
 			goto out;
 		sum->status = "failed";
 		rc = 1;
@@ -345,12 +356,17 @@ static int run_step(const struct runner_spec *spec, size_t i, long long deadline
 	if (!output)
 		goto out;
 	duration_us = runner_step_us(start_ns);
-	if (step_line(out, i, key, input, output, hit ? NULL : "mock_miss", duration_us, sum) != 0)
+	trace = json_pack("[o]",
+	                  model_trace_resource(spec->mocks, spec->variant, json_string_value(input),
+	                                       json_string_length(input), hit, mock, duration_us));
+	if (step_line(out, i, key, input, output, hit ? NULL : "mock_miss", duration_us, trace,
+	              sum) != 0)
 		goto out;
 	rc = 0;
 out:
 	/* Each step's output is released as soon as its line is written. */
 	json_decref(output);
+	json_decref(trace);
 	free(marker);
 	return rc;
 }

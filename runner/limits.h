@@ -34,8 +34,8 @@
 
 /* The longest line an agent may write, bytes (without its newline). */
 #define RUNNER_AGENT_MAX_LINE (1024 * 1024)
-/* The most resource requests of one step. */
-#define RUNNER_AGENT_MAX_REQUESTS 100
+/* The most requests (resource or tool) of one step: its trace's bound. */
+#define RUNNER_AGENT_MAX_REQUESTS MODEL_MAX_STEP_REQUESTS
 /* How long an agent has to exit after the end of its input. */
 #define RUNNER_AGENT_GRACE_MS 1000
 /* How long an agent error waits for the first line of the agent's stderr,

@@ -203,6 +203,28 @@ static int only_keys(json_t *obj, const char *const *allowed, const char **bad)
 	return 0;
 }
 
+/* A tool mock of the spec (model/mock.h): the shape the worker validated
+ * (model_scenario_check), checked again, since the runner trusts no input. */
+static int tool_mock_ok(json_t *m)
+{
+	static const char *const keys[] = {"tool",  "args",    "match",    "response", "sequence",
+	                                   "error", "variant", "delay_ms", NULL};
+	json_t *v = json_object_get(m, "match");
+	json_t *seq = json_object_get(m, "sequence");
+	const char *bad = NULL;
+	int answers;
+
+	answers = !!json_object_get(m, "response") + !!seq + !!json_object_get(m, "error");
+	return only_keys(m, keys, &bad) == 0 && json_is_string(json_object_get(m, "tool")) &&
+	       (!json_object_get(m, "args") || json_is_object(json_object_get(m, "args"))) &&
+	       (!v || (json_is_string(v) && (strcmp(json_string_value(v), "exact") == 0 ||
+	                                     strcmp(json_string_value(v), "subset") == 0))) &&
+	       answers == 1 && (!seq || (json_is_array(seq) && json_array_size(seq) > 0)) &&
+	       (!json_object_get(m, "error") || json_is_string(json_object_get(m, "error"))) &&
+	       (!json_object_get(m, "variant") || json_is_null(json_object_get(m, "variant")) ||
+	        json_is_string(json_object_get(m, "variant")));
+}
+
 /* An absolute, normalised path: starts with '/', no empty, "." or ".."
  * component, no trailing '/', no NUL, at most RUNNER_SPEC_MAX_PATH bytes. */
 static int path_ok(json_t *v)
@@ -341,10 +363,19 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 	json_array_foreach(spec->mocks, i, item)
 	{
 		v = json_object_get(item, "variant");
-		if (!json_is_object(item) || only_keys(item, mock_keys, &bad) != 0 ||
-		    !json_is_string(json_object_get(item, "resource")) ||
-		    !json_is_string(json_object_get(item, "response")) ||
-		    (v && !json_is_null(v) && !json_is_string(v)))
+		if (json_is_object(item) && json_object_get(item, "tool")) {
+			if (!tool_mock_ok(item))
+				return runner_error_set(
+				    err, RUNNER_E_SPEC,
+				    "mocks[%zu] must be {\"tool\": string, \"args\"?: object, "
+				    "\"match\"?: \"exact\"|\"subset\", one of \"response\", "
+				    "\"sequence\": [...], \"error\": string, \"variant\"?, "
+				    "\"delay_ms\"?}",
+				    i);
+		} else if (!json_is_object(item) || only_keys(item, mock_keys, &bad) != 0 ||
+		           !json_is_string(json_object_get(item, "resource")) ||
+		           !json_is_string(json_object_get(item, "response")) ||
+		           (v && !json_is_null(v) && !json_is_string(v)))
 			return runner_error_set(
 			    err, RUNNER_E_SPEC,
 			    "mocks[%zu] must be {\"resource\": string, \"response\": string, "

@@ -52,8 +52,8 @@ static const struct colspec run_cols[] = {{"id", C_TEXT},
 	"comparison_id, cancel_requested FROM runs"
 
 static const struct colspec output_cols[] = {
-    {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},       {"output", C_TEXT},
-    {"status", C_TEXT}, {"error_kind", C_TEXT}, {"duration_ms", C_US_MS}};
+    {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},        {"output", C_TEXT},
+    {"status", C_TEXT}, {"error_kind", C_TEXT}, {"duration_ms", C_US_MS}, {"trace", C_JSON}};
 
 struct run_arg {
 	const char *tenant_id;
@@ -115,7 +115,9 @@ static int output_ok(json_t *o)
 	       json_is_string(json_object_get(o, "input")) &&
 	       json_is_string(json_object_get(o, "output")) &&
 	       json_is_string(json_object_get(o, "status")) &&
-	       (!ek || json_is_null(ek) || json_is_string(ek));
+	       (!ek || json_is_null(ek) || json_is_string(ek)) &&
+	       (!json_object_get(o, "trace") || json_is_null(json_object_get(o, "trace")) ||
+	        json_is_array(json_object_get(o, "trace")));
 }
 
 /*
@@ -129,16 +131,17 @@ static int output_ok(json_t *o)
  * statement cache holds them all.
  */
 #define OUTPUTS_PER_INSERT 10
-#define OUTPUT_COLS 9
+#define OUTPUT_COLS 10
 
 enum store_rc store_outputs_insert(struct store *st, const char *run_id, const char *tenant_id,
                                    json_t *outputs)
 {
 	static const char head[] = "INSERT INTO run_outputs (run_id, tenant_id, seq, key, input, "
-	                           "output, status, error_kind, duration_us) VALUES ";
-	static const char row[] = "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	                           "output, status, error_kind, duration_us, trace) VALUES ";
+	static const char row[] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 	char sql[sizeof head + OUTPUTS_PER_INSERT * (sizeof row + 2)];
 	struct param p[OUTPUTS_PER_INSERT * OUTPUT_COLS];
+	char *traces[OUTPUTS_PER_INSERT];
 	size_t total = json_array_size(outputs);
 	size_t done, k, n, len;
 	enum store_rc rc;
@@ -150,6 +153,7 @@ enum store_rc store_outputs_insert(struct store *st, const char *run_id, const c
 		memcpy(sql, head, sizeof head - 1);
 		len = sizeof head - 1;
 		memset(p, 0, sizeof p);
+		memset(traces, 0, sizeof traces);
 		for (k = 0; k < n; k++) {
 			struct param *q = &p[k * OUTPUT_COLS];
 
@@ -181,9 +185,17 @@ enum store_rc store_outputs_insert(struct store *st, const char *run_id, const c
 			q[8].type = P_BIGINT;
 			q[8].i = us;
 			q[8].null = us < 0;
+			/* the step's trace as JSON text (migration 010); none: NULL */
+			if (json_is_array(json_object_get(o, "trace")))
+				traces[k] = json_dumps(json_object_get(o, "trace"), JSON_COMPACT);
+			q[9].type = P_TEXT;
+			q[9].s = traces[k];
+			q[9].null = traces[k] == NULL;
 		}
 		sql[len] = '\0';
 		rc = store_q_exec(st, sql, p, n * OUTPUT_COLS, NULL, NULL);
+		for (k = 0; k < n; k++)
+			free(traces[k]);
 		if (rc)
 			return rc;
 	}
@@ -506,7 +518,8 @@ enum store_rc store_run_outputs_read(struct store *st, const char *tenant_id, co
 
 	return store_q_rows(
 	    st,
-	    "SELECT seq, key, input, output, status, error_kind, duration_us FROM run_outputs "
+	    "SELECT seq, key, input, output, status, error_kind, duration_us, trace FROM "
+	    "run_outputs "
 	    "WHERE tenant_id = ? AND run_id = ? ORDER BY seq",
 	    p, NPARAMS(p), output_cols, NPARAMS(output_cols), arr);
 }

@@ -231,10 +231,14 @@ struct store_run {
 	const char *output_digest;            /* 64 hex, SHA-256 over the ordered outputs */
 	const char *started_at, *finished_at; /* ISO 8601 UTC */
 	json_t *outputs;                      /* array of {"seq","key","input","output",
-				       * "status","error_kind","duration_ms"?}
-				       * (borrowed); duration_ms: a number in
-				       * [0, STORE_DURATION_MAX_MS], or null or
-				       * absent when unknown (stored NULL) */
+				       * "status","error_kind","duration_ms"?,
+				       * "trace"?} (borrowed); duration_ms: a
+				       * number in [0, STORE_DURATION_MAX_MS], or
+				       * null or absent when unknown (stored
+				       * NULL); trace: the step's requests, an
+				       * array (model/mock.h), or null or absent
+				       * (stored NULL); anything else is
+				       * malformed */
 	/* Scoring (members added after the others, so a zeroed struct is "not
 	 * scored").
 	 * score and passed are stored only when scored is 1 (else NULL);
@@ -328,9 +332,11 @@ enum store_rc store_run_log(struct store *st, const char *tenant_id, const char 
                             json_t **out);
 
 /** {"run_id","outputs":[{"seq","key","input","output","status","error_kind",
- * "duration_ms"}]} ordered by seq; duration_ms is the step's wall time in
+ * "duration_ms","trace"}]} ordered by seq; duration_ms is the step's wall time in
  * milliseconds (a real, microsecond precision) or null when unknown (runs
- * recorded before migration 006, a runner line without one).
+ * recorded before migration 006, a runner line without one); trace is the
+ * step's requests as stored (model/mock.h) or null (runs recorded before
+ * migration 010, a runner line without one).
  * STORE_NOT_FOUND when the run is unknown for the tenant. */
 enum store_rc store_run_outputs(struct store *st, const char *tenant_id, const char *run_id,
                                 json_t **out);

@@ -25,6 +25,7 @@
 #include "model/alloc.h"
 #include "model/buf.h"
 #include "model/runlog.h"
+#include "model/mock.h"
 #include "model/runspec.h"
 
 #define DISPATCH_STDERR_KEEP 4096u
@@ -194,21 +195,35 @@ static json_t *duration_ms(json_t *dur, long long max_us)
 	return json_real((double)us / 1000.0);
 }
 
-/* Check one step line against the seq expected and the spec's step. */
-static int check_step(json_t *line, size_t seq, json_t *spec_steps, struct model_reason *why)
+/* Check one step line against the seq expected and the spec's step and
+ * mocks (n_mocks of them). */
+static int check_step(json_t *line, size_t seq, json_t *spec_steps, size_t n_mocks,
+                      struct model_reason *why)
 {
 	const char *type, *status;
 	json_int_t got_seq;
-	json_t *key, *input, *output, *kind, *dur = NULL;
+	json_t *key, *input, *output, *kind, *dur = NULL, *trace = NULL;
 	json_t *want;
 	json_error_t e;
+	struct model_reason detail;
+	size_t misses = 0;
 
-	/* duration_us is optional (duration_ms decides what it is worth) */
-	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:I, s:o, s:o, s:o, s:s, s:o, s?o}",
+	/* duration_us is optional (duration_ms decides what it is worth), and
+	 * so is trace (an older runner: stored null) */
+	if (json_unpack_ex(line, &e, JSON_STRICT, "{s:s, s:I, s:o, s:o, s:o, s:s, s:o, s?o, s?o}",
 	                   "type", &type, "seq", &got_seq, "key", &key, "input", &input, "output",
-	                   &output, "status", &status, "error_kind", &kind, "duration_us",
-	                   &dur) != 0)
+	                   &output, "status", &status, "error_kind", &kind, "duration_us", &dur,
+	                   "trace", &trace) != 0)
 		return model_reason_set(why, "step line %zu: %s", seq, e.text);
+	/* the trace is checked like the rest of the line: its shape, its
+	 * bound, mock indexes inside the spec's mocks, and a step with a
+	 * missed request is never "ok" */
+	if (trace && !json_is_null(trace) &&
+	    model_trace_check(trace, n_mocks, &misses, &detail) != 0)
+		return model_reason_set(why, "step %zu: %s", seq, detail.text);
+	if (misses > 0 && strcmp(status, "ok") == 0)
+		return model_reason_set(why, "step %zu: ok with a missed request in its trace",
+		                        seq);
 	if (got_seq < 0 || (size_t)got_seq != seq)
 		return model_reason_set(why, "step line %zu has seq %" JSON_INTEGER_FORMAT, seq,
 		                        got_seq);
@@ -237,6 +252,7 @@ static int check_step(json_t *line, size_t seq, json_t *spec_steps, struct model
  */
 struct stream {
 	json_t *spec_steps; /* borrowed; may be NULL */
+	size_t n_mocks;     /* the spec's mocks: bounds a trace's mock indexes */
 	long long max_us;   /* bounds a step's duration (the worker's deadline) */
 	struct http_dispatch_result *res;
 	const struct http_dispatch_hooks *hooks; /* may be NULL */
@@ -317,7 +333,7 @@ static int take_line(struct stream *st, const char *p, size_t len)
 		    &st->why, "runner output malformed: line %zu has no known type", st->lineno);
 	}
 	st->seq++;
-	if (check_step(line, st->seq, st->spec_steps, &detail) != 0) {
+	if (check_step(line, st->seq, st->spec_steps, st->n_mocks, &detail) != 0) {
 		json_decref(line);
 		return model_reason_set(&st->why, "runner output inconsistent: %s", detail.text);
 	}
@@ -326,11 +342,13 @@ static int take_line(struct stream *st, const char *p, size_t len)
 	else
 		st->n_err++;
 	output = json_pack(
-	    "{s:O, s:O, s:O, s:O, s:O, s:O, s:o}", "seq", json_object_get(line, "seq"), "key",
+	    "{s:O, s:O, s:O, s:O, s:O, s:O, s:o, s:o}", "seq", json_object_get(line, "seq"), "key",
 	    json_object_get(line, "key"), "input", json_object_get(line, "input"), "output",
 	    json_object_get(line, "output"), "status", json_object_get(line, "status"),
 	    "error_kind", json_object_get(line, "error_kind"), "duration_ms",
-	    duration_ms(json_object_get(line, "duration_us"), st->max_us));
+	    duration_ms(json_object_get(line, "duration_us"), st->max_us), "trace",
+	    json_object_get(line, "trace") ? json_incref(json_object_get(line, "trace"))
+	                                   : json_null());
 	json_decref(line);
 	json_array_append_new(st->res->outputs, output);
 	/* the step is the result's before the hook sees it: a step the hook
@@ -568,6 +586,7 @@ int http_dispatch_run_hooked(const char *runner_path, int fork_server, const cha
 	model_buf_init(&err, DISPATCH_STDERR_KEEP);
 	memset(&st, 0, sizeof(st));
 	st.spec_steps = json_object_get(spec, "steps");
+	st.n_mocks = json_array_size(json_object_get(spec, "mocks"));
 	st.max_us = (long long)timeout_ms * 1000;
 	st.res = res;
 	st.hooks = hooks;

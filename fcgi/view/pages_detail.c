@@ -141,6 +141,70 @@ static void output_row(xmlNodePtr tbody, json_t *out)
 	html_elc(tr, "td", "duration", ms);
 }
 
+/* One request of a step's trace (model/mock.h) as a list item: what was
+ * asked, what answered it, and for a miss its near miss. Every text goes
+ * through libxml2, which escapes it. */
+static void trace_item(xmlNodePtr ol, json_t *e)
+{
+	json_t *near = json_object_get(e, "near_miss");
+	json_t *args = json_object_get(e, "args");
+	int hit = json_is_true(json_object_get(e, "hit"));
+	xmlNodePtr li = html_elc(ol, "li", hit ? "trace-hit" : "trace-miss", NULL);
+	xmlNodePtr nm;
+	char *text;
+
+	if (json_is_string(json_object_get(e, "tool"))) {
+		html_text(li, "tool ");
+		html_elc(li, "code", "trace-tool", view_jstr(e, "tool", ""));
+		text =
+		    json_is_object(args) ? json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		html_text(li, " ");
+		html_elc(li, "code", "trace-args", text ? text : "null");
+		free(text);
+	} else {
+		html_text(li, "resource ");
+		html_elc(li, "code", "trace-resource", view_jstr(e, "resource", ""));
+	}
+	if (hit)
+		html_elf(li, "span", " hit mocks[%lld]%s, %lld us", view_jint(e, "mock"),
+		         json_is_true(json_object_get(e, "error")) ? " (tool error)" : "",
+		         view_jint(e, "duration_us"));
+	else
+		html_elf(li, "span", " miss, %lld us", view_jint(e, "duration_us"));
+	if (!json_is_object(near))
+		return;
+	nm = html_elc(li, "div", "near-miss", NULL);
+	html_elf(nm, "span", "nearest mocks[%lld] ", view_jint(near, "mock"));
+	html_elc(nm, "code", "near-miss-mock",
+	         view_jstr(near, "resource", view_jstr(near, "tool", "")));
+	if (json_is_string(json_object_get(near, "path")))
+		html_elf(nm, "span", ": %s at %s", view_jstr(near, "why", ""),
+		         view_jstr(near, "path", ""));
+	else
+		html_elf(nm, "span", ": %s at byte %lld (request has %s, mock has %s)",
+		         view_jstr(near, "why", ""), view_jint(near, "offset"),
+		         view_jstr(near, "request_has", ""), view_jstr(near, "mock_has", ""));
+}
+
+/* The step's trace, in a row of its own under the step's. */
+static void trace_row(xmlNodePtr tbody, json_t *out)
+{
+	json_t *trace = json_object_get(out, "trace");
+	xmlNodePtr td, ol;
+	json_t *e;
+	size_t i;
+
+	if (!json_is_array(trace) || json_array_size(trace) == 0)
+		return;
+	td = html_el(html_elc(tbody, "tr", "trace", NULL), "td", NULL);
+	html_attr(td, "colspan", "6");
+	ol = html_elc(td, "ol", "trace", NULL);
+	json_array_foreach(trace, i, e)
+	{
+		trace_item(ol, e);
+	}
+}
+
 static void outputs_table(xmlNodePtr main, json_t *outputs, int live)
 {
 	static const char *const headers[] = {"#",      "Key",       "Input", "Output",
@@ -154,6 +218,7 @@ static void outputs_table(xmlNodePtr main, json_t *outputs, int live)
 	json_array_foreach(outputs, i, out)
 	{
 		output_row(tbody, out);
+		trace_row(tbody, out);
 	}
 	if (json_array_size(outputs) == 0)
 		html_elc(main, "p", "none",

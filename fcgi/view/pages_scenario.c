@@ -4,6 +4,7 @@
  * with the page of a form the API refused.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -56,6 +57,31 @@ static void steps_table(xmlNodePtr main, json_t *steps)
 	}
 }
 
+/* A tool mock's row: "tool NAME ARGS (MATCH)" where a resource mock has
+ * its resource; its response as JSON, its sequence, or its error. */
+static void tool_mock_row(xmlNodePtr tbody, json_t *mock)
+{
+	xmlNodePtr tr = html_elc(tbody, "tr", "mock tool-mock", NULL);
+	json_t *seq = json_object_get(mock, "sequence");
+	char *args, *answer;
+
+	args = json_dumps(json_object_get(mock, "args"), JSON_COMPACT | JSON_SORT_KEYS);
+	html_attr(html_elf(tr, "td", "tool %s %s (%s)", view_jstr(mock, "tool", ""),
+	                   args ? args : "{}", view_jstr(mock, "match", "exact")),
+	          "class", "resource");
+	free(args);
+	html_elc(tr, "td", "variant", view_jstr(mock, "variant", VIEW_NONE_TEXT));
+	if (json_is_string(json_object_get(mock, "error"))) {
+		html_attr(html_elf(tr, "td", "error: %s", view_jstr(mock, "error", "")), "class",
+		          "response");
+		return;
+	}
+	answer = json_dumps(seq ? seq : json_object_get(mock, "response"),
+	                    JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	view_cell_pre(tr, "response", answer ? answer : "null");
+	free(answer);
+}
+
 static void mocks_table(xmlNodePtr main, json_t *mocks)
 {
 	static const char *const headers[] = {"Resource", "Variant", "Response", NULL};
@@ -67,6 +93,10 @@ static void mocks_table(xmlNodePtr main, json_t *mocks)
 	tbody = view_table_new(main, "mocks", headers, NULL);
 	json_array_foreach(mocks, i, mock)
 	{
+		if (json_is_string(json_object_get(mock, "tool"))) {
+			tool_mock_row(tbody, mock);
+			continue;
+		}
 		tr = html_elc(tbody, "tr", "mock", NULL);
 		html_elc(tr, "td", "resource", view_jstr(mock, "resource", ""));
 		html_elc(tr, "td", "variant", view_jstr(mock, "variant", VIEW_NONE_TEXT));

@@ -73,6 +73,8 @@ if ((fresh)); then
 	OLV_DEFAULT_TENANT=olv-policy-default
 	mkdir -p "$OLV_AGENTS_DIR"
 	cp "$OLIVARES_BUILD/olivares-agent-profile-bot" "$OLV_AGENTS_DIR/profile"
+	# t0495: the example agent of tool mocks as variant "tools"
+	cp "$OLIVARES_BUILD/olivares-agent-tool-bot" "$OLV_AGENTS_DIR/tools"
 	# t0420, t0930: an agent that takes its time, a shell script run by
 	# the jail's /bin/sh from the bound /usr. Its sleep's length is this
 	# stack's own (another stack on the host has another), so that a test

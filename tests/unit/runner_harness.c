@@ -270,8 +270,8 @@ json_t *walk_spec(void)
 json_t *steps_timed(const struct result *r)
 {
 	json_t *copy = json_deep_copy(r->steps);
-	json_t *step, *d;
-	size_t i;
+	json_t *step, *d, *e;
+	size_t i, j;
 
 	json_array_foreach(copy, i, step)
 	{
@@ -280,6 +280,14 @@ json_t *steps_timed(const struct result *r)
 		ck_assert_int_ge(json_integer_value(d), 1);
 		ck_assert_int_le(json_integer_value(d), (r->ms + 1) * 1000);
 		json_object_del(step, "duration_us");
+		/* each traced request has its own time too; the rest of the
+		 * trace (what was asked, what answered) is the same everywhere */
+		json_array_foreach(json_object_get(step, "trace"), j, e)
+		{
+			ck_assert_msg(json_is_integer(json_object_get(e, "duration_us")),
+			              "step %zu, trace[%zu] has no integer duration_us", i + 1, j);
+			json_object_del(e, "duration_us");
+		}
 	}
 	return copy;
 }
@@ -463,4 +471,73 @@ void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), c
 	                        "Traceback (most recent call last):\n  File \"agent\", line 1\n"
 	                        "RuntimeError: boom\n");
 	result_free(&r);
+}
+
+json_t *tool_spec(const char *agent)
+{
+	json_t *spec = spec_new(NULL, agent);
+	json_t *mocks = json_object_get(spec, "mocks");
+
+	spec_step(spec, "w", "weather");
+	spec_step(spec, "crlf", "GET /a\r\n");
+	spec_step(spec, "w2", "weather");
+	spec_mock(spec, "weather", "sunny", NULL);
+	spec_mock(spec, "GET /a\n", "A", NULL);
+	json_array_append_new(mocks, json_pack("{s:s, s:{s:s}, s:s, s:[{s:i}, {s:i}]}", "tool",
+	                                       "search", "args", "q", "weather", "match", "exact",
+	                                       "sequence", "hits", 1, "hits", 2));
+	json_array_append_new(mocks, json_pack("{s:s, s:{}, s:s, s:s}", "tool", "search", "args",
+	                                       "match", "subset", "error", "search is down"));
+	return spec;
+}
+
+/* Step i's trace entry j: its kind ("tool" or "resource") and name, hit
+ * and mock index (-1: null). */
+static void assert_trace_entry(const struct result *r, size_t i, size_t j, const char *kind,
+                               const char *name, int hit, int mock)
+{
+	json_t *trace = json_object_get(json_array_get(r->steps, i), "trace");
+	json_t *e = json_array_get(trace, j);
+	json_t *m = json_object_get(e, "mock");
+
+	ck_assert_msg(json_is_object(e), "step %zu: no trace entry %zu", i + 1, j);
+	ck_assert_msg(json_is_string(json_object_get(e, kind)) &&
+	                  strcmp(json_string_value(json_object_get(e, kind)), name) == 0,
+	              "step %zu, trace[%zu]: not the %s %s", i + 1, j, kind, name);
+	ck_assert_int_eq(json_is_true(json_object_get(e, "hit")), hit);
+	ck_assert_int_eq(json_is_null(m) ? -1 : (int)json_integer_value(m), mock);
+	ck_assert(json_is_integer(json_object_get(e, "duration_us")));
+}
+
+void assert_tool_run(const struct result *r)
+{
+	json_t *near;
+	size_t i;
+
+	ck_assert_msg(r->summary != NULL, "no summary line from the runner");
+	ck_assert_msg(strcmp(sum_str(r, "status"), "completed") == 0, "status %s: %s",
+	              sum_str(r, "status"), sum_str(r, "reason") ? sum_str(r, "reason") : "");
+	ck_assert_int_eq(sum_int(r, "steps_total"), 3);
+	ck_assert_int_eq(sum_int(r, "steps_ok"), 2);
+	ck_assert_int_eq(sum_int(r, "steps_error"), 1);
+	ck_assert_str_eq(step_str(r, 0, "output"), "{\"hits\":1}|sunny");
+	ck_assert_str_eq(step_str(r, 1, "output"), "error:search is down|[[mock-miss:GET /a\r\n]]");
+	ck_assert_str_eq(step_str(r, 1, "error_kind"), "mock_miss");
+	ck_assert_str_eq(step_str(r, 2, "output"), "{\"hits\":2}|sunny");
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(
+		    json_array_size(json_object_get(json_array_get(r->steps, i), "trace")), 2);
+	assert_trace_entry(r, 0, 0, "tool", "search", 1, 2);
+	assert_trace_entry(r, 0, 1, "resource", "weather", 1, 0);
+	assert_trace_entry(r, 1, 0, "tool", "search", 1, 3);
+	assert_trace_entry(r, 1, 1, "resource", "GET /a\r\n", 0, -1);
+	assert_trace_entry(r, 2, 0, "tool", "search", 1, 2);
+	ck_assert(json_is_true(json_object_get(
+	    json_array_get(json_object_get(json_array_get(r->steps, 1), "trace"), 0), "error")));
+	near = json_object_get(
+	    json_array_get(json_object_get(json_array_get(r->steps, 1), "trace"), 1), "near_miss");
+	ck_assert_int_eq(json_integer_value(json_object_get(near, "mock")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(near, "offset")), 6);
+	ck_assert_str_eq(json_string_value(json_object_get(near, "request_has")), "CR (U+000D)");
+	ck_assert_str_eq(json_string_value(json_object_get(near, "mock_has")), "LF (U+000A)");
 }

@@ -111,6 +111,18 @@ void spec_slow_and_quick(json_t *spec);
  * agent's time. */
 void assert_slow_and_quick(const struct result *r);
 
+/** A spec for the tool-bot agent (agent, OLIVARES_TOOL_BOT): step "w"
+ * ("weather"), whose tool call {"q":"weather"} hits a sequence mock and whose
+ * resource hits; step "crlf" ("GET /a\r\n"), whose tool call hits the
+ * subset error mock and whose resource misses "GET /a\n" by its CR; step
+ * "w2" ("weather") again, the sequence's second item (new reference). */
+json_t *tool_spec(const char *agent);
+
+/** r, the run of tool_spec(): completed 3/2/1, each step's output and its
+ * trace (a tool call then a resource, in order, hit and mock index), the
+ * CRLF step's near miss naming mocks[1] and byte 6. */
+void assert_tool_run(const struct result *r);
+
 /** Bytes read from a runner, grown as they come (data NULL until then). */
 struct text {
 	char *data;

@@ -470,6 +470,47 @@ END_TEST
 
 /* ---- the digest ------------------------------------------------------------------ */
 
+/* A step line's trace is checked like the rest of the line and kept in
+ * the output: inproc-mock's one lookup a step, its near miss on a CRLF;
+ * a mock index outside the spec's mocks, or an "ok" step with a missed
+ * request, fails the run. */
+START_TEST(test_trace_checked)
+{
+	struct http_dispatch_result r;
+	json_t *spec = spec_new(NULL, NULL);
+	json_t *t0, *t1, *near;
+
+	spec_step(spec, "hit", "GET /a\n");
+	spec_step(spec, "crlf", "GET /a\r\n");
+	spec_mock(spec, "GET /a\n", "A", NULL);
+	ck_assert_int_eq(http_dispatch_run(runner(), 0, "inproc-mock", NULL, 10000, spec, &r), 0);
+	ck_assert_str_eq(r.status, "completed");
+	t0 = json_object_get(json_array_get(r.outputs, 0), "trace");
+	t1 = json_object_get(json_array_get(r.outputs, 1), "trace");
+	ck_assert_uint_eq(json_array_size(t0), 1);
+	ck_assert(json_is_true(json_object_get(json_array_get(t0, 0), "hit")));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(t0, 0), "mock")), 0);
+	ck_assert(json_is_false(json_object_get(json_array_get(t1, 0), "hit")));
+	near = json_object_get(json_array_get(t1, 0), "near_miss");
+	ck_assert_int_eq(json_integer_value(json_object_get(near, "offset")), 6);
+	ck_assert_str_eq(json_string_value(json_object_get(near, "request_has")), "CR (U+000D)");
+	http_dispatch_result_free(&r);
+
+	ck_assert_int_eq(http_dispatch_run(self_exe, 0, "fixture-bad-trace", NULL, 5000, spec, &r),
+	                 -1);
+	ck_assert_str_eq(r.status, "failed");
+	ck_assert_msg(strstr(r.reason, "step 1: trace[0].mock must be a mock's index") != NULL,
+	              "reason: %s", r.reason);
+	http_dispatch_result_free(&r);
+	ck_assert_int_eq(http_dispatch_run(self_exe, 0, "fixture-ok-miss", NULL, 5000, spec, &r),
+	                 -1);
+	ck_assert_msg(strstr(r.reason, "step 1: ok with a missed request in its trace") != NULL,
+	              "reason: %s", r.reason);
+	http_dispatch_result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 START_TEST(test_output_digest)
 {
 	static const char bytes[] = "1\0a\0x\ny\0ok\0"
@@ -561,6 +602,35 @@ static int fake_garbage_after_3(void)
 	return 0;
 }
 
+/* `test_dispatch --backend fixture-bad-trace|fixture-ok-miss`: one step
+ * line whose trace names a mock the spec does not have (bad-trace), or
+ * says "ok" with a missed request (ok-miss), then a summary. */
+static int fake_trace(const char *backend)
+{
+	json_t *spec = json_loadf(stdin, 0, NULL);
+	json_t *st = json_array_get(json_object_get(spec, "steps"), 0);
+	size_t n = json_array_size(json_object_get(spec, "mocks"));
+	int bad = strcmp(backend, "fixture-bad-trace") == 0;
+	json_t *line;
+
+	if (!st)
+		return 2;
+	line = json_pack("{s:s, s:i, s:O, s:O, s:s, s:s, s:n, s:i, s:[{s:s, s:b, s:o, s:i}]}",
+	                 "type", "step", "seq", 1, "key", json_object_get(st, "key"), "input",
+	                 json_object_get(st, "input"), "output", "out", "status", "ok",
+	                 "error_kind", "duration_us", 10, "trace", "resource", "r", "hit", bad,
+	                 "mock", bad ? json_integer((json_int_t)n) : json_null(), "duration_us", 3);
+	json_dumpf(line, stdout, JSON_COMPACT);
+	printf("\n{\"type\":\"summary\",\"runner\":\"fixture\",\"backend\":\"%s\","
+	       "\"isolated\":false,\"destroyed\":false,\"status\":\"completed\","
+	       "\"steps_total\":1,\"steps_ok\":1,\"steps_error\":0,\"reason\":null}\n",
+	       backend);
+	fflush(stdout);
+	json_decref(line);
+	json_decref(spec);
+	return 0;
+}
+
 static Suite *dispatch_suite(void)
 {
 	const TTest *const hooks[] = {
@@ -571,6 +641,7 @@ static Suite *dispatch_suite(void)
 	    test_malformed_line_keeps_steps,
 	    test_deadline_keeps_steps,
 	    test_output_digest,
+	    test_trace_checked,
 	    NULL,
 	};
 	const TTest *const backends[] = {
@@ -592,6 +663,9 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--backend") == 0 &&
 	    strcmp(argv[2], "fixture-garbage-after-3") == 0)
 		return fake_garbage_after_3();
+	if (argc == 3 && strcmp(argv[1], "--backend") == 0 &&
+	    (strcmp(argv[2], "fixture-bad-trace") == 0 || strcmp(argv[2], "fixture-ok-miss") == 0))
+		return fake_trace(argv[2]);
 	if (argc != 1) {
 		/* Never run the suite from a fixture invocation. */
 		fprintf(stderr, "test_dispatch: unexpected arguments\n");

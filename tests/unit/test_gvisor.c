@@ -1157,6 +1157,26 @@ START_TEST(test_step_duration_covers_the_agent)
 }
 END_TEST
 
+/* A real agent calls a tool mock, then a resource mock, each step: the
+ * right answers, and each step line's trace lists both requests in order,
+ * with a CRLF near miss. */
+START_TEST(test_tool_mocks_traced)
+{
+	json_t *spec = tool_spec(env_path("OLIVARES_TOOL_BOT"));
+	struct result r;
+
+	if (gvisor_unavailable_checked(spec)) {
+		json_decref(spec);
+		return;
+	}
+	r = run_backend("gvisor", spec);
+	assert_tool_run(&r);
+	ck_assert(sum_bool(&r, "isolated"));
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 /* A mock's delay_ms, waited by the runner before it answers the agent's
  * request: the step lasts at least the delay. */
 START_TEST(test_mock_delay)
@@ -1826,6 +1846,7 @@ static Suite *gvisor_suite(void)
 	    test_walkthrough_same_as_inproc,
 	    test_step_duration_covers_the_agent,
 	    test_mock_delay,
+	    test_tool_mocks_traced,
 	    test_fail_closed,
 	    test_binds_shape_the_root,
 	    test_nothing_left_behind,

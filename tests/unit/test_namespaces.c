@@ -678,7 +678,7 @@ START_TEST(test_agent_malformed_line_quoted)
 	r = run_backend("namespaces", spec);
 	ck_assert_str_eq(sum_str(&r, "reason"),
 	                 "agent error in step 1: unexpected line from the agent: type \"thinking\" "
-	                 "(an agent sends \"resource\" or \"output\")");
+	                 "(an agent sends \"resource\", \"tool\" or \"output\")");
 	result_free(&r);
 	json_decref(spec);
 }
@@ -841,6 +841,22 @@ START_TEST(test_step_duration_covers_the_agent)
 	spec_slow_and_quick(spec);
 	r = run_backend("namespaces", spec);
 	assert_slow_and_quick(&r);
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
+/* A real agent calls a tool mock, then a resource mock, each step: the
+ * right answers (a sequence, an error mock), and each step line's trace
+ * lists both requests in order, with a CRLF near miss. */
+START_TEST(test_tool_mocks_traced)
+{
+	json_t *spec = tool_spec(env_path("OLIVARES_TOOL_BOT"));
+	struct result r;
+
+	r = run_backend("namespaces", spec);
+	assert_tool_run(&r);
+	ck_assert(sum_bool(&r, "isolated"));
 	result_free(&r);
 	json_decref(spec);
 }
@@ -1826,6 +1842,7 @@ static Suite *namespaces_suite(void)
 	    test_step_duration_covers_the_agent,
 	    test_mock_delay,
 	    test_profile_bot_variants,
+	    test_tool_mocks_traced,
 	    test_fail_closed,
 	    test_fail_closed_without_user_namespaces,
 	    test_spec_fields_strict,

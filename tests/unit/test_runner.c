@@ -166,8 +166,8 @@ static char *run_probe(const char *op, int *status)
 static json_t *outputs_timed(json_t *outputs, int64_t max_ms)
 {
 	json_t *copy = json_deep_copy(outputs);
-	json_t *o, *d;
-	size_t i;
+	json_t *o, *d, *e;
+	size_t i, j;
 
 	json_array_foreach(copy, i, o)
 	{
@@ -177,6 +177,13 @@ static json_t *outputs_timed(json_t *outputs, int64_t max_ms)
 		              "output %zu: duration_ms %g not in (0, %lld)", i + 1,
 		              json_real_value(d), (long long)max_ms);
 		json_object_del(o, "duration_ms");
+		/* inproc-mock's trace: the one lookup, timed as well */
+		ck_assert_uint_eq(json_array_size(json_object_get(o, "trace")), 1);
+		json_array_foreach(json_object_get(o, "trace"), j, e)
+		{
+			ck_assert(json_is_integer(json_object_get(e, "duration_us")));
+			json_object_del(e, "duration_us");
+		}
 	}
 	return copy;
 }

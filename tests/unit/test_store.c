@@ -250,14 +250,37 @@ START_TEST(test_roundtrip_bytes)
 	json_array_append_new(outs, json_pack("{s:i,s:s,s:s,s:s,s:s,s:n}", "seq", (int)i + 1, "key",
 	                                      "big", "input", "x", "output", big, "status", "ok",
 	                                      "error_kind"));
+	/* the first step carries a trace (migration 010): a tool call and a
+	 * resource miss with its near miss, tricky bytes in both */
+	json_object_set_new(
+	    json_array_get(outs, 0), "trace",
+	    json_pack("[{s:s, s:{s:s}, s:b, s:i, s:i}, {s:s, s:b, s:n, s:i, s:{s:i, s:s, s:i, "
+	              "s:s, s:s, s:s}}]",
+	              "tool", "search", "args", "q", tricky[1], "hit", 1, "mock", 1, "duration_us",
+	              42, "resource", "GET /a\r\n", "hit", 0, "mock", "duration_us", 7, "near_miss",
+	              "mock", 0, "resource", "GET /a\n", "offset", 6, "request_has", "CR (U+000D)",
+	              "mock_has", "LF (U+000A)", "why",
+	              "line ending: CR LF in the request, LF in the mock"));
 	r = sample_run(jstr(s, "id"), outs);
 	r.variant = "é\n";
 	ck_assert_int_eq(store_run_record(st, a, NULL, &r, &run), STORE_OK);
 	ck_assert_str_eq(jstr(run, "variant"), "é\n");
 	ck_assert_int_eq(store_run_outputs(st, a, jstr(run, "id"), &ro), STORE_OK);
-	/* no duration given: each reads back unknown */
-	for (i = 0; i < json_array_size(outs); i++)
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(
+	        json_object_get(
+	            json_array_get(
+	                json_object_get(json_array_get(json_object_get(ro, "outputs"), 0), "trace"),
+	                1),
+	            "near_miss"),
+	        "offset")),
+	    6);
+	/* no duration given: each reads back unknown; no trace given: null */
+	for (i = 0; i < json_array_size(outs); i++) {
 		json_object_set_new(json_array_get(outs, i), "duration_ms", json_null());
+		if (i > 0)
+			json_object_set_new(json_array_get(outs, i), "trace", json_null());
+	}
 	ck_assert(json_equal(json_object_get(ro, "outputs"), outs));
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(ro, "outputs"), 2), "output"),
 	                 tricky[2]);

@@ -225,6 +225,11 @@ START_TEST(test_jobs_lifecycle)
 	ck_assert_int_eq(store_run_get(st, a, id, &got), STORE_OK);
 	ck_assert_int_eq(jint(got, "steps_done"), 2);
 	json_decref(got);
+	/* the append path keeps a step's trace (migration 010) */
+	json_object_set_new(json_array_get(o3, 0), "trace",
+	                    jload("[{\"tool\":\"search\",\"args\":{\"q\":\"w\"},\"hit\":false,"
+	                          "\"mock\":null,\"duration_us\":5,\"near_miss\":{\"mock\":0,"
+	                          "\"tool\":\"search\",\"path\":\"$.q\",\"why\":\"missing\"}}]"));
 	ck_assert_int_eq(store_run_append(st, id, EX1, o3), STORE_OK);
 	/* a seq already stored, or the wrong executor: nothing written */
 	ck_assert_int_eq(store_run_append(st, id, EX1, o2), STORE_ERROR);
@@ -232,6 +237,17 @@ START_TEST(test_jobs_lifecycle)
 	ck_assert_int_eq(store_run_outputs(st, a, id, &outs), STORE_OK);
 	ck_assert_uint_eq(json_array_size(json_object_get(outs, "outputs")), 3);
 	ck_assert_int_eq(jint(json_array_get(json_object_get(outs, "outputs"), 2), "seq"), 3);
+	ck_assert_str_eq(
+	    jstr(json_object_get(
+	             json_array_get(
+	                 json_object_get(json_array_get(json_object_get(outs, "outputs"), 2),
+	                                 "trace"),
+	                 0),
+	             "near_miss"),
+	         "path"),
+	    "$.q");
+	ck_assert(json_is_null(
+	    json_object_get(json_array_get(json_object_get(outs, "outputs"), 0), "trace")));
 	json_decref(outs);
 	ck_assert_int_eq(store_run_get(st, a, id, &got), STORE_OK);
 	ck_assert_int_eq(jint(got, "steps_done"), 3);

@@ -85,3 +85,31 @@ int model_check_done(struct model_check *c)
 		*c->err = c->refusal;
 	return -1;
 }
+
+int model_check_json_text(struct model_check *c, json_t *v, const char *path, size_t max)
+{
+	const char *key;
+	json_t *item;
+	size_t i;
+
+	if (json_is_string(v))
+		return model_check_text(c, json_string_value(v), json_string_length(v), path, 0,
+		                        max);
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+		{
+			if (model_check_json_text(c, item, path, max))
+				return -1;
+		}
+		return 0;
+	}
+	if (json_is_object(v)) {
+		json_object_foreach(v, key, item)
+		{
+			if (model_check_text(c, key, strlen(key), path, 0, max) ||
+			    model_check_json_text(c, item, path, max))
+				return -1;
+		}
+	}
+	return 0;
+}

@@ -44,6 +44,14 @@ int model_check_keys(struct model_check *c, json_t *obj, const char *prefix,
 int model_check_text(struct model_check *c, const char *s, size_t n, const char *path, size_t min,
                      size_t max);
 
+/**
+ * Every string inside the JSON value v, object keys included, through
+ * model_check_text at path with the bounds [0, max] (a value of another
+ * type has no text and passes): UTF-8, no NUL, no credential. Returns 0,
+ * or -1 on a structural error.
+ */
+int model_check_json_text(struct model_check *c, json_t *v, const char *path, size_t max);
+
 /** The end of a walk without a structural error: -1 with the kept refusal
  * in *c->err if there is one, else 0. */
 int model_check_done(struct model_check *c);

@@ -41,30 +41,7 @@ static int check_string(struct model_check *c, json_t *v, const char *path, size
  */
 static int check_seq_value(struct model_check *c, json_t *v, const char *path)
 {
-	const char *key;
-	json_t *item;
-	size_t i;
-
-	if (json_is_string(v))
-		return model_check_text(c, json_string_value(v), json_string_length(v), path, 0,
-		                        (size_t)-1);
-	if (json_is_array(v)) {
-		json_array_foreach(v, i, item)
-		{
-			if (check_seq_value(c, item, path))
-				return -1;
-		}
-		return 0;
-	}
-	if (json_is_object(v)) {
-		json_object_foreach(v, key, item)
-		{
-			if (model_check_text(c, key, strlen(key), path, 0, (size_t)-1) ||
-			    check_seq_value(c, item, path))
-				return -1;
-		}
-	}
-	return 0;
+	return model_check_json_text(c, v, path, (size_t)-1);
 }
 
 static const char *const top_fields[] = {"external_id", "events", NULL};

@@ -255,35 +255,6 @@ static void check_mock_duplicates(struct model_check *c, json_t *mocks)
 
 static int is_subset_mock(json_t *m);
 
-/* Every string in v (keys included), at path, through the text rules
- * (credentials refused); a structural error stops. */
-static int check_json_strings(struct model_check *c, json_t *v, const char *path)
-{
-	const char *k;
-	json_t *x;
-	size_t i;
-
-	if (json_is_string(v))
-		return model_check_text(c, json_string_value(v), json_string_length(v), path, 0,
-		                        MODEL_MAX_RESPONSE_BYTES);
-	if (json_is_object(v)) {
-		json_object_foreach(v, k, x)
-		{
-			if (model_check_text(c, k, strlen(k), path, 0, MODEL_MAX_RESPONSE_BYTES) ||
-			    check_json_strings(c, x, path))
-				return -1;
-		}
-	}
-	if (json_is_array(v)) {
-		json_array_foreach(v, i, x)
-		{
-			if (check_json_strings(c, x, path))
-				return -1;
-		}
-	}
-	return 0;
-}
-
 /* A JSON value a tool answers: its strings checked, at most
  * MODEL_MAX_RESPONSE_BYTES as compact JSON (a refusal). */
 static int check_tool_value(struct model_check *c, json_t *v, const char *path)
@@ -291,7 +262,7 @@ static int check_tool_value(struct model_check *c, json_t *v, const char *path)
 	char *s;
 	size_t n;
 
-	if (check_json_strings(c, v, path))
+	if (model_check_json_text(c, v, path, MODEL_MAX_RESPONSE_BYTES))
 		return -1;
 	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	n = s ? strlen(s) : 0;
@@ -329,7 +300,7 @@ static int check_tool_mock(struct model_check *c, json_t *item, const char *pref
 		json_decref(norm);
 		return model_check_malformed(c, path, "%s must be an object", path);
 	}
-	if (v && check_json_strings(c, v, path)) {
+	if (v && model_check_json_text(c, v, path, MODEL_MAX_RESPONSE_BYTES)) {
 		json_decref(norm);
 		return -1;
 	}

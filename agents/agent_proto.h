@@ -143,6 +143,15 @@ static inline int agent_output(const char *output, size_t len)
 	                            "seq", agent_seq));
 }
 
+/** Fail the current step with message (NUL-terminated, one line): the
+ * runner records it as the step's agent error, with message as the run's
+ * reason, and ends the run. Returns 0 or -1. */
+static inline int agent_error(const char *message)
+{
+	return agent_send(
+	    json_pack("{s:s, s:s, s:I}", "type", "error", "error", message, "seq", agent_seq));
+}
+
 /** Next step: returns the step line (caller decrefs) and points *input at
  * its input (*len bytes, borrowed from the line), or NULL at EOF (the end
  * of the run) or on a line that is not a step. */

@@ -71,6 +71,8 @@ struct drive {
 	struct runner_error limit; /* the whole-run bound reached (WAIT_LIMIT) */
 	json_t *trace;             /* the step's requests so far (model/mock.h) */
 	size_t *calls;             /* per mock: the tool calls it answered (sequences) */
+	int agent_said;            /* the agent failed the step itself ("error" line): its
+	                            * message is the reason, its log is not quoted */
 };
 
 /* Why a wait ended without what it waited for. WAIT_LIMIT: a whole-run
@@ -434,7 +436,7 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	    write_step(out, seq, step, output, "agent_error", duration_us, d->trace) == 0) {
 		sum->steps_total++;
 		sum->steps_error++;
-		if (err[0])
+		if (err[0] && !d->agent_said)
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "agent error in step %zu: %s (agent log: %s)", seq, why, err);
 		else
@@ -615,15 +617,15 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
                       struct runner_summary *sum)
 {
 	const struct runner_spec *spec = d->spec;
-	const char *type, *resource, *response;
-	size_t resource_len, response_len, marker_len, len = 0;
+	const char *type, *resource, *response, *said;
+	size_t resource_len, response_len, marker_len, said_len, len = 0;
 	json_t *msg = NULL, *reply = NULL, *output, *seqv;
 	json_error_t jerr;
 	enum wait_end w;
 	char *line = NULL;
 	char *marker = NULL;
 	struct runner_error err;
-	char bad[96];
+	char bad[RUNNER_AGENT_ERROR_SHOWN + 16];
 	int missed = 0, too_long, hit, rc = -1;
 	long long req_start_ns;
 	size_t mock = 0;
@@ -720,6 +722,25 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			rc = 0;
 			goto out;
 		}
+		if (strcmp(type, "error") == 0) {
+			/* the agent fails the step itself (an exception in an
+			 * olivares_agent step): its message is the reason */
+			if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s, s:s%, s?o}", "type",
+			                   &type, "error", &said, &said_len, "seq", &seqv) != 0) {
+				rc = agent_error(d, out, seq, step, sum,
+				                 "error line must be {type, error: string[, seq]}");
+				goto out;
+			}
+			if (seq_check(seqv, seq, &err) != 0) {
+				rc = agent_error(d, out, seq, step, sum, "%s", err.message);
+				goto out;
+			}
+			excerpt(said, said_len, RUNNER_AGENT_ERROR_SHOWN, bad, sizeof(bad));
+			d->agent_said = 1;
+			rc = agent_error(d, out, seq, step, sum, "%s%s", bad,
+			                 said_len > RUNNER_AGENT_ERROR_SHOWN ? "..." : "");
+			goto out;
+		}
 		if (strcmp(type, "tool") == 0) {
 			w = tool_call(d, msg, seq, &missed, &err);
 			if (w == WAIT_DEADLINE)
@@ -740,7 +761,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			excerpt(type, strlen(type), RUNNER_AGENT_TYPE_SHOWN, bad, sizeof(bad));
 			rc = agent_error(d, out, seq, step, sum,
 			                 "unexpected line from the agent: type \"%s\" (an agent "
-			                 "sends \"resource\", \"tool\" or \"output\")",
+			                 "sends \"resource\", \"tool\", \"output\" or \"error\")",
 			                 bad);
 			goto out;
 		}

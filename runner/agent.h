@@ -81,6 +81,10 @@
 #define RUNNER_AGENT_PROTO_OUT_FD 4
 /** The environment entries that name them, as the agent gets them. */
 #define RUNNER_AGENT_PROTO_ENV_IN "OLIVARES_PROTOCOL_IN_FD=3"
+/* Where the jail holds the Python module for agents (olivares_agent), on
+ * the agent's PYTHONPATH; reserved for it as /agent is for the agent. */
+#define RUNNER_SDK_JAIL_DIR "/olivares/python"
+#define RUNNER_SDK_ENV "PYTHONPATH=" RUNNER_SDK_JAIL_DIR
 #define RUNNER_AGENT_PROTO_ENV_OUT "OLIVARES_PROTOCOL_OUT_FD=4"
 
 /**

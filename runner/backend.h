@@ -57,6 +57,9 @@ struct runner_spec {
 	const char *mock_agent; /* absolute path of olivares-agent-mock beside the runner */
 	const char *agent_exec; /* absolute path of olivares-agent-exec beside the runner
 	                         * (gvisor's first program in the container), or NULL */
+	const char *sdk_dir;    /* absolute path of the directory holding olivares_agent.py
+	                         * (the Python module for agents), bound read-only at
+	                         * RUNNER_SDK_JAIL_DIR, or NULL when none was found */
 	json_t *binds;          /* array of absolute host paths to bind read-only */
 	struct runner_limits limits;
 };

@@ -602,7 +602,8 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 		}
 	}
 	if (mount_point(g, agent, "/agent", err) != 0 ||
-	    mount_point(g, spec->agent_exec, "/agent-exec", err) != 0)
+	    mount_point(g, spec->agent_exec, "/agent-exec", err) != 0 ||
+	    (spec->sdk_dir && mount_point(g, spec->sdk_dir, RUNNER_SDK_JAIL_DIR, err) != 0))
 		goto out;
 	snprintf(path, sizeof(path), "%s/proc", g->path[P_ROOTFS]);
 	if (mkdir(path, 0555) != 0)

@@ -113,16 +113,18 @@ json_t *runner_gv_oci_config(const struct runner_spec *spec, json_t *binds, cons
 		json_array_append_new(mounts, bind_mount(agent, "/agent", 0));
 	if (mounts)
 		json_array_append_new(mounts, bind_mount(exec, "/agent-exec", 0));
+	if (mounts && spec->sdk_dir)
+		json_array_append_new(mounts, bind_mount(spec->sdk_dir, RUNNER_SDK_JAIL_DIR, 0));
 	cfg = json_pack(
-	    "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s,s,s,s,s], s:s, s:b,"
+	    "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s,s,s,s,s,s], s:s, s:b,"
 	    "  s:{s:[], s:[], s:[], s:[], s:[]}, s:[o,o,o,o,o]},"
 	    " s:{s:s, s:b}, s:s, s:o,"
 	    " s:{s:[{s:s},{s:s},{s:s},{s:s},{s:s}], s:{s:{s:I}, s:{s:I}}}}",
 	    "ociVersion", "1.0.2", "process", "terminal", 0, "user", "uid", GV_UID, "gid", GV_GID,
 	    "args", "/agent-exec", "env", "PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8",
-	    RUNNER_AGENT_PROTO_ENV_IN, RUNNER_AGENT_PROTO_ENV_OUT, "cwd", "/", "noNewPrivileges", 1,
-	    "capabilities", "bounding", "effective", "inheritable", "permitted", "ambient",
-	    "rlimits", rlimit("RLIMIT_CPU", l->cpu_seconds),
+	    RUNNER_AGENT_PROTO_ENV_IN, RUNNER_AGENT_PROTO_ENV_OUT, RUNNER_SDK_ENV, "cwd", "/",
+	    "noNewPrivileges", 1, "capabilities", "bounding", "effective", "inheritable",
+	    "permitted", "ambient", "rlimits", rlimit("RLIMIT_CPU", l->cpu_seconds),
 	    rlimit("RLIMIT_AS", (long long)l->memory_mb * 1024 * 1024),
 	    rlimit("RLIMIT_NOFILE", l->open_files), rlimit("RLIMIT_NPROC", l->processes),
 	    rlimit("RLIMIT_CORE", 0), "root", "path", "rootfs", "readonly", 1, "hostname",

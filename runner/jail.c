@@ -447,6 +447,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 	a.spec = spec;
 	a.agent_path = agent_path;
 	a.agent_fd = -1;
+	a.sdk_fd = -1;
 	for (i = 0; i < JAIL_NDEVS; i++)
 		a.dev_fd[i] = -1;
 
@@ -462,6 +463,15 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 		runner_error_set(err, RUNNER_E_SETUP,
 		                 "the agent program is not a file every user may execute");
 		goto out;
+	}
+	if (spec->sdk_dir) {
+		a.sdk_fd = open(spec->sdk_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (a.sdk_fd < 0) {
+			runner_error_set(err, RUNNER_E_SETUP,
+			                 "cannot open the agent module's directory %.200s: %s",
+			                 spec->sdk_dir, jail_ename(errno));
+			goto out;
+		}
 	}
 	a.nbinds = spec->binds ? json_array_size(spec->binds) : 1;
 	if (a.nbinds > RUNNER_SPEC_MAX_BINDS) {
@@ -659,6 +669,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 	rc = 0;
 out:
 	close_fd(&a.agent_fd);
+	close_fd(&a.sdk_fd);
 	for (i = 0; i < a.nbinds && i < RUNNER_SPEC_MAX_BINDS; i++)
 		close_fd(&a.bind_fd[i]);
 	for (i = 0; i < JAIL_NDEVS; i++)

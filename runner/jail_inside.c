@@ -192,9 +192,13 @@ static int agent_fds(const struct jail_args *a)
 void jail_pid1_main(struct jail_args *a)
 {
 	static char *const argv[] = {"agent", NULL};
-	static char *const envp[] = {
-	    "PATH=/usr/bin:/bin",       "HOME=/", "LANG=C.UTF-8", RUNNER_AGENT_PROTO_ENV_IN,
-	    RUNNER_AGENT_PROTO_ENV_OUT, NULL};
+	static char *const envp[] = {"PATH=/usr/bin:/bin",
+	                             "HOME=/",
+	                             "LANG=C.UTF-8",
+	                             RUNNER_AGENT_PROTO_ENV_IN,
+	                             RUNNER_AGENT_PROTO_ENV_OUT,
+	                             RUNNER_SDK_ENV,
+	                             NULL};
 	const struct runner_limits *l = &a->spec->limits;
 	int fd = a->exec_w;
 	struct jail_report r;
@@ -416,6 +420,12 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	a->agent_fd = open(a->agent_path, O_PATH | O_CLOEXEC);
 	if (a->agent_fd < 0)
 		die(fd, "opening the agent");
+	if (a->sdk_fd >= 0) {
+		close(a->sdk_fd);
+		a->sdk_fd = open(a->spec->sdk_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (a->sdk_fd < 0)
+			die(fd, "opening the agent module's directory");
+	}
 	for (i = 0; i < a->nbinds; i++) {
 		close(a->bind_fd[i]);
 		a->bind_fd[i] = open(a->bind_path[i], O_PATH | O_CLOEXEC);
@@ -463,6 +473,11 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	snprintf(path, sizeof(path), JAIL_ROOT "/agent");
 	make_target(fd, a->agent_fd, path);
 	bind_ro(fd, a->agent_fd, path, "the agent");
+	if (a->sdk_fd >= 0) {
+		snprintf(path, sizeof(path), JAIL_ROOT RUNNER_SDK_JAIL_DIR);
+		make_target(fd, a->sdk_fd, path);
+		bind_ro(fd, a->sdk_fd, path, "the agent module");
+	}
 	mkdirs(fd, (char[]){JAIL_ROOT "/proc"}, 0555);
 	/* Read-only: nothing of the host is in this proc, but some of its
 	 * files write to what the jail shares with the runner's session,

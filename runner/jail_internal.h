@@ -48,6 +48,7 @@ struct jail_args {
 	const char *agent_path;
 	int new_session;                    /* the runner has a controlling terminal */
 	int agent_fd;                       /* O_PATH of the agent file */
+	int sdk_fd;                         /* O_PATH of spec->sdk_dir, or -1 */
 	int bind_fd[RUNNER_SPEC_MAX_BINDS]; /* O_PATH of each bind */
 	const char *bind_path[RUNNER_SPEC_MAX_BINDS];
 	size_t nbinds;

@@ -56,6 +56,9 @@
 #define RUNNER_AGENT_LINE_SHOWN 80
 /* Characters of an unknown line type a reason quotes. */
 #define RUNNER_AGENT_TYPE_SHOWN 40
+/* Characters of an agent's own error line ({"type":"error"}) a reason
+ * quotes ("..." after when it is longer). */
+#define RUNNER_AGENT_ERROR_SHOWN 200
 
 /* The longest single poll() of a wait with a deadline: the wait goes on
  * polling until its deadline, this only keeps the timeout an int. */

@@ -97,6 +97,7 @@ static const struct limit_key limit_keys[] = {
  * Empty when not found. */
 static char mock_agent[4096];
 static char agent_exec[4096];
+static char sdk_dir[4096];
 /* The directory of the runner's own executable, read once per process, or
  * once per fork server (warm_for_serve): its forks run the same
  * executable. "" until read. */
@@ -252,7 +253,8 @@ static int path_ok(json_t *v)
 /* The first component of a bind may not be one the jail itself owns. */
 static int bind_reserved(const char *s)
 {
-	static const char *const reserved[] = {"/proc", "/tmp", "/agent", "/agent-exec", NULL};
+	static const char *const reserved[] = {"/proc",       "/tmp",      "/agent",
+	                                       "/agent-exec", "/olivares", NULL};
 	size_t i, n;
 
 	for (i = 0; reserved[i]; i++) {
@@ -310,12 +312,13 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
 			return runner_error_set(
 			    err, RUNNER_E_SPEC,
 			    "binds[%zu] must be an absolute normalised path other than /, "
-			    "/proc, /tmp, /agent and /agent-exec",
+			    "/proc, /tmp, /agent, /agent-exec and /olivares",
 			    i);
 	}
 	spec->binds = v;
 	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
 	spec->agent_exec = agent_exec[0] ? agent_exec : NULL;
+	spec->sdk_dir = sdk_dir[0] ? sdk_dir : NULL;
 	return 0;
 }
 
@@ -482,6 +485,31 @@ static void resolve_exe_dir(void)
 	snprintf(exe_dir, sizeof(exe_dir), "%s", dirname(exe));
 }
 
+/* sdk_dir = the directory of olivares_agent.py, the Python module for
+ * agents: python/ beside the runner (the build tree), else the package's
+ * share/olivares/python beside its bin/ (an installed tree); canonical,
+ * since the jail binds it. "" when neither holds the module: a Python
+ * agent's import then fails in its log, and other agents run as before. */
+static void resolve_sdk_dir(void)
+{
+	static const char *const tries[] = {"/python", "/../share/olivares/python"};
+	char path[4096 + 64], module[sizeof(path) + 32];
+	size_t i;
+	int w;
+
+	sdk_dir[0] = '\0';
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]) && !sdk_dir[0]; i++) {
+		w = snprintf(path, sizeof(path), "%s%s", exe_dir, tries[i]);
+		if (w < 0 || (size_t)w >= sizeof(path))
+			continue;
+		snprintf(module, sizeof(module), "%s/olivares_agent.py", path);
+		if (access(module, R_OK) != 0 || !realpath(path, module) ||
+		    strlen(module) >= sizeof(sdk_dir))
+			continue;
+		snprintf(sdk_dir, sizeof(sdk_dir), "%s", module);
+	}
+}
+
 /* mock_agent = exe_dir/olivares-agent-mock, if executable (checked at
  * every run: the file may come or go while a fork server runs). */
 static void resolve_mock_agent(void)
@@ -499,6 +527,7 @@ static void resolve_mock_agent(void)
 	w = snprintf(agent_exec, sizeof(agent_exec), "%s/olivares-agent-exec", exe_dir);
 	if (w < 0 || (size_t)w >= sizeof(agent_exec) || access(agent_exec, X_OK) != 0)
 		agent_exec[0] = '\0';
+	resolve_sdk_dir();
 }
 
 /* What the fork server reads once for all its runners, instead of each

@@ -192,7 +192,6 @@ def run(step, *, in_fd=None, out_fd=None):
             raise
         except Exception as exc:  # the agent's own failure: the step's error
             reason = _reason(exc)
-            print(reason, file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
             channel.write({"type": "error", "error": reason, "seq": s.seq})

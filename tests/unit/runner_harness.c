@@ -473,6 +473,73 @@ void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), c
 	result_free(&r);
 }
 
+void assert_sdk_agent_run(struct result (*run)(const char *backend, json_t *spec),
+                          const char *backend)
+{
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_SDK_AGENT"));
+	json_t *mocks = json_object_get(spec, "mocks");
+	json_t *trace, *near;
+	struct result r;
+
+	ck_assert_msg(access("/usr/bin/python3", X_OK) == 0,
+	              "/usr/bin/python3 is not installed (Debian: python3): the Python agent "
+	              "cannot run");
+	json_array_append_new(
+	    mocks, json_pack("{s:s, s:s}", "resource", "profile:ada", "response", "Ada"));
+	json_array_append_new(mocks, json_pack("{s:s, s:{s:s}, s:[i,i,i]}", "tool", "search",
+	                                       "args", "q", "ada", "response", 1, 2, 3));
+	json_array_append_new(
+	    mocks, json_pack("{s:s, s:s}", "resource", "profile:bob\n", "response", "Bob"));
+	spec_step(spec, "s1", "ada");
+	spec_step(spec, "s2", "bob\r\n");
+	spec_step(spec, "s3", "raise");
+	r = run(backend, spec);
+	json_decref(spec);
+
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(sum_str(&r, "reason"),
+	                 "agent error in step 3: ValueError: step 3 cannot be answered");
+	ck_assert_int_eq(sum_int(&r, "steps_total"), 3);
+	ck_assert_int_eq(sum_int(&r, "steps_ok"), 1);
+	ck_assert_int_eq(json_array_size(r.steps), 3);
+	ck_assert_str_eq(step_str(&r, 0, "output"), "Ada/3/4 threads");
+	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
+	trace = json_object_get(json_array_get(r.steps, 0), "trace");
+	ck_assert_int_eq(json_array_size(trace), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(trace, 0), "resource")),
+	                 "profile:ada");
+	ck_assert(json_is_true(json_object_get(json_array_get(trace, 0), "hit")));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(trace, 0), "mock")), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(trace, 1), "tool")),
+	                 "search");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(trace, 1), "mock")), 1);
+
+	/* the CRLF miss: the marker as the agent got it, the nearest mock and
+	 * the byte where they part */
+	ck_assert_str_eq(step_str(&r, 1, "output"),
+	                 "[[mock-miss:profile:bob\r\n]]/[[mock-miss:tool search]]/4 threads");
+	ck_assert_str_eq(step_str(&r, 1, "error_kind"), "mock_miss");
+	trace = json_object_get(json_array_get(r.steps, 1), "trace");
+	near = json_object_get(json_array_get(trace, 0), "near_miss");
+	ck_assert_int_eq(json_integer_value(json_object_get(near, "mock")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(near, "offset")), 11);
+	ck_assert_str_eq(json_string_value(json_object_get(near, "request_has")), "CR (U+000D)");
+	ck_assert_str_eq(json_string_value(json_object_get(near, "mock_has")), "LF (U+000A)");
+
+	ck_assert_str_eq(step_str(&r, 2, "error_kind"), "agent_error");
+	ck_assert_str_eq(step_str(&r, 2, "output"),
+	                 "[[agent-error:ValueError: step 3 cannot be answered]]");
+	/* the log: the prints of every step, then the whole traceback */
+	ck_assert_msg(strstr(r.log, "stdout: step 1 input ada\n") != NULL, "log: %s", r.log);
+	ck_assert_msg(strstr(r.log, "stderr: step 3\n") != NULL, "log: %s", r.log);
+	ck_assert_msg(strstr(r.log, "Traceback (most recent call last):\n") != NULL, "log: %s",
+	              r.log);
+	ck_assert_msg(strstr(r.log, "    raise ValueError(\"step %d cannot be answered\" % "
+	                            "s.seq)\nValueError: step 3 cannot be answered\n") != NULL,
+	              "log: %s", r.log);
+	result_free(&r);
+}
+
 json_t *tool_spec(const char *agent)
 {
 	json_t *spec = spec_new(NULL, agent);

@@ -149,6 +149,21 @@ const char *step_str(const struct result *r, size_t i, const char *key);
  */
 void assert_agent_log(struct result (*run)(const char *backend, json_t *spec), const char *backend);
 
+/**
+ * A Python agent written on olivares_agent (OLIVARES_SDK_AGENT,
+ * tests/fixtures/agents/sdk_agent.py), which the runner makes importable
+ * inside the jail, on an OS-level backend (run: the suite's run_backend):
+ * it prints to stdout and stderr, starts threads, asks for a resource and
+ * calls a tool mock each step, and raises on its last. Step 1's outputs
+ * and trace (the resource, then the tool, both hit, with their mocks'
+ * indexes), step 2's CRLF near miss (the nearest mock, byte 11, CR against
+ * LF), step 3 the agent error with the exception's type and message as the
+ * run's one-line reason, and the log with the prints and the whole
+ * traceback.
+ */
+void assert_sdk_agent_run(struct result (*run)(const char *backend, json_t *spec),
+                          const char *backend);
+
 /** The seconds a whole-run cpu_seconds reason (runner/cgroup.h) says were
  * used ("cpu_seconds limit (...) reached: 2.07 s used"), or -1 when
  * reason is not one. */

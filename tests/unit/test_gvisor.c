@@ -949,7 +949,7 @@ START_TEST(test_environment_clean)
 {
 	PROBE_EQ("env",
 	         "env: HOME=/ LANG=C.UTF-8 OLIVARES_PROTOCOL_IN_FD=3 OLIVARES_PROTOCOL_OUT_FD=4 "
-	         "PATH=/usr/bin:/bin");
+	         "PATH=/usr/bin:/bin PYTHONPATH=/olivares/python");
 }
 END_TEST
 
@@ -1748,6 +1748,13 @@ START_TEST(test_agent_log)
 }
 END_TEST
 
+/* A Python agent on olivares_agent (runner_harness.h assert_sdk_agent_run). */
+START_TEST(test_sdk_agent)
+{
+	assert_sdk_agent_run(run_backend, "gvisor");
+}
+END_TEST
+
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
 START_TEST(test_python_threading)
@@ -1869,6 +1876,7 @@ static Suite *gvisor_suite(void)
 	    test_pthreads,
 	    test_python_threading,
 	    test_agent_log,
+	    test_sdk_agent,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,
 	    test_tmp_mount_failure_fails_closed,

@@ -612,7 +612,7 @@ START_TEST(test_environment_clean)
 	ck_assert_str_eq(
 	    probe("env"),
 	    "env: HOME=/ LANG=C.UTF-8 OLIVARES_PROTOCOL_IN_FD=3 OLIVARES_PROTOCOL_OUT_FD=4 "
-	    "PATH=/usr/bin:/bin");
+	    "PATH=/usr/bin:/bin PYTHONPATH=/olivares/python");
 }
 END_TEST
 
@@ -678,7 +678,7 @@ START_TEST(test_agent_malformed_line_quoted)
 	r = run_backend("namespaces", spec);
 	ck_assert_str_eq(sum_str(&r, "reason"),
 	                 "agent error in step 1: unexpected line from the agent: type \"thinking\" "
-	                 "(an agent sends \"resource\", \"tool\" or \"output\")");
+	                 "(an agent sends \"resource\", \"tool\", \"output\" or \"error\")");
 	result_free(&r);
 	json_decref(spec);
 }
@@ -1011,14 +1011,14 @@ START_TEST(test_spec_fields_strict)
 	assert_refused(
 	    spec, "namespaces",
 	    "invalid run spec: binds[0] must be an absolute normalised path other than /, "
-	    "/proc, /tmp, /agent and /agent-exec");
+	    "/proc, /tmp, /agent, /agent-exec and /olivares");
 
 	spec = walk_spec();
 	json_object_set_new(spec, "binds", json_pack("[s, s]", "/usr", "/tmp/x"));
 	assert_refused(
 	    spec, "namespaces",
 	    "invalid run spec: binds[1] must be an absolute normalised path other than /, "
-	    "/proc, /tmp, /agent and /agent-exec");
+	    "/proc, /tmp, /agent, /agent-exec and /olivares");
 }
 END_TEST
 
@@ -1778,6 +1778,13 @@ START_TEST(test_agent_log)
 }
 END_TEST
 
+/* A Python agent on olivares_agent (runner_harness.h assert_sdk_agent_run). */
+START_TEST(test_sdk_agent)
+{
+	assert_sdk_agent_run(run_backend, "namespaces");
+}
+END_TEST
+
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
 START_TEST(test_python_threading)
@@ -1857,7 +1864,8 @@ static Suite *namespaces_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads, test_python_threading, test_agent_log, test_tmpfs_size_bounded, NULL,
+	    test_pthreads,  test_python_threading,   test_agent_log,
+	    test_sdk_agent, test_tmpfs_size_bounded, NULL,
 	};
 	Suite *s = suite_create("namespaces");
 

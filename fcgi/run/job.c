@@ -16,13 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/agent.h"
 #include "model/history.h"
 #include "model/limits.h"
 #include "model/runspec.h"
+#include "model/scenario.h"
 #include "model/text.h"
-
-/* A variant name that may name an agent program: [A-Za-z0-9][A-Za-z0-9._-]{0,63}. */
-#define AGENT_NAME_MAX 64
 
 /* SHA-256 hex of nothing: the digest of a run with no outputs. */
 static void empty_digest(char hex[65])
@@ -124,27 +123,6 @@ int http_run_choose_backend(struct http_request *req, const char *requested, con
 	                       shown, list);
 }
 
-/* [A-Za-z0-9][A-Za-z0-9._-]{0,63}: the only variant names looked up in
- * the agents directory ("." and ".." cannot match, nor can a '/'). */
-static int agent_name_ok(const char *v)
-{
-	size_t i;
-	char ch;
-
-	for (i = 0; v[i]; i++) {
-		ch = v[i];
-		if (i == AGENT_NAME_MAX)
-			return 0;
-		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		    (ch >= '0' && ch <= '9'))
-			continue;
-		if (i > 0 && (ch == '.' || ch == '_' || ch == '-'))
-			continue;
-		return 0;
-	}
-	return i > 0;
-}
-
 /*
  * The agent program of variant: the file <agents_dir>/<variant> when it
  * exists, canonicalised with realpath and required to lie inside
@@ -171,7 +149,7 @@ static int resolve_agent(struct http_request *req, const char *variant, const ch
 	int ret = -1;
 
 	*agent = NULL;
-	if (!variant || !agent_name_ok(variant))
+	if (!variant || !model_agent_name_ok(variant))
 		return 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", req->cfg->agents_dir, variant) >=
 	    sizeof(path))
@@ -378,11 +356,45 @@ void http_run_job_free(struct http_run_job *job)
 	job->queued.job = NULL;
 }
 
+/* The agent name a run records: the program's name in the agents
+ * directory (its variant) when the variant names one, else the built-in
+ * one of its backend. */
+static const char *agent_name(const struct http_run_job *job)
+{
+	if (job->agent)
+		return job->variant;
+	if (job->backend && strcmp(job->backend, MODEL_BACKEND_INPROC_MOCK) == 0)
+		return MODEL_AGENT_BUILTIN_INPROC;
+	return MODEL_AGENT_BUILTIN_MOCK;
+}
+
+/* job->mocks_digest: SHA-256 of the compact JSON of the mocks the run's
+ * variant sees, so that two runs that see the same mocks have the same
+ * digest whatever their variants. */
+static void mocks_digest(struct http_run_job *job)
+{
+	json_t *plan = job->plan ? job->plan : job->sc;
+	json_t *seen = model_mocks_for_variant(json_object_get(plan, "mocks"), job->variant);
+	char *text = seen ? json_dumps(seen, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+
+	/* out of memory: the one policy (model/alloc.h) is to abort */
+	if (!text)
+		abort();
+	http_sha256_hex(text, strlen(text), job->mocks_digest);
+	free(text);
+	json_decref(seen);
+}
+
 /* What a run is of, whatever happens to it: kind, scenario (id, version,
- * digest; none for a replay without a scenario), variant and session. */
+ * digest; none for a replay without a scenario), variant, session, agent
+ * name and mocks. */
 static void run_identity(struct http_run_job *job)
 {
 	struct store_run *run = &job->run;
+
+	mocks_digest(job);
+	run->agent_name = agent_name(job);
+	run->mocks_digest = job->mocks_digest;
 
 	run->kind = job->kind;
 	run->scenario_id = job->scenario_id;
@@ -417,6 +429,9 @@ int http_run_prepare(struct http_request *req, struct http_run_job *job, struct 
 	q->suite = job->suite;
 	q->session_id = job->session_id;
 	q->steps_total = (int)json_array_size(json_object_get(plan, "steps"));
+	mocks_digest(job);
+	q->agent_name = agent_name(job);
+	q->mocks_digest = job->mocks_digest;
 	return 0;
 }
 

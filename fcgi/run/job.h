@@ -56,6 +56,8 @@ struct http_run_job {
 	struct store_run run;        /* a run recorded at once (failed, degraded) */
 	char started[25], finished[25];
 	char nodigest[65];
+	char mocks_digest[65]; /* http_run_prepare, recorded_at_once: SHA-256 of
+	                        * model_mocks_for_variant of the plan */
 	char reason[640];
 };
 

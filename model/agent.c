@@ -183,3 +183,20 @@ int model_interp_in_jail(const struct model_interp *ip, json_t *binds, model_pat
 	}
 	return MODEL_INTERP_LOOKUP;
 }
+
+void model_interp_reason(const char *name, const struct model_interp *ip, int verdict, char *buf,
+                         size_t n)
+{
+	if (verdict == MODEL_INTERP_MISSING)
+		snprintf(buf, n,
+		         "agent program %s: its interpreter %s is not inside the jail (add its "
+		         "directory to [runner] binds)",
+		         name, ip->path);
+	else if (verdict == MODEL_INTERP_LOOKUP)
+		snprintf(buf, n,
+		         "agent program %s: its interpreter %s finds no %s inside the jail (PATH "
+		         "%s; add its directory to [runner] binds)",
+		         name, ip->path, ip->arg, MODEL_AGENT_JAIL_PATH);
+	else if (n)
+		buf[0] = '\0';
+}

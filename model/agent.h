@@ -79,4 +79,16 @@ enum model_interp_jail {
 int model_interp_in_jail(const struct model_interp *ip, json_t *binds, model_path_probe probe,
                          void *ctx, char *resolved, size_t n);
 
+/**
+ * The reason a run of agent program name fails, or a submit is refused,
+ * when model_interp_in_jail answered verdict (MODEL_INTERP_MISSING or
+ * MODEL_INTERP_LOOKUP; anything else writes ""), into buf (n bytes):
+ * "agent program NAME: its interpreter PATH is not inside the jail (add
+ * its directory to [runner] binds)", or for env "agent program NAME: its
+ * interpreter PATH finds no PROGRAM inside the jail (PATH /usr/bin:/bin;
+ * add its directory to [runner] binds)".
+ */
+void model_interp_reason(const char *name, const struct model_interp *ip, int verdict, char *buf,
+                         size_t n);
+
 #endif

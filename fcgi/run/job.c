@@ -6,7 +6,10 @@
  */
 #include "fcgi/run/job.h"
 
+#include "fcgi/run/agent_file.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +127,7 @@ int http_run_choose_backend(struct http_request *req, const char *requested, con
 }
 
 /*
- * The agent program of variant: the file <agents_dir>/<variant> when it
+ * http_run_resolve_agent (job.h). The agent program of variant: the file <agents_dir>/<variant> when it
  * exists, canonicalised with realpath and required to lie inside
  * realpath(agents_dir) and to be a regular executable file that every
  * user may read and execute (the backends run it as an unprivileged
@@ -139,8 +142,8 @@ int http_run_choose_backend(struct http_request *req, const char *requested, con
  * runner's exec. Isolation never relies on it: whatever the path names
  * runs inside the backend's jail, which is the boundary.
  */
-static int resolve_agent(struct http_request *req, const char *variant, const char **agent,
-                         struct model_error *err)
+int http_run_resolve_agent(struct http_request *req, const char *variant, const char **agent,
+                           struct model_error *err)
 {
 	char path[PATH_MAX];
 	char *real = NULL, *root = NULL;
@@ -298,7 +301,9 @@ int http_run_parse_backend(json_t *v, const char **backend, struct model_error *
 int http_run_variant_agent(struct http_request *req, const char *variant, const char *backend,
                            const char **agent, struct model_error *err)
 {
-	if (resolve_agent(req, variant, agent, err))
+	char reason[MODEL_REASON_BYTES];
+
+	if (http_run_resolve_agent(req, variant, agent, err))
 		return -1;
 	if (*agent && strcmp(backend, MODEL_BACKEND_INPROC_MOCK) == 0)
 		return model_error_set(err, MODEL_E_INVALID, "backend",
@@ -306,6 +311,51 @@ int http_run_variant_agent(struct http_request *req, const char *variant, const 
 		                       "directory; backend inproc-mock cannot run programs; "
 		                       "choose an OS-level backend",
 		                       variant, variant);
+	/* refused early when its interpreter cannot run in the jail; the
+	 * runner checks it again before the exec, on the file as it is then */
+	if (*agent && http_run_agent_interp(req, variant, *agent, reason, sizeof(reason), NULL,
+	                                    NULL, NULL, 0) == 0 &&
+	    reason[0])
+		return model_error_set(err, MODEL_E_INVALID, "variant", "%s", reason);
+	return 0;
+}
+
+int http_run_agent_interp(struct http_request *req, const char *name, const char *path,
+                          char *reason, size_t n, struct model_interp *ip, int *verdict,
+                          char *resolved, size_t rn)
+{
+	char head[MODEL_AGENT_HEAD_BYTES];
+	struct model_interp local;
+	json_t *binds = binds_array(req->cfg->binds);
+	ssize_t got;
+	int fd, v, parsed;
+
+	if (!ip)
+		ip = &local;
+	reason[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		json_decref(binds);
+		return -1;
+	}
+	got = read(fd, head, sizeof(head));
+	close(fd);
+	parsed = got < 0 ? -1 : model_interp_parse(head, (size_t)got, ip);
+	if (parsed <= 0) {
+		/* a binary (no "#!"), or a line the kernel would refuse */
+		if (verdict)
+			*verdict = parsed == 0 ? 2 : MODEL_INTERP_MISSING;
+		json_decref(binds);
+		if (parsed < 0)
+			snprintf(reason, n, "agent program %s: its \"#!\" line names no interpreter",
+			         name);
+		return 0;
+	}
+	v = model_interp_in_jail(ip, binds, http_agent_probe, NULL, resolved, rn);
+	json_decref(binds);
+	if (verdict)
+		*verdict = v;
+	model_interp_reason(name, ip, v, reason, n);
 	return 0;
 }
 

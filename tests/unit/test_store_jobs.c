@@ -632,7 +632,9 @@ START_TEST(test_jobs_comparison)
 	ck_assert_uint_eq(json_array_size(json_object_get(cmp, "differing_steps")), 0);
 	ck_assert_str_eq(jstr(cmp, "decided_by"), ACTOR);
 	ck_assert_str_eq(jstr(cmp, "suite"), "smoke");
-	ck_assert_uint_eq(json_object_size(cmp), 14);
+	ck_assert_uint_eq(json_object_size(cmp), 15);
+	/* pending: not known yet */
+	ck_assert(json_is_null(json_object_get(cmp, "same_agent")));
 	side = json_object_get(cmp, "baseline");
 	ck_assert_str_eq(jstr(side, "variant"), "baseline");
 	ck_assert_str_eq(jstr(side, "status"), "queued");

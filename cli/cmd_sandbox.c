@@ -486,7 +486,6 @@ static int cmd_agents_list(struct cli_ctx *ctx, const struct cli_args *a)
 	return cli_call_print(ctx, "GET", "/v1/m/sandbox/agents", NULL, print_agents, NULL);
 }
 
-
 /* ---- command tables ------------------------------------------------------ */
 
 static const struct cli_opt generate_opts[] = {

@@ -185,13 +185,14 @@ static void note_same_agent(const json_t *cmp)
 	char *hex = json_is_string(sha) ? cli_render(sha) : NULL;
 
 	if (json_is_true(json_object_get(cmp, "same_agent")))
-		fprintf(stderr,
-		        "olivares: warning: both sides ran the same agent program (%s%s%s) with the "
-		        "same mocks: variants %s and %s compare a program with itself%s\n",
-		        name, hex ? ", sha256 " : "", hex ? hex : "", b, c,
-		        hex ? ""
-		            : " (a variant that names no program in the server's agents directory "
-		              "runs the built-in agent: olivares sandbox agents list shows them)");
+		fprintf(
+		    stderr,
+		    "olivares: warning: both sides ran the same agent program (%s%s%s) with the "
+		    "same mocks: variants %s and %s compare a program with itself%s\n",
+		    name, hex ? ", sha256 " : "", hex ? hex : "", b, c,
+		    hex ? ""
+		        : " (a variant that names no program in the server's agents directory "
+		          "runs the built-in agent: olivares sandbox agents list shows them)");
 	free(name);
 	free(b);
 	free(c);

@@ -118,8 +118,8 @@ int model_jail_sees(const char *jail_path, json_t *binds, model_path_probe probe
 	json_t *def = NULL;
 	int ok;
 
-	if ((size_t)snprintf(abs, sizeof(abs), "%s%s", jail_path[0] == '/' ? "" : "/",
-	                     jail_path) >= sizeof(abs))
+	if ((size_t)snprintf(abs, sizeof(abs), "%s%s", jail_path[0] == '/' ? "" : "/", jail_path) >=
+	    sizeof(abs))
 		return 0;
 	if (!binds)
 		binds = def = json_pack("[s]", "/usr");

@@ -14,14 +14,14 @@
  * scored and shutdown of each side are read from its run (terminal before
  * the comparison is decided, and never changed afterwards). */
 static const struct colspec comparison_cols[] = {
-    {"id", C_TEXT},         {"scenario_id", C_TEXT}, {"scenario_version", C_INT},
-    {"suite", C_TEXT},      {"tolerance", C_REAL},   {"b_variant", C_TEXT},
-    {"b_run_id", C_TEXT},   {"b_status", C_TEXT},    {"b_scored", C_BOOL},
-    {"b_score", C_REAL},    {"b_shutdown", C_TEXT},  {"c_variant", C_TEXT},
-    {"c_run_id", C_TEXT},   {"c_status", C_TEXT},    {"c_scored", C_BOOL},
-    {"c_score", C_REAL},    {"c_shutdown", C_TEXT},  {"delta", C_REAL},
-    {"verdict", C_TEXT},    {"reason", C_TEXT},      {"differing_steps", C_JSON},
-    {"decided_by", C_TEXT}, {"created_at", C_TEXT},  {"status", C_TEXT},
+    {"id", C_TEXT},           {"scenario_id", C_TEXT},    {"scenario_version", C_INT},
+    {"suite", C_TEXT},        {"tolerance", C_REAL},      {"b_variant", C_TEXT},
+    {"b_run_id", C_TEXT},     {"b_status", C_TEXT},       {"b_scored", C_BOOL},
+    {"b_score", C_REAL},      {"b_shutdown", C_TEXT},     {"c_variant", C_TEXT},
+    {"c_run_id", C_TEXT},     {"c_status", C_TEXT},       {"c_scored", C_BOOL},
+    {"c_score", C_REAL},      {"c_shutdown", C_TEXT},     {"delta", C_REAL},
+    {"verdict", C_TEXT},      {"reason", C_TEXT},         {"differing_steps", C_JSON},
+    {"decided_by", C_TEXT},   {"created_at", C_TEXT},     {"status", C_TEXT},
     {"b_agent_name", C_TEXT}, {"b_agent_sha256", C_TEXT}, {"b_mocks_digest", C_TEXT},
     {"c_agent_name", C_TEXT}, {"c_agent_sha256", C_TEXT}, {"c_mocks_digest", C_TEXT}};
 /* Each side's agent and mocks (migration 011), after the other columns. */
@@ -37,7 +37,7 @@ static const struct colspec comparison_cols[] = {
 	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "         \
 	"k.shutdown, "                                                                             \
 	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at, "            \
-	"'decided'" COMPARISON_AGENT_COLS "FROM comparisons c "                                                            \
+	"'decided'" COMPARISON_AGENT_COLS "FROM comparisons c "                                    \
 	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = c.tenant_id AND k.id = c.candidate_run_id"
 
@@ -49,7 +49,7 @@ static const struct colspec comparison_cols[] = {
 	"b.variant, j.baseline_run_id, b.status, b.scored, b.score, b.shutdown, "                  \
 	"k.variant, j.candidate_run_id, k.status, k.scored, k.score, k.shutdown, "                 \
 	"CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS TEXT), CAST(NULL AS TEXT), '[]', "           \
-	"j.created_by, j.created_at, 'pending'" COMPARISON_AGENT_COLS "FROM comparison_jobs j "                            \
+	"j.created_by, j.created_at, 'pending'" COMPARISON_AGENT_COLS "FROM comparison_jobs j "    \
 	"JOIN runs b ON b.tenant_id = j.tenant_id AND b.id = j.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = j.tenant_id AND k.id = j.candidate_run_id "                  \
 	"WHERE j.tenant_id = ? AND j.id = ?"
@@ -88,11 +88,11 @@ static json_t *comparison_side(json_t *flat, const char *p)
 	snprintf(name, sizeof name, "%sagent_name", p);
 	snprintf(sha, sizeof sha, "%sagent_sha256", p);
 	v = json_object_get(flat, name);
-	json_object_set_new_nocheck(
-	    side, "agent",
-	    json_is_string(v) ? json_pack("{s:O, s:O}", "name", v, "sha256",
-	                                  json_object_get(flat, sha) ?: json_null())
-	                      : json_null());
+	json_object_set_new_nocheck(side, "agent",
+	                            json_is_string(v)
+	                                ? json_pack("{s:O, s:O}", "name", v, "sha256",
+	                                            json_object_get(flat, sha) ?: json_null())
+	                                : json_null());
 	return side;
 }
 

@@ -774,7 +774,8 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 		    "= ?, "
 		    "score_details = ?, reason = ?, output_digest = ?, finished_at = ?, divergence "
 		    "= ?, "
-		    "shutdown = ?, agent_sha256 = ?, job = NULL, steps_done = (SELECT COUNT(*) FROM run_outputs o "
+		    "shutdown = ?, agent_sha256 = ?, job = NULL, steps_done = (SELECT COUNT(*) "
+		    "FROM run_outputs o "
 		    "WHERE "
 		    "o.tenant_id = ? AND o.run_id = ?) WHERE id = ? AND status = 'running' AND "
 		    "executor = ?",

@@ -313,8 +313,9 @@ int http_run_variant_agent(struct http_request *req, const char *variant, const 
 		                       variant, variant);
 	/* refused early when its interpreter cannot run in the jail; the
 	 * runner checks it again before the exec, on the file as it is then */
-	if (*agent && http_run_agent_interp(req, variant, *agent, reason, sizeof(reason), NULL,
-	                                    NULL, NULL, 0) == 0 &&
+	if (*agent &&
+	    http_run_agent_interp(req, variant, *agent, reason, sizeof(reason), NULL, NULL, NULL,
+	                          0) == 0 &&
 	    reason[0])
 		return model_error_set(err, MODEL_E_INVALID, "variant", "%s", reason);
 	return 0;
@@ -347,8 +348,8 @@ int http_run_agent_interp(struct http_request *req, const char *name, const char
 			*verdict = parsed == 0 ? 2 : MODEL_INTERP_MISSING;
 		json_decref(binds);
 		if (parsed < 0)
-			snprintf(reason, n, "agent program %s: its \"#!\" line names no interpreter",
-			         name);
+			snprintf(reason, n,
+			         "agent program %s: its \"#!\" line names no interpreter", name);
 		return 0;
 	}
 	v = model_interp_in_jail(ip, binds, http_agent_probe, NULL, resolved, rn);

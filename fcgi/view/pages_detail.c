@@ -41,8 +41,7 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 	/* which program ran, so that a variant that names none (the built-in
 	 * agent) is seen as such */
 	agent = json_object_get(run, "agent");
-	view_dl_item(dl, "Agent", "run-agent",
-	             view_jstr(agent, "name", VIEW_NONE_TEXT));
+	view_dl_item(dl, "Agent", "run-agent", view_jstr(agent, "name", VIEW_NONE_TEXT));
 	html_elc(view_dl_item(dl, "Agent SHA-256", "run-agent-sha256", NULL), "code", NULL,
 	         view_jstr(agent, "sha256", VIEW_NONE_TEXT));
 	view_scenario_link(view_dl_item(dl, "Scenario", "run-scenario", NULL), nm,

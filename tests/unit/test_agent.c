@@ -36,7 +36,9 @@ START_TEST(test_interp_parse)
 	ck_assert_str_eq(ip.path, "/usr/bin/perl");
 	ck_assert_str_eq(ip.arg, "-w");
 	/* a binary, or text that does not start with "#!" */
-	ip = parsed("\x7f" "ELF\x02\x01", 0);
+	ip = parsed("\x7f"
+	            "ELF\x02\x01",
+	            0);
 	ck_assert_str_eq(ip.path, "");
 	parsed(" #!/bin/sh\n", 0);
 	parsed("", 0);
@@ -55,12 +57,9 @@ END_TEST
 /* A fake host: these files exist and are executable; a "link:" entry
  * resolves to another path. */
 static const char *const host_files[][2] = {
-    {"/usr/bin/env", "/usr/bin/env"},
-    {"/usr/bin/python3", "/usr/bin/python3.11"},
-    {"/usr/bin/sh", "/usr/bin/dash"},
-    {"/opt/venv/bin/python", "/usr/bin/python3.11"},
-    {"/opt/tools/run", "/srv/elsewhere/run"},
-    {"/bin/custom", "/bin/custom"},
+    {"/usr/bin/env", "/usr/bin/env"},         {"/usr/bin/python3", "/usr/bin/python3.11"},
+    {"/usr/bin/sh", "/usr/bin/dash"},         {"/opt/venv/bin/python", "/usr/bin/python3.11"},
+    {"/opt/tools/run", "/srv/elsewhere/run"}, {"/bin/custom", "/bin/custom"},
 };
 
 static int fake_probe(void *ctx, const char *host_path, char *real, size_t n)
@@ -109,19 +108,19 @@ START_TEST(test_interp_in_jail)
 	json_t *tools = json_pack("[s, s]", "/usr", "/opt/tools");
 
 	ip = parsed("#!/usr/bin/env python3\n", 1);
-	ck_assert_int_eq(model_interp_in_jail(&ip, NULL, fake_probe, NULL, resolved,
-	                                      sizeof(resolved)),
-	                 MODEL_INTERP_IN_JAIL);
+	ck_assert_int_eq(
+	    model_interp_in_jail(&ip, NULL, fake_probe, NULL, resolved, sizeof(resolved)),
+	    MODEL_INTERP_IN_JAIL);
 	ck_assert_str_eq(resolved, "/usr/bin/python3");
 	ip = parsed("#!/usr/bin/env -S python3 -u\n", 1);
-	ck_assert_int_eq(model_interp_in_jail(&ip, NULL, fake_probe, NULL, resolved,
-	                                      sizeof(resolved)),
-	                 MODEL_INTERP_IN_JAIL);
+	ck_assert_int_eq(
+	    model_interp_in_jail(&ip, NULL, fake_probe, NULL, resolved, sizeof(resolved)),
+	    MODEL_INTERP_IN_JAIL);
 	ck_assert_str_eq(resolved, "/usr/bin/python3");
 	ip = parsed("#!/usr/bin/env ruby\n", 1);
-	ck_assert_int_eq(model_interp_in_jail(&ip, NULL, fake_probe, NULL, resolved,
-	                                      sizeof(resolved)),
-	                 MODEL_INTERP_LOOKUP);
+	ck_assert_int_eq(
+	    model_interp_in_jail(&ip, NULL, fake_probe, NULL, resolved, sizeof(resolved)),
+	    MODEL_INTERP_LOOKUP);
 	ck_assert_str_eq(resolved, "");
 	model_interp_reason("profile", &ip, MODEL_INTERP_LOOKUP, reason, sizeof(reason));
 	ck_assert_str_eq(reason, "agent program profile: its interpreter /usr/bin/env finds no "
@@ -159,9 +158,10 @@ START_TEST(test_agent_name)
 	ck_assert(!model_agent_name_ok("-x"));
 	ck_assert(!model_agent_name_ok("a/b"));
 	ck_assert(!model_agent_name_ok("builtin:mock-agent"));
-	ck_assert(model_agent_name_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
-	ck_assert(
-	    !model_agent_name_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	ck_assert(model_agent_name_ok(
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	ck_assert(!model_agent_name_ok(
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
 }
 END_TEST
 
@@ -192,8 +192,9 @@ END_TEST
 
 Suite *unit_suite(void)
 {
-	const TTest *const agent[] = {test_interp_parse, test_jail_sees, test_interp_in_jail,
-	                              test_agent_name, test_mocks_for_variant, NULL};
+	const TTest *const agent[] = {test_interp_parse,      test_jail_sees,
+	                              test_interp_in_jail,    test_agent_name,
+	                              test_mocks_for_variant, NULL};
 	Suite *s = suite_create("agent");
 
 	unit_tcase(s, "agent", agent);

@@ -82,9 +82,9 @@ static json_t *same_agent_of(const char *tenant, struct cmp_fixture *f, const ch
 	f->k.agent_name = kname;
 	f->k.agent_sha256 = ksha;
 	f->k.mocks_digest = kmocks ? kmocks : mocks;
-	ck_assert_int_eq(store_comparison_record(st, tenant, "33333333333333333333333333333333",
-	                                         &f->c, &c),
-	                 STORE_OK);
+	ck_assert_int_eq(
+	    store_comparison_record(st, tenant, "33333333333333333333333333333333", &f->c, &c),
+	    STORE_OK);
 	same = json_incref(json_object_get(c, "same_agent"));
 	json_decref(c);
 	return same;
@@ -122,8 +122,8 @@ START_TEST(test_comparison_same_agent)
 	v = same_agent_of(a, &f, "builtin:mock-agent", NULL, "p1", s1, NULL);
 	ck_assert_msg(json_is_false(v), "the built-in agent against a program");
 	json_decref(v);
-	ck_assert_int_eq(store_comparison_record(st, a, "33333333333333333333333333333333", &f.c, &c),
-	                 STORE_OK);
+	ck_assert_int_eq(
+	    store_comparison_record(st, a, "33333333333333333333333333333333", &f.c, &c), STORE_OK);
 	ck_assert_str_eq(jstr(json_object_get(json_object_get(c, "candidate"), "agent"), "name"),
 	                 "p1");
 	ck_assert_str_eq(jstr(json_object_get(json_object_get(c, "candidate"), "agent"), "sha256"),

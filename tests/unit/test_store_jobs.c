@@ -967,7 +967,6 @@ START_TEST(test_jobs_races)
 }
 END_TEST
 
-
 /* The agent a run ran: its name and mocks digest recorded when it is
  * queued, the program's sha256 with its end (the executor's), all read
  * back as "agent": {"name","sha256"} and "mocks_digest"; a run recorded

@@ -390,7 +390,7 @@ START_TEST(test_credential_more_formats)
 	    "http://example.test:8080/a@b",
 	    "mailto:alice@example.com",
 	    "https://example.test/?q=a:b@c",
-	    HEX64 "0", /* 65 hex */
+	    HEX64 "0",                                                         /* 65 hex */
 	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde", /* 63 */
 	    "x" HEX64,
 	    "sha256:" HEX64,
@@ -411,8 +411,7 @@ START_TEST(test_credential_more_formats)
 	ck_assert_str_eq(cred_kind("---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: x"),
 	                 "private key block");
 	ck_assert_str_eq(cred_kind("PuTTY-User-Key-File-2: ssh-rsa"), "PuTTY private key");
-	ck_assert_str_eq(cred_kind("x\nPuTTY-User-Key-File-3: ssh-ed25519\n"),
-	                 "PuTTY private key");
+	ck_assert_str_eq(cred_kind("x\nPuTTY-User-Key-File-3: ssh-ed25519\n"), "PuTTY private key");
 	ck_assert_str_eq(cred_kind("Authorization: Basic dXNlcjpwYXNz"),
 	                 "Basic authorization credentials");
 	ck_assert_str_eq(cred_kind("authorization:basic  YTpi"), "Basic authorization credentials");
@@ -462,11 +461,15 @@ Suite *unit_suite(void)
 	                             test_id_and_json_worst,
 	                             test_text_invisible_and_utf8_at,
 	                             NULL};
-	const TTest *const credential[] = {
-	    test_credential_formats,      test_credential_false_positives,
-	    test_credential_length_bound, test_credential_olivares_any_case,
-	    test_credential_aws_secret,   test_credential_jwt,
-	    test_credential_bearer,       test_credential_more_formats, NULL};
+	const TTest *const credential[] = {test_credential_formats,
+	                                   test_credential_false_positives,
+	                                   test_credential_length_bound,
+	                                   test_credential_olivares_any_case,
+	                                   test_credential_aws_secret,
+	                                   test_credential_jwt,
+	                                   test_credential_bearer,
+	                                   test_credential_more_formats,
+	                                   NULL};
 	Suite *s;
 
 	s = suite_create("text");

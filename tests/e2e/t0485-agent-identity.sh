@@ -101,6 +101,10 @@ if ((HAVE_NS)); then
 		else
 			not_ok "JUnit carries the agent and agent_sha256 properties (got $(short "$BODY"))"
 		fi
+		curl -s -S -o "$E2E_TMP/page.html" -H "Authorization: Bearer $OLV_VIEWER_TOKEN" "$OLIVARES_URL/admin/runs/$PRID"
+		is "the admin view's run page: #run-agent and #run-agent-sha256" \
+			"profile|$(sha256sum "$AGENTS/profile" | cut -d' ' -f1)" \
+			"$(for id in run-agent run-agent-sha256; do xmllint --html --xpath "string(//dl[@id=\"run-summary\"]//dd[@id=\"$id\"])" "$E2E_TMP/page.html" 2>/dev/null | sed 's/^[[:space:]]*//; s/[[:space:]]*$//'; done | paste -sd'|')"
 		export OLIVARES_TOKEN=$OLV_VIEWER_TOKEN
 		show olivares sandbox runs get "$PRID"
 		if grep -q "^agent .*profile" <<<"$OUT"; then ok "olivares sandbox runs get shows the agent"; else not_ok "olivares sandbox runs get shows the agent"; fi

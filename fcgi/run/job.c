@@ -6,8 +6,6 @@
  */
 #include "fcgi/run/job.h"
 
-#include "fcgi/run/agent_file.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fcgi/run/agent_file.h"
 #include "model/agent.h"
 #include "model/history.h"
 #include "model/limits.h"
@@ -127,9 +126,10 @@ int http_run_choose_backend(struct http_request *req, const char *requested, con
 }
 
 /*
- * http_run_resolve_agent (job.h). The agent program of variant: the file <agents_dir>/<variant> when it
- * exists, canonicalised with realpath and required to lie inside
- * realpath(agents_dir) and to be a regular executable file that every
+ * http_run_resolve_agent (job.h). The agent program of variant: the file
+ * <agents_dir>/<variant> when it exists, canonicalised with realpath and
+ * required to lie inside realpath(agents_dir) and to be a regular
+ * executable file that every
  * user may read and execute (the backends run it as an unprivileged
  * user); *agent is then a request-owned absolute path. No such file (or a
  * variant that cannot name one): *agent is NULL. Anything else (a symlink

@@ -389,9 +389,12 @@ void cli_note_run_outcome(const json_t *run);
  * stderr, "olivares: baseline run ID completed, but NOTE" (or "candidate
  * run"), escaped as cli_escape does. A side with shutdown null or absent
  * (an older server) prints nothing. The note is not a score: the verdict
- * and the exit status are not changed. cmp is borrowed.
+ * and the exit status are not changed. Then, when its "same_agent" is
+ * true, "olivares: warning: both sides ran the same agent program (NAME[,
+ * sha256 HEX]) with the same mocks: …" (the built-in agent's line also
+ * says that a variant naming no program runs it). cmp is borrowed.
  */
-void cli_note_comparison_shutdown(const json_t *cmp);
+void cli_note_comparison(const json_t *cmp);
 
 /** A table column: header title, and either the member `key` of each item
  * rendered with cli_render, or `cell(item)` (malloc'ed string). */
@@ -420,7 +423,7 @@ void cli_print_answer(const struct cli_ctx *ctx, const json_t *resp, cli_printer
  * printed: as JSON with -o json (cli_print_json), else by table. note, if
  * not NULL, is then called on the answer in either format (what a run or a
  * comparison says on stderr: cli_note_run_outcome,
- * cli_note_comparison_shutdown). Takes body (NULL for none). Returns
+ * cli_note_comparison). Takes body (NULL for none). Returns
  * CLI_EXIT_OK, or CLI_EXIT_FAIL after the error was printed.
  */
 int cli_call_print(struct cli_ctx *ctx, const char *method, const char *path, json_t *body,

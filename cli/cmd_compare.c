@@ -174,7 +174,7 @@ int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 	 * is said beside it, exit status unchanged */
 	return cli_create_and_wait(ctx, !cli_arg(a, "no-wait"), CLI_JOB_COMPARISON,
 	                           "/v1/m/sandbox/comparisons", body, print_comparison,
-	                           print_comparison, cli_note_comparison_shutdown);
+	                           print_comparison, cli_note_comparison);
 usage:
 	json_decref(body);
 	return CLI_EXIT_USAGE;
@@ -318,7 +318,7 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	}
 	/* a gate opened on "improved" still says that a side's agent had to
 	 * be killed after its last step (stderr; stdout and exit unchanged) */
-	cli_note_comparison_shutdown(c);
+	cli_note_comparison(c);
 	/* Evidence about other steps or mocks is none about these: the gate
 	 * stays closed until the scenario is compared again. */
 	switch (same_scenario_content(ctx, sc, c)) {

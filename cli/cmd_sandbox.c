@@ -1,6 +1,7 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
- * runs list|get|outputs|junit|log, backends, compare, comparisons, gate,
+ * runs list|get|outputs|junit|log, agents list, backends, compare, comparisons,
+ * gate,
  * sessions, replay (the /v1/m/sandbox routes, docs/api.md; compare,
  * comparisons, gate and runs junit live in cli/cmd_compare.c, sessions and
  * replay in cli/cmd_replay.c).
@@ -543,6 +544,46 @@ static int cmd_backends(struct cli_ctx *ctx, const struct cli_args *a)
 	return cli_call_print(ctx, "GET", "/v1/m/sandbox/backends", NULL, print_backends, NULL);
 }
 
+/* ---- agents -------------------------------------------------------------- */
+
+/* "yes", "NO" or "-" (a binary: no interpreter), from interpreter_in_jail */
+static char *in_jail_cell(const json_t *item)
+{
+	const json_t *v = json_object_get(item, "interpreter_in_jail");
+
+	return model_xstrdup(json_is_true(v) ? "yes" : json_is_false(v) ? "NO" : "-");
+}
+
+static const struct cli_column agent_columns[] = {
+    {"NAME", "name", NULL},
+    {"SIZE", "size", NULL},
+    {"SHA256", "sha256", NULL},
+    {"INTERPRETER", "interpreter", NULL},
+    {"IN_JAIL", NULL, in_jail_cell},
+    {"REASON", "reason", NULL},
+    {NULL, NULL, NULL},
+};
+
+static void print_agents(const json_t *resp)
+{
+	if (!json_is_true(json_object_get(resp, "agents_dir_exists"))) {
+		char *dir = cli_render(json_object_get(resp, "agents_dir"));
+
+		fprintf(stderr,
+		        "olivares: the server's agents directory %s does not exist: every variant "
+		        "runs the built-in agent\n",
+		        dir);
+		free(dir);
+	}
+	cli_print_table(json_object_get(resp, "agents"), agent_columns);
+}
+
+static int cmd_agents_list(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	(void)a;
+	return cli_call_print(ctx, "GET", "/v1/m/sandbox/agents", NULL, print_agents, NULL);
+}
+
 /* ---- command tables ------------------------------------------------------ */
 
 static const struct cli_opt generate_opts[] = {
@@ -598,6 +639,18 @@ static const struct cli_opt runs_list_opts[] = {
 };
 
 static const struct cli_opt no_opts[] = {{NULL, NULL, NULL}};
+
+static const struct cli_command agents_commands[] = {
+    {"list", cmd_agents_list, "List the server's agent programs (any role).", NULL, no_opts, NULL,
+     "GET /v1/m/sandbox/agents.\n"
+     "One row per program of the server's agents directory that a variant of its\n"
+     "name runs: NAME SIZE SHA256 INTERPRETER IN_JAIL REASON. INTERPRETER is the\n"
+     "script's #! line ('-' for a binary); IN_JAIL says whether the jail of the\n"
+     "OS-level backends holds it ([runner] binds, plus /usr by default); REASON is\n"
+     "why a run of it would fail when it does not. A variant that names no program\n"
+     "here runs the built-in agent (builtin:mock-agent).\n"},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
 
 static const struct cli_command scenarios_commands[] = {
     {"create", cmd_scenarios_create,
@@ -742,6 +795,8 @@ const struct cli_command cli_sandbox_commands[] = {
      NULL, NULL},
     {"runs", NULL, "List runs, show, follow or cancel a run, its outputs, log, JUnit XML.",
      runs_commands, NULL, NULL, NULL},
+    {"agents", NULL, "List the server's agent programs, their digests and interpreters.",
+     agents_commands, NULL, NULL, NULL},
     {"backends", cmd_backends,
      "List the isolation backends, your policy and their preflight (any role).", NULL, no_opts,
      NULL,

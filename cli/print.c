@@ -171,7 +171,35 @@ void cli_note_run_outcome(const json_t *run)
 	free(reason_s);
 }
 
-void cli_note_comparison_shutdown(const json_t *cmp)
+/* same_agent true: "olivares: warning: both sides ran the same agent
+ * program (NAME[, sha256 HEX]) with the same mocks: …" on stderr. The
+ * built-in agent also says where it comes from: a variant that names no
+ * program (a typo, a program not installed) runs it. */
+static void note_same_agent(const json_t *cmp)
+{
+	const json_t *agent = json_object_get(json_object_get(cmp, "candidate"), "agent");
+	const json_t *sha = json_object_get(agent, "sha256");
+	char *name = cli_render(json_object_get(agent, "name"));
+	char *b = cli_render(json_object_get(json_object_get(cmp, "baseline"), "variant"));
+	char *c = cli_render(json_object_get(json_object_get(cmp, "candidate"), "variant"));
+	char *hex = json_is_string(sha) ? cli_render(sha) : NULL;
+
+	if (json_is_true(json_object_get(cmp, "same_agent")))
+		fprintf(
+		    stderr,
+		    "olivares: warning: both sides ran the same agent program (%s%s%s) with the "
+		    "same mocks: variants %s and %s compare a program with itself%s\n",
+		    name, hex ? ", sha256 " : "", hex ? hex : "", b, c,
+		    hex ? ""
+		        : " (a variant that names no program in the server's agents directory "
+		          "runs the built-in agent: olivares sandbox agents list shows them)");
+	free(name);
+	free(b);
+	free(c);
+	free(hex);
+}
+
+void cli_note_comparison(const json_t *cmp)
 {
 	static const char *const sides[] = {"baseline", "candidate"};
 	static const char *const whats[] = {"baseline run", "candidate run"};
@@ -183,6 +211,7 @@ void cli_note_comparison_shutdown(const json_t *cmp)
 		note_shutdown(whats[i], json_string_value(json_object_get(side, "status")),
 		              json_object_get(side, "run_id"), json_object_get(side, "shutdown"));
 	}
+	note_same_agent(cmp);
 }
 
 void cli_print_fields(const json_t *obj, const char *const *skip)

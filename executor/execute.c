@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fcgi/log.h"
+#include "fcgi/run/agent_file.h"
 #include "fcgi/run/dispatch.h"
 #include "model/history.h"
 #include "model/runspec.h"
@@ -248,7 +249,8 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	struct store_run run;
 	json_t *spec, *recorded, *limits;
 	const char *suite;
-	char finished[25], reason[MODEL_REASON_BYTES + 64], nodigest[65];
+	char finished[25], reason[MODEL_REASON_BYTES + 64], nodigest[65], agent_sha[65];
+	const char *agent;
 	json_int_t wall_ms;
 	int rc, ret;
 
@@ -282,6 +284,16 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 		json_decref(f.pending);
 		return ret;
 	}
+
+	/* The digest of the program the runner is about to run, taken here
+	 * rather than at submit: a file changed since the run was asked for
+	 * is recorded as it ran. A file that cannot be read leaves it null;
+	 * the runner then fails the run, unable to open it either. */
+	agent_sha[0] = '\0';
+	agent = json_string_value(json_object_get(spec, "agent"));
+	if (agent && http_agent_sha256_file(agent, agent_sha, NULL) != 0)
+		executor_log("run %s: cannot hash its agent program", c->run_id);
+	run.agent_sha256 = agent_sha[0] ? agent_sha : NULL;
 
 	memset(&hooks, 0, sizeof(hooks));
 	hooks.ctx = &f;

@@ -83,6 +83,14 @@
  * as failed, isolated false, with the reason.
  */
 #define MODEL_RUNNER_NAME "olivares-runner"
+/* The agent name a run records when its variant names no program in the
+ * agents directory: the runner's built-in mock agent on the OS-level
+ * backends, the in-process resolution on inproc-mock (no agent process at
+ * all). Neither has a sha256: it is part of the runner, whose version the
+ * run's "runner" names. The ':' keeps them apart from any program name
+ * ([A-Za-z0-9][A-Za-z0-9._-]{0,63}). */
+#define MODEL_AGENT_BUILTIN_MOCK "builtin:mock-agent"
+#define MODEL_AGENT_BUILTIN_INPROC "builtin:inproc-mock"
 #define MODEL_BACKEND_INPROC_MOCK "inproc-mock"
 #define MODEL_BACKEND_NAMESPACES "namespaces"
 #define MODEL_BACKEND_GVISOR "gvisor"

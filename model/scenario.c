@@ -688,3 +688,49 @@ char *model_mock_miss_marker(const char *input, size_t input_len, size_t *out_le
 		*out_len = n;
 	return p;
 }
+
+/* 1 when mock m is for variant (a string equal to it; never for NULL). */
+static int mock_for(json_t *m, const char *variant)
+{
+	json_t *var = json_object_get(m, "variant");
+
+	return variant && json_is_string(var) && strcmp(json_string_value(var), variant) == 0;
+}
+
+json_t *model_mocks_for_variant(json_t *mocks, const char *variant)
+{
+	json_t *out = json_array();
+	json_t *m, *o, *var, *res, *other;
+	size_t i, j;
+	int shadowed;
+
+	if (!out)
+		return NULL;
+	json_array_foreach(mocks, i, m)
+	{
+		var = json_object_get(m, "variant");
+		if (var && !json_is_null(var) && !mock_for(m, variant))
+			continue;
+		if (!var || json_is_null(var)) {
+			/* a mock for the variant wins over this one wherever it is */
+			res = json_object_get(m, "resource");
+			shadowed = 0;
+			json_array_foreach(mocks, j, other)
+			{
+				if (mock_for(other, variant) &&
+				    json_equal(json_object_get(other, "resource"), res))
+					shadowed = 1;
+			}
+			if (shadowed)
+				continue;
+		}
+		o = json_deep_copy(m);
+		if (!o) {
+			json_decref(out);
+			return NULL;
+		}
+		json_object_del(o, "variant");
+		json_array_append_new(out, o);
+	}
+	return out;
+}

@@ -94,6 +94,16 @@ int model_mock_find(json_t *mocks, const char *variant, const char *input, size_
 int model_mock_lookup(json_t *mocks, const char *variant, const char *input, size_t input_len,
                       const char **response, size_t *response_len, long *delay_ms);
 
+/**
+ * The mocks that a run of variant sees (variant may be NULL), as a new
+ * array in the scenario's order: every mock for that variant, and every
+ * variant-less mock whose resource has none for it; each a copy without
+ * its "variant" key, every other key kept. Two variants that see the same
+ * array resolve every input alike: the run's mocks_digest is over it.
+ * Returns NULL only when out of memory. mocks is borrowed.
+ */
+json_t *model_mocks_for_variant(json_t *mocks, const char *variant);
+
 /** A mock's "delay_ms" in ms: the integer when it is one in
  * 0..MODEL_MAX_MOCK_DELAY_MS, else 0 (absent, or not a valid value). mock
  * is borrowed. */

@@ -5,8 +5,10 @@
 #include "text.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "limits.h"
 
 int model_text_valid_utf8(const char *s, size_t n)
@@ -130,6 +132,16 @@ static int is_key_sep(unsigned char c)
 	return is_blank(c) || c == '"' || c == '\'' || c == '=' || c == ':';
 }
 
+static int is_dash(unsigned char c)
+{
+	return c == '-';
+}
+
+static int is_pad(unsigned char c)
+{
+	return c == '=';
+}
+
 static unsigned char to_lower(unsigned char c)
 {
 	return is_upper(c) ? (unsigned char)(c - 'A' + 'a') : c;
@@ -183,30 +195,162 @@ static int starts_word(const char *s, size_t i, int (*cls)(unsigned char))
 }
 
 /*
- * "-----BEGIN <LABEL>PRIVATE KEY-----" on one line, LABEL being empty or
- * uppercase words ("RSA ", "EC ", "OPENSSH ", "ENCRYPTED "), and the PGP
- * form "-----BEGIN PGP PRIVATE KEY BLOCK-----".
+ * A private-key block header on one line, labels in any case: PEM
+ * "-----BEGIN <LABEL>PRIVATE KEY-----" (LABEL empty or words: "RSA ",
+ * "EC ", "OPENSSH ", "ENCRYPTED "; "-----begin rsa private key-----" is
+ * the same key to a reader), PGP "... PRIVATE KEY BLOCK-----", and SSH2
+ * (RFC 4716 style) "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----": four or
+ * five dashes, an optional blank, BEGIN, the label, then an optional blank
+ * and four or more dashes.
  */
 static int pem_private_key(const char *s, size_t n, size_t i)
 {
-	size_t j;
-	size_t end;
+	size_t j, end, dashes;
 
-	if (!at(s, n, i, "-----BEGIN "))
+	dashes = run(s, n, i, is_dash);
+	if ((dashes != 4 && dashes != 5) || !starts_word(s, i, is_dash))
 		return 0;
-	j = i + strlen("-----BEGIN ");
+	j = i + dashes;
+	if (j < n && s[j] == ' ')
+		j++;
+	if (!at_ci(s, n, j, "begin "))
+		return 0;
+	j += strlen("begin ");
 	end = j + 48 < n ? j + 48 : n; /* labels are short */
 	for (; j < end; j++) {
-		if (at(s, n, j, "PRIVATE KEY")) {
-			j += strlen("PRIVATE KEY");
-			if (at(s, n, j, " BLOCK"))
-				j += strlen(" BLOCK");
-			return at(s, n, j, "-----");
+		if (at_ci(s, n, j, "private key")) {
+			j += strlen("private key");
+			if (at_ci(s, n, j, " block"))
+				j += strlen(" block");
+			if (j < n && s[j] == ' ')
+				j++;
+			return run(s, n, j, is_dash) >= 4;
 		}
-		if (!is_upper((unsigned char)s[j]) && !is_digit((unsigned char)s[j]) && s[j] != ' ')
+		if (!is_alnum((unsigned char)s[j]) && s[j] != ' ')
 			return 0;
 	}
 	return 0;
+}
+
+/* "PuTTY-User-Key-File-N:" (a PuTTY .ppk private key file, any version),
+ * in any case, starting a word. */
+static int putty_key(const char *s, size_t n, size_t i)
+{
+	size_t j = i + strlen("putty-user-key-file-");
+
+	return at_ci(s, n, i, "putty-user-key-file-") && starts_word(s, i, is_alnum) &&
+	       run(s, n, j, is_digit) >= 1 && at(s, n, j + run(s, n, j, is_digit), ":");
+}
+
+static int b64_value(unsigned char c)
+{
+	if (is_upper(c))
+		return c - 'A';
+	if (is_lower(c))
+		return c - 'a' + 26;
+	if (is_digit(c))
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/*
+ * "Authorization: Basic <base64>" (RFC 7617; also Proxy-Authorization),
+ * any case, blanks around the colon: the value must be base64 whose
+ * decoded bytes hold the ':' between user and password, and end the word.
+ * "Basic auth", "Basic <credentials>", "Basic YOUR_CREDENTIALS" are not
+ * credentials. The decoded bytes are only looked at, never kept.
+ */
+static int basic_auth(const char *s, size_t n, size_t i)
+{
+	size_t j, len, k, pad;
+	unsigned acc = 0;
+	int bits = 0, v;
+
+	if (!at_ci(s, n, i, "authorization") || !starts_word(s, i, is_alnum))
+		return 0;
+	j = i + strlen("authorization");
+	j += run(s, n, j, is_blank);
+	if (!at(s, n, j, ":"))
+		return 0;
+	j++;
+	j += run(s, n, j, is_blank);
+	if (!at_ci(s, n, j, "basic"))
+		return 0;
+	j += strlen("basic");
+	k = run(s, n, j, is_blank);
+	if (k < 1)
+		return 0;
+	j += k;
+	len = run(s, n, j, is_b64);
+	pad = run(s, n, j + len, is_pad);
+	if (len < 4 || pad > 2 || (j + len + pad < n && is_keych((unsigned char)s[j + len + pad])))
+		return 0;
+	for (k = j; k < j + len; k++) {
+		v = b64_value((unsigned char)s[k]);
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (((acc >> bits) & 0xff) == ':')
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A URL with a password: "scheme://user:password@host", the scheme one or
+ * more [A-Za-z0-9+.-] starting with a letter, the userinfo (no '/', '?',
+ * '#', '@' or blank in it) holding a ':' with a non-empty password after
+ * it. "ssh://git@host" (no password) and "http://host:8080/a@b" (the ':'
+ * is a port's, a '/' comes before the '@') are not credentials. i is the
+ * position of the ':' of "://".
+ */
+static int url_password(const char *s, size_t n, size_t i)
+{
+	size_t j, colon = 0;
+
+	if (!at(s, n, i, "://") || i == 0 || !is_alnum((unsigned char)s[i - 1]))
+		return 0;
+	for (j = i + 3; j < n; j++) {
+		if (s[j] == '@')
+			return colon && j > colon + 1;
+		if (one_of(s[j], "/?#") || is_blank((unsigned char)s[j]) || s[j] == '\n' ||
+		    s[j] == '\r')
+			return 0;
+		if (s[j] == ':' && !colon)
+			colon = j;
+	}
+	return 0;
+}
+
+/*
+ * Exactly 64 hex digits as a word ([A-Za-z0-9_] on neither side: "xolv_…"
+ * stays a longer word): an olivares API token's secret without its prefix. A word labelled as a digest is not refused: the
+ * product's own SHA-256 values (an output_digest, an agent's sha256, a
+ * "sha256:<hex>" image digest) are 64 hex digits too. The label is a word
+ * ending in "sha256", "sha-256" or "digest" (any case) just before it,
+ * separated by 1 to 4 of ':', '=', quotes or blanks.
+ */
+static int bare_token_hex(const char *s, size_t n, size_t i)
+{
+	static const char *const labels[] = {"sha256", "sha-256", "digest"};
+	size_t j, k, m;
+
+	if (!starts_word(s, i, is_word) || run(s, n, i, is_hex) != 64 ||
+	    (i + 64 < n && is_word((unsigned char)s[i + 64])))
+		return 0;
+	for (j = i, k = 0; j > 0 && k < 4 && is_key_sep((unsigned char)s[j - 1]); j--, k++)
+		;
+	if (k == 0)
+		return 1;
+	for (m = 0; m < sizeof(labels) / sizeof(labels[0]); m++) {
+		size_t l = strlen(labels[m]);
+
+		if (j >= l && at_ci(s, n, j - l, labels[m]))
+			return 0;
+	}
+	return 1;
 }
 
 /* AKIA/ASIA + exactly 16 [A-Z0-9], delimited on both sides. */
@@ -417,6 +561,11 @@ static const struct credential_format {
 	const char *kind;
 } credential_formats[] = {
     {'-', pem_private_key, "private key block"},
+    {'P', putty_key, "PuTTY private key"},
+    {'p', putty_key, "PuTTY private key"},
+    {'A', basic_auth, "Basic authorization credentials"},
+    {'a', basic_auth, "Basic authorization credentials"},
+    {':', url_password, "URL with a password"},
     {'A', aws_key_id, "AWS access key id"},
     {'A', google_api_key, "Google API key"},
     {'A', aws_secret_key, "AWS secret access key"},
@@ -431,9 +580,71 @@ static const struct credential_format {
     {'O', olivares_token, "olivares API token"},
 };
 /* Every first byte of credential_formats, and the bearer token's. */
-static const char credential_firsts[] = "-AaegxsroOBb";
+static const char credential_firsts[] = "-PpAaegxsroOBb:";
 
-int model_text_find_credential(const char *s, size_t n, const char **kind)
+static int find_plain(const char *s, size_t n, const char **kind);
+
+/* The kind of a credential found once percent-escapes are decoded. */
+static const struct {
+	const char *kind, *encoded;
+} credential_encoded[] = {
+    {"private key block", "URL-encoded private key block"},
+    {"PuTTY private key", "URL-encoded PuTTY private key"},
+    {"Basic authorization credentials", "URL-encoded Basic authorization credentials"},
+    {"URL with a password", "URL-encoded URL with a password"},
+    {"olivares API token", "URL-encoded olivares API token"},
+    {"bearer token", "URL-encoded bearer token"},
+};
+
+static const char *const bare_hex_kind = "64 hex digits (an olivares API token without its prefix)";
+
+static int hex_value(unsigned char c)
+{
+	return is_digit(c) ? c - '0' : (to_lower(c) - 'a' + 10);
+}
+
+/*
+ * Look again in s with its percent-escapes decoded ("olv%5F…",
+ * "https%3A%2F%2Fu%3Apw%40host", "-----BEGIN%20RSA%20PRIVATE%20KEY-----"),
+ * once: a doubly encoded value is not followed. Only when s holds an
+ * escape; the decoded copy is wiped before it is freed.
+ */
+static const char *find_encoded(const char *s, size_t n)
+{
+	const char *found = NULL;
+	char *d;
+	size_t i, m = 0, k;
+	int escaped = 0;
+
+	for (i = 0; i + 2 < n && !escaped; i++)
+		escaped = s[i] == '%' && is_hex((unsigned char)s[i + 1]) &&
+		          is_hex((unsigned char)s[i + 2]);
+	if (!escaped)
+		return NULL;
+	d = model_xmalloc(n);
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && is_hex((unsigned char)s[i + 1]) &&
+		    is_hex((unsigned char)s[i + 2])) {
+			d[m++] = (char)(hex_value((unsigned char)s[i + 1]) * 16 +
+			                hex_value((unsigned char)s[i + 2]));
+			i += 2;
+		} else {
+			d[m++] = s[i];
+		}
+	}
+	if (find_plain(d, m, &found)) {
+		for (k = 0; k < sizeof(credential_encoded) / sizeof(credential_encoded[0]); k++)
+			if (strcmp(credential_encoded[k].kind, found) == 0)
+				found = credential_encoded[k].encoded;
+		if (strncmp(found, "URL-encoded", 11) != 0)
+			found = "URL-encoded credential";
+	}
+	explicit_bzero(d, n);
+	free(d);
+	return found;
+}
+
+static int find_plain(const char *s, size_t n, const char **kind)
 {
 	size_t i;
 	size_t k;
@@ -443,6 +654,10 @@ int model_text_find_credential(const char *s, size_t n, const char **kind)
 
 	found = NULL;
 	for (i = 0; i < n && !found; i++) {
+		if (is_hex((unsigned char)s[i]) && bare_token_hex(s, n, i)) {
+			found = bare_hex_kind;
+			break;
+		}
 		if (!memchr(credential_firsts, s[i], sizeof(credential_firsts) - 1))
 			continue;
 		if (s[i] == 'B' || s[i] == 'b') {
@@ -450,9 +665,10 @@ int model_text_find_credential(const char *s, size_t n, const char **kind)
 			 * olivares token), else "bearer token"; the token is
 			 * shorter than s, so the recursion ends */
 			if (bearer_token(s, n, i, &span, &span_len) &&
-			    !model_text_find_credential(s + span, span_len, &found))
+			    !find_plain(s + span, span_len, &found))
 				found = "bearer token";
-			continue;
+			if (found)
+				continue;
 		}
 		for (k = 0; k < sizeof(credential_formats) / sizeof(credential_formats[0]); k++) {
 			if (credential_formats[k].first == s[i] &&
@@ -462,6 +678,19 @@ int model_text_find_credential(const char *s, size_t n, const char **kind)
 			}
 		}
 	}
+	if (!found)
+		return 0;
+	if (kind)
+		*kind = found;
+	return 1;
+}
+
+int model_text_find_credential(const char *s, size_t n, const char **kind)
+{
+	const char *found = NULL;
+
+	if (!find_plain(s, n, &found))
+		found = find_encoded(s, n);
 	if (!found)
 		return 0;
 	if (kind)

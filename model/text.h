@@ -36,8 +36,17 @@ int model_text_valid_utf8(const char *s, size_t n);
  * "Bearer" or "eyJ" alone, a short or lowercase-only word after "Bearer",
  * an AWS secret key name without a 40-character value, an e-mail address
  * are not credentials.
- * A PEM header is "-----BEGIN " + optional uppercase label + "PRIVATE KEY"
- * (+ " BLOCK" for PGP) + "-----" on one line.
+ * A key block header is 4 or 5 dashes, an optional blank, "BEGIN ", an
+ * optional label, "PRIVATE KEY" (+ " BLOCK" for PGP), an optional blank and
+ * 4+ dashes on one line, in any case (PEM, "-----begin rsa private
+ * key-----", SSH2 "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----"). Also
+ * refused: PuTTY keys ("PuTTY-User-Key-File-N:"), "Authorization: Basic
+ * <base64>" whose decoded value holds a ':', URLs with a password
+ * ("scheme://user:pw@host"; not "user@host"), exactly 64 hex digits as a
+ * word (a token without its prefix) unless labelled as a digest (a word
+ * ending "sha256", "sha-256" or "digest" then 1..4 of ':', '=', quotes or
+ * blanks just before it), and any of these once percent-escapes are
+ * decoded (once; *kind then starts "URL-encoded").
  * s need not be NUL-terminated. The secret itself is never copied anywhere.
  * Returns 1 and sets *kind (a static string naming the format, e.g.
  * "private key block", "AWS secret access key", "JSON Web Token", "bearer

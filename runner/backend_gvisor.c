@@ -129,6 +129,7 @@
 #include "runner/backend.h"
 #include "runner/cgroup.h"
 #include "runner/gvisor_oci.h"
+#include "runner/interp.h"
 
 /* Where runsc may be installed; the runner has no PATH. */
 static const char *const runsc_paths[] = {"/usr/bin/runsc", "/usr/sbin/runsc",
@@ -1374,6 +1375,8 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		         "the runner");
 		return -1;
 	}
+	if (runner_interp_check(spec, agent, sum) != 0)
+		return -1;
 	if (gv_init(&g, &err) != 0) {
 		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s",
 		         err.message);

@@ -40,6 +40,7 @@
 #include "runner/agent.h"
 #include "runner/backend.h"
 #include "runner/cgroup.h"
+#include "runner/interp.h"
 #include "runner/jail.h"
 
 /* Before every run: cheap checks only; runner_jail_start() checks every
@@ -103,7 +104,7 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	long long deadline;
 	int rc;
 
-	if (!agent)
+	if (!agent || runner_interp_check(spec, agent, sum) != 0)
 		return -1;
 	deadline = runner_now_ms() + spec->limits.wall_ms;
 	/* The whole-run bounds first: no jail is built without them. */

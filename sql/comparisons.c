@@ -14,14 +14,20 @@
  * scored and shutdown of each side are read from its run (terminal before
  * the comparison is decided, and never changed afterwards). */
 static const struct colspec comparison_cols[] = {
-    {"id", C_TEXT},         {"scenario_id", C_TEXT}, {"scenario_version", C_INT},
-    {"suite", C_TEXT},      {"tolerance", C_REAL},   {"b_variant", C_TEXT},
-    {"b_run_id", C_TEXT},   {"b_status", C_TEXT},    {"b_scored", C_BOOL},
-    {"b_score", C_REAL},    {"b_shutdown", C_TEXT},  {"c_variant", C_TEXT},
-    {"c_run_id", C_TEXT},   {"c_status", C_TEXT},    {"c_scored", C_BOOL},
-    {"c_score", C_REAL},    {"c_shutdown", C_TEXT},  {"delta", C_REAL},
-    {"verdict", C_TEXT},    {"reason", C_TEXT},      {"differing_steps", C_JSON},
-    {"decided_by", C_TEXT}, {"created_at", C_TEXT},  {"status", C_TEXT}};
+    {"id", C_TEXT},           {"scenario_id", C_TEXT},    {"scenario_version", C_INT},
+    {"suite", C_TEXT},        {"tolerance", C_REAL},      {"b_variant", C_TEXT},
+    {"b_run_id", C_TEXT},     {"b_status", C_TEXT},       {"b_scored", C_BOOL},
+    {"b_score", C_REAL},      {"b_shutdown", C_TEXT},     {"c_variant", C_TEXT},
+    {"c_run_id", C_TEXT},     {"c_status", C_TEXT},       {"c_scored", C_BOOL},
+    {"c_score", C_REAL},      {"c_shutdown", C_TEXT},     {"delta", C_REAL},
+    {"verdict", C_TEXT},      {"reason", C_TEXT},         {"differing_steps", C_JSON},
+    {"decided_by", C_TEXT},   {"created_at", C_TEXT},     {"status", C_TEXT},
+    {"b_agent_name", C_TEXT}, {"b_agent_sha256", C_TEXT}, {"b_mocks_digest", C_TEXT},
+    {"c_agent_name", C_TEXT}, {"c_agent_sha256", C_TEXT}, {"c_mocks_digest", C_TEXT}};
+/* Each side's agent and mocks (migration 011), after the other columns. */
+#define COMPARISON_AGENT_COLS                                                                      \
+	", b.agent_name, b.agent_sha256, b.mocks_digest, k.agent_name, k.agent_sha256, "           \
+	"k.mocks_digest "
 /* Both joins stay inside the tenant: a run id of another tenant never
  * matches. */
 #define COMPARISON_SELECT                                                                          \
@@ -31,7 +37,7 @@ static const struct colspec comparison_cols[] = {
 	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "         \
 	"k.shutdown, "                                                                             \
 	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at, "            \
-	"'decided' FROM comparisons c "                                                            \
+	"'decided'" COMPARISON_AGENT_COLS "FROM comparisons c "                                    \
 	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = c.tenant_id AND k.id = c.candidate_run_id"
 
@@ -43,7 +49,7 @@ static const struct colspec comparison_cols[] = {
 	"b.variant, j.baseline_run_id, b.status, b.scored, b.score, b.shutdown, "                  \
 	"k.variant, j.candidate_run_id, k.status, k.scored, k.score, k.shutdown, "                 \
 	"CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS TEXT), CAST(NULL AS TEXT), '[]', "           \
-	"j.created_by, j.created_at, 'pending' FROM comparison_jobs j "                            \
+	"j.created_by, j.created_at, 'pending'" COMPARISON_AGENT_COLS "FROM comparison_jobs j "    \
 	"JOIN runs b ON b.tenant_id = j.tenant_id AND b.id = j.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = j.tenant_id AND k.id = j.candidate_run_id "                  \
 	"WHERE j.tenant_id = ? AND j.id = ?"
@@ -62,10 +68,11 @@ struct comparison_arg {
 	json_t *out;
 };
 
-/* One side {"variant","run_id","status","scored","score","shutdown"} from
- * the flat row's columns prefixed p ("b_" or "c_"). */
+/* One side {"variant","run_id","status","scored","score","shutdown",
+ * "agent"} from the flat row's columns prefixed p ("b_" or "c_"). */
 static json_t *comparison_side(json_t *flat, const char *p)
 {
+	char name[32], sha[32];
 	static const char *const keys[] = {"variant", "run_id", "status",
 	                                   "scored",  "score",  "shutdown"};
 	char col[32];
@@ -78,7 +85,53 @@ static json_t *comparison_side(json_t *flat, const char *p)
 		v = json_object_get(flat, col);
 		json_object_set_nocheck(side, keys[i], v ? v : json_null());
 	}
+	snprintf(name, sizeof name, "%sagent_name", p);
+	snprintf(sha, sizeof sha, "%sagent_sha256", p);
+	v = json_object_get(flat, name);
+	json_object_set_new_nocheck(side, "agent",
+	                            json_is_string(v)
+	                                ? json_pack("{s:O, s:O}", "name", v, "sha256",
+	                                            json_object_get(flat, sha) ?: json_null())
+	                                : json_null());
 	return side;
+}
+
+static int side_ended(json_t *flat, const char *col)
+{
+	const char *st = json_string_value(json_object_get(flat, col));
+
+	return st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0;
+}
+
+static int same_text(json_t *flat, const char *a, const char *b)
+{
+	const char *x = json_string_value(json_object_get(flat, a));
+	const char *y = json_string_value(json_object_get(flat, b));
+
+	return x && y && strcmp(x, y) == 0;
+}
+
+/*
+ * "same_agent": true when both sides ran the same program (the same
+ * sha256, or the same built-in agent) on the same mocks (the same
+ * mocks_digest), so the comparison compares a program with itself; false
+ * when they differ or a side's program was never hashed; null while a
+ * side has not ended or for runs recorded without an agent.
+ */
+static json_t *same_agent(json_t *flat)
+{
+	const char *bn = json_string_value(json_object_get(flat, "b_agent_name"));
+	const char *cn = json_string_value(json_object_get(flat, "c_agent_name"));
+	int program;
+
+	if (!bn || !cn || !side_ended(flat, "b_status") || !side_ended(flat, "c_status"))
+		return json_null();
+	if (json_is_string(json_object_get(flat, "b_agent_sha256")))
+		program = same_text(flat, "b_agent_sha256", "c_agent_sha256");
+	else
+		program = !json_is_string(json_object_get(flat, "c_agent_sha256")) &&
+		          strncmp(bn, "builtin:", 8) == 0 && strcmp(bn, cn) == 0;
+	return json_boolean(program && same_text(flat, "b_mocks_digest", "c_mocks_digest"));
 }
 
 /* The API object of a flat comparison row (new reference; flat borrowed). */
@@ -98,6 +151,7 @@ static json_t *comparison_shape(json_t *flat)
 	}
 	json_object_set_new_nocheck(o, "baseline", comparison_side(flat, "b_"));
 	json_object_set_new_nocheck(o, "candidate", comparison_side(flat, "c_"));
+	json_object_set_new_nocheck(o, "same_agent", same_agent(flat));
 	for (i = 0; i < sizeof rest / sizeof rest[0]; i++) {
 		v = json_object_get(flat, rest[i]);
 		json_object_set_nocheck(o, rest[i], v ? v : json_null());

@@ -233,6 +233,8 @@ static enum store_rc queue_run(struct store *st, const char *tenant_id, const ch
 	r.steps_total = j->steps_total;
 	r.suite = j->suite;
 	r.session_id = j->session_id;
+	r.agent_name = j->agent_name;
+	r.mocks_digest = j->mocks_digest;
 	r.outputs = json_array();
 	store_now_iso(now);
 	q.queued_at = now;
@@ -756,6 +758,7 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 		                    PT(r->finished_at),
 		                    PT(divergence),
 		                    PT(r->shutdown),
+		                    PT(r->agent_sha256),
 		                    PT(tenant),
 		                    PT(a->run_id),
 		                    PT(a->run_id),
@@ -771,7 +774,8 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 		    "= ?, "
 		    "score_details = ?, reason = ?, output_digest = ?, finished_at = ?, divergence "
 		    "= ?, "
-		    "shutdown = ?, job = NULL, steps_done = (SELECT COUNT(*) FROM run_outputs o "
+		    "shutdown = ?, agent_sha256 = ?, job = NULL, steps_done = (SELECT COUNT(*) "
+		    "FROM run_outputs o "
 		    "WHERE "
 		    "o.tenant_id = ? AND o.run_id = ?) WHERE id = ? AND status = 'running' AND "
 		    "executor = ?",

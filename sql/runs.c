@@ -43,13 +43,16 @@ static const struct colspec run_cols[] = {{"id", C_TEXT},
                                           {"steps_done", C_INT},
                                           {"executor", C_TEXT},
                                           {"comparison_id", C_TEXT},
-                                          {"cancel_requested", C_BOOL}};
+                                          {"cancel_requested", C_BOOL},
+                                          {"agent_name", C_TEXT},
+                                          {"agent_sha256", C_TEXT},
+                                          {"mocks_digest", C_TEXT}};
 #define RUN_SELECT                                                                                 \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "       \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "        \
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "      \
 	"score_details, session_id, divergence, shutdown, queued_at, steps_done, executor, "       \
-	"comparison_id, cancel_requested FROM runs"
+	"comparison_id, cancel_requested, agent_name, agent_sha256, mocks_digest FROM runs"
 
 static const struct colspec output_cols[] = {
     {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},        {"output", C_TEXT},
@@ -66,19 +69,47 @@ struct run_arg {
 	json_t *out;
 };
 
+/* The row's agent_name and agent_sha256 as one "agent" object
+ * {"name","sha256"}, or null when no name is recorded (a run recorded
+ * before migration 011). */
+static void run_fold_agent(json_t *row)
+{
+	json_t *name = json_object_get(row, "agent_name");
+	json_t *sha = json_object_get(row, "agent_sha256");
+
+	if (json_is_string(name))
+		json_object_set_new_nocheck(
+		    row, "agent",
+		    json_pack("{s:O,s:O}", "name", name, "sha256", sha ? sha : json_null()));
+	else
+		json_object_set_new_nocheck(row, "agent", json_null());
+	json_object_del(row, "agent_name");
+	json_object_del(row, "agent_sha256");
+}
+
 enum store_rc store_run_read(struct store *st, const char *tenant_id, const char *id, json_t **out)
 {
 	struct param p[] = {PT(tenant_id), PT(id)};
+	enum store_rc rc;
 
-	return store_q_row(st, RUN_SELECT " WHERE tenant_id = ? AND id = ?", p, NPARAMS(p),
-	                   run_cols, NPARAMS(run_cols), out);
+	rc = store_q_row(st, RUN_SELECT " WHERE tenant_id = ? AND id = ?", p, NPARAMS(p), run_cols,
+	                 NPARAMS(run_cols), out);
+	if (!rc)
+		run_fold_agent(*out);
+	return rc;
 }
 
 /* Every run row of sql into arr (a store_rows_fn for the run list). */
 static enum store_rc run_rows(struct store *st, const char *sql, struct param *p, size_t n,
                               json_t *arr)
 {
-	return store_q_rows(st, sql, p, n, run_cols, NPARAMS(run_cols), arr);
+	size_t before = json_array_size(arr), i;
+	enum store_rc rc;
+
+	rc = store_q_rows(st, sql, p, n, run_cols, NPARAMS(run_cols), arr);
+	for (i = before; !rc && i < json_array_size(arr); i++)
+		run_fold_agent(json_array_get(arr, i));
+	return rc;
 }
 
 /* An output's "duration_ms" as the microseconds stored: 1 with *us set
@@ -311,7 +342,10 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		                    PT(q ? q->queued_at : r->started_at),
 		                    PI(q ? 0 : (long long)json_array_size(r->outputs)),
 		                    PT(q ? q->job : NULL),
-		                    PT(q ? q->comparison_id : NULL)};
+		                    PT(q ? q->comparison_id : NULL),
+		                    PT(r->agent_name),
+		                    PT(r->agent_sha256),
+		                    PT(r->mocks_digest)};
 
 		/* score and passed are NULL for a run that was not scored:
 		 * it never reads as a pass */
@@ -322,9 +356,10 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
 		    "output_digest, started_at, finished_at, created_by, created_at, "
 		    "score_details, session_id, divergence, shutdown, queued_at, steps_done, job, "
-		    "comparison_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "comparison_id, agent_name, agent_sha256, mocks_digest) VALUES (?, ?, ?, ?, ?, "
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 		    "?, "
-		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "?, ?, ?, ?)",
 		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(details);
@@ -413,6 +448,11 @@ enum store_rc store_run_check(struct store *st, const struct store_run *run, str
 	     !json_is_null(run->divergence)) ||
 	    (run->session_id && !store_is_lower_hex(run->session_id, MODEL_ID_LEN))) {
 		store_seterr(st, "run: divergence must be an object, session_id a session id");
+		return STORE_ERROR;
+	}
+	if ((run->agent_sha256 && !store_is_lower_hex(run->agent_sha256, 64)) ||
+	    (run->mocks_digest && !store_is_lower_hex(run->mocks_digest, 64))) {
+		store_seterr(st, "run: agent_sha256 and mocks_digest must be 64 lower-case hex");
 		return STORE_ERROR;
 	}
 	if (store_outputs_check(st, run->outputs))

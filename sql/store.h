@@ -263,6 +263,18 @@ struct store_run {
 	 * agent had to be killed after every step completed. Stored beside
 	 * status and reason, never in them. */
 	const char *shutdown;
+	/* Agent (added after the shutdown note; zeroed: unknown, stored NULL).
+	 * agent_name: the program's name in the agents directory, or a
+	 * built-in name (MODEL_AGENT_BUILTIN_MOCK, MODEL_AGENT_BUILTIN_INPROC);
+	 * agent_sha256: 64 lower-case hex of the program file that ran, NULL
+	 * for a built-in agent or when nothing ran; mocks_digest: 64 hex of
+	 * the mocks the run's variant sees (model_mocks_digest). The run
+	 * object shows the first two as "agent": {"name","sha256"} (null when
+	 * no name is recorded: a run of an older version) and the third as
+	 * "mocks_digest". */
+	const char *agent_name;
+	const char *agent_sha256;
+	const char *mocks_digest;
 };
 
 /** Largest step duration_ms a run output may carry (one day): anything
@@ -592,6 +604,9 @@ struct store_run_job {
 	                              * (e.g. {"spec": run spec, "recorded": […]});
 	                              * returned by store_run_claim, dropped when the
 	                              * run ends */
+	const char *agent_name;      /* as struct store_run's (the sha256 is the
+	                              * executor's, recorded with the end) */
+	const char *mocks_digest;
 };
 
 /**
@@ -705,9 +720,9 @@ enum store_rc store_run_append(struct store *st, const char *run_id, const char 
  * End run_id held by executor_id with the terminal fields of run (status
  * "completed" | "failed" | "cancelled", runner, backend, isolated,
  * destroyed, steps_*, scored/score/passed/score_details, reason,
- * output_digest, finished_at, divergence, shutdown; kind, scenario,
- * variant, suite, session and started_at are the queued run's and are not
- * read). run->outputs (may be NULL) are the run's outputs: those whose seq
+ * output_digest, finished_at, divergence, shutdown, agent_sha256; kind,
+ * scenario, variant, suite, session, started_at, agent_name and
+ * mocks_digest are the queued run's and are not read). run->outputs (may be NULL) are the run's outputs: those whose seq
  * is not stored yet are appended. The job object is dropped. Then, when
  * the run is one side of a comparison, store_comparison_settle. *out (may
  * be NULL) gets the run object. STORE_NOT_FOUND (nothing written) as

@@ -144,6 +144,12 @@ int api_session_get(struct http_request *req, struct model_error *err);
  * or recorded degraded when it cannot be rebuilt, 201. */
 int api_replay_create(struct http_request *req, struct model_error *err);
 
+/* agents.c */
+/** GET /v1/m/sandbox/agents: {"agents_dir","agents_dir_exists","agents":
+ * [{"name","size","sha256","interpreter","interpreter_in_jail",
+ * "interpreter_resolved","reason"}]} sorted by name (docs/api.md). */
+int api_agents(struct http_request *req, struct model_error *err);
+
 /* backends.c */
 /** GET /v1/m/sandbox/backends (preflight=true|false|cached): each backend,
  * whether the tenant's policy allows it, the default, its preflight. */

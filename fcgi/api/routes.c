@@ -47,6 +47,7 @@ const struct http_route http_routes[] = {
     {"GET", "/v1/m/sandbox/sessions/{id}", V, SB, NOB, api_session_get, 0},
     {"POST", "/v1/m/sandbox/replays", E, SB, OBJ, api_replay_create, IDEM},
     {"GET", "/v1/m/sandbox/backends", V, SB, NOB, api_backends, 0},
+    {"GET", "/v1/m/sandbox/agents", V, SB, NOB, api_agents, 0},
     {"GET", "/v1/m/sandbox/audit", A, SB, NOB, api_audit_list, 0},
 };
 

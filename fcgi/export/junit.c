@@ -163,6 +163,7 @@ static void add_properties(xmlNodePtr suite, json_t *run)
 	    "shutdown"};
 	xmlNodePtr props, p;
 	const char *text;
+	json_t *agent;
 	char buf[64];
 	size_t i;
 
@@ -174,6 +175,18 @@ static void add_properties(xmlNodePtr suite, json_t *run)
 		p = xmlNewChild(props, NULL, BAD_CAST "property", NULL);
 		/* "id" is the run's: name it so a reader need not guess */
 		set_attr(p, "name", strcmp(keys[i], "id") == 0 ? "run_id" : keys[i]);
+		set_attr(p, "value", text);
+	}
+	/* which program ran: "agent" its name, "agent_sha256" the digest of
+	 * the file the executor handed to the runner (absent for a built-in
+	 * agent, which has none) */
+	agent = json_object_get(run, "agent");
+	for (i = 0; i < 2; i++) {
+		text = scalar_text(json_object_get(agent, i ? "sha256" : "name"), buf, sizeof(buf));
+		if (!text)
+			continue;
+		p = xmlNewChild(props, NULL, BAD_CAST "property", NULL);
+		set_attr(p, "name", i ? "agent_sha256" : "agent");
 		set_attr(p, "value", text);
 	}
 }

@@ -7,6 +7,7 @@
 #include "fcgi/run/job.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fcgi/run/agent_file.h"
+#include "model/agent.h"
 #include "model/history.h"
 #include "model/limits.h"
 #include "model/runspec.h"
+#include "model/scenario.h"
 #include "model/text.h"
-
-/* A variant name that may name an agent program: [A-Za-z0-9][A-Za-z0-9._-]{0,63}. */
-#define AGENT_NAME_MAX 64
 
 /* SHA-256 hex of nothing: the digest of a run with no outputs. */
 static void empty_digest(char hex[65])
@@ -124,31 +125,11 @@ int http_run_choose_backend(struct http_request *req, const char *requested, con
 	                       shown, list);
 }
 
-/* [A-Za-z0-9][A-Za-z0-9._-]{0,63}: the only variant names looked up in
- * the agents directory ("." and ".." cannot match, nor can a '/'). */
-static int agent_name_ok(const char *v)
-{
-	size_t i;
-	char ch;
-
-	for (i = 0; v[i]; i++) {
-		ch = v[i];
-		if (i == AGENT_NAME_MAX)
-			return 0;
-		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		    (ch >= '0' && ch <= '9'))
-			continue;
-		if (i > 0 && (ch == '.' || ch == '_' || ch == '-'))
-			continue;
-		return 0;
-	}
-	return i > 0;
-}
-
 /*
- * The agent program of variant: the file <agents_dir>/<variant> when it
- * exists, canonicalised with realpath and required to lie inside
- * realpath(agents_dir) and to be a regular executable file that every
+ * http_run_resolve_agent (job.h). The agent program of variant: the file
+ * <agents_dir>/<variant> when it exists, canonicalised with realpath and
+ * required to lie inside realpath(agents_dir) and to be a regular
+ * executable file that every
  * user may read and execute (the backends run it as an unprivileged
  * user); *agent is then a request-owned absolute path. No such file (or a
  * variant that cannot name one): *agent is NULL. Anything else (a symlink
@@ -161,8 +142,8 @@ static int agent_name_ok(const char *v)
  * runner's exec. Isolation never relies on it: whatever the path names
  * runs inside the backend's jail, which is the boundary.
  */
-static int resolve_agent(struct http_request *req, const char *variant, const char **agent,
-                         struct model_error *err)
+int http_run_resolve_agent(struct http_request *req, const char *variant, const char **agent,
+                           struct model_error *err)
 {
 	char path[PATH_MAX];
 	char *real = NULL, *root = NULL;
@@ -171,7 +152,7 @@ static int resolve_agent(struct http_request *req, const char *variant, const ch
 	int ret = -1;
 
 	*agent = NULL;
-	if (!variant || !agent_name_ok(variant))
+	if (!variant || !model_agent_name_ok(variant))
 		return 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", req->cfg->agents_dir, variant) >=
 	    sizeof(path))
@@ -320,7 +301,9 @@ int http_run_parse_backend(json_t *v, const char **backend, struct model_error *
 int http_run_variant_agent(struct http_request *req, const char *variant, const char *backend,
                            const char **agent, struct model_error *err)
 {
-	if (resolve_agent(req, variant, agent, err))
+	char reason[MODEL_REASON_BYTES];
+
+	if (http_run_resolve_agent(req, variant, agent, err))
 		return -1;
 	if (*agent && strcmp(backend, MODEL_BACKEND_INPROC_MOCK) == 0)
 		return model_error_set(err, MODEL_E_INVALID, "backend",
@@ -328,6 +311,52 @@ int http_run_variant_agent(struct http_request *req, const char *variant, const 
 		                       "directory; backend inproc-mock cannot run programs; "
 		                       "choose an OS-level backend",
 		                       variant, variant);
+	/* refused early when its interpreter cannot run in the jail; the
+	 * runner checks it again before the exec, on the file as it is then */
+	if (*agent &&
+	    http_run_agent_interp(req, variant, *agent, reason, sizeof(reason), NULL, NULL, NULL,
+	                          0) == 0 &&
+	    reason[0])
+		return model_error_set(err, MODEL_E_INVALID, "variant", "%s", reason);
+	return 0;
+}
+
+int http_run_agent_interp(struct http_request *req, const char *name, const char *path,
+                          char *reason, size_t n, struct model_interp *ip, int *verdict,
+                          char *resolved, size_t rn)
+{
+	char head[MODEL_AGENT_HEAD_BYTES];
+	struct model_interp local;
+	json_t *binds = binds_array(req->cfg->binds);
+	ssize_t got;
+	int fd, v, parsed;
+
+	if (!ip)
+		ip = &local;
+	reason[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		json_decref(binds);
+		return -1;
+	}
+	got = read(fd, head, sizeof(head));
+	close(fd);
+	parsed = got < 0 ? -1 : model_interp_parse(head, (size_t)got, ip);
+	if (parsed <= 0) {
+		/* a binary (no "#!"), or a line the kernel would refuse */
+		if (verdict)
+			*verdict = parsed == 0 ? 2 : MODEL_INTERP_MISSING;
+		json_decref(binds);
+		if (parsed < 0)
+			snprintf(reason, n,
+			         "agent program %s: its \"#!\" line names no interpreter", name);
+		return 0;
+	}
+	v = model_interp_in_jail(ip, binds, http_agent_probe, NULL, resolved, rn);
+	json_decref(binds);
+	if (verdict)
+		*verdict = v;
+	model_interp_reason(name, ip, v, reason, n);
 	return 0;
 }
 
@@ -378,11 +407,45 @@ void http_run_job_free(struct http_run_job *job)
 	job->queued.job = NULL;
 }
 
+/* The agent name a run records: the program's name in the agents
+ * directory (its variant) when the variant names one, else the built-in
+ * one of its backend. */
+static const char *agent_name(const struct http_run_job *job)
+{
+	if (job->agent)
+		return job->variant;
+	if (job->backend && strcmp(job->backend, MODEL_BACKEND_INPROC_MOCK) == 0)
+		return MODEL_AGENT_BUILTIN_INPROC;
+	return MODEL_AGENT_BUILTIN_MOCK;
+}
+
+/* job->mocks_digest: SHA-256 of the compact JSON of the mocks the run's
+ * variant sees, so that two runs that see the same mocks have the same
+ * digest whatever their variants. */
+static void mocks_digest(struct http_run_job *job)
+{
+	json_t *plan = job->plan ? job->plan : job->sc;
+	json_t *seen = model_mocks_for_variant(json_object_get(plan, "mocks"), job->variant);
+	char *text = seen ? json_dumps(seen, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+
+	/* out of memory: the one policy (model/alloc.h) is to abort */
+	if (!text)
+		abort();
+	http_sha256_hex(text, strlen(text), job->mocks_digest);
+	free(text);
+	json_decref(seen);
+}
+
 /* What a run is of, whatever happens to it: kind, scenario (id, version,
- * digest; none for a replay without a scenario), variant and session. */
+ * digest; none for a replay without a scenario), variant, session, agent
+ * name and mocks. */
 static void run_identity(struct http_run_job *job)
 {
 	struct store_run *run = &job->run;
+
+	mocks_digest(job);
+	run->agent_name = agent_name(job);
+	run->mocks_digest = job->mocks_digest;
 
 	run->kind = job->kind;
 	run->scenario_id = job->scenario_id;
@@ -417,6 +480,9 @@ int http_run_prepare(struct http_request *req, struct http_run_job *job, struct 
 	q->suite = job->suite;
 	q->session_id = job->session_id;
 	q->steps_total = (int)json_array_size(json_object_get(plan, "steps"));
+	mocks_digest(job);
+	q->agent_name = agent_name(job);
+	q->mocks_digest = job->mocks_digest;
 	return 0;
 }
 

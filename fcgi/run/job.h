@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "fcgi/http/http.h"
+#include "model/agent.h"
 #include "model/error.h"
 #include "model/scorer.h"
 #include "sql/store.h"
@@ -56,11 +57,39 @@ struct http_run_job {
 	struct store_run run;        /* a run recorded at once (failed, degraded) */
 	char started[25], finished[25];
 	char nodigest[65];
+	char mocks_digest[65]; /* http_run_prepare, recorded_at_once: SHA-256 of
+	                        * model_mocks_for_variant of the plan */
 	char reason[640];
 };
 
 /** How long the admin view's forms wait for the run they start (s). */
 #define HTTP_RUN_VIEW_WAIT_SECONDS 10
+
+/**
+ * The agent program of variant (may be NULL): *agent gets the request-owned
+ * canonical path of <agents_dir>/<variant> when the variant names a
+ * regular file inside the agents directory that every user may read and
+ * execute, NULL when it names none (a name a program cannot have, or no
+ * such file: the built-in agent runs). Returns 0, or -1 with *err (422
+ * invalid, field "variant") for a file that is there but may not run (a
+ * symlink out of the directory, not executable, ...). The agents listing
+ * applies the same rules to each entry.
+ */
+int http_run_resolve_agent(struct http_request *req, const char *variant, const char **agent,
+                           struct model_error *err);
+
+/**
+ * The interpreter of agent program name at path, checked against the jail
+ * of the configured [runner] binds (model/agent.h). reason (n bytes) gets
+ * "" when it can run there, else the run's reason (model_interp_reason;
+ * a "#!" line with no interpreter says so). ip (may be NULL) gets the
+ * parsed line; *verdict (may be NULL) an enum model_interp_jail, or 2 for a
+ * binary (no "#!" line); resolved (rn bytes, may be NULL) what env finds.
+ * Returns 0, or -1 when the file cannot be read (reason "").
+ */
+int http_run_agent_interp(struct http_request *req, const char *name, const char *path,
+                          char *reason, size_t n, struct model_interp *ip, int *verdict,
+                          char *resolved, size_t rn);
 
 /**
  * The backend policy of the caller's tenant (fcgi/config.h): the [tenant

@@ -19,6 +19,7 @@
 static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *nm)
 {
 	xmlNodePtr dl = html_attr(html_el(main, "dl", NULL), "id", "run-summary");
+	json_t *agent;
 	char text[1024];
 
 	view_dl_item(dl, "Status", "run-status", view_jstr(run, "status", ""));
@@ -39,6 +40,12 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 	view_dl_item(dl, "Agent shutdown", "run-shutdown",
 	             view_jstr(run, "shutdown", VIEW_NONE_TEXT));
 	view_dl_item(dl, "Variant", "run-variant", view_jstr(run, "variant", VIEW_NONE_TEXT));
+	/* which program ran, so that a variant that names none (the built-in
+	 * agent) is seen as such */
+	agent = json_object_get(run, "agent");
+	view_dl_item(dl, "Agent", "run-agent", view_jstr(agent, "name", VIEW_NONE_TEXT));
+	html_elc(view_dl_item(dl, "Agent SHA-256", "run-agent-sha256", NULL), "code", NULL,
+	         view_jstr(agent, "sha256", VIEW_NONE_TEXT));
 	view_scenario_link(view_dl_item(dl, "Scenario", "run-scenario", NULL), nm,
 	                   view_jstr(run, "scenario_id", NULL));
 	if (strcmp(view_jstr(run, "kind", ""), "replay") == 0 || view_jstr(run, "session_id", NULL))

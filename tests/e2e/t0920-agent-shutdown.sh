@@ -173,16 +173,18 @@ if [[ $OUT == *regressed* ]]; then ok "compare table: the verdict is regressed";
 is "olivares sandbox compare: stderr names the baseline run and its note" \
 	"olivares: baseline run $G2RUN completed, but $NOTE" "$ERR"
 
-# two well-behaved sides: null, nothing said
+# two well-behaved sides: no shutdown note; both are the built-in mock
+# agent on the same mocks, which is the one thing said
+SAME="olivares: warning: both sides ran the same agent program (builtin:mock-agent) with the same mocks: variants base and base2 compare a program with itself (a variant that names no program in the server's agents directory runs the built-in agent: olivares sandbox agents list shows them)"
 show env OLIVARES_TOKEN="$AD" olivares sandbox compare --scenario "$CSID" --baseline base --candidate base2 --suite "$CSUITE" --backend namespaces -o json
 G3=$(jq -r '.id // empty' <<<"$OUT" 2>/dev/null)
-is "compare of two mock agents: exit 0, unchanged, nothing on stderr" "0 unchanged|" \
-	"$RC $(jq -r .verdict <<<"$OUT" 2>/dev/null)|$ERR"
+is "compare of two mock agents: exit 0, unchanged, only the same-agent warning on stderr" \
+	"0 unchanged true|$SAME" "$RC $(jq -r '"\(.verdict) \(.same_agent)"' <<<"$OUT" 2>/dev/null)|$ERR"
 is "compare of two mock agents: each side's shutdown null (the keys are there)" "null null true true" \
 	"$(jq -r '"\(.baseline.shutdown) \(.candidate.shutdown) \(.baseline|has("shutdown")) \(.candidate|has("shutdown"))"' <<<"$OUT" 2>/dev/null)"
 show env OLIVARES_TOKEN="$OLV_VIEWER_TOKEN" olivares sandbox gate --scenario "$CSID"
-is "gate (unchanged, no note): exit 0, the verdict line, nothing on stderr" "0|verdict=unchanged delta=0 comparison=$G3|" \
-	"$RC|$OUT|$ERR"
+is "gate (unchanged, no note): exit 0, the verdict line, only the same-agent warning" \
+	"0|verdict=unchanged delta=0 comparison=$G3|$SAME" "$RC|$OUT|$ERR"
 curl -s -S -o "$E2E_TMP/cmp3.html" -H "Authorization: Bearer $OLV_VIEWER_TOKEN" "$OLIVARES_URL/admin/comparisons/$G3"
 is "comparison page of two mock agents: both notes —" "—|—" \
 	"$(page_dd baseline-shutdown "$E2E_TMP/cmp3.html")|$(page_dd candidate-shutdown "$E2E_TMP/cmp3.html")"

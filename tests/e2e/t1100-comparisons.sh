@@ -99,10 +99,10 @@ is "improved: differing_steps is step s3 (miss on base, a3 on up)" \
 isnt "improved: decided_by names the admin's token" "" "$(jl '.decided_by // ""')"
 isnt "improved: created_at set" "" "$(jl '.created_at // ""')"
 is "improved: the response has exactly the contract's keys" \
-	'["baseline","candidate","created_at","decided_by","delta","differing_steps","id","reason","scenario_id","scenario_version","status","suite","tolerance","verdict"]' \
+	'["baseline","candidate","created_at","decided_by","delta","differing_steps","id","reason","same_agent","scenario_id","scenario_version","status","suite","tolerance","verdict"]' \
 	"$(jlc 'keys')"
-is "improved: each side has exactly {variant,run_id,status,scored,score,shutdown}" \
-	'["run_id","score","scored","shutdown","status","variant"]|["run_id","score","scored","shutdown","status","variant"]' \
+is "improved: each side has exactly {variant,run_id,status,scored,score,shutdown,agent}" \
+	'["agent","run_id","score","scored","shutdown","status","variant"]|["agent","run_id","score","scored","shutdown","status","variant"]' \
 	"$(jl '(.baseline|keys|tojson) + "|" + (.candidate|keys|tojson)')"
 is "improved: no agent process on inproc-mock, each side's shutdown is null" "null null" \
 	"$(jl '"\(.baseline.shutdown) \(.candidate.shutdown)"')"

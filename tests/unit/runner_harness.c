@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -607,4 +608,100 @@ void assert_tool_run(const struct result *r)
 	ck_assert_int_eq(json_integer_value(json_object_get(near, "offset")), 6);
 	ck_assert_str_eq(json_string_value(json_object_get(near, "request_has")), "CR (U+000D)");
 	ck_assert_str_eq(json_string_value(json_object_get(near, "mock_has")), "LF (U+000A)");
+}
+
+void interp_fixture_script(struct interp_fixture *f, const char *line)
+{
+	FILE *fp = fopen(f->script, "w");
+
+	ck_assert_msg(fp != NULL, "cannot write %s", f->script);
+	fprintf(fp, "%s\n", line);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_eq(chmod(f->script, 0755), 0);
+}
+
+void interp_fixture_make(struct interp_fixture *f, const char *binary)
+{
+	char buf[65536], line[128];
+	ssize_t got;
+	int in, out;
+
+	snprintf(f->dir, sizeof(f->dir), "/var/tmp/olv-interp-XXXXXX");
+	ck_assert_msg(mkdtemp(f->dir) != NULL, "mkdtemp: %s", strerror(errno));
+	ck_assert_int_eq(chmod(f->dir, 0755), 0);
+	snprintf(f->interp, sizeof(f->interp), "%s/interp", f->dir);
+	snprintf(f->script, sizeof(f->script), "%s/profile", f->dir);
+	in = open(binary, O_RDONLY | O_CLOEXEC);
+	out = open(f->interp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	ck_assert_msg(in >= 0 && out >= 0, "cannot copy %s", binary);
+	while ((got = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)got), got);
+	close(in);
+	ck_assert_int_eq(close(out), 0);
+	ck_assert_int_eq(chmod(f->interp, 0755), 0);
+	snprintf(line, sizeof(line), "#!%s", f->interp);
+	interp_fixture_script(f, line);
+}
+
+void interp_fixture_clean(struct interp_fixture *f)
+{
+	unlink(f->script);
+	unlink(f->interp);
+	rmdir(f->dir);
+}
+
+/* One run of script on backend with binds (NULL: the default). */
+static struct result interp_run(struct result (*run)(const char *, json_t *), const char *backend,
+                                const struct interp_fixture *f, json_t *binds)
+{
+	json_t *spec = spec_new("profile", f->script);
+	struct result r;
+
+	spec_step(spec, "probe", "socketpair seqpacket");
+	if (binds)
+		json_object_set_new(spec, "binds", binds);
+	r = run(backend, spec);
+	json_decref(spec);
+	return r;
+}
+
+static void assert_interp_refused(const struct result *r, const char *want)
+{
+	ck_assert_str_eq(sum_str(r, "status"), "failed");
+	ck_assert_msg(!sum_bool(r, "isolated"), "a run refused before its jail is not isolated");
+	ck_assert_int_eq(json_array_size(r->steps), 0);
+	ck_assert_str_eq(sum_str(r, "reason"), want);
+}
+
+void assert_interp_cases(struct result (*run)(const char *, json_t *), const char *backend,
+                         const char *binary)
+{
+	struct interp_fixture f;
+	struct result r;
+	char want[512];
+
+	interp_fixture_make(&f, binary);
+	/* the interpreter exists on the host, outside every bind */
+	r = interp_run(run, backend, &f, NULL);
+	snprintf(want, sizeof(want),
+	         "agent program profile: its interpreter %s is not inside the jail (add its "
+	         "directory to [runner] binds)",
+	         f.interp);
+	assert_interp_refused(&r, want);
+	result_free(&r);
+	/* its directory bound: the same script runs, the copy interpreting it */
+	r = interp_run(run, backend, &f, json_pack("[s, s]", "/usr", f.dir));
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "with the bind: %s",
+	              sum_str(&r, "reason"));
+	ck_assert(sum_bool(&r, "isolated"));
+	ck_assert_int_eq(json_array_size(r.steps), 1);
+	result_free(&r);
+	/* env is in the jail, the program it looks up is not */
+	interp_fixture_script(&f, "#!/usr/bin/env olv-no-such-interpreter");
+	r = interp_run(run, backend, &f, NULL);
+	assert_interp_refused(&r, "agent program profile: its interpreter /usr/bin/env finds no "
+	                          "olv-no-such-interpreter inside the jail (PATH /usr/bin:/bin; "
+	                          "add its directory to [runner] binds)");
+	result_free(&r);
+	interp_fixture_clean(&f);
 }

@@ -181,4 +181,29 @@ TCase *suite_add_tests(Suite *s, const char *name, double timeout, const TTest *
  * status of a suite's main(): EXIT_SUCCESS when none failed. */
 int suite_main(Suite *s, enum print_output mode);
 
+/**
+ * A script agent whose interpreter is a copy of binary outside every
+ * default bind: dir (under /var/tmp, 0755), interp (the copy, 0755),
+ * script (dir/profile, "#!<interp>\n", 0755). interp_fixture_script
+ * rewrites the script's first line; interp_fixture_clean removes all.
+ * The case fails when a file cannot be made.
+ */
+struct interp_fixture {
+	char dir[64], interp[96], script[96];
+};
+void interp_fixture_make(struct interp_fixture *f, const char *binary);
+void interp_fixture_script(struct interp_fixture *f, const char *line);
+void interp_fixture_clean(struct interp_fixture *f);
+
+/**
+ * The interpreter check of an OS-level backend (runner/interp.h), through
+ * run (the suite's own runner starter) on backend, binary being an agent
+ * that answers the "socketpair seqpacket" probe: an interpreter outside
+ * the binds fails with the reason naming it and [runner] binds, no step
+ * run, not isolated; bound, the same script completes isolated; env with a
+ * program the jail's PATH lacks fails naming both.
+ */
+void assert_interp_cases(struct result (*run)(const char *, json_t *), const char *backend,
+                         const char *binary);
+
 #endif

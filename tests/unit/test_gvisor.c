@@ -802,6 +802,16 @@ START_TEST(test_memfd_balloon_stopped)
 }
 END_TEST
 
+/* An interpreter outside the sandbox's root: the reason says so, before
+ * any sandbox. */
+START_TEST(test_interpreter_not_in_jail)
+{
+	if (!gvisor_ok)
+		return; /* every other test already asserted the preflight's result */
+	assert_interp_cases(run_backend, "gvisor", env_path("OLIVARES_HOSTILE_AGENT"));
+}
+END_TEST
+
 START_TEST(test_host_unix_socket_in_bind_unreachable)
 {
 	struct sockaddr_un sa;
@@ -1855,6 +1865,7 @@ static Suite *gvisor_suite(void)
 	    test_mock_delay,
 	    test_tool_mocks_traced,
 	    test_fail_closed,
+	    test_interpreter_not_in_jail,
 	    test_binds_shape_the_root,
 	    test_nothing_left_behind,
 	    test_runner_killed_mid_run,

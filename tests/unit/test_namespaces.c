@@ -940,6 +940,13 @@ static void assert_refused(json_t *spec, const char *backend, const char *reason
 	json_decref(spec);
 }
 
+/* An interpreter outside the jail: the reason says so, before any jail. */
+START_TEST(test_interpreter_not_in_jail)
+{
+	assert_interp_cases(run_backend, "namespaces", hostile());
+}
+END_TEST
+
 START_TEST(test_fail_closed)
 {
 	char dir[64], file[128];
@@ -1851,6 +1858,7 @@ static Suite *namespaces_suite(void)
 	    test_profile_bot_variants,
 	    test_tool_mocks_traced,
 	    test_fail_closed,
+	    test_interpreter_not_in_jail,
 	    test_fail_closed_without_user_namespaces,
 	    test_spec_fields_strict,
 	    test_preflight_lines,

@@ -66,6 +66,75 @@ static void cmp_fixture_free(struct cmp_fixture *f)
 	json_decref(f->diff);
 }
 
+/* Record f's comparison with the two sides' agents and mocks; its
+ * same_agent (a new reference). */
+static json_t *same_agent_of(const char *tenant, struct cmp_fixture *f, const char *bname,
+                             const char *bsha, const char *kname, const char *ksha,
+                             const char *kmocks)
+{
+	static const char mocks[] =
+	    "1111111111111111111111111111111111111111111111111111111111111111";
+	json_t *c = NULL, *same;
+
+	f->b.agent_name = bname;
+	f->b.agent_sha256 = bsha;
+	f->b.mocks_digest = mocks;
+	f->k.agent_name = kname;
+	f->k.agent_sha256 = ksha;
+	f->k.mocks_digest = kmocks ? kmocks : mocks;
+	ck_assert_int_eq(
+	    store_comparison_record(st, tenant, "33333333333333333333333333333333", &f->c, &c),
+	    STORE_OK);
+	same = json_incref(json_object_get(c, "same_agent"));
+	json_decref(c);
+	return same;
+}
+
+/* same_agent: the same program (sha256, or the same built-in agent) on
+ * the same mocks, and each side's agent object. */
+START_TEST(test_comparison_same_agent)
+{
+	static const char s1[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	static const char s2[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+	static const char m2[] = "2222222222222222222222222222222222222222222222222222222222222222";
+	char a[33];
+	struct cmp_fixture f;
+	json_t *v, *c = NULL;
+
+	migrated();
+	mk_tenant("acme", a);
+	cmp_fixture(&f, "0123456789abcdef0123456789abcdef");
+	v = same_agent_of(a, &f, "builtin:mock-agent", NULL, "builtin:mock-agent", NULL, NULL);
+	ck_assert_msg(json_is_true(v), "the built-in agent on both sides, same mocks");
+	json_decref(v);
+	v = same_agent_of(a, &f, "builtin:mock-agent", NULL, "builtin:mock-agent", NULL, m2);
+	ck_assert_msg(json_is_false(v), "other mocks: not the same");
+	json_decref(v);
+	v = same_agent_of(a, &f, "p1", s1, "p2", s1, NULL);
+	ck_assert_msg(json_is_true(v), "two names, one program");
+	json_decref(v);
+	v = same_agent_of(a, &f, "p1", s1, "p1", s2, NULL);
+	ck_assert_msg(json_is_false(v), "one name, the program changed");
+	json_decref(v);
+	v = same_agent_of(a, &f, "p1", NULL, "p1", NULL, NULL);
+	ck_assert_msg(json_is_false(v), "a program never hashed is not known to be the same");
+	json_decref(v);
+	v = same_agent_of(a, &f, "builtin:mock-agent", NULL, "p1", s1, NULL);
+	ck_assert_msg(json_is_false(v), "the built-in agent against a program");
+	json_decref(v);
+	ck_assert_int_eq(
+	    store_comparison_record(st, a, "33333333333333333333333333333333", &f.c, &c), STORE_OK);
+	ck_assert_str_eq(jstr(json_object_get(json_object_get(c, "candidate"), "agent"), "name"),
+	                 "p1");
+	ck_assert_str_eq(jstr(json_object_get(json_object_get(c, "candidate"), "agent"), "sha256"),
+	                 s1);
+	ck_assert(json_is_null(
+	    json_object_get(json_object_get(json_object_get(c, "baseline"), "agent"), "sha256")));
+	json_decref(c);
+	cmp_fixture_free(&f);
+}
+END_TEST
+
 START_TEST(test_comparisons)
 {
 	const char *actor = "33333333333333333333333333333333";
@@ -92,9 +161,12 @@ START_TEST(test_comparisons)
 	ck_assert_str_eq(jstr(c1, "decided_by"), actor);
 	ck_assert_uint_eq(strlen(jstr(c1, "created_at")), 24);
 	ck_assert_str_eq(jstr(c1, "status"), "decided");
-	ck_assert_uint_eq(json_object_size(c1), 14);
+	ck_assert_uint_eq(json_object_size(c1), 15);
+	/* runs without an agent name (sample_run's): unknown */
+	ck_assert(json_is_null(json_object_get(c1, "same_agent")));
 	side = json_object_get(c1, "baseline");
-	ck_assert_uint_eq(json_object_size(side), 6);
+	ck_assert_uint_eq(json_object_size(side), 7);
+	ck_assert(json_is_null(json_object_get(side, "agent")));
 	ck_assert_str_eq(jstr(side, "variant"), "v1");
 	ck_assert_str_eq(jstr(side, "status"), "completed");
 	ck_assert(json_is_true(json_object_get(side, "scored")));
@@ -103,7 +175,7 @@ START_TEST(test_comparisons)
 	ck_assert_msg(json_object_get(side, "shutdown") != NULL, "no baseline shutdown key");
 	ck_assert(json_is_null(json_object_get(side, "shutdown")));
 	side = json_object_get(c1, "candidate");
-	ck_assert_uint_eq(json_object_size(side), 6);
+	ck_assert_uint_eq(json_object_size(side), 7);
 	ck_assert_str_eq(jstr(side, "variant"), "v2");
 	ck_assert(json_real_value(json_object_get(side, "score")) == 0.75);
 	ck_assert(json_is_null(json_object_get(side, "shutdown")));
@@ -486,6 +558,7 @@ END_TEST
 void store_comparisons_cases(TCase *tc)
 {
 	tcase_add_test(tc, test_comparisons);
+	tcase_add_test(tc, test_comparison_same_agent);
 	tcase_add_test(tc, test_comparison_rollback);
 	tcase_add_test(tc, test_comparison_tenant_isolation);
 	tcase_add_test(tc, test_comparison_append_only);

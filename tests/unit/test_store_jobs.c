@@ -188,7 +188,7 @@ START_TEST(test_jobs_lifecycle)
 	ck_assert(json_is_false(json_object_get(run, "cancel_requested")));
 	ck_assert(json_is_false(json_object_get(run, "isolated")));
 	ck_assert(json_is_false(json_object_get(run, "scored")));
-	ck_assert_uint_eq(json_object_size(run), 32);
+	ck_assert_uint_eq(json_object_size(run), 34);
 	/* the job is stored as compact JSON text; the audit event says queued */
 	ck_assert_int_eq(run_where(id, "job = '{\"spec\":{\"steps\":3},\"recorded\":[1,2]}'"), 1);
 	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);
@@ -698,7 +698,9 @@ START_TEST(test_jobs_comparison)
 	ck_assert_uint_eq(json_array_size(json_object_get(cmp, "differing_steps")), 0);
 	ck_assert_str_eq(jstr(cmp, "decided_by"), ACTOR);
 	ck_assert_str_eq(jstr(cmp, "suite"), "smoke");
-	ck_assert_uint_eq(json_object_size(cmp), 14);
+	ck_assert_uint_eq(json_object_size(cmp), 15);
+	/* pending: not known yet */
+	ck_assert(json_is_null(json_object_get(cmp, "same_agent")));
 	side = json_object_get(cmp, "baseline");
 	ck_assert_str_eq(jstr(side, "variant"), "baseline");
 	ck_assert_str_eq(jstr(side, "status"), "queued");
@@ -1031,8 +1033,94 @@ START_TEST(test_jobs_races)
 }
 END_TEST
 
+/* The agent a run ran: its name and mocks digest recorded when it is
+ * queued, the program's sha256 with its end (the executor's), all read
+ * back as "agent": {"name","sha256"} and "mocks_digest"; a run recorded
+ * at once keeps a null sha256; a malformed sha256 is refused whole. */
+START_TEST(test_jobs_agent_identity)
+{
+	static const char sha[] =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	static const char mocks[] =
+	    "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+	char a[33], id[33];
+	struct store_run_job j;
+	struct store_claim c;
+	struct store_run fin, now;
+	json_t *job = jload("{\"spec\":{}}");
+	json_t *outputs = json_array();
+	json_t *run = NULL, *got = NULL, *list = NULL, *agent;
+
+	migrated();
+	mk_tenant("acme", a);
+	j = mkjob(job, "namespaces");
+	j.agent_name = "profile";
+	j.mocks_digest = mocks;
+	ck_assert_int_eq(store_run_enqueue(st, a, ACTOR, &j, 10, NULL, &run), STORE_OK);
+	snprintf(id, sizeof id, "%s", jstr(run, "id"));
+	agent = json_object_get(run, "agent");
+	ck_assert_msg(json_is_object(agent), "a queued run has an agent object");
+	ck_assert_str_eq(jstr(agent, "name"), "profile");
+	ck_assert_msg(json_is_null(json_object_get(agent, "sha256")),
+	              "no sha256 before an executor hashed the program");
+	ck_assert_str_eq(jstr(run, "mocks_digest"), mocks);
+	ck_assert_msg(!json_object_get(run, "agent_name") && !json_object_get(run, "agent_sha256"),
+	              "the raw columns are folded into agent");
+	json_decref(run);
+
+	mk_executor(EX1, "namespaces", NULL);
+	claim(EX1, "namespaces", &c);
+	ck_assert_str_eq(jstr(json_object_get(c.run, "agent"), "name"), "profile");
+	store_claim_clear(&c);
+	fin = ended(outputs, "completed");
+	fin.agent_sha256 = "NOT-HEX";
+	ck_assert_int_eq(store_run_finish(st, id, EX1, &fin, NULL), STORE_ERROR);
+	fin.agent_sha256 = sha;
+	/* the end cannot rename the agent or change its mocks */
+	fin.agent_name = "other";
+	fin.mocks_digest = sha;
+	ck_assert_int_eq(store_run_finish(st, id, EX1, &fin, &got), STORE_OK);
+	agent = json_object_get(got, "agent");
+	ck_assert_str_eq(jstr(agent, "name"), "profile");
+	ck_assert_str_eq(jstr(agent, "sha256"), sha);
+	ck_assert_str_eq(jstr(got, "mocks_digest"), mocks);
+	json_decref(got);
+	got = NULL;
+	ck_assert_int_eq(store_run_get(st, a, id, &got), STORE_OK);
+	ck_assert_str_eq(jstr(json_object_get(got, "agent"), "sha256"), sha);
+	json_decref(got);
+
+	/* recorded at once: the built-in name, no sha256 */
+	now = sample_run(NULL, outputs);
+	now.agent_name = "builtin:mock-agent";
+	now.mocks_digest = mocks;
+	got = NULL;
+	ck_assert_int_eq(store_run_record(st, a, ACTOR, &now, &got), STORE_OK);
+	ck_assert_str_eq(jstr(json_object_get(got, "agent"), "name"), "builtin:mock-agent");
+	ck_assert(json_is_null(json_object_get(json_object_get(got, "agent"), "sha256")));
+	json_decref(got);
+	/* a run with no agent name (an older version's) reads agent null */
+	now.agent_name = NULL;
+	got = NULL;
+	ck_assert_int_eq(store_run_record(st, a, ACTOR, &now, &got), STORE_OK);
+	ck_assert_msg(json_is_null(json_object_get(got, "agent")), "no name: agent null");
+	json_decref(got);
+
+	ck_assert_int_eq(store_run_list(st, a, NULL, NULL, 10, 0, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "runs")), 3);
+	ck_assert_str_eq(
+	    jstr(json_object_get(json_array_get(json_object_get(list, "runs"), 2), "agent"),
+	         "sha256"),
+	    sha);
+	json_decref(list);
+	json_decref(outputs);
+	json_decref(job);
+}
+END_TEST
+
 void store_jobs_cases(TCase *tc)
 {
+	tcase_add_test(tc, test_jobs_agent_identity);
 	tcase_add_test(tc, test_jobs_races);
 	tcase_add_test(tc, test_jobs_lifecycle);
 	tcase_add_test(tc, test_jobs_log);

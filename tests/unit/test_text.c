@@ -331,7 +331,6 @@ START_TEST(test_credential_false_positives)
 	    "-----BEGIN PUBLIC KEY-----",
 	    "-----BEGIN CERTIFICATE-----",
 	    "BEGIN PRIVATE KEY",
-	    "-----BEGIN private key-----",
 	    "our private key block policy",
 	    "ghp_short",
 	    "ghx_0123456789abcdefghijABCDEFGHIJklmnop",
@@ -368,6 +367,79 @@ START_TEST(test_credential_false_positives)
 }
 END_TEST
 
+/* The formats added after the first ones: lower-case and SSH2 key blocks,
+ * PuTTY keys, Basic credentials, URLs with a password, a token's bare
+ * 64 hex, percent-encoded forms; each with its near misses. */
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+START_TEST(test_credential_more_formats)
+{
+	static const char *const clean[] = {
+	    "-----BEGIN PUBLIC KEY-----",
+	    "-----begin certificate-----",
+	    "---- BEGIN SSH2 PUBLIC KEY ----",
+	    "-- BEGIN PRIVATE KEY --",
+	    "PuTTY-User-Key-File",
+	    "the PuTTY user key file format",
+	    "Authorization: Basic",
+	    "Authorization: Basic <credentials>",
+	    "Authorization: Basic YOUR_CREDENTIALS",
+	    "Authorization: Basic dXNlcg==", /* "user": no ':' */
+	    "HTTP Basic auth is weak",
+	    "ssh://git@example.test/repo.git",
+	    "https://user@example.test/",
+	    "http://example.test:8080/a@b",
+	    "mailto:alice@example.com",
+	    "https://example.test/?q=a:b@c",
+	    HEX64 "0",                                                         /* 65 hex */
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde", /* 63 */
+	    "x" HEX64,
+	    "sha256:" HEX64,
+	    "image@sha256:" HEX64,
+	    "\"sha256\": \"" HEX64 "\"",
+	    "\"output_digest\":\"" HEX64 "\"",
+	    "SHA-256 = " HEX64,
+	    "agent_sha256=" HEX64,
+	    "100% done",
+	    "olv%5Fshort",
+	    "a%20b",
+	};
+	const char *kind;
+	size_t i;
+
+	ck_assert_str_eq(cred_kind("-----begin rsa private key-----"), "private key block");
+	ck_assert_str_eq(cred_kind("-----Begin Private Key-----"), "private key block");
+	ck_assert_str_eq(cred_kind("---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: x"),
+	                 "private key block");
+	ck_assert_str_eq(cred_kind("PuTTY-User-Key-File-2: ssh-rsa"), "PuTTY private key");
+	ck_assert_str_eq(cred_kind("x\nPuTTY-User-Key-File-3: ssh-ed25519\n"), "PuTTY private key");
+	ck_assert_str_eq(cred_kind("Authorization: Basic dXNlcjpwYXNz"),
+	                 "Basic authorization credentials");
+	ck_assert_str_eq(cred_kind("authorization:basic  YTpi"), "Basic authorization credentials");
+	ck_assert_str_eq(cred_kind("Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA=="),
+	                 "Basic authorization credentials");
+	ck_assert_str_eq(cred_kind("fetch https://alice:s3cret@example.test/x"),
+	                 "URL with a password");
+	ck_assert_str_eq(cred_kind("postgres://app:pw@db:5432/main"), "URL with a password");
+	ck_assert_str_eq(cred_kind(HEX64), "64 hex digits (an olivares API token without its "
+	                                   "prefix)");
+	ck_assert_str_eq(cred_kind("token=" HEX64 ";"),
+	                 "64 hex digits (an olivares API token without its prefix)");
+	ck_assert_str_eq(cred_kind("olv%5F" HEX64), "URL-encoded olivares API token");
+	ck_assert_str_eq(cred_kind("OLV%5f" HEX64), "URL-encoded olivares API token");
+	ck_assert_str_eq(cred_kind("u=https%3A%2F%2Falice%3Apw%40example.test"),
+	                 "URL-encoded URL with a password");
+	ck_assert_str_eq(cred_kind("-----BEGIN%20RSA%20PRIVATE%20KEY-----"),
+	                 "URL-encoded private key block");
+	ck_assert_str_eq(cred_kind("Authorization%3A%20Basic%20dXNlcjpwYXNz"),
+	                 "URL-encoded Basic authorization credentials");
+	for (i = 0; i < sizeof(clean) / sizeof(clean[0]); i++) {
+		kind = "unset";
+		ck_assert_msg(!model_text_find_credential(clean[i], strlen(clean[i]), &kind),
+		              "flagged as %s: %s", kind, clean[i]);
+	}
+}
+END_TEST
+
 /* the scan honours n: a key past n is not seen, a key cut by n is not one */
 START_TEST(test_credential_length_bound)
 {
@@ -389,11 +461,15 @@ Suite *unit_suite(void)
 	                             test_id_and_json_worst,
 	                             test_text_invisible_and_utf8_at,
 	                             NULL};
-	const TTest *const credential[] = {
-	    test_credential_formats,      test_credential_false_positives,
-	    test_credential_length_bound, test_credential_olivares_any_case,
-	    test_credential_aws_secret,   test_credential_jwt,
-	    test_credential_bearer,       NULL};
+	const TTest *const credential[] = {test_credential_formats,
+	                                   test_credential_false_positives,
+	                                   test_credential_length_bound,
+	                                   test_credential_olivares_any_case,
+	                                   test_credential_aws_secret,
+	                                   test_credential_jwt,
+	                                   test_credential_bearer,
+	                                   test_credential_more_formats,
+	                                   NULL};
 	Suite *s;
 
 	s = suite_create("text");

@@ -47,7 +47,10 @@ const char *const http_config_gvisor_platforms[] = {"ptrace", "kvm", "systrap", 
 /* [runner] binds: what the runner's spec check accepts (runner/main.c) */
 #define MAX_BINDS 32
 #define MAX_BIND_PATH 1024
-static const char *const bind_reserved[] = {"/proc", "/tmp", "/agent", NULL};
+/* the jail's own paths (runner/main.c bind_reserved): a bind under one is
+ * refused here, at load, rather than by every run's spec */
+static const char *const bind_reserved[] = {"/proc",       "/tmp",      "/agent",
+                                            "/agent-exec", "/olivares", NULL};
 
 /* the help of timeout_ms names the grace */
 _Static_assert(HTTP_DISPATCH_GRACE_MS == 3000, "[runner] timeout_ms's help says 3 s");

@@ -652,7 +652,8 @@ static const struct key_case key_cases[] = {
     {"runner", "binds", .def = "/usr", .valid = "/usr, /opt/x ", .stored = "/usr,/opt/x",
      .also_ok = "/lib|/procx",
      .bad = "/|/proc|/proc/1|/tmp|/agent/x|/usr/|/usr//lib|/usr/./x|/usr/../x|usr|/usr,,/lib",
-     .wanted = "absolute normalised paths other than /, /proc, /tmp and /agent, at most 32"},
+     .wanted = "absolute normalised paths other than /, /proc, /tmp, /agent, /agent-exec and "
+               "/olivares, at most 32"},
     {"runner", "cpu_seconds", .def = "5", .valid = "7", .stored = "7", .also_ok = "1|600",
      .bad = "0|601|", .wanted = "a whole number from 1 to 600"},
     {"runner", "memory_mb", .def = "256", .valid = "512", .stored = "512", .also_ok = "16|16384",

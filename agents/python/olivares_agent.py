@@ -78,12 +78,17 @@ class _Channel:
             raise ProtocolError("a line from the runner is not an object with a type")
         return msg
 
-    def write(self, msg):
+    @staticmethod
+    def check(msg):
+        """msg as the bytes of its line; ProtocolError when it is too long."""
         data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         if len(data) > MAX_LINE_BYTES:
             raise ProtocolError("a line of %d bytes is over the protocol's %d"
                                 % (len(data), MAX_LINE_BYTES))
-        self._out.write(data + b"\n")
+        return data
+
+    def write(self, msg):
+        self._out.write(self.check(msg) + b"\n")
         self._out.flush()
 
 
@@ -173,12 +178,23 @@ def run(step, *, in_fd=None, out_fd=None):
     a str, or any other JSON value (sent as its compact JSON text). An
     exception raised by step ends the run: its traceback goes to stderr
     (the run's log) and the runner is told the step failed, with the
-    exception's type and message as the reason. Returns when the runner
-    closes its side after the last step; exits with status 1 after a
-    failed step.
+    exception's type and message as the reason (an output too long for
+    the protocol's 1 MiB line too). A ProtocolError the runner's lines
+    raise in a step fails it the same way. Returns when the runner closes
+    its side after the last step; exits with status 1 after a failed step.
+    stdout and stderr are made line-buffered: the log keeps the order of
+    what they say.
     """
     channel = _Channel(_fd("OLIVARES_PROTOCOL_IN_FD", 3) if in_fd is None else in_fd,
                        _fd("OLIVARES_PROTOCOL_OUT_FD", 4) if out_fd is None else out_fd)
+    # stdout and stderr are one pipe, the run's log: written a line at a
+    # time, the prints keep their order with stderr's and are not lost in a
+    # buffer when the agent is killed (a limit, the end of its grace)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError):
+            pass
     while True:
         msg = channel.read()
         if msg is None:
@@ -188,12 +204,13 @@ def run(step, *, in_fd=None, out_fd=None):
         s = Step(channel, msg.get("seq"), msg.get("key"), msg.get("input"))
         try:
             output = _output_text(step(s))
-        except ProtocolError:
-            raise
+            line = {"type": "output", "output": output, "seq": s.seq}
+            _Channel.check(line)
         except Exception as exc:  # the agent's own failure: the step's error
             reason = _reason(exc)
+            sys.stdout.flush()
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
             channel.write({"type": "error", "error": reason, "seq": s.seq})
             sys.exit(1)
-        channel.write({"type": "output", "output": output, "seq": s.seq})
+        channel.write(line)

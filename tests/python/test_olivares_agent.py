@@ -40,7 +40,7 @@ class Runner:
                     "PYTHONDONTWRITEBYTECODE": "1"}
         full_env.update(env or {})
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
-                                     stderr=subprocess.STDOUT, env=full_env,
+                                     stderr=subprocess.STDOUT, env=full_env, cwd="/",
                                      preexec_fn=descriptors, pass_fds=(3, 4))
         os.close(to_agent_r)
         os.close(from_agent_w)
@@ -152,6 +152,16 @@ class TestSdk(unittest.TestCase):
         self.assertEqual(end["type"], "error")
         self.assertEqual(end["error"],
                          "TypeError: the step function returned None: return the step's output")
+        self.assertEqual(r.close()[0], 1)
+
+    def test_an_output_over_a_line_fails_its_step(self):
+        r = Runner([sys.executable, "-c",
+                    "import olivares_agent\nolivares_agent.run(lambda s: 'x' * (1 << 20))\n"])
+        seen, end = serve_step(r, 1, "x", {}, {})
+        self.assertEqual(end["type"], "error")
+        self.assertRegex(end["error"],
+                         r"^ProtocolError: a line of 1048613 bytes is over the "
+                         r"protocol's 1048576$")
         self.assertEqual(r.close()[0], 1)
 
     def test_the_descriptors_named_in_the_environment(self):

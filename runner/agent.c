@@ -5,7 +5,7 @@
  * The agent is untrusted. Everything it says is parsed strictly (one JSON
  * object per line, known types and keys only, at most
  * RUNNER_AGENT_MAX_LINE bytes a line, at most RUNNER_AGENT_MAX_REQUESTS
- * resource requests a step), every wait is bounded by the run's deadline,
+ * requests, resource and tool, a step), every wait is bounded by the run's deadline,
  * and the only thing it can learn through this channel is what the
  * scenario's mocks say. Writes to the agent are non-blocking and polled, so
  * an agent that stops reading cannot stall the runner past the deadline;

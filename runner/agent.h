@@ -39,7 +39,9 @@
  *       not.
  *   {"type":"output","output":O}                   ends the step; O is the
  *       step's output.
- *   Both may carry "seq":N, the step's; another seq is an agent error.
+ *   {"type":"error","error":E}                     the agent fails the step
+ *       itself: an agent error whose reason is E (its first line, cut).
+ *   Each may carry "seq":N, the step's; another seq is an agent error.
  *   After the last step's output the runner's end of descriptor 3 is
  *   closed (runner_agent_io.end_input) and descriptor 4 read to its end: a line
  *   then fails the run (no step line). Without seq, lines are taken in

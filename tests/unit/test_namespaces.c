@@ -653,6 +653,40 @@ END_TEST
 
 /* A line that is not JSON: the reason quotes it (printable ASCII only)
  * and the first line the agent wrote on stderr just after it. */
+/* An agent that fails a step itself (agent_error, an "error" line): its
+ * message is the step's marker and the run's reason, nothing of its log
+ * added, no later step run; a message over 200 characters is cut, with
+ * "...". */
+START_TEST(test_agent_fails_its_step)
+{
+	json_t *spec = spec_new(NULL, hostile());
+	char long_msg[300], want[400];
+	struct result r;
+
+	spec_step(spec, "a", "fail the upstream said no");
+	spec_step(spec, "b", "cwd");
+	r = run_backend("namespaces", spec);
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	ck_assert_str_eq(sum_str(&r, "reason"), "agent error in step 1: the upstream said no");
+	ck_assert_int_eq(json_array_size(r.steps), 1);
+	ck_assert_str_eq(step_str(&r, 0, "error_kind"), "agent_error");
+	ck_assert_str_eq(step_str(&r, 0, "output"), "[[agent-error:the upstream said no]]");
+	result_free(&r);
+	json_decref(spec);
+
+	memset(long_msg, 'x', 250);
+	long_msg[250] = '\0';
+	snprintf(want, sizeof(want), "fail %s", long_msg);
+	spec = spec_new(NULL, hostile());
+	spec_step(spec, "a", want);
+	r = run_backend("namespaces", spec);
+	snprintf(want, sizeof(want), "agent error in step 1: %.200s...", long_msg);
+	ck_assert_str_eq(sum_str(&r, "reason"), want);
+	result_free(&r);
+	json_decref(spec);
+}
+END_TEST
+
 START_TEST(test_agent_malformed_line_quoted)
 {
 	json_t *spec = spec_new(NULL, hostile());
@@ -1849,6 +1883,7 @@ static Suite *namespaces_suite(void)
 	    test_failed_run_keeps_its_reason,
 	    test_stderr_flood_drained,
 	    test_agent_malformed_line_quoted,
+	    test_agent_fails_its_step,
 	    NULL,
 	};
 	const TTest *const behaviour[] = {

@@ -10,7 +10,7 @@ OLV_DEPS_PACKAGES=(
 	libjansson-dev libxml2-dev libssl-dev libcurl4-openssl-dev libinih-dev
 	libseccomp-dev check libxml2-utils clang-format man-db groff-base
 	nginx-light postgresql spawn-fcgi wrk jq curl sqlite3 valgrind python3
-	runsc
+	runsc node-llhttp
 	chromium
 )
 # The browser tests (tests/browser, run by tests/e2e/t1300-admin.sh) drive

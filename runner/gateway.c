@@ -933,9 +933,10 @@ static int conn_connect(struct gw_conn *c)
 		conn_refuse(c, &rq, 400, "CONNECT inside a CONNECT tunnel");
 		return 0;
 	}
-	len = strlen(target) + 8;
+	len = strlen(target) + 16;
 	tmp = model_xmalloc(len);
-	snprintf(tmp, len, "https://%s", target);
+	/* a scheme of no default port, so that a port given is always kept */
+	snprintf(tmp, len, "x-connect://%s", target);
 	if (!authority_ok(target) || url_split(tmp, 1, &host, &port) != 0 || port < 0) {
 		free(tmp);
 		snprintf(why, sizeof(why), "CONNECT target %.80s is not host:port", target);

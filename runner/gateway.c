@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <openssl/err.h>
+#include <openssl/http.h>
 #include <openssl/ssl.h>
 
 #include "llhttp.h"
@@ -674,47 +674,54 @@ static void conn_parser_init(struct gw_conn *c)
 
 /* ---- urls ------------------------------------------------------------------------ */
 
+/* Whether h is a host a url may carry: a name or address of letters,
+ * digits and ".-_~%", or a bracketed IPv6 address. */
+static int host_ok(const char *h)
+{
+	size_t n = strlen(h);
+
+	if (n == 0)
+		return 0;
+	if (h[0] == '[')
+		return n > 2 && h[n - 1] == ']' &&
+		       strspn(h + 1, "0123456789abcdefABCDEF:.") == n - 2;
+	return strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_~%") ==
+	       n;
+}
+
 /*
- * Split an authority ("host[:port]") or an absolute url with libcurl's url
- * parser: *host (malloc'd, lower-case, IPv6 bracketed) and *port (the
- * scheme's default when absent; -1 in *port when need_port and absent). 0,
- * or -1 when it is not one.
+ * Split an absolute url ("scheme://host[:port]...") with OpenSSL's url
+ * parser: *host (malloc'd, lower-case, IPv6 bracketed) and *port (when
+ * absent: 443 for https, 80 for any other scheme, or -1 when need_port).
+ * 0, or -1 when it is not one.
  */
 static int url_split(const char *url, int need_port, char **host, int *port)
 {
-	CURLU *u;
+	char *scheme;
 	char *h;
-	char *pt;
 	size_t i;
+	int pn;
 	int rc;
 
 	rc = -1;
-	h = pt = NULL;
+	scheme = h = NULL;
 	*host = NULL;
-	u = curl_url();
-	if (u == NULL)
-		return -1;
-	if (curl_url_set(u, CURLUPART_URL, url, CURLU_PATH_AS_IS | CURLU_NON_SUPPORT_SCHEME) !=
-	    CURLUE_OK)
+	if (OSSL_parse_url(url, &scheme, NULL, &h, NULL, &pn, NULL, NULL, NULL) != 1)
 		goto out;
-	if (curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || h[0] == '\0')
+	if (!host_ok(h))
 		goto out;
-	if (curl_url_get(u, CURLUPART_PORT, &pt, need_port ? 0 : CURLU_DEFAULT_PORT) != CURLUE_OK) {
-		if (!need_port)
-			goto out;
-		*port = -1;
-	} else {
-		*port = atoi(pt);
-	}
+	if (pn == 0)
+		pn = need_port ? -1 : strcasecmp(scheme, "https") == 0 ? 443 : 80;
+	*port = pn;
 	for (i = 0; h[i] != '\0'; i++)
 		if (h[i] >= 'A' && h[i] <= 'Z')
 			h[i] = (char)(h[i] - 'A' + 'a');
 	*host = model_xstrdup(h);
 	rc = 0;
 out:
-	curl_free(h);
-	curl_free(pt);
-	curl_url_cleanup(u);
+	ERR_clear_error(); /* a url refused queues OpenSSL's reason */
+	OPENSSL_free(scheme);
+	OPENSSL_free(h);
 	return rc;
 }
 
@@ -935,7 +942,7 @@ static int conn_connect(struct gw_conn *c)
 	}
 	len = strlen(target) + 16;
 	tmp = model_xmalloc(len);
-	/* a scheme of no default port, so that a port given is always kept */
+	/* a scheme of no default port: a port absent is seen as absent */
 	snprintf(tmp, len, "x-connect://%s", target);
 	if (!authority_ok(target) || url_split(tmp, 1, &host, &port) != 0 || port < 0) {
 		free(tmp);

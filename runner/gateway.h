@@ -20,7 +20,9 @@
  *    first use, cached per host), then the same HTTP/1.1 inside the
  *    tunnel with scheme "https"; the url's authority is the CONNECT's
  *    (the host the certificate is for), whatever the Host header says.
- * Parsing is llhttp's (Debian's node-llhttp sources), TLS OpenSSL's.
+ * Parsing is llhttp's (Debian's node-llhttp sources), urls OpenSSL's
+ * (OSSL_parse_url), TLS OpenSSL's: the server needs no libcurl, only
+ * runner_gateway_forward does.
  *
  * Refusals (answered, then the connection is closed, and `refused` called):
  * a malformed request 400, a head over RUNNER_GATEWAY_MAX_HEAD or with

@@ -397,6 +397,7 @@ START_TEST(test_http_proxy)
 	ck_assert_str_eq(echo_str(&r, "url"), "http://[::1]/six");
 	ck_assert_str_eq(echo_str(&r, "host"), "[::1]");
 	reply_free(&r);
+	ck_assert_int_eq(rec.answered, 3);
 	ck_assert_int_eq(rec.nrefused, 0);
 	gw_down(&f);
 }
@@ -443,6 +444,9 @@ START_TEST(test_origin_form)
 	const char req[] =
 	    "GET /v1/x?y=2 HTTP/1.1\r\nHost: API.local:9000\r\nConnection: close\r\n\r\n";
 	const char nohost[] = "GET /v1/x HTTP/1.1\r\nConnection: close\r\n\r\n";
+	const char badport[] =
+	    "GET /v1/x HTTP/1.1\r\nHost: a.test:99999\r\nConnection: close\r\n\r\n";
+	const char badhost[] = "GET /v1/x HTTP/1.1\r\nHost: a!b\r\nConnection: close\r\n\r\n";
 	char *out;
 	char *body;
 	json_t *o;
@@ -467,6 +471,17 @@ START_TEST(test_origin_form)
 	ck_assert_str_eq(refused_reason(), "origin-form request without a valid Host header");
 	ck_assert_str_eq(rec.refused_method[0], "GET");
 	free(out);
+	rec.nrefused = 0;
+	out = raw_exchange(f.port, badport, sizeof(badport) - 1);
+	ck_assert_msg(strncmp(out, "HTTP/1.1 400 ", 13) == 0, "%s", out);
+	ck_assert_str_eq(refused_reason(), "Host header a.test:99999 is not a host");
+	free(out);
+	rec.nrefused = 0;
+	out = raw_exchange(f.port, badhost, sizeof(badhost) - 1);
+	ck_assert_msg(strncmp(out, "HTTP/1.1 400 ", 13) == 0, "%s", out);
+	ck_assert_str_eq(refused_reason(), "Host header a!b is not a host");
+	free(out);
+	ck_assert_int_eq(rec.answered, 1);
 	gw_down(&f);
 }
 END_TEST
@@ -618,7 +633,7 @@ START_TEST(test_chunked_body)
 {
 	struct gw_fixture f;
 	const char req[] = "POST http://a.test/c HTTP/1.1\r\nHost: a.test\r\n"
-	                   "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+	                   "Transfer-Encoding: chunked\r\nX-Empty:\r\nConnection: close\r\n\r\n"
 	                   "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
 	char *out;
 
@@ -627,6 +642,8 @@ START_TEST(test_chunked_body)
 	ck_assert_msg(strncmp(out, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "\"body\":\"hello world\""));
 	ck_assert_ptr_nonnull(strstr(out, "[\"Transfer-Encoding\",\"chunked\"]"));
+	/* a header with an empty value is kept, empty */
+	ck_assert_ptr_nonnull(strstr(out, "[\"X-Empty\",\"\"]"));
 	free(out);
 	gw_down(&f);
 }

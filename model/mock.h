@@ -109,6 +109,18 @@ json_t *model_mock_near_miss_resource(json_t *mocks, const char *variant, const 
 json_t *model_mock_near_miss_tool(json_t *mocks, const char *variant, const char *tool,
                                   json_t *args);
 
+/** The first difference of request text r (rn bytes) against mock text m
+ * (mn bytes), as model_mock_near_miss_resource gives it: "offset",
+ * "request_has", "mock_has" and "why" set in near (an object, borrowed;
+ * members of those names are replaced). */
+void model_mock_text_diff(json_t *near, const char *r, size_t rn, const char *m, size_t mn);
+
+/** The first difference of call against want (both borrowed) under the
+ * exact (subset 0) or subset rule, as model_mock_near_miss_tool gives it:
+ * 1 with "path" (below path, e.g. "$"), "why", "expected"? and "got"? set
+ * in near; 0 when call matches want. */
+int model_mock_args_diff(json_t *want, json_t *call, int subset, const char *path, json_t *near);
+
 /** What is at s[off] (n bytes in all, off <= n) in words, into buf:
  * "end of text", "CR (U+000D)", "LF (U+000A)", "TAB (U+0009)", "SPACE
  * (U+0020)", "'x' (U+0078)", "NO-BREAK SPACE (U+00A0)" and the other

@@ -922,8 +922,8 @@ int model_gateway_resolve(json_t *mocks, const char *variant, const char *method
 	}
 	if (request && model_llm_mock_find(mocks, variant, request, &idx)) {
 		m = json_array_get(mocks, idx);
-		model_llm_answer(model_http_mock_answer(m, calls ? calls[idx] : 0), request,
-		                 json_object_get(json_object_get(m, "llm"), "model"), seq, a);
+		model_llm_answer(model_http_mock_answer(m, calls ? calls[idx] : 0), request, seq,
+		                 a);
 		a->llm = 1;
 		goto hit;
 	}

@@ -680,8 +680,7 @@ static void sse(struct model_buf *b, json_t *event)
 	json_decref(event);
 }
 
-void model_llm_answer(json_t *answer, json_t *request, json_t *mock_model, size_t seq,
-                      struct model_gateway_answer *a)
+void model_llm_answer(json_t *answer, json_t *request, size_t seq, struct model_gateway_answer *a)
 {
 	json_t *content = json_object_get(answer, "content");
 	json_t *calls = json_object_get(answer, "tool_calls");
@@ -693,9 +692,9 @@ void model_llm_answer(json_t *answer, json_t *request, json_t *mock_model, size_
 	int with_usage;
 	char id[64];
 
+	/* a request without a model matches no mock that names one */
 	if (!json_is_string(model))
-		model = json_is_string(mock_model) ? mock_model
-		                                   : (owned_model = json_string(DEFAULT_MODEL));
+		model = owned_model = json_string(DEFAULT_MODEL);
 	snprintf(id, sizeof(id), "chatcmpl-olivares-%zu", seq);
 	a->status = 200;
 	a->stream = json_is_true(json_object_get(request, "stream"));

@@ -57,9 +57,7 @@ int model_llm_mock_ambiguous(json_t *a, json_t *b, const char **how);
 int model_llm_mock_find(json_t *mocks, const char *variant, json_t *request, size_t *index);
 
 /** Fill a's status, headers, body and stream with chat answer (borrowed: a
- * normalized "response" or sequence item) to request; seq for the ids;
- * model the mock's model (may be NULL). */
-void model_llm_answer(json_t *answer, json_t *request, json_t *model, size_t seq,
-                      struct model_gateway_answer *a);
+ * normalized "response" or sequence item) to request; seq for the ids. */
+void model_llm_answer(json_t *answer, json_t *request, size_t seq, struct model_gateway_answer *a);
 
 #endif

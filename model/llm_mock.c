@@ -40,6 +40,7 @@ static char *content_text(json_t *content, size_t *len)
 	json_t *part, *t;
 	size_t i;
 	int first = 1;
+	char *text;
 
 	if (json_is_string(content)) {
 		*len = json_string_length(content);
@@ -60,7 +61,9 @@ static char *content_text(json_t *content, size_t *len)
 		model_buf_must_fit(model_buf_add(&b, json_string_value(t), json_string_length(t)));
 		first = 0;
 	}
-	return model_buf_detach(&b, len);
+	text = model_buf_detach(&b, len);
+	model_buf_release(&b);
+	return text;
 }
 
 char *model_llm_last_user_message(json_t *request, size_t *len)

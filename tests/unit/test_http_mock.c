@@ -808,9 +808,15 @@ START_TEST(test_llm_near_miss)
 	ck_assert_str_eq(json_string_value(json_object_get(near, "path")), "$[1].content");
 	ck_assert_str_eq(json_string_value(json_object_get(near, "why")), "different value");
 	json_decref(near);
+	/* no llm mock for the run's variant: none */
+	json_decref(m);
+	m = accepted("[{\"llm\":{},\"response\":{\"content\":\"a\"},\"variant\":\"x\"}]");
+	ck_assert_ptr_null(model_llm_near_miss(m, NULL, r));
+	ck_assert_ptr_null(model_llm_near_miss(m, "y", r));
+	near = model_llm_near_miss(m, "x", r);
+	ck_assert_int_eq(json_integer_value(json_object_get(near, "mock")), 0);
+	json_decref(near);
 	json_decref(r);
-	/* no llm mock for the variant: none, and the gateway falls back to http */
-	ck_assert_ptr_null(model_llm_near_miss(json_array(), NULL, r));
 	json_decref(m);
 	m = accepted("[{\"llm\":{\"last_user_message\":\"x\",\"match\":\"contains\"},\"response\":"
 	             "{\"content\":\"a\"}},{\"llm\":{\"last_user_message\":\"^y\",\"match\":"
@@ -1022,6 +1028,69 @@ START_TEST(test_chat_stream)
 }
 END_TEST
 
+/* The loop of docs/http-mocks.md: a tool call, the tool's HTTP answer (or
+ * a variant's 503), the content, then the content again; streamed, the
+ * bytes the page shows. */
+START_TEST(test_example_loop)
+{
+	json_t *m = accepted(
+	    "[{\"llm\":{\"model\":\"gpt-4o-mini\"},\"sequence\":["
+	    "{\"tool_calls\":[{\"name\":\"search\",\"arguments\":{\"q\":\"olives\"}}]},"
+	    "{\"content\":\"Olives are the fruit of Olea europaea.\"}]},"
+	    "{\"http\":{\"method\":\"GET\",\"url\":\"https://search.example/api?q=olives\"},"
+	    "\"response\":{\"json\":{\"hits\":[\"Olea europaea is a tree of the "
+	    "Mediterranean.\"]}}},"
+	    "{\"http\":{\"method\":\"GET\",\"url\":\"https://search.example/api?q=olives\"},"
+	    "\"response\":{\"status\":503,\"body\":\"busy\"},\"variant\":\"flaky-search\"}]");
+	const char *req = "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\","
+	                  "\"content\":\"Tell me about olives\"}]}";
+	struct model_gateway_answer a;
+	size_t calls[3] = {0};
+	json_t *j, *msg;
+
+	resolve(m, NULL, "POST", CHAT, req, calls, 1, &a);
+	j = S(a.body);
+	msg = json_object_get(json_array_get(json_object_get(j, "choices"), 0), "message");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(json_array_get(json_object_get(msg, "tool_calls"), 0), "function"),
+	        "arguments")),
+	    "{\"q\":\"olives\"}");
+	assert_json(json_object_get(j, "usage"),
+	            "{\"prompt_tokens\":5,\"completion_tokens\":5,\"total_tokens\":10}");
+	json_decref(j);
+	model_gateway_answer_clear(&a);
+	resolve(m, NULL, "GET", "https://search.example/api?q=olives", NULL, calls, 0, &a);
+	ck_assert_str_eq(a.body, "{\"hits\":[\"Olea europaea is a tree of the Mediterranean.\"]}");
+	model_gateway_answer_clear(&a);
+	resolve(m, "flaky-search", "GET", "https://search.example/api?q=olives", NULL, calls, 0,
+	        &a);
+	ck_assert_int_eq(a.status, 503);
+	model_gateway_answer_clear(&a);
+	resolve(m, NULL, "POST", CHAT, req, calls, 2, &a);
+	ck_assert_str_eq(answered(&a), "Olives are the fruit of Olea europaea.");
+	model_gateway_answer_clear(&a);
+	resolve(m, NULL, "POST", CHAT,
+	        "{\"model\":\"gpt-4o-mini\",\"stream\":true,\"messages\":[]}", calls, 2, &a);
+	ck_assert_str_eq(
+	    a.body,
+	    "data: {\"id\":\"chatcmpl-olivares-2\",\"object\":\"chat.completion.chunk\","
+	    "\"created\":1704067200,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,"
+	    "\"delta\":{\"role\":\"assistant\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+	    "data: {\"id\":\"chatcmpl-olivares-2\",\"object\":\"chat.completion.chunk\","
+	    "\"created\":1704067200,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,"
+	    "\"delta\":{\"content\":\"Olives are the fruit of Olea europaea.\"},\"logprobs\":"
+	    "null,\"finish_reason\":null}]}\n\n"
+	    "data: {\"id\":\"chatcmpl-olivares-2\",\"object\":\"chat.completion.chunk\","
+	    "\"created\":1704067200,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,"
+	    "\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\"}]}\n\n"
+	    "data: [DONE]\n\n");
+	ck_assert_uint_eq(calls[0], 3);
+	model_gateway_answer_clear(&a);
+	json_decref(m);
+}
+END_TEST
+
 /* ---- the trace ----------------------------------------------------------------- */
 
 START_TEST(test_trace_refused)
@@ -1145,8 +1214,13 @@ Suite *unit_suite(void)
 	                              test_ambiguity,
 	                              NULL};
 	const TTest *const http[] = {test_http_match, test_sequence, test_miss, NULL};
-	const TTest *const llm[] = {test_llm_match,   test_last_user_message, test_llm_near_miss,
-	                            test_chat_answer, test_chat_stream,       NULL};
+	const TTest *const llm[] = {test_llm_match,
+	                            test_last_user_message,
+	                            test_llm_near_miss,
+	                            test_chat_answer,
+	                            test_chat_stream,
+	                            test_example_loop,
+	                            NULL};
 	const TTest *const trace[] = {test_trace_refused, test_trace_check, NULL};
 	Suite *s = suite_create("http_mock");
 

@@ -546,6 +546,26 @@ int model_http_mock_check(struct model_check *c, json_t *item, const char *prefi
 	return 0;
 }
 
+int model_http_mock_spec_check(json_t *item, struct model_error *err)
+{
+	static const char *const spec_fields[] = {"http",    "llm",      "response", "sequence",
+	                                          "variant", "delay_ms", NULL};
+	struct model_check c;
+	json_t *norm = NULL;
+
+	memset(&c, 0, sizeof(c));
+	c.err = err;
+	if (!json_is_object(item) ||
+	    (!json_object_get(item, "http") && !json_object_get(item, "llm")))
+		return model_error_set(err, MODEL_E_MALFORMED, "mock",
+		                       "mock must be an object with http or llm");
+	if (model_check_keys(&c, item, "mock", spec_fields) ||
+	    model_http_mock_check(&c, item, "mock", &norm))
+		return -1;
+	json_decref(norm);
+	return model_check_done(&c);
+}
+
 /* ---- precedence and ambiguity ----------------------------------------------- */
 
 /* A body condition's rank: 3 exact, 2 json_subset or regex, 1 none. */

@@ -119,6 +119,16 @@ int model_http_is_chat_path(const char *url);
 int model_http_mock_check(struct model_check *c, json_t *item, const char *prefix, json_t **out);
 
 /**
+ * For a reader of a run spec (the runner): 0 when item is an http or llm
+ * mock as a scenario's normalized mocks hold it (model_http_mock_check
+ * finds nothing to refuse; members: http or llm, response or sequence,
+ * variant, delay_ms, whose values are the caller's to check), else -1
+ * with *err (field paths below "mock", e.g. "mock.http.url"; err may be
+ * NULL). Ambiguity between mocks is not checked here.
+ */
+int model_http_mock_spec_check(json_t *item, struct model_error *err);
+
+/**
  * Refuse (invalid, field "mocks[j]", j the later of the first pair in
  * document order) two http mocks, or two llm mocks, of normalized mocks
  * (borrowed) that could answer one request with equal precedence: for

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/buf.h"
 #include "model/error.h"
 #include "model/http_mock.h"
 #include "model/mock.h"
@@ -311,6 +312,23 @@ START_TEST(test_limits)
 	         big);
 	refused(buf, MODEL_E_LIMIT, "mocks[0].http.body.regex", "at most 1024 bytes");
 	free(big);
+	/* mocks of every kind count against the scenario's 1000 */
+	{
+		struct model_buf mb;
+		size_t i;
+
+		model_buf_init(&mb, 1 << 20);
+		model_buf_must_fit(model_buf_adds(&mb, "["));
+		for (i = 0; i < 1001; i++)
+			model_buf_must_fit(model_buf_printf(
+			    &mb,
+			    "%s{\"http\":{\"method\":\"GET\",\"url\":\"http://h/%zu\"},"
+			    "\"response\":{}}",
+			    i ? "," : "", i));
+		model_buf_must_fit(model_buf_adds(&mb, "]"));
+		refused(mb.data, MODEL_E_LIMIT, "mocks", "at most 1000");
+		model_buf_release(&mb);
+	}
 	big = unit_rep('a', 33);
 	snprintf(buf, 20000, H("{\"method\":\"%s\",\"url\":\"http://h/\"}", "{}"), big);
 	refused(buf, MODEL_E_LIMIT, "mocks[0].http.method", NULL);
@@ -406,6 +424,32 @@ START_TEST(test_ambiguity)
 	/* the later of the first pair, with the earlier one named */
 	refused("[" P(",\"body\":\"a\"") "," P("") "," P(",\"body\":\"b\"") "," P("") "]",
 	        MODEL_E_INVALID, "mocks[3]", "as mocks[1]");
+}
+END_TEST
+
+START_TEST(test_spec_check)
+{
+	json_t *m = accepted("[{\"http\":" GET ",\"response\":{\"json\":1},\"variant\":\"v\","
+	                     "\"delay_ms\":3},{\"llm\":{},\"sequence\":[{\"content\":\"a\"}]}]");
+	struct model_error e;
+	json_t *bad;
+
+	/* what a scenario stores passes the runner's check */
+	ck_assert_int_eq(model_http_mock_spec_check(json_array_get(m, 0), &e), 0);
+	ck_assert_int_eq(model_http_mock_spec_check(json_array_get(m, 1), &e), 0);
+	json_decref(m);
+	bad = S("{\"http\":{\"method\":\"GET\",\"url\":\"ftp://h/\"},\"response\":{}}");
+	ck_assert_int_eq(model_http_mock_spec_check(bad, &e), -1);
+	ck_assert_str_eq(e.field, "mock.http.url");
+	json_decref(bad);
+	bad = S("{\"http\":" GET ",\"response\":{},\"resource\":\"r\"}");
+	ck_assert_int_eq(model_http_mock_spec_check(bad, &e), -1);
+	ck_assert_str_eq(e.field, "mock.resource");
+	json_decref(bad);
+	bad = S("{\"resource\":\"r\",\"response\":\"R\"}");
+	ck_assert_int_eq(model_http_mock_spec_check(bad, &e), -1);
+	ck_assert_int_eq(e.code, MODEL_E_MALFORMED);
+	json_decref(bad);
 }
 END_TEST
 
@@ -1206,13 +1250,9 @@ END_TEST
 
 Suite *unit_suite(void)
 {
-	const TTest *const check[] = {test_normalized,
-	                              test_url_normalize,
-	                              test_field_errors,
-	                              test_limits,
-	                              test_bad_regex,
-	                              test_ambiguity,
-	                              NULL};
+	const TTest *const check[] = {
+	    test_normalized, test_url_normalize, test_field_errors, test_limits,
+	    test_bad_regex,  test_ambiguity,     test_spec_check,   NULL};
 	const TTest *const http[] = {test_http_match, test_sequence, test_miss, NULL};
 	const TTest *const llm[] = {test_llm_match,
 	                            test_last_user_message,

@@ -177,8 +177,10 @@ struct model_gateway_answer {
  * calls[] holds, per mock (indexed like mocks), how many requests it
  * answered before in the run: the winner's count picks its sequence item
  * and is incremented here (calls may be NULL: every call is the first).
- * seq is the run's counter of chat answers, for their ids
- * ("chatcmpl-olivares-<seq>", "call_olivares_<seq>_<i>").
+ * seq is a number the caller gives the request, used as is in a chat
+ * answer's ids ("chatcmpl-olivares-<seq>", "call_olivares_<seq>_<i>"): a
+ * per-run counter (the request's 1-based number in the run, say) keeps
+ * them distinct and the same from one run to the next.
  *
  * Order: a chat request tries the llm mocks first; then the http mocks;
  * else a miss: status 404, Content-Type text/plain; charset=utf-8, body

@@ -1156,6 +1156,47 @@ START_TEST(test_trace_refused)
 }
 END_TEST
 
+/* What a gateway may be sent: an overlong url, bytes that are not UTF-8.
+ * The trace entry stays JSON text inside its bounds and passes the check. */
+START_TEST(test_trace_bounds)
+{
+	json_t *m = accepted("[{\"http\":{\"method\":\"GET\",\"url\":\"http://h/\"},"
+	                     "\"response\":{}}]"),
+	       *t;
+	struct model_gateway_answer a;
+	struct model_reason why;
+	char *url = malloc(9100);
+	size_t misses;
+
+	memcpy(url, "http://h/", 9);
+	memset(url + 9, 'a', 9000);
+	/* a 2-byte character across the cut */
+	memcpy(url + 8191, "\xc3\xa9", 2);
+	url[9009] = '\0';
+	resolve(m, NULL, "GET", url, NULL, NULL, 0, &a);
+	ck_assert_int_eq(a.hit, 0);
+	ck_assert_uint_eq(a.body_len, strlen("[[mock-miss:GET ]]") + 9009);
+	t = json_object_get(json_object_get(a.trace, "http"), "url");
+	ck_assert_uint_eq(json_string_length(t), 8191);
+	ck_assert(json_is_true(json_object_get(a.trace, "truncated")));
+	json_object_set_new(a.trace, "duration_us", json_integer(1));
+	t = json_pack("[O]", a.trace);
+	ck_assert_int_eq(model_trace_check(t, 1, &misses, &why), 0);
+	json_decref(t);
+	model_gateway_answer_clear(&a);
+	free(url);
+
+	resolve(m, NULL, "GET", "http://h/\xff", NULL, NULL, 0, &a);
+	ck_assert_int_eq(a.hit, 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(a.trace, "http"), "url")),
+	    "(not UTF-8)");
+	ck_assert_str_eq(a.body, "[[mock-miss:GET http://h/\xff]]");
+	model_gateway_answer_clear(&a);
+	json_decref(m);
+}
+END_TEST
+
 static void trace_ok(const char *text, size_t want_misses)
 {
 	json_t *t = S(text);
@@ -1261,7 +1302,8 @@ Suite *unit_suite(void)
 	                            test_chat_stream,
 	                            test_example_loop,
 	                            NULL};
-	const TTest *const trace[] = {test_trace_refused, test_trace_check, NULL};
+	const TTest *const trace[] = {test_trace_refused, test_trace_bounds, test_trace_check,
+	                              NULL};
 	Suite *s = suite_create("http_mock");
 
 	unit_tcase(s, "check", check);

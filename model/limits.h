@@ -52,6 +52,20 @@
 #define MODEL_MAX_STEP_REQUESTS 100
 /* a near miss's "expected"/"got" values, as compact JSON, at most */
 #define MODEL_NEAR_MISS_VALUE_BYTES 1024
+/* HTTP and chat mocks (model/http_mock.h): a method's name; a url, and
+ * the url a trace records (cut there); a response's headers, their count
+ * and each name plus value; a body regex (compiled at validation: a bound
+ * keeps that cheap); a chat mock's model name and its tool calls per
+ * answer. Bodies, texts and JSON values are bounded by
+ * MODEL_MAX_RESPONSE_BYTES each, and the scenario as a whole by
+ * MODEL_MAX_REQUEST_BYTES. */
+#define MODEL_MAX_HTTP_METHOD_BYTES 32
+#define MODEL_MAX_HTTP_URL_BYTES 8192
+#define MODEL_MAX_HTTP_HEADERS 64
+#define MODEL_MAX_HTTP_HEADER_BYTES 8192
+#define MODEL_MAX_HTTP_REGEX_BYTES 1024
+#define MODEL_MAX_LLM_MODEL_BYTES 256
+#define MODEL_MAX_LLM_TOOL_CALLS 16
 
 /* project bounds on the store's other text fields (sql/), in bytes of UTF-8,
  * checked before anything is written */

@@ -428,9 +428,7 @@ static long nearest_text(json_t *mocks, const char *variant, const char *key, co
 	return best;
 }
 
-/* Fill near (an object) with offset, request_has, mock_has and why of
- * request r against mock text m. */
-static void text_diff(json_t *near, const char *r, size_t rn, const char *m, size_t mn)
+void model_mock_text_diff(json_t *near, const char *r, size_t rn, const char *m, size_t mn)
 {
 	char a[96], b[96], why[256];
 	size_t off = first_diff(r, rn, m, mn);
@@ -454,7 +452,8 @@ json_t *model_mock_near_miss_resource(json_t *mocks, const char *variant, const 
 		return NULL;
 	res = json_object_get(json_array_get(mocks, (size_t)i), "resource");
 	near = json_pack("{s:I, s:O}", "mock", (json_int_t)i, "resource", res);
-	text_diff(near, input, input_len, json_string_value(res), json_string_length(res));
+	model_mock_text_diff(near, input, input_len, json_string_value(res),
+	                     json_string_length(res));
 	return near;
 }
 
@@ -530,9 +529,7 @@ static json_t *shown_value(json_t *v)
 	return n > 0 && n <= MODEL_NEAR_MISS_VALUE_BYTES ? json_incref(v) : NULL;
 }
 
-/* The first difference of call against want under subset/exact, walking
- * sorted keys: 1 with near filled (path, why, expected?, got?), else 0. */
-static int args_diff(json_t *want, json_t *call, int subset, const char *path, json_t *near)
+int model_mock_args_diff(json_t *want, json_t *call, int subset, const char *path, json_t *near)
 {
 	const char **keys;
 	size_t n, i;
@@ -563,7 +560,7 @@ static int args_diff(json_t *want, json_t *call, int subset, const char *path, j
 				json_object_set_new(near, "expected", x);
 			found = 1;
 		} else {
-			found = args_diff(w, g, subset, p, near);
+			found = model_mock_args_diff(w, g, subset, p, near);
 		}
 		free(p);
 	}
@@ -645,7 +642,7 @@ json_t *model_mock_near_miss_tool(json_t *mocks, const char *variant, const char
 		near = json_pack("{s:I, s:s, s:s}", "mock", (json_int_t)best, "tool", tool, "match",
 		                 subset ? "subset" : "exact");
 		margs = json_object_get(m, "args");
-		if (!args_diff(margs ? margs : args, args, subset, "$", near)) {
+		if (!model_mock_args_diff(margs ? margs : args, args, subset, "$", near)) {
 			/* matched after all (an unvalidated mock): say so plainly */
 			json_object_set_new(near, "path", json_string("$"));
 			json_object_set_new(near, "why", json_string("different value"));
@@ -659,7 +656,7 @@ json_t *model_mock_near_miss_tool(json_t *mocks, const char *variant, const char
 		return NULL;
 	t = json_object_get(json_array_get(mocks, (size_t)best), "tool");
 	near = json_pack("{s:I, s:O}", "mock", (json_int_t)best, "tool", t);
-	text_diff(near, tool, tl, json_string_value(t), json_string_length(t));
+	model_mock_text_diff(near, tool, tl, json_string_value(t), json_string_length(t));
 	json_object_set_new(near, "why", json_string("no mock for this tool"));
 	return near;
 }
@@ -726,11 +723,51 @@ static int index_ok(json_t *v, size_t n_mocks)
 	       (unsigned long long)json_integer_value(v) < (unsigned long long)n_mocks;
 }
 
+/* The members only an http entry has (model/mock.h's trace comment):
+ * http {method, url} strings, status, llm, refused, egress; resource,
+ * tool, args and error never. hit and mock are checked by the caller. */
+static int http_entry_check(json_t *e, size_t i, struct model_reason *why)
+{
+	json_t *h = json_object_get(e, "http"), *st = json_object_get(e, "status");
+	json_t *hit = json_object_get(e, "hit"), *v;
+
+	if (!json_is_object(h) || json_object_size(h) != 2 ||
+	    !json_is_string(json_object_get(h, "method")) ||
+	    !json_is_string(json_object_get(h, "url")))
+		return model_reason_set(why, "trace[%zu].http must be {method, url}, two strings",
+		                        i);
+	if (json_object_get(e, "resource") || json_object_get(e, "tool") ||
+	    json_object_get(e, "args") || json_object_get(e, "error"))
+		return model_reason_set(why, "trace[%zu] has http and a resource or tool member",
+		                        i);
+	v = json_object_get(e, "refused");
+	if (v && (!json_is_string(v) || !json_is_false(hit) || json_object_get(e, "near_miss") ||
+	          json_object_get(e, "llm") || json_object_get(e, "egress")))
+		return model_reason_set(why,
+		                        "trace[%zu].refused must be a string, on a miss without "
+		                        "near_miss, llm or egress",
+		                        i);
+	/* a refused request may have been closed without an answer */
+	if ((st || !v) &&
+	    (!json_is_integer(st) || json_integer_value(st) < 100 || json_integer_value(st) > 599))
+		return model_reason_set(why, "trace[%zu].status must be an HTTP status", i);
+	v = json_object_get(e, "llm");
+	if (v && (!json_is_true(v) || !json_is_true(hit)))
+		return model_reason_set(why, "trace[%zu].llm must be true, on a hit", i);
+	v = json_object_get(e, "egress");
+	if (v && (!json_is_object(v) || !json_is_false(hit) || json_object_get(e, "near_miss")))
+		return model_reason_set(why,
+		                        "trace[%zu].egress must be an object, on a miss without "
+		                        "near_miss",
+		                        i);
+	return 0;
+}
+
 int model_trace_check(json_t *trace, size_t n_mocks, size_t *misses, struct model_reason *why)
 {
-	static const char *const allowed[] = {"resource",  "tool",        "args",      "hit",
-	                                      "mock",      "duration_us", "near_miss", "error",
-	                                      "truncated", NULL};
+	static const char *const allowed[] = {
+	    "resource",  "tool", "args",   "hit", "mock",    "duration_us", "near_miss", "error",
+	    "truncated", "http", "status", "llm", "refused", "egress",      NULL};
 	const char *k;
 	json_t *e, *v, *hit, *mock, *near, *dur;
 	size_t i, j;
@@ -752,10 +789,18 @@ int model_trace_check(json_t *trace, size_t n_mocks, size_t *misses, struct mode
 			if (!allowed[j])
 				return model_reason_set(why, "trace[%zu] has an unknown key", i);
 		}
-		if (!json_is_string(json_object_get(e, "resource")) ==
-		    !json_is_string(json_object_get(e, "tool")))
-			return model_reason_set(why, "trace[%zu] needs one of resource and tool",
-			                        i);
+		if (json_object_get(e, "http")) {
+			if (http_entry_check(e, i, why))
+				return -1;
+		} else if (!json_is_string(json_object_get(e, "resource")) ==
+		           !json_is_string(json_object_get(e, "tool"))) {
+			return model_reason_set(
+			    why, "trace[%zu] needs one of resource, tool and http", i);
+		} else if (json_object_get(e, "status") || json_object_get(e, "llm") ||
+		           json_object_get(e, "refused") || json_object_get(e, "egress")) {
+			return model_reason_set(
+			    why, "trace[%zu] has a member of an http entry without http", i);
+		}
 		v = json_object_get(e, "args");
 		if (json_object_get(e, "resource") ? v != NULL
 		                                   : (v && !json_is_object(v) && !json_is_null(v)))
@@ -786,7 +831,9 @@ int model_trace_check(json_t *trace, size_t n_mocks, size_t *misses, struct mode
 		v = json_object_get(e, "truncated");
 		if (v && !json_is_boolean(v))
 			return model_reason_set(why, "trace[%zu].truncated must be a boolean", i);
-		if (json_is_false(hit))
+		/* a request passed to the allow-listed egress was answered by
+		 * the outside, not missed */
+		if (json_is_false(hit) && !json_object_get(e, "egress"))
 			(*misses)++;
 	}
 	return 0;

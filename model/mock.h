@@ -109,6 +109,18 @@ json_t *model_mock_near_miss_resource(json_t *mocks, const char *variant, const 
 json_t *model_mock_near_miss_tool(json_t *mocks, const char *variant, const char *tool,
                                   json_t *args);
 
+/** The first difference of request text r (rn bytes) against mock text m
+ * (mn bytes), as model_mock_near_miss_resource gives it: "offset",
+ * "request_has", "mock_has" and "why" set in near (an object, borrowed;
+ * members of those names are replaced). */
+void model_mock_text_diff(json_t *near, const char *r, size_t rn, const char *m, size_t mn);
+
+/** The first difference of call against want (both borrowed) under the
+ * exact (subset 0) or subset rule, as model_mock_near_miss_tool gives it:
+ * 1 with "path" (below path, e.g. "$"), "why", "expected"? and "got"? set
+ * in near; 0 when call matches want. */
+int model_mock_args_diff(json_t *want, json_t *call, int subset, const char *path, json_t *near);
+
 /** What is at s[off] (n bytes in all, off <= n) in words, into buf:
  * "end of text", "CR (U+000D)", "LF (U+000A)", "TAB (U+0009)", "SPACE
  * (U+0020)", "'x' (U+0078)", "NO-BREAK SPACE (U+00A0)" and the other
@@ -123,6 +135,9 @@ void model_mock_describe_char(const char *s, size_t n, size_t off, char *buf, si
  *    "near_miss"?: object or null}
  *   {"tool": T, "args": object or null, "hit": bool, "mock": index or null,
  *    "duration_us": N, "error"?: true, "near_miss"?: object or null}
+ *   {"http": {"method": M, "url": U}, "status": S, "hit": bool, "mock": index
+ *    or null, "duration_us": N, "llm"?: true, "near_miss"?: object or null,
+ *    "refused"?: reason, "egress"?: object, "truncated"?: true}
  * "mock" is the answering mock's position in the scenario's mocks (null on
  * a miss); "near_miss" (a miss only) is model_mock_near_miss_resource or
  * _tool, null when no mock applied; "error" is true when an error mock
@@ -130,7 +145,16 @@ void model_mock_describe_char(const char *s, size_t n, size_t off, char *buf, si
  * sent, the mock's delay_ms included, integer microseconds rounded up. R
  * over MODEL_MAX_RESOURCE_BYTES and T over MODEL_MAX_TOOL_BYTES are cut at
  * a UTF-8 character boundary, args over MODEL_MAX_RESPONSE_BYTES (compact
- * JSON) become null; "truncated": true then says so. */
+ * JSON) become null; "truncated": true then says so.
+ * An http entry is a request the run's gateway answered (model/http_mock.h):
+ * its method and url (normalized when it could be; cut at
+ * MODEL_MAX_HTTP_METHOD_BYTES and MODEL_MAX_HTTP_URL_BYTES), the status
+ * answered, "llm": true when a chat mock answered, "near_miss" on a miss
+ * (model_http_near_miss or model_llm_near_miss); "refused" (a miss, no
+ * near_miss) a request the gateway refused before any mock was tried, whose
+ * status is absent when it answered none; "egress" (hit false, no
+ * near_miss) a request passed to the allow-listed egress, which is not a
+ * miss. */
 
 /** The trace entry of a resource request (input, len bytes) that hit
  * mocks[mock] or missed (hit 0: the near miss is computed here). A new
@@ -146,11 +170,16 @@ json_t *model_trace_tool(json_t *mocks, const char *variant, const char *tool, j
 /**
  * Check a trace a runner reported (the shape above; n_mocks the spec's
  * mocks): an array of at most MODEL_MAX_STEP_REQUESTS entries, each with
- * exactly one of resource/tool (a string), hit a boolean, mock an integer
- * in [0, n_mocks) on a hit and null on a miss, duration_us an integer
- * >= 0, near_miss absent, null or an object (a miss only) whose "mock" is
- * in [0, n_mocks), no other key. *misses is the number of entries that
- * missed. Returns 0, or -1 with *why filled.
+ * exactly one of resource/tool (a string) or http ({method, url}, two
+ * strings), hit a boolean, mock an integer in [0, n_mocks) on a hit and
+ * null on a miss, duration_us an integer >= 0, near_miss absent, null or
+ * an object (a miss only) whose "mock" is in [0, n_mocks); an http entry's
+ * status an integer 100..599 (optional when refused), llm true on a hit,
+ * refused a string on a miss without near_miss, llm or egress, egress an
+ * object on a miss without near_miss; status, llm, refused and egress only
+ * with http, args and error never; no other key. *misses is the number
+ * of entries that missed (egress entries are not misses). Returns 0, or
+ * -1 with *why filled.
  */
 int model_trace_check(json_t *trace, size_t n_mocks, size_t *misses, struct model_reason *why);
 

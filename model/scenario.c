@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "http_mock.h"
 #include "limits.h"
 #include "mock.h"
 #include "text.h"
@@ -46,10 +47,13 @@ static int check_string(struct model_check *c, json_t *v, const char *path, size
 static const char *const top_fields[] = {"name",  "description", "subject_kind",
                                          "steps", "mocks",       NULL};
 static const char *const step_fields[] = {"key", "input", NULL};
-static const char *const mock_fields[] = {"resource", "response", "variant",  "delay_ms", "tool",
-                                          "args",     "match",    "sequence", "error",    NULL};
-/* the members a resource mock may not have (they are a tool mock's) */
-static const char *const tool_only_fields[] = {"args", "match", "sequence", "error", NULL};
+static const char *const mock_fields[] = {"resource", "response", "variant", "delay_ms",
+                                          "tool",     "args",     "match",   "sequence",
+                                          "error",    "http",     "llm",     NULL};
+/* the members a resource mock may not have (they are a tool mock's, or an
+ * http or llm mock's) */
+static const char *const tool_only_fields[] = {"args", "match", "sequence", "error",
+                                               "http", "llm",   NULL};
 
 /*
  * A mock's "delay_ms": an integer in [0, MODEL_MAX_MOCK_DELAY_MS]. Anything
@@ -285,6 +289,12 @@ static int check_tool_mock(struct model_check *c, json_t *item, const char *pref
 	size_t i, n;
 
 	*out = NULL;
+	if (json_object_get(item, "http") || json_object_get(item, "llm")) {
+		snprintf(path, sizeof(path), "%s.%s", prefix,
+		         json_object_get(item, "http") ? "http" : "llm");
+		return model_check_malformed(
+		    c, path, "%s: a mock has one of resource, tool, http and llm", path);
+	}
 	if (json_object_get(item, "resource")) {
 		snprintf(path, sizeof(path), "%s.resource", prefix);
 		return model_check_malformed(c, path,
@@ -446,6 +456,11 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 				goto out;
 			goto common;
 		}
+		if (json_object_get(item, "http") || json_object_get(item, "llm")) {
+			if (model_http_mock_check(c, item, prefix, &norm))
+				goto out;
+			goto common;
+		}
 		for (k = 0; tool_only_fields[k]; k++) {
 			if (!json_object_get(item, tool_only_fields[k]))
 				continue;
@@ -498,6 +513,7 @@ static int check_mocks(struct model_check *c, json_t *mocks, json_t *out)
 	}
 	check_mock_duplicates(c, out);
 	check_tool_ambiguity(c, out);
+	model_http_mocks_check_ambiguity(c, out);
 	ret = 0;
 out:
 	json_decref(sres);

@@ -14,7 +14,10 @@
  *               "variant": string (1..64 bytes) or null/absent,
  *               "delay_ms": integer 0..60000 (MODEL_MAX_MOCK_DELAY_MS), default 0}
  *              or a tool mock (model/mock.h): {"tool", "args"?, "match"?,
- *               "response" | "sequence" | "error", "variant"?, "delay_ms"?}]
+ *               "response" | "sequence" | "error", "variant"?, "delay_ms"?}
+ *              or an http or llm mock (model/http_mock.h, whose errors and
+ *               normalized shapes are there): {"http" | "llm", "response" |
+ *               "sequence", "variant"?, "delay_ms"?}]
  *             (<= 1000 items, default [])}
  * A tool mock's errors: tool not a string, args not an object, match not a
  * string, sequence not an array, none or two of response/sequence/error,

@@ -790,6 +790,34 @@ START_TEST(test_llm_match)
 }
 END_TEST
 
+START_TEST(test_llm_messages_exact)
+{
+	json_t *m = accepted("[{\"llm\":{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+	                     "\"match\":\"exact\"},\"response\":{\"content\":\"exact\"}}]");
+	struct model_gateway_answer a;
+
+	chat(m, NULL, CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", &a);
+	ck_assert_str_eq(answered(&a), "exact");
+	model_gateway_answer_clear(&a);
+	/* content parts are their text here too */
+	chat(m, NULL, CHAT,
+	     "{\"messages\":[{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"role\":"
+	     "\"user\"}]}",
+	     &a);
+	ck_assert_str_eq(answered(&a), "exact");
+	model_gateway_answer_clear(&a);
+	/* exact: an extra key is a difference */
+	chat(m, NULL, CHAT,
+	     "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"name\":\"u\"}]}", &a);
+	ck_assert_str_eq(answered(&a), "(miss)");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(a.trace, "near_miss"), "why")),
+	    "extra key");
+	model_gateway_answer_clear(&a);
+	json_decref(m);
+}
+END_TEST
+
 START_TEST(test_last_user_message)
 {
 	json_t *r = S("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\","
@@ -1295,13 +1323,9 @@ Suite *unit_suite(void)
 	    test_normalized, test_url_normalize, test_field_errors, test_limits,
 	    test_bad_regex,  test_ambiguity,     test_spec_check,   NULL};
 	const TTest *const http[] = {test_http_match, test_sequence, test_miss, NULL};
-	const TTest *const llm[] = {test_llm_match,
-	                            test_last_user_message,
-	                            test_llm_near_miss,
-	                            test_chat_answer,
-	                            test_chat_stream,
-	                            test_example_loop,
-	                            NULL};
+	const TTest *const llm[] = {
+	    test_llm_match,   test_llm_messages_exact, test_last_user_message, test_llm_near_miss,
+	    test_chat_answer, test_chat_stream,        test_example_loop,      NULL};
 	const TTest *const trace[] = {test_trace_refused, test_trace_bounds, test_trace_check,
 	                              NULL};
 	Suite *s = suite_create("http_mock");

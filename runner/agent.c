@@ -30,6 +30,7 @@
 #include "model/scenario.h"
 #include "runner/agent.h"
 #include "runner/backend.h"
+#include "runner/gateway_run.h"
 
 long long runner_now_ms(void)
 {
@@ -162,9 +163,9 @@ static void drain_err(struct drive *d)
  * ends the wait with WAIT_OK. The deadline wins when both have come. */
 static enum wait_end wait_fd_until(struct drive *d, int fd, short ev, long long until_ms)
 {
-	struct pollfd p[2];
+	struct pollfd p[3];
 	long long now, left;
-	nfds_t n;
+	nfds_t n, gw = 0;
 	int r;
 
 	for (;;) {
@@ -187,19 +188,30 @@ static enum wait_end wait_fd_until(struct drive *d, int fd, short ev, long long 
 		p[0].events = ev;
 		p[0].revents = 0;
 		n = 1;
-		if (d->io && d->io->err_fd >= 0) {
-			p[1].fd = d->io->err_fd;
-			p[1].events = POLLIN;
-			p[1].revents = 0;
-			n = 2;
+		/* the log (p[1], -1 when closed: poll skips it) and the
+		 * gateway's lines, drained as they come so that neither
+		 * writer ever waits on the runner */
+		p[1].fd = d->io ? d->io->err_fd : -1;
+		p[1].events = POLLIN;
+		p[1].revents = 0;
+		n = 2;
+		gw = 0;
+		if (d->io && runner_gateway_run_fd(d->io->gateway) >= 0) {
+			gw = n;
+			p[gw].fd = runner_gateway_run_fd(d->io->gateway);
+			p[gw].events = POLLIN;
+			p[gw].revents = 0;
+			n++;
 		}
 		r = poll(p, n, (int)left);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return WAIT_ERROR;
-		if (n == 2 && p[1].revents)
+		if (p[1].revents)
 			drain_err(d);
+		if (gw && p[gw].revents)
+			runner_gateway_run_drain(d->io->gateway);
 		if (fd >= 0 && (p[0].revents & (ev | POLLHUP | POLLERR | POLLNVAL)))
 			return WAIT_OK;
 	}
@@ -401,6 +413,17 @@ static void err_excerpt(struct drive *d, char *buf, size_t n)
 	excerpt(io->err, io->err_len, RUNNER_AGENT_ERR_SHOWN, buf, n);
 }
 
+/* The gateway's requests answered so far join the step's trace (before
+ * the next entry, so the trace keeps the order they came in), and a miss
+ * among them makes the step one. Returns 0, or -1 when the step asked for
+ * more than RUNNER_AGENT_MAX_REQUESTS. */
+static int gateway_take(struct drive *d, int *missed)
+{
+	if (!d->io || !d->io->gateway)
+		return 0;
+	return runner_gateway_run_take(d->io->gateway, d->trace, missed, NULL);
+}
+
 /*
  * The step failed because of the agent (or the clock): write its line with
  * the marker, count it, fail the run. Returns -1 always (the run failed).
@@ -421,6 +444,7 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	 * is not the step's */
 	long long duration_us =
 	    d->outcome_us >= 0 ? d->outcome_us : runner_step_us(d->step_start_ns);
+	int missed = 0;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
@@ -429,9 +453,11 @@ static int agent_error(struct drive *d, FILE *out, size_t seq, json_t *step,
 	snprintf(marker, sizeof(marker), "[[agent-error:%s]]", why);
 	output = json_string(marker);
 	sum->status = "failed";
-	/* the log so far comes before the step's line */
+	/* the log so far comes before the step's line, and the gateway's
+	 * requests go into its trace */
 	if (d->io)
 		log_emit(d->io, 1);
+	gateway_take(d, &missed);
 	if (output &&
 	    write_step(out, seq, step, output, "agent_error", duration_us, d->trace) == 0) {
 		sum->steps_total++;
@@ -572,7 +598,8 @@ static enum wait_end tool_call(struct drive *d, json_t *msg, size_t seq, int *mi
 	}
 	if (seq_check(seqv, seq, err) != 0)
 		return WAIT_ERROR;
-	if (json_array_size(d->trace) >= RUNNER_AGENT_MAX_REQUESTS) {
+	if (gateway_take(d, missed) != 0 ||
+	    json_array_size(d->trace) >= RUNNER_AGENT_MAX_REQUESTS) {
 		runner_error_set(err, RUNNER_E_AGENT, "more than %d requests",
 		                 RUNNER_AGENT_MAX_REQUESTS);
 		return WAIT_ERROR;
@@ -704,6 +731,11 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			 * delay past the answer. */
 			if (bounds_reached(d, 1) != 0)
 				goto limit;
+			if (gateway_take(d, &missed) != 0) {
+				rc = agent_error(d, out, seq, step, sum, "more than %d requests",
+				                 RUNNER_AGENT_MAX_REQUESTS);
+				goto out;
+			}
 			drain_err(d);
 			if (d->io)
 				log_emit(d->io, 1);
@@ -775,7 +807,8 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 			rc = agent_error(d, out, seq, step, sum, "%s", err.message);
 			goto out;
 		}
-		if (json_array_size(d->trace) >= RUNNER_AGENT_MAX_REQUESTS) {
+		if (gateway_take(d, &missed) != 0 ||
+		    json_array_size(d->trace) >= RUNNER_AGENT_MAX_REQUESTS) {
 			rc = agent_error(d, out, seq, step, sum, "more than %d requests",
 			                 RUNNER_AGENT_MAX_REQUESTS);
 			goto out;

@@ -53,14 +53,20 @@ struct runner_spec {
 	const char *variant;
 	int unconfined;
 	/* OS-level backends (model/runspec.h): */
-	const char *agent;      /* absolute path, or NULL for the built-in mock agent */
-	const char *mock_agent; /* absolute path of olivares-agent-mock beside the runner */
-	const char *agent_exec; /* absolute path of olivares-agent-exec beside the runner
+	const char *agent;           /* absolute path, or NULL for the built-in mock agent */
+	const char *mock_agent;      /* absolute path of olivares-agent-mock beside the runner */
+	const char *agent_exec;      /* absolute path of olivares-agent-exec beside the runner
 	                         * (gvisor's first program in the container), or NULL */
-	const char *sdk_dir;    /* absolute path of the directory holding olivares_agent.py
+	const char *sdk_dir;         /* absolute path of the directory holding olivares_agent.py
 	                         * (the Python module for agents), bound read-only at
 	                         * RUNNER_SDK_JAIL_DIR, or NULL when none was found */
-	json_t *binds;          /* array of absolute host paths to bind read-only */
+	json_t *binds;               /* array of absolute host paths to bind read-only */
+	int gateway;                 /* the run has a gateway (runner/gateway_run.h): the
+	                         * spec asks for one, or a mock is an http or llm mock */
+	const char *gateway_program; /* absolute path of olivares-gateway beside the
+	                              * runner, or NULL when it was not found */
+	json_t *egress_allow;        /* the hosts the gateway may forward to (array of
+	                              * "host" or "host:port"), or NULL for none */
 	struct runner_limits limits;
 };
 
@@ -90,6 +96,11 @@ struct runner_summary {
 	 * runner_agent_shutdown_note(), runner/agent.h). It never changes
 	 * status or reason. */
 	char shutdown[RUNNER_SHUTDOWN_BYTES];
+	/* The run had a gateway (runner/gateway_run.h), and how many of its
+	 * requests the gateway forwarded outside the sandbox (the summary's
+	 * "egress_requests", written only with a gateway). */
+	int gateway;
+	long egress_requests;
 };
 
 /**
@@ -200,6 +211,9 @@ struct runner_agent_io {
 	long long log_dropped_sent;
 	long long log_emitted_ms; /* CLOCK_MONOTONIC ms of the last log line */
 	int log_on;
+	/* The run's gateway (runner/gateway_run.h), or NULL: its requests
+	 * join the step's trace as they come. */
+	struct runner_gateway_run *gateway;
 };
 
 /** runner_agent_drive() (runner/agent.h) with the extras of struct

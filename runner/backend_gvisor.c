@@ -128,6 +128,8 @@
 #include "runner/agent.h"
 #include "runner/backend.h"
 #include "runner/cgroup.h"
+#include "runner/gateway_env.h"
+#include "runner/gateway_run.h"
 #include "runner/gvisor_oci.h"
 #include "runner/interp.h"
 
@@ -177,6 +179,11 @@ struct gv {
 	/* The host tmpfs of /tmp is mounted at path[P_TMP] in the runner's
 	 * own mount namespace (tmp_mount, until tmp_detach). */
 	int tmp_mounted;
+	/* The run's gateway directory (runner/gateway_run.h), bound at
+	 * RUNNER_GATEWAY_JAIL_DIR, or NULL without a gateway: runsc then
+	 * runs with --host-uds=open, so that the sandbox's relay reaches the
+	 * gateway's socket there (agents/agent-exec.c). */
+	const char *gateway_dir;
 };
 
 enum { P_BUNDLE, P_ROOTFS, P_STATE, P_PIDFILE, P_TMP };
@@ -369,6 +376,8 @@ static int runsc_cmd(struct gv *g, const char *const *cmd, int in, int out, int 
 	snprintf(platform, sizeof(platform), "--platform=%s", gv_platform);
 	argv[k++] = platform;
 	argv[k++] = (char *)"--oci-seccomp";
+	if (g->gateway_dir)
+		argv[k++] = (char *)"--host-uds=open";
 	for (i = 0; cmd[i] && k + 1 < sizeof(argv) / sizeof(argv[0]); i++)
 		argv[k++] = (char *)cmd[i];
 	argv[k] = NULL;
@@ -604,7 +613,8 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	}
 	if (mount_point(g, agent, "/agent", err) != 0 ||
 	    mount_point(g, spec->agent_exec, "/agent-exec", err) != 0 ||
-	    (spec->sdk_dir && mount_point(g, spec->sdk_dir, RUNNER_SDK_JAIL_DIR, err) != 0))
+	    (spec->sdk_dir && mount_point(g, spec->sdk_dir, RUNNER_SDK_JAIL_DIR, err) != 0) ||
+	    (g->gateway_dir && mount_point(g, g->gateway_dir, RUNNER_GATEWAY_JAIL_DIR, err) != 0))
 		goto out;
 	snprintf(path, sizeof(path), "%s/proc", g->path[P_ROOTFS]);
 	if (mkdir(path, 0555) != 0)
@@ -612,7 +622,8 @@ static int bundle_fill(struct gv *g, const struct runner_spec *spec, const char 
 	snprintf(path, sizeof(path), "%s/tmp", g->path[P_ROOTFS]);
 	if (mkdir(path, 01777) != 0)
 		goto fail;
-	cfg = runner_gv_oci_config(spec, binds, agent, spec->agent_exec, g->path[P_TMP]);
+	cfg = runner_gv_oci_config(spec, binds, agent, spec->agent_exec, g->path[P_TMP],
+	                           g->gateway_dir);
 	snprintf(path, sizeof(path), "%s/config.json", g->path[P_BUNDLE]);
 	if (!cfg || json_dump_file(cfg, path, JSON_COMPACT) != 0) {
 		runner_error_set(err, RUNNER_E_SETUP, "cannot write the OCI config");
@@ -1351,15 +1362,17 @@ static int gv_teardown(void *ctx, long long grace_deadline_ms, int *killed,
 static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
 {
 	const char *agent = runner_agent_program(spec, "gvisor", sum);
+	struct runner_gateway_run gw;
 	struct runner_agent_io io;
 	struct runner_cgroup cg;
 	struct stat st;
 	struct gv g;
 	struct runner_error err;
 	long long deadline = now_ms() + spec->limits.wall_ms, start_deadline;
-	int rc = -1;
+	int rc = -1, lfd = -1;
 
 	memset(&io, 0, sizeof(io));
+	memset(&gw, 0, sizeof(gw));
 	if (!agent)
 		return -1;
 	if (stat(agent, &st) != 0 || !S_ISREG(st.st_mode) || access(agent, X_OK) != 0) {
@@ -1381,6 +1394,18 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s",
 		         err.message);
 		return -1;
+	}
+	/* The gateway serves before the sandbox exists: nothing reaches its
+	 * socket but the sandbox's relay. */
+	if (spec->gateway) {
+		if (runner_gateway_run_prepare(&gw, spec, &err) != 0 ||
+		    runner_gateway_run_listen_unix(&gw, &lfd, &err) != 0 ||
+		    runner_gateway_run_serve(&gw, lfd, deadline, &err) != 0) {
+			snprintf(sum->reason, sizeof(sum->reason),
+			         "gVisor sandbox not in place: %s", err.message);
+			goto out;
+		}
+		g.gateway_dir = gw.dir;
 	}
 	start_deadline = now_ms() + RUNNER_GV_START_MS;
 	if (start_deadline > deadline)
@@ -1410,11 +1435,15 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	io.ctx = &g;
 	io.check = runner_cgroup_poll;
 	io.check_ctx = &cg;
+	io.gateway = spec->gateway ? &gw : NULL;
 	rc = runner_agent_drive_ex(spec, g.to_agent, g.from_agent, deadline, out, sum, &io);
 out:
 	/* Done or failed: the agent gets its grace period to exit on EOF,
-	 * never past the run's deadline, then the sandbox is deleted. */
-	return runner_agent_teardown(spec, &io, deadline, rc, gv_teardown, &g, sum);
+	 * never past the run's deadline, then the sandbox is deleted, and
+	 * last the gateway stopped. */
+	rc = runner_agent_teardown(spec, &io, deadline, rc, gv_teardown, &g, sum);
+	runner_gateway_run_end(&gw, sum);
+	return rc;
 }
 
 const struct runner_backend runner_backend_gvisor = {

@@ -23,12 +23,10 @@
  * cgroup cannot be made fails closed. If it is not removed, left_behind
  * is set as for the jail.
  *
- * The whole run is bounded by a cgroup of its own (runner/cgroup.h),
- * made before the jail and removed after it: memory_mb for all of the
- * jail's processes together, and cpu_seconds of their CPU time, which
- * the driver reads while it waits for the agent (io.check); a run whose
- * cgroup cannot be made fails closed. If it is not removed, left_behind
- * is set as for the jail.
+ * A run with a gateway (runner/gateway_run.h) gets its directory and CA
+ * before the jail, and the jail's listening socket served from here once
+ * the jail stands; the gateway stops after the jail is gone, and a
+ * directory left behind sets left_behind.
  *
  * The runner process itself stays unfiltered here: it must keep wait4,
  * kill and poll, and it is the one process outside the jail; what it reads
@@ -40,6 +38,7 @@
 #include "runner/agent.h"
 #include "runner/backend.h"
 #include "runner/cgroup.h"
+#include "runner/gateway_run.h"
 #include "runner/interp.h"
 #include "runner/jail.h"
 
@@ -98,6 +97,7 @@ static int ns_destroy(void *ctx, long long grace_deadline_ms, int *killed,
 static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summary *sum)
 {
 	struct runner_agent_io io;
+	struct runner_gateway_run gw;
 	struct ns_run r;
 	const char *agent = runner_agent_program(spec, "namespaces", sum);
 	struct runner_error err, left;
@@ -113,15 +113,23 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		         err.message);
 		return -1;
 	}
-	if (runner_jail_start(spec, agent, &r.cg, &r.j, &err) != 0) {
-		if (runner_jail_destroy(&r.j, 0) != 0 || ns_cgroup_remove(&r.cg, &left) != 0)
+	memset(&gw, 0, sizeof(gw));
+	if (spec->gateway && runner_gateway_run_prepare(&gw, spec, &err) != 0) {
+		if (ns_cgroup_remove(&r.cg, &left) != 0)
 			sum->left_behind = 1;
-		snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s",
-		         err.message);
-		return -1;
+		goto gateway_failed;
+	}
+	if (runner_jail_start(spec, agent, spec->gateway ? gw.dir : NULL, &r.cg, &r.j, &err) != 0)
+		goto not_in_place;
+	if (spec->gateway) {
+		rc = runner_gateway_run_serve(&gw, r.j.gateway_fd, deadline, &err);
+		r.j.gateway_fd = -1;
+		if (rc != 0)
+			goto not_in_place;
 	}
 	sum->isolated = 1;
 	memset(&io, 0, sizeof(io));
+	io.gateway = spec->gateway ? &gw : NULL;
 	io.err_fd = r.j.err_agent;
 	io.exit_reason = runner_jail_agent_reason;
 	io.end_input = runner_jail_end_input;
@@ -131,7 +139,16 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 	rc = runner_agent_drive_ex(spec, r.j.to_agent, r.j.from_agent, deadline, out, sum, &io);
 	/* Done or failed: the agent gets its grace period to exit on EOF,
 	 * never past the run's deadline, then the whole jail is killed. */
-	return runner_agent_teardown(spec, &io, deadline, rc, ns_destroy, &r, sum);
+	rc = runner_agent_teardown(spec, &io, deadline, rc, ns_destroy, &r, sum);
+	runner_gateway_run_end(&gw, sum);
+	return rc;
+not_in_place:
+	if (runner_jail_destroy(&r.j, 0) != 0 || ns_cgroup_remove(&r.cg, &left) != 0)
+		sum->left_behind = 1;
+gateway_failed:
+	runner_gateway_run_end(&gw, sum);
+	snprintf(sum->reason, sizeof(sum->reason), "namespace jail not in place: %s", err.message);
+	return -1;
 }
 
 const struct runner_backend runner_backend_namespaces = {

@@ -52,12 +52,9 @@
 
 /* ---- where the jail finds it ------------------------------------------- */
 
-/* The agent's proxy, 127.0.0.1:RUNNER_GATEWAY_PORT inside its jail. */
-#define RUNNER_GATEWAY_PORT 3128
-/* The jail's directory of the gateway's files, and the CA certificate's
- * name in it (what SSL_CERT_FILE and the like point at). */
-#define RUNNER_GATEWAY_JAIL_DIR "/olivares/gateway"
-#define RUNNER_GATEWAY_CA_FILE "ca.pem"
+/* The agent's proxy, 127.0.0.1:RUNNER_GATEWAY_PORT inside its jail, and
+ * the jail's directory of the gateway's files: runner/gateway_env.h. */
+#include "runner/gateway_env.h"
 
 /* ---- bounds ------------------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 
 #include "runner/agent.h"
 #include "runner/gvisor_oci.h"
+#include "runner/gateway_env.h"
 #include "runner/limits.h"
 
 /* What the agent is refused inside the sandbox, with EPERM, by the OCI
@@ -96,10 +97,11 @@ json_int_t runner_gv_memory_limit(const struct runner_limits *l)
 /* config.json (OCI runtime spec 1.0) for spec, agent bound at /agent, the
  * host tmpfs at tmp (tmp_mount) bound writable at /tmp. */
 json_t *runner_gv_oci_config(const struct runner_spec *spec, json_t *binds, const char *agent,
-                             const char *exec, const char *tmp)
+                             const char *exec, const char *tmp, const char *gateway_dir)
 {
+	static const char *const gateway_env[] = {RUNNER_GATEWAY_ENV, NULL};
 	const struct runner_limits *l = &spec->limits;
-	json_t *cfg, *mounts;
+	json_t *cfg, *mounts, *env;
 	size_t i;
 
 	mounts = json_pack("[{s:s, s:s, s:s, s:[s,s,s]}, o]", "destination", "/proc", "type",
@@ -115,6 +117,8 @@ json_t *runner_gv_oci_config(const struct runner_spec *spec, json_t *binds, cons
 		json_array_append_new(mounts, bind_mount(exec, "/agent-exec", 0));
 	if (mounts && spec->sdk_dir)
 		json_array_append_new(mounts, bind_mount(spec->sdk_dir, RUNNER_SDK_JAIL_DIR, 0));
+	if (mounts && gateway_dir)
+		json_array_append_new(mounts, bind_mount(gateway_dir, RUNNER_GATEWAY_JAIL_DIR, 0));
 	cfg = json_pack(
 	    "{s:s, s:{s:b, s:{s:i, s:i}, s:[s], s:[s,s,s,s,s,s], s:s, s:b,"
 	    "  s:{s:[], s:[], s:[], s:[], s:[]}, s:[o,o,o,o,o]},"
@@ -132,6 +136,9 @@ json_t *runner_gv_oci_config(const struct runner_spec *spec, json_t *binds, cons
 	    "type", "ipc", "type", "uts", "type", "mount", "resources", "pids", "limit",
 	    (json_int_t)(RUNNER_GV_PIDS_BASE + RUNNER_GV_PIDS_PER_PROC * l->processes), "memory",
 	    "limit", runner_gv_memory_limit(l));
+	env = cfg ? json_object_get(json_object_get(cfg, "process"), "env") : NULL;
+	for (i = 0; env && gateway_dir && gateway_env[i]; i++)
+		json_array_append_new(env, json_string(gateway_env[i]));
 	if (cfg &&
 	    json_object_set_new(json_object_get(cfg, "linux"), "seccomp", oci_seccomp()) != 0) {
 		json_decref(cfg);

@@ -25,10 +25,13 @@ json_int_t runner_gv_memory_limit(const struct runner_limits *l);
  * protocol's descriptors and execs /agent; the environment names them,
  * runner/agent.h), the host tmpfs at tmp bound writable at /tmp, uid/gid 65534, no
  * capability, the spec's rlimits, the host pids and memory limits, and a
- * seccomp section the Sentry applies to the agent. Returns a new
+ * seccomp section the Sentry applies to the agent; with gateway_dir (a run
+ * with a gateway, runner/gateway_env.h) that directory bound read-only at
+ * RUNNER_GATEWAY_JAIL_DIR and RUNNER_GATEWAY_ENV in the environment.
+ * Returns a new
  * reference (the caller owns it), or NULL when out of memory.
  */
 json_t *runner_gv_oci_config(const struct runner_spec *spec, json_t *binds, const char *agent,
-                             const char *exec, const char *tmp);
+                             const char *exec, const char *tmp, const char *gateway_dir);
 
 #endif

@@ -408,8 +408,41 @@ static int has_controlling_tty(void)
 	return errno != ENXIO;
 }
 
+/* The gateway's listening socket, sent by pid 1 on gw_r before it said it
+ * was confined (so it is there now): 0 with *sock, or -1 with *err. */
+static int gateway_receive(int gw_r, int *sock, struct runner_error *err)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr msg;
+	struct cmsghdr *c;
+	ssize_t got;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&ctl, 0, sizeof(ctl));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	do
+		got = recvmsg(gw_r, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	c = got == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)) || (msg.msg_flags & MSG_CTRUNC))
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "the jail's gateway socket did not come");
+	memcpy(sock, CMSG_DATA(c), sizeof(int));
+	return 0;
+}
+
 int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
-                      struct runner_cgroup *cg, struct runner_jail *j, struct runner_error *err)
+                      const char *gateway_dir, struct runner_cgroup *cg, struct runner_jail *j,
+                      struct runner_error *err)
 {
 	static const char *const default_binds[] = {"/usr"};
 	/* The seventh, the network namespace, is made by pid 1 itself while
@@ -422,7 +455,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 	char map[64];
 	const char *bpath;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, go[2] = {-1, -1};
-	int rep[2] = {-1, -1}, ex[2] = {-1, -1};
+	int rep[2] = {-1, -1}, ex[2] = {-1, -1}, gw[2] = {-1, -1};
 	uid_t host_uid;
 	gid_t host_gid;
 	size_t i;
@@ -443,11 +476,14 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 	j->agent_cpu_ms = -1;
 	j->guard = -1;
 	j->lifeline = -1;
+	j->gateway_fd = -1;
 	j->cpu_seconds = spec->limits.cpu_seconds;
 	a.spec = spec;
 	a.agent_path = agent_path;
 	a.agent_fd = -1;
 	a.sdk_fd = -1;
+	a.gw_w = a.gw_r = -1;
+	a.gateway_dir_fd = -1;
 	for (i = 0; i < JAIL_NDEVS; i++)
 		a.dev_fd[i] = -1;
 
@@ -472,6 +508,28 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 			                 spec->sdk_dir, jail_ename(errno));
 			goto out;
 		}
+	}
+	if (spec->gateway) {
+		if (!gateway_dir) {
+			runner_error_set(err, RUNNER_E_SETUP, "the run's gateway has no directory");
+			goto out;
+		}
+		a.gateway_dir = gateway_dir;
+		a.gateway_dir_fd = open(gateway_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (a.gateway_dir_fd < 0) {
+			runner_error_set(err, RUNNER_E_SETUP,
+			                 "cannot open the gateway's directory %.200s: %s",
+			                 gateway_dir, jail_ename(errno));
+			goto out;
+		}
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gw) != 0) {
+			runner_error_set(err, RUNNER_E_SETUP,
+			                 "cannot create the gateway's socket pair: %s",
+			                 jail_ename(errno));
+			goto out;
+		}
+		a.gw_r = gw[0];
+		a.gw_w = gw[1];
 	}
 	a.nbinds = spec->binds ? json_array_size(spec->binds) : 1;
 	if (a.nbinds > RUNNER_SPEC_MAX_BINDS) {
@@ -575,6 +633,7 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 	close_fd(&go[0]);
 	close_fd(&rep[1]);
 	close_fd(&ex[1]);
+	close_fd(&gw[1]);
 	j->pidfd = pidfd_ret;
 	/* Jail root = an unprivileged host uid: RLIMIT_NPROC binds it, and
 	 * nothing it does is done as host root. */
@@ -635,6 +694,8 @@ int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
 	if (await_setup(j->pid, rep[0], ex[0], deadline, budget, SETUP_CONFINED, &seen, &built,
 	                err) != 0)
 		goto out;
+	if (spec->gateway && gateway_receive(gw[0], &j->gateway_fd, err) != 0)
+		goto out;
 	/* An agent whose /proc entries went missing under the check is gone
 	 * or on its way out: say that, once it has ended
 	 * (RUNNER_JAIL_EXIT_WAIT_MS for it to finish exiting, on this path
@@ -686,8 +747,13 @@ out:
 	close_fd(&rep[1]);
 	close_fd(&ex[0]);
 	close_fd(&ex[1]);
-	if (rc != 0)
+	close_fd(&gw[0]);
+	close_fd(&gw[1]);
+	close_fd(&a.gateway_dir_fd);
+	if (rc != 0) {
+		close_fd(&j->gateway_fd);
 		runner_jail_destroy(j, 0);
+	}
 	return rc;
 }
 
@@ -824,6 +890,7 @@ int runner_jail_destroy(struct runner_jail *j, long long grace_deadline_ms)
 		runner_jail_agent_reason(j, grace_deadline_ms, &ignored);
 	close_fd(&j->from_agent);
 	close_fd(&j->err_agent);
+	close_fd(&j->gateway_fd);
 	if (j->pid > 0) {
 		/* Exited by itself (a zombie not reaped yet) or still running:
 		 * only the latter is killed here (j->killed, the run's

@@ -15,7 +15,9 @@
  * through; the runner checks them from outside, as it checks every mount). New user, pid, mount,
  * net, ipc, uts and cgroup namespaces; the jail's root is an unprivileged host uid
  * (RUNNER_JAIL_HOST_UID when the runner is root, the runner's own uid
- * otherwise); hostname "sandbox"; no network interface up.
+ * otherwise); hostname "sandbox"; no network interface up, except the
+ * jail's own loopback for a run with a gateway, where the one listening
+ * socket is the gateway's (served by the runner, outside).
  *
  * Processes: the agent is pid 1 of the jail's pid namespace, as under
  * gvisor. Before its exec it is a copy of the runner that forks a builder
@@ -68,6 +70,10 @@ struct runner_jail {
 	pid_t guard;            /* the guard (runner/jail.c), -1 once reaped */
 	int lifeline;           /* the guard's lifeline (write end) */
 	int lost;               /* pid 1 could not be reaped */
+	int gateway_fd;         /* the listening socket of the jail's gateway, made by
+	                         * pid 1 in the jail's network (127.0.0.1:
+	                         * RUNNER_GATEWAY_PORT there), or -1: the caller
+	                         * takes it (and closes it) */
 	int killed;             /* runner_jail_destroy() found pid 1 still
 	                              * running and killed it (it did not exit
 	                              * by the deadline it was given) */
@@ -103,7 +109,12 @@ void runner_jail_warm(void);
 
 /**
  * Build the jail for spec and start agent_path (absolute path of a host
- * file, bound read-only at /agent) in it, inside the run's cgroup cg
+ * file, bound read-only at /agent) in it. With spec->gateway, gateway_dir
+ * (a host directory, the run's own) is bound read-only at
+ * RUNNER_GATEWAY_JAIL_DIR, the jail's loopback is up and pid 1 listens on
+ * 127.0.0.1:RUNNER_GATEWAY_PORT there before it confines itself: the
+ * socket comes back in j->gateway_fd (runner/gateway_env.h), and the
+ * agent's environment gets RUNNER_GATEWAY_ENV. Inside the run's cgroup cg
  * (runner/cgroup.h; NULL: none) when not NULL: the runner moves itself
  * into cg for the clone and back right after, so every process of the
  * jail starts in it. Returns 0 once the builder
@@ -119,7 +130,8 @@ void runner_jail_warm(void);
  * runner_jail_destroy() is still needed (j->pid > 0).
  */
 int runner_jail_start(const struct runner_spec *spec, const char *agent_path,
-                      struct runner_cgroup *cg, struct runner_jail *j, struct runner_error *err);
+                      const char *gateway_dir, struct runner_cgroup *cg, struct runner_jail *j,
+                      struct runner_error *err);
 
 /**
  * The agent's end as text ("agent exited with status 3", "agent killed by

@@ -11,12 +11,15 @@
 #include <linux/close_range.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "runner/agent.h"
+#include "runner/gateway_env.h"
 #include "runner/jail_internal.h"
 
 static void report_raw(int fd, const struct jail_report *r)
@@ -180,6 +184,70 @@ static int agent_fds(const struct jail_args *a)
 }
 
 /*
+ * The gateway's end in the jail (pid 1, in its new network namespace,
+ * before it confines itself): the loopback up, a socket listening on
+ * 127.0.0.1:RUNNER_GATEWAY_PORT, sent to the runner on gw_w and closed
+ * here. The runner serves it from outside (a socket belongs to the
+ * network it was made in, whoever accepts on it), so the gateway is
+ * reachable from this jail only, and nothing else is listening.
+ */
+static void gateway_listen(struct jail_args *a, int fd)
+{
+	struct sockaddr_in sin;
+	struct ifreq ifr;
+	struct msghdr msg;
+	struct cmsghdr *c;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	char byte = 'g';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	int s, one = 1;
+
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		die(fd, "socket for the jail's loopback");
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) != 0)
+		die(fd, "reading the jail's loopback");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+		die(fd, "bringing the jail's loopback up");
+	close(s);
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		die(fd, "socket for the gateway");
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
+		die(fd, "SO_REUSEADDR on the gateway's socket");
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(RUNNER_GATEWAY_PORT);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) != 0)
+		die(fd, "bind of the gateway's socket");
+	if (listen(s, RUNNER_GATEWAY_BACKLOG) != 0)
+		die(fd, "listen on the gateway's socket");
+	memset(&msg, 0, sizeof(msg));
+	memset(&ctl, 0, sizeof(ctl));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &s, sizeof(int));
+	if (sendmsg(a->gw_w, &msg, MSG_NOSIGNAL) != 1)
+		die(fd, "sending the gateway's socket");
+	close(s);
+	close(a->gw_w);
+	a->gw_w = -1;
+}
+
+/*
  * pid 1, from the clone to the agent's exec. It forks the builder first,
  * so that the two longest steps of a jail run side by side: pid 1 makes
  * the network namespace and confines itself while the builder builds the
@@ -199,6 +267,14 @@ void jail_pid1_main(struct jail_args *a)
 	                             RUNNER_AGENT_PROTO_ENV_OUT,
 	                             RUNNER_SDK_ENV,
 	                             NULL};
+	static char *const envp_gateway[] = {"PATH=/usr/bin:/bin",
+	                                     "HOME=/",
+	                                     "LANG=C.UTF-8",
+	                                     RUNNER_AGENT_PROTO_ENV_IN,
+	                                     RUNNER_AGENT_PROTO_ENV_OUT,
+	                                     RUNNER_SDK_ENV,
+	                                     RUNNER_GATEWAY_ENV,
+	                                     NULL};
 	const struct runner_limits *l = &a->spec->limits;
 	int fd = a->exec_w;
 	struct jail_report r;
@@ -211,6 +287,8 @@ void jail_pid1_main(struct jail_args *a)
 	close(a->go_w);
 	close(a->report_r);
 	close(a->exec_r);
+	if (a->gw_r >= 0)
+		close(a->gw_r);
 	builder = fork();
 	if (builder < 0)
 		die(fd, "fork of the jail's builder");
@@ -242,6 +320,8 @@ void jail_pid1_main(struct jail_args *a)
 		die(fd, "PR_SET_DUMPABLE");
 	if (unshare(CLONE_NEWNET) != 0)
 		die(fd, "unshare of the network namespace");
+	if (a->spec->gateway)
+		gateway_listen(a, fd);
 	agent_confine(a, fd);
 	/* The jail is complete when the builder exits 0; otherwise it has
 	 * reported why (or died, which the runner sees). */
@@ -283,7 +363,7 @@ void jail_pid1_main(struct jail_args *a)
 	 * would fail to; the agent starts under the limit either way). */
 	set_limit(fd, RLIMIT_AS, (rlim_t)l->memory_mb << 20, (rlim_t)l->memory_mb << 20,
 	          "RLIMIT_AS");
-	execve("/agent", argv, envp);
+	execve("/agent", argv, a->spec->gateway ? envp_gateway : envp);
 	die(fd, "execve /agent");
 }
 
@@ -402,6 +482,8 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 	close(a->in_r);
 	close(a->out_w);
 	close(a->err_w);
+	if (a->gw_w >= 0)
+		close(a->gw_w);
 	close(0);
 	close(1);
 	close(2);
@@ -425,6 +507,12 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 		a->sdk_fd = open(a->spec->sdk_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (a->sdk_fd < 0)
 			die(fd, "opening the agent module's directory");
+	}
+	if (a->gateway_dir_fd >= 0) {
+		close(a->gateway_dir_fd);
+		a->gateway_dir_fd = open(a->gateway_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (a->gateway_dir_fd < 0)
+			die(fd, "opening the gateway's directory");
 	}
 	for (i = 0; i < a->nbinds; i++) {
 		close(a->bind_fd[i]);
@@ -477,6 +565,11 @@ static void __attribute__((noreturn)) build_jail(struct jail_args *a)
 		snprintf(path, sizeof(path), JAIL_ROOT RUNNER_SDK_JAIL_DIR);
 		make_target(fd, a->sdk_fd, path);
 		bind_ro(fd, a->sdk_fd, path, "the agent module");
+	}
+	if (a->gateway_dir_fd >= 0) {
+		snprintf(path, sizeof(path), JAIL_ROOT RUNNER_GATEWAY_JAIL_DIR);
+		make_target(fd, a->gateway_dir_fd, path);
+		bind_ro(fd, a->gateway_dir_fd, path, "the gateway's directory");
 	}
 	mkdirs(fd, (char[]){JAIL_ROOT "/proc"}, 0555);
 	/* Read-only: nothing of the host is in this proc, but some of its

@@ -45,6 +45,11 @@ struct jail_args {
 	const struct runner_spec *spec;
 	int in_r, out_w, err_w, go_r, report_w, exec_w; /* the jail's ends */
 	int in_w, out_r, err_r, go_w, report_r, exec_r; /* the runner's ends */
+	int gw_w, gw_r;          /* the gateway's socket pair (-1 without a gateway): pid 1
+	                 * sends the listening socket it made in the jail's
+	                 * network on gw_w, the runner receives it on gw_r */
+	const char *gateway_dir; /* host directory bound at RUNNER_GATEWAY_JAIL_DIR, or NULL */
+	int gateway_dir_fd;      /* O_PATH of it, or -1 */
 	const char *agent_path;
 	int new_session;                    /* the runner has a controlling terminal */
 	int agent_fd;                       /* O_PATH of the agent file */

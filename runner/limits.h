@@ -17,6 +17,8 @@
 #define RUNNER_SPEC_MAX_BYTES (8u * 1024u * 1024u)
 /* The most "binds" of a spec, which is also how many the jail can hold. */
 #define RUNNER_SPEC_MAX_BINDS 32
+/* Hosts in a spec's "egress_allow" at most (the server's own bound). */
+#define RUNNER_SPEC_MAX_EGRESS 32
 /* The longest path a spec may name (the agent, a bind), bytes. */
 #define RUNNER_SPEC_MAX_PATH 1024
 

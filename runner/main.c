@@ -48,6 +48,7 @@
 #include "model/alloc.h"
 #include "model/buf.h"
 #include "model/forkserver.h"
+#include "model/http_mock.h"
 #include "model/runspec.h"
 #include "runner/backend.h"
 #include "runner/jail.h"
@@ -97,6 +98,7 @@ static const struct limit_key limit_keys[] = {
  * Empty when not found. */
 static char mock_agent[4096];
 static char agent_exec[4096];
+static char gateway_program[4096];
 static char sdk_dir[4096];
 /* The directory of the runner's own executable, read once per process, or
  * once per fork server (warm_for_serve): its forks run the same
@@ -318,6 +320,7 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
 	spec->binds = v;
 	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
 	spec->agent_exec = agent_exec[0] ? agent_exec : NULL;
+	spec->gateway_program = gateway_program[0] ? gateway_program : NULL;
 	spec->sdk_dir = sdk_dir[0] ? sdk_dir : NULL;
 	return 0;
 }
@@ -326,12 +329,14 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
  * tenant, no token. An absent "variant" is null, absent "mocks" is []. */
 static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
-	static const char *const top_keys[] = {"variant", "steps", "mocks", "agent",
-	                                       "limits",  "binds", NULL};
+	static const char *const top_keys[] = {"variant", "steps",        "mocks",
+	                                       "agent",   "limits",       "binds",
+	                                       "gateway", "egress_allow", NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
 	static const char *const mock_keys[] = {"resource", "response", "variant", "delay_ms",
 	                                        NULL};
 	const char *bad = NULL;
+	struct model_error merr;
 	json_t *v;
 	json_t *item;
 	size_t i;
@@ -366,7 +371,13 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 	json_array_foreach(spec->mocks, i, item)
 	{
 		v = json_object_get(item, "variant");
-		if (json_is_object(item) && json_object_get(item, "tool")) {
+		if (json_is_object(item) &&
+		    (json_object_get(item, "http") || json_object_get(item, "llm"))) {
+			if (model_http_mock_spec_check(item, &merr) != 0)
+				return runner_error_set(err, RUNNER_E_SPEC, "mocks[%zu]: %s", i,
+				                        merr.message);
+			spec->gateway = 1;
+		} else if (json_is_object(item) && json_object_get(item, "tool")) {
 			if (!tool_mock_ok(item))
 				return runner_error_set(
 				    err, RUNNER_E_SPEC,
@@ -394,6 +405,28 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 			    "mocks[%zu].delay_ms must be an integer from 0 to %d", i,
 			    MODEL_MAX_MOCK_DELAY_MS);
 	}
+	v = json_object_get(root, "gateway");
+	if (v && !json_is_boolean(v))
+		return runner_error_set(err, RUNNER_E_SPEC, "gateway must be true or false");
+	if (json_is_true(v))
+		spec->gateway = 1;
+	/* the tenant's egress hosts ([runner] egress_allow): a gateway forwards
+	 * to them what no mock answers */
+	v = json_object_get(root, "egress_allow");
+	if (v && (!json_is_array(v) || json_array_size(v) > RUNNER_SPEC_MAX_EGRESS))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "egress_allow must be an array of at most %d hosts",
+		                        RUNNER_SPEC_MAX_EGRESS);
+	json_array_foreach(v, i, item)
+	{
+		if (!json_is_string(item) || json_string_length(item) == 0 ||
+		    json_string_length(item) > 260)
+			return runner_error_set(err, RUNNER_E_SPEC,
+			                        "egress_allow[%zu] must be a host or host:port", i);
+	}
+	spec->egress_allow = v;
+	if (json_array_size(v) > 0)
+		spec->gateway = 1;
 	if (validate_os_fields(root, spec, err) != 0)
 		return -1;
 	spec->root = root;
@@ -430,6 +463,10 @@ static int write_summary(const char *backend, const struct runner_summary *sum)
 	    (json_int_t)sum->steps_ok, "steps_error", (json_int_t)sum->steps_error, "reason",
 	    reason_json(sum->reason), "shutdown",
 	    strcmp(sum->status, "completed") == 0 ? reason_json(sum->shutdown) : json_null());
+	/* a run with a gateway says how many of its requests left the
+	 * sandbox (absent: none could) */
+	if (line && sum->gateway)
+		json_object_set_new(line, "egress_requests", json_integer(sum->egress_requests));
 	if (!line)
 		goto out;
 	if (json_dumpf(line, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF ||
@@ -527,6 +564,10 @@ static void resolve_mock_agent(void)
 	w = snprintf(agent_exec, sizeof(agent_exec), "%s/olivares-agent-exec", exe_dir);
 	if (w < 0 || (size_t)w >= sizeof(agent_exec) || access(agent_exec, X_OK) != 0)
 		agent_exec[0] = '\0';
+	gateway_program[0] = '\0';
+	w = snprintf(gateway_program, sizeof(gateway_program), "%s/olivares-gateway", exe_dir);
+	if (w < 0 || (size_t)w >= sizeof(gateway_program) || access(gateway_program, X_OK) != 0)
+		gateway_program[0] = '\0';
 	resolve_sdk_dir();
 }
 

@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -704,4 +706,191 @@ void assert_interp_cases(struct result (*run)(const char *, json_t *), const cha
 	                          "add its directory to [runner] binds)");
 	result_free(&r);
 	interp_fixture_clean(&f);
+}
+
+/* The runner's environment in the gateway's tests. */
+static char *const gateway_env[] = {"HOME=/root", NULL};
+
+/* An HTTP mock: GET url answered status and body. */
+static json_t *http_mock(const char *url, int status, const char *body)
+{
+	return json_pack("{s:{s:s, s:s}, s:{s:i, s:s}}", "http", "method", "GET", "url", url,
+	                 "response", "status", status, "body", body);
+}
+
+/* The trace entry n of step i of r. */
+static json_t *trace_entry(const struct result *r, size_t i, size_t n)
+{
+	return json_array_get(json_object_get(json_array_get(r->steps, i), "trace"), n);
+}
+
+void assert_gateway_run(const char *backend)
+{
+	char dir[] = "/tmp/olv-gw-test-XXXXXX";
+	char tmpenv[64];
+	char *env[] = {"HOME=/root", tmpenv, NULL};
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT"));
+	json_t *mocks = json_object_get(spec, "mocks");
+	json_t *e, *http;
+	struct result r;
+	int fd;
+	pid_t pid;
+
+	ck_assert_msg(access("/usr/bin/python3", X_OK) == 0,
+	              "/usr/bin/python3 is not installed (Debian: python3): the Python agent "
+	              "cannot run");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", dir);
+	json_array_append_new(mocks,
+	                      http_mock("http://tools.example.com/search?q=ada", 200, "found ada"));
+	json_array_append_new(mocks, json_pack("{s:{s:s}, s:{s:s}}", "llm", "last_user_message",
+	                                       "hello", "response", "content", "Hi there"));
+	json_array_append_new(mocks, json_pack("{s:{s:s}, s:[{s:[{s:s, s:{s:s}}]}, {s:s}]}", "llm",
+	                                       "last_user_message", "find ada", "sequence",
+	                                       "tool_calls", "name", "search", "arguments", "q",
+	                                       "ada", "content", "ada is found"));
+	spec_step(spec, "tool", "tool ada");
+	spec_step(spec, "chat", "chat hello");
+	spec_step(spec, "stream", "stream hello");
+	spec_step(spec, "loop", "loop find ada");
+	spec_step(spec, "miss", "miss");
+	spec_step(spec, "direct", "direct");
+	spec_step(spec, "env", "env");
+	pid = spawn_runner_with(args, spec, env, NULL, NULL, &fd);
+	r = collect(pid, fd, now_ms());
+	json_decref(spec);
+
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
+	ck_assert_msg(sum_bool(&r, "destroyed"), "not destroyed: %s", sum_str(&r, "reason"));
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "%s; log: %s",
+	              sum_str(&r, "reason"), r.log);
+	ck_assert_int_eq(json_array_size(r.steps), 7);
+	/* an HTTP tool through HTTP_PROXY, answered by its mock */
+	ck_assert_str_eq(step_str(&r, 0, "output"), "tool: 200 found ada");
+	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
+	e = trace_entry(&r, 0, 0);
+	http = json_object_get(e, "http");
+	ck_assert_str_eq(json_string_value(json_object_get(http, "method")), "GET");
+	ck_assert_str_eq(json_string_value(json_object_get(http, "url")),
+	                 "http://tools.example.com/search?q=ada");
+	ck_assert(json_is_true(json_object_get(e, "hit")));
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "mock")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "status")), 200);
+	ck_assert_ptr_null(trace_entry(&r, 0, 1));
+	/* a chat completion over HTTPS through CONNECT, verified against the
+	 * run's CA, non-streaming and streaming */
+	ck_assert_str_eq(step_str(&r, 1, "output"), "chat: Hi there");
+	e = trace_entry(&r, 1, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(e, "http"), "url")),
+	                 "https://api.openai.com/v1/chat/completions");
+	ck_assert(json_is_true(json_object_get(e, "llm")));
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "mock")), 1);
+	ck_assert_str_eq(step_str(&r, 2, "output"), "stream: Hi there");
+	/* a model loop scripted by a sequence: tool call, the tool, answer */
+	ck_assert_str_eq(step_str(&r, 3, "output"), "loop: ada is found");
+	ck_assert_int_eq(json_integer_value(json_object_get(trace_entry(&r, 3, 0), "mock")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(trace_entry(&r, 3, 1), "mock")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(trace_entry(&r, 3, 2), "mock")), 2);
+	ck_assert_ptr_null(trace_entry(&r, 3, 3));
+	/* a request no mock answers: the 404 with the marker, a mock miss */
+	ck_assert_str_eq(step_str(&r, 4, "output"),
+	                 "miss: 404 [[mock-miss:GET http://tools.example.com/nothing]]");
+	ck_assert_str_eq(step_str(&r, 4, "error_kind"), "mock_miss");
+	e = trace_entry(&r, 4, 0);
+	ck_assert(json_is_false(json_object_get(e, "hit")));
+	ck_assert(json_is_null(json_object_get(e, "mock")));
+	ck_assert_ptr_nonnull(json_object_get(e, "near_miss"));
+	/* straight to the gateway's port, origin-form: a miss as well */
+	ck_assert_str_eq(step_str(&r, 5, "output"), "direct: HTTP/1.1 404 Not Found");
+	ck_assert_str_eq(step_str(&r, 6, "output"), "env: HTTPS_PROXY=http://127.0.0.1:3128 "
+	                                            "SSL_CERT_FILE=/olivares/gateway/ca.pem");
+	ck_assert_int_eq(sum_int(&r, "steps_ok"), 5);
+	result_free(&r);
+	/* the run's directory, its CA certificate (and socket) with it, is
+	 * gone with the run; the CA's key was never in it */
+	ck_assert_msg(rmdir(dir) == 0, "%s is not empty after the run", dir);
+}
+
+void assert_gateway_contained(const char *backend)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HOSTILE_AGENT"));
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	char input[64], want[128];
+	struct result r;
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd;
+	pid_t pid;
+
+	/* a listener on the host's loopback, which the agent tries to reach */
+	ck_assert_int_ge(s, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(s, 4), 0);
+	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(input, sizeof(input), "connect 127.0.0.1:%d", ntohs(sa.sin_port));
+	json_object_set_new(spec, "gateway", json_true());
+	spec_step(spec, "host", input);
+	spec_step(spec, "gateway", "connect 127.0.0.1:3128");
+	pid = spawn_runner_with(args, spec, gateway_env, NULL, NULL, &fd);
+	r = collect(pid, fd, now_ms());
+	json_decref(spec);
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
+	/* the jail's loopback is its own: the host's listener is not there,
+	 * and only the gateway listens */
+	snprintf(want, sizeof(want), "%s: denied (ECONNREFUSED)", input);
+	ck_assert_str_eq(step_str(&r, 0, "output"), want);
+	ck_assert_str_eq(step_str(&r, 1, "output"), "connect 127.0.0.1:3128: allowed");
+	ck_assert_msg(sum_bool(&r, "destroyed"), "not destroyed: %s", sum_str(&r, "reason"));
+	result_free(&r);
+	ck_assert_int_lt(accept(s, NULL, NULL), 0);
+	ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+	close(s);
+}
+
+/* A spec for the HTTP agent whose one step's tool answers body. */
+static json_t *gateway_spec(const char *body)
+{
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT"));
+
+	json_array_append_new(json_object_get(spec, "mocks"),
+	                      http_mock("http://tools.example.com/search?q=ada", 200, body));
+	/* a slow tool: both runs are up at once */
+	json_object_set_new(json_array_get(json_object_get(spec, "mocks"), 0), "delay_ms",
+	                    json_integer(300));
+	spec_step(spec, "tool", "tool ada");
+	return spec;
+}
+
+void assert_gateway_own_run(const char *backend)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	json_t *a = gateway_spec("run A"), *b = gateway_spec("run B");
+	struct result ra, rb;
+	int fa, fb;
+	pid_t pa, pb;
+
+	pa = spawn_runner_with(args, a, gateway_env, NULL, NULL, &fa);
+	pb = spawn_runner_with(args, b, gateway_env, NULL, NULL, &fb);
+	ra = collect(pa, fa, now_ms());
+	rb = collect(pb, fb, now_ms());
+	json_decref(a);
+	json_decref(b);
+	ck_assert_msg(ra.summary && rb.summary, "no summary line from a runner");
+	ck_assert_msg(strcmp(sum_str(&ra, "status"), "completed") == 0, "A: %s; log: %s",
+	              sum_str(&ra, "reason"), ra.log);
+	ck_assert_msg(strcmp(sum_str(&rb, "status"), "completed") == 0, "B: %s; log: %s",
+	              sum_str(&rb, "reason"), rb.log);
+	/* each run's 127.0.0.1:3128 is its own gateway, with its own mocks */
+	ck_assert_str_eq(step_str(&ra, 0, "output"), "tool: 200 run A");
+	ck_assert_str_eq(step_str(&rb, 0, "output"), "tool: 200 run B");
+	result_free(&ra);
+	result_free(&rb);
 }

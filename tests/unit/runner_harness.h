@@ -206,4 +206,30 @@ void interp_fixture_clean(struct interp_fixture *f);
 void assert_interp_cases(struct result (*run)(const char *, json_t *), const char *backend,
                          const char *binary);
 
+/**
+ * A run with a gateway on backend: the Python agent of
+ * tests/fixtures/agents/http_agent.py (OLIVARES_HTTP_AGENT) reaches an
+ * HTTP tool and an HTTPS chat endpoint through the proxy variables, with
+ * the standard library only, and is answered from HTTP and llm mocks
+ * (plain, streaming, a model loop scripted by a sequence); a miss is the
+ * 404 with its marker and a mock miss; every request is in its step's
+ * trace; the run's directory (TMPDIR of the runner, a fresh one) is
+ * empty afterwards.
+ */
+void assert_gateway_run(const char *backend);
+
+/**
+ * A run with a gateway stays contained on backend: the hostile agent
+ * (OLIVARES_HOSTILE_AGENT) cannot reach a listener on the host's
+ * loopback (ECONNREFUSED: the jail's loopback is its own, and nothing
+ * reached the listener), and reaches its gateway on 127.0.0.1:3128.
+ */
+void assert_gateway_contained(const char *backend);
+
+/**
+ * Two runs at once, each with a gateway: each run's 127.0.0.1:3128
+ * answers from that run's mocks only.
+ */
+void assert_gateway_own_run(const char *backend);
+
 #endif

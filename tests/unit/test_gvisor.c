@@ -1765,6 +1765,29 @@ START_TEST(test_sdk_agent)
 }
 END_TEST
 
+/* A run with a gateway: the host's loopback still out of reach
+ * (runner_harness.h assert_gateway_contained). */
+START_TEST(test_gateway_contained)
+{
+	assert_gateway_contained("gvisor");
+}
+END_TEST
+
+/* Each run's gateway answers that run only. */
+START_TEST(test_gateway_own_run)
+{
+	assert_gateway_own_run("gvisor");
+}
+END_TEST
+
+/* An agent that reaches its tools and its model over HTTP(S), through the
+ * run's gateway (runner_harness.h assert_gateway_run). */
+START_TEST(test_gateway)
+{
+	assert_gateway_run("gvisor");
+}
+END_TEST
+
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
 START_TEST(test_python_threading)
@@ -1888,6 +1911,9 @@ static Suite *gvisor_suite(void)
 	    test_python_threading,
 	    test_agent_log,
 	    test_sdk_agent,
+	    test_gateway,
+	    test_gateway_contained,
+	    test_gateway_own_run,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,
 	    test_tmp_mount_failure_fails_closed,

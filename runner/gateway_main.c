@@ -1,0 +1,380 @@
+/*
+ * olivares-gateway: one run's gateway, started by olivares-runner (the
+ * wire is runner/gateway_run.h). It makes the run's CA, writes its
+ * certificate where the jail reads it, serves the jail's gateway socket
+ * (runner/gateway.h) and answers every request from the run's mocks
+ * (model/http_mock.h), writing each request's trace entry to the runner
+ * before its answer goes out. It reaches outside only for a request no
+ * mock answers to a host of the run's egress list (controlled egress),
+ * and then says so in that request's entry.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/alloc.h"
+#include "model/buf.h"
+#include "model/http_mock.h"
+#include "runner/gateway.h"
+#include "runner/gateway_env.h"
+
+/* What it reads on stdin at most: the mocks of a scenario (bounded at 1 MiB
+ * by the API) as the runner re-encodes them, with room. */
+#define GATEWAY_MAX_INPUT (8u << 20)
+/* The whole of one forwarded exchange (egress), ms. */
+#define GATEWAY_EGRESS_MS 30000
+
+struct gateway_state {
+	json_t *mocks;
+	const char *variant;
+	json_t *egress_allow; /* array of "host" / "host:port", may be empty */
+	pthread_mutex_t lock; /* guards calls, seq, stopping */
+	pthread_cond_t stop_cond;
+	int stopping;
+	size_t *calls;            /* per mock: the calls it answered (sequences) */
+	size_t seq;               /* chat completions answered, for their ids */
+	pthread_mutex_t out_lock; /* one line at a time on stdout */
+};
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* One line to the runner: {"type": type, ...obj}. */
+static void say(struct gateway_state *st, json_t *obj)
+{
+	char *s = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+	size_t len, off = 0;
+	ssize_t w;
+
+	if (!s)
+		return;
+	len = strlen(s);
+	s[len] = '\n';
+	pthread_mutex_lock(&st->out_lock);
+	while (off <= len) {
+		w = write(1, s + off, len + 1 - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	pthread_mutex_unlock(&st->out_lock);
+	free(s);
+}
+
+static void say_entry(struct gateway_state *st, json_t *entry)
+{
+	json_t *line = json_pack("{s:s, s:o}", "type", "request", "entry", entry);
+
+	say(st, line);
+	json_decref(line);
+}
+
+/* A mock's delay, cut short when the gateway stops. Under st->lock. */
+static void wait_delay(struct gateway_state *st, long delay_ms)
+{
+	struct timespec until;
+
+	if (delay_ms <= 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += delay_ms / 1000;
+	until.tv_nsec += (delay_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (!st->stopping &&
+	       pthread_cond_timedwait(&st->stop_cond, &st->lock, &until) != ETIMEDOUT)
+		;
+}
+
+/* Is rq's host and port one of the egress hosts? "host" alone allows the
+ * scheme's default port. */
+static int egress_allowed(const struct gateway_state *st, const struct runner_gateway_request *rq)
+{
+	int def = rq->scheme && strcmp(rq->scheme, "https") == 0 ? 443 : 80;
+	size_t i, hl;
+	const char *item, *colon;
+
+	if (!rq->host || !rq->scheme)
+		return 0;
+	for (i = 0; i < json_array_size(st->egress_allow); i++) {
+		item = json_string_value(json_array_get(st->egress_allow, i));
+		if (!item)
+			continue;
+		colon = strchr(item, ':');
+		hl = colon ? (size_t)(colon - item) : strlen(item);
+		if (strlen(rq->host) != hl || strncmp(rq->host, item, hl) != 0)
+			continue;
+		if (colon ? atoi(colon + 1) == rq->port : rq->port == def)
+			return 1;
+	}
+	return 0;
+}
+
+/* Headers as the trace keeps them: those that carry credentials masked. */
+static json_t *masked_headers(json_t *headers)
+{
+	static const char *const secret[] = {"authorization",
+	                                     "proxy-authorization",
+	                                     "cookie",
+	                                     "set-cookie",
+	                                     "x-api-key",
+	                                     "api-key",
+	                                     NULL};
+	json_t *out = json_array(), *h;
+	const char *name;
+	size_t i, k;
+	int hide;
+
+	json_array_foreach(headers, i, h)
+	{
+		name = json_string_value(json_array_get(h, 0));
+		if (!name)
+			continue;
+		for (hide = 0, k = 0; secret[k] && !hide; k++)
+			hide = strcasecmp(name, secret[k]) == 0;
+		json_array_append_new(
+		    out, json_pack("[s, O]", name,
+		                   hide ? json_string("[masked]") : json_array_get(h, 1)));
+	}
+	return out;
+}
+
+/* A request no mock answered, to an egress host: forwarded, and the miss's
+ * entry becomes the exchange's (not a miss; the run is not hermetic). */
+static void egress(const struct runner_gateway_request *rq, struct model_gateway_answer *a)
+{
+	struct runner_gateway_response up;
+	char why[256];
+	json_t *ex;
+
+	memset(&up, 0, sizeof(up));
+	if (runner_gateway_forward(rq, NULL, GATEWAY_EGRESS_MS, &up, why, sizeof(why)) != 0) {
+		ex = json_pack("{s:o, s:s}", "request_headers", masked_headers(rq->headers),
+		               "error", why);
+		free(a->body);
+		a->body = NULL;
+		a->body_len = 0;
+		a->status = 502;
+		if (asprintf(&a->body, "[[gateway-egress-failed:%s]]", why) < 0)
+			a->body = NULL;
+		a->body_len = a->body ? strlen(a->body) : 0;
+		json_decref(a->headers);
+		a->headers = NULL;
+	} else {
+		ex = json_pack("{s:o, s:o, s:I}", "request_headers", masked_headers(rq->headers),
+		               "response_headers", masked_headers(up.headers), "response_bytes",
+		               (json_int_t)up.body_len);
+		free(a->body);
+		json_decref(a->headers);
+		a->status = up.status;
+		a->headers = up.headers;
+		a->body = up.body;
+		a->body_len = up.body_len;
+		up.headers = NULL;
+		up.body = NULL;
+	}
+	json_decref(up.headers);
+	free(up.body);
+	if (a->trace) {
+		json_object_del(a->trace, "near_miss");
+		json_object_set_new(a->trace, "status", json_integer(a->status));
+		json_object_set_new(a->trace, "egress", ex);
+	} else {
+		json_decref(ex);
+	}
+}
+
+static int answer(void *ctx, const struct runner_gateway_request *rq,
+                  struct runner_gateway_response *rs)
+{
+	struct gateway_state *st = ctx;
+	struct model_gateway_answer a;
+	long long start = now_ns(), us;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	pthread_mutex_lock(&st->lock);
+	rc = model_gateway_resolve(st->mocks, st->variant, rq->method, rq->url, rq->headers,
+	                           rq->body, rq->body_len, st->calls, st->seq, &a);
+	if (rc == 0 && a.llm)
+		st->seq++;
+	if (rc == 0)
+		wait_delay(st, a.delay_ms);
+	pthread_mutex_unlock(&st->lock);
+	if (rc != 0) {
+		model_gateway_answer_clear(&a);
+		return -1;
+	}
+	if (!a.hit && egress_allowed(st, rq))
+		egress(rq, &a);
+	else if (!a.hit && json_array_size(st->egress_allow) > 0 && a.trace)
+		json_object_set_new(a.trace, "refused",
+		                    json_string("egress to this host is not allowed "
+		                                "([runner] egress_allow)"));
+	us = (now_ns() - start + 999) / 1000;
+	if (a.trace) {
+		json_object_set_new(a.trace, "duration_us", json_integer(us > 0 ? us : 0));
+		say_entry(st, a.trace);
+		a.trace = NULL;
+	}
+	rs->status = a.status;
+	rs->headers = a.headers;
+	rs->body = a.body;
+	rs->body_len = a.body_len;
+	rs->delay_ms = 0;
+	a.headers = NULL;
+	a.body = NULL;
+	model_gateway_answer_clear(&a);
+	return 0;
+}
+
+static void refused(void *ctx, const struct runner_gateway_request *rq, const char *reason)
+{
+	struct gateway_state *st = ctx;
+	json_t *entry =
+	    model_trace_http_refused(rq ? rq->method : NULL, rq ? rq->url : NULL, reason);
+
+	if (!entry)
+		return;
+	json_object_set_new(entry, "duration_us", json_integer(0));
+	say_entry(st, entry);
+}
+
+static int fail(struct gateway_state *st, const char *what)
+{
+	json_t *line = json_pack("{s:s, s:s}", "type", "error", "message", what);
+
+	say(st, line);
+	json_decref(line);
+	return 1;
+}
+
+static int usage(FILE *to, int status)
+{
+	fputs("usage: olivares-gateway --dir DIR\n"
+	      "One run's gateway, started by olivares-runner: the run's mocks on stdin, the\n"
+	      "jail's listening socket on descriptor 3, a line per request on stdout.\n"
+	      "See docs/gateway.md.\n",
+	      to);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct gateway_state st;
+	struct runner_gateway_hooks hooks;
+	struct runner_gateway_ca *ca = NULL;
+	struct runner_gateway *gw = NULL;
+	struct runner_error err;
+	struct model_buf in;
+	char path[4096 + 16];
+	char chunk[65536];
+	const char *dir = NULL;
+	json_t *wire = NULL, *wire_ready;
+	json_error_t jerr;
+	sigset_t set;
+	ssize_t r;
+	int sig, rc = 1, curl_ready = 0;
+
+	memset(&st, 0, sizeof(st));
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_mutex_init(&st.out_lock, NULL);
+	pthread_cond_init(&st.stop_cond, NULL);
+	if (argc == 2 && strcmp(argv[1], "--help") == 0)
+		return usage(stdout, 0);
+	if (argc != 3 || strcmp(argv[1], "--dir") != 0 || argv[2][0] != '/')
+		return usage(stderr, 2);
+	dir = argv[2];
+	signal(SIGPIPE, SIG_IGN);
+	/* SIGTERM is waited for, by this thread only: blocked before any
+	 * thread starts, so every thread inherits the mask */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	model_buf_init(&in, GATEWAY_MAX_INPUT);
+	for (;;) {
+		r = read(0, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (model_buf_add(&in, chunk, (size_t)r) != 0) {
+			rc = fail(&st, "the mocks are over 8 MiB");
+			goto out;
+		}
+	}
+	wire = json_loadb(in.data, in.len, JSON_REJECT_DUPLICATES, &jerr);
+	st.mocks = json_object_get(wire, "mocks");
+	if (!json_is_array(st.mocks)) {
+		snprintf(chunk, sizeof(chunk), "the wire is not {mocks, variant}: %s", jerr.text);
+		rc = fail(&st, chunk);
+		goto out;
+	}
+	st.variant = json_string_value(json_object_get(wire, "variant"));
+	st.egress_allow = json_object_get(wire, "egress_allow");
+	/* before any thread: runner_gateway_forward's libcurl */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		rc = fail(&st, "libcurl cannot start");
+		goto out;
+	}
+	curl_ready = 1;
+	st.calls = model_xcalloc(json_array_size(st.mocks) + 1, sizeof(*st.calls));
+	ca = runner_gateway_ca_new(&err);
+	if (!ca) {
+		rc = fail(&st, err.message);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, RUNNER_GATEWAY_CA_FILE);
+	if (runner_gateway_ca_write_pem(ca, path, &err) != 0) {
+		rc = fail(&st, err.message);
+		goto out;
+	}
+	hooks.answer = answer;
+	hooks.refused = refused;
+	hooks.ctx = &st;
+	gw = runner_gateway_start(3, ca, &hooks, &err);
+	if (!gw) {
+		rc = fail(&st, err.message);
+		goto out;
+	}
+	wire_ready = json_pack("{s:s}", "type", "ready");
+	say(&st, wire_ready);
+	json_decref(wire_ready);
+	do
+		r = sigwait(&set, &sig);
+	while (r != 0);
+	rc = 0;
+out:
+	pthread_mutex_lock(&st.lock);
+	st.stopping = 1;
+	pthread_cond_broadcast(&st.stop_cond);
+	pthread_mutex_unlock(&st.lock);
+	if (gw)
+		runner_gateway_stop(gw);
+	if (ca)
+		runner_gateway_ca_free(ca);
+	if (curl_ready)
+		curl_global_cleanup();
+	free(st.calls);
+	json_decref(wire);
+	model_buf_release(&in);
+	return rc;
+}

@@ -1,0 +1,391 @@
+/*
+ * A run's gateway, the runner's side (runner/gateway_run.h): the
+ * directory, the olivares-gateway process, its lines.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runner/agent.h"
+#include "runner/gateway_env.h"
+#include "runner/gateway_run.h"
+
+/* How long the gateway gets to start (its CA made and written), and to
+ * exit on SIGTERM before it is killed. */
+#define RUNNER_GATEWAY_START_MS 3000
+#define RUNNER_GATEWAY_STOP_MS 1000
+/* A line from the gateway: one trace entry, bounded by the trace's own
+ * bounds (urls, near misses), with room. */
+#define RUNNER_GATEWAY_MAX_LINE (256 * 1024)
+
+int runner_gateway_run_prepare(struct runner_gateway_run *g, const struct runner_spec *spec,
+                               struct runner_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	memset(g, 0, sizeof(*g));
+	g->spec = spec;
+	g->pid = -1;
+	g->out = -1;
+	g->pending = json_array();
+	model_buf_init(&g->in, RUNNER_GATEWAY_MAX_LINE);
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 64)
+		tmp = "/tmp";
+	snprintf(g->dir, sizeof(g->dir), "%s/olivares-gateway-XXXXXX", tmp);
+	if (!mkdtemp(g->dir)) {
+		g->dir[0] = '\0';
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "cannot make the gateway's directory: %s", strerror(errno));
+	}
+	/* the jail's root, another uid, reads the certificate */
+	if (chmod(g->dir, 0755) != 0)
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "cannot open the gateway's directory to the jail: %s",
+		                        strerror(errno));
+	return 0;
+}
+
+int runner_gateway_run_listen_unix(struct runner_gateway_run *g, int *fd, struct runner_error *err)
+{
+	struct sockaddr_un sun;
+	int s;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s", g->dir,
+	             RUNNER_GATEWAY_SOCK_FILE) >= (int)sizeof(sun.sun_path))
+		return runner_error_set(err, RUNNER_E_SETUP,
+		                        "the gateway's socket path is too long");
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return runner_error_set(err, RUNNER_E_SETUP, "socket for the gateway: %s",
+		                        strerror(errno));
+	if (bind(s, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		close(s);
+		return runner_error_set(err, RUNNER_E_SETUP, "bind of the gateway's socket: %s",
+		                        strerror(errno));
+	}
+	g->sock_made = 1;
+	/* the sandbox's relay connects as another uid */
+	if (chmod(sun.sun_path, 0666) != 0 || listen(s, RUNNER_GATEWAY_BACKLOG) != 0) {
+		close(s);
+		return runner_error_set(err, RUNNER_E_SETUP, "listen on the gateway's socket: %s",
+		                        strerror(errno));
+	}
+	*fd = s;
+	return 0;
+}
+
+/* One whole line from the gateway (len bytes at s). */
+static void gateway_line(struct runner_gateway_run *g, const char *s, size_t len)
+{
+	json_t *line = json_loadb(s, len, 0, NULL);
+	const char *type = json_string_value(json_object_get(line, "type"));
+	json_t *entry = json_object_get(line, "entry");
+
+	if (type && strcmp(type, "request") == 0 && json_is_object(entry)) {
+		g->requests++;
+		/* answered from outside: not a miss, and not hermetic */
+		if (json_is_object(json_object_get(entry, "egress")))
+			g->egress++;
+		else if (!json_is_true(json_object_get(entry, "hit")))
+			g->missed = 1;
+		json_array_append(g->pending, entry);
+	} else if (!type || strcmp(type, "ready") != 0) {
+		g->broken = 1;
+	}
+	json_decref(line);
+}
+
+void runner_gateway_run_drain(struct runner_gateway_run *g)
+{
+	char chunk[16384];
+	char *nl;
+	size_t n;
+	ssize_t r;
+
+	while (g->out >= 0) {
+		r = read(g->out, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r <= 0) {
+			close(g->out);
+			g->out = -1;
+			return;
+		}
+		if (model_buf_add(&g->in, chunk, (size_t)r) != 0) {
+			g->broken = 1;
+			model_buf_reset(&g->in);
+			continue;
+		}
+		while ((nl = memchr(g->in.data, '\n', g->in.len)) != NULL) {
+			n = (size_t)(nl - g->in.data);
+			gateway_line(g, g->in.data, n);
+			memmove(g->in.data, nl + 1, g->in.len - n - 1);
+			g->in.len -= n + 1;
+			g->in.data[g->in.len] = '\0';
+		}
+	}
+}
+
+/* Wait for the gateway's first line until deadline_ms: 0 when it is
+ * "ready", else -1 with *err. */
+static int await_ready(struct runner_gateway_run *g, long long deadline_ms,
+                       struct runner_error *err)
+{
+	struct pollfd p;
+	json_t *line;
+	const char *type, *msg;
+	char *nl;
+	long long left;
+	int rc;
+
+	for (;;) {
+		nl = g->in.len ? memchr(g->in.data, '\n', g->in.len) : NULL;
+		if (nl) {
+			line = json_loadb(g->in.data, (size_t)(nl - g->in.data), 0, NULL);
+			type = json_string_value(json_object_get(line, "type"));
+			msg = json_string_value(json_object_get(line, "message"));
+			rc = type && strcmp(type, "ready") == 0 ? 0 : -1;
+			if (rc != 0)
+				runner_error_set(err, RUNNER_E_SETUP,
+				                 "the gateway did not start: %.300s",
+				                 msg ? msg : "it said something else");
+			json_decref(line);
+			memmove(g->in.data, nl + 1, g->in.len - (size_t)(nl - g->in.data) - 1);
+			g->in.len -= (size_t)(nl - g->in.data) + 1;
+			g->in.data[g->in.len] = '\0';
+			return rc;
+		}
+		left = deadline_ms - runner_now_ms();
+		if (left <= 0)
+			return runner_error_set(err, RUNNER_E_TIMEOUT,
+			                        "the gateway did not start within %d ms",
+			                        RUNNER_GATEWAY_START_MS);
+		if (g->out < 0)
+			return runner_error_set(err, RUNNER_E_SETUP,
+			                        "the gateway exited before it was ready");
+		p.fd = g->out;
+		p.events = POLLIN;
+		p.revents = 0;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			return runner_error_set(err, RUNNER_E_SETUP, "poll: %s", strerror(errno));
+		/* only the first line: the rest is left for the driver */
+		while (g->out >= 0 && !memchr(g->in.data, '\n', g->in.len)) {
+			char chunk[4096];
+			ssize_t r = read(g->out, chunk, sizeof(chunk));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			if (r <= 0) {
+				close(g->out);
+				g->out = -1;
+				break;
+			}
+			if (model_buf_add(&g->in, chunk, (size_t)r) != 0)
+				return runner_error_set(err, RUNNER_E_SETUP,
+				                        "the gateway's first line is too long");
+		}
+	}
+}
+
+int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long long deadline_ms,
+                             struct runner_error *err)
+{
+	const struct runner_spec *spec = g->spec;
+	char *const envp[] = {NULL};
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	json_t *wire;
+	char *text = NULL;
+	size_t len, off;
+	ssize_t w;
+	int null, rc = -1;
+	long long until = runner_now_ms() + RUNNER_GATEWAY_START_MS;
+
+	if (until > deadline_ms)
+		until = deadline_ms;
+	if (!spec->gateway_program) {
+		runner_error_set(err, RUNNER_E_MISSING,
+		                 "olivares-gateway was not found beside the runner");
+		goto out;
+	}
+	wire = json_pack("{s:O, s:s?, s:O}", "mocks", spec->mocks, "variant", spec->variant,
+	                 "egress_allow", spec->egress_allow ? spec->egress_allow : json_null());
+	text = wire ? json_dumps(wire, JSON_COMPACT) : NULL;
+	json_decref(wire);
+	if (!text || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+		runner_error_set(err, RUNNER_E_SETUP, "cannot start the gateway: %s",
+		                 strerror(errno));
+		goto out;
+	}
+	/* room for a step's entries, so that the gateway never waits on the
+	 * runner while the runner waits on the agent */
+	fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
+	g->pid = fork();
+	if (g->pid < 0) {
+		runner_error_set(err, RUNNER_E_SETUP, "fork of the gateway: %s", strerror(errno));
+		goto out;
+	}
+	if (g->pid == 0) {
+		char *argv[] = {(char *)"olivares-gateway", (char *)"--dir", g->dir, NULL};
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		signal(SIGPIPE, SIG_DFL);
+		null = open("/dev/null", O_RDWR);
+		/* dup2 onto itself keeps close-on-exec: cleared by hand then */
+		if (null < 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(null, 2) < 0 ||
+		    (listen_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(listen_fd, 3)) < 0)
+			_exit(126);
+		close_range(4, ~0U, 0);
+		execve(spec->gateway_program, argv, envp);
+		_exit(127);
+	}
+	close(in[0]);
+	in[0] = -1;
+	close(out[1]);
+	out[1] = -1;
+	g->out = out[0];
+	out[0] = -1;
+	fcntl(g->out, F_SETFL, fcntl(g->out, F_GETFL) | O_NONBLOCK);
+	/* the mocks, then end of file: it reads them whole before it serves */
+	len = strlen(text);
+	for (off = 0; off < len; off += (size_t)w) {
+		w = write(in[1], text + off, len - off);
+		if (w < 0 && errno == EINTR) {
+			w = 0;
+			continue;
+		}
+		if (w < 0) {
+			runner_error_set(err, RUNNER_E_SETUP,
+			                 "cannot hand the gateway its mocks: %s", strerror(errno));
+			goto out;
+		}
+	}
+	close(in[1]);
+	in[1] = -1;
+	rc = await_ready(g, until, err);
+out:
+	free(text);
+	if (listen_fd >= 0)
+		close(listen_fd);
+	if (in[0] >= 0)
+		close(in[0]);
+	if (in[1] >= 0)
+		close(in[1]);
+	if (out[0] >= 0)
+		close(out[0]);
+	if (out[1] >= 0)
+		close(out[1]);
+	return rc;
+}
+
+int runner_gateway_run_fd(const struct runner_gateway_run *g)
+{
+	return g && g->spec ? g->out : -1;
+}
+
+int runner_gateway_run_take(struct runner_gateway_run *g, json_t *trace, int *missed,
+                            const char **why)
+{
+	size_t i;
+	int over = 0;
+
+	runner_gateway_run_drain(g);
+	if (g->broken) {
+		if (why)
+			*why = "the gateway wrote a line that is not its wire";
+		return -1;
+	}
+	for (i = 0; i < json_array_size(g->pending); i++) {
+		if (json_array_size(trace) >= RUNNER_AGENT_MAX_REQUESTS) {
+			over = 1;
+			break;
+		}
+		json_array_append(trace, json_array_get(g->pending, i));
+	}
+	json_array_clear(g->pending);
+	if (g->missed)
+		*missed = 1;
+	g->missed = 0;
+	if (over && why)
+		*why = NULL;
+	return over ? -1 : 0;
+}
+
+int runner_gateway_run_finish(struct runner_gateway_run *g)
+{
+	char path[PATH_MAX + 16];
+	long long until;
+	int rc = 0, st;
+	pid_t r;
+
+	if (!g->spec)
+		return 0;
+	if (g->pid > 0) {
+		kill(g->pid, SIGTERM);
+		until = runner_now_ms() + RUNNER_GATEWAY_STOP_MS;
+		for (;;) {
+			r = waitpid(g->pid, &st, WNOHANG);
+			if (r == g->pid || (r < 0 && errno == ECHILD))
+				break;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (runner_now_ms() >= until) {
+				kill(g->pid, SIGKILL);
+				do
+					r = waitpid(g->pid, &st, 0);
+				while (r < 0 && errno == EINTR);
+				if (r != g->pid && !(r < 0 && errno == ECHILD))
+					rc = -1;
+				break;
+			}
+			usleep(1000);
+		}
+		g->pid = -1;
+	}
+	if (g->out >= 0)
+		close(g->out);
+	g->out = -1;
+	if (g->dir[0]) {
+		snprintf(path, sizeof(path), "%s/%s", g->dir, RUNNER_GATEWAY_CA_FILE);
+		if (unlink(path) != 0 && errno != ENOENT)
+			rc = -1;
+		snprintf(path, sizeof(path), "%s/%s", g->dir, RUNNER_GATEWAY_SOCK_FILE);
+		if (g->sock_made && unlink(path) != 0 && errno != ENOENT)
+			rc = -1;
+		if (rmdir(g->dir) != 0 && errno != ENOENT)
+			rc = -1;
+		g->dir[0] = '\0';
+	}
+	json_decref(g->pending);
+	g->pending = NULL;
+	model_buf_release(&g->in);
+	g->spec = NULL;
+	return rc;
+}
+
+void runner_gateway_run_end(struct runner_gateway_run *g, struct runner_summary *sum)
+{
+	if (!g->spec)
+		return;
+	/* the lines the gateway wrote after the driver's last look count too */
+	runner_gateway_run_drain(g);
+	sum->gateway = 1;
+	sum->egress_requests = g->egress;
+	if (runner_gateway_run_finish(g) != 0)
+		sum->left_behind = 1;
+}

@@ -1,0 +1,123 @@
+#ifndef OLIVARES_RUNNER_GATEWAY_RUN_H
+#define OLIVARES_RUNNER_GATEWAY_RUN_H
+/**
+ * A run's gateway, as an OS-level backend uses it: olivares-gateway
+ * (runner/gateway_main.c, beside the runner), a process of its own per
+ * run that serves the jail's gateway socket from outside the jail and
+ * answers from the spec's mocks (model/http_mock.h).
+ *
+ * Why a process: it links OpenSSL and libcurl, which the runner (static,
+ * and the one process that drives the agent) does without, and the HTTP
+ * it parses comes from the agent: a crash there ends the gateway, never
+ * the runner (the agent then sees its connections refused, and every
+ * request it made before is in the trace).
+ *
+ * A run has a gateway when its spec has an http or llm mock, or says
+ * "gateway": true (model/runspec.h). The wire, runner to gateway:
+ *   argv   olivares-gateway --dir DIR
+ *   fd 0   {"mocks": [...], "variant": string|null}, then end of file
+ *   fd 3   the listening socket (TCP in the jail's network on namespaces,
+ *          unix in DIR on gvisor)
+ *   fd 1   one JSON object a line:
+ *          {"type":"ready"}       DIR/RUNNER_GATEWAY_CA_FILE is written
+ *                                 and the socket served
+ *          {"type":"request","entry":E}  one request, E its trace entry
+ *                                 (model/mock.h), written before its
+ *                                 answer is sent
+ *          {"type":"error","message":M}  it could not start
+ *   SIGTERM: it stops serving and exits; the run's CA key, which never
+ *   left its memory, goes with it.
+ * Because an entry is written before its answer, an agent that waits for
+ * an answer before it ends its step finds the request in that step's
+ * trace, whatever the timing.
+ *
+ * The backend calls, in order:
+ *   runner_gateway_run_prepare  the run's directory (bound read-only in
+ *                               the jail at RUNNER_GATEWAY_JAIL_DIR)
+ *   runner_gateway_run_serve    the gateway started on the jail's socket,
+ *                               its CA certificate written to the directory
+ *   (the driver polls runner_gateway_run_fd, drains it, and takes the
+ *    entries into the step they came in)
+ *   runner_gateway_run_finish   after the jail is gone: the gateway
+ *                               stopped and reaped, the directory removed
+ */
+#include <jansson.h>
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "model/buf.h"
+#include "runner/backend.h"
+#include "runner/error.h"
+
+struct runner_gateway_run {
+	const struct runner_spec *spec;
+	char dir[PATH_MAX];  /* the run's directory, "" when there is none */
+	int sock_made;       /* dir holds RUNNER_GATEWAY_SOCK_FILE */
+	pid_t pid;           /* the gateway, -1 when none or reaped */
+	int out;             /* its fd 1 (read end, non-blocking), -1 when closed */
+	struct model_buf in; /* what came on out, not yet a whole line */
+	json_t *pending;     /* entries read, not yet taken into a step */
+	int missed;          /* one of them missed or was refused */
+	int broken;          /* a line from the gateway that is not its wire */
+	long requests;       /* every request of the run */
+	long egress;         /* those the gateway forwarded outside (an "egress" entry) */
+};
+
+/**
+ * Make g's directory (mode 0755, under TMPDIR or /tmp). g is the
+ * caller's memory, filled here; spec borrowed, must outlive g. Returns 0,
+ * or -1 with *err (RUNNER_E_SETUP); g is then safe to finish.
+ */
+int runner_gateway_run_prepare(struct runner_gateway_run *g, const struct runner_spec *spec,
+                               struct runner_error *err);
+
+/**
+ * gvisor: a unix stream socket listening at RUNNER_GATEWAY_SOCK_FILE in
+ * g's directory, into *fd (the caller's, to hand to serve). Returns 0, or
+ * -1 with *err.
+ */
+int runner_gateway_run_listen_unix(struct runner_gateway_run *g, int *fd, struct runner_error *err);
+
+/**
+ * Start olivares-gateway on listen_fd (closed here, whatever happens) and
+ * wait until it is ready, at most RUNNER_GATEWAY_START_MS and never past
+ * deadline_ms. Returns 0, or -1 with *err (RUNNER_E_SETUP, or
+ * RUNNER_E_MISSING when the program is not beside the runner).
+ */
+int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long long deadline_ms,
+                             struct runner_error *err);
+
+/** The descriptor to poll for the gateway's lines, or -1. */
+int runner_gateway_run_fd(const struct runner_gateway_run *g);
+
+/** Read what the gateway wrote so far (non-blocking) into its pending
+ * entries. */
+void runner_gateway_run_drain(struct runner_gateway_run *g);
+
+/**
+ * Drain, then move the pending entries into trace (the current step's),
+ * while it holds fewer than RUNNER_AGENT_MAX_REQUESTS; sets *missed when
+ * one of them missed. Returns 0, or -1 when the step asked for more
+ * requests than that (the driver fails it as an agent error) or the
+ * gateway broke its wire (reason in *why, when why is not NULL).
+ */
+int runner_gateway_run_take(struct runner_gateway_run *g, json_t *trace, int *missed,
+                            const char **why);
+
+/**
+ * Stop the gateway (SIGTERM, then SIGKILL after RUNNER_GATEWAY_STOP_MS),
+ * reap it, remove the directory. Harmless on a g that prepare failed on,
+ * and twice. Returns 0, or -1 when the gateway could not be reaped or the
+ * directory removed (the run then reports left_behind).
+ */
+int runner_gateway_run_finish(struct runner_gateway_run *g);
+
+/**
+ * The end of a backend's run with a gateway: finish g, and tell sum (its
+ * gateway and egress count; left_behind when finish failed). Harmless
+ * without a gateway (g never prepared).
+ */
+void runner_gateway_run_end(struct runner_gateway_run *g, struct runner_summary *sum);
+
+#endif

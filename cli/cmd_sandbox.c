@@ -159,6 +159,7 @@ static const struct cli_column run_columns[] = {
     {"VARIANT", "variant", NULL},
     {"BACKEND", "backend", NULL},
     {"ISOLATED", "isolated", NULL},
+    {"HERMETIC", "hermetic", NULL},
     {"TOTAL", "steps_total", NULL},
     {"OK", "steps_ok", NULL},
     {"ERRORS", "steps_error", NULL},

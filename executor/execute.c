@@ -343,6 +343,11 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	/* the agent killed after every step completed: a note beside the
 	 * status and the reason (scoring may still set that), never in them */
 	run.shutdown = res.shutdown[0] ? res.shutdown : NULL;
+	run.egress_requests = res.egress_requests;
+	/* Without the runner's summary the count is unknown: a run that was
+	 * allowed egress is then never called hermetic (-1, shown as null). */
+	if (rc != 0 && json_array_size(json_object_get(spec, "egress_allow")) > 0)
+		run.egress_requests = -1;
 	if (!res.outputs)
 		res.outputs = json_array();
 	if (!res.output_digest[0])

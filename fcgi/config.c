@@ -235,6 +235,17 @@ const struct http_config_key http_config_keys[] = {
      IN_CONFIG(binds),
      .flags = HTTP_CONFIG_LONG},
     {.section = "runner",
+     .name = "egress_allow",
+     .type = HTTP_CONFIG_HOSTS,
+     .def = "",
+     .help = "The hosts a run's gateway may forward a request to when no mock answers it "
+             "(controlled egress: the gateway, outside the jail, makes the request; the "
+             "exchange is traced and the run is then not hermetic). Each item is `host` "
+             "(the scheme's default port) or `host:port`. Empty: none, every such request "
+             "is a mock miss.",
+     IN_CONFIG(egress_allow),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "runner",
      .name = "cpu_seconds",
      .type = HTTP_CONFIG_INT,
      .min = 1,
@@ -323,6 +334,14 @@ const struct http_config_key http_config_keys[] = {
      .default_doc = "the `[runner]` `max_active_runs`",
      .help = "The tenant's own limit of runs queued or running at once.",
      IN_TENANT(max_active_runs)},
+    {.section = "tenant",
+     .name = "egress_allow",
+     .type = HTTP_CONFIG_HOSTS,
+     .default_doc = "the `[runner]` `egress_allow`",
+     .help = "The tenant's own egress hosts; empty (`egress_allow =`) for none whatever "
+             "`[runner]` allows.",
+     IN_TENANT(egress_allow),
+     .flags = HTTP_CONFIG_LONG},
 
     /* [scorer] */
     {.section = "scorer",
@@ -559,6 +578,48 @@ static int list_all(const char *list, int (*ok)(const char *item, size_t len), i
 	}
 }
 
+/* An egress_allow item (len bytes at s): a host (lower-case letters,
+ * digits, '-' and '.', not starting or ending with '.' or '-', at most 253
+ * bytes) and optionally ':' and a port from 1 to 65535. */
+static int host_valid(const char *s, size_t len)
+{
+	size_t i, hl = len;
+	long port = 0;
+
+	for (i = 0; i < len; i++)
+		if (s[i] == ':') {
+			hl = i;
+			break;
+		}
+	if (hl == 0 || hl > 253 || s[0] == '.' || s[0] == '-' || s[hl - 1] == '.' ||
+	    s[hl - 1] == '-')
+		return 0;
+	for (i = 0; i < hl; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      s[i] == '.'))
+			return 0;
+	if (hl == len)
+		return 1;
+	if (len - hl < 2 || len - hl > 6)
+		return 0;
+	for (i = hl + 1; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		port = port * 10 + (s[i] - '0');
+	}
+	return port >= 1 && port <= 65535 && s[hl + 1] != '0';
+}
+
+const char *http_config_egress(const struct http_config *cfg, const char *tenant_name)
+{
+	int i;
+
+	for (i = 0; tenant_name && i < cfg->ntenants; i++)
+		if (strcmp(cfg->tenants[i].name, tenant_name) == 0)
+			return cfg->tenants[i].egress_allow;
+	return cfg->egress_allow;
+}
+
 int http_config_request_seconds_max(const struct http_config *cfg)
 {
 	return cfg->wait_max_seconds + HTTP_CONFIG_STORE_SECONDS;
@@ -764,6 +825,12 @@ void http_config_wanted(const struct http_config_key *k, char *out, size_t n)
 	case HTTP_CONFIG_SCORER:
 		append(out, n, &used, "none, builtin:<dir> or exec:<command line>");
 		break;
+	case HTTP_CONFIG_HOSTS:
+		append(out, n, &used,
+		       "a comma list of at most %d host or host:port (lower-case names or IPv4 "
+		       "addresses, ports 1 to 65535)",
+		       HTTP_CONFIG_MAX_EGRESS);
+		break;
 	case HTTP_CONFIG_STRING:
 	case HTTP_CONFIG_PATH:
 		append(out, n, &used, "a value that is not empty and not too long");
@@ -830,6 +897,13 @@ void http_config_value_doc(const struct http_config_key *k, char *out, size_t n)
 	case HTTP_CONFIG_SCORER:
 		append(out, n, &used, "`none`, `builtin:<dir>` or `exec:<command line>`");
 		break;
+	case HTTP_CONFIG_HOSTS:
+		append(
+		    out, n, &used,
+		    "a comma list, maybe empty, of at most %d `host` or `host:port` (a lower-case "
+		    "name or an IPv4 address; a port from 1 to 65535)",
+		    HTTP_CONFIG_MAX_EGRESS);
+		break;
 	}
 }
 
@@ -884,6 +958,10 @@ static int set_value(const struct load_ctx *c, const struct http_config_key *k, 
 		break;
 	case HTTP_CONFIG_SCORER:
 		bad = !scorer_valid(value) || scorer_from_file(c, value, dst, k->size);
+		break;
+	case HTTP_CONFIG_HOSTS:
+		bad = normalize_list(dst, k->size, value, 1) ||
+		      !list_all(dst, host_valid, 1, HTTP_CONFIG_MAX_EGRESS);
 		break;
 	default:
 		bad = 1;
@@ -1288,7 +1366,7 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 {
 	struct http_config *cfg = c->cfg;
 	struct http_tenant_policy *t;
-	const char *env, *hint;
+	const char *env, *hint, *tname;
 	char in_file[sizeof c->file + 2] = "";
 	int i, have_dsn = given(c, "server", "dsn");
 
@@ -1361,6 +1439,10 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 			strcpy(t->default_backend, cfg->default_backend);
 		if (!t->max_active_runs)
 			t->max_active_runs = cfg->max_active_runs;
+		/* given, even empty, it stands; else [runner]'s */
+		if (!c->tenant_given[i][key_of(section_of("tenant NAME", &tname), "egress_allow") -
+		                        http_config_keys])
+			strcpy(t->egress_allow, cfg->egress_allow);
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(c->err, HTTP_CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "

@@ -55,6 +55,7 @@ struct http_tenant_policy {
 	char backends[256];       /* allowed backends, comma list, no spaces */
 	char default_backend[64]; /* one of backends */
 	int max_active_runs;      /* the tenant's, or [runner]'s */
+	char egress_allow[1024];  /* the tenant's, or [runner]'s: comma list of host[:port] */
 };
 
 struct http_config {
@@ -73,6 +74,9 @@ struct http_config {
 	int scorer_timeout_ms; /* [scorer] timeout_ms */
 	char agents_dir[512];  /* absolute */
 	char binds[1024];      /* comma list, no spaces; "" for none */
+	/* [runner] egress_allow: the hosts a run's gateway may forward to,
+	 * comma list of host[:port], no spaces; "" (the default) for none */
+	char egress_allow[1024];
 	/* [runner] gvisor_platform, one of http_config_gvisor_platforms */
 	char gvisor_platform[16];
 	struct http_run_limits limits;
@@ -106,6 +110,8 @@ enum http_config_type {
 	HTTP_CONFIG_BINDS,    /* a comma list of bind paths (may be empty), kept
 	                       * without blanks */
 	HTTP_CONFIG_SCORER,   /* none, builtin:<dir> or exec:<command line> */
+	HTTP_CONFIG_HOSTS,    /* a comma list (may be empty) of host[:port], kept
+	                       * without blanks */
 };
 
 /** Flags of a key. */
@@ -218,6 +224,17 @@ int http_config_load(struct http_config *cfg, const char *argv0, struct http_con
  */
 void http_config_policy(const struct http_config *cfg, const char *tenant_name,
                         const char **backends, const char **default_backend);
+
+/**
+ * The egress policy of the tenant named tenant_name (NULL: [runner]'s): the
+ * hosts its runs' gateways may forward a request to that no mock answers,
+ * a comma list of host or host:port (a host alone: the scheme's default
+ * port), "" for none. Points into cfg.
+ */
+const char *http_config_egress(const struct http_config *cfg, const char *tenant_name);
+
+/** At most this many items in an egress_allow list. */
+#define HTTP_CONFIG_MAX_EGRESS 32
 
 /** 1 when name is one of the items of the comma list list (exact match). */
 int http_config_list_has(const char *list, const char *name);

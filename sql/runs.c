@@ -46,13 +46,15 @@ static const struct colspec run_cols[] = {{"id", C_TEXT},
                                           {"cancel_requested", C_BOOL},
                                           {"agent_name", C_TEXT},
                                           {"agent_sha256", C_TEXT},
-                                          {"mocks_digest", C_TEXT}};
+                                          {"mocks_digest", C_TEXT},
+                                          {"egress_requests", C_INT}};
 #define RUN_SELECT                                                                                 \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "       \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "        \
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "      \
 	"score_details, session_id, divergence, shutdown, queued_at, steps_done, executor, "       \
-	"comparison_id, cancel_requested, agent_name, agent_sha256, mocks_digest FROM runs"
+	"comparison_id, cancel_requested, agent_name, agent_sha256, mocks_digest, "                \
+	"egress_requests FROM runs"
 
 static const struct colspec output_cols[] = {
     {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},        {"output", C_TEXT},
@@ -71,11 +73,12 @@ struct run_arg {
 
 /* The row's agent_name and agent_sha256 as one "agent" object
  * {"name","sha256"}, or null when no name is recorded (a run recorded
- * before migration 011). */
+ * before migration 011); and "hermetic" from egress_requests. */
 static void run_fold_agent(json_t *row)
 {
 	json_t *name = json_object_get(row, "agent_name");
 	json_t *sha = json_object_get(row, "agent_sha256");
+	json_int_t egress;
 
 	if (json_is_string(name))
 		json_object_set_new_nocheck(
@@ -85,6 +88,13 @@ static void run_fold_agent(json_t *row)
 		json_object_set_new_nocheck(row, "agent", json_null());
 	json_object_del(row, "agent_name");
 	json_object_del(row, "agent_sha256");
+	/* hermetic: nothing the run got came from outside its mocks; -1 is
+	 * a count that never came (the run was allowed egress and ended
+	 * without its runner's summary): unknown, so never hermetic */
+	egress = json_integer_value(json_object_get(row, "egress_requests"));
+	json_object_set_new_nocheck(row, "hermetic", json_boolean(egress == 0));
+	if (egress < 0)
+		json_object_set_new_nocheck(row, "egress_requests", json_null());
 }
 
 enum store_rc store_run_read(struct store *st, const char *tenant_id, const char *id, json_t **out)

@@ -275,6 +275,11 @@ struct store_run {
 	const char *agent_name;
 	const char *agent_sha256;
 	const char *mocks_digest;
+	/* Egress (added last; zeroed: none): the requests the run's gateway
+	 * forwarded outside the sandbox (the summary's "egress_requests"). The
+	 * run object shows it as "egress_requests" and "hermetic" (true when
+	 * it is 0). */
+	long egress_requests;
 };
 
 /** Largest step duration_ms a run output may carry (one day): anything

@@ -160,7 +160,9 @@ static void add_properties(xmlNodePtr suite, json_t *run)
 	    "output_digest", "steps_total", "steps_ok", "steps_error", "session_id",
 	    /* the note that the agent had to be killed after its last step:
 	     * not a failure (the run completed), but a CI reader should see it */
-	    "shutdown"};
+	    "shutdown",
+	    /* whether the run reached outside its mocks (controlled egress) */
+	    "hermetic", "egress_requests"};
 	xmlNodePtr props, p;
 	const char *text;
 	json_t *agent;

@@ -126,6 +126,7 @@ static int res_fail(struct http_dispatch_result *res, int keep_outputs, const ch
 	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
 	va_end(ap);
 	res->shutdown[0] = '\0';
+	res->egress_requests = 0;
 	/* Parts of it may quote the runner (jansson's messages name keys and
 	 * may be cut mid-character): keep it printable ASCII. */
 	for (p = res->reason; *p; p++)
@@ -400,7 +401,7 @@ static int finish_output(struct stream *st, const struct model_buf *out, const c
 {
 	json_t *spec_steps = st->spec_steps;
 	json_t *summary = st->summary;
-	json_t *reason, *shutdown = NULL;
+	json_t *reason, *shutdown = NULL, *egress = NULL;
 	json_error_t e;
 	const char *type;
 	const char *runner, *be, *status;
@@ -418,10 +419,11 @@ static int finish_output(struct stream *st, const struct model_buf *out, const c
 	if (!summary)
 		return model_reason_set(why, "runner output inconsistent: no summary line");
 	if (json_unpack_ex(summary, &e, JSON_STRICT,
-	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s?o}", "type", &type,
-	                   "runner", &runner, "backend", &be, "isolated", &isolated, "destroyed",
-	                   &destroyed, "status", &status, "steps_total", &total, "steps_ok", &ok,
-	                   "steps_error", &error, "reason", &reason, "shutdown", &shutdown) != 0)
+	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s?o, s?o}", "type",
+	                   &type, "runner", &runner, "backend", &be, "isolated", &isolated,
+	                   "destroyed", &destroyed, "status", &status, "steps_total", &total,
+	                   "steps_ok", &ok, "steps_error", &error, "reason", &reason, "shutdown",
+	                   &shutdown, "egress_requests", &egress) != 0)
 		return model_reason_set(why, "runner output malformed: summary: %s", e.text);
 	if (strcmp(status, "completed") != 0 && strcmp(status, "failed") != 0)
 		return model_reason_set(why, "runner output inconsistent: unknown status");
@@ -455,6 +457,11 @@ static int finish_output(struct stream *st, const struct model_buf *out, const c
 	if (strcmp(status, "failed") == 0 && json_is_string(shutdown))
 		return model_reason_set(
 		    why, "runner output inconsistent: a shutdown note on a failed run");
+	/* absent (an older runner, or one with no gateway) is 0 */
+	if (egress && (!json_is_integer(egress) || json_integer_value(egress) < 0))
+		return model_reason_set(
+		    why, "runner output malformed: egress_requests must be an integer >= 0");
+	res->egress_requests = egress ? (long)json_integer_value(egress) : 0;
 	snprintf(res->status, sizeof(res->status), "%s", status);
 	copy_utf8(res->runner, sizeof(res->runner), runner);
 	/* As the runner says: a jail in place when a limit killed the agent

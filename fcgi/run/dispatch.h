@@ -66,6 +66,8 @@ struct http_dispatch_result {
 	char shutdown[256];     /* the summary's shutdown note (model/runspec.h): "" when
 	                         * none; set only on a completed run, never by the
 	                         * worker's own failures */
+	long egress_requests;   /* the summary's "egress_requests": requests the run's
+	                         * gateway forwarded outside the sandbox (0 when absent) */
 	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
 	/* The agent's log (model/runspec.h log lines): its parts joined, as
 	 * far as they came, whatever ended the run (a run cut short keeps

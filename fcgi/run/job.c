@@ -81,6 +81,20 @@ int http_run_tenant_policy(struct http_request *req, const char **backends, cons
 	return 0;
 }
 
+/* The tenant's egress hosts (http_config_egress): its section's, or
+ * [runner]'s. 0, or -1 with *err. */
+static int tenant_egress(struct http_request *req, const char **egress, struct model_error *err)
+{
+	const struct http_tenant_policy *pol;
+
+	*egress = req->cfg->egress_allow;
+	if (tenant_section(req, &pol, err))
+		return -1;
+	if (pol)
+		*egress = pol->egress_allow;
+	return 0;
+}
+
 int http_run_choose_backend(struct http_request *req, const char *requested, const char **backend,
                             struct model_error *err)
 {
@@ -382,16 +396,18 @@ int http_run_load_scenario(struct http_request *req, const char *id, const char 
 /* ---- spec, execution and scoring ------------------------------------------------ */
 
 /* The run spec (model/runspec.h): steps, mocks, variant, agent, limits,
- * binds. Nothing else: no id, tenant or token. */
+ * binds, and the tenant's egress hosts when it has any. Nothing else: no
+ * id, tenant or token. */
 static json_t *run_spec(struct http_request *req, json_t *sc, const char *variant,
-                        const char *agent)
+                        const char *agent, const char *egress)
 {
 	const struct http_config *cfg = req->cfg;
 	json_t *mocks = json_object_get(sc, "mocks");
+	json_t *spec;
 
 	if (!json_is_array(mocks))
 		mocks = http_req_own(req, json_array());
-	return json_pack("{s:s?, s:O, s:O, s:o, s:{s:i, s:I, s:I, s:I, s:I, s:I}, s:o}", "variant",
+	spec = json_pack("{s:s?, s:O, s:O, s:o, s:{s:i, s:I, s:I, s:I, s:I, s:I}, s:o}", "variant",
 	                 variant, "steps", json_object_get(sc, "steps"), "mocks", mocks, "agent",
 	                 agent ? json_string(agent) : json_null(), "limits", "wall_ms",
 	                 cfg->run_timeout_ms, "cpu_seconds", (json_int_t)cfg->limits.cpu_seconds,
@@ -399,6 +415,9 @@ static json_t *run_spec(struct http_request *req, json_t *sc, const char *varian
 	                 (json_int_t)cfg->limits.processes, "open_files",
 	                 (json_int_t)cfg->limits.open_files, "tmpfs_mb",
 	                 (json_int_t)cfg->limits.tmpfs_mb, "binds", binds_array(cfg->binds));
+	if (spec && egress && egress[0])
+		json_object_set_new(spec, "egress_allow", binds_array(egress));
+	return spec;
 }
 
 void http_run_job_free(struct http_run_job *job)
@@ -461,10 +480,16 @@ int http_run_prepare(struct http_request *req, struct http_run_job *job, struct 
 {
 	struct store_run_job *q = &job->queued;
 	json_t *plan = job->plan ? job->plan : job->sc;
+	const char *egress;
 	json_t *spec;
 
 	memset(q, 0, sizeof(*q));
-	spec = run_spec(req, plan, job->variant, job->agent);
+	if (tenant_egress(req, &egress, err))
+		return -1;
+	/* a replay's hermetic by its nature: no egress, whatever the policy */
+	if (job->session_id)
+		egress = "";
+	spec = run_spec(req, plan, job->variant, job->agent, egress);
 	if (!spec)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
 	q->job = json_pack("{s:o}", "spec", spec);

@@ -28,6 +28,13 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 	view_dl_item(dl, "Runner", "run-runner", view_jstr(run, "runner", VIEW_NONE_TEXT));
 	view_dl_item(dl, "Isolated", "run-isolated", view_jbool(run, "isolated"));
 	view_dl_item(dl, "Destroyed", "run-destroyed", view_jbool(run, "destroyed"));
+	/* whether anything it got came from outside its mocks */
+	view_dl_item(dl, "Hermetic", "run-hermetic", view_jbool(run, "hermetic"));
+	if (json_is_integer(json_object_get(run, "egress_requests")))
+		snprintf(text, sizeof(text), "%lld", view_jint(run, "egress_requests"));
+	else
+		snprintf(text, sizeof(text), "unknown (the run ended without its count)");
+	view_dl_item(dl, "Egress requests", "run-egress", text);
 	view_progress_text(run, text, sizeof(text));
 	view_dl_item(dl, "Progress", "run-progress", text);
 	view_counters_text(run, text, sizeof(text));

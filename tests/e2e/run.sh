@@ -77,6 +77,9 @@ if ((fresh)); then
 	cp "$OLIVARES_BUILD/olivares-agent-tool-bot" "$OLV_AGENTS_DIR/tools"
 	# t0498: a Python agent written on olivares_agent, as variant "pyagent"
 	install -m 0755 "$ROOT/tests/fixtures/agents/sdk_agent.py" "$OLV_AGENTS_DIR/pyagent"
+	# t0499: an agent that reaches its tools and model over HTTP(S) through
+	# the run's gateway, as variant "httpagent"
+	install -m 0755 "$ROOT/tests/fixtures/agents/http_agent.py" "$OLV_AGENTS_DIR/httpagent"
 	# t0420, t0930: an agent that takes its time, a shell script run by
 	# the jail's /bin/sh from the bound /usr. Its sleep's length is this
 	# stack's own (another stack on the host has another), so that a test

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -893,4 +894,98 @@ void assert_gateway_own_run(const char *backend)
 	ck_assert_str_eq(step_str(&rb, 0, "output"), "tool: 200 run B");
 	result_free(&ra);
 	result_free(&rb);
+}
+
+/* A host's upstream for the egress test: one connection on a loopback
+ * listener, answered "hello" whatever it asked. */
+struct upstream {
+	int listener;
+	char got[4096];
+	pthread_t thread;
+};
+
+static void *upstream_main(void *arg)
+{
+	static const char answer[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	                             "Content-Length: 5\r\nConnection: close\r\n\r\nhello";
+	struct upstream *u = arg;
+	size_t n = 0;
+	ssize_t r;
+	int c = accept(u->listener, NULL, NULL);
+
+	if (c < 0)
+		return NULL;
+	/* the request's head, whole, before the answer */
+	while (n < sizeof(u->got) - 1 && !strstr(u->got, "\r\n\r\n")) {
+		r = read(c, u->got + n, sizeof(u->got) - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		u->got[n] = '\0';
+	}
+	if (write(c, answer, sizeof(answer) - 1) < 0)
+		n = 0;
+	close(c);
+	return NULL;
+}
+
+void assert_gateway_egress(const char *backend)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT"));
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct upstream u;
+	char input[128], allowed[64], want[160];
+	json_t *e, *ex;
+	struct result r;
+	int fd, port;
+	pid_t pid;
+
+	memset(&u, 0, sizeof(u));
+	u.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(u.listener, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(u.listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(u.listener, 4), 0);
+	ck_assert_int_eq(getsockname(u.listener, (struct sockaddr *)&sa, &sl), 0);
+	port = ntohs(sa.sin_port);
+	ck_assert_int_eq(pthread_create(&u.thread, NULL, upstream_main, &u), 0);
+	snprintf(allowed, sizeof(allowed), "127.0.0.1:%d", port);
+	json_object_set_new(spec, "egress_allow", json_pack("[s]", allowed));
+	snprintf(input, sizeof(input), "get http://127.0.0.1:%d/hello", port);
+	spec_step(spec, "allowed", input);
+	spec_step(spec, "refused", "get http://refused.example.com/x");
+	pid = spawn_runner_with(args, spec, gateway_env, NULL, NULL, &fd);
+	r = collect(pid, fd, now_ms());
+	json_decref(spec);
+	pthread_join(u.thread, NULL);
+	close(u.listener);
+
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	ck_assert_msg(sum_bool(&r, "isolated"), "not isolated: %s", sum_str(&r, "reason"));
+	/* the allowed host answered, from outside the jail; not a miss */
+	ck_assert_str_eq(step_str(&r, 0, "output"), "get: 200 hello");
+	ck_assert_str_eq(step_str(&r, 0, "status"), "ok");
+	ck_assert_msg(strncmp(u.got, "GET /hello HTTP/1.1\r\n", 21) == 0, "upstream got: %s",
+	              u.got);
+	e = trace_entry(&r, 0, 0);
+	ex = json_object_get(e, "egress");
+	ck_assert_msg(json_is_object(ex), "no egress in the trace entry");
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "status")), 200);
+	ck_assert_int_eq(json_integer_value(json_object_get(ex, "response_bytes")), 5);
+	ck_assert(json_is_false(json_object_get(e, "hit")));
+	/* a host that is not allowed: the miss, said refused */
+	ck_assert_str_eq(step_str(&r, 1, "output"),
+	                 "get: 404 [[mock-miss:GET http://refused.example.com/x]]");
+	ck_assert_str_eq(step_str(&r, 1, "error_kind"), "mock_miss");
+	e = trace_entry(&r, 1, 0);
+	snprintf(want, sizeof(want), "egress to this host is not allowed ([runner] egress_allow)");
+	ck_assert_str_eq(json_string_value(json_object_get(e, "refused")), want);
+	ck_assert_ptr_null(json_object_get(e, "egress"));
+	/* the run says one request left it */
+	ck_assert_int_eq(sum_int(&r, "egress_requests"), 1);
+	result_free(&r);
 }

@@ -232,4 +232,13 @@ void assert_gateway_contained(const char *backend);
  */
 void assert_gateway_own_run(const char *backend);
 
+/**
+ * Controlled egress on backend: with the spec's egress_allow naming a
+ * listener on the host's loopback, a request no mock answers reaches it
+ * (from the gateway, outside the jail), its exchange is in the trace
+ * ("egress") and the summary counts it (egress_requests 1); a request to
+ * a host not allowed is the 404 miss, traced as refused.
+ */
+void assert_gateway_egress(const char *backend);
+
 #endif

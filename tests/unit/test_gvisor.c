@@ -1773,6 +1773,13 @@ START_TEST(test_gateway_contained)
 }
 END_TEST
 
+/* Controlled egress: an allowed host reached, another refused. */
+START_TEST(test_gateway_egress)
+{
+	assert_gateway_egress("gvisor");
+}
+END_TEST
+
 /* Each run's gateway answers that run only. */
 START_TEST(test_gateway_own_run)
 {
@@ -1914,6 +1921,7 @@ static Suite *gvisor_suite(void)
 	    test_gateway,
 	    test_gateway_contained,
 	    test_gateway_own_run,
+	    test_gateway_egress,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,
 	    test_tmp_mount_failure_fails_closed,

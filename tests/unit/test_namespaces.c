@@ -1834,6 +1834,13 @@ START_TEST(test_gateway_contained)
 }
 END_TEST
 
+/* Controlled egress: an allowed host reached, another refused. */
+START_TEST(test_gateway_egress)
+{
+	assert_gateway_egress("namespaces");
+}
+END_TEST
+
 /* Each run's gateway answers that run only. */
 START_TEST(test_gateway_own_run)
 {
@@ -1930,9 +1937,11 @@ static Suite *namespaces_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads,          test_python_threading,   test_agent_log,
-	    test_sdk_agent,         test_tmpfs_size_bounded, test_gateway,
-	    test_gateway_contained, test_gateway_own_run,    NULL,
+	    test_pthreads,           test_python_threading,
+	    test_agent_log,          test_sdk_agent,
+	    test_tmpfs_size_bounded, test_gateway,
+	    test_gateway_contained,  test_gateway_own_run,
+	    test_gateway_egress,     NULL,
 	};
 	Suite *s = suite_create("namespaces");
 

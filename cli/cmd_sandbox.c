@@ -73,6 +73,25 @@ static char *request_cell(const json_t *item)
 	char *args, *cell;
 	size_t n;
 
+	if (json_is_object(json_object_get(item, "http"))) {
+		/* an http mock: "http METHOD URL" */
+		n = json_string_length(json_object_get(json_object_get(item, "http"), "url")) + 48;
+		cell = model_xmalloc(n);
+		snprintf(
+		    cell, n, "http %s %s",
+		    json_string_value(json_object_get(json_object_get(item, "http"), "method")),
+		    json_string_value(json_object_get(json_object_get(item, "http"), "url")));
+		return escaped(cell);
+	}
+	if (json_is_object(json_object_get(item, "llm"))) {
+		/* a chat mock: "chat CONDITION", its condition as compact JSON */
+		args = json_dumps(json_object_get(item, "llm"), JSON_COMPACT | JSON_SORT_KEYS);
+		n = (args ? strlen(args) : 2) + 8;
+		cell = model_xmalloc(n);
+		snprintf(cell, n, "chat %s", args ? args : "{}");
+		free(args);
+		return escaped(cell);
+	}
 	if (!json_is_string(tool))
 		return cli_render(json_object_get(item, "resource"));
 	args = json_dumps(json_object_get(item, "args"), JSON_COMPACT | JSON_SORT_KEYS);
@@ -93,7 +112,8 @@ static char *response_cell(const json_t *item)
 	char *text, *cell;
 	size_t n;
 
-	if (!json_is_string(json_object_get(item, "tool")))
+	if (!json_is_string(json_object_get(item, "tool")) && !json_object_get(item, "http") &&
+	    !json_object_get(item, "llm"))
 		return cli_render(json_object_get(item, "response"));
 	if (json_is_string(err)) {
 		n = json_string_length(err) + 8;

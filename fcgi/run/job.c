@@ -747,8 +747,10 @@ json_t *http_run_replay_mocks(json_t *recorded, json_t *sc)
 	}
 	json_array_foreach(json_object_get(sc, "mocks"), i, m)
 	{
+		/* tool, http and llm mocks have no resource: a session records
+		 * none of theirs, so the scenario's stand */
 		res = json_string_value(json_object_get(m, "resource"));
-		if (!res || json_object_get(seen, res))
+		if (res && json_object_get(seen, res))
 			continue;
 		json_array_append(all, m);
 	}

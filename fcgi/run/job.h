@@ -230,7 +230,8 @@ int http_run_load_session(struct http_request *req, const char *session_id, json
 /**
  * The mocks of a replay (a new array): the session's recorded results,
  * then the mocks of the scenario sc (may be NULL) whose resource has no
- * recorded result. A recorded result wins on its resource, whatever the
+ * recorded result, and its mocks that have no resource (tool, http and
+ * llm mocks: a session records no results of theirs). A recorded result wins on its resource, whatever the
  * variant of the scenario's mock, so no resource is ever answered twice
  * (the timeline's results are distinct per resource, the scenario's per
  * resource and variant).

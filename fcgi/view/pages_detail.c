@@ -175,6 +175,19 @@ static void trace_item(xmlNodePtr ol, json_t *e)
 		html_text(li, " ");
 		html_elc(li, "code", "trace-args", text ? text : "null");
 		free(text);
+	} else if (json_is_object(json_object_get(e, "http"))) {
+		/* a request through the run's gateway (docs/gateway.md) */
+		html_text(li, json_is_true(json_object_get(e, "llm")) ? "chat " : "http ");
+		html_elc(li, "code", "trace-http",
+		         view_jstr(json_object_get(e, "http"), "method", ""));
+		html_text(li, " ");
+		html_elc(li, "code", "trace-url", view_jstr(json_object_get(e, "http"), "url", ""));
+		if (json_is_integer(json_object_get(e, "status")))
+			html_elf(li, "span", " status %lld", view_jint(e, "status"));
+		if (json_is_object(json_object_get(e, "egress")))
+			html_elc(li, "span", "trace-egress", " forwarded outside (egress)");
+		if (json_is_string(json_object_get(e, "refused")))
+			html_elf(li, "span", " refused: %s", view_jstr(e, "refused", ""));
 	} else {
 		html_text(li, "resource ");
 		html_elc(li, "code", "trace-resource", view_jstr(e, "resource", ""));
@@ -190,7 +203,7 @@ static void trace_item(xmlNodePtr ol, json_t *e)
 	nm = html_elc(li, "div", "near-miss", NULL);
 	html_elf(nm, "span", "nearest mocks[%lld] ", view_jint(near, "mock"));
 	html_elc(nm, "code", "near-miss-mock",
-	         view_jstr(near, "resource", view_jstr(near, "tool", "")));
+	         view_jstr(near, "resource", view_jstr(near, "tool", view_jstr(near, "url", ""))));
 	if (json_is_string(json_object_get(near, "path")))
 		html_elf(nm, "span", ": %s at %s", view_jstr(near, "why", ""),
 		         view_jstr(near, "path", ""));

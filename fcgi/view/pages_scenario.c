@@ -82,6 +82,32 @@ static void tool_mock_row(xmlNodePtr tbody, json_t *mock)
 	free(answer);
 }
 
+/* An http or llm mock's row (docs/http-mocks.md): what it answers ("http
+ * GET URL" or "chat" and its condition as JSON) where a resource mock has
+ * its resource; its response or sequence as JSON. */
+static void gateway_mock_row(xmlNodePtr tbody, json_t *mock)
+{
+	xmlNodePtr tr = html_elc(tbody, "tr", "mock gateway-mock", NULL);
+	json_t *http = json_object_get(mock, "http");
+	json_t *seq = json_object_get(mock, "sequence");
+	char *cond, *answer;
+
+	if (http) {
+		html_attr(html_elf(tr, "td", "http %s %s", view_jstr(http, "method", ""),
+		                   view_jstr(http, "url", "")),
+		          "class", "resource");
+	} else {
+		cond = json_dumps(json_object_get(mock, "llm"), JSON_COMPACT | JSON_SORT_KEYS);
+		html_attr(html_elf(tr, "td", "chat %s", cond ? cond : "{}"), "class", "resource");
+		free(cond);
+	}
+	html_elc(tr, "td", "variant", view_jstr(mock, "variant", VIEW_NONE_TEXT));
+	answer = json_dumps(seq ? seq : json_object_get(mock, "response"),
+	                    JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	view_cell_pre(tr, "response", answer ? answer : "null");
+	free(answer);
+}
+
 static void mocks_table(xmlNodePtr main, json_t *mocks)
 {
 	static const char *const headers[] = {"Resource", "Variant", "Response", NULL};
@@ -95,6 +121,10 @@ static void mocks_table(xmlNodePtr main, json_t *mocks)
 	{
 		if (json_is_string(json_object_get(mock, "tool"))) {
 			tool_mock_row(tbody, mock);
+			continue;
+		}
+		if (json_object_get(mock, "http") || json_object_get(mock, "llm")) {
+			gateway_mock_row(tbody, mock);
 			continue;
 		}
 		tr = html_elc(tbody, "tr", "mock", NULL);

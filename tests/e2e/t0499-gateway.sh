@@ -51,5 +51,21 @@ for b in $OS_BACKENDS; do
 	OLIVARES_TOKEN=$VI olivares sandbox runs outputs "$RID" -o json >"$E2E_TMP/cli.json" 2>"$E2E_TMP/cli.err"
 	is "$b: the CLI's outputs carry the same trace" "GET http://tools.example.com/search?q=ada" \
 		"$(jq -r '.outputs[0].trace[0] | "\(.http.method) \(.http.url)"' "$E2E_TMP/cli.json" 2>/dev/null)"
+	LAST=$RID
 done
+
+# ---- the admin pages ----------------------------------------------------------------
+if [[ -n ${LAST:-} ]]; then
+	JAR=$E2E_TMP/jar
+	curl -s -o /dev/null -c "$JAR" -X POST --data-urlencode "token=$OLV_VIEWER_TOKEN" "$OLIVARES_URL/admin/login"
+	curl -s -o page.html -b "$JAR" "$OLIVARES_URL/admin/runs/$LAST"
+	is "the run page says hermetic, no egress" "true 0" \
+		"$(xmllint --html --xpath 'string(//dd[@id="run-hermetic"])' page.html 2>/dev/null) $(xmllint --html --xpath 'string(//dd[@id="run-egress"])' page.html 2>/dev/null)"
+	is "its trace shows each request's method and url" \
+		"GET http://tools.example.com/search?q=ada" \
+		"$(xmllint --html --xpath 'string((//code[@class="trace-http"])[1])' page.html 2>/dev/null) $(xmllint --html --xpath 'string((//code[@class="trace-url"])[1])' page.html 2>/dev/null)"
+	curl -s -o scenario.html -b "$JAR" "$OLIVARES_URL/admin/scenarios/$SID"
+	is "the scenario page lists the http mock" "http GET http://tools.example.com/search?q=ada" \
+		"$(xmllint --html --xpath 'string((//table[@id="mocks"]//tr[contains(concat(" ",@class," ")," gateway-mock ")])[1]/td[1])' scenario.html 2>/dev/null)"
+fi
 done_testing

@@ -683,10 +683,12 @@ static const struct key_case key_cases[] = {
     {"tenant", "max_active_runs", .def_file = "[tenant t]\nbackends = inproc-mock\n", .def = "100",
      .valid = "3", .stored = "3", .also_ok = "1|1000000", .bad = "0|1000001|",
      .wanted = "a whole number from 1 to 1000000"},
-    {"tenant", "egress_allow", .def_file = "[runner]\negress_allow = a.example\n[tenant t]\nbackends = inproc-mock\n",
+    {"tenant", "egress_allow",
+     .def_file = "[runner]\negress_allow = a.example\n[tenant t]\nbackends = inproc-mock\n",
      .def = "a.example", .valid = "b.example:8443", .stored = "b.example:8443", .also_ok = "",
-     .bad = "B.example|b:0", .wanted = "a comma list of at most 32 host or host:port "
-                                      "(lower-case names or IPv4 addresses, ports 1 to 65535)"},
+     .bad = "B.example|b:0",
+     .wanted = "a comma list of at most 32 host or host:port "
+               "(lower-case names or IPv4 addresses, ports 1 to 65535)"},
     {"scorer", "adapter", .def = "none", .valid = "exec:bin/score -q",
      .stored = "exec:/tmp/bin/score -q", .also_ok = "none|exec:/bin/true --x|builtin:/srv/suites",
      .bad = "exec:|builtin:|None|", .wanted = "none, builtin:<dir> or exec:<command line>"},

@@ -265,6 +265,20 @@ static int fail(struct gateway_state *st, const char *what)
 	return 1;
 }
 
+/* DIR's two files of the gateway, then DIR, each if there. */
+static void remove_dir(const char *dir)
+{
+	static const char *const files[] = {RUNNER_GATEWAY_CA_FILE, RUNNER_GATEWAY_SOCK_FILE};
+	char path[4096 + 32];
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 static int usage(FILE *to, int status)
 {
 	fputs("usage: olivares-gateway --dir DIR\n"
@@ -363,6 +377,10 @@ int main(int argc, char **argv)
 	while (r != 0);
 	rc = 0;
 out:
+	/* The run's directory goes with its gateway, also when the runner
+	 * died (its parent-death signal is SIGTERM): the runner removes it
+	 * too, whichever comes first. */
+	remove_dir(dir);
 	pthread_mutex_lock(&st.lock);
 	st.stopping = 1;
 	pthread_cond_broadcast(&st.stop_cond);

@@ -243,7 +243,9 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 	if (g->pid == 0) {
 		char *argv[] = {(char *)"olivares-gateway", (char *)"--dir", g->dir, NULL};
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		/* a runner that dies takes its gateway with it, which removes
+		 * the run's directory on its way out (SIGTERM, not SIGKILL) */
+		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		signal(SIGPIPE, SIG_DFL);
 		null = open("/dev/null", O_RDWR);
 		/* dup2 onto itself keeps close-on-exec: cleared by hand then */

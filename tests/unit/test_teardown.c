@@ -138,10 +138,11 @@ struct trace {
 	int nns;
 	/* the stage events seen so far */
 	int creates, starts, deletes, gofers, sandboxes;
-	int child_booting; /* the jail's pid 1 has not exec'd the agent yet */
-	int agent_alive;   /* the jail's pid 1 runs the agent now */
-	int agent_seen;    /* one ever did */
-	int agent_asleep;  /* the agent sits in a sleep (poll, nanosleep) */
+	int child_booting;  /* the jail's pid 1 has not exec'd the agent yet */
+	int agent_alive;    /* the jail's pid 1 runs the agent now */
+	int agent_seen;     /* one ever did */
+	int agent_asleep;   /* the agent sits in a sleep (poll, nanosleep) */
+	const char *tmpdir; /* the runner's TMPDIR: its gateway's directory goes there */
 };
 
 static void add_str(char *list, size_t width, int *n, int max, const char *v, size_t len)
@@ -519,6 +520,13 @@ static int leftovers(const struct trace *t)
 	left_what[0] = '\0';
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
+	/* the gateway's directory (and with it the run's CA certificate) */
+	if (t->tmpdir && (d = opendir(t->tmpdir)) != NULL) {
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				left_note(&n, "%s/%s; ", t->tmpdir, e->d_name);
+		closedir(d);
+	}
 	/* the processes it started */
 	for (i = 0; i < t->nprocs; i++)
 		if (proc_stat(t->procs[i].pid, &pp, &state, &start) == 0 &&
@@ -701,6 +709,8 @@ static json_t *stage_spec(enum stage stage)
 	spec_step(spec, "a", stage == TEARING_DOWN ? "linger" : "fds");
 	spec_step(spec, "b", stage == TEARING_DOWN ? "fds" : "sleep 5000");
 	spec_limit(spec, "wall_ms", 60000);
+	/* with a gateway: its process and its directory must go too */
+	json_object_set_new(spec, "gateway", json_true());
 	return spec;
 }
 
@@ -714,13 +724,19 @@ static json_t *stage_spec(enum stage stage)
 static int kill_at(const char *backend, enum stage stage, int variant)
 {
 	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
-	char *const env[] = {"PATH=/usr/bin:/bin", NULL};
+	char tmpdir[] = "/tmp/olv-teardown-tmp-XXXXXX";
+	char tmpenv[64];
+	char *const env[] = {"PATH=/usr/bin:/bin", tmpenv, NULL};
 	json_t *spec = stage_spec(stage);
 	struct watch *w = calloc(1, sizeof(*w));
 	long long until, killed_ms;
 	int caught = 0, st, left;
 
 	ck_assert_ptr_nonnull(w);
+	/* the run's TMPDIR, where its gateway's directory is made */
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmpdir);
+	w->t.tmpdir = tmpdir;
 	cg_mounts_read();
 	w->runner = spawn_runner_with(args, spec, env, NULL, NULL, &w->fd);
 	json_decref(spec);
@@ -755,6 +771,8 @@ static int kill_at(const char *backend, enum stage stage, int variant)
 	              "(bound %d ms): %s",
 	              backend, stage_names[stage], variant, w->lines, left, now_ms() - killed_ms,
 	              LEFT_BOUND_MS, left_what);
+	ck_assert_msg(rmdir(tmpdir) == 0, "%s killed %s: the gateway's directory is left in %s",
+	              backend, stage_names[stage], tmpdir);
 	if (strcmp(backend, "gvisor") == 0)
 		ck_assert_msg(w->t.nids == 1 && w->t.ndirs == 1,
 		              "gvisor run killed %s: %d container ids and %d directories seen",

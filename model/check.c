@@ -5,8 +5,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "text.h"
 
 int model_check_malformed(struct model_check *c, const char *field, const char *fmt, ...)
@@ -111,5 +113,22 @@ int model_check_json_text(struct model_check *c, json_t *v, const char *path, si
 				return -1;
 		}
 	}
+	return 0;
+}
+
+int model_check_json_value(struct model_check *c, json_t *v, const char *path)
+{
+	char *s;
+	size_t n;
+
+	if (model_check_json_text(c, v, path, MODEL_MAX_RESPONSE_BYTES))
+		return -1;
+	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	n = s ? strlen(s) : 0;
+	free(s);
+	if (n > MODEL_MAX_RESPONSE_BYTES)
+		model_check_refuse(c, MODEL_E_LIMIT, path,
+		                   "%s must be at most %d bytes as compact JSON", path,
+		                   MODEL_MAX_RESPONSE_BYTES);
 	return 0;
 }

@@ -52,6 +52,15 @@ int model_check_text(struct model_check *c, const char *s, size_t n, const char 
  */
 int model_check_json_text(struct model_check *c, json_t *v, const char *path, size_t max);
 
+/**
+ * A JSON value a mock answers with (a tool's response, an http mock's
+ * json, a chat tool call's arguments): model_check_json_text on its
+ * strings, and at most MODEL_MAX_RESPONSE_BYTES as compact JSON (over it,
+ * a MODEL_E_LIMIT refusal at path). Returns -1 only when c stopped (as
+ * model_check_json_text), else 0.
+ */
+int model_check_json_value(struct model_check *c, json_t *v, const char *path);
+
 /** The end of a walk without a structural error: -1 with the kept refusal
  * in *c->err if there is one, else 0. */
 int model_check_done(struct model_check *c);

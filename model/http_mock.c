@@ -24,21 +24,6 @@
 
 /* ---- shared helpers (llm_mock.h) ---------------------------------------- */
 
-int model_http_variant_tier(json_t *mock, const char *variant)
-{
-	json_t *var = json_object_get(mock, "variant");
-	size_t vlen;
-
-	if (!var || json_is_null(var))
-		return 1;
-	if (!variant || !json_is_string(var))
-		return 0;
-	vlen = strlen(variant);
-	return json_string_length(var) == vlen && memcmp(json_string_value(var), variant, vlen) == 0
-	           ? 2
-	           : 0;
-}
-
 int model_http_same_string(json_t *a, json_t *b)
 {
 	if (!json_is_string(a) || !json_is_string(b))
@@ -113,25 +98,6 @@ int model_http_check_regex(struct model_check *c, json_t *v, const char *path)
 		return 0;
 	}
 	regfree(&re);
-	return 0;
-}
-
-/* A JSON value a mock holds: its strings checked, at most
- * MODEL_MAX_RESPONSE_BYTES as compact JSON (a refusal). */
-static int check_json_value(struct model_check *c, json_t *v, const char *path)
-{
-	char *s;
-	size_t n;
-
-	if (model_check_json_text(c, v, path, MODEL_MAX_RESPONSE_BYTES))
-		return -1;
-	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	n = s ? strlen(s) : 0;
-	free(s);
-	if (n > MODEL_MAX_RESPONSE_BYTES)
-		model_check_refuse(c, MODEL_E_LIMIT, path,
-		                   "%s must be at most %d bytes as compact JSON", path,
-		                   MODEL_MAX_RESPONSE_BYTES);
 	return 0;
 }
 
@@ -340,7 +306,7 @@ static int check_body_condition(struct model_check *c, json_t *v, const char *pa
 		return model_http_check_regex(c, x, sub);
 	}
 	snprintf(sub, sizeof(sub), "%s.json_subset", path);
-	return check_json_value(c, json_object_get(v, "json_subset"), sub);
+	return model_check_json_value(c, json_object_get(v, "json_subset"), sub);
 }
 
 static int check_http_part(struct model_check *c, json_t *v, const char *prefix, json_t **out)
@@ -493,7 +459,7 @@ static int check_http_response(struct model_check *c, json_t *v, const char *pat
 	if (body && member_string(c, body, sub, 0, MODEL_MAX_RESPONSE_BYTES))
 		return -1;
 	snprintf(sub, sizeof(sub), "%s.json", path);
-	if (js && check_json_value(c, js, sub))
+	if (js && model_check_json_value(c, js, sub))
 		return -1;
 	if ((status == 204 || status == 304) && (js || (body && json_string_length(body) > 0)))
 		model_check_refuse(c, MODEL_E_INVALID, path,
@@ -698,7 +664,7 @@ static int http_find(json_t *mocks, const char *variant, const char *method, con
 		if (!json_is_object(h) || !same_cstr(json_object_get(h, "method"), method) ||
 		    !same_cstr(json_object_get(h, "url"), url))
 			continue;
-		tier = model_http_variant_tier(m, variant);
+		tier = model_mock_variant_tier(m, variant);
 		cond = json_object_get(h, "body");
 		if (!tier || !body_matches(cond, pb))
 			continue;
@@ -805,7 +771,7 @@ static json_t *http_near(json_t *mocks, const char *variant, const char *method,
 		h = json_object_get(m, "http");
 		u = json_object_get(h, "url");
 		if (!json_is_object(h) || !json_is_string(u) ||
-		    !model_http_variant_tier(m, variant))
+		    !model_mock_variant_tier(m, variant))
 			continue;
 		if (same_cstr(u, url)) {
 			if (same_cstr(json_object_get(h, "method"), method) && same_both < 0)

@@ -113,24 +113,6 @@ static int check_string(struct model_check *c, json_t *v, const char *path, size
 	return model_check_text(c, json_string_value(v), json_string_length(v), path, min, max);
 }
 
-/* A JSON value's strings checked and its compact size bounded. */
-static int check_value(struct model_check *c, json_t *v, const char *path)
-{
-	char *s;
-	size_t n;
-
-	if (model_check_json_text(c, v, path, MODEL_MAX_RESPONSE_BYTES))
-		return -1;
-	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	n = s ? strlen(s) : 0;
-	free(s);
-	if (n > MODEL_MAX_RESPONSE_BYTES)
-		model_check_refuse(c, MODEL_E_LIMIT, path,
-		                   "%s must be at most %d bytes as compact JSON", path,
-		                   MODEL_MAX_RESPONSE_BYTES);
-	return 0;
-}
-
 static int check_llm_part(struct model_check *c, json_t *v, const char *prefix, json_t **out)
 {
 	json_t *text, *msgs, *match, *model, *m;
@@ -196,7 +178,7 @@ static int check_llm_part(struct model_check *c, json_t *v, const char *prefix, 
 		}
 		if (json_array_size(msgs) == 0)
 			model_check_refuse(c, MODEL_E_LIMIT, path, "%s must not be empty", path);
-		if (check_value(c, msgs, path))
+		if (model_check_json_value(c, msgs, path))
 			goto fail;
 		json_object_set_new(*out, "messages", json_deep_copy(msgs));
 	}
@@ -235,7 +217,7 @@ static int check_tool_call(struct model_check *c, json_t *v, const char *path, j
 	snprintf(sub, sizeof(sub), "%s.arguments", path);
 	if (args && !json_is_object(args))
 		return model_check_malformed(c, sub, "%s must be an object", sub);
-	if (args && check_value(c, args, sub))
+	if (args && model_check_json_value(c, args, sub))
 		return -1;
 	*out = json_pack("{s:O, s:o}", "name", name, "arguments",
 	                 args ? json_deep_copy(args) : json_object());
@@ -489,7 +471,7 @@ int model_llm_mock_find(json_t *mocks, const char *variant, json_t *request, siz
 		llm = json_object_get(m, "llm");
 		if (!json_is_object(llm))
 			continue;
-		tier = model_http_variant_tier(m, variant);
+		tier = model_mock_variant_tier(m, variant);
 		if (!tier || !llm_matches(llm, &r))
 			continue;
 		text = json_object_get(llm, "last_user_message");
@@ -596,7 +578,7 @@ json_t *model_llm_near_miss(json_t *mocks, const char *variant, json_t *request)
 	json_array_foreach(mocks, i, m)
 	{
 		llm = json_object_get(m, "llm");
-		if (!json_is_object(llm) || !model_http_variant_tier(m, variant))
+		if (!json_is_object(llm) || !model_mock_variant_tier(m, variant))
 			continue;
 		s = nearness(llm, &r);
 		if (s > best_s) {

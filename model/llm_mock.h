@@ -30,10 +30,6 @@ int model_http_check_regex(struct model_check *c, json_t *v, const char *path);
  * or a pattern that does not compile, never matches); else 0. */
 int model_http_regex_search(const char *pattern, const char *s, size_t n);
 
-/** 0: mock does not apply to variant; 1: a variant-less mock; 2: a mock of
- * that variant. */
-int model_http_variant_tier(json_t *mock, const char *variant);
-
 /** 1 when a and b are both absent/null or equal strings (variants, models). */
 int model_http_same_string(json_t *a, json_t *b);
 

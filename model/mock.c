@@ -115,7 +115,7 @@ int model_mock_tool_ambiguous(json_t *a, json_t *b)
 
 /* 0: the mock does not apply to variant; 1: a variant-less mock; 2: a mock
  * of that variant. */
-static int variant_tier(json_t *mock, const char *variant)
+int model_mock_variant_tier(json_t *mock, const char *variant)
 {
 	json_t *var = json_object_get(mock, "variant");
 	size_t vlen;
@@ -145,7 +145,7 @@ int model_mock_tool_find(json_t *mocks, const char *variant, const char *tool, j
 		if (!json_is_string(t) || json_string_length(t) != tl ||
 		    memcmp(json_string_value(t), tool, tl) != 0)
 			continue;
-		tier = variant_tier(m, variant);
+		tier = model_mock_variant_tier(m, variant);
 		if (!tier)
 			continue;
 		subset = is_subset(m);
@@ -412,7 +412,7 @@ static long nearest_text(json_t *mocks, const char *variant, const char *key, co
 	json_array_foreach(mocks, i, m)
 	{
 		v = json_object_get(m, key);
-		if (!json_is_string(v) || !variant_tier(m, variant))
+		if (!json_is_string(v) || !model_mock_variant_tier(m, variant))
 			continue;
 		vn = json_string_length(v);
 		p = 0;
@@ -623,7 +623,8 @@ json_t *model_mock_near_miss_tool(json_t *mocks, const char *variant, const char
 	{
 		t = json_object_get(m, "tool");
 		if (!json_is_string(t) || json_string_length(t) != tl ||
-		    memcmp(json_string_value(t), tool, tl) != 0 || !variant_tier(m, variant))
+		    memcmp(json_string_value(t), tool, tl) != 0 ||
+		    !model_mock_variant_tier(m, variant))
 			continue;
 		margs = json_object_get(m, "args");
 		agree = differ = 0;

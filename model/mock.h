@@ -32,6 +32,11 @@
 
 #include "error.h"
 
+/** How mock (borrowed) applies to a run of variant (NULL: none): 2 when
+ * the mock is that variant's, 1 when it has none (it applies to every
+ * variant, below the variant's own), 0 when it is another variant's. */
+int model_mock_variant_tier(json_t *mock, const char *variant);
+
 /** Weight of a subset mock's args: the number of object keys at every
  * depth ({"a":1,"b":{"c":2}} weighs 3). args is borrowed. */
 size_t model_mock_args_weight(json_t *args);

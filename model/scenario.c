@@ -259,25 +259,6 @@ static void check_mock_duplicates(struct model_check *c, json_t *mocks)
 
 static int is_subset_mock(json_t *m);
 
-/* A JSON value a tool answers: its strings checked, at most
- * MODEL_MAX_RESPONSE_BYTES as compact JSON (a refusal). */
-static int check_tool_value(struct model_check *c, json_t *v, const char *path)
-{
-	char *s;
-	size_t n;
-
-	if (model_check_json_text(c, v, path, MODEL_MAX_RESPONSE_BYTES))
-		return -1;
-	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	n = s ? strlen(s) : 0;
-	free(s);
-	if (n > MODEL_MAX_RESPONSE_BYTES)
-		model_check_refuse(c, MODEL_E_LIMIT, path,
-		                   "%s must be at most %d bytes as compact JSON", path,
-		                   MODEL_MAX_RESPONSE_BYTES);
-	return 0;
-}
-
 /* A tool mock (model/mock.h) at prefix into *out (a new object). The
  * variant and delay are the caller's. */
 static int check_tool_mock(struct model_check *c, json_t *item, const char *prefix, json_t **out)
@@ -351,7 +332,7 @@ static int check_tool_mock(struct model_check *c, json_t *item, const char *pref
 	}
 	snprintf(path, sizeof(path), "%s.%s", prefix, which);
 	if (strcmp(which, "response") == 0) {
-		if (check_tool_value(c, answer, path)) {
+		if (model_check_json_value(c, answer, path)) {
 			json_decref(norm);
 			return -1;
 		}
@@ -366,7 +347,7 @@ static int check_tool_mock(struct model_check *c, json_t *item, const char *pref
 			                   path, MODEL_MAX_SEQUENCE);
 		for (i = 0; i < n; i++) {
 			snprintf(path, sizeof(path), "%s.sequence[%zu]", prefix, i);
-			if (check_tool_value(c, json_array_get(answer, i), path)) {
+			if (model_check_json_value(c, json_array_get(answer, i), path)) {
 				json_decref(norm);
 				return -1;
 			}

@@ -213,7 +213,7 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 	char *text = NULL;
 	size_t len, off;
 	ssize_t w;
-	int null, rc = -1;
+	int rc = -1;
 	long long until = runner_now_ms() + RUNNER_GATEWAY_START_MS;
 
 	if (until > deadline_ms)
@@ -247,9 +247,10 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 		 * the run's directory on its way out (SIGTERM, not SIGKILL) */
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		signal(SIGPIPE, SIG_DFL);
-		null = open("/dev/null", O_RDWR);
-		/* dup2 onto itself keeps close-on-exec: cleared by hand then */
-		if (null < 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(null, 2) < 0 ||
+		/* stderr stays the runner's: the gateway says nothing there,
+		 * but a sanitizer build's report must reach the server's log.
+		 * dup2 onto itself keeps close-on-exec: cleared by hand then. */
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
 		    (listen_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(listen_fd, 3)) < 0)
 			_exit(126);
 		close_range(4, ~0U, 0);

@@ -31,7 +31,14 @@
  *             model/limits.h),
  *    "binds": [absolute host paths bound read-only into the jail] (optional;
  *             default ["/usr"] plus the agent file; /bin, /lib, /lib64,
- *             /sbin become symlinks into /usr as on a merged-/usr host)}
+ *             /sbin become symlinks into /usr as on a merged-/usr host),
+ *    "gateway": boolean (optional; a gateway even without http/llm mocks:
+ *             runner/gateway_run.h),
+ *    "egress_allow": ["host" or "host:port", ...] (optional, at most
+ *             RUNNER_SPEC_MAX_EGRESS; the hosts the gateway may forward a
+ *             request no mock answers to; non-empty, a gateway)}
+ *   "mocks" may also hold http and llm mocks (model/http_mock.h): a spec
+ *   with one has a gateway.
  *   Nothing else: no ids, no tenant, no token, no database handle.
  *   The agent protocol between the runner and an agent is runner/agent.h.
  * stdout: one JSON object per line. For each step, in order:
@@ -67,7 +74,9 @@
  *   {"type":"summary","runner":"olivares-runner/<version>","backend":…,
  *    "isolated":bool,"destroyed":bool,"status":"completed"|"failed",
  *    "steps_total":N,"steps_ok":N,"steps_error":N,"reason":null|string,
- *    "shutdown":null|string}
+ *    "shutdown":null|string[,"egress_requests":N]}
+ *   "egress_requests" (a run with a gateway only): the requests its gateway
+ *   forwarded outside the sandbox; absent is 0.
  *   "isolated" is true only when the backend's confinement was verified in
  *   place for the whole run (inproc-mock: the seccomp filter was loaded).
  *   "shutdown" is null unless the run completed and its agent then had to

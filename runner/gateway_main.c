@@ -284,7 +284,7 @@ static int usage(FILE *to, int status)
 	fputs("usage: olivares-gateway --dir DIR\n"
 	      "One run's gateway, started by olivares-runner: the run's mocks on stdin, the\n"
 	      "jail's listening socket on descriptor 3, a line per request on stdout.\n"
-	      "See docs/gateway.md.\n",
+	      "See olivares-gateway(8).\n",
 	      to);
 	return status;
 }

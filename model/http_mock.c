@@ -83,6 +83,8 @@ int model_http_check_regex(struct model_check *c, json_t *v, const char *path)
 {
 	regex_t re;
 	char msg[128];
+	const char *p;
+	size_t i;
 	int rc;
 
 	if (!json_is_string(v))
@@ -90,6 +92,22 @@ int model_http_check_regex(struct model_check *c, json_t *v, const char *path)
 	if (model_check_text(c, json_string_value(v), json_string_length(v), path, 1,
 	                     MODEL_MAX_HTTP_REGEX_BYTES))
 		return -1;
+	/* A back-reference (\1 to \9, which glibc accepts in an ERE) makes a
+	 * match take exponential time: one small request would hold the
+	 * run's gateway for as long as it liked. Refused (in a bracket
+	 * expression too: simpler, and "\\1" says a backslash then 1). */
+	p = json_string_value(v);
+	for (i = 0; i + 1 < json_string_length(v); i++) {
+		if (p[i] == '\\' && p[i + 1] >= '1' && p[i + 1] <= '9') {
+			model_check_refuse(c, MODEL_E_INVALID, path,
+			                   "%s has a back-reference (\\%c): not supported (a match "
+			                   "can take exponential time)",
+			                   path, p[i + 1]);
+			return 0;
+		}
+		if (p[i] == '\\')
+			i++;
+	}
 	rc = regcomp(&re, json_string_value(v), REG_EXTENDED | REG_NOSUB);
 	if (rc != 0) {
 		regerror(rc, &re, msg, sizeof(msg));

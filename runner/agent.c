@@ -424,6 +424,21 @@ static int gateway_take(struct drive *d, int *missed)
 	return runner_gateway_run_take(d->io->gateway, d->trace, missed, NULL);
 }
 
+/* The gateway's requests that came while no step ran (io's, between the
+ * steps' lines, and after the last): into the run's log, never into a
+ * step's trace (they are no step's). */
+static void gateway_outside(struct runner_agent_io *io)
+{
+	char text[RUNNER_AGENT_MAX_REQUESTS * 160];
+	size_t n;
+
+	if (!io || !io->gateway)
+		return;
+	n = runner_gateway_run_outside(io->gateway, text, sizeof(text));
+	if (n && io->log_on)
+		model_runlog_add(&io->log, text, n);
+}
+
 /*
  * The step failed because of the agent (or the clock): write its line with
  * the marker, count it, fail the run. Returns -1 always (the run failed).
@@ -668,6 +683,7 @@ static int drive_step(struct drive *d, size_t seq, json_t *step, FILE *out,
 	if (d->io)
 		d->io->err_len = 0;
 	json_array_clear(d->trace);
+	gateway_outside(d->io);
 	w = msg ? send_json(d, msg) : WAIT_ERROR;
 	json_decref(msg);
 	msg = NULL;
@@ -1032,6 +1048,8 @@ int runner_agent_teardown(const struct runner_spec *spec, struct runner_agent_io
 
 void runner_agent_log_end(struct runner_agent_io *io, int fd)
 {
+	/* what the agent asked its gateway after its last step */
+	gateway_outside(io);
 	if (fd >= 0) {
 		/* every writer is gone: what is left is there now, and a
 		 * writer that survived (never expected) cannot stall this */

@@ -481,6 +481,10 @@ static void conn_refuse(struct gw_conn *c, const struct runner_gateway_request *
 		partial_request(c, &known);
 		rq = &known;
 	}
+	/* told before the answer goes, as every request's entry is: a client
+	 * that has its answer finds the refusal traced */
+	if (c->gw->hooks.refused != NULL)
+		c->gw->hooks.refused(c->gw->hooks.ctx, rq, reason);
 	if (status > 0) {
 		n = snprintf(body, sizeof(body), "[[gateway-refused:%s]]\n", reason);
 		if (n >= (int)sizeof(body))
@@ -488,8 +492,6 @@ static void conn_refuse(struct gw_conn *c, const struct runner_gateway_request *
 		if (conn_answer(c, status, NULL, body, (size_t)n, 0, 1) != 0)
 			status = 0;
 	}
-	if (c->gw->hooks.refused != NULL)
-		c->gw->hooks.refused(c->gw->hooks.ctx, rq, reason);
 	if (status > 0)
 		conn_linger(c);
 }
@@ -1190,6 +1192,10 @@ static void accept_refuse(struct runner_gateway *gw, int fd, const char *reason)
 	char msg[GW_REASON_BYTES + 160];
 	int n;
 
+	/* traced before the answer goes (conn_refuse says why) */
+	memset(&rq, 0, sizeof(rq));
+	if (gw->hooks.refused != NULL)
+		gw->hooks.refused(gw->hooks.ctx, &rq, reason);
 	n = snprintf(msg, sizeof(msg),
 	             "HTTP/1.1 503 Service Unavailable\r\nContent-Length: %zu\r\n"
 	             "Connection: close\r\n\r\n[[gateway-refused:%s]]\n",
@@ -1199,9 +1205,6 @@ static void accept_refuse(struct runner_gateway *gw, int fd, const char *reason)
 	}
 	shutdown(fd, SHUT_WR);
 	close(fd);
-	memset(&rq, 0, sizeof(rq));
-	if (gw->hooks.refused != NULL)
-		gw->hooks.refused(gw->hooks.ctx, &rq, reason);
 }
 
 static void *accept_main(void *arg)

@@ -26,6 +26,10 @@
 #define RUNNER_GATEWAY_URL "http://127.0.0.1:3128"
 #define RUNNER_GATEWAY_CA_PATH RUNNER_GATEWAY_JAIL_DIR "/" RUNNER_GATEWAY_CA_FILE
 #define RUNNER_GATEWAY_OPENAI_KEY "sk-olivares-sandbox-placeholder"
+/* The run's directory on the host: TMPDIR (or /tmp) /
+ * RUNNER_GATEWAY_DIR_PREFIX <runner's pid> -XXXXXX (runner/gateway_run.c
+ * sweeps those of runners that are gone). */
+#define RUNNER_GATEWAY_DIR_PREFIX "olivares-gateway-"
 /* Connections the jail's kernel queues for the gateway before it accepts. */
 #define RUNNER_GATEWAY_BACKLOG 64
 

@@ -8,7 +8,9 @@
  * mock answers to a host of the run's egress list (controlled egress),
  * and then says so in that request's entry.
  */
+#ifdef GATEWAY_EGRESS
 #include <curl/curl.h>
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -102,6 +104,7 @@ static void wait_delay(struct gateway_state *st, long delay_ms)
 		;
 }
 
+#ifdef GATEWAY_EGRESS
 /* Is rq's host and port one of the egress hosts? "host" alone allows the
  * scheme's default port. */
 static int egress_allowed(const struct gateway_state *st, const struct runner_gateway_request *rq)
@@ -126,7 +129,9 @@ static int egress_allowed(const struct gateway_state *st, const struct runner_ga
 	return 0;
 }
 
-/* Headers as the trace keeps them: those that carry credentials masked. */
+/* Headers as the trace keeps them: those that carry credentials masked.
+ * The name is taken as a server would: blanks around it do not make it
+ * another header. */
 static json_t *masked_headers(json_t *headers)
 {
 	static const char *const secret[] = {"authorization",
@@ -135,10 +140,14 @@ static json_t *masked_headers(json_t *headers)
 	                                     "set-cookie",
 	                                     "x-api-key",
 	                                     "api-key",
+	                                     "x-auth-token",
+	                                     "x-goog-api-key",
+	                                     "ocp-apim-subscription-key",
+	                                     "x-amz-security-token",
 	                                     NULL};
 	json_t *out = json_array(), *h;
-	const char *name;
-	size_t i, k;
+	const char *name, *p;
+	size_t i, k, len;
 	int hide;
 
 	json_array_foreach(headers, i, h)
@@ -146,11 +155,14 @@ static json_t *masked_headers(json_t *headers)
 		name = json_string_value(json_array_get(h, 0));
 		if (!name)
 			continue;
+		for (p = name; *p == ' ' || *p == '\t'; p++)
+			;
+		len = strcspn(p, " \t");
 		for (hide = 0, k = 0; secret[k] && !hide; k++)
-			hide = strcasecmp(name, secret[k]) == 0;
-		json_array_append_new(
-		    out, json_pack("[s, O]", name,
-		                   hide ? json_string("[masked]") : json_array_get(h, 1)));
+			hide = strlen(secret[k]) == len && strncasecmp(p, secret[k], len) == 0;
+		json_array_append_new(out, json_pack("[s, o]", name,
+		                                     hide ? json_string("[masked]")
+		                                          : json_incref(json_array_get(h, 1))));
 	}
 	return out;
 }
@@ -200,6 +212,8 @@ static void egress(const struct runner_gateway_request *rq, struct model_gateway
 	}
 }
 
+#endif
+
 static int answer(void *ctx, const struct runner_gateway_request *rq,
                   struct runner_gateway_response *rs)
 {
@@ -221,9 +235,12 @@ static int answer(void *ctx, const struct runner_gateway_request *rq,
 		model_gateway_answer_clear(&a);
 		return -1;
 	}
+#ifdef GATEWAY_EGRESS
 	if (!a.hit && egress_allowed(st, rq))
 		egress(rq, &a);
-	else if (!a.hit && json_array_size(st->egress_allow) > 0 && a.trace)
+	else
+#endif
+	    if (!a.hit && json_array_size(st->egress_allow) > 0 && a.trace)
 		json_object_set_new(a.trace, "refused",
 		                    json_string("egress to this host is not allowed "
 		                                "([runner] egress_allow)"));
@@ -304,7 +321,10 @@ int main(int argc, char **argv)
 	json_error_t jerr;
 	sigset_t set;
 	ssize_t r;
-	int sig, rc = 1, curl_ready = 0;
+	int sig, rc = 1;
+#ifdef GATEWAY_EGRESS
+	int curl_ready = 0;
+#endif
 
 	memset(&st, 0, sizeof(st));
 	pthread_mutex_init(&st.lock, NULL);
@@ -344,12 +364,22 @@ int main(int argc, char **argv)
 	}
 	st.variant = json_string_value(json_object_get(wire, "variant"));
 	st.egress_allow = json_object_get(wire, "egress_allow");
+#ifdef GATEWAY_EGRESS
 	/* before any thread: runner_gateway_forward's libcurl */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		rc = fail(&st, "libcurl cannot start");
 		goto out;
 	}
 	curl_ready = 1;
+#else
+	/* this build forwards nothing: the runner starts the egress one for
+	 * a run that may reach a host */
+	if (json_array_size(st.egress_allow) > 0) {
+		rc = fail(&st, "egress hosts given to the gateway without egress "
+		               "(olivares-gateway-egress forwards)");
+		goto out;
+	}
+#endif
 	st.calls = model_xcalloc(json_array_size(st.mocks) + 1, sizeof(*st.calls));
 	ca = runner_gateway_ca_new(&err);
 	if (!ca) {
@@ -389,8 +419,10 @@ out:
 		runner_gateway_stop(gw);
 	if (ca)
 		runner_gateway_ca_free(ca);
+#ifdef GATEWAY_EGRESS
 	if (curl_ready)
 		curl_global_cleanup();
+#endif
 	free(st.calls);
 	json_decref(wire);
 	model_buf_release(&in);

@@ -2,6 +2,7 @@
  * A run's gateway, the runner's side (runner/gateway_run.h): the
  * directory, the olivares-gateway process, its lines.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -20,13 +21,59 @@
 #include "runner/gateway_env.h"
 #include "runner/gateway_run.h"
 
-/* How long the gateway gets to start (its CA made and written), and to
- * exit on SIGTERM before it is killed. */
+/* How long the gateway gets to start (its CA made and written). */
 #define RUNNER_GATEWAY_START_MS 3000
-#define RUNNER_GATEWAY_STOP_MS 1000
 /* A line from the gateway: one trace entry, bounded by the trace's own
  * bounds (urls, near misses), with room. */
 #define RUNNER_GATEWAY_MAX_LINE (256 * 1024)
+
+/* The files a run's directory may hold, then the directory, each if
+ * there. */
+static int remove_run_dir(const char *dir)
+{
+	static const char *const files[] = {RUNNER_GATEWAY_CA_FILE, RUNNER_GATEWAY_SOCK_FILE};
+	char path[PATH_MAX + 32];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (unlink(path) != 0 && errno != ENOENT)
+			rc = -1;
+	}
+	if (rmdir(dir) != 0 && errno != ENOENT)
+		rc = -1;
+	return rc;
+}
+
+/* The directories runners that are gone left in tmp: named with their
+ * pid ("olivares-gateway-<pid>-XXXXXX"), removed when no process has that
+ * pid (a runner killed while its jail was being built, before its gateway,
+ * which removes the directory when the runner dies, had started). A pid
+ * taken again by another process keeps its directory until that one is
+ * gone too: never a live runner's. */
+static void sweep_dead(const char *tmp)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	long pid;
+	char *end;
+	DIR *d = opendir(tmp);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, RUNNER_GATEWAY_DIR_PREFIX,
+		            strlen(RUNNER_GATEWAY_DIR_PREFIX)) != 0)
+			continue;
+		pid = strtol(e->d_name + strlen(RUNNER_GATEWAY_DIR_PREFIX), &end, 10);
+		if (pid <= 0 || *end != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) < sizeof(path))
+			remove_run_dir(path);
+	}
+	closedir(d);
+}
 
 int runner_gateway_run_prepare(struct runner_gateway_run *g, const struct runner_spec *spec,
                                struct runner_error *err)
@@ -41,7 +88,9 @@ int runner_gateway_run_prepare(struct runner_gateway_run *g, const struct runner
 	model_buf_init(&g->in, RUNNER_GATEWAY_MAX_LINE);
 	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 64)
 		tmp = "/tmp";
-	snprintf(g->dir, sizeof(g->dir), "%s/olivares-gateway-XXXXXX", tmp);
+	sweep_dead(tmp);
+	snprintf(g->dir, sizeof(g->dir), "%s/" RUNNER_GATEWAY_DIR_PREFIX "%ld-XXXXXX", tmp,
+	         (long)getpid());
 	if (!mkdtemp(g->dir)) {
 		g->dir[0] = '\0';
 		return runner_error_set(err, RUNNER_E_SETUP,
@@ -100,6 +149,15 @@ static void gateway_line(struct runner_gateway_run *g, const char *s, size_t len
 			g->egress++;
 		else if (!json_is_true(json_object_get(entry, "hit")))
 			g->missed = 1;
+		/* Bounded here, where they come, not when the driver takes them
+		 * (an agent that never ends its step would grow this process
+		 * without end): past a step's worth, counted and dropped, and
+		 * the step fails at its next take. */
+		if (json_array_size(g->pending) >= RUNNER_AGENT_MAX_REQUESTS) {
+			g->dropped++;
+			json_decref(line);
+			return;
+		}
 		json_array_append(g->pending, entry);
 	} else if (!type || strcmp(type, "ready") != 0) {
 		g->broken = 1;
@@ -219,8 +277,9 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 	if (until > deadline_ms)
 		until = deadline_ms;
 	if (!spec->gateway_program) {
-		runner_error_set(err, RUNNER_E_MISSING,
-		                 "olivares-gateway was not found beside the runner");
+		runner_error_set(err, RUNNER_E_MISSING, "%s was not found beside the runner",
+		                 json_array_size(spec->egress_allow) > 0 ? "olivares-gateway-egress"
+		                                                         : "olivares-gateway");
 		goto out;
 	}
 	wire = json_pack("{s:O, s:s?, s:O}", "mocks", spec->mocks, "variant", spec->variant,
@@ -321,6 +380,9 @@ int runner_gateway_run_take(struct runner_gateway_run *g, json_t *trace, int *mi
 		json_array_append(trace, json_array_get(g->pending, i));
 	}
 	json_array_clear(g->pending);
+	if (g->dropped)
+		over = 1;
+	g->dropped = 0;
 	if (g->missed)
 		*missed = 1;
 	g->missed = 0;
@@ -331,46 +393,28 @@ int runner_gateway_run_take(struct runner_gateway_run *g, json_t *trace, int *mi
 
 int runner_gateway_run_finish(struct runner_gateway_run *g)
 {
-	char path[PATH_MAX + 16];
-	long long until;
 	int rc = 0, st;
 	pid_t r;
 
 	if (!g->spec)
 		return 0;
 	if (g->pid > 0) {
-		kill(g->pid, SIGTERM);
-		until = runner_now_ms() + RUNNER_GATEWAY_STOP_MS;
-		for (;;) {
-			r = waitpid(g->pid, &st, WNOHANG);
-			if (r == g->pid || (r < 0 && errno == ECHILD))
-				break;
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (runner_now_ms() >= until) {
-				kill(g->pid, SIGKILL);
-				do
-					r = waitpid(g->pid, &st, 0);
-				while (r < 0 && errno == EINTR);
-				if (r != g->pid && !(r < 0 && errno == ECHILD))
-					rc = -1;
-				break;
-			}
-			usleep(1000);
-		}
+		/* Killed, not asked: the run is over, its lines are read, the
+		 * CA's key goes with the process, and the directory is removed
+		 * here (a SIGTERM and its wait cost a run milliseconds). */
+		kill(g->pid, SIGKILL);
+		do
+			r = waitpid(g->pid, &st, 0);
+		while (r < 0 && errno == EINTR);
+		if (r != g->pid && !(r < 0 && errno == ECHILD))
+			rc = -1;
 		g->pid = -1;
 	}
 	if (g->out >= 0)
 		close(g->out);
 	g->out = -1;
 	if (g->dir[0]) {
-		snprintf(path, sizeof(path), "%s/%s", g->dir, RUNNER_GATEWAY_CA_FILE);
-		if (unlink(path) != 0 && errno != ENOENT)
-			rc = -1;
-		snprintf(path, sizeof(path), "%s/%s", g->dir, RUNNER_GATEWAY_SOCK_FILE);
-		if (g->sock_made && unlink(path) != 0 && errno != ENOENT)
-			rc = -1;
-		if (rmdir(g->dir) != 0 && errno != ENOENT)
+		if (remove_run_dir(g->dir) != 0)
 			rc = -1;
 		g->dir[0] = '\0';
 	}
@@ -391,4 +435,41 @@ void runner_gateway_run_end(struct runner_gateway_run *g, struct runner_summary 
 	sum->egress_requests = g->egress;
 	if (runner_gateway_run_finish(g) != 0)
 		sum->left_behind = 1;
+}
+
+size_t runner_gateway_run_outside(struct runner_gateway_run *g, char *buf, size_t n)
+{
+	const char *method, *url;
+	size_t used = 0, i;
+	json_t *e, *http;
+	int w;
+
+	runner_gateway_run_drain(g);
+	if (n)
+		buf[0] = '\0';
+	json_array_foreach(g->pending, i, e)
+	{
+		http = json_object_get(e, "http");
+		method = json_string_value(json_object_get(http, "method"));
+		url = json_string_value(json_object_get(http, "url"));
+		w = snprintf(
+		    buf + used, n - used,
+		    "olivares: a gateway request outside a step, in no trace: %s %s (%s)\n",
+		    method ? method : "-", url ? url : "-",
+		    json_is_object(json_object_get(e, "egress")) ? "forwarded outside: egress"
+		    : json_is_true(json_object_get(e, "hit"))    ? "answered by a mock"
+		                                                 : "a miss");
+		if (w < 0 || (size_t)w >= n - used)
+			break;
+		used += (size_t)w;
+	}
+	if (g->dropped && used + 80 < n)
+		used += (size_t)snprintf(buf + used, n - used,
+		                         "olivares: %ld more gateway requests outside a step, not "
+		                         "kept\n",
+		                         g->dropped);
+	json_array_clear(g->pending);
+	g->missed = 0;
+	g->dropped = 0;
+	return used;
 }

@@ -25,8 +25,11 @@
  *                                 (model/mock.h), written before its
  *                                 answer is sent
  *          {"type":"error","message":M}  it could not start
- *   SIGTERM: it stops serving and exits; the run's CA key, which never
- *   left its memory, goes with it.
+ *   SIGTERM (its parent-death signal): it stops serving, removes DIR and
+ *   exits; at the run's end the runner kills it and removes DIR itself.
+ *   The run's CA key, which never left its memory, goes with it.
+ *   A spec with egress hosts gets olivares-gateway-egress (the same
+ *   program with libcurl, which forwards), any other olivares-gateway.
  * Because an entry is written before its answer, an agent that waits for
  * an answer before it ends its step finds the request in that step's
  * trace, whatever the timing.
@@ -62,6 +65,7 @@ struct runner_gateway_run {
 	int broken;          /* a line from the gateway that is not its wire */
 	long requests;       /* every request of the run */
 	long egress;         /* those the gateway forwarded outside (an "egress" entry) */
+	long dropped;        /* entries not kept since the last take: over a step's worth */
 };
 
 /**
@@ -106,8 +110,17 @@ int runner_gateway_run_take(struct runner_gateway_run *g, json_t *trace, int *mi
                             const char **why);
 
 /**
- * Stop the gateway (SIGTERM, then SIGKILL after RUNNER_GATEWAY_STOP_MS),
- * reap it, remove the directory. Harmless on a g that prepare failed on,
+ * The requests that came while no step was running (after a step's
+ * output, before the next step, after the last): they belong to no step,
+ * so they go to the run's log, one line each, into buf (n bytes, NUL-
+ * terminated; what does not fit is cut at a line), and leave the pending
+ * entries (their egress stays counted). Returns the bytes written.
+ */
+size_t runner_gateway_run_outside(struct runner_gateway_run *g, char *buf, size_t n);
+
+/**
+ * Stop the gateway (SIGKILL: the run is over and its lines read), reap
+ * it, remove the directory. Harmless on a g that prepare failed on,
  * and twice. Returns 0, or -1 when the gateway could not be reaped or the
  * directory removed (the run then reports left_behind).
  */

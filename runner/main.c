@@ -99,6 +99,7 @@ static const struct limit_key limit_keys[] = {
 static char mock_agent[4096];
 static char agent_exec[4096];
 static char gateway_program[4096];
+static char gateway_egress[4096];
 static char sdk_dir[4096];
 /* The directory of the runner's own executable, read once per process, or
  * once per fork server (warm_for_serve): its forks run the same
@@ -320,7 +321,11 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
 	spec->binds = v;
 	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
 	spec->agent_exec = agent_exec[0] ? agent_exec : NULL;
-	spec->gateway_program = gateway_program[0] ? gateway_program : NULL;
+	/* only the egress build forwards (and only it loads libcurl) */
+	if (json_array_size(spec->egress_allow) > 0)
+		spec->gateway_program = gateway_egress[0] ? gateway_egress : NULL;
+	else
+		spec->gateway_program = gateway_program[0] ? gateway_program : NULL;
 	spec->sdk_dir = sdk_dir[0] ? sdk_dir : NULL;
 	return 0;
 }
@@ -568,6 +573,10 @@ static void resolve_mock_agent(void)
 	w = snprintf(gateway_program, sizeof(gateway_program), "%s/olivares-gateway", exe_dir);
 	if (w < 0 || (size_t)w >= sizeof(gateway_program) || access(gateway_program, X_OK) != 0)
 		gateway_program[0] = '\0';
+	gateway_egress[0] = '\0';
+	w = snprintf(gateway_egress, sizeof(gateway_egress), "%s/olivares-gateway-egress", exe_dir);
+	if (w < 0 || (size_t)w >= sizeof(gateway_egress) || access(gateway_egress, X_OK) != 0)
+		gateway_egress[0] = '\0';
 	resolve_sdk_dir();
 }
 

@@ -347,6 +347,18 @@ START_TEST(test_bad_regex)
 	/* the same text is fine as exact or contains */
 	json_decref(accepted("[{\"llm\":{\"last_user_message\":\"[z-a]\",\"match\":\"contains\"},"
 	                     "\"response\":{\"content\":\"a\"}}]"));
+	/* a back-reference: exponential matching, refused in both kinds */
+	refused(H("{\"method\":\"POST\",\"url\":\"http://h/\",\"body\":{\"regex\":"
+	          "\"^(a*)*\\\\1b\"}}",
+	          "{}"),
+	        MODEL_E_INVALID, "mocks[0].http.body.regex", "back-reference (\\1)");
+	refused("[{\"llm\":{\"last_user_message\":\"(x)\\\\9\",\"match\":\"regex\"},\"response\":"
+	        "{\"content\":\"a\"}}]",
+	        MODEL_E_INVALID, "mocks[0].llm.last_user_message", "back-reference (\\9)");
+	/* an escaped backslash before a digit is a backslash and a digit */
+	json_decref(accepted(H("{\"method\":\"POST\",\"url\":\"http://h/\",\"body\":{\"regex\":"
+	                       "\"a\\\\\\\\1\"}}",
+	                       "{}")));
 }
 END_TEST
 

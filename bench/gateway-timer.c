@@ -36,7 +36,7 @@
  *   rounds n=K diff_min_us=A diff_max_us=B
  * Exit 0 when every GET was good and traced.
  *
- *   gateway-timer start GATEWAY N
+ *   gateway-timer start GATEWAY N [--samples]
  *
  * Starts and stops GATEWAY N times, one at a time, with no mock (as a run
  * with "gateway": true and no http mock starts it): for each, the time
@@ -44,6 +44,8 @@
  * linking, libcurl's start, the run's CA made and written), the time from
  * SIGTERM to its reaping, and the CPU time wait4 reports. Prints
  *   start n=N good=G ready_median_ms=R ready_p95_ms=Q stop_median_ms=S cpu_median_ms=C
+ * and before it, with --samples, one line per start: "sample READY_MS STOP_MS
+ * CPU_MS GOOD" (GOOD 0 for a start that did not say ready).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -511,7 +513,7 @@ out:
 
 /* ---- start: the gateway's own start and stop ------------------------------ */
 
-static int run_start(const char *program, long n)
+static int run_start(const char *program, long n, int samples)
 {
 	struct gateway g;
 	double *ready = calloc((size_t)n, sizeof(double)),
@@ -520,7 +522,7 @@ static int run_start(const char *program, long n)
 	double t0, t1, rmed, rp95, smed, sp95, cmed, cp95;
 	char why[512];
 	long i, good = 0;
-	int ls, port;
+	int ls, port, ok;
 
 	memset(&g, 0, sizeof(g));
 	pthread_mutex_init(&g.lock, NULL);
@@ -531,10 +533,10 @@ static int run_start(const char *program, long n)
 			return 1;
 		}
 		t0 = now_us(CLOCK_MONOTONIC);
-		if (gateway_start(&g, program, ls, "{\"mocks\":[],\"variant\":null}", why,
-		                  sizeof(why)) == 0)
-			good++;
-		else if (good == i)
+		ok = gateway_start(&g, program, ls, "{\"mocks\":[],\"variant\":null}", why,
+		                   sizeof(why)) == 0;
+		good += ok;
+		if (!ok && good == i)
 			fprintf(stderr, "gateway-timer: the gateway did not start: %s\n", why);
 		t1 = now_us(CLOCK_MONOTONIC);
 		gateway_stop(&g, &cpu[i]);
@@ -542,6 +544,8 @@ static int run_start(const char *program, long n)
 		ready[i] = (t1 - t0) / 1e3;
 		if (g.out >= 0)
 			close(g.out);
+		if (samples)
+			printf("sample %.3f %.3f %.3f %d\n", ready[i], stop[i], cpu[i], ok);
 	}
 	stats(ready, (size_t)n, &rmed, &rp95);
 	stats(stop, (size_t)n, &smed, &sp95);
@@ -572,17 +576,18 @@ int main(int argc, char **argv)
 			return 1;
 		return run_http(argv[2], n, rounds, warm);
 	}
-	if (argc == 4 && strcmp(argv[1], "start") == 0) {
+	if ((argc == 4 || (argc == 5 && strcmp(argv[4], "--samples") == 0)) &&
+	    strcmp(argv[1], "start") == 0) {
 		n = strtol(argv[3], NULL, 10);
 		if (n < 1) {
 			fprintf(stderr, "gateway-timer: bad N\n");
 			return 2;
 		}
-		return run_start(argv[2], n);
+		return run_start(argv[2], n, argc == 5);
 	}
 	fprintf(stderr,
 	        "usage: %s http GATEWAY N ROUNDS WARMUP\n"
-	        "       %s start GATEWAY N\n",
+	        "       %s start GATEWAY N [--samples]\n",
 	        argv[0], argv[0]);
 	return 2;
 }

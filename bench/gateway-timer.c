@@ -32,7 +32,7 @@
  *   SIDE n=N good=G median_us=M p95_us=P client_cpu_us=C server_cpu_us=S
  * then the gateway's trace lines it read (every GET through it must be one,
  * a hit) and the overhead round by round:
- *   traced requests=R hits=H
+ *   traced requests=R hits=H other_lines=O
  *   rounds n=K diff_min_us=A diff_max_us=B
  * Exit 0 when every GET was good and traced.
  *

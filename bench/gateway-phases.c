@@ -250,6 +250,9 @@ out:
 		fclose(f);
 	else
 		close(out[0]);
+	/* a child that failed after its CA was written leaves it */
+	snprintf(buf, sizeof(buf), "%s/ca.pem", dir);
+	unlink(buf);
 	rmdir(dir);
 	return rc;
 }

@@ -27,7 +27,7 @@ static int by_name(const void *a, const void *b)
 static json_t *agent_item(struct http_request *req, const char *name, const char *path)
 {
 	struct model_interp ip;
-	char hex[65], reason[MODEL_REASON_BYTES], resolved[MODEL_AGENT_HEAD_BYTES + 16];
+	char hex[65], reason[MODEL_REASON_BYTES], resolved[MODEL_AGENT_HEAD_BYTES + 16] = "";
 	char line[2 * MODEL_AGENT_HEAD_BYTES + 2];
 	long long size = 0;
 	json_t *interp = json_null(), *in_jail = json_null();

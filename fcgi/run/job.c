@@ -348,6 +348,10 @@ int http_run_agent_interp(struct http_request *req, const char *name, const char
 	if (!ip)
 		ip = &local;
 	reason[0] = '\0';
+	/* "" unless a #! line's interpreter is resolved below (a binary has
+	 * none: read uninitialised, it listed garbage) */
+	if (resolved && rn)
+		resolved[0] = '\0';
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		json_decref(binds);

@@ -15,7 +15,9 @@
  * A run has a gateway when its spec has an http or llm mock, or says
  * "gateway": true (model/runspec.h). The wire, runner to gateway:
  *   argv   olivares-gateway --dir DIR
- *   fd 0   {"mocks": [...], "variant": string|null}, then end of file
+ *   fd 0   {"mocks": [...], "variant": string|null, "egress_allow": [...]|null,
+ *           "record": bool (each answer kept in its entry: model/record.h)},
+ *          then end of file
  *   fd 3   the listening socket (TCP in the jail's network on namespaces,
  *          unix in DIR on gvisor)
  *   fd 1   one JSON object a line:
@@ -66,6 +68,7 @@ struct runner_gateway_run {
 	long requests;       /* every request of the run */
 	long egress;         /* those the gateway forwarded outside (an "egress" entry) */
 	long dropped;        /* entries not kept since the last take: over a step's worth */
+	size_t recorded_bytes; /* the run's "record" members so far (model/record.h) */
 };
 
 /**

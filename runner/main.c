@@ -336,7 +336,8 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 {
 	static const char *const top_keys[] = {"variant", "steps",        "mocks",
 	                                       "agent",   "limits",       "binds",
-	                                       "gateway", "egress_allow", NULL};
+	                                       "gateway", "egress_allow", "record",
+	                                       NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
 	static const char *const mock_keys[] = {"resource", "response", "variant", "delay_ms",
 	                                        NULL};
@@ -432,6 +433,10 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 	spec->egress_allow = v;
 	if (json_array_size(v) > 0)
 		spec->gateway = 1;
+	v = json_object_get(root, "record");
+	if (v && !json_is_boolean(v))
+		return runner_error_set(err, RUNNER_E_SPEC, "record must be true or false");
+	spec->record = json_is_true(v);
 	if (validate_os_fields(root, spec, err) != 0)
 		return -1;
 	spec->root = root;

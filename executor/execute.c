@@ -230,8 +230,7 @@ static void run_record(json_t *spec, const char *run_id, struct store_run *run, 
 			run->record_error = why_out;
 		}
 	}
-	json_array_foreach(run->outputs, i, o)
-	    model_record_strip(o);
+	json_array_foreach(run->outputs, i, o) model_record_strip(o);
 }
 
 /* Record the end, trying again while the store is unreachable, for at

@@ -55,8 +55,8 @@ static int check_seq_value(struct model_check *c, json_t *v, const char *path)
 }
 
 static const char *const top_fields[] = {"external_id", "events", NULL};
-static const char *const event_fields[] = {"seq",  "kind", "text",     "resource",
-                                           "key",  "http", "response", NULL};
+static const char *const event_fields[] = {"seq", "kind", "text",     "resource",
+                                           "key", "http", "response", NULL};
 
 /* The bound of an event's text by kind (history.h). */
 static size_t text_max(const char *kind)
@@ -80,7 +80,8 @@ static int check_exchange(struct model_check *c, json_t *ev, const char *prefix,
 	if (!kind_is(ev, "http_exchange")) {
 		snprintf(path, sizeof(path), "%s.%s", prefix,
 		         json_object_get(ev, "http") ? "http" : "response");
-		return model_check_malformed(c, path, "%s is only for an http_exchange event", path);
+		return model_check_malformed(c, path, "%s is only for an http_exchange event",
+		                             path);
 	}
 	item = json_pack("{s:O*, s:O*}", "http", json_object_get(ev, "http"), "response",
 	                 json_object_get(ev, "response"));
@@ -387,10 +388,12 @@ static int check_events(struct ev_ref *refs, size_t n, struct model_reason *why)
 
 		if (!kind_is(refs[i].ev, "http_exchange"))
 			continue;
-		if (!json_object_get(refs[i].ev, "http") || !json_object_get(refs[i].ev, "response"))
-			return fail(why, "http_exchange event %zu (seq %" JSON_INTEGER_FORMAT ") has no %s",
-			            refs[i].pos, refs[i].seq,
-			            json_object_get(refs[i].ev, "http") ? "response" : "http");
+		if (!json_object_get(refs[i].ev, "http") ||
+		    !json_object_get(refs[i].ev, "response"))
+			return fail(
+			    why, "http_exchange event %zu (seq %" JSON_INTEGER_FORMAT ") has no %s",
+			    refs[i].pos, refs[i].seq,
+			    json_object_get(refs[i].ev, "http") ? "response" : "http");
 		item = json_pack("{s:O*, s:O*}", "http", json_object_get(refs[i].ev, "http"),
 		                 "response", json_object_get(refs[i].ev, "response"));
 		bad = model_http_mock_spec_check(item, &err) != 0;
@@ -481,9 +484,9 @@ static void add_exchange(json_t *ev, json_t *mocks, json_t *groups)
 	if (!answers) {
 		answers = json_array();
 		json_object_set_new(groups, key, answers);
-		json_array_append_new(mocks, json_pack("{s:O, s:O}", "http",
-		                                       json_object_get(ev, "http"), "sequence",
-		                                       answers));
+		json_array_append_new(mocks,
+		                      json_pack("{s:O, s:O}", "http", json_object_get(ev, "http"),
+		                                "sequence", answers));
 	}
 	json_array_append(answers, json_object_get(ev, "response"));
 	free(key);

@@ -779,7 +779,7 @@ int model_trace_check(json_t *trace, size_t n_mocks, size_t *misses, struct mode
 {
 	static const char *const allowed[] = {
 	    "resource",  "tool", "args",   "hit", "mock",    "duration_us", "near_miss", "error",
-	    "truncated", "http", "status", "llm", "refused", "egress",      "record", NULL};
+	    "truncated", "http", "status", "llm", "refused", "egress",      "record",    NULL};
 	const char *k;
 	json_t *e, *v, *hit, *mock, *near, *dur;
 	size_t i, j;

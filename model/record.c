@@ -29,11 +29,24 @@ static json_t *unrecordable(const char *why)
  * session is stored and shown; a cookie or a key is not replay data). */
 static int header_left_out(const char *name)
 {
-	static const char *const out[] = {
-	    "content-length", "transfer-encoding", "connection", "keep-alive",
-	    "proxy-connection", "proxy-authenticate", "proxy-authorization", "te",
-	    "trailer", "upgrade", "set-cookie", "cookie", "authorization",
-	    "www-authenticate", "x-api-key", "api-key", "x-auth-token", NULL};
+	static const char *const out[] = {"content-length",
+	                                  "transfer-encoding",
+	                                  "connection",
+	                                  "keep-alive",
+	                                  "proxy-connection",
+	                                  "proxy-authenticate",
+	                                  "proxy-authorization",
+	                                  "te",
+	                                  "trailer",
+	                                  "upgrade",
+	                                  "set-cookie",
+	                                  "cookie",
+	                                  "authorization",
+	                                  "www-authenticate",
+	                                  "x-api-key",
+	                                  "api-key",
+	                                  "x-auth-token",
+	                                  NULL};
 	size_t i;
 
 	for (i = 0; out[i]; i++)
@@ -91,9 +104,8 @@ static json_t *body_text(const char *what, const char *s, size_t n, char *why, s
 	return json_stringn(s ? s : "", n);
 }
 
-json_t *model_record_http(const char *method, const char *url, const char *req_body,
-                          size_t req_len, int status, json_t *headers, const char *body,
-                          size_t body_len)
+json_t *model_record_http(const char *method, const char *url, const char *req_body, size_t req_len,
+                          int status, json_t *headers, const char *body, size_t body_len)
 {
 	struct model_error err;
 	json_t *rb, *ab, *mock, *hs, *response;
@@ -122,8 +134,8 @@ json_t *model_record_http(const char *method, const char *url, const char *req_b
 		json_object_set_new(response, "body", ab);
 	else
 		json_decref(ab);
-	mock = json_pack("{s:{s:s, s:s, s:o}, s:o}", "http", "method", method ? method : "",
-	                 "url", url ? url : "", "body", rb, "response", response);
+	mock = json_pack("{s:{s:s, s:s, s:o}, s:o}", "http", "method", method ? method : "", "url",
+	                 url ? url : "", "body", rb, "response", response);
 	if (!mock)
 		return unrecordable("the exchange cannot be encoded");
 	/* the replay's mock must be one a scenario could hold */
@@ -175,8 +187,9 @@ static int entry_events(json_t *mocks, json_t *e, size_t n, json_t *events,
 		m = json_array_get(mocks, (size_t)json_integer_value(json_object_get(e, "mock")));
 		text = json_object_get(m, "response");
 		if (!json_is_string(text))
-			return fail(why, "step %zu: the mock that answered %.200s is not in the run's "
-			                 "spec",
+			return fail(why,
+			            "step %zu: the mock that answered %.200s is not in the run's "
+			            "spec",
 			            n, json_string_value(res));
 		add_event(events, json_pack("{s:s, s:O, s:O}", "kind", "tool_result", "resource",
 		                            res, "text", text));
@@ -189,16 +202,14 @@ static int entry_events(json_t *mocks, json_t *e, size_t n, json_t *events,
 		return 0; /* a miss or a refusal: replayed the same way */
 	s = json_string_value(json_object_get(rec, "unrecordable"));
 	if (s || !json_object_get(rec, "http"))
-		return fail(why, "step %zu: %.200s %.400s cannot be recorded: %.300s", n,
-		            json_string_value(json_object_get(json_object_get(e, "http"), "method"))
-		                ?: "",
-		            json_string_value(json_object_get(json_object_get(e, "http"), "url"))
-		                ?: "",
-		            s ? s : "no recorded answer");
-	add_event(events,
-	          json_pack("{s:s, s:O, s:O}", "kind", "http_exchange", "http",
-	                    json_object_get(rec, "http"), "response",
-	                    json_object_get(rec, "response")));
+		return fail(
+		    why, "step %zu: %.200s %.400s cannot be recorded: %.300s", n,
+		    json_string_value(json_object_get(json_object_get(e, "http"), "method")) ?: "",
+		    json_string_value(json_object_get(json_object_get(e, "http"), "url")) ?: "",
+		    s ? s : "no recorded answer");
+	add_event(events, json_pack("{s:s, s:O, s:O}", "kind", "http_exchange", "http",
+	                            json_object_get(rec, "http"), "response",
+	                            json_object_get(rec, "response")));
 	return 0;
 }
 
@@ -243,7 +254,8 @@ int model_record_session(json_t *mocks, json_t *outputs, size_t steps, const cha
 	json_decref(body);
 	if (rc != 0) {
 		*session = NULL;
-		return fail(why, "the session would be refused: %s", body ? err.message : "encoding");
+		return fail(why, "the session would be refused: %s",
+		            body ? err.message : "encoding");
 	}
 	return 0;
 }
@@ -253,6 +265,5 @@ void model_record_strip(json_t *output)
 	json_t *e;
 	size_t i;
 
-	json_array_foreach(json_object_get(output, "trace"), i, e)
-	    json_object_del(e, "record");
+	json_array_foreach(json_object_get(output, "trace"), i, e) json_object_del(e, "record");
 }

@@ -56,9 +56,8 @@
  * credentials (Set-Cookie, Authorization, …) are not recorded; a header
  * given twice is recorded once, its values joined with ", ".
  */
-json_t *model_record_http(const char *method, const char *url, const char *req_body,
-                          size_t req_len, int status, json_t *headers, const char *body,
-                          size_t body_len);
+json_t *model_record_http(const char *method, const char *url, const char *req_body, size_t req_len,
+                          int status, json_t *headers, const char *body, size_t body_len);
 
 /**
  * The session of a completed run: mocks the run spec's (borrowed),

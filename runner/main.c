@@ -334,10 +334,9 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
  * tenant, no token. An absent "variant" is null, absent "mocks" is []. */
 static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
-	static const char *const top_keys[] = {"variant", "steps",        "mocks",
-	                                       "agent",   "limits",       "binds",
-	                                       "gateway", "egress_allow", "record",
-	                                       NULL};
+	static const char *const top_keys[] = {"variant", "steps", "mocks",   "agent",
+	                                       "limits",  "binds", "gateway", "egress_allow",
+	                                       "record",  NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
 	static const char *const mock_keys[] = {"resource", "response", "variant", "delay_ms",
 	                                        NULL};

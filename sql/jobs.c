@@ -724,7 +724,8 @@ static enum store_rc link_recorded(struct store *st, const char *tenant, const c
 	{
 		struct param p[] = {PT(sid), PT(tenant), PT(run_id)};
 
-		return store_q_exec(st, "UPDATE runs SET session_id = ? WHERE tenant_id = ? AND id = ?",
+		return store_q_exec(st,
+		                    "UPDATE runs SET session_id = ? WHERE tenant_id = ? AND id = ?",
 		                    p, NPARAMS(p), NULL, NULL);
 	}
 }

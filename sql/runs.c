@@ -373,7 +373,8 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		    "output_digest, started_at, finished_at, created_by, created_at, "
 		    "score_details, session_id, divergence, shutdown, queued_at, steps_done, job, "
 		    "comparison_id, agent_name, agent_sha256, mocks_digest, record_asked, "
-		    "record_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "record_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "?, "
 		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		    p, NPARAMS(p), NULL, NULL);
 	}

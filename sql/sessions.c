@@ -63,7 +63,7 @@ enum store_rc store_session_insert(struct store *st, const char *tenant_id, cons
 		goto out;
 	store_now_iso(now);
 	{
-		struct param p[] = {PT(id),   PT(tenant_id),           PT(external_id),
+		struct param p[] = {PT(id),   PT(tenant_id),        PT(external_id),
 		                    PT(text), PI((long long)count), PT(now)};
 
 		rc = store_q_exec(st,

@@ -772,8 +772,8 @@ json_t *http_run_replay_mocks(json_t *recorded, json_t *sc)
 			key = http_mock_key(m);
 			json_object_set_new(seen, key, json_true());
 			free(key);
-			chat |= model_http_is_chat_path(json_string_value(
-			    json_object_get(json_object_get(m, "http"), "url")));
+			chat |= model_http_is_chat_path(
+			    json_string_value(json_object_get(json_object_get(m, "http"), "url")));
 		}
 		json_array_append(all, m);
 	}

@@ -34,7 +34,8 @@ static void assert_json(json_t *v, const char *want)
 static void assert_unrecordable(json_t *rec, const char *why)
 {
 	ck_assert_ptr_nonnull(rec);
-	ck_assert_str_eq(json_string_value(json_object_get(rec, "unrecordable")) ?: "(a mock)", why);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "unrecordable")) ?: "(a mock)",
+	                 why);
 	json_decref(rec);
 }
 
@@ -58,8 +59,9 @@ START_TEST(test_http_answer)
 	json_decref(h);
 	/* no request body is the exact empty body; no header is none */
 	rec = model_record_http("GET", "http://t.example/a", NULL, 0, 200, NULL, "x", 1);
-	assert_json(rec, "{\"http\":{\"method\":\"GET\",\"url\":\"http://t.example/a\",\"body\":\"\"},"
-	                 "\"response\":{\"status\":200,\"body\":\"x\"}}");
+	assert_json(rec,
+	            "{\"http\":{\"method\":\"GET\",\"url\":\"http://t.example/a\",\"body\":\"\"},"
+	            "\"response\":{\"status\":200,\"body\":\"x\"}}");
 	json_decref(rec);
 	/* 204: no body member */
 	rec = model_record_http("DELETE", "http://t.example/a", NULL, 0, 204, NULL, "", 0);
@@ -73,26 +75,26 @@ START_TEST(test_http_unrecordable)
 {
 	char *big = unit_rep('a', MODEL_MAX_RESPONSE_BYTES + 1);
 
-	assert_unrecordable(model_record_http("GET", "http://t.example/", NULL, 0, 200, NULL, big,
-	                                      strlen(big)),
-	                    "the response body is 65537 bytes, over the 65536 a recording holds");
-	assert_unrecordable(model_record_http("POST", "http://t.example/", big, strlen(big), 200,
-	                                      NULL, "", 0),
-	                    "the request body is 65537 bytes, over the 65536 a recording holds");
+	assert_unrecordable(
+	    model_record_http("GET", "http://t.example/", NULL, 0, 200, NULL, big, strlen(big)),
+	    "the response body is 65537 bytes, over the 65536 a recording holds");
+	assert_unrecordable(
+	    model_record_http("POST", "http://t.example/", big, strlen(big), 200, NULL, "", 0),
+	    "the request body is 65537 bytes, over the 65536 a recording holds");
 	assert_unrecordable(
 	    model_record_http("GET", "http://t.example/", NULL, 0, 200, NULL, "\xff\xfe", 2),
 	    "the response body is not UTF-8 text");
-	assert_unrecordable(model_record_http("GET", "http://t.example/", NULL, 0, 200, NULL,
-	                                      "a\0b", 3),
-	                    "the response body is not UTF-8 text");
-	assert_unrecordable(model_record_http("GET", "http://t.example/", NULL, 0, 101, NULL, "", 0),
-	                    "the status 101 cannot be recorded (200 to 599)");
+	assert_unrecordable(
+	    model_record_http("GET", "http://t.example/", NULL, 0, 200, NULL, "a\0b", 3),
+	    "the response body is not UTF-8 text");
+	assert_unrecordable(
+	    model_record_http("GET", "http://t.example/", NULL, 0, 101, NULL, "", 0),
+	    "the status 101 cannot be recorded (200 to 599)");
 	/* what a scenario's mock would refuse is not recorded either: a
 	 * credential in an answer is never stored in a session */
-	assert_unrecordable(
-	    model_record_http("GET", "http://t.example/", NULL, 0, 200, NULL,
-	                      "AKIAIOSFODNN7EXAMPLE", 20),
-	    "mock.response.body looks like a credential (AWS access key id)");
+	assert_unrecordable(model_record_http("GET", "http://t.example/", NULL, 0, 200, NULL,
+	                                      "AKIAIOSFODNN7EXAMPLE", 20),
+	                    "mock.response.body looks like a credential (AWS access key id)");
 	free(big);
 }
 END_TEST
@@ -109,9 +111,9 @@ static json_t *http_entry(const char *method, const char *url, const char *req, 
 	json_t *e = json_pack("{s:{s:s, s:s}, s:i, s:b, s:i, s:i}", "http", "method", method, "url",
 	                      url, "status", 200, "hit", 1, "mock", 1, "duration_us", 5);
 
-	json_object_set_new(e, "record",
-	                    model_record_http(method, url, req, strlen(req), 200, NULL, body,
-	                                      strlen(body)));
+	json_object_set_new(
+	    e, "record",
+	    model_record_http(method, url, req, strlen(req), 200, NULL, body, strlen(body)));
 	return e;
 }
 
@@ -147,7 +149,8 @@ START_TEST(test_session_events)
 	    "{\"seq\":2,\"kind\":\"tool_call\",\"resource\":\"profile:ada\"},"
 	    "{\"seq\":3,\"kind\":\"tool_result\",\"resource\":\"profile:ada\",\"text\":\"Ada\"},"
 	    "{\"seq\":4,\"kind\":\"http_exchange\",\"http\":{\"method\":\"GET\",\"url\":"
-	    "\"http://t.example/s\",\"body\":\"\"},\"response\":{\"status\":200,\"body\":\"found\"}},"
+	    "\"http://t.example/"
+	    "s\",\"body\":\"\"},\"response\":{\"status\":200,\"body\":\"found\"}},"
 	    "{\"seq\":5,\"kind\":\"tool_call\",\"resource\":\"nope\"},"
 	    "{\"seq\":6,\"kind\":\"output\",\"text\":\"Ada found\"},"
 	    "{\"seq\":7,\"kind\":\"input\",\"text\":\"two\",\"key\":\"\"},"
@@ -195,8 +198,7 @@ START_TEST(test_session_refused)
 	json_object_set_new(e, "record", json_pack("{s:s}", "unrecordable", "too big"));
 	json_array_append_new(t, e);
 	json_array_append_new(outs, output("a", "x", "y", t));
-	expect_no_session(outs, 1,
-	                  "step 1: GET http://t.example/s cannot be recorded: too big");
+	expect_no_session(outs, 1, "step 1: GET http://t.example/s cannot be recorded: too big");
 
 	outs = json_array();
 	t = json_array();
@@ -220,19 +222,23 @@ START_TEST(test_rebuild_exchanges)
 {
 	struct model_timeline tl;
 	struct model_reason why;
-	json_t *ev = unit_json(
-	    "[{\"seq\":1,\"kind\":\"input\",\"text\":\"a\"},"
-	    "{\"seq\":2,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
-	    "\"https://api.example.com/v1/chat/completions\",\"body\":\"q\"},\"response\":{\"status\":"
-	    "200,\"body\":\"one\"}},"
-	    "{\"seq\":3,\"kind\":\"http_exchange\",\"http\":{\"method\":\"GET\",\"url\":"
-	    "\"http://t.example/s\",\"body\":\"\"},\"response\":{\"status\":200,\"body\":\"same\"}},"
-	    "{\"seq\":4,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
-	    "\"https://api.example.com/v1/chat/completions\",\"body\":\"q\"},\"response\":{\"status\":"
-	    "200,\"body\":\"two\"}},"
-	    "{\"seq\":5,\"kind\":\"http_exchange\",\"http\":{\"method\":\"GET\",\"url\":"
-	    "\"http://t.example/s\",\"body\":\"\"},\"response\":{\"status\":200,\"body\":\"same\"}},"
-	    "{\"seq\":6,\"kind\":\"output\",\"text\":\"done\"}]");
+	json_t *ev =
+	    unit_json("[{\"seq\":1,\"kind\":\"input\",\"text\":\"a\"},"
+	              "{\"seq\":2,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
+	              "\"https://api.example.com/v1/chat/"
+	              "completions\",\"body\":\"q\"},\"response\":{\"status\":"
+	              "200,\"body\":\"one\"}},"
+	              "{\"seq\":3,\"kind\":\"http_exchange\",\"http\":{\"method\":\"GET\",\"url\":"
+	              "\"http://t.example/"
+	              "s\",\"body\":\"\"},\"response\":{\"status\":200,\"body\":\"same\"}},"
+	              "{\"seq\":4,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
+	              "\"https://api.example.com/v1/chat/"
+	              "completions\",\"body\":\"q\"},\"response\":{\"status\":"
+	              "200,\"body\":\"two\"}},"
+	              "{\"seq\":5,\"kind\":\"http_exchange\",\"http\":{\"method\":\"GET\",\"url\":"
+	              "\"http://t.example/"
+	              "s\",\"body\":\"\"},\"response\":{\"status\":200,\"body\":\"same\"}},"
+	              "{\"seq\":6,\"kind\":\"output\",\"text\":\"done\"}]");
 
 	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, &why), 0);
 	/* the same request answered alike is one response; answered
@@ -263,17 +269,19 @@ START_TEST(test_rebuild_bad_exchange)
 	               "{\"seq\":2,\"kind\":\"http_exchange\",\"http\":{\"method\":\"GET\","
 	               "\"url\":\"http://t.example/\"},\"response\":{\"status\":99}}]");
 	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, &why), -1);
-	ck_assert_str_eq(why.text, "http_exchange event 2 (seq 2) is not an exchange a mock can "
-	                           "answer: mock.response.status must be an HTTP status from 200 to 599");
+	ck_assert_str_eq(why.text,
+	                 "http_exchange event 2 (seq 2) is not an exchange a mock can "
+	                 "answer: mock.response.status must be an HTTP status from 200 to 599");
 	json_decref(ev);
 	/* a regex beside a json_subset of one request: which answers is not
 	 * decidable, so the timeline is refused */
-	ev = unit_json("[{\"seq\":1,\"kind\":\"input\",\"text\":\"a\"},"
-	               "{\"seq\":2,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
-	               "\"http://t.example/\",\"body\":{\"regex\":\"a\"}},\"response\":{}},"
-	               "{\"seq\":3,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
-	               "\"http://t.example/\",\"body\":{\"json_subset\":{\"a\":1}}},"
-	               "\"response\":{}}]");
+	ev =
+	    unit_json("[{\"seq\":1,\"kind\":\"input\",\"text\":\"a\"},"
+	              "{\"seq\":2,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
+	              "\"http://t.example/\",\"body\":{\"regex\":\"a\"}},\"response\":{}},"
+	              "{\"seq\":3,\"kind\":\"http_exchange\",\"http\":{\"method\":\"POST\",\"url\":"
+	              "\"http://t.example/\",\"body\":{\"json_subset\":{\"a\":1}}},"
+	              "\"response\":{}}]");
 	ck_assert_int_eq(model_timeline_rebuild(ev, &tl, &why), -1);
 	ck_assert_msg(strncmp(why.text, "the recorded requests are ambiguous: ", 37) == 0, "%s",
 	              why.text);
@@ -319,7 +327,7 @@ Suite *unit_suite(void)
 	const TTest *const http[] = {test_http_answer, test_http_unrecordable, NULL};
 	const TTest *const session[] = {test_session_events, test_session_refused, NULL};
 	const TTest *const replay[] = {test_rebuild_exchanges, test_rebuild_bad_exchange,
-	                                      test_import_exchange, NULL};
+	                               test_import_exchange, NULL};
 	Suite *s = suite_create("record");
 
 	unit_tcase(s, "http", http);

@@ -1841,6 +1841,12 @@ START_TEST(test_gateway_egress)
 }
 END_TEST
 
+START_TEST(test_gateway_record)
+{
+	assert_gateway_record("namespaces");
+}
+END_TEST
+
 /* Each run's gateway answers that run only. */
 START_TEST(test_gateway_own_run)
 {
@@ -1937,11 +1943,17 @@ static Suite *namespaces_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads,           test_python_threading,
-	    test_agent_log,          test_sdk_agent,
-	    test_tmpfs_size_bounded, test_gateway,
-	    test_gateway_contained,  test_gateway_own_run,
-	    test_gateway_egress,     NULL,
+	    test_pthreads,
+	    test_python_threading,
+	    test_agent_log,
+	    test_sdk_agent,
+	    test_tmpfs_size_bounded,
+	    test_gateway,
+	    test_gateway_contained,
+	    test_gateway_own_run,
+	    test_gateway_egress,
+	    test_gateway_record,
+	    NULL,
 	};
 	Suite *s = suite_create("namespaces");
 

@@ -741,12 +741,14 @@ static int http_entry_check(json_t *e, size_t i, struct model_reason *why)
 	    json_object_get(e, "args") || json_object_get(e, "error"))
 		return model_reason_set(why, "trace[%zu] has http and a resource or tool member",
 		                        i);
+	/* a request refused after the mocks were tried (egress to a host
+	 * not allowed) keeps its near miss */
 	v = json_object_get(e, "refused");
-	if (v && (!json_is_string(v) || !json_is_false(hit) || json_object_get(e, "near_miss") ||
-	          json_object_get(e, "llm") || json_object_get(e, "egress")))
+	if (v && (!json_is_string(v) || !json_is_false(hit) || json_object_get(e, "llm") ||
+	          json_object_get(e, "egress")))
 		return model_reason_set(why,
 		                        "trace[%zu].refused must be a string, on a miss without "
-		                        "near_miss, llm or egress",
+		                        "llm or egress",
 		                        i);
 	/* a refused request may have been closed without an answer */
 	if ((st || !v) &&

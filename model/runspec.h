@@ -36,7 +36,10 @@
  *             runner/gateway_run.h),
  *    "egress_allow": ["host" or "host:port", ...] (optional, at most
  *             RUNNER_SPEC_MAX_EGRESS; the hosts the gateway may forward a
- *             request no mock answers to; non-empty, a gateway)}
+ *             request no mock answers to; non-empty, a gateway),
+ *    "record": boolean (optional; each answer the gateway gives is kept in
+ *             its trace entry as "record", model/record.h, for the run's
+ *             history session)}
  *   "mocks" may also hold http and llm mocks (model/http_mock.h): a spec
  *   with one has a gateway.
  *   Nothing else: no ids, no tenant, no token, no database handle.

@@ -96,7 +96,17 @@ for b in $OS_BACKENDS; do
 	req "$TOK" GET "$M/runs/$PID_REPLAY/outputs"
 	is "$b: the allowed host's answer, replayed" "get: 200 upstream says hi" "$(jqb '.outputs[2].output')"
 	LAST_SESSION=$SESSION
+	LAST_RUN=$RID
 done
+
+# ---- the admin view ------------------------------------------------------------------
+if [[ -n ${LAST_RUN:-} ]]; then
+	JAR=$E2E_TMP/jar
+	curl -s -o /dev/null -c "$JAR" -X POST --data-urlencode "token=$TOK" "$OLIVARES_URL/admin/login"
+	curl -s -o page.html -b "$JAR" "$OLIVARES_URL/admin/runs/$LAST_RUN"
+	is "the run page names the session it recorded" "as session $LAST_SESSION" \
+		"$(xmllint --html --xpath 'string(//dd[@id="run-record"])' page.html 2>/dev/null)"
+fi
 
 # ---- the CLI -------------------------------------------------------------------------
 if [[ -n ${LAST_SESSION:-} ]] && start_upstream; then

@@ -15,7 +15,10 @@
  * A run has a gateway when its spec has an http or llm mock, or says
  * "gateway": true (model/runspec.h). The wire, runner to gateway:
  *   argv   olivares-gateway --dir DIR
- *   fd 0   {"mocks": [...], "variant": string|null}, then end of file
+ *   fd 0   {"mocks": [...], "variant": string|null, "egress_allow": [...]|null,
+ *          "egress_secrets"?: path (the egress build only: the file it
+ *          reads its hosts' headers from, runner/gateway_secrets.h)}, then
+ *          end of file
  *   fd 3   the listening socket (TCP in the jail's network on namespaces,
  *          unix in DIR on gvisor)
  *   fd 1   one JSON object a line:

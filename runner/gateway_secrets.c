@@ -517,3 +517,24 @@ json_t *runner_gateway_secrets_apply(json_t *headers, json_t *inject, json_t **n
 	}
 	return out;
 }
+
+void runner_gateway_secrets_mask(json_t *headers, json_t *inject)
+{
+	size_t i, k;
+	json_t *h, *in;
+
+	json_array_foreach(headers, i, h)
+	{
+		const char *v = json_string_value(json_array_get(h, 1));
+
+		json_array_foreach(inject, k, in)
+		{
+			const char *secret = json_string_value(json_array_get(in, 1));
+
+			if (v && secret && strstr(v, secret)) {
+				json_array_set_new(h, 1, json_string("[masked]"));
+				break;
+			}
+		}
+	}
+}

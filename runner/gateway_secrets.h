@@ -75,6 +75,13 @@ json_t *runner_gateway_secrets_for(const struct runner_gateway_secrets *s, const
 json_t *runner_gateway_secrets_apply(json_t *headers, json_t *inject, json_t **names);
 
 /**
+ * Mask in headers (an array of [name, value], changed in place) every
+ * value that holds one of inject's values: what an upstream echoes of
+ * an injected header stays out of the trace.
+ */
+void runner_gateway_secrets_mask(json_t *headers, json_t *inject);
+
+/**
  * Whether egress_allow (an array of "host" / "host:port"; NULL: none)
  * allows scheme://host:port: an item with that port, or the bare host
  * when port is the scheme's default (80 for http, 443 for https).

@@ -321,6 +321,25 @@ START_TEST(test_apply)
 }
 END_TEST
 
+/* What an upstream echoes of an injected value is masked for the trace. */
+START_TEST(test_mask)
+{
+	json_t *resp = unit_json("[[\"Content-Type\", \"text/plain\"],"
+	                         " [\"X-Echo\", \"got Bearer " SECRET " here\"],"
+	                         " [\"X-Other\", \"Bearer\"]]");
+	json_t *inject = unit_json("[[\"Authorization\", \"Bearer " SECRET "\"]]");
+	char *text;
+
+	runner_gateway_secrets_mask(resp, inject);
+	text = json_dumps(resp, JSON_COMPACT);
+	ck_assert_str_eq(text, "[[\"Content-Type\",\"text/plain\"],[\"X-Echo\",\"[masked]\"],"
+	                       "[\"X-Other\",\"Bearer\"]]");
+	free(text);
+	json_decref(resp);
+	json_decref(inject);
+}
+END_TEST
+
 START_TEST(test_egress_allows)
 {
 	ck_assert(runner_gateway_egress_allows(allow, "https", "api.example.com", 443));
@@ -337,7 +356,7 @@ Suite *unit_suite(void)
 {
 	const TTest *const file_tests[] = {test_good_file, test_refusals,    test_longest_line,
 	                                   test_nul_byte,  test_file_checks, NULL};
-	const TTest *const headers[] = {test_apply, test_egress_allows, NULL};
+	const TTest *const headers[] = {test_apply, test_mask, test_egress_allows, NULL};
 	Suite *s = suite_create("gateway_secrets");
 
 	tcase_add_checked_fixture(unit_tcase(s, "file", file_tests), setup, teardown);

@@ -1780,6 +1780,13 @@ START_TEST(test_gateway_egress)
 }
 END_TEST
 
+/* Secrets for upstreams: injected by the gateway, never the agent's. */
+START_TEST(test_gateway_egress_secrets)
+{
+	assert_gateway_egress_secrets("gvisor");
+}
+END_TEST
+
 /* Each run's gateway answers that run only. */
 START_TEST(test_gateway_own_run)
 {
@@ -1922,6 +1929,7 @@ static Suite *gvisor_suite(void)
 	    test_gateway_contained,
 	    test_gateway_own_run,
 	    test_gateway_egress,
+	    test_gateway_egress_secrets,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,
 	    test_tmp_mount_failure_fails_closed,

@@ -1841,6 +1841,13 @@ START_TEST(test_gateway_egress)
 }
 END_TEST
 
+/* Secrets for upstreams: injected by the gateway, never the agent's. */
+START_TEST(test_gateway_egress_secrets)
+{
+	assert_gateway_egress_secrets("namespaces");
+}
+END_TEST
+
 /* Each run's gateway answers that run only. */
 START_TEST(test_gateway_own_run)
 {
@@ -1937,11 +1944,17 @@ static Suite *namespaces_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads,           test_python_threading,
-	    test_agent_log,          test_sdk_agent,
-	    test_tmpfs_size_bounded, test_gateway,
-	    test_gateway_contained,  test_gateway_own_run,
-	    test_gateway_egress,     NULL,
+	    test_pthreads,
+	    test_python_threading,
+	    test_agent_log,
+	    test_sdk_agent,
+	    test_tmpfs_size_bounded,
+	    test_gateway,
+	    test_gateway_contained,
+	    test_gateway_own_run,
+	    test_gateway_egress,
+	    test_gateway_egress_secrets,
+	    NULL,
 	};
 	Suite *s = suite_create("namespaces");
 

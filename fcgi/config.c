@@ -650,24 +650,30 @@ static int absfile_valid(const char *s)
 	return 1;
 }
 
-const char *http_config_egress_secrets(const struct http_config *cfg, const char *tenant_name)
+/* The [tenant NAME] section of tenant_name, or NULL (none, or NULL). */
+static const struct http_tenant_policy *tenant_policy(const struct http_config *cfg,
+                                                      const char *tenant_name)
 {
 	int i;
 
 	for (i = 0; tenant_name && i < cfg->ntenants; i++)
 		if (strcmp(cfg->tenants[i].name, tenant_name) == 0)
-			return cfg->tenants[i].egress_secrets;
-	return cfg->egress_secrets;
+			return &cfg->tenants[i];
+	return NULL;
+}
+
+const char *http_config_egress_secrets(const struct http_config *cfg, const char *tenant_name)
+{
+	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
+
+	return t ? t->egress_secrets : cfg->egress_secrets;
 }
 
 const char *http_config_egress(const struct http_config *cfg, const char *tenant_name)
 {
-	int i;
+	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
 
-	for (i = 0; tenant_name && i < cfg->ntenants; i++)
-		if (strcmp(cfg->tenants[i].name, tenant_name) == 0)
-			return cfg->tenants[i].egress_allow;
-	return cfg->egress_allow;
+	return t ? t->egress_allow : cfg->egress_allow;
 }
 
 int http_config_request_seconds_max(const struct http_config *cfg)

@@ -72,26 +72,31 @@ static int refuse(struct secrets_read *r, const char *fmt, ...)
 	return 0;
 }
 
+/* Whether item ("host" or "host:port") is for host; *port then its port,
+ * 0 when it gives none. */
+static int item_for(const char *item, const char *host, int *port)
+{
+	const char *colon = item ? strchr(item, ':') : NULL;
+	size_t hl;
+
+	if (!item || !host)
+		return 0;
+	hl = colon ? (size_t)(colon - item) : strlen(item);
+	*port = colon ? atoi(colon + 1) : 0;
+	return strlen(host) == hl && strncmp(host, item, hl) == 0;
+}
+
 int runner_gateway_egress_allows(json_t *egress_allow, const char *scheme, const char *host,
                                  int port)
 {
 	int def = scheme && strcmp(scheme, "https") == 0 ? 443 : 80;
-	const char *item, *colon;
-	size_t i, hl;
+	size_t i;
+	int p;
 
-	if (!host || !scheme)
-		return 0;
-	for (i = 0; i < json_array_size(egress_allow); i++) {
-		item = json_string_value(json_array_get(egress_allow, i));
-		if (!item)
-			continue;
-		colon = strchr(item, ':');
-		hl = colon ? (size_t)(colon - item) : strlen(item);
-		if (strlen(host) != hl || strncmp(host, item, hl) != 0)
-			continue;
-		if (colon ? atoi(colon + 1) == port : port == def)
+	for (i = 0; scheme && i < json_array_size(egress_allow); i++)
+		if (item_for(json_string_value(json_array_get(egress_allow, i)), host, &p) &&
+		    (p ? p == port : port == def))
 			return 1;
-	}
 	return 0;
 }
 
@@ -109,19 +114,13 @@ static int ports_meet(int a, int b)
 
 static int in_egress(json_t *egress_allow, const char *host, int port)
 {
-	const char *item, *colon;
-	size_t i, hl;
+	size_t i;
+	int p;
 
-	for (i = 0; i < json_array_size(egress_allow); i++) {
-		item = json_string_value(json_array_get(egress_allow, i));
-		if (!item)
-			continue;
-		colon = strchr(item, ':');
-		hl = colon ? (size_t)(colon - item) : strlen(item);
-		if (strlen(host) == hl && strncmp(host, item, hl) == 0 &&
-		    ports_meet(port, colon ? atoi(colon + 1) : 0))
+	for (i = 0; i < json_array_size(egress_allow); i++)
+		if (item_for(json_string_value(json_array_get(egress_allow, i)), host, &p) &&
+		    ports_meet(port, p))
 			return 1;
-	}
 	return 0;
 }
 

@@ -929,12 +929,29 @@ static void *upstream_main(void *arg)
 	return NULL;
 }
 
+/* u's loopback listener and its thread; returns its port. */
+static int upstream_start(struct upstream *u)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+
+	memset(u, 0, sizeof(*u));
+	u->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(u->listener, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(u->listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(u->listener, 4), 0);
+	ck_assert_int_eq(getsockname(u->listener, (struct sockaddr *)&sa, &sl), 0);
+	ck_assert_int_eq(pthread_create(&u->thread, NULL, upstream_main, u), 0);
+	return ntohs(sa.sin_port);
+}
+
 void assert_gateway_egress(const char *backend)
 {
 	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
 	json_t *spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT"));
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
 	struct upstream u;
 	char input[128], allowed[64], want[160];
 	json_t *e, *ex;
@@ -942,17 +959,7 @@ void assert_gateway_egress(const char *backend)
 	int fd, port;
 	pid_t pid;
 
-	memset(&u, 0, sizeof(u));
-	u.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(u.listener, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(u.listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(u.listener, 4), 0);
-	ck_assert_int_eq(getsockname(u.listener, (struct sockaddr *)&sa, &sl), 0);
-	port = ntohs(sa.sin_port);
-	ck_assert_int_eq(pthread_create(&u.thread, NULL, upstream_main, &u), 0);
+	port = upstream_start(&u);
 	snprintf(allowed, sizeof(allowed), "127.0.0.1:%d", port);
 	json_object_set_new(spec, "egress_allow", json_pack("[s]", allowed));
 	snprintf(input, sizeof(input), "get http://127.0.0.1:%d/hello", port);
@@ -1015,25 +1022,13 @@ void assert_gateway_egress_secrets(const char *backend)
 	char dir[] = "/tmp/olv-egress-secrets-XXXXXX";
 	char path[sizeof(dir) + 16], text[256], input[128], allowed[64], want[512];
 	json_t *spec, *e, *ex;
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
 	struct upstream u;
 	struct text out;
 	struct result r;
 	FILE *f;
 	int port;
 
-	memset(&u, 0, sizeof(u));
-	u.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(u.listener, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(u.listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(u.listener, 4), 0);
-	ck_assert_int_eq(getsockname(u.listener, (struct sockaddr *)&sa, &sl), 0);
-	port = ntohs(sa.sin_port);
-	ck_assert_int_eq(pthread_create(&u.thread, NULL, upstream_main, &u), 0);
+	port = upstream_start(&u);
 	snprintf(allowed, sizeof(allowed), "127.0.0.1:%d", port);
 
 	/* the operator's file, 0600, where the jail has no view */

@@ -403,6 +403,8 @@ static int cmd_scenarios_run(struct cli_ctx *ctx, const struct cli_args *a)
 		json_decref(body);
 		return CLI_EXIT_USAGE;
 	}
+	if (cli_arg(a, "record"))
+		json_object_set_new(body, "record", json_true());
 	cli_path_id(&path, "/v1/m/sandbox/scenarios/", a->pos, "/runs");
 	rc = cli_create_and_wait(ctx, !cli_arg(a, "no-wait"), CLI_JOB_RUN, path.data, body,
 	                         print_fields, print_fields, cli_note_run_outcome);
@@ -643,6 +645,7 @@ static const struct cli_opt run_opts[] = {
     {"variant", "V", "variant to run (selects the mocks of that variant)"},
     {"backend", "NAME", "isolation backend (default: your tenant's; see 'sandbox backends')"},
     {"suite", "S", "score the run's outputs against suite S (see 'sandbox compare --help')"},
+    {"record", NULL, "record the run's exchanges as a session to replay (see docs/replay.md)"},
     CLI_OPT_IDEMPOTENCY_KEY,
     CLI_OPT_NO_WAIT,
     {NULL, NULL, NULL},
@@ -714,7 +717,8 @@ static const struct cli_command scenarios_commands[] = {
      "Sends DELETE /v1/m/sandbox/scenarios/ID.\n"
      "Table output: id and deleted.\n"},
     {"run", cmd_scenarios_run, "Run a scenario against its mocks (editor).", NULL, run_opts, "ID",
-     "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V,\"backend\":NAME,\"suite\":S}.\n"
+     "POST /v1/m/sandbox/scenarios/ID/runs {\"variant\":V,\"backend\":NAME,\"suite\":S,\n"
+     "\"record\":true}.\n"
      "Without --backend the run uses your tenant's default backend (inproc-mock\n"
      "unless the server's policy says otherwise); a backend the policy does not\n"
      "allow is refused (422) and nothing runs. A backend the host cannot provide\n"
@@ -722,6 +726,10 @@ static const struct cli_command scenarios_commands[] = {
      "A variant that names an agent program on the server runs it (OS-level\n"
      "backends only). A step whose input matches no mock gives\n"
      "[[mock-miss:<input>]] and counts in steps_error; the run still completes.\n"
+     "With --record the run, once completed, is also a history session (its step\n"
+     "inputs, outputs and every answer it got, mocked or from an allowed host):\n"
+     "the run's session_id names it, and 'sandbox replay SESSION' replays it with\n"
+     "no egress; record_error says why a run made none.\n"
      "With --suite the completed run is scored by the server's scorer adapter:\n"
      "scored, score (0..1), passed and score_details are recorded; with no scorer\n"
      "wired, an unknown suite or a scorer failure the run is 'executed, not\n"

@@ -15,6 +15,7 @@
 #include "fcgi/run/agent_file.h"
 #include "fcgi/run/dispatch.h"
 #include "model/history.h"
+#include "model/record.h"
 #include "model/runspec.h"
 
 void executor_log(const char *fmt, ...)
@@ -58,6 +59,8 @@ struct follow {
 	int lost;       /* the run is no longer this executor's */
 	int cancel;     /* a cancel was asked for */
 	int stopped;    /* this executor is stopping */
+	int record;     /* a recorded run: its traces carry answers the store
+	                 * keeps in the session, not in the outputs */
 };
 
 static int stop_wanted(const struct follow *f)
@@ -129,8 +132,15 @@ static int on_tick(void *ctx)
 static int on_step(void *ctx, json_t *output)
 {
 	struct follow *f = ctx;
+	json_t *kept;
 
-	json_array_append(f->pending, output);
+	if (f->record) {
+		kept = json_deep_copy(output);
+		model_record_strip(kept);
+		json_array_append_new(f->pending, kept);
+	} else {
+		json_array_append(f->pending, output);
+	}
 	if (json_array_size(f->pending) >= EXECUTOR_FLUSH_STEPS ||
 	    now_ms() - f->last_flush_ms >= EXECUTOR_FLUSH_MS)
 		flush(f);
@@ -193,6 +203,36 @@ static void count_steps(json_t *outputs, size_t steps, struct store_run *run)
 	}
 }
 
+/* A recorded run's session (model/record.h), made from its outputs
+ * before their answers are stripped: run->session, or run->record_error
+ * saying why there is none. The session's external id names the run. */
+static void run_record(json_t *spec, const char *run_id, struct store_run *run, json_t **session,
+                       char *why_out, size_t n)
+{
+	struct model_reason why;
+	char external_id[MODEL_MAX_EXTERNAL_ID_BYTES + 1];
+	json_t *o;
+	size_t i;
+
+	*session = NULL;
+	run->record = 1;
+	if (strcmp(run->status, "completed") != 0) {
+		snprintf(why_out, n, "the run did not complete: nothing recorded");
+		run->record_error = why_out;
+	} else {
+		snprintf(external_id, sizeof(external_id), "olivares-run-%s", run_id);
+		if (model_record_session(json_object_get(spec, "mocks"), run->outputs,
+		                         json_array_size(json_object_get(spec, "steps")),
+		                         external_id, session, &why) == 0) {
+			run->session = *session;
+		} else {
+			snprintf(why_out, n, "not recorded: %s", why.text);
+			run->record_error = why_out;
+		}
+	}
+	json_array_foreach(run->outputs, i, o) model_record_strip(o);
+}
+
 /* Record the end, trying again while the store is unreachable, for at
  * most the lease: after it the sweep ends the run as lost, and a late
  * record would be refused anyway (the run is no longer running). */
@@ -247,9 +287,10 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	struct model_score_result score;
 	struct follow f;
 	struct store_run run;
-	json_t *spec, *recorded, *limits;
+	json_t *spec, *recorded, *limits, *session = NULL;
 	const char *suite;
 	char finished[25], reason[MODEL_REASON_BYTES + 64], nodigest[65], agent_sha[65];
+	char record_error[MODEL_REASON_BYTES + 32];
 	const char *agent;
 	json_int_t wall_ms;
 	int rc, ret;
@@ -266,6 +307,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	spec = json_object_get(c->job, "spec");
 	limits = json_object_get(spec, "limits");
 	wall_ms = json_integer_value(json_object_get(limits, "wall_ms"));
+	f.record = json_is_true(json_object_get(spec, "record"));
 	if (!f.pending || !json_is_object(spec) || wall_ms <= 0) {
 		/* a job this executor cannot read was not queued by a server
 		 * of this version: ended failed, never guessed at */
@@ -361,8 +403,11 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	recorded = json_object_get(c->job, "recorded");
 	if (json_is_array(recorded))
 		run.divergence = model_replay_divergence(recorded, res.outputs);
+	if (f.record)
+		run_record(spec, c->run_id, &run, &session, record_error, sizeof(record_error));
 	record_log(x, c->run_id, &res);
 	ret = record_end(x, c->run_id, &run);
+	json_decref(session);
 	json_decref(run.divergence);
 	model_score_result_clear(&score);
 	http_dispatch_result_free(&res);

@@ -22,10 +22,20 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "http_mock.h"
 #include "limits.h"
 #include "text.h"
 
 /* ---- import check ------------------------------------------------------- */
+
+static int kind_is(json_t *ev, const char *kind)
+{
+	json_t *k;
+
+	k = json_object_get(ev, "kind");
+	return json_is_string(k) && strcmp(json_string_value(k), kind) == 0 &&
+	       strlen(kind) == json_string_length(k);
+}
 
 static int check_string(struct model_check *c, json_t *v, const char *path, size_t min, size_t max)
 {
@@ -45,7 +55,8 @@ static int check_seq_value(struct model_check *c, json_t *v, const char *path)
 }
 
 static const char *const top_fields[] = {"external_id", "events", NULL};
-static const char *const event_fields[] = {"seq", "kind", "text", "resource", "key", NULL};
+static const char *const event_fields[] = {"seq", "kind", "text",     "resource",
+                                           "key", "http", "response", NULL};
 
 /* The bound of an event's text by kind (history.h). */
 static size_t text_max(const char *kind)
@@ -53,6 +64,35 @@ static size_t text_max(const char *kind)
 	if (strcmp(kind, "input") == 0 || strcmp(kind, "output") == 0)
 		return MODEL_MAX_INPUT_BYTES;
 	return MODEL_MAX_RESPONSE_BYTES;
+}
+
+/*
+ * An http_exchange's "http" and "response" are an HTTP mock's
+ * (model/http_mock.h), checked as one, and kept normalized in copy (its
+ * url as the gateway matches it): the replay answers with that mock.
+ */
+static int check_exchange(struct model_check *c, json_t *ev, const char *prefix, json_t *copy)
+{
+	json_t *item, *norm = NULL;
+	char path[48];
+	int rc;
+
+	if (!kind_is(ev, "http_exchange")) {
+		snprintf(path, sizeof(path), "%s.%s", prefix,
+		         json_object_get(ev, "http") ? "http" : "response");
+		return model_check_malformed(c, path, "%s is only for an http_exchange event",
+		                             path);
+	}
+	item = json_pack("{s:O*, s:O*}", "http", json_object_get(ev, "http"), "response",
+	                 json_object_get(ev, "response"));
+	rc = model_http_mock_check(c, item, prefix, &norm);
+	json_decref(item);
+	if (rc == 0 && norm) {
+		json_object_set(copy, "http", json_object_get(norm, "http"));
+		json_object_set(copy, "response", json_object_get(norm, "response"));
+	}
+	json_decref(norm);
+	return rc;
 }
 
 static int check_event(struct model_check *c, json_t *ev, size_t i, json_t *out)
@@ -91,6 +131,8 @@ static int check_event(struct model_check *c, json_t *ev, size_t i, json_t *out)
 		return -1;
 	/* only known members are left: the copy is the event as recorded */
 	json_array_append_new(out, json_deep_copy(ev));
+	if (json_object_get(ev, "http") || json_object_get(ev, "response"))
+		return check_exchange(c, ev, prefix, json_array_get(out, json_array_size(out) - 1));
 	return 0;
 }
 
@@ -191,19 +233,10 @@ static int seq_cmp(const void *pa, const void *pb)
 	return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-static int kind_is(json_t *ev, const char *kind)
-{
-	json_t *k;
-
-	k = json_object_get(ev, "kind");
-	return json_is_string(k) && strcmp(json_string_value(k), kind) == 0 &&
-	       strlen(kind) == json_string_length(k);
-}
-
 static int kind_known(json_t *ev)
 {
 	return kind_is(ev, "input") || kind_is(ev, "tool_call") || kind_is(ev, "tool_result") ||
-	       kind_is(ev, "output");
+	       kind_is(ev, "output") || kind_is(ev, "http_exchange");
 }
 
 /* A string member, or NULL when absent or of another type. */
@@ -348,6 +381,29 @@ static int check_events(struct ev_ref *refs, size_t n, struct model_reason *why)
 			    why, "tool_result event %zu (seq %" JSON_INTEGER_FORMAT ") has no text",
 			    refs[i].pos, refs[i].seq);
 	}
+	for (i = 0; i < n; i++) {
+		struct model_error err;
+		json_t *item;
+		int bad;
+
+		if (!kind_is(refs[i].ev, "http_exchange"))
+			continue;
+		if (!json_object_get(refs[i].ev, "http") ||
+		    !json_object_get(refs[i].ev, "response"))
+			return fail(
+			    why, "http_exchange event %zu (seq %" JSON_INTEGER_FORMAT ") has no %s",
+			    refs[i].pos, refs[i].seq,
+			    json_object_get(refs[i].ev, "http") ? "response" : "http");
+		item = json_pack("{s:O*, s:O*}", "http", json_object_get(refs[i].ev, "http"),
+		                 "response", json_object_get(refs[i].ev, "response"));
+		bad = model_http_mock_spec_check(item, &err) != 0;
+		json_decref(item);
+		if (bad)
+			return fail(why,
+			            "http_exchange event %zu (seq %" JSON_INTEGER_FORMAT
+			            ") is not an exchange a mock can answer: %s",
+			            refs[i].pos, refs[i].seq, err.message);
+	}
 	return check_results(refs, n, why);
 }
 
@@ -399,8 +455,75 @@ static int check_seqs(struct ev_ref *refs, size_t n, struct model_reason *why)
 	return 0;
 }
 
+/* What tells two recorded requests apart for a mock: method, url and the
+ * body condition (absent and "" differ). A new string. */
+static char *exchange_key(json_t *ev)
+{
+	json_t *http = json_object_get(ev, "http"), *body = json_object_get(http, "body");
+	char *b = body ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+	char *key;
+
+	if (asprintf(&key, "%s %s %c%s", json_string_value(json_object_get(http, "method")),
+	             json_string_value(json_object_get(http, "url")), b ? '=' : '-',
+	             b ? b : "") < 0)
+		key = NULL;
+	free(b);
+	return key;
+}
+
+/* An http_exchange into its mock: the first exchange of a request makes
+ * it, each later one adds its answer; groups maps a request's key to the
+ * answers so far. */
+static void add_exchange(json_t *ev, json_t *mocks, json_t *groups)
+{
+	char *key = exchange_key(ev);
+	json_t *answers = key ? json_object_get(groups, key) : NULL;
+
+	if (!key)
+		return;
+	if (!answers) {
+		answers = json_array();
+		json_object_set_new(groups, key, answers);
+		json_array_append_new(mocks,
+		                      json_pack("{s:O, s:O}", "http", json_object_get(ev, "http"),
+		                                "sequence", answers));
+	}
+	json_array_append(answers, json_object_get(ev, "response"));
+	free(key);
+}
+
+/* A request answered alike every time is one response; one answered
+ * differently replays its answers in turn (a mock's sequence). */
+static int settle_exchanges(json_t *mocks, struct model_reason *why)
+{
+	json_t *m, *seq;
+	size_t i, j;
+	int same;
+
+	json_array_foreach(mocks, i, m)
+	{
+		seq = json_object_get(m, "sequence");
+		if (!seq)
+			continue;
+		for (same = 1, j = 1; j < json_array_size(seq) && same; j++)
+			same = json_equal(json_array_get(seq, 0), json_array_get(seq, j));
+		if (same) {
+			json_object_set(m, "response", json_array_get(seq, 0));
+			json_object_del(m, "sequence");
+		} else if (json_array_size(seq) > MODEL_MAX_SEQUENCE) {
+			json_t *http = json_object_get(m, "http");
+
+			return fail(why, "%s %.400s has %zu different recorded answers, over %d",
+			            json_string_value(json_object_get(http, "method")),
+			            json_string_value(json_object_get(http, "url")),
+			            json_array_size(seq), MODEL_MAX_SEQUENCE);
+		}
+	}
+	return 0;
+}
+
 /* Build steps, mocks and recorded from a timeline that passed every rule. */
-static void build(struct ev_ref *refs, size_t n, struct model_timeline *tl)
+static void build(struct ev_ref *refs, size_t n, struct model_timeline *tl, json_t *groups)
 {
 	json_t *ev;
 	json_t *key;
@@ -438,6 +561,8 @@ static void build(struct ev_ref *refs, size_t n, struct model_timeline *tl)
 			/* the last output before the next input wins; outputs
 			 * before the first input answer nothing we replay */
 			json_array_set_new(tl->recorded, steps - 1, json_copy(text));
+		} else if (kind_is(ev, "http_exchange")) {
+			add_exchange(ev, tl->mocks, groups);
 		} else if (kind_is(ev, "tool_result")) {
 			res = json_object_get(ev, "resource");
 			known = 0;
@@ -456,9 +581,26 @@ static void build(struct ev_ref *refs, size_t n, struct model_timeline *tl)
 	}
 }
 
+/* Recorded requests that one replayed request could match two ways (a
+ * regex beside a json_subset of an imported session): refused as a
+ * scenario's mocks would be, never resolved by guessing. */
+static int exchanges_ambiguous(json_t *mocks, struct model_reason *why)
+{
+	struct model_error err;
+	struct model_check c;
+
+	memset(&c, 0, sizeof(c));
+	c.err = &err;
+	model_http_mocks_check_ambiguity(&c, mocks);
+	if (model_check_done(&c) == 0)
+		return 0;
+	return fail(why, "the recorded requests are ambiguous: %s", err.message);
+}
+
 int model_timeline_rebuild(json_t *events, struct model_timeline *tl, struct model_reason *why)
 {
 	struct ev_ref *refs;
+	json_t *groups;
 	size_t count;
 	size_t i;
 	int has_input;
@@ -484,7 +626,13 @@ int model_timeline_rebuild(json_t *events, struct model_timeline *tl, struct mod
 		goto out;
 	if (check_events(refs, count, why))
 		goto out;
-	build(refs, count, tl);
+	groups = json_object();
+	build(refs, count, tl, groups);
+	json_decref(groups);
+	if (settle_exchanges(tl->mocks, why) != 0 || exchanges_ambiguous(tl->mocks, why) != 0) {
+		model_timeline_clear(tl);
+		goto out;
+	}
 	ret = 0;
 out:
 	free(refs);

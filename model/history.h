@@ -16,7 +16,11 @@
  *       "text": string (<= 8192 bytes for input/output, <= 65536 for
  *               tool_result), optional,
  *       "resource": string (<= 8192 bytes), optional,
- *       "key": string (<= 128 bytes), optional} ]}
+ *       "key": string (<= 128 bytes), optional,
+ *       "http", "response": on an "http_exchange" only: the request and
+ *               the answer it got, an HTTP mock's (model/http_mock.h),
+ *               checked and kept normalized as model_http_mock_check
+ *               makes them (model/record.h records them)} ]}
  * Import is faithful, not judgemental: a history source may be broken, and
  * the store keeps it as it was recorded (bounded, UTF-8, no credential, no
  * unknown field) so that a replay can say exactly what breaks it.
@@ -39,12 +43,25 @@
  *   7. a tool_result with no resource or no text     -> "tool_result event … has no resource"
  *   8. two tool_results for one resource with different texts
  *         -> "resource R has two different recorded results (seq 3, 7)"
+ *   (between 7 and 8) an http_exchange without http or response, or one
+ *      model_http_mock_spec_check refuses
+ *         -> "http_exchange event 2 (seq 2) has no http",
+ *            "http_exchange event 2 (seq 2) is not an exchange a mock can
+ *             answer: <why>"
+ *   9. after the build: a request with more than MODEL_MAX_SEQUENCE
+ *      different answers, or recorded requests that are ambiguous as a
+ *      scenario's HTTP mocks would be (model_http_mocks_check_ambiguity)
+ *         -> "GET URL has 101 different recorded answers, over 100",
+ *            "the recorded requests are ambiguous: <why>"
  * Otherwise: steps are the inputs ordered by seq (duplicate input texts at
  * different seqs are kept, in order), each {"key": the event's key or
  * "seq-<seq>", "input": text}; mocks are the distinct tool_results as
  * {"resource", "response"}; recorded[i] is the text of the last "output"
  * event between step i's input and the next input (JSON null when none).
  * tool_call events only document the order; they carry no data we replay.
+ * http_exchange events become HTTP mocks, one per request (method, url and
+ * body condition): its answer as "response" when every exchange of it was
+ * answered alike, else its answers in seq order as a "sequence".
  *
  * Precisely (the reason texts are part of the contract):
  *   - "event N" is the event's 1-based position in "events" (the first

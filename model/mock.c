@@ -741,12 +741,14 @@ static int http_entry_check(json_t *e, size_t i, struct model_reason *why)
 	    json_object_get(e, "args") || json_object_get(e, "error"))
 		return model_reason_set(why, "trace[%zu] has http and a resource or tool member",
 		                        i);
+	/* a request refused after the mocks were tried (egress to a host
+	 * not allowed) keeps its near miss */
 	v = json_object_get(e, "refused");
-	if (v && (!json_is_string(v) || !json_is_false(hit) || json_object_get(e, "near_miss") ||
-	          json_object_get(e, "llm") || json_object_get(e, "egress")))
+	if (v && (!json_is_string(v) || !json_is_false(hit) || json_object_get(e, "llm") ||
+	          json_object_get(e, "egress")))
 		return model_reason_set(why,
 		                        "trace[%zu].refused must be a string, on a miss without "
-		                        "near_miss, llm or egress",
+		                        "llm or egress",
 		                        i);
 	/* a refused request may have been closed without an answer */
 	if ((st || !v) &&
@@ -761,6 +763,17 @@ static int http_entry_check(json_t *e, size_t i, struct model_reason *why)
 		                        "trace[%zu].egress must be an object, on a miss without "
 		                        "near_miss",
 		                        i);
+	/* a recorded exchange (model/record.h): an answer a mock or the
+	 * egress gave; what it holds is checked when the session is made */
+	v = json_object_get(e, "record");
+	if (v && (!json_is_object(v) || (!json_is_true(hit) && !json_object_get(e, "egress")) ||
+	          (!json_is_string(json_object_get(v, "unrecordable")) &&
+	           !(json_is_object(json_object_get(v, "http")) &&
+	             json_is_object(json_object_get(v, "response"))))))
+		return model_reason_set(why,
+		                        "trace[%zu].record must be {http, response} or "
+		                        "{unrecordable}, on a hit or an egress",
+		                        i);
 	return 0;
 }
 
@@ -768,7 +781,7 @@ int model_trace_check(json_t *trace, size_t n_mocks, size_t *misses, struct mode
 {
 	static const char *const allowed[] = {
 	    "resource",  "tool", "args",   "hit", "mock",    "duration_us", "near_miss", "error",
-	    "truncated", "http", "status", "llm", "refused", "egress",      NULL};
+	    "truncated", "http", "status", "llm", "refused", "egress",      "record",    NULL};
 	const char *k;
 	json_t *e, *v, *hit, *mock, *near, *dur;
 	size_t i, j;
@@ -798,7 +811,8 @@ int model_trace_check(json_t *trace, size_t n_mocks, size_t *misses, struct mode
 			return model_reason_set(
 			    why, "trace[%zu] needs one of resource, tool and http", i);
 		} else if (json_object_get(e, "status") || json_object_get(e, "llm") ||
-		           json_object_get(e, "refused") || json_object_get(e, "egress")) {
+		           json_object_get(e, "refused") || json_object_get(e, "egress") ||
+		           json_object_get(e, "record")) {
 			return model_reason_set(
 			    why, "trace[%zu] has a member of an http entry without http", i);
 		}

@@ -155,9 +155,10 @@ void model_mock_describe_char(const char *s, size_t n, size_t off, char *buf, si
  * its method and url (normalized when it could be; cut at
  * MODEL_MAX_HTTP_METHOD_BYTES and MODEL_MAX_HTTP_URL_BYTES), the status
  * answered, "llm": true when a chat mock answered, "near_miss" on a miss
- * (model_http_near_miss or model_llm_near_miss); "refused" (a miss, no
- * near_miss) a request the gateway refused before any mock was tried, whose
- * status is absent when it answered none; "egress" (hit false, no
+ * (model_http_near_miss or model_llm_near_miss); "refused" (a miss) a
+ * request the gateway refused, before any mock was tried (no near_miss;
+ * its status absent when it answered none) or, to a host outside the
+ * egress list, after (with its near_miss); "egress" (hit false, no
  * near_miss) a request passed to the allow-listed egress, which is not a
  * miss. */
 
@@ -180,7 +181,7 @@ json_t *model_trace_tool(json_t *mocks, const char *variant, const char *tool, j
  * null on a miss, duration_us an integer >= 0, near_miss absent, null or
  * an object (a miss only) whose "mock" is in [0, n_mocks); an http entry's
  * status an integer 100..599 (optional when refused), llm true on a hit,
- * refused a string on a miss without near_miss, llm or egress, egress an
+ * refused a string on a miss without llm or egress, egress an
  * object on a miss without near_miss; status, llm, refused and egress only
  * with http, args and error never; no other key. *misses is the number
  * of entries that missed (egress entries are not misses). Returns 0, or

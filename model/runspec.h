@@ -43,7 +43,10 @@
  *             headers the egress gateway adds for those hosts. Only the
  *             path: the spec is stored, the values never are; the gateway
  *             opens the file outside the jail, and a path under a bind is
- *             refused}
+ *             refused,
+ *    "record": boolean (optional; each answer the gateway gives is kept in
+ *             its trace entry as "record", model/record.h, for the run's
+ *             history session)}
  *   "mocks" may also hold http and llm mocks (model/http_mock.h): a spec
  *   with one has a gateway.
  *   Nothing else: no ids, no tenant, no token, no database handle.

@@ -70,6 +70,8 @@ struct runner_spec {
 	const char *egress_secrets;  /* absolute path of the operator's file of headers
 	                              * for those hosts (runner/gateway_secrets.h), or
 	                              * NULL: the gateway reads it, the jail never sees it */
+	int record;                  /* the run is recorded: its gateway keeps each
+	                              * answer in the request's entry (model/record.h) */
 	struct runner_limits limits;
 };
 

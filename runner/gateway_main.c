@@ -24,6 +24,7 @@
 #include "model/alloc.h"
 #include "model/buf.h"
 #include "model/http_mock.h"
+#include "model/record.h"
 #include "runner/gateway.h"
 #include "runner/gateway_env.h"
 #include "runner/gateway_secrets.h"
@@ -40,6 +41,7 @@ struct gateway_state {
 	json_t *egress_allow; /* array of "host" / "host:port", may be empty */
 	/* the headers added for egress hosts ([runner] egress_secrets), or NULL */
 	struct runner_gateway_secrets *secrets;
+	int record;           /* the run is recorded: each answer goes in its entry */
 	pthread_mutex_t lock; /* guards calls, seq, stopping */
 	pthread_cond_t stop_cond;
 	int stopping;
@@ -214,6 +216,25 @@ static void egress(const struct gateway_state *st, const struct runner_gateway_r
 
 #endif
 
+/* A recorded run's answer, kept in its entry for the session
+ * (model/record.h): what a mock or the egress answered. A miss or a
+ * failed forward is not an answer to replay. */
+static void record_answer(const struct runner_gateway_request *rq, struct model_gateway_answer *a)
+{
+	json_t *ex = json_object_get(a->trace, "egress");
+	json_t *url = json_object_get(json_object_get(a->trace, "http"), "url");
+	json_t *rec;
+
+	if (ex && json_object_get(ex, "error"))
+		rec = json_pack("{s:s}", "unrecordable", "the upstream gave no answer");
+	else if (a->hit || ex)
+		rec = model_record_http(rq->method, json_string_value(url), rq->body, rq->body_len,
+		                        a->status, a->headers, a->body, a->body_len);
+	else
+		return;
+	json_object_set_new(a->trace, "record", rec);
+}
+
 static int answer(void *ctx, const struct runner_gateway_request *rq,
                   struct runner_gateway_response *rs)
 {
@@ -244,6 +265,8 @@ static int answer(void *ctx, const struct runner_gateway_request *rq,
 		json_object_set_new(a.trace, "refused",
 		                    json_string("egress to this host is not allowed "
 		                                "([runner] egress_allow)"));
+	if (st->record && a.trace)
+		record_answer(rq, &a);
 	us = (now_ns() - start + 999) / 1000;
 	if (a.trace) {
 		json_object_set_new(a.trace, "duration_us", json_integer(us > 0 ? us : 0));
@@ -365,6 +388,7 @@ int main(int argc, char **argv)
 	st.variant = json_string_value(json_object_get(wire, "variant"));
 	st.egress_allow = json_object_get(wire, "egress_allow");
 	secrets = json_string_value(json_object_get(wire, "egress_secrets"));
+	st.record = json_is_true(json_object_get(wire, "record"));
 #ifdef GATEWAY_EGRESS
 	/* before any thread: runner_gateway_forward's libcurl */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

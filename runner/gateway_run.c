@@ -21,11 +21,15 @@
 #include "runner/gateway_env.h"
 #include "runner/gateway_run.h"
 
+#include "model/record.h"
+
 /* How long the gateway gets to start (its CA made and written). */
 #define RUNNER_GATEWAY_START_MS 3000
 /* A line from the gateway: one trace entry, bounded by the trace's own
  * bounds (urls, near misses), with room. */
-#define RUNNER_GATEWAY_MAX_LINE (256 * 1024)
+/* A line holds one entry; a recorded run's entry also holds its two
+ * bodies (64 KiB each, at worst six times longer JSON-escaped). */
+#define RUNNER_GATEWAY_MAX_LINE (2 * 1024 * 1024)
 
 /* The files a run's directory may hold, then the directory, each if
  * there. */
@@ -135,6 +139,27 @@ int runner_gateway_run_listen_unix(struct runner_gateway_run *g, int *fd, struct
 	return 0;
 }
 
+/* A recorded run's answers, together, stay inside what a session may
+ * hold: past it an entry's record says so, and the run gives no session
+ * (model/record.h), rather than this process and the run's output growing
+ * with every answer. */
+static void bound_record(struct runner_gateway_run *g, json_t *entry)
+{
+	json_t *rec = json_object_get(entry, "record");
+	size_t n;
+
+	if (!rec || json_object_get(rec, "unrecordable"))
+		return;
+	n = json_dumpb(rec, NULL, 0, JSON_COMPACT);
+	if (g->recorded_bytes + n <= MODEL_RECORD_MAX_BYTES) {
+		g->recorded_bytes += n;
+		return;
+	}
+	json_object_set_new(entry, "record",
+	                    json_pack("{s:s}", "unrecordable",
+	                              "the run's recorded answers are over 1 MiB together"));
+}
+
 /* One whole line from the gateway (len bytes at s). */
 static void gateway_line(struct runner_gateway_run *g, const char *s, size_t len)
 {
@@ -158,6 +183,7 @@ static void gateway_line(struct runner_gateway_run *g, const char *s, size_t len
 			json_decref(line);
 			return;
 		}
+		bound_record(g, entry);
 		json_array_append(g->pending, entry);
 	} else if (!type || strcmp(type, "ready") != 0) {
 		g->broken = 1;
@@ -282,8 +308,9 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 		                                                         : "olivares-gateway");
 		goto out;
 	}
-	wire = json_pack("{s:O, s:s?, s:O}", "mocks", spec->mocks, "variant", spec->variant,
-	                 "egress_allow", spec->egress_allow ? spec->egress_allow : json_null());
+	wire = json_pack("{s:O, s:s?, s:O, s:b}", "mocks", spec->mocks, "variant", spec->variant,
+	                 "egress_allow", spec->egress_allow ? spec->egress_allow : json_null(),
+	                 "record", spec->record);
 	if (wire && spec->egress_secrets)
 		json_object_set_new(wire, "egress_secrets", json_string(spec->egress_secrets));
 	text = wire ? json_dumps(wire, JSON_COMPACT) : NULL;

@@ -16,6 +16,7 @@
  * "gateway": true (model/runspec.h). The wire, runner to gateway:
  *   argv   olivares-gateway --dir DIR
  *   fd 0   {"mocks": [...], "variant": string|null, "egress_allow": [...]|null,
+ *           "record": bool (each answer kept in its entry: model/record.h),
  *          "egress_secrets"?: path (the egress build only: the file it
  *          reads its hosts' headers from, runner/gateway_secrets.h)}, then
  *          end of file
@@ -58,17 +59,18 @@
 
 struct runner_gateway_run {
 	const struct runner_spec *spec;
-	char dir[PATH_MAX];  /* the run's directory, "" when there is none */
-	int sock_made;       /* dir holds RUNNER_GATEWAY_SOCK_FILE */
-	pid_t pid;           /* the gateway, -1 when none or reaped */
-	int out;             /* its fd 1 (read end, non-blocking), -1 when closed */
-	struct model_buf in; /* what came on out, not yet a whole line */
-	json_t *pending;     /* entries read, not yet taken into a step */
-	int missed;          /* one of them missed or was refused */
-	int broken;          /* a line from the gateway that is not its wire */
-	long requests;       /* every request of the run */
-	long egress;         /* those the gateway forwarded outside (an "egress" entry) */
-	long dropped;        /* entries not kept since the last take: over a step's worth */
+	char dir[PATH_MAX];    /* the run's directory, "" when there is none */
+	int sock_made;         /* dir holds RUNNER_GATEWAY_SOCK_FILE */
+	pid_t pid;             /* the gateway, -1 when none or reaped */
+	int out;               /* its fd 1 (read end, non-blocking), -1 when closed */
+	struct model_buf in;   /* what came on out, not yet a whole line */
+	json_t *pending;       /* entries read, not yet taken into a step */
+	int missed;            /* one of them missed or was refused */
+	int broken;            /* a line from the gateway that is not its wire */
+	long requests;         /* every request of the run */
+	long egress;           /* those the gateway forwarded outside (an "egress" entry) */
+	long dropped;          /* entries not kept since the last take: over a step's worth */
+	size_t recorded_bytes; /* the run's "record" members so far (model/record.h) */
 };
 
 /**

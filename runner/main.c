@@ -363,9 +363,9 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
  * tenant, no token. An absent "variant" is null, absent "mocks" is []. */
 static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
-	static const char *const top_keys[] = {"variant",        "steps", "mocks",   "agent",
-	                                       "limits",         "binds", "gateway", "egress_allow",
-	                                       "egress_secrets", NULL};
+	static const char *const top_keys[] = {
+	    "variant", "steps",        "mocks",          "agent",  "limits", "binds",
+	    "gateway", "egress_allow", "egress_secrets", "record", NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
 	static const char *const mock_keys[] = {"resource", "response", "variant", "delay_ms",
 	                                        NULL};
@@ -470,6 +470,10 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 		                        "most %d bytes, with egress_allow hosts",
 		                        RUNNER_SPEC_MAX_PATH);
 	spec->egress_secrets = json_string_value(v);
+	v = json_object_get(root, "record");
+	if (v && !json_is_boolean(v))
+		return runner_error_set(err, RUNNER_E_SPEC, "record must be true or false");
+	spec->record = json_is_true(v);
 	if (validate_os_fields(root, spec, err) != 0)
 		return -1;
 	spec->root = root;

@@ -235,6 +235,7 @@ static enum store_rc queue_run(struct store *st, const char *tenant_id, const ch
 	r.session_id = j->session_id;
 	r.agent_name = j->agent_name;
 	r.mocks_digest = j->mocks_digest;
+	r.record = j->record;
 	r.outputs = json_array();
 	store_now_iso(now);
 	q.queued_at = now;
@@ -708,6 +709,27 @@ enum store_rc store_run_append(struct store *st, const char *run_id, const char 
 	return store_tx(st, tx_append, &a);
 }
 
+/* A recorded run's session, made with the run's end: stored for the
+ * run's tenant and linked as its session_id, or nothing at all. */
+static enum store_rc link_recorded(struct store *st, const char *tenant, const char *run_id,
+                                   json_t *session)
+{
+	char sid[33];
+	enum store_rc rc;
+
+	rc = store_session_insert(st, tenant, "olivares-executor", "sandbox.session.record",
+	                          session, run_id, sid, NULL);
+	if (rc)
+		return rc;
+	{
+		struct param p[] = {PT(sid), PT(tenant), PT(run_id)};
+
+		return store_q_exec(st,
+		                    "UPDATE runs SET session_id = ? WHERE tenant_id = ? AND id = ?",
+		                    p, NPARAMS(p), NULL, NULL);
+	}
+}
+
 static enum store_rc tx_finish(struct store *st, void *arg)
 {
 	struct job_arg *a = arg;
@@ -760,6 +782,7 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 		                    PT(r->shutdown),
 		                    PT(r->agent_sha256),
 		                    PI(r->egress_requests),
+		                    PT(r->record_error),
 		                    PT(tenant),
 		                    PT(a->run_id),
 		                    PT(a->run_id),
@@ -775,7 +798,8 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 		    "= ?, "
 		    "score_details = ?, reason = ?, output_digest = ?, finished_at = ?, divergence "
 		    "= ?, "
-		    "shutdown = ?, agent_sha256 = ?, egress_requests = ?, job = NULL, steps_done = "
+		    "shutdown = ?, agent_sha256 = ?, egress_requests = ?, record_error = ?, job = "
+		    "NULL, steps_done = "
 		    "(SELECT COUNT(*) "
 		    "FROM run_outputs o "
 		    "WHERE "
@@ -785,6 +809,8 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 	}
 	if (!rc && rows != 1)
 		rc = lost_race(st, "run finish");
+	if (!rc && r->session)
+		rc = link_recorded(st, tenant, a->run_id, r->session);
 	if (rc)
 		goto out;
 	snprintf(a->comparison_id, sizeof a->comparison_id, "%s", jtext(held, "comparison_id"));

@@ -47,14 +47,16 @@ static const struct colspec run_cols[] = {{"id", C_TEXT},
                                           {"agent_name", C_TEXT},
                                           {"agent_sha256", C_TEXT},
                                           {"mocks_digest", C_TEXT},
-                                          {"egress_requests", C_INT}};
+                                          {"egress_requests", C_INT},
+                                          {"record_asked", C_BOOL},
+                                          {"record_error", C_TEXT}};
 #define RUN_SELECT                                                                                 \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "       \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "        \
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "      \
 	"score_details, session_id, divergence, shutdown, queued_at, steps_done, executor, "       \
 	"comparison_id, cancel_requested, agent_name, agent_sha256, mocks_digest, "                \
-	"egress_requests FROM runs"
+	"egress_requests, record_asked, record_error FROM runs"
 
 static const struct colspec output_cols[] = {
     {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},        {"output", C_TEXT},
@@ -95,6 +97,8 @@ static void run_fold_agent(json_t *row)
 	json_object_set_new_nocheck(row, "hermetic", json_boolean(egress == 0));
 	if (egress < 0)
 		json_object_set_new_nocheck(row, "egress_requests", json_null());
+	json_object_set_nocheck(row, "record", json_object_get(row, "record_asked"));
+	json_object_del(row, "record_asked");
 }
 
 enum store_rc store_run_read(struct store *st, const char *tenant_id, const char *id, json_t **out)
@@ -355,7 +359,9 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		                    PT(q ? q->comparison_id : NULL),
 		                    PT(r->agent_name),
 		                    PT(r->agent_sha256),
-		                    PT(r->mocks_digest)};
+		                    PT(r->mocks_digest),
+		                    PI(r->record ? 1 : 0),
+		                    PT(r->record_error)};
 
 		/* score and passed are NULL for a run that was not scored:
 		 * it never reads as a pass */
@@ -366,10 +372,10 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		    "steps_total, steps_ok, steps_error, suite, scored, score, passed, reason, "
 		    "output_digest, started_at, finished_at, created_by, created_at, "
 		    "score_details, session_id, divergence, shutdown, queued_at, steps_done, job, "
-		    "comparison_id, agent_name, agent_sha256, mocks_digest) VALUES (?, ?, ?, ?, ?, "
-		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "comparison_id, agent_name, agent_sha256, mocks_digest, record_asked, "
+		    "record_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 		    "?, "
-		    "?, ?, ?, ?)",
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(details);

@@ -25,31 +25,46 @@ static const struct colspec session_summary_cols[] = {
 struct session_arg {
 	const char *tenant_id;
 	const char *actor;
-	const char *external_id;
-	const char *events; /* JSON array text */
-	size_t count;
+	json_t *session;               /* create only: the import body */
 	const struct store_idem *idem; /* create only; NULL: none */
 	int limit, offset;
 	json_t *out;
 };
 
-static enum store_rc tx_session_create(struct store *st, void *arg)
+enum store_rc store_session_insert(struct store *st, const char *tenant_id, const char *actor,
+                                   const char *action, json_t *session, const char *run_id,
+                                   char id_out[33], json_t **out)
 {
-	struct session_arg *a = arg;
+	const char *external_id = json_string_value(json_object_get(session, "external_id"));
+	json_t *events = json_object_get(session, "events"), *detail;
+	size_t count = json_array_size(events);
+	char *text = NULL;
 	char id[33];
 	char now[32];
 	enum store_rc rc;
-	json_t *detail;
 
-	json_decref(a->out);
-	a->out = NULL;
+	if (out)
+		*out = NULL;
+	if (!tenant_id || !store_text_ok(external_id, 1, MODEL_MAX_EXTERNAL_ID_BYTES) ||
+	    !json_is_array(events)) {
+		store_seterr(st,
+		             "session: tenant, external_id (1..%d bytes) and an events array "
+		             "are required",
+		             MODEL_MAX_EXTERNAL_ID_BYTES);
+		return STORE_ERROR;
+	}
+	text = json_dumps(events, JSON_COMPACT);
+	if (!text) {
+		store_seterr(st, "session: events do not encode");
+		return STORE_ERROR;
+	}
 	rc = store_new_id(st, id);
 	if (rc)
-		return rc;
+		goto out;
 	store_now_iso(now);
 	{
-		struct param p[] = {PT(id),        PT(a->tenant_id),        PT(a->external_id),
-		                    PT(a->events), PI((long long)a->count), PT(now)};
+		struct param p[] = {PT(id),   PT(tenant_id),        PT(external_id),
+		                    PT(text), PI((long long)count), PT(now)};
 
 		rc = store_q_exec(st,
 		                  "INSERT INTO sessions (id, tenant_id, external_id, events, "
@@ -57,20 +72,40 @@ static enum store_rc tx_session_create(struct store *st, void *arg)
 		                  p, NPARAMS(p), NULL, NULL);
 	}
 	if (rc)
-		return rc;
+		goto out;
 	/* the count only: events may hold what users typed, and the audit
 	 * trail never holds content */
-	detail = json_pack("{s:I}", "events", (json_int_t)a->count);
-	rc = store_audit_insert(st, a->tenant_id, a->actor, "sandbox.session.import", id, detail);
+	detail = json_pack("{s:I, s:s*}", "events", (json_int_t)count, "run_id", run_id);
+	rc = store_audit_insert(st, tenant_id, actor, action, id, detail);
 	json_decref(detail);
 	if (rc)
-		return rc;
-	a->out = json_pack("{s:s,s:s,s:I,s:s}", "id", id, "external_id", a->external_id,
-	                   "events_count", (json_int_t)a->count, "created_at", now);
-	if (!a->out) {
-		store_seterr(st, "session: cannot build the stored object");
-		return STORE_ERROR;
+		goto out;
+	memcpy(id_out, id, 33);
+	if (out) {
+		*out = json_pack("{s:s,s:s,s:I,s:s}", "id", id, "external_id", external_id,
+		                 "events_count", (json_int_t)count, "created_at", now);
+		if (!*out) {
+			store_seterr(st, "session: cannot build the stored object");
+			rc = STORE_ERROR;
+		}
 	}
+out:
+	free(text);
+	return rc;
+}
+
+static enum store_rc tx_session_create(struct store *st, void *arg)
+{
+	struct session_arg *a = arg;
+	char id[33];
+	enum store_rc rc;
+
+	json_decref(a->out);
+	a->out = NULL;
+	rc = store_session_insert(st, a->tenant_id, a->actor, "sandbox.session.import", a->session,
+	                          NULL, id, &a->out);
+	if (rc)
+		return rc;
 	return store_idem_insert(st, a->tenant_id, a->idem, a->out);
 }
 
@@ -84,32 +119,15 @@ enum store_rc store_session_create_idem(struct store *st, const char *tenant_id,
                                         const char *actor_token_id, json_t *session,
                                         const struct store_idem *idem, json_t **out)
 {
-	struct session_arg a = {.tenant_id = tenant_id, .actor = actor_token_id, .idem = idem};
-	json_t *events = json_object_get(session, "events");
-	char *text = NULL;
-	enum store_rc rc;
+	struct session_arg a = {
+	    .tenant_id = tenant_id, .actor = actor_token_id, .idem = idem, .session = session};
 
 	*out = NULL;
-	a.external_id = json_string_value(json_object_get(session, "external_id"));
-	if (!tenant_id || !json_is_object(session) ||
-	    !store_text_ok(a.external_id, 1, MODEL_MAX_EXTERNAL_ID_BYTES) ||
-	    !json_is_array(events)) {
-		store_seterr(st,
-		             "session: tenant, external_id (1..%d bytes) and an events array "
-		             "are required",
-		             MODEL_MAX_EXTERNAL_ID_BYTES);
+	if (!json_is_object(session)) {
+		store_seterr(st, "session: the session must be an object");
 		return STORE_ERROR;
 	}
-	text = json_dumps(events, JSON_COMPACT);
-	if (!text) {
-		store_seterr(st, "session: events do not encode");
-		return STORE_ERROR;
-	}
-	a.events = text;
-	a.count = json_array_size(events);
-	rc = store_tx_json(st, tx_session_create, &a, &a.out, out);
-	free(text);
-	return rc;
+	return store_tx_json(st, tx_session_create, &a, &a.out, out);
 }
 
 /* The reads of sessions below run without an explicit transaction

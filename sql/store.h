@@ -280,6 +280,18 @@ struct store_run {
 	 * run object shows it as "egress_requests" and "hermetic" (true when
 	 * it is 0). */
 	long egress_requests;
+	/* Recording (added last; zeroed: not recorded). record: the run was
+	 * started with "record": true (written when it is queued). On the
+	 * end (store_run_finish): session, an import body as
+	 * model_session_check normalizes it (borrowed), stored as a new
+	 * session of the run's tenant in the same transaction and linked as
+	 * the run's session_id, audited "sandbox.session.record" (detail
+	 * {"events": N, "run_id"}); or record_error, why none was made.
+	 * Both NULL: nothing to record. The run object shows "record" and
+	 * "record_error". */
+	int record;
+	json_t *session;
+	const char *record_error;
 };
 
 /** Largest step duration_ms a run output may carry (one day): anything
@@ -612,6 +624,7 @@ struct store_run_job {
 	const char *agent_name;      /* as struct store_run's (the sha256 is the
 	                              * executor's, recorded with the end) */
 	const char *mocks_digest;
+	int record; /* started with "record": true (struct store_run's record) */
 };
 
 /**

@@ -367,4 +367,17 @@ int store_executor_id_ok(const char *id);
 enum store_rc store_idem_insert(struct store *st, const char *tenant_id,
                                 const struct store_idem *idem, json_t *response);
 
+/**
+ * Insert a history session (an import body as model_session_check
+ * normalizes it, borrowed) for tenant_id inside the caller's transaction,
+ * with its audit event action by actor (detail {"events": N} and
+ * "run_id" when run_id is not NULL: ids and counts only, never content).
+ * id_out gets the new id; *out (may be NULL) the summary
+ * {"id","external_id","events_count","created_at"}. STORE_ERROR for a
+ * malformed body, nothing written.
+ */
+enum store_rc store_session_insert(struct store *st, const char *tenant_id, const char *actor,
+                                   const char *action, json_t *session, const char *run_id,
+                                   char id_out[33], json_t **out);
+
 #endif

@@ -15,9 +15,10 @@
 
 int api_run_create(struct http_request *req, struct model_error *err)
 {
-	static const char *const fields[] = {"variant", "backend", "suite", NULL};
+	static const char *const fields[] = {"variant", "backend", "suite", "record", NULL};
 	struct http_run_job job;
 	const char *requested;
+	json_t *record;
 	int ret;
 
 	memset(&job, 0, sizeof(job));
@@ -30,6 +31,11 @@ int api_run_create(struct http_request *req, struct model_error *err)
 	                           &job.variant, err) ||
 	    http_run_parse_suite(json_object_get(req->json, "suite"), 0, &job.suite, err))
 		return -1;
+	record = json_object_get(req->json, "record");
+	if (record && !json_is_boolean(record))
+		return model_error_set(err, MODEL_E_MALFORMED, "record",
+		                       "record must be true or false");
+	job.record = json_is_true(record);
 	if (http_run_choose_backend(req, requested, &job.backend, err) ||
 	    http_run_variant_agent(req, job.variant, job.backend, &job.agent, err) ||
 	    http_run_load_scenario(req, job.scenario_id, NULL, &job.sc, err))

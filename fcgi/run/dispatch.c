@@ -577,6 +577,7 @@ int http_dispatch_run_hooked(const char *runner_path, int fork_server, const cha
 	/* a step hook has every step it was given: the result keeps them,
 	 * whatever ends the run (dispatch.h) */
 	int keep = hooks && hooks->step;
+	unsigned cap;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -589,7 +590,9 @@ int http_dispatch_run_hooked(const char *runner_path, int fork_server, const cha
 		fputs("olivares: out of memory\n", stderr);
 		abort();
 	}
-	model_buf_init(&out, HTTP_DISPATCH_OUTPUT_MAX + HTTP_DISPATCH_LOG_ROOM);
+	cap = HTTP_DISPATCH_OUTPUT_MAX + HTTP_DISPATCH_LOG_ROOM +
+	      (json_is_true(json_object_get(spec, "record")) ? HTTP_DISPATCH_RECORD_ROOM : 0);
+	model_buf_init(&out, cap);
 	model_buf_init(&err, DISPATCH_STDERR_KEEP);
 	memset(&st, 0, sizeof(st));
 	st.spec_steps = json_object_get(spec, "steps");
@@ -623,8 +626,7 @@ int http_dispatch_run_hooked(const char *runner_path, int fork_server, const cha
 	if (ce.end == HTTP_SPAWN_STOPPED) {
 		rc = res_cancel(res, st.spec_steps);
 	} else if (ce.end == HTTP_SPAWN_OVER_CAP) {
-		res_fail(res, keep, "runner output over %u bytes",
-		         HTTP_DISPATCH_OUTPUT_MAX + HTTP_DISPATCH_LOG_ROOM);
+		res_fail(res, keep, "runner output over %u bytes", cap);
 	} else if (child_failed(&ce, &err, timeout_ms, &why) != 0) {
 		res_fail(res, keep, "%s", why.text);
 	} else if (finish_output(&st, &out, backend, res, &why) != 0) {

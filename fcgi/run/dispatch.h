@@ -40,6 +40,10 @@
  * own bytes. The whole output is capped at the sum: over it the run fails
  * with reason "runner output over 7340032 bytes". */
 #define HTTP_DISPATCH_LOG_ROOM (3u * 1024u * 1024u)
+/** Room added for a recorded run ("record": true in its spec): the
+ * answers its traces carry, at most MODEL_RECORD_MAX_BYTES together
+ * (model/record.h). */
+#define HTTP_DISPATCH_RECORD_ROOM (1024u * 1024u)
 
 /** What a caller adds to a run's own wall-clock limit (the spec's
  * limits.wall_ms, which the runner enforces itself and reports cleanly) to

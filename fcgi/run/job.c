@@ -20,6 +20,7 @@
 #include "fcgi/run/agent_file.h"
 #include "model/agent.h"
 #include "model/history.h"
+#include "model/http_mock.h"
 #include "model/limits.h"
 #include "model/runspec.h"
 #include "model/scenario.h"
@@ -506,6 +507,8 @@ int http_run_prepare(struct http_request *req, struct http_run_job *job, struct 
 	spec = run_spec(req, plan, job->variant, job->agent, egress, secrets);
 	if (!spec)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
+	if (job->record)
+		json_object_set_new(spec, "record", json_true());
 	q->job = json_pack("{s:o}", "spec", spec);
 	if (!q->job || (job->recorded && json_object_set(q->job, "recorded", job->recorded)))
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run's job");
@@ -522,6 +525,7 @@ int http_run_prepare(struct http_request *req, struct http_run_job *job, struct 
 	mocks_digest(job);
 	q->agent_name = agent_name(job);
 	q->mocks_digest = job->mocks_digest;
+	q->record = job->record;
 	return 0;
 }
 
@@ -559,6 +563,8 @@ static void recorded_at_once(struct http_run_job *job, const char *status)
 	run->output_digest = job->nodigest;
 	run->started_at = job->started;
 	run->finished_at = job->finished;
+	run->record = job->record;
+	run->record_error = job->record ? "the run did not run: nothing to record" : NULL;
 }
 
 void http_run_fail_now(struct http_run_job *job, const char *why)
@@ -744,28 +750,61 @@ int http_run_load_session(struct http_request *req, const char *session_id, json
 	return 0;
 }
 
+/* The key a recorded http exchange and a scenario's http mock share when
+ * they answer the same requests: method and url. A new string. */
+static char *http_mock_key(json_t *m)
+{
+	json_t *h = json_object_get(m, "http");
+	char *key;
+
+	if (asprintf(&key, "%s %s", json_string_value(json_object_get(h, "method")) ?: "",
+	             json_string_value(json_object_get(h, "url")) ?: "") < 0)
+		abort();
+	return key;
+}
+
 json_t *http_run_replay_mocks(json_t *recorded, json_t *sc)
 {
 	json_t *all = json_array();
 	json_t *seen = json_object();
 	json_t *m;
 	const char *res;
+	char *key;
 	size_t i;
+	int chat = 0, found;
 
 	json_array_foreach(recorded, i, m)
 	{
 		res = json_string_value(json_object_get(m, "resource"));
 		if (res)
 			json_object_set_new(seen, res, json_true());
+		if (json_object_get(m, "http")) {
+			key = http_mock_key(m);
+			json_object_set_new(seen, key, json_true());
+			free(key);
+			chat |= model_http_is_chat_path(
+			    json_string_value(json_object_get(json_object_get(m, "http"), "url")));
+		}
 		json_array_append(all, m);
 	}
 	json_array_foreach(json_object_get(sc, "mocks"), i, m)
 	{
-		/* tool, http and llm mocks have no resource: a session records
-		 * none of theirs, so the scenario's stand */
+		/* tool mocks have no resource: a session records none of
+		 * theirs, so the scenario's stand; a recorded exchange wins
+		 * over the scenario's http mock of its method and url, and a
+		 * recorded chat over its llm mocks (tried first otherwise) */
 		res = json_string_value(json_object_get(m, "resource"));
 		if (res && json_object_get(seen, res))
 			continue;
+		if (json_object_get(m, "llm") && chat)
+			continue;
+		if (json_object_get(m, "http")) {
+			key = http_mock_key(m);
+			found = json_object_get(seen, key) != NULL;
+			free(key);
+			if (found)
+				continue;
+		}
 		json_array_append(all, m);
 	}
 	json_decref(seen);

@@ -52,6 +52,8 @@ struct http_run_job {
 	const char *backend;
 	const char *agent;           /* may be NULL */
 	const char *suite;           /* may be NULL: not scored, no reason added */
+	int record;                  /* a simulation run recorded as a session
+	                              * (model/record.h) */
 	struct store_run_job queued; /* http_run_prepare: the run as queued (its
 	                              * job object owned) */
 	struct store_run run;        /* a run recorded at once (failed, degraded) */

@@ -58,6 +58,17 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 	if (strcmp(view_jstr(run, "kind", ""), "replay") == 0 || view_jstr(run, "session_id", NULL))
 		view_dl_item(dl, "Session", "run-session",
 		             view_jstr(run, "session_id", VIEW_NONE_TEXT));
+	/* a run started to be recorded: the session it made, or why none */
+	if (json_is_true(json_object_get(run, "record"))) {
+		if (view_jstr(run, "record_error", NULL))
+			snprintf(text, sizeof(text), "no session: %s",
+			         view_jstr(run, "record_error", ""));
+		else if (view_jstr(run, "session_id", NULL))
+			snprintf(text, sizeof(text), "as session %s", view_jstr(run, "session_id", ""));
+		else
+			snprintf(text, sizeof(text), "when it completes");
+		view_dl_item(dl, "Recorded", "run-record", text);
+	}
 	html_elc(view_dl_item(dl, "Output digest", "run-digest", NULL), "code", NULL,
 	         view_jstr(run, "output_digest", ""));
 	view_dl_item(dl, "Executor", "run-executor", view_jstr(run, "executor", VIEW_NONE_TEXT));

@@ -104,6 +104,10 @@ if ((fresh)); then
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
 	# t0950: tenants with a max_active_runs of their own (1, 1 and 2)
 	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c olv-slots-d"
+	# t0500: a tenant whose runs may reach one host outside, a server
+	# the test starts on the host's loopback at this port
+	OLV_EGRESS_TENANT=olv-egress
+	OLV_EGRESS_PORT=$(olv_free_port)
 	cat >"$own_dir/olivares.conf" <<-CONF
 		[runner]
 		agents_dir = $OLV_AGENTS_DIR
@@ -119,6 +123,9 @@ if ((fresh)); then
 		[tenant olv-slots-d]
 		backends = inproc-mock, namespaces
 		max_active_runs = 2
+		[tenant $OLV_EGRESS_TENANT]
+		backends = inproc-mock, namespaces, gvisor
+		egress_allow = 127.0.0.1:$OLV_EGRESS_PORT
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
 		[tenant $OLV_DEFAULT_TENANT]
@@ -130,7 +137,7 @@ if ((fresh)); then
 		lease_seconds = 6
 	CONF
 	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
-		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS
+		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

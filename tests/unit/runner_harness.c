@@ -1098,3 +1098,86 @@ void assert_gateway_egress_secrets(const char *backend)
 	unlink(path);
 	rmdir(dir);
 }
+
+/* The "record" of trace entry n of step i, which must be an answer. */
+static json_t *recorded_answer(const struct result *r, size_t i, size_t n)
+{
+	json_t *rec = json_object_get(trace_entry(r, i, n), "record");
+
+	ck_assert_msg(json_is_object(json_object_get(rec, "response")),
+	              "step %zu, request %zu: no recorded answer", i + 1, n + 1);
+	return rec;
+}
+
+void assert_gateway_record(const char *backend)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT")), *rec, *replay, *mocks;
+	struct upstream u;
+	struct result r, again;
+	char input[128], allowed[64];
+	size_t i;
+	int fd, port;
+	pid_t pid;
+
+	port = upstream_start(&u);
+	snprintf(allowed, sizeof(allowed), "127.0.0.1:%d", port);
+	json_object_set_new(spec, "egress_allow", json_pack("[s]", allowed));
+	json_object_set_new(spec, "record", json_true());
+	json_array_append_new(json_object_get(spec, "mocks"),
+	                      http_mock("http://tools.example.com/search?q=ada", 200, "found ada"));
+	spec_step(spec, "tool", "tool ada");
+	snprintf(input, sizeof(input), "get http://127.0.0.1:%d/hello", port);
+	spec_step(spec, "egress", input);
+	spec_step(spec, "miss", "miss");
+	pid = spawn_runner_with(args, spec, gateway_env, NULL, NULL, &fd);
+	r = collect(pid, fd, now_ms());
+	pthread_join(u.thread, NULL);
+	close(u.listener);
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "%s; log: %s",
+	              sum_str(&r, "reason"), r.log);
+	ck_assert_str_eq(step_str(&r, 1, "output"), "get: 200 hello");
+
+	/* a mock's answer and the upstream's are kept, each as the mock that
+	 * answers its request so; the framing headers are not */
+	rec = recorded_answer(&r, 0, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(rec, "http"), "url")),
+	                 "http://tools.example.com/search?q=ada");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(rec, "http"), "body")),
+	                 "");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(rec, "response"), "body")),
+	    "found ada");
+	rec = recorded_answer(&r, 1, 0);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(rec, "response"), "body")), "hello");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(rec, "response"), "headers"), "Content-Type")),
+	    "text/plain");
+	ck_assert_uint_eq(
+	    json_object_size(json_object_get(json_object_get(rec, "response"), "headers")), 1);
+	/* a miss has nothing to keep: replayed, it misses again */
+	ck_assert_ptr_null(json_object_get(trace_entry(&r, 2, 0), "record"));
+
+	/* replayed from what was kept, with no egress and the upstream gone:
+	 * the same outputs */
+	replay = json_deep_copy(spec);
+	json_object_del(replay, "egress_allow");
+	json_object_del(replay, "record");
+	mocks = json_object_get(replay, "mocks");
+	json_array_clear(mocks);
+	for (i = 0; i < 2; i++)
+		json_array_append(mocks, recorded_answer(&r, i, 0));
+	pid = spawn_runner_with(args, replay, gateway_env, NULL, NULL, &fd);
+	again = collect(pid, fd, now_ms());
+	ck_assert_msg(again.summary != NULL, "no summary line from the replay");
+	for (i = 0; i < 3; i++)
+		ck_assert_str_eq(step_str(&again, i, "output"), step_str(&r, i, "output"));
+	ck_assert_int_eq(sum_int(&again, "egress_requests"), 0);
+	json_decref(replay);
+	json_decref(spec);
+	result_free(&again);
+	result_free(&r);
+}

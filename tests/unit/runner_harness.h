@@ -253,4 +253,12 @@ void assert_gateway_egress(const char *backend);
  */
 void assert_gateway_egress_secrets(const char *backend);
 
+/**
+ * A recorded run on backend ("record": true): each answer its gateway gave
+ * (a mock's, an allowed host's on the loopback) is kept in its trace entry
+ * as the HTTP mock that answers it so, a miss keeps none, and a run of the
+ * same steps against those mocks, with no egress, gives the same outputs.
+ */
+void assert_gateway_record(const char *backend);
+
 #endif

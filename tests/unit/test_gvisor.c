@@ -1779,11 +1779,15 @@ START_TEST(test_gateway_egress)
 	assert_gateway_egress("gvisor");
 }
 END_TEST
-
-/* Secrets for upstreams: injected by the gateway, never the agent's. */
-START_TEST(test_gateway_egress_secrets)
+START_TEST(test_gateway_egress_secrets) /* injected by the gateway */
 {
 	assert_gateway_egress_secrets("gvisor");
+}
+END_TEST
+
+START_TEST(test_gateway_record)
+{
+	assert_gateway_record("gvisor");
 }
 END_TEST
 
@@ -1930,6 +1934,7 @@ static Suite *gvisor_suite(void)
 	    test_gateway_own_run,
 	    test_gateway_egress,
 	    test_gateway_egress_secrets,
+	    test_gateway_record,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,
 	    test_tmp_mount_failure_fails_closed,

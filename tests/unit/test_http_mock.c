@@ -1305,6 +1305,24 @@ START_TEST(test_trace_check)
 	          "refused must be");
 	trace_bad("[{" HE ",\"hit\":false,\"mock\":null,\"duration_us\":5,\"refused\":1}]",
 	          "refused must be");
+	/* refused after the mocks were tried (egress not allowed): with the
+	 * near miss, one miss */
+	trace_ok("[{" HE ",\"status\":404,\"hit\":false,\"mock\":null,\"duration_us\":5,"
+	         "\"refused\":\"egress\",\"near_miss\":{\"mock\":0}}]",
+	         1);
+	/* a recorded answer: on a hit or an egress only, and of its shape */
+	trace_ok("[{" HE ",\"status\":200,\"hit\":true,\"mock\":1,\"duration_us\":5,"
+	         "\"record\":{\"http\":{},\"response\":{}}}]",
+	         0);
+	trace_bad("[{" HE ",\"status\":404,\"hit\":false,\"mock\":null,\"duration_us\":5,"
+	          "\"record\":{\"http\":{},\"response\":{}}}]",
+	          "record must be");
+	trace_bad("[{" HE ",\"status\":200,\"hit\":true,\"mock\":1,\"duration_us\":5,"
+	          "\"record\":{\"http\":{}}}]",
+	          "record must be");
+	trace_bad("[{\"resource\":\"r\",\"hit\":true,\"mock\":1,\"duration_us\":5,"
+	          "\"record\":{\"unrecordable\":\"x\"}}]",
+	          "member of an http entry");
 	trace_bad("[{" HE ",\"status\":200,\"hit\":false,\"mock\":null,\"duration_us\":5,"
 	          "\"egress\":true}]",
 	          "egress must be");

@@ -191,7 +191,7 @@ START_TEST(test_jobs_lifecycle)
 	/* egress_requests and hermetic: none left, so hermetic */
 	ck_assert_int_eq(jint(run, "egress_requests"), 0);
 	ck_assert(json_is_true(json_object_get(run, "hermetic")));
-	ck_assert_uint_eq(json_object_size(run), 36);
+	ck_assert_uint_eq(json_object_size(run), 38);
 	/* the job is stored as compact JSON text; the audit event says queued */
 	ck_assert_int_eq(run_where(id, "job = '{\"spec\":{\"steps\":3},\"recorded\":[1,2]}'"), 1);
 	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);
@@ -1121,8 +1121,79 @@ START_TEST(test_jobs_agent_identity)
 }
 END_TEST
 
+/* A recorded run (struct store_run's record): queued with record true;
+ * its end stores the session for its tenant, links it, audits it with
+ * counts only; an end with a record_error links none and says why. */
+START_TEST(test_jobs_record)
+{
+	char a[33], id[33], id2[33];
+	struct store_run_job j;
+	struct store_claim c;
+	struct store_run fin;
+	json_t *job = jload("{\"spec\":{\"record\":true}}");
+	json_t *outputs = json_array();
+	json_t *session = jload("{\"external_id\":\"olivares-run-x\",\"events\":["
+	                        "{\"seq\":1,\"kind\":\"input\",\"text\":\"hi\"},"
+	                        "{\"seq\":2,\"kind\":\"output\",\"text\":\"ho\"}]}");
+	json_t *run = NULL, *got = NULL, *audit = NULL, *ev;
+
+	migrated();
+	mk_tenant("acme", a);
+	mk_executor(EX1, "namespaces", NULL);
+	j = mkjob(job, "namespaces");
+	j.record = 1;
+	ck_assert_int_eq(store_run_enqueue(st, a, ACTOR, &j, 10, NULL, &run), STORE_OK);
+	snprintf(id, sizeof id, "%s", jstr(run, "id"));
+	ck_assert(json_is_true(json_object_get(run, "record")));
+	ck_assert(json_is_null(json_object_get(run, "session_id")));
+	json_decref(run);
+	ck_assert_int_eq(store_run_enqueue(st, a, ACTOR, &j, 10, NULL, &run), STORE_OK);
+	snprintf(id2, sizeof id2, "%s", jstr(run, "id"));
+	json_decref(run);
+
+	claim(EX1, "namespaces", &c);
+	store_claim_clear(&c);
+	fin = ended(outputs, "completed");
+	fin.session = session;
+	ck_assert_int_eq(store_run_finish(st, id, EX1, &fin, &got), STORE_OK);
+	ck_assert(json_is_true(json_object_get(got, "record")));
+	ck_assert(json_is_null(json_object_get(got, "record_error")));
+	ck_assert_uint_eq(strlen(jstr(got, "session_id")), 32);
+	run = NULL;
+	ck_assert_int_eq(store_session_get(st, a, jstr(got, "session_id"), &run), STORE_OK);
+	ck_assert_str_eq(jstr(run, "external_id"), "olivares-run-x");
+	ck_assert_int_eq(jint(run, "events_count"), 2);
+	json_decref(run);
+	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);
+	ev = json_array_get(json_object_get(audit, "events"), 0);
+	ck_assert_str_eq(jstr(ev, "action"), "sandbox.session.record");
+	ck_assert_str_eq(jstr(ev, "target_id"), jstr(got, "session_id"));
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "run_id"), id);
+	ck_assert_int_eq(jint(json_object_get(ev, "detail"), "events"), 2);
+	ck_assert_uint_eq(json_object_size(json_object_get(ev, "detail")), 2);
+	json_decref(audit);
+	json_decref(got);
+
+	claim(EX1, "namespaces", &c);
+	store_claim_clear(&c);
+	fin = ended(outputs, "completed");
+	fin.record_error = "not recorded: step 1 called the tool t: tool calls are not recorded";
+	got = NULL;
+	ck_assert_int_eq(store_run_finish(st, id2, EX1, &fin, &got), STORE_OK);
+	ck_assert(json_is_null(json_object_get(got, "session_id")));
+	ck_assert_str_eq(jstr(got, "record_error"), fin.record_error);
+	json_decref(got);
+	/* one session in all */
+	ck_assert_int_eq(count_where("sessions", "tenant_id", a), 1);
+	json_decref(session);
+	json_decref(outputs);
+	json_decref(job);
+}
+END_TEST
+
 void store_jobs_cases(TCase *tc)
 {
+	tcase_add_test(tc, test_jobs_record);
 	tcase_add_test(tc, test_jobs_agent_identity);
 	tcase_add_test(tc, test_jobs_races);
 	tcase_add_test(tc, test_jobs_lifecycle);

@@ -173,7 +173,10 @@ START_TEST(test_runs)
 	/* egress_requests and hermetic: none left, so hermetic */
 	ck_assert_int_eq(jint(run1, "egress_requests"), 0);
 	ck_assert(json_is_true(json_object_get(run1, "hermetic")));
-	ck_assert_uint_eq(json_object_size(run1), 36);
+	/* not recorded as a session */
+	ck_assert(json_is_false(json_object_get(run1, "record")));
+	ck_assert(json_is_null(json_object_get(run1, "record_error")));
+	ck_assert_uint_eq(json_object_size(run1), 38);
 
 	ck_assert_int_eq(store_run_get(st, a, jstr(run1, "id"), &g), STORE_OK);
 	ck_assert(json_equal(g, run1));

@@ -1779,6 +1779,11 @@ START_TEST(test_gateway_egress)
 	assert_gateway_egress("gvisor");
 }
 END_TEST
+START_TEST(test_gateway_egress_secrets) /* injected by the gateway */
+{
+	assert_gateway_egress_secrets("gvisor");
+}
+END_TEST
 
 START_TEST(test_gateway_record)
 {
@@ -1928,6 +1933,7 @@ static Suite *gvisor_suite(void)
 	    test_gateway_contained,
 	    test_gateway_own_run,
 	    test_gateway_egress,
+	    test_gateway_egress_secrets,
 	    test_gateway_record,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,

@@ -1840,6 +1840,11 @@ START_TEST(test_gateway_egress)
 	assert_gateway_egress("namespaces");
 }
 END_TEST
+START_TEST(test_gateway_egress_secrets) /* injected by the gateway */
+{
+	assert_gateway_egress_secrets("namespaces");
+}
+END_TEST
 
 START_TEST(test_gateway_record)
 {
@@ -1943,17 +1948,12 @@ static Suite *namespaces_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads,
-	    test_python_threading,
-	    test_agent_log,
-	    test_sdk_agent,
-	    test_tmpfs_size_bounded,
-	    test_gateway,
-	    test_gateway_contained,
-	    test_gateway_own_run,
-	    test_gateway_egress,
-	    test_gateway_record,
-	    NULL,
+	    test_pthreads,           test_python_threading,
+	    test_agent_log,          test_sdk_agent,
+	    test_tmpfs_size_bounded, test_gateway,
+	    test_gateway_contained,  test_gateway_own_run,
+	    test_gateway_egress,     test_gateway_egress_secrets,
+	    test_gateway_record,     NULL,
 	};
 	Suite *s = suite_create("namespaces");
 

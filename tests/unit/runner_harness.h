@@ -261,4 +261,14 @@ void assert_gateway_egress_secrets(const char *backend);
  */
 void assert_gateway_record(const char *backend);
 
+/** A test case (Check's START_TEST) whose whole body is one assertion of
+ * this harness on one backend: a backend's program lists the assertions
+ * it shares with the others in one line each. */
+#define HARNESS_CASE(name, assertion, backend)                                                     \
+	START_TEST(name)                                                                           \
+	{                                                                                          \
+		assertion(backend);                                                                \
+	}                                                                                          \
+	END_TEST
+
 #endif

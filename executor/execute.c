@@ -206,8 +206,8 @@ static void count_steps(json_t *outputs, size_t steps, struct store_run *run)
 /* A recorded run's session (model/record.h), made from its outputs
  * before their answers are stripped: run->session, or run->record_error
  * saying why there is none. The session's external id names the run. */
-static void run_record(json_t *spec, const char *run_id, struct store_run *run, json_t **session,
-                       char *why_out, size_t n)
+static void run_record(json_t *spec, const char *run_id, int gateway_lost, struct store_run *run,
+                       json_t **session, char *why_out, size_t n)
 {
 	struct model_reason why;
 	char external_id[MODEL_MAX_EXTERNAL_ID_BYTES + 1];
@@ -218,6 +218,12 @@ static void run_record(json_t *spec, const char *run_id, struct store_run *run, 
 	run->record = 1;
 	if (strcmp(run->status, "completed") != 0) {
 		snprintf(why_out, n, "the run did not complete: nothing recorded");
+		run->record_error = why_out;
+	} else if (gateway_lost) {
+		/* what its agent asked after that was answered by nobody: a
+		 * session of it would replay answers the run never had */
+		snprintf(why_out, n,
+		         "not recorded: the run's gateway stopped before the run ended");
 		run->record_error = why_out;
 	} else {
 		snprintf(external_id, sizeof(external_id), "olivares-run-%s", run_id);
@@ -404,7 +410,8 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	if (json_is_array(recorded))
 		run.divergence = model_replay_divergence(recorded, res.outputs);
 	if (f.record)
-		run_record(spec, c->run_id, &run, &session, record_error, sizeof(record_error));
+		run_record(spec, c->run_id, res.gateway_lost, &run, &session, record_error,
+		           sizeof(record_error));
 	record_log(x, c->run_id, &res);
 	ret = record_end(x, c->run_id, &run);
 	json_decref(session);

@@ -895,6 +895,32 @@ json_t *model_trace_http_refused(const char *method, const char *url, const char
 	return e;
 }
 
+int model_http_header_is_credential(const char *name)
+{
+	static const char *const secret[] = {"authorization",
+	                                     "proxy-authorization",
+	                                     "cookie",
+	                                     "set-cookie",
+	                                     "www-authenticate",
+	                                     "x-api-key",
+	                                     "api-key",
+	                                     "x-auth-token",
+	                                     "x-goog-api-key",
+	                                     "ocp-apim-subscription-key",
+	                                     "x-amz-security-token",
+	                                     NULL};
+	const char *p;
+	size_t k, len;
+
+	for (p = name; *p == ' ' || *p == '\t'; p++)
+		;
+	len = strcspn(p, " \t");
+	for (k = 0; secret[k]; k++)
+		if (strlen(secret[k]) == len && strncasecmp(p, secret[k], len) == 0)
+			return 1;
+	return 0;
+}
+
 void model_gateway_answer_clear(struct model_gateway_answer *a)
 {
 	json_decref(a->headers);

@@ -150,6 +150,15 @@ void model_http_mocks_check_ambiguity(struct model_check *c, json_t *mocks);
  */
 char *model_llm_last_user_message(json_t *request, size_t *len);
 
+/**
+ * 1 when the header named name (blanks around it ignored, any case)
+ * carries credentials: Authorization, Proxy-Authorization, Cookie,
+ * Set-Cookie, WWW-Authenticate, X-Api-Key, Api-Key, X-Auth-Token,
+ * X-Goog-Api-Key, Ocp-Apim-Subscription-Key, X-Amz-Security-Token. The
+ * gateway masks them in a trace and a recording leaves them out.
+ */
+int model_http_header_is_credential(const char *name);
+
 /** What a gateway answers one request with (model_gateway_resolve). */
 struct model_gateway_answer {
 	int hit;         /* 1: a mock answered */

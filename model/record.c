@@ -35,20 +35,14 @@ static int header_left_out(const char *name)
 	                                  "keep-alive",
 	                                  "proxy-connection",
 	                                  "proxy-authenticate",
-	                                  "proxy-authorization",
 	                                  "te",
 	                                  "trailer",
 	                                  "upgrade",
-	                                  "set-cookie",
-	                                  "cookie",
-	                                  "authorization",
-	                                  "www-authenticate",
-	                                  "x-api-key",
-	                                  "api-key",
-	                                  "x-auth-token",
 	                                  NULL};
 	size_t i;
 
+	if (model_http_header_is_credential(name))
+		return 1;
 	for (i = 0; out[i]; i++)
 		if (strcasecmp(name, out[i]) == 0)
 			return 1;
@@ -201,12 +195,20 @@ static int entry_events(json_t *mocks, json_t *e, size_t n, json_t *events,
 	if (!rec)
 		return 0; /* a miss or a refusal: replayed the same way */
 	s = json_string_value(json_object_get(rec, "unrecordable"));
-	if (s || !json_object_get(rec, "http"))
-		return fail(
-		    why, "step %zu: %.200s %.400s cannot be recorded: %.300s", n,
-		    json_string_value(json_object_get(json_object_get(e, "http"), "method")) ?: "",
-		    json_string_value(json_object_get(json_object_get(e, "http"), "url")) ?: "",
-		    s ? s : "no recorded answer");
+	if (s || !json_object_get(rec, "http")) {
+		const char *url =
+		    json_string_value(json_object_get(json_object_get(e, "http"), "url")) ?: "";
+		const char *kind;
+
+		/* the reason is shown and stored: a url that holds a
+		 * credential is named as such, never repeated */
+		if (model_text_find_credential(url, strlen(url), &kind))
+			url = "(a url that holds a credential)";
+		return fail(why, "step %zu: %.200s %.400s cannot be recorded: %.300s", n,
+		            json_string_value(json_object_get(json_object_get(e, "http"), "method"))
+		                ?: "",
+		            url, s ? s : "no recorded answer");
+	}
 	add_event(events, json_pack("{s:s, s:O, s:O}", "kind", "http_exchange", "http",
 	                            json_object_get(rec, "http"), "response",
 	                            json_object_get(rec, "response")));
@@ -216,9 +218,11 @@ static int entry_events(json_t *mocks, json_t *e, size_t n, json_t *events,
 int model_record_session(json_t *mocks, json_t *outputs, size_t steps, const char *external_id,
                          json_t **session, struct model_reason *why)
 {
+	struct model_timeline tl;
+	struct model_reason rebuilt;
 	struct model_error err;
 	json_t *events = json_array(), *body, *o, *e, *key;
-	size_t i, j;
+	size_t i, j, size;
 	int rc;
 
 	*session = NULL;
@@ -250,6 +254,12 @@ int model_record_session(json_t *mocks, json_t *outputs, size_t steps, const cha
 		                            json_object_get(o, "output")));
 	}
 	body = json_pack("{s:s, s:o}", "external_id", external_id, "events", events);
+	size = body ? json_dumpb(body, NULL, 0, JSON_COMPACT) : 0;
+	if (size > MODEL_MAX_REQUEST_BYTES) {
+		json_decref(body);
+		return fail(why, "the session would be %zu bytes, over the %d an import may be",
+		            size, MODEL_MAX_REQUEST_BYTES);
+	}
 	rc = body ? model_session_check(body, session, &err) : -1;
 	json_decref(body);
 	if (rc != 0) {
@@ -257,6 +267,14 @@ int model_record_session(json_t *mocks, json_t *outputs, size_t steps, const cha
 		return fail(why, "the session would be refused: %s",
 		            body ? err.message : "encoding");
 	}
+	/* a session its replay would find degraded is not a recording of
+	 * the run (a request with more answers than a sequence holds, …) */
+	if (model_timeline_rebuild(json_object_get(*session, "events"), &tl, &rebuilt) != 0) {
+		json_decref(*session);
+		*session = NULL;
+		return fail(why, "its replay could not rebuild it: %s", rebuilt.text);
+	}
+	model_timeline_clear(&tl);
 	return 0;
 }
 

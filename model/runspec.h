@@ -84,9 +84,11 @@
  *   {"type":"summary","runner":"olivares-runner/<version>","backend":…,
  *    "isolated":bool,"destroyed":bool,"status":"completed"|"failed",
  *    "steps_total":N,"steps_ok":N,"steps_error":N,"reason":null|string,
- *    "shutdown":null|string[,"egress_requests":N]}
+ *    "shutdown":null|string[,"egress_requests":N][,"gateway_lost":true]}
  *   "egress_requests" (a run with a gateway only): the requests its gateway
- *   forwarded outside the sandbox; absent is 0.
+ *   forwarded outside the sandbox; absent is 0. "gateway_lost": the
+ *   gateway stopped on its own before the run ended (its later requests
+ *   went unanswered; a recorded run then makes no session).
  *   "isolated" is true only when the backend's confinement was verified in
  *   place for the whole run (inproc-mock: the seccomp filter was loaded).
  *   "shutdown" is null unless the run completed and its agent then had to

@@ -106,6 +106,10 @@ struct runner_summary {
 	 * "egress_requests", written only with a gateway). */
 	int gateway;
 	long egress_requests;
+	/* The gateway stopped on its own before the run ended (it crashed, or
+	 * was killed): requests after that were refused unanswered. The
+	 * summary's "gateway_lost": true (absent otherwise). */
+	int gateway_lost;
 };
 
 /**

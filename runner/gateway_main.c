@@ -122,35 +122,35 @@ static int egress_allowed(const struct gateway_state *st, const struct runner_ga
  * another header. */
 static json_t *masked_headers(json_t *headers)
 {
-	static const char *const secret[] = {"authorization",
-	                                     "proxy-authorization",
-	                                     "cookie",
-	                                     "set-cookie",
-	                                     "x-api-key",
-	                                     "api-key",
-	                                     "x-auth-token",
-	                                     "x-goog-api-key",
-	                                     "ocp-apim-subscription-key",
-	                                     "x-amz-security-token",
-	                                     NULL};
 	json_t *out = json_array(), *h;
-	const char *name, *p;
-	size_t i, k, len;
-	int hide;
+	const char *name;
+	size_t i;
 
 	json_array_foreach(headers, i, h)
 	{
 		name = json_string_value(json_array_get(h, 0));
 		if (!name)
 			continue;
-		for (p = name; *p == ' ' || *p == '\t'; p++)
-			;
-		len = strcspn(p, " \t");
-		for (hide = 0, k = 0; secret[k] && !hide; k++)
-			hide = strlen(secret[k]) == len && strncasecmp(p, secret[k], len) == 0;
 		json_array_append_new(out, json_pack("[s, o]", name,
-		                                     hide ? json_string("[masked]")
-		                                          : json_incref(json_array_get(h, 1))));
+		                                     model_http_header_is_credential(name)
+		                                         ? json_string("[masked]")
+		                                         : json_incref(json_array_get(h, 1))));
+	}
+	return out;
+}
+
+/* headers (borrowed) without those named name (any case): a new array. */
+static json_t *headers_without(json_t *headers, const char *name)
+{
+	json_t *out = json_array(), *h;
+	const char *n;
+	size_t i;
+
+	json_array_foreach(headers, i, h)
+	{
+		n = json_string_value(json_array_get(h, 0));
+		if (!n || strcasecmp(n, name) != 0)
+			json_array_append(out, h);
 	}
 	return out;
 }
@@ -172,8 +172,18 @@ static void egress(const struct gateway_state *st, const struct runner_gateway_r
 	memset(&up, 0, sizeof(up));
 	if (inject)
 		out.headers = runner_gateway_secrets_apply(rq->headers, inject, &names);
+	/* a recorded answer is text: asked for without a content coding
+	 * (identity is always acceptable), so that a compressed body does
+	 * not make the run unrecordable */
+	if (st->record) {
+		json_t *plain = headers_without(out.headers, "Accept-Encoding");
+
+		if (inject)
+			json_decref(out.headers);
+		out.headers = plain;
+	}
 	rc = runner_gateway_forward(&out, NULL, GATEWAY_EGRESS_MS, &up, why, sizeof(why));
-	if (inject)
+	if (inject || st->record)
 		json_decref(out.headers);
 	if (rc != 0) {
 		ex = json_pack("{s:o, s:s}", "request_headers", masked_headers(rq->headers),

@@ -462,6 +462,10 @@ void runner_gateway_run_end(struct runner_gateway_run *g, struct runner_summary 
 	runner_gateway_run_drain(g);
 	sum->gateway = 1;
 	sum->egress_requests = g->egress;
+	/* its output at end of file before the runner stopped it: it ended
+	 * on its own, and the agent's later requests went unanswered */
+	if (g->pid > 0 && g->out < 0)
+		sum->gateway_lost = 1;
 	if (runner_gateway_run_finish(g) != 0)
 		sum->left_behind = 1;
 }

@@ -514,6 +514,8 @@ static int write_summary(const char *backend, const struct runner_summary *sum)
 	 * sandbox (absent: none could) */
 	if (line && sum->gateway)
 		json_object_set_new(line, "egress_requests", json_integer(sum->egress_requests));
+	if (line && sum->gateway_lost)
+		json_object_set_new(line, "gateway_lost", json_true());
 	if (!line)
 		goto out;
 	if (json_dumpf(line, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF ||

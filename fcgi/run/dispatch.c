@@ -401,7 +401,7 @@ static int finish_output(struct stream *st, const struct model_buf *out, const c
 {
 	json_t *spec_steps = st->spec_steps;
 	json_t *summary = st->summary;
-	json_t *reason, *shutdown = NULL, *egress = NULL;
+	json_t *reason, *shutdown = NULL, *egress = NULL, *lost = NULL;
 	json_error_t e;
 	const char *type;
 	const char *runner, *be, *status;
@@ -419,11 +419,11 @@ static int finish_output(struct stream *st, const struct model_buf *out, const c
 	if (!summary)
 		return model_reason_set(why, "runner output inconsistent: no summary line");
 	if (json_unpack_ex(summary, &e, JSON_STRICT,
-	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s?o, s?o}", "type",
-	                   &type, "runner", &runner, "backend", &be, "isolated", &isolated,
+	                   "{s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:I, s:o, s?o, s?o, s?o}",
+	                   "type", &type, "runner", &runner, "backend", &be, "isolated", &isolated,
 	                   "destroyed", &destroyed, "status", &status, "steps_total", &total,
 	                   "steps_ok", &ok, "steps_error", &error, "reason", &reason, "shutdown",
-	                   &shutdown, "egress_requests", &egress) != 0)
+	                   &shutdown, "egress_requests", &egress, "gateway_lost", &lost) != 0)
 		return model_reason_set(why, "runner output malformed: summary: %s", e.text);
 	if (strcmp(status, "completed") != 0 && strcmp(status, "failed") != 0)
 		return model_reason_set(why, "runner output inconsistent: unknown status");
@@ -462,6 +462,9 @@ static int finish_output(struct stream *st, const struct model_buf *out, const c
 		return model_reason_set(
 		    why, "runner output malformed: egress_requests must be an integer >= 0");
 	res->egress_requests = egress ? (long)json_integer_value(egress) : 0;
+	if (lost && !json_is_true(lost))
+		return model_reason_set(why, "runner output malformed: gateway_lost must be true");
+	res->gateway_lost = lost != NULL;
 	snprintf(res->status, sizeof(res->status), "%s", status);
 	copy_utf8(res->runner, sizeof(res->runner), runner);
 	/* As the runner says: a jail in place when a limit killed the agent

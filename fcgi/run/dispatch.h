@@ -72,6 +72,8 @@ struct http_dispatch_result {
 	                         * worker's own failures */
 	long egress_requests;   /* the summary's "egress_requests": requests the run's
 	                         * gateway forwarded outside the sandbox (0 when absent) */
+	int gateway_lost;       /* the summary's "gateway_lost": the run's gateway stopped
+	                         * on its own before the run ended */
 	char output_digest[65]; /* SHA-256 hex over the ordered outputs (see below) */
 	/* The agent's log (model/runspec.h log lines): its parts joined, as
 	 * far as they came, whatever ended the run (a run cut short keeps

@@ -3,10 +3,12 @@
  */
 #include "tests/unit/runner_harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1179,5 +1181,64 @@ void assert_gateway_record(const char *backend)
 	json_decref(replay);
 	json_decref(spec);
 	result_free(&again);
+	result_free(&r);
+}
+
+/* The pid of parent's child whose command name starts with prefix, or -1
+ * when it has none (yet). */
+static pid_t child_named(pid_t parent, const char *prefix)
+{
+	char path[300], line[512], *p;
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	pid_t found = -1;
+	long ppid;
+	FILE *f;
+
+	while (dir && found < 0 && (d = readdir(dir)) != NULL) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')) != NULL &&
+		    sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == parent &&
+		    strncmp(strchr(line, '(') + 1, prefix, strlen(prefix)) == 0)
+			found = (pid_t)atol(d->d_name);
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+void assert_gateway_lost(const char *backend)
+{
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	json_t *spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT"));
+	long long until;
+	struct result r;
+	pid_t pid, gw = -1;
+	int fd;
+
+	json_array_append_new(json_object_get(spec, "mocks"),
+	                      http_mock("http://tools.example.com/search?q=ada", 200, "found ada"));
+	/* the first answer waits: the gateway is killed with it in flight */
+	json_object_set_new(json_array_get(json_object_get(spec, "mocks"), 0), "delay_ms",
+	                    json_integer(1500));
+	spec_step(spec, "first", "tool ada");
+	spec_step(spec, "second", "tool ada");
+	pid = spawn_runner_with(args, spec, gateway_env, NULL, NULL, &fd);
+	for (until = now_ms() + 10000; gw < 0 && now_ms() < until; usleep(20000))
+		gw = child_named(pid, "olivares-gatew");
+	ck_assert_msg(gw > 0, "no gateway process under the runner");
+	usleep(500000);
+	kill(gw, SIGKILL);
+	r = collect(pid, fd, now_ms());
+	json_decref(spec);
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	/* said in the summary: what the agent asked after went unanswered */
+	ck_assert_msg(sum_bool(&r, "gateway_lost"), "no gateway_lost in the summary");
 	result_free(&r);
 }

@@ -261,6 +261,13 @@ void assert_gateway_egress_secrets(const char *backend);
  */
 void assert_gateway_record(const char *backend);
 
+/**
+ * A run on backend whose gateway is killed while it holds an answer (a
+ * mock's delay): the runner's summary says "gateway_lost": true (a
+ * recorded run then makes no session).
+ */
+void assert_gateway_lost(const char *backend);
+
 /** A test case (Check's START_TEST) whose whole body is one assertion of
  * this harness on one backend: a backend's program lists the assertions
  * it shares with the others in one line each. */

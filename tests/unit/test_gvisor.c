@@ -1774,6 +1774,7 @@ HARNESS_CASE(test_gateway_own_run, assert_gateway_own_run, "gvisor")
 HARNESS_CASE(test_gateway_egress, assert_gateway_egress, "gvisor")
 HARNESS_CASE(test_gateway_egress_secrets, assert_gateway_egress_secrets, "gvisor")
 HARNESS_CASE(test_gateway_record, assert_gateway_record, "gvisor")
+HARNESS_CASE(test_gateway_lost, assert_gateway_lost, "gvisor")
 
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
@@ -1904,6 +1905,7 @@ static Suite *gvisor_suite(void)
 	    test_gateway_egress,
 	    test_gateway_egress_secrets,
 	    test_gateway_record,
+	    test_gateway_lost,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,
 	    test_tmp_mount_failure_fails_closed,

@@ -1835,6 +1835,7 @@ HARNESS_CASE(test_gateway_own_run, assert_gateway_own_run, "namespaces")
 HARNESS_CASE(test_gateway_egress, assert_gateway_egress, "namespaces")
 HARNESS_CASE(test_gateway_egress_secrets, assert_gateway_egress_secrets, "namespaces")
 HARNESS_CASE(test_gateway_record, assert_gateway_record, "namespaces")
+HARNESS_CASE(test_gateway_lost, assert_gateway_lost, "namespaces")
 
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
@@ -1917,12 +1918,19 @@ static Suite *namespaces_suite(void)
 	    NULL,
 	};
 	const TTest *const threads_tmp[] = {
-	    test_pthreads,           test_python_threading,
-	    test_agent_log,          test_sdk_agent,
-	    test_tmpfs_size_bounded, test_gateway,
-	    test_gateway_contained,  test_gateway_own_run,
-	    test_gateway_egress,     test_gateway_egress_secrets,
-	    test_gateway_record,     NULL,
+	    test_pthreads,
+	    test_python_threading,
+	    test_agent_log,
+	    test_sdk_agent,
+	    test_tmpfs_size_bounded,
+	    test_gateway,
+	    test_gateway_contained,
+	    test_gateway_own_run,
+	    test_gateway_egress,
+	    test_gateway_egress_secrets,
+	    test_gateway_record,
+	    test_gateway_lost,
+	    NULL,
 	};
 	Suite *s = suite_create("namespaces");
 

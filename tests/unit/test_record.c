@@ -216,6 +216,74 @@ START_TEST(test_session_refused)
 }
 END_TEST
 
+START_TEST(test_session_bounds)
+{
+	json_t *outs, *t, *e;
+	char url[64], body[16];
+	int k;
+
+	/* more different answers to one request than a replay's sequence
+	 * holds: no session, rather than one its replay finds degraded */
+	outs = json_array();
+	t = json_array();
+	for (k = 0; k < MODEL_MAX_SEQUENCE + 1; k++) {
+		snprintf(body, sizeof(body), "answer %d", k);
+		json_array_append_new(t, http_entry("GET", "http://t.example/s", "", body));
+	}
+	json_array_append_new(outs, output("a", "x", "y", t));
+	expect_no_session(outs, 1,
+	                  "its replay could not rebuild it: GET http://t.example/s has 101 "
+	                  "different recorded answers, over 100");
+
+	/* a url that holds a credential is named as such, not repeated */
+	outs = json_array();
+	t = json_array();
+	snprintf(url, sizeof(url), "http://t.example/?k=%s", "AKIAIOSFODNN7EXAMPLE");
+	e = http_entry("GET", url, "", "x");
+	json_array_append_new(t, e);
+	json_array_append_new(outs, output("a", "x", "y", t));
+	expect_no_session(outs, 1,
+	                  "step 1: GET (a url that holds a credential) cannot be recorded: "
+	                  "mock.http.url looks like a credential (AWS access key id)");
+
+	/* the whole session inside what an import may be */
+	outs = json_array();
+	for (k = 0; k < 20; k++) {
+		char *big = unit_rep('b', MODEL_MAX_RESPONSE_BYTES - 16);
+
+		snprintf(url, sizeof(url), "http://t.example/%d", k);
+		t = json_array();
+		json_array_append_new(t, http_entry("GET", url, "", big));
+		json_array_append_new(outs, output("a", "x", "y", t));
+		free(big);
+	}
+	{
+		struct model_reason why;
+		json_t *mocks = unit_json(MOCKS), *session = NULL;
+
+		ck_assert_int_eq(model_record_session(mocks, outs, 20, "r", &session, &why), -1);
+		ck_assert_msg(strstr(why.text, "over the 1048576 an import may be") != NULL, "%s",
+		              why.text);
+		json_decref(mocks);
+		json_decref(outs);
+	}
+}
+END_TEST
+
+START_TEST(test_http_credential_headers)
+{
+	json_t *h = unit_json("[[\"X-Amz-Security-Token\",\"t\"],[\"x-goog-api-key\",\"k\"],"
+	                      "[\"WWW-Authenticate\",\"Basic\"],[\"X-Trace\",\"1\"]]");
+	json_t *rec = model_record_http("GET", "http://t.example/", NULL, 0, 200, h, "x", 1);
+
+	/* what carries a credential is never kept in a session */
+	assert_json(json_object_get(json_object_get(rec, "response"), "headers"),
+	            "{\"X-Trace\":\"1\"}");
+	json_decref(rec);
+	json_decref(h);
+}
+END_TEST
+
 /* ---- replaying the session ---------------------------------------------- */
 
 START_TEST(test_rebuild_exchanges)
@@ -324,8 +392,10 @@ END_TEST
 
 Suite *unit_suite(void)
 {
-	const TTest *const http[] = {test_http_answer, test_http_unrecordable, NULL};
-	const TTest *const session[] = {test_session_events, test_session_refused, NULL};
+	const TTest *const http[] = {test_http_answer, test_http_unrecordable,
+	                             test_http_credential_headers, NULL};
+	const TTest *const session[] = {test_session_events, test_session_refused,
+	                                test_session_bounds, NULL};
 	const TTest *const replay[] = {test_rebuild_exchanges, test_rebuild_bad_exchange,
 	                               test_import_exchange, NULL};
 	Suite *s = suite_create("record");

@@ -280,9 +280,55 @@ static const struct cli_column session_columns[] = {
     {NULL, NULL, NULL},
 };
 
+/* An http_exchange's cell: its request ("GET url") or its answer ("200
+ * body"), rendered (escaped) as any cell is; another event's member. */
+static char *exchange_cell(const json_t *item, int answer, const char *key)
+{
+	const json_t *http = json_object_get(item, "http");
+	const json_t *res = json_object_get(item, "response");
+	json_t *text;
+	char *body = NULL, *s, *out;
+
+	if (!json_is_object(http))
+		return cli_render(json_object_get(item, key));
+	if (answer) {
+		if (json_object_get(res, "json"))
+			body = json_dumps(json_object_get(res, "json"),
+			                  JSON_COMPACT | JSON_ENCODE_ANY);
+		if (asprintf(&s, "%lld %s",
+		             (long long)(json_integer_value(json_object_get(res, "status")) ?: 200),
+		             body            ? body
+		             : json_string_value(json_object_get(res, "body")) ?: "") < 0)
+			abort();
+		free(body);
+	} else if (asprintf(&s, "%s %s", json_string_value(json_object_get(http, "method")) ?: "",
+	                    json_string_value(json_object_get(http, "url")) ?: "") < 0) {
+		abort();
+	}
+	text = json_string(s);
+	free(s);
+	out = cli_render(text ? text : json_null());
+	json_decref(text);
+	return out;
+}
+
+static char *event_resource_cell(const json_t *item)
+{
+	return exchange_cell(item, 0, "resource");
+}
+
+static char *event_text_cell(const json_t *item)
+{
+	return exchange_cell(item, 1, "text");
+}
+
 static const struct cli_column event_columns[] = {
-    {"SEQ", "seq", NULL},           {"KIND", "kind", NULL}, {"KEY", "key", NULL},
-    {"RESOURCE", "resource", NULL}, {"TEXT", "text", NULL}, {NULL, NULL, NULL},
+    {"SEQ", "seq", NULL},
+    {"KIND", "kind", NULL},
+    {"KEY", "key", NULL},
+    {"RESOURCE", "resource", event_resource_cell},
+    {"TEXT", "text", event_text_cell},
+    {NULL, NULL, NULL},
 };
 
 static void print_session_list(const json_t *resp)
@@ -460,6 +506,8 @@ const struct cli_command cli_sessions_commands[] = {
      no_opts, "ID",
      "GET /v1/m/sandbox/sessions/ID.\n"
      "Table output: the session's fields, then its events in the order imported\n"
-     "(SEQ KIND KEY RESOURCE TEXT); control characters are shown escaped.\n"},
+     "(SEQ KIND KEY RESOURCE TEXT; an http_exchange shows its request as\n"
+     "RESOURCE and its answer's status and body as TEXT); control characters\n"
+     "are shown escaped.\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -965,6 +965,10 @@ int runner_agent_drive_ex(const struct runner_spec *spec, int to_agent, int from
 	sum->status = "completed";
 	sum->reason[0] = '\0';
 out:
+	/* the gateway gone before the jail is torn down (which may take it
+	 * with the sandbox's processes) ended on its own */
+	if (io && io->gateway)
+		runner_gateway_run_check_lost(io->gateway);
 	model_buf_release(&d.in);
 	json_decref(d.trace);
 	free(d.calls);

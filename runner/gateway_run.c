@@ -454,6 +454,15 @@ int runner_gateway_run_finish(struct runner_gateway_run *g)
 	return rc;
 }
 
+void runner_gateway_run_check_lost(struct runner_gateway_run *g)
+{
+	/* its output at end of file while the run goes on: it ended on its
+	 * own, and the agent's later requests went unanswered */
+	runner_gateway_run_drain(g);
+	if (g->pid > 0 && g->out < 0)
+		g->lost = 1;
+}
+
 void runner_gateway_run_end(struct runner_gateway_run *g, struct runner_summary *sum)
 {
 	if (!g->spec)
@@ -462,10 +471,7 @@ void runner_gateway_run_end(struct runner_gateway_run *g, struct runner_summary 
 	runner_gateway_run_drain(g);
 	sum->gateway = 1;
 	sum->egress_requests = g->egress;
-	/* its output at end of file before the runner stopped it: it ended
-	 * on its own, and the agent's later requests went unanswered */
-	if (g->pid > 0 && g->out < 0)
-		sum->gateway_lost = 1;
+	sum->gateway_lost = g->lost;
 	if (runner_gateway_run_finish(g) != 0)
 		sum->left_behind = 1;
 }

@@ -71,6 +71,7 @@ struct runner_gateway_run {
 	long egress;           /* those the gateway forwarded outside (an "egress" entry) */
 	long dropped;          /* entries not kept since the last take: over a step's worth */
 	size_t recorded_bytes; /* the run's "record" members so far (model/record.h) */
+	int lost;              /* it stopped on its own while the run went on */
 };
 
 /**
@@ -130,6 +131,13 @@ size_t runner_gateway_run_outside(struct runner_gateway_run *g, char *buf, size_
  * directory removed (the run then reports left_behind).
  */
 int runner_gateway_run_finish(struct runner_gateway_run *g);
+
+/**
+ * At the end of the drive, before the jail is torn down: g->lost when the
+ * gateway's output has come to its end (it crashed or was killed while
+ * the run went on). The summary says it ("gateway_lost").
+ */
+void runner_gateway_run_check_lost(struct runner_gateway_run *g);
 
 /**
  * The end of a backend's run with a gateway: finish g, and tell sum (its

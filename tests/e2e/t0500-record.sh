@@ -116,6 +116,12 @@ if [[ -n ${LAST_SESSION:-} ]] && start_upstream; then
 		"$(jq -r '"\(.record) \(.session_id | type == "string")"' "$E2E_TMP/cli.json" 2>/dev/null)"
 	stop_upstream
 	S2=$(jq -r '.session_id' "$E2E_TMP/cli.json" 2>/dev/null)
+	TABLE=$(OLIVARES_TOKEN=$TOK olivares sandbox sessions get "$S2" 2>&1)
+	if grep -Eq "^8 +http_exchange +- +GET http://127.0.0.1:$OLV_EGRESS_PORT/data.txt +200 upstream says hi\$" <<<"$TABLE"; then
+		ok "the CLI's session table shows an exchange's request and answer"
+	else
+		not_ok "the CLI's session table shows an exchange's request and answer ($(short "$TABLE"))"
+	fi
 	OLIVARES_TOKEN=$TOK olivares sandbox replay "$S2" --variant httpagent --backend namespaces \
 		-o json >"$E2E_TMP/replay.json" 2>"$E2E_TMP/replay.err"
 	is "the CLI's replay of it: hermetic, the recorded digest" \

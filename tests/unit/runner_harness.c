@@ -1140,6 +1140,9 @@ void assert_gateway_record(const char *backend)
 	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "%s; log: %s",
 	              sum_str(&r, "reason"), r.log);
 	ck_assert_str_eq(step_str(&r, 1, "output"), "get: 200 hello");
+	/* its gateway stood until the end: taking the jail down is not
+	 * losing it */
+	ck_assert_msg(json_object_get(r.summary, "gateway_lost") == NULL, "gateway_lost");
 
 	/* a mock's answer and the upstream's are kept, each as the mock that
 	 * answers its request so; the framing headers are not */

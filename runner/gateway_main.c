@@ -365,8 +365,15 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-
 	model_buf_init(&in, GATEWAY_MAX_INPUT);
+#ifndef GATEWAY_EGRESS
+	/* OpenSSL's defaults only: this build reaches no host outside (the
+	 * egress one keeps the system's settings for its upstream TLS) */
+	if (runner_gateway_openssl_init(&err) != 0) {
+		rc = fail(&st, err.message);
+		goto out;
+	}
+#endif
 	for (;;) {
 		r = read(0, chunk, sizeof(chunk));
 		if (r < 0 && errno == EINTR)

@@ -12,12 +12,15 @@
 #include <curl/curl.h>
 #endif
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -319,11 +322,73 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* The listening socket the runner hands over on fd 3 once the jail
+ * stands (runner/gateway_run.h): 0 with *fd; 1 when a signal in set came
+ * first (stopped); -1 with why when the channel ended or broke. SIGTERM,
+ * blocked, is watched here too: a channel held open elsewhere must not
+ * keep a gateway whose runner is gone. */
+static int receive_socket(const sigset_t *set, int *fd, char *why, size_t why_len)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct pollfd p[2];
+	ssize_t got;
+	int sfd = signalfd(-1, set, SFD_CLOEXEC), rc = -1;
+
+	if (sfd < 0) {
+		snprintf(why, why_len, "signalfd: %s", strerror(errno));
+		return -1;
+	}
+	p[0].fd = 3;
+	p[0].events = POLLIN;
+	p[1].fd = sfd;
+	p[1].events = POLLIN;
+	while (poll(p, 2, -1) < 0)
+		if (errno != EINTR) {
+			snprintf(why, why_len, "poll: %s", strerror(errno));
+			goto out;
+		}
+	if (p[1].revents) {
+		rc = 1;
+		goto out;
+	}
+	memset(&msg, 0, sizeof(msg));
+	memset(&ctl, 0, sizeof(ctl));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	do
+		got = recvmsg(3, &msg, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	c = got == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)) || (msg.msg_flags & MSG_CTRUNC)) {
+		snprintf(why, why_len, "%s",
+		         got == 0 ? "the runner handed no socket (the run did not start)"
+		                  : "descriptor 3 did not bring one listening socket");
+		goto out;
+	}
+	memcpy(fd, CMSG_DATA(c), sizeof(int));
+	rc = 0;
+out:
+	close(sfd);
+	close(3);
+	return rc;
+}
+
 static int usage(FILE *to, int status)
 {
 	fputs("usage: olivares-gateway --dir DIR\n"
 	      "One run's gateway, started by olivares-runner: the run's mocks on stdin, the\n"
-	      "jail's listening socket on descriptor 3, a line per request on stdout.\n"
+	      "jail's listening socket handed over descriptor 3 (a unix socket), a line per\n"
+	      "request on stdout.\n"
 	      "See olivares-gateway(8).\n",
 	      to);
 	return status;
@@ -344,7 +409,7 @@ int main(int argc, char **argv)
 	json_error_t jerr;
 	sigset_t set;
 	ssize_t r;
-	int sig, rc = 1;
+	int sig, lfd = -1, rc = 1;
 #ifdef GATEWAY_EGRESS
 	int curl_ready = 0;
 #endif
@@ -422,10 +487,15 @@ int main(int argc, char **argv)
 		rc = fail(&st, err.message);
 		goto out;
 	}
+	sig = receive_socket(&set, &lfd, chunk, sizeof(chunk));
+	if (sig != 0) {
+		rc = sig > 0 ? 0 : fail(&st, chunk);
+		goto out;
+	}
 	hooks.answer = answer;
 	hooks.refused = refused;
 	hooks.ctx = &st;
-	gw = runner_gateway_start(3, ca, &hooks, &err);
+	gw = runner_gateway_start(lfd, ca, &hooks, &err);
 	if (!gw) {
 		rc = fail(&st, err.message);
 		goto out;

@@ -246,6 +246,19 @@ const struct http_config_key http_config_keys[] = {
      IN_CONFIG(egress_allow),
      .flags = HTTP_CONFIG_LONG},
     {.section = "runner",
+     .name = "egress_secrets",
+     .type = HTTP_CONFIG_ABSFILE,
+     .def = "",
+     .help = "The file of headers the gateway adds to a request it forwards to an egress "
+             "host (credentials for upstreams, which the agent never sees): `[host NAME]` or "
+             "`[host NAME:PORT]` sections of `header = Name: value` lines, for hosts of "
+             "`egress_allow`. Only its path goes in the run spec; the egress gateway opens "
+             "it, outside the jail, and refuses to start unless it is a regular file owned "
+             "by its user (or root) with no access for group or others (mode 0600). Empty: "
+             "none, a request goes out with the agent's headers alone.",
+     IN_CONFIG(egress_secrets),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "runner",
      .name = "cpu_seconds",
      .type = HTTP_CONFIG_INT,
      .min = 1,
@@ -341,6 +354,14 @@ const struct http_config_key http_config_keys[] = {
      .help = "The tenant's own egress hosts; empty (`egress_allow =`) for none whatever "
              "`[runner]` allows.",
      IN_TENANT(egress_allow),
+     .flags = HTTP_CONFIG_LONG},
+    {.section = "tenant",
+     .name = "egress_secrets",
+     .type = HTTP_CONFIG_ABSFILE,
+     .default_doc = "the `[runner]` `egress_secrets`",
+     .help = "The tenant's own egress secrets file; empty (`egress_secrets =`) for none "
+             "whatever `[runner]` gives.",
+     IN_TENANT(egress_secrets),
      .flags = HTTP_CONFIG_LONG},
 
     /* [scorer] */
@@ -610,14 +631,49 @@ static int host_valid(const char *s, size_t len)
 	return port >= 1 && port <= 65535 && s[hl + 1] != '0';
 }
 
-const char *http_config_egress(const struct http_config *cfg, const char *tenant_name)
+/* An egress_secrets value: empty, or an absolute path without empty, "."
+ * or ".." parts and no trailing '/' (a file, named as the gateway opens
+ * it: not from the configuration's directory, which the executor's host
+ * may not share). */
+static int absfile_valid(const char *s)
+{
+	const char *p;
+
+	if (!*s)
+		return 1;
+	if (s[0] != '/' || s[strlen(s) - 1] == '/')
+		return 0;
+	for (p = s; *p; p++)
+		if (*p == '/' && (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || p[2] == '\0')) ||
+		                  (p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+			return 0;
+	return 1;
+}
+
+/* The [tenant NAME] section of tenant_name, or NULL (none, or NULL). */
+static const struct http_tenant_policy *tenant_policy(const struct http_config *cfg,
+                                                      const char *tenant_name)
 {
 	int i;
 
 	for (i = 0; tenant_name && i < cfg->ntenants; i++)
 		if (strcmp(cfg->tenants[i].name, tenant_name) == 0)
-			return cfg->tenants[i].egress_allow;
-	return cfg->egress_allow;
+			return &cfg->tenants[i];
+	return NULL;
+}
+
+const char *http_config_egress_secrets(const struct http_config *cfg, const char *tenant_name)
+{
+	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
+
+	return t ? t->egress_secrets : cfg->egress_secrets;
+}
+
+const char *http_config_egress(const struct http_config *cfg, const char *tenant_name)
+{
+	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
+
+	return t ? t->egress_allow : cfg->egress_allow;
 }
 
 int http_config_request_seconds_max(const struct http_config *cfg)
@@ -831,6 +887,10 @@ void http_config_wanted(const struct http_config_key *k, char *out, size_t n)
 		       "addresses, ports 1 to 65535)",
 		       HTTP_CONFIG_MAX_EGRESS);
 		break;
+	case HTTP_CONFIG_ABSFILE:
+		append(out, n, &used,
+		       "an absolute path without . or .. parts, or nothing for none");
+		break;
 	case HTTP_CONFIG_STRING:
 	case HTTP_CONFIG_PATH:
 		append(out, n, &used, "a value that is not empty and not too long");
@@ -904,6 +964,10 @@ void http_config_value_doc(const struct http_config_key *k, char *out, size_t n)
 		    "name or an IPv4 address; a port from 1 to 65535)",
 		    HTTP_CONFIG_MAX_EGRESS);
 		break;
+	case HTTP_CONFIG_ABSFILE:
+		append(out, n, &used,
+		       "an absolute path without `.` or `..` parts, or nothing (none)");
+		break;
 	}
 }
 
@@ -962,6 +1026,9 @@ static int set_value(const struct load_ctx *c, const struct http_config_key *k, 
 	case HTTP_CONFIG_HOSTS:
 		bad = normalize_list(dst, k->size, value, 1) ||
 		      !list_all(dst, host_valid, 1, HTTP_CONFIG_MAX_EGRESS);
+		break;
+	case HTTP_CONFIG_ABSFILE:
+		bad = !absfile_valid(value) || copy_str(dst, k->size, value);
 		break;
 	default:
 		bad = 1;
@@ -1051,6 +1118,15 @@ static int given(const struct load_ctx *c, const char *section, const char *name
 	const struct http_config_key *k = key_of(http_config_section_find(section), name);
 
 	return k && c->given[k - http_config_keys];
+}
+
+/* 1 when the [tenant NAME] key name was in tenant i's section. */
+static int tenant_given(const struct load_ctx *c, int i, const char *name)
+{
+	const char *rest;
+	const struct http_config_key *k = key_of(section_of("tenant NAME", &rest), name);
+
+	return k && c->tenant_given[i][k - http_config_keys];
 }
 
 /* The sections of the file for the message of an unknown one:
@@ -1366,7 +1442,7 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 {
 	struct http_config *cfg = c->cfg;
 	struct http_tenant_policy *t;
-	const char *env, *hint, *tname;
+	const char *env, *hint;
 	char in_file[sizeof c->file + 2] = "";
 	int i, have_dsn = given(c, "server", "dsn");
 
@@ -1440,9 +1516,10 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 		if (!t->max_active_runs)
 			t->max_active_runs = cfg->max_active_runs;
 		/* given, even empty, it stands; else [runner]'s */
-		if (!c->tenant_given[i][key_of(section_of("tenant NAME", &tname), "egress_allow") -
-		                        http_config_keys])
+		if (!tenant_given(c, i, "egress_allow"))
 			strcpy(t->egress_allow, cfg->egress_allow);
+		if (!tenant_given(c, i, "egress_secrets"))
+			strcpy(t->egress_secrets, cfg->egress_secrets);
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(c->err, HTTP_CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "

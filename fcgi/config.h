@@ -56,6 +56,7 @@ struct http_tenant_policy {
 	char default_backend[64]; /* one of backends */
 	int max_active_runs;      /* the tenant's, or [runner]'s */
 	char egress_allow[1024];  /* the tenant's, or [runner]'s: comma list of host[:port] */
+	char egress_secrets[512]; /* the tenant's, or [runner]'s: absolute path, "" for none */
 };
 
 struct http_config {
@@ -77,6 +78,9 @@ struct http_config {
 	/* [runner] egress_allow: the hosts a run's gateway may forward to,
 	 * comma list of host[:port], no spaces; "" (the default) for none */
 	char egress_allow[1024];
+	/* [runner] egress_secrets: the absolute path of the file of headers the
+	 * egress gateway adds for its hosts; "" (the default) for none */
+	char egress_secrets[512];
 	/* [runner] gvisor_platform, one of http_config_gvisor_platforms */
 	char gvisor_platform[16];
 	struct http_run_limits limits;
@@ -112,6 +116,7 @@ enum http_config_type {
 	HTTP_CONFIG_SCORER,   /* none, builtin:<dir> or exec:<command line> */
 	HTTP_CONFIG_HOSTS,    /* a comma list (may be empty) of host[:port], kept
 	                       * without blanks */
+	HTTP_CONFIG_ABSFILE,  /* an absolute normalised path, or empty for none */
 };
 
 /** Flags of a key. */
@@ -232,6 +237,14 @@ void http_config_policy(const struct http_config *cfg, const char *tenant_name,
  * port), "" for none. Points into cfg.
  */
 const char *http_config_egress(const struct http_config *cfg, const char *tenant_name);
+
+/**
+ * The egress secrets file of the tenant named tenant_name (NULL:
+ * [runner]'s): the absolute path of the file of headers its runs'
+ * egress gateways add for their hosts (runner/gateway_secrets.h), "" for
+ * none. Only the path: the server never opens the file. Points into cfg.
+ */
+const char *http_config_egress_secrets(const struct http_config *cfg, const char *tenant_name);
 
 /** At most this many items in an egress_allow list. */
 #define HTTP_CONFIG_MAX_EGRESS 32

@@ -37,6 +37,13 @@
  *    "egress_allow": ["host" or "host:port", ...] (optional, at most
  *             RUNNER_SPEC_MAX_EGRESS; the hosts the gateway may forward a
  *             request no mock answers to; non-empty, a gateway),
+ *    "egress_secrets": absolute normalised path of at most
+ *             RUNNER_SPEC_MAX_PATH bytes (optional, only with egress_allow
+ *             hosts; [runner] egress_secrets): the operator's file of the
+ *             headers the egress gateway adds for those hosts. Only the
+ *             path: the spec is stored, the values never are; the gateway
+ *             opens the file outside the jail, and a path under a bind is
+ *             refused,
  *    "record": boolean (optional; each answer the gateway gives is kept in
  *             its trace entry as "record", model/record.h, for the run's
  *             history session)}

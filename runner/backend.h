@@ -67,6 +67,9 @@ struct runner_spec {
 	                              * runner, or NULL when it was not found */
 	json_t *egress_allow;        /* the hosts the gateway may forward to (array of
 	                              * "host" or "host:port"), or NULL for none */
+	const char *egress_secrets;  /* absolute path of the operator's file of headers
+	                              * for those hosts (runner/gateway_secrets.h), or
+	                              * NULL: the gateway reads it, the jail never sees it */
 	int record;                  /* the run is recorded: its gateway keeps each
 	                              * answer in the request's entry (model/record.h) */
 	struct runner_limits limits;

@@ -30,6 +30,7 @@
 #include "model/record.h"
 #include "runner/gateway.h"
 #include "runner/gateway_env.h"
+#include "runner/gateway_secrets.h"
 
 /* What it reads on stdin at most: the mocks of a scenario (bounded at 1 MiB
  * by the API) as the runner re-encodes them, with room. */
@@ -41,6 +42,8 @@ struct gateway_state {
 	json_t *mocks;
 	const char *variant;
 	json_t *egress_allow; /* array of "host" / "host:port", may be empty */
+	/* the headers added for egress hosts ([runner] egress_secrets), or NULL */
+	struct runner_gateway_secrets *secrets;
 	int record;           /* the run is recorded: each answer goes in its entry */
 	pthread_mutex_t lock; /* guards calls, seq, stopping */
 	pthread_cond_t stop_cond;
@@ -114,24 +117,7 @@ static void wait_delay(struct gateway_state *st, long delay_ms)
  * scheme's default port. */
 static int egress_allowed(const struct gateway_state *st, const struct runner_gateway_request *rq)
 {
-	int def = rq->scheme && strcmp(rq->scheme, "https") == 0 ? 443 : 80;
-	size_t i, hl;
-	const char *item, *colon;
-
-	if (!rq->host || !rq->scheme)
-		return 0;
-	for (i = 0; i < json_array_size(st->egress_allow); i++) {
-		item = json_string_value(json_array_get(st->egress_allow, i));
-		if (!item)
-			continue;
-		colon = strchr(item, ':');
-		hl = colon ? (size_t)(colon - item) : strlen(item);
-		if (strlen(rq->host) != hl || strncmp(rq->host, item, hl) != 0)
-			continue;
-		if (colon ? atoi(colon + 1) == rq->port : rq->port == def)
-			return 1;
-	}
-	return 0;
+	return runner_gateway_egress_allows(st->egress_allow, rq->scheme, rq->host, rq->port);
 }
 
 /* Headers as the trace keeps them: those that carry credentials masked.
@@ -173,15 +159,26 @@ static json_t *masked_headers(json_t *headers)
 }
 
 /* A request no mock answered, to an egress host: forwarded, and the miss's
- * entry becomes the exchange's (not a miss; the run is not hermetic). */
-static void egress(const struct runner_gateway_request *rq, struct model_gateway_answer *a)
+ * entry becomes the exchange's (not a miss; the run is not hermetic). The
+ * host's secrets, if it has any, replace the agent's headers of their
+ * names; the trace keeps the agent's headers and the names alone. */
+static void egress(const struct gateway_state *st, const struct runner_gateway_request *rq,
+                   struct model_gateway_answer *a)
 {
+	json_t *inject = runner_gateway_secrets_for(st->secrets, rq->scheme, rq->host, rq->port);
+	struct runner_gateway_request out = *rq;
 	struct runner_gateway_response up;
+	json_t *ex, *names = NULL;
 	char why[256];
-	json_t *ex;
+	int rc;
 
 	memset(&up, 0, sizeof(up));
-	if (runner_gateway_forward(rq, NULL, GATEWAY_EGRESS_MS, &up, why, sizeof(why)) != 0) {
+	if (inject)
+		out.headers = runner_gateway_secrets_apply(rq->headers, inject, &names);
+	rc = runner_gateway_forward(&out, NULL, GATEWAY_EGRESS_MS, &up, why, sizeof(why));
+	if (inject)
+		json_decref(out.headers);
+	if (rc != 0) {
 		ex = json_pack("{s:o, s:s}", "request_headers", masked_headers(rq->headers),
 		               "error", why);
 		free(a->body);
@@ -197,6 +194,7 @@ static void egress(const struct runner_gateway_request *rq, struct model_gateway
 		ex = json_pack("{s:o, s:o, s:I}", "request_headers", masked_headers(rq->headers),
 		               "response_headers", masked_headers(up.headers), "response_bytes",
 		               (json_int_t)up.body_len);
+		runner_gateway_secrets_mask(json_object_get(ex, "response_headers"), inject);
 		free(a->body);
 		json_decref(a->headers);
 		a->status = up.status;
@@ -208,6 +206,8 @@ static void egress(const struct runner_gateway_request *rq, struct model_gateway
 	}
 	json_decref(up.headers);
 	free(up.body);
+	if (names)
+		json_object_set_new(ex, "injected", names);
 	if (a->trace) {
 		json_object_del(a->trace, "near_miss");
 		json_object_set_new(a->trace, "status", json_integer(a->status));
@@ -261,7 +261,7 @@ static int answer(void *ctx, const struct runner_gateway_request *rq,
 	}
 #ifdef GATEWAY_EGRESS
 	if (!a.hit && egress_allowed(st, rq))
-		egress(rq, &a);
+		egress(st, rq, &a);
 	else
 #endif
 	    if (!a.hit && json_array_size(st->egress_allow) > 0 && a.trace)
@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 	struct model_buf in;
 	char path[4096 + 16];
 	char chunk[65536];
-	const char *dir = NULL;
+	const char *dir = NULL, *secrets;
 	json_t *wire = NULL, *wire_ready;
 	json_error_t jerr;
 	sigset_t set;
@@ -459,6 +459,7 @@ int main(int argc, char **argv)
 	}
 	st.variant = json_string_value(json_object_get(wire, "variant"));
 	st.egress_allow = json_object_get(wire, "egress_allow");
+	secrets = json_string_value(json_object_get(wire, "egress_secrets"));
 	st.record = json_is_true(json_object_get(wire, "record"));
 #ifdef GATEWAY_EGRESS
 	/* before any thread: runner_gateway_forward's libcurl */
@@ -467,10 +468,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	curl_ready = 1;
+	/* the values stay in this process: read here, outside the jail */
+	if (secrets && runner_gateway_secrets_load(secrets, st.egress_allow, geteuid(), &st.secrets,
+	                                           &err) != 0) {
+		rc = fail(&st, err.message);
+		goto out;
+	}
 #else
 	/* this build forwards nothing: the runner starts the egress one for
 	 * a run that may reach a host */
-	if (json_array_size(st.egress_allow) > 0) {
+	if (json_array_size(st.egress_allow) > 0 || secrets) {
 		rc = fail(&st, "egress hosts given to the gateway without egress "
 		               "(olivares-gateway-egress forwards)");
 		goto out;
@@ -523,6 +530,7 @@ out:
 #ifdef GATEWAY_EGRESS
 	if (curl_ready)
 		curl_global_cleanup();
+	runner_gateway_secrets_free(st.secrets);
 #endif
 	free(st.calls);
 	json_decref(wire);

@@ -308,6 +308,8 @@ int runner_gateway_run_start(struct runner_gateway_run *g, struct runner_error *
 	wire = json_pack("{s:O, s:s?, s:O, s:b}", "mocks", spec->mocks, "variant", spec->variant,
 	                 "egress_allow", spec->egress_allow ? spec->egress_allow : json_null(),
 	                 "record", spec->record);
+	if (wire && spec->egress_secrets)
+		json_object_set_new(wire, "egress_secrets", json_string(spec->egress_secrets));
 	text = wire ? json_dumps(wire, JSON_COMPACT) : NULL;
 	json_decref(wire);
 	if (!text || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||

@@ -16,8 +16,10 @@
  * "gateway": true (model/runspec.h). The wire, runner to gateway:
  *   argv   olivares-gateway --dir DIR
  *   fd 0   {"mocks": [...], "variant": string|null, "egress_allow": [...]|null,
- *           "record": bool (each answer kept in its entry: model/record.h)},
- *          then end of file
+ *           "record": bool (each answer kept in its entry: model/record.h),
+ *          "egress_secrets"?: path (the egress build only: the file it
+ *          reads its hosts' headers from, runner/gateway_secrets.h)}, then
+ *          end of file
  *   fd 3   a unix seqpacket socket, the channel of its listening socket:
  *          the gateway starts before the jail stands (its libraries
  *          loaded, OpenSSL started, the CA made and written while the jail

@@ -253,6 +253,32 @@ static int path_ok(json_t *v)
 	return 1;
 }
 
+/* Whether the secrets file (NULL: none) would be in the jail: under one
+ * of binds, or the agent's file. The file stays where the operator put it;
+ * a bind over it would hand the agent what the gateway adds for it. */
+static int secrets_bound(const char *secrets, json_t *binds, const char *agent)
+{
+	const char *b;
+	size_t i, len;
+	json_t *item;
+
+	if (!secrets)
+		return 0;
+	if (agent && strcmp(agent, secrets) == 0)
+		return 1;
+	/* no binds given: the default, /usr */
+	if (!binds)
+		return strncmp(secrets, "/usr/", 5) == 0;
+	json_array_foreach(binds, i, item)
+	{
+		b = json_string_value(item);
+		len = strlen(b);
+		if (strncmp(secrets, b, len) == 0 && (secrets[len] == '/' || secrets[len] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
 /* The first component of a bind may not be one the jail itself owns. */
 static int bind_reserved(const char *s)
 {
@@ -319,6 +345,9 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
 			    i);
 	}
 	spec->binds = v;
+	if (secrets_bound(spec->egress_secrets, v, spec->agent))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "egress_secrets is under a path bound into the jail");
 	spec->mock_agent = mock_agent[0] ? mock_agent : NULL;
 	spec->agent_exec = agent_exec[0] ? agent_exec : NULL;
 	/* only the egress build forwards (and only it loads libcurl) */
@@ -334,9 +363,9 @@ static int validate_os_fields(json_t *root, struct runner_spec *spec, struct run
  * tenant, no token. An absent "variant" is null, absent "mocks" is []. */
 static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_error *err)
 {
-	static const char *const top_keys[] = {"variant", "steps", "mocks",   "agent",
-	                                       "limits",  "binds", "gateway", "egress_allow",
-	                                       "record",  NULL};
+	static const char *const top_keys[] = {
+	    "variant", "steps",        "mocks",          "agent",  "limits", "binds",
+	    "gateway", "egress_allow", "egress_secrets", "record", NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
 	static const char *const mock_keys[] = {"resource", "response", "variant", "delay_ms",
 	                                        NULL};
@@ -432,6 +461,15 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 	spec->egress_allow = v;
 	if (json_array_size(v) > 0)
 		spec->gateway = 1;
+	/* the path of the operator's secrets file, never its content: the
+	 * egress gateway opens it outside the jail */
+	v = json_object_get(root, "egress_secrets");
+	if (v && (!path_ok(v) || json_array_size(spec->egress_allow) == 0))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "egress_secrets must be an absolute normalised path of at "
+		                        "most %d bytes, with egress_allow hosts",
+		                        RUNNER_SPEC_MAX_PATH);
+	spec->egress_secrets = json_string_value(v);
 	v = json_object_get(root, "record");
 	if (v && !json_is_boolean(v))
 		return runner_error_set(err, RUNNER_E_SPEC, "record must be true or false");

@@ -912,6 +912,8 @@ static enum store_rc tx_cancel(struct store *st, void *arg)
 		rc = store_q_exec(st,
 		                  "UPDATE runs SET status = 'cancelled', finished_at = ?, reason = "
 		                  "'cancelled before it started', output_digest = ?, runner = '', "
+		                  "record_error = CASE WHEN record_asked = 1 THEN 'the run did not "
+		                  "run: nothing to record' END, "
 		                  "job = NULL WHERE tenant_id = ? AND id = ? AND status = 'queued'",
 		                  p, NPARAMS(p), NULL, &rows);
 	}
@@ -1062,6 +1064,8 @@ static enum store_rc tx_sweep_one(struct store *st, void *arg)
 		                  "destroyed = 0, steps_ok = ?, steps_error = ?, steps_done = ?, "
 		                  "output_digest = ?, finished_at = ?, egress_requests = CASE WHEN "
 		                  "job LIKE '%\"egress_allow\"%' THEN -1 ELSE egress_requests END, "
+		                  "record_error = CASE WHEN record_asked = 1 THEN 'the run did not "
+		                  "complete: nothing recorded' END, "
 		                  "job = NULL WHERE id = ? AND status = 'running' AND "
 		                  "heartbeat_at = ?",
 		                  u, NPARAMS(u), NULL, &rows);

@@ -82,17 +82,22 @@ int http_run_tenant_policy(struct http_request *req, const char **backends, cons
 	return 0;
 }
 
-/* The tenant's egress hosts (http_config_egress): its section's, or
- * [runner]'s. 0, or -1 with *err. */
-static int tenant_egress(struct http_request *req, const char **egress, struct model_error *err)
+/* The tenant's egress hosts and secrets file (http_config_egress,
+ * http_config_egress_secrets): its section's, or [runner]'s. 0, or -1
+ * with *err. */
+static int tenant_egress(struct http_request *req, const char **egress, const char **secrets,
+                         struct model_error *err)
 {
 	const struct http_tenant_policy *pol;
 
 	*egress = req->cfg->egress_allow;
+	*secrets = req->cfg->egress_secrets;
 	if (tenant_section(req, &pol, err))
 		return -1;
-	if (pol)
+	if (pol) {
 		*egress = pol->egress_allow;
+		*secrets = pol->egress_secrets;
+	}
 	return 0;
 }
 
@@ -401,10 +406,11 @@ int http_run_load_scenario(struct http_request *req, const char *id, const char 
 /* ---- spec, execution and scoring ------------------------------------------------ */
 
 /* The run spec (model/runspec.h): steps, mocks, variant, agent, limits,
- * binds, and the tenant's egress hosts when it has any. Nothing else: no
- * id, tenant or token. */
+ * binds, and the tenant's egress hosts when it has any, with the path of
+ * its secrets file when it has one (the path only: the spec is stored).
+ * Nothing else: no id, tenant or token. */
 static json_t *run_spec(struct http_request *req, json_t *sc, const char *variant,
-                        const char *agent, const char *egress)
+                        const char *agent, const char *egress, const char *secrets)
 {
 	const struct http_config *cfg = req->cfg;
 	json_t *mocks = json_object_get(sc, "mocks");
@@ -422,6 +428,8 @@ static json_t *run_spec(struct http_request *req, json_t *sc, const char *varian
 	                 (json_int_t)cfg->limits.tmpfs_mb, "binds", binds_array(cfg->binds));
 	if (spec && egress && egress[0])
 		json_object_set_new(spec, "egress_allow", binds_array(egress));
+	if (spec && egress && egress[0] && secrets && secrets[0])
+		json_object_set_new(spec, "egress_secrets", json_string(secrets));
 	return spec;
 }
 
@@ -485,16 +493,18 @@ int http_run_prepare(struct http_request *req, struct http_run_job *job, struct 
 {
 	struct store_run_job *q = &job->queued;
 	json_t *plan = job->plan ? job->plan : job->sc;
-	const char *egress;
+	const char *egress, *secrets;
 	json_t *spec;
 
 	memset(q, 0, sizeof(*q));
-	if (tenant_egress(req, &egress, err))
+	if (tenant_egress(req, &egress, &secrets, err))
 		return -1;
 	/* a replay's hermetic by its nature: no egress, whatever the policy */
-	if (job->session_id)
+	if (job->session_id) {
 		egress = "";
-	spec = run_spec(req, plan, job->variant, job->agent, egress);
+		secrets = "";
+	}
+	spec = run_spec(req, plan, job->variant, job->agent, egress, secrets);
 	if (!spec)
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot build the run spec");
 	if (job->record)

@@ -64,7 +64,8 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 			snprintf(text, sizeof(text), "no session: %s",
 			         view_jstr(run, "record_error", ""));
 		else if (view_jstr(run, "session_id", NULL))
-			snprintf(text, sizeof(text), "as session %s", view_jstr(run, "session_id", ""));
+			snprintf(text, sizeof(text), "as session %s",
+			         view_jstr(run, "session_id", ""));
 		else
 			snprintf(text, sizeof(text), "when it completes");
 		view_dl_item(dl, "Recorded", "run-record", text);

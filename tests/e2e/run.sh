@@ -108,6 +108,13 @@ if ((fresh)); then
 	# the test starts on the host's loopback at this port
 	OLV_EGRESS_TENANT=olv-egress
 	OLV_EGRESS_PORT=$(olv_free_port)
+	# t0501: the credential the gateway adds for that host (this stack's
+	# own value), in a file only the executor's user reads
+	OLV_EGRESS_SECRET=olv-e2e-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+	OLV_EGRESS_SECRETS=$own_dir/egress-secrets.ini
+	printf '[host 127.0.0.1:%s]\nheader = Authorization: Bearer %s\n' "$OLV_EGRESS_PORT" "$OLV_EGRESS_SECRET" \
+		>"$OLV_EGRESS_SECRETS"
+	chmod 0600 "$OLV_EGRESS_SECRETS"
 	cat >"$own_dir/olivares.conf" <<-CONF
 		[runner]
 		agents_dir = $OLV_AGENTS_DIR
@@ -126,6 +133,7 @@ if ((fresh)); then
 		[tenant $OLV_EGRESS_TENANT]
 		backends = inproc-mock, namespaces, gvisor
 		egress_allow = 127.0.0.1:$OLV_EGRESS_PORT
+		egress_secrets = $OLV_EGRESS_SECRETS
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
 		[tenant $OLV_DEFAULT_TENANT]
@@ -137,7 +145,8 @@ if ((fresh)); then
 		lease_seconds = 6
 	CONF
 	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
-		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT
+		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT \
+		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

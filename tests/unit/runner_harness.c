@@ -929,12 +929,29 @@ static void *upstream_main(void *arg)
 	return NULL;
 }
 
+/* u's loopback listener and its thread; returns its port. */
+static int upstream_start(struct upstream *u)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+
+	memset(u, 0, sizeof(*u));
+	u->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(u->listener, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(u->listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(u->listener, 4), 0);
+	ck_assert_int_eq(getsockname(u->listener, (struct sockaddr *)&sa, &sl), 0);
+	ck_assert_int_eq(pthread_create(&u->thread, NULL, upstream_main, u), 0);
+	return ntohs(sa.sin_port);
+}
+
 void assert_gateway_egress(const char *backend)
 {
 	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
 	json_t *spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT"));
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
 	struct upstream u;
 	char input[128], allowed[64], want[160];
 	json_t *e, *ex;
@@ -942,17 +959,7 @@ void assert_gateway_egress(const char *backend)
 	int fd, port;
 	pid_t pid;
 
-	memset(&u, 0, sizeof(u));
-	u.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(u.listener, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(u.listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(u.listener, 4), 0);
-	ck_assert_int_eq(getsockname(u.listener, (struct sockaddr *)&sa, &sl), 0);
-	port = ntohs(sa.sin_port);
-	ck_assert_int_eq(pthread_create(&u.thread, NULL, upstream_main, &u), 0);
+	port = upstream_start(&u);
 	snprintf(allowed, sizeof(allowed), "127.0.0.1:%d", port);
 	json_object_set_new(spec, "egress_allow", json_pack("[s]", allowed));
 	snprintf(input, sizeof(input), "get http://127.0.0.1:%d/hello", port);
@@ -990,23 +997,106 @@ void assert_gateway_egress(const char *backend)
 	result_free(&r);
 }
 
-/* A loopback listener the upstream thread answers once; its port. */
-static int upstream_start(struct upstream *u)
+/* The runner's whole output for spec, raw, into *out (caller frees);
+ * the parsed result returned. */
+static struct result run_raw(const char *backend, json_t *spec, struct text *out)
 {
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
+	const char *args[] = {env_path("OLIVARES_RUNNER"), "--backend", backend, NULL};
+	char chunk[65536];
+	ssize_t n;
+	pid_t pid;
+	int fd;
 
-	memset(u, 0, sizeof(*u));
-	u->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(u->listener, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(u->listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(u->listener, 4), 0);
-	ck_assert_int_eq(getsockname(u->listener, (struct sockaddr *)&sa, &sl), 0);
-	ck_assert_int_eq(pthread_create(&u->thread, NULL, upstream_main, u), 0);
-	return ntohs(sa.sin_port);
+	memset(out, 0, sizeof(*out));
+	pid = spawn_runner_with(args, spec, gateway_env, NULL, NULL, &fd);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		text_add(out, chunk, (size_t)n);
+	close(fd);
+	text_add(out, "", 1);
+	return collect_text(pid, out->data, out->len - 1, now_ms());
+}
+
+void assert_gateway_egress_secrets(const char *backend)
+{
+	static const char secret[] = "olv-test-4e1a-value";
+	char dir[] = "/tmp/olv-egress-secrets-XXXXXX";
+	char path[sizeof(dir) + 16], text[256], input[128], allowed[64], want[512];
+	json_t *spec, *e, *ex;
+	struct upstream u;
+	struct text out;
+	struct result r;
+	FILE *f;
+	int port;
+
+	port = upstream_start(&u);
+	snprintf(allowed, sizeof(allowed), "127.0.0.1:%d", port);
+
+	/* the operator's file, 0600, where the jail has no view */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/secrets.ini", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "[host %s]\nheader = Authorization: Bearer %s\n", allowed, secret);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+
+	spec = spec_new(NULL, env_path("OLIVARES_HTTP_AGENT"));
+	json_object_set_new(spec, "egress_allow", json_pack("[s]", allowed));
+	json_object_set_new(spec, "egress_secrets", json_string(path));
+	snprintf(input, sizeof(input), "getauth http://%s/hello", allowed);
+	spec_step(spec, "upstream", input);
+	spec_step(spec, "environ", "environ");
+	snprintf(input, sizeof(input), "read %s", path);
+	spec_step(spec, "read", input);
+	r = run_raw(backend, spec, &out);
+	pthread_join(u.thread, NULL);
+	close(u.listener);
+
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	ck_assert_msg(strcmp(sum_str(&r, "status"), "completed") == 0, "%s; log: %s",
+	              sum_str(&r, "reason"), r.log);
+	/* the upstream got the operator's header, not the agent's */
+	ck_assert_str_eq(step_str(&r, 0, "output"), "getauth: 200 hello");
+	snprintf(text, sizeof(text), "\r\nAuthorization: Bearer %s\r\n", secret);
+	ck_assert_msg(strstr(u.got, text) != NULL, "upstream got: %s", u.got);
+	ck_assert_msg(strstr(u.got, "agent-own") == NULL, "upstream got: %s", u.got);
+	/* the trace names it and keeps the agent's, masked */
+	e = trace_entry(&r, 0, 0);
+	ex = json_object_get(e, "egress");
+	ck_assert_msg(json_is_object(ex), "no egress in the trace entry");
+	ck_assert_int_eq(json_array_size(json_object_get(ex, "injected")), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(ex, "injected"), 0)),
+	                 "Authorization");
+	/* the agent: not in its environment, no such file in its jail */
+	ck_assert_msg(strncmp(step_str(&r, 1, "output"), "environ: ", 9) == 0 &&
+	                  strstr(step_str(&r, 1, "output"), "HTTPS_PROXY=") != NULL,
+	              "%s", step_str(&r, 1, "output"));
+	ck_assert_ptr_null(strstr(step_str(&r, 1, "output"), secret));
+	ck_assert_ptr_null(strstr(step_str(&r, 1, "output"), path));
+	ck_assert_str_eq(step_str(&r, 2, "output"), "read: No such file or directory");
+	/* nothing of the runner's output holds the value */
+	ck_assert_msg(strstr(out.data, secret) == NULL, "the value is in the output: %s", out.data);
+	ck_assert_ptr_nonnull(strstr(out.data, "\"injected\":[\"Authorization\"]"));
+	ck_assert_ptr_nonnull(strstr(out.data, "[\"Authorization\",\"[masked]\"]"));
+	free(out.data);
+	result_free(&r);
+
+	/* readable by others: the gateway does not start, the run fails */
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	r = run_raw(backend, spec, &out);
+	json_decref(spec);
+	ck_assert_msg(r.summary != NULL, "no summary line from the runner");
+	ck_assert_str_eq(sum_str(&r, "status"), "failed");
+	snprintf(want, sizeof(want),
+	         "egress_secrets %s: mode 0644 gives group or others access (chmod 600)", path);
+	ck_assert_msg(strstr(sum_str(&r, "reason"), want) != NULL, "reason: %s",
+	              sum_str(&r, "reason"));
+	ck_assert_int_eq(json_array_size(r.steps), 0);
+	ck_assert_msg(strstr(out.data, secret) == NULL, "the value is in the output: %s", out.data);
+	free(out.data);
+	result_free(&r);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* The "record" of trace entry n of step i, which must be an answer. */

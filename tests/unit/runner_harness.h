@@ -242,11 +242,33 @@ void assert_gateway_own_run(const char *backend);
 void assert_gateway_egress(const char *backend);
 
 /**
+ * Secrets for upstream hosts on backend: with the spec's egress_secrets
+ * naming a 0600 file outside the jail that gives the loopback upstream an
+ * Authorization header, the upstream gets that header with its value in
+ * place of the agent's own; the trace entry names it in "injected" and
+ * keeps the agent's (masked); the agent finds the value neither in its
+ * environment nor in the file, which it cannot open; the runner's whole
+ * output holds no value. The same file with mode 0644 fails the run, its
+ * reason saying why, and no step runs.
+ */
+void assert_gateway_egress_secrets(const char *backend);
+
+/**
  * A recorded run on backend ("record": true): each answer its gateway gave
  * (a mock's, an allowed host's on the loopback) is kept in its trace entry
  * as the HTTP mock that answers it so, a miss keeps none, and a run of the
  * same steps against those mocks, with no egress, gives the same outputs.
  */
 void assert_gateway_record(const char *backend);
+
+/** A test case (Check's START_TEST) whose whole body is one assertion of
+ * this harness on one backend: a backend's program lists the assertions
+ * it shares with the others in one line each. */
+#define HARNESS_CASE(name, assertion, backend)                                                     \
+	START_TEST(name)                                                                           \
+	{                                                                                          \
+		assertion(backend);                                                                \
+	}                                                                                          \
+	END_TEST
 
 #endif

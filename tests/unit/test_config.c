@@ -363,6 +363,50 @@ START_TEST(test_max_active_runs)
 }
 END_TEST
 
+/* [runner] egress_secrets: none by default; a [tenant NAME] section
+ * without the key takes [runner]'s (from a later section too), one that
+ * gives it, even empty, has its own; http_config_egress_secrets answers
+ * by tenant name. */
+START_TEST(test_egress_secrets)
+{
+	struct http_config cfg;
+	char err[512], want[512];
+
+	ck_assert_int_eq(load("[tenant a]\nbackends = inproc-mock\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.egress_secrets, "");
+	ck_assert_str_eq(cfg.tenants[0].egress_secrets, "");
+	ck_assert_str_eq(http_config_egress_secrets(&cfg, "a"), "");
+
+	ck_assert_int_eq(load("[tenant a]\nbackends = inproc-mock\n"
+	                      "[tenant b]\negress_secrets = /srv/b.ini\n"
+	                      "[tenant c]\negress_secrets =\n"
+	                      "[runner]\negress_secrets = /etc/olivares/egress-secrets.ini\n",
+	                      &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(cfg.ntenants, 3);
+	ck_assert_str_eq(cfg.egress_secrets, "/etc/olivares/egress-secrets.ini");
+	ck_assert_str_eq(http_config_egress_secrets(&cfg, "a"), "/etc/olivares/egress-secrets.ini");
+	ck_assert_str_eq(http_config_egress_secrets(&cfg, "b"), "/srv/b.ini");
+	ck_assert_str_eq(http_config_egress_secrets(&cfg, "c"), "");
+	/* a tenant without a section, and no tenant: [runner]'s */
+	ck_assert_str_eq(http_config_egress_secrets(&cfg, "zed"),
+	                 "/etc/olivares/egress-secrets.ini");
+	ck_assert_str_eq(http_config_egress_secrets(&cfg, NULL),
+	                 "/etc/olivares/egress-secrets.ini");
+
+	/* a relative path is refused, not taken from the file's directory:
+	 * the gateway that opens it may run on another host */
+	ck_assert_int_eq(load("[runner]\negress_secrets = secrets.ini\n", &cfg, err, sizeof(err)),
+	                 -1);
+	snprintf(want, sizeof(want),
+	         "%s: bad value \"secrets.ini\" for [runner] egress_secrets (an absolute path "
+	         "without . or .. parts, or nothing for none) (line 2)",
+	         loaded_path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(loaded_kind, HTTP_CONFIG_E_VALUE);
+}
+END_TEST
+
 /* [executor]: processes, slots and lease_seconds with their defaults and
  * bounds; host_id the host's name unless set. */
 START_TEST(test_executor_keys)
@@ -671,6 +715,10 @@ static const struct key_case key_cases[] = {
      .bad = "Api.example.com|a b|.x|x-|x:0|x:65536|x:08|x:|:80|a,,b|a_b",
      .wanted = "a comma list of at most 32 host or host:port (lower-case names or IPv4 "
                "addresses, ports 1 to 65535)"},
+    {"runner", "egress_secrets", .def = "", .valid = "/etc/olivares/egress-secrets.ini",
+     .stored = "/etc/olivares/egress-secrets.ini", .also_ok = "|/s|/a/.b/c..d",
+     .bad = "secrets.ini|./s|/etc/|/etc//s|/etc/./s|/etc/../s|/etc/.|/etc/..",
+     .wanted = "an absolute path without . or .. parts, or nothing for none"},
     {"runner", "gvisor_platform", .def = "ptrace", .valid = "kvm", .stored = "kvm",
      .also_ok = "ptrace|systrap", .bad = "PTRACE|warp|kvm,ptrace|",
      .wanted = "ptrace, kvm or systrap"},
@@ -689,6 +737,11 @@ static const struct key_case key_cases[] = {
      .bad = "B.example|b:0",
      .wanted = "a comma list of at most 32 host or host:port "
                "(lower-case names or IPv4 addresses, ports 1 to 65535)"},
+    {"tenant", "egress_secrets",
+     .def_file = "[runner]\negress_secrets = /etc/o/r.ini\n[tenant t]\nbackends = inproc-mock\n",
+     .def = "/etc/o/r.ini", .valid = "/etc/o/t.ini", .stored = "/etc/o/t.ini", .also_ok = "",
+     .bad = "t.ini|/etc/o/",
+     .wanted = "an absolute path without . or .. parts, or nothing for none"},
     {"scorer", "adapter", .def = "none", .valid = "exec:bin/score -q",
      .stored = "exec:/tmp/bin/score -q", .also_ok = "none|exec:/bin/true --x|builtin:/srv/suites",
      .bad = "exec:|builtin:|None|", .wanted = "none, builtin:<dir> or exec:<command line>"},
@@ -1025,6 +1078,7 @@ static const struct {
     {"preflight", &test_preflight_newest_check_wins_without_init, 0},
     {"config", &test_max_active_runs, 0},
     {"config", &test_executor_keys, 0},
+    {"config", &test_egress_secrets, 0},
     {"config", &test_run_slot_keys_are_gone, 0},
     {"config", &test_config_messages, 0},
     {"config", &test_request_seconds_max, 0},

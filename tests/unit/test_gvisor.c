@@ -1765,41 +1765,15 @@ START_TEST(test_sdk_agent)
 }
 END_TEST
 
-/* A run with a gateway: the host's loopback still out of reach
- * (runner_harness.h assert_gateway_contained). */
-START_TEST(test_gateway_contained)
-{
-	assert_gateway_contained("gvisor");
-}
-END_TEST
-
-/* Controlled egress: an allowed host reached, another refused. */
-START_TEST(test_gateway_egress)
-{
-	assert_gateway_egress("gvisor");
-}
-END_TEST
-
-START_TEST(test_gateway_record)
-{
-	assert_gateway_record("gvisor");
-}
-END_TEST
-
-/* Each run's gateway answers that run only. */
-START_TEST(test_gateway_own_run)
-{
-	assert_gateway_own_run("gvisor");
-}
-END_TEST
-
-/* An agent that reaches its tools and its model over HTTP(S), through the
- * run's gateway (runner_harness.h assert_gateway_run). */
-START_TEST(test_gateway)
-{
-	assert_gateway_run("gvisor");
-}
-END_TEST
+/* The gateway (runner_harness.h says what each shows): an agent that
+ * reaches its tools and model over HTTP(S), contained, its own run's only,
+ * controlled egress, upstream secrets injected, a recorded run replayed. */
+HARNESS_CASE(test_gateway, assert_gateway_run, "gvisor")
+HARNESS_CASE(test_gateway_contained, assert_gateway_contained, "gvisor")
+HARNESS_CASE(test_gateway_own_run, assert_gateway_own_run, "gvisor")
+HARNESS_CASE(test_gateway_egress, assert_gateway_egress, "gvisor")
+HARNESS_CASE(test_gateway_egress_secrets, assert_gateway_egress_secrets, "gvisor")
+HARNESS_CASE(test_gateway_record, assert_gateway_record, "gvisor")
 
 /* The same with Python's threading, the host's python3 run from the
  * default bind of /usr (the agent is a script whose #! names it). */
@@ -1928,6 +1902,7 @@ static Suite *gvisor_suite(void)
 	    test_gateway_contained,
 	    test_gateway_own_run,
 	    test_gateway_egress,
+	    test_gateway_egress_secrets,
 	    test_gateway_record,
 	    test_tmp_inodes_bounded,
 	    test_tmp_size_bounded,

@@ -510,6 +510,49 @@ START_TEST(test_spec_with_extra_field)
 }
 END_TEST
 
+/* egress_secrets: a normalised absolute path, only beside egress hosts,
+ * and never where a bind would put it in the jail (the default /usr
+ * included). */
+START_TEST(test_spec_egress_secrets)
+{
+	static const struct {
+		const char *path, *allow, *bind, *reason;
+	} cases[] = {
+	    {"secrets.ini", "a.example", NULL, "must be"},
+	    {"/etc/../s.ini", "a.example", NULL, "must be"},
+	    {"/etc/olivares/s.ini", NULL, NULL, "must be"},
+	    {"/usr/share/s.ini", "a.example", NULL, "under"},
+	    {"/srv/o/s.ini", "a.example", "/srv", "under"},
+	    {"/srv", "a.example", "/srv", "under"},
+	};
+	struct http_dispatch_result r;
+	char want[256];
+	json_t *spec;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		spec = walk_spec();
+		json_object_set_new(spec, "egress_secrets", json_string(cases[i].path));
+		if (cases[i].allow)
+			json_object_set_new(spec, "egress_allow", json_pack("[s]", cases[i].allow));
+		if (cases[i].bind)
+			json_object_set_new(spec, "binds", json_pack("[s]", cases[i].bind));
+		ck_assert_int_eq(
+		    http_dispatch_run(runner(), 1, "inproc-mock", NULL, 10000, spec, &r), 0);
+		ck_assert_str_eq(r.status, "failed");
+		snprintf(want, sizeof(want), "invalid run spec: %s",
+		         strcmp(cases[i].reason, "under") == 0
+		             ? "egress_secrets is under a path bound into the jail"
+		             : "egress_secrets must be an absolute normalised path of at most "
+		               "1024 bytes, with egress_allow hosts");
+		ck_assert_msg(strcmp(r.reason, want) == 0, "%s: %s", cases[i].path, r.reason);
+		ck_assert_int_eq(r.steps_total, 0);
+		http_dispatch_result_free(&r);
+		json_decref(spec);
+	}
+}
+END_TEST
+
 START_TEST(test_spec_over_cap)
 {
 	struct http_dispatch_result r;
@@ -1714,6 +1757,7 @@ static Suite *runner_suite(void)
 	    test_unknown_backend,
 	    test_gvisor_platform_passed,
 	    test_spec_with_extra_field,
+	    test_spec_egress_secrets,
 	    test_spec_over_cap,
 	    test_timeout_kills_group,
 	    test_stderr_flood_times_out,

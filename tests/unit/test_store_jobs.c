@@ -571,6 +571,8 @@ START_TEST(test_jobs_sweep)
 	 * loaded machine: generously under 400 s */
 	ck_assert_msg(secs >= 100 && secs < 400, "N = %ld", secs);
 	ck_assert_str_eq(reason + strlen(reason) - 2, " s");
+	/* not a recorded run: nothing to say about a session */
+	ck_assert(json_is_null(json_object_get(got, "record_error")));
 	ck_assert(json_is_false(json_object_get(got, "isolated")));
 	ck_assert(json_is_false(json_object_get(got, "destroyed")));
 	ck_assert_int_eq(jint(got, "steps_ok"), 1);
@@ -1182,6 +1184,14 @@ START_TEST(test_jobs_record)
 	ck_assert_int_eq(store_run_finish(st, id2, EX1, &fin, &got), STORE_OK);
 	ck_assert(json_is_null(json_object_get(got, "session_id")));
 	ck_assert_str_eq(jstr(got, "record_error"), fin.record_error);
+	json_decref(got);
+	/* cancelled before it started: why there is no session */
+	ck_assert_int_eq(store_run_enqueue(st, a, ACTOR, &j, 10, NULL, &run), STORE_OK);
+	snprintf(id2, sizeof id2, "%s", jstr(run, "id"));
+	json_decref(run);
+	got = NULL;
+	ck_assert_int_eq(store_run_cancel(st, a, ACTOR, id2, &got), STORE_OK);
+	ck_assert_str_eq(jstr(got, "record_error"), "the run did not run: nothing to record");
 	json_decref(got);
 	/* one session in all */
 	ck_assert_int_eq(count_where("sessions", "tenant_id", a), 1);

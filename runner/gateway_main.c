@@ -324,7 +324,8 @@ static void remove_dir(const char *dir)
 
 /* The listening socket the runner hands over on fd 3 once the jail
  * stands (runner/gateway_run.h): 0 with *fd; 1 when a signal in set came
- * first (stopped); -1 with why when the channel ended or broke. SIGTERM,
+ * first, or the channel ended without one (stopped: the run did not
+ * start, or its runner is gone); -1 with why when it broke. SIGTERM,
  * blocked, is watched here too: a channel held open elsewhere must not
  * keep a gateway whose runner is gone. */
 static int receive_socket(const sigset_t *set, int *fd, char *why, size_t why_len)
@@ -358,6 +359,7 @@ static int receive_socket(const sigset_t *set, int *fd, char *why, size_t why_le
 		rc = 1;
 		goto out;
 	}
+	/* (the byte comes with its socket: a hang-up alone is end of file) */
 	memset(&msg, 0, sizeof(msg));
 	memset(&ctl, 0, sizeof(ctl));
 	msg.msg_iov = &iov;
@@ -367,12 +369,14 @@ static int receive_socket(const sigset_t *set, int *fd, char *why, size_t why_le
 	do
 		got = recvmsg(3, &msg, MSG_CMSG_CLOEXEC);
 	while (got < 0 && errno == EINTR);
+	if (got == 0) {
+		rc = 1;
+		goto out;
+	}
 	c = got == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(sizeof(int)) || (msg.msg_flags & MSG_CTRUNC)) {
-		snprintf(why, why_len, "%s",
-		         got == 0 ? "the runner handed no socket (the run did not start)"
-		                  : "descriptor 3 did not bring one listening socket");
+		snprintf(why, why_len, "descriptor 3 did not bring one listening socket");
 		goto out;
 	}
 	memcpy(fd, CMSG_DATA(c), sizeof(int));
@@ -515,10 +519,13 @@ int main(int argc, char **argv)
 	while (r != 0);
 	rc = 0;
 out:
-	/* The run's directory goes with its gateway, also when the runner
-	 * died (its parent-death signal is SIGTERM): the runner removes it
-	 * too, whichever comes first. */
-	remove_dir(dir);
+	/* The run's directory goes with a stopped gateway, also when the
+	 * runner died (its parent-death signal is SIGTERM): the runner
+	 * removes it too, whichever comes first. One that could not start
+	 * leaves it to the runner, which is building the jail on it and
+	 * waits for this reason. */
+	if (rc == 0)
+		remove_dir(dir);
 	pthread_mutex_lock(&st.lock);
 	st.stopping = 1;
 	pthread_cond_broadcast(&st.stop_cond);

@@ -27,7 +27,8 @@
  *          carries the listening socket (SCM_RIGHTS; TCP in the jail's
  *          network on namespaces, unix in DIR on gvisor), and serves it.
  *          End of file there before the socket came (a jail that failed,
- *          a runner gone): it removes DIR and exits.
+ *          a runner gone): as SIGTERM. A gateway that cannot start says
+ *          so ("error" below) and leaves DIR to the runner.
  *   fd 1   one JSON object a line:
  *          {"type":"ready"}       DIR/RUNNER_GATEWAY_CA_FILE is written
  *                                 and the socket it was handed served

@@ -68,6 +68,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner/fdpass.h"
+
 #define BODY "hello"
 #define MOCK_URL "http://tools.example.com/search?q=ada"
 #define MOCKS                                                                                      \
@@ -242,14 +244,6 @@ static int gateway_start(struct gateway *g, const char *program, int listen_fd, 
 	char *const envp[] = {NULL};
 	char first[4096];
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, ch[2] = {-1, -1}, null, rc = -1;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	char byte = 's';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	struct msghdr msg;
-	struct cmsghdr *c;
 	size_t len = strlen(mocks), off;
 	ssize_t w;
 
@@ -301,18 +295,7 @@ static int gateway_start(struct gateway *g, const char *program, int listen_fd, 
 	close(in[1]);
 	in[1] = -1;
 	/* its socket, as the runner hands it once the jail stands */
-	memset(&msg, 0, sizeof(msg));
-	memset(&ctl, 0, sizeof(ctl));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &listen_fd, sizeof(int));
-	if (sendmsg(ch[0], &msg, MSG_NOSIGNAL) != 1) {
+	if (runner_fd_send(ch[0], listen_fd) != 0) {
 		snprintf(why, why_cap, "sendmsg: %s", strerror(errno));
 		goto out;
 	}

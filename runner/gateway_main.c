@@ -28,6 +28,7 @@
 #include "model/buf.h"
 #include "model/http_mock.h"
 #include "model/record.h"
+#include "runner/fdpass.h"
 #include "runner/gateway.h"
 #include "runner/gateway_env.h"
 #include "runner/gateway_secrets.h"
@@ -330,17 +331,8 @@ static void remove_dir(const char *dir)
  * keep a gateway whose runner is gone. */
 static int receive_socket(const sigset_t *set, int *fd, char *why, size_t why_len)
 {
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct msghdr msg;
-	struct cmsghdr *c;
 	struct pollfd p[2];
-	ssize_t got;
-	int sfd = signalfd(-1, set, SFD_CLOEXEC), rc = -1;
+	int got, sfd = signalfd(-1, set, SFD_CLOEXEC), rc = -1;
 
 	if (sfd < 0) {
 		snprintf(why, why_len, "signalfd: %s", strerror(errno));
@@ -360,26 +352,16 @@ static int receive_socket(const sigset_t *set, int *fd, char *why, size_t why_le
 		goto out;
 	}
 	/* (the byte comes with its socket: a hang-up alone is end of file) */
-	memset(&msg, 0, sizeof(msg));
-	memset(&ctl, 0, sizeof(ctl));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	do
-		got = recvmsg(3, &msg, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
+	got = runner_fd_recv(3, 0, fd);
 	if (got == 0) {
 		rc = 1;
 		goto out;
 	}
-	c = got == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)) || (msg.msg_flags & MSG_CTRUNC)) {
-		snprintf(why, why_len, "descriptor 3 did not bring one listening socket");
+	if (got < 0) {
+		snprintf(why, why_len, "descriptor 3 did not bring one listening socket: %s",
+		         strerror(errno));
 		goto out;
 	}
-	memcpy(fd, CMSG_DATA(c), sizeof(int));
 	rc = 0;
 out:
 	close(sfd);

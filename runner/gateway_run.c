@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runner/agent.h"
+#include "runner/fdpass.h"
 #include "runner/gateway_env.h"
 #include "runner/gateway_run.h"
 
@@ -390,38 +391,15 @@ out:
 
 int runner_gateway_run_hand(struct runner_gateway_run *g, int listen_fd, struct runner_error *err)
 {
-	char byte = 's';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct msghdr msg;
-	struct cmsghdr *c;
-	ssize_t w;
 	int rc = 0;
 
 	if (g->chan < 0) {
 		rc = runner_error_set(err, RUNNER_E_SETUP, "the gateway was not started");
 		goto out;
 	}
-	memset(&msg, 0, sizeof(msg));
-	memset(&ctl, 0, sizeof(ctl));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &listen_fd, sizeof(int));
-	do
-		w = sendmsg(g->chan, &msg, MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	if (w != 1)
+	if (runner_fd_send(g->chan, listen_fd) != 0)
 		rc = runner_error_set(err, RUNNER_E_SETUP, "cannot hand the gateway its socket: %s",
-		                      w < 0 ? strerror(errno) : "short write");
+		                      strerror(errno));
 	/* one socket per run: the channel has done its work */
 	close(g->chan);
 	g->chan = -1;

@@ -20,11 +20,12 @@
  *         started on fd 3 (runner_gateway_start); at SIGTERM
  *         runner_gateway_stop, runner_gateway_ca_free, curl_global_cleanup;
  *   ssl   (-DPHASES_SSL) the same without libcurl, linked with OpenSSL and
- *         jansson only: what the start would be if the gateway did not load
- *         libcurl (and the 25 libraries it brings) for its egress;
+ *         jansson only, as olivares-gateway is (olivares-gateway-egress is
+ *         the full one): runner_gateway_openssl_init in place of
+ *         curl_global_init, then the same steps;
  *   bare  neither: a dynamic program of libc alone.
  * Prints the medians over the N starts, ms:
- *   phases n=N exec_to_main=A curl_init=B ca_new=C ca_write=D serve=E
+ *   phases n=N exec_to_main=A lib_init=B ca_new=C ca_write=D serve=E
  *          main_to_ready=F term_to_cleaned=G cleaned_to_reaped=H ca_again=I
  *          total=T
  * exec_to_main is from just before fork to the child's first instruction of
@@ -123,6 +124,9 @@ static int child(const char *dir)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 #ifdef PHASES_FULL
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return 1;
+#elif defined(PHASES_SSL)
+	if (runner_gateway_openssl_init(&err) != 0)
 		return 1;
 #endif
 	t[1] = now_ms();
@@ -260,7 +264,7 @@ out:
 int main(int argc, char **argv)
 {
 	static const char *const names[] = {
-	    "exec_to_main",    "curl_init",         "ca_new",  "ca_write", "serve", "main_to_ready",
+	    "exec_to_main",    "lib_init",          "ca_new",  "ca_write", "serve", "main_to_ready",
 	    "term_to_cleaned", "cleaned_to_reaped", "ca_again"};
 	double *v[9], ph[9], total;
 	long n, i, k;

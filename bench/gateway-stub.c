@@ -3,7 +3,8 @@
  * (runner/gateway_run.h) and does nothing else (not part of the build;
  * bench/gateway compiles it with cc -static into a temp dir, as
  * olivares-gateway beside a copy of olivares-runner). It reads its stdin
- * to end of file, says {"type":"ready"}, and exits on SIGTERM: a run with
+ * to end of file, then the message on fd 3 that brings its socket (which
+ * it drops), says {"type":"ready"}, and exits on SIGTERM: a run with
  * it costs what a run with a gateway costs less the gateway's own work
  * (its libraries, OpenSSL, the CA, the server), that is the runner's side
  * of the wiring: the run's directory and its bind mount in the jail, the
@@ -28,6 +29,11 @@ int main(void)
 	do
 		r = read(0, buf, sizeof(buf));
 	while (r > 0 || (r < 0 && errno == EINTR));
+	do
+		r = read(3, buf, sizeof(buf));
+	while (r < 0 && errno == EINTR);
+	if (r != 1)
+		return 1;
 	if (write(1, ready, sizeof(ready) - 1) != (ssize_t)sizeof(ready) - 1)
 		return 1;
 	while (sigwait(&set, &sig) != 0)

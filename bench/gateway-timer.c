@@ -7,7 +7,8 @@
  *
  * Starts GATEWAY (olivares-gateway) as the runner does (runner/gateway_run.h:
  * --dir DIR, the mocks on stdin then end of file, a socket listening on
- * 127.0.0.1 as fd 3, the "ready" line awaited on its stdout, its stdout
+ * 127.0.0.1 handed over fd 3, a unix socket, once it has started, the
+ * "ready" line awaited on its stdout, its stdout
  * read by a thread of its own, as the runner's driver reads it, so that
  * the gateway never waits on a full pipe), with one http mock:
  *   GET http://tools.example.com/search?q=ada -> 200, body "hello"
@@ -66,6 +67,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "runner/fdpass.h"
 
 #define BODY "hello"
 #define MOCK_URL "http://tools.example.com/search?q=ada"
@@ -240,7 +243,7 @@ static int gateway_start(struct gateway *g, const char *program, int listen_fd, 
 {
 	char *const envp[] = {NULL};
 	char first[4096];
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, null, rc = -1;
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, ch[2] = {-1, -1}, null, rc = -1;
 	size_t len = strlen(mocks), off;
 	ssize_t w;
 
@@ -254,7 +257,8 @@ static int gateway_start(struct gateway *g, const char *program, int listen_fd, 
 		g->dir[0] = '\0';
 		goto out;
 	}
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ch) != 0) {
 		snprintf(why, why_cap, "pipe: %s", strerror(errno));
 		goto out;
 	}
@@ -268,11 +272,13 @@ static int gateway_start(struct gateway *g, const char *program, int listen_fd, 
 
 		null = open("/dev/null", O_RDWR);
 		if (null < 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(null, 2) < 0 ||
-		    (listen_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(listen_fd, 3)) < 0)
+		    (ch[1] == 3 ? fcntl(3, F_SETFD, 0) : dup2(ch[1], 3)) < 0)
 			_exit(126);
 		execve(program, argv, envp);
 		_exit(127);
 	}
+	close(ch[1]);
+	ch[1] = -1;
 	close(in[0]);
 	in[0] = -1;
 	close(out[1]);
@@ -288,6 +294,11 @@ static int gateway_start(struct gateway *g, const char *program, int listen_fd, 
 	}
 	close(in[1]);
 	in[1] = -1;
+	/* its socket, as the runner hands it once the jail stands */
+	if (runner_fd_send(ch[0], listen_fd) != 0) {
+		snprintf(why, why_cap, "sendmsg: %s", strerror(errno));
+		goto out;
+	}
 	if (gateway_read(g, 1, first, sizeof(first)) != 1) {
 		snprintf(why, why_cap, "it exited before a line");
 		goto out;
@@ -299,6 +310,10 @@ static int gateway_start(struct gateway *g, const char *program, int listen_fd, 
 	rc = 0;
 out:
 	close(listen_fd);
+	if (ch[0] >= 0)
+		close(ch[0]);
+	if (ch[1] >= 0)
+		close(ch[1]);
 	if (in[0] >= 0)
 		close(in[0]);
 	if (in[1] >= 0)

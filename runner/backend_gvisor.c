@@ -1396,11 +1396,13 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		return -1;
 	}
 	/* The gateway serves before the sandbox exists: nothing reaches its
-	 * socket but the sandbox's relay. */
+	 * socket but the sandbox's relay. It readies itself while the
+	 * sandbox starts, and is waited for once the sandbox stands. */
 	if (spec->gateway) {
 		if (runner_gateway_run_prepare(&gw, spec, &err) != 0 ||
+		    runner_gateway_run_start(&gw, &err) != 0 ||
 		    runner_gateway_run_listen_unix(&gw, &lfd, &err) != 0 ||
-		    runner_gateway_run_serve(&gw, lfd, deadline, &err) != 0) {
+		    runner_gateway_run_hand(&gw, lfd, &err) != 0) {
 			snprintf(sum->reason, sizeof(sum->reason),
 			         "gVisor sandbox not in place: %s", err.message);
 			goto out;
@@ -1425,6 +1427,11 @@ static int gv_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 			         "the gVisor sandbox did not start within %d ms (platform %s); a "
 			         "sandbox boots in under a second",
 			         RUNNER_GV_START_MS, gv_platform);
+		goto out;
+	}
+	if (spec->gateway && runner_gateway_run_ready(&gw, deadline, &err) != 0) {
+		snprintf(sum->reason, sizeof(sum->reason), "gVisor sandbox not in place: %s",
+		         err.message);
 		goto out;
 	}
 	sum->isolated = 1;

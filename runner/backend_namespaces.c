@@ -23,10 +23,11 @@
  * cgroup cannot be made fails closed. If it is not removed, left_behind
  * is set as for the jail.
  *
- * A run with a gateway (runner/gateway_run.h) gets its directory and CA
- * before the jail, and the jail's listening socket served from here once
- * the jail stands; the gateway stops after the jail is gone, and a
- * directory left behind sets left_behind.
+ * A run with a gateway (runner/gateway_run.h) gets its directory and its
+ * gateway started before the jail (the gateway makes its CA while the jail
+ * is built), and the jail's listening socket handed to it once the jail
+ * stands; the gateway stops after the jail is gone, and a directory left
+ * behind sets left_behind.
  *
  * The runner process itself stays unfiltered here: it must keep wait4,
  * kill and poll, and it is the one process outside the jail; what it reads
@@ -114,7 +115,10 @@ static int ns_run(const struct runner_spec *spec, FILE *out, struct runner_summa
 		return -1;
 	}
 	memset(&gw, 0, sizeof(gw));
-	if (spec->gateway && runner_gateway_run_prepare(&gw, spec, &err) != 0) {
+	/* The gateway starts first and readies itself (its libraries, its
+	 * CA) while the jail is built: it only waits for its socket then. */
+	if (spec->gateway && (runner_gateway_run_prepare(&gw, spec, &err) != 0 ||
+	                      runner_gateway_run_start(&gw, &err) != 0)) {
 		if (ns_cgroup_remove(&r.cg, &left) != 0)
 			sum->left_behind = 1;
 		goto gateway_failed;

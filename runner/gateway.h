@@ -160,6 +160,20 @@ struct runner_gateway_hooks {
  */
 struct runner_gateway_ca;
 
+/**
+ * Start OpenSSL for a gateway process that reaches no host outside: its
+ * built-in defaults (the default provider, which has every algorithm the
+ * CA and the TLS server use), without reading the system's configuration
+ * file and without registering its cleanup at exit (the process is killed
+ * at the run's end; its memory goes with it). The server sets what it
+ * needs itself (TLS 1.2 at least), so no system setting changes what the
+ * agent sees. Call once, first thing in main, before any other OpenSSL
+ * call: a later call, or one made by a library (libcurl's), would start it
+ * with the configuration file. Returns 0, or -1 with *err
+ * (RUNNER_E_INTERNAL, OpenSSL's reason).
+ */
+int runner_gateway_openssl_init(struct runner_error *err);
+
 /** A new CA, or NULL with *err filled (RUNNER_E_INTERNAL, OpenSSL's reason). */
 struct runner_gateway_ca *runner_gateway_ca_new(struct runner_error *err);
 

@@ -12,12 +12,15 @@
 #include <curl/curl.h>
 #endif
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +28,7 @@
 #include "model/buf.h"
 #include "model/http_mock.h"
 #include "model/record.h"
+#include "runner/fdpass.h"
 #include "runner/gateway.h"
 #include "runner/gateway_env.h"
 #include "runner/gateway_secrets.h"
@@ -329,11 +333,58 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* The listening socket the runner hands over on fd 3 once the jail
+ * stands (runner/gateway_run.h): 0 with *fd; 1 when a signal in set came
+ * first, or the channel ended without one (stopped: the run did not
+ * start, or its runner is gone); -1 with why when it broke. SIGTERM,
+ * blocked, is watched here too: a channel held open elsewhere must not
+ * keep a gateway whose runner is gone. */
+static int receive_socket(const sigset_t *set, int *fd, char *why, size_t why_len)
+{
+	struct pollfd p[2];
+	int got, sfd = signalfd(-1, set, SFD_CLOEXEC), rc = -1;
+
+	if (sfd < 0) {
+		snprintf(why, why_len, "signalfd: %s", strerror(errno));
+		return -1;
+	}
+	p[0].fd = 3;
+	p[0].events = POLLIN;
+	p[1].fd = sfd;
+	p[1].events = POLLIN;
+	while (poll(p, 2, -1) < 0)
+		if (errno != EINTR) {
+			snprintf(why, why_len, "poll: %s", strerror(errno));
+			goto out;
+		}
+	if (p[1].revents) {
+		rc = 1;
+		goto out;
+	}
+	/* (the byte comes with its socket: a hang-up alone is end of file) */
+	got = runner_fd_recv(3, 0, fd);
+	if (got == 0) {
+		rc = 1;
+		goto out;
+	}
+	if (got < 0) {
+		snprintf(why, why_len, "descriptor 3 did not bring one listening socket: %s",
+		         strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	close(sfd);
+	close(3);
+	return rc;
+}
+
 static int usage(FILE *to, int status)
 {
 	fputs("usage: olivares-gateway --dir DIR\n"
 	      "One run's gateway, started by olivares-runner: the run's mocks on stdin, the\n"
-	      "jail's listening socket on descriptor 3, a line per request on stdout.\n"
+	      "jail's listening socket handed over descriptor 3 (a unix socket), a line per\n"
+	      "request on stdout.\n"
 	      "See olivares-gateway(8).\n",
 	      to);
 	return status;
@@ -354,7 +405,7 @@ int main(int argc, char **argv)
 	json_error_t jerr;
 	sigset_t set;
 	ssize_t r;
-	int sig, rc = 1;
+	int sig, lfd = -1, rc = 1;
 #ifdef GATEWAY_EGRESS
 	int curl_ready = 0;
 #endif
@@ -375,8 +426,15 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-
 	model_buf_init(&in, GATEWAY_MAX_INPUT);
+#ifndef GATEWAY_EGRESS
+	/* OpenSSL's defaults only: this build reaches no host outside (the
+	 * egress one keeps the system's settings for its upstream TLS) */
+	if (runner_gateway_openssl_init(&err) != 0) {
+		rc = fail(&st, err.message);
+		goto out;
+	}
+#endif
 	for (;;) {
 		r = read(0, chunk, sizeof(chunk));
 		if (r < 0 && errno == EINTR)
@@ -432,10 +490,15 @@ int main(int argc, char **argv)
 		rc = fail(&st, err.message);
 		goto out;
 	}
+	sig = receive_socket(&set, &lfd, chunk, sizeof(chunk));
+	if (sig != 0) {
+		rc = sig > 0 ? 0 : fail(&st, chunk);
+		goto out;
+	}
 	hooks.answer = answer;
 	hooks.refused = refused;
 	hooks.ctx = &st;
-	gw = runner_gateway_start(3, ca, &hooks, &err);
+	gw = runner_gateway_start(lfd, ca, &hooks, &err);
 	if (!gw) {
 		rc = fail(&st, err.message);
 		goto out;
@@ -448,10 +511,13 @@ int main(int argc, char **argv)
 	while (r != 0);
 	rc = 0;
 out:
-	/* The run's directory goes with its gateway, also when the runner
-	 * died (its parent-death signal is SIGTERM): the runner removes it
-	 * too, whichever comes first. */
-	remove_dir(dir);
+	/* The run's directory goes with a stopped gateway, also when the
+	 * runner died (its parent-death signal is SIGTERM): the runner
+	 * removes it too, whichever comes first. One that could not start
+	 * leaves it to the runner, which is building the jail on it and
+	 * waits for this reason. */
+	if (rc == 0)
+		remove_dir(dir);
 	pthread_mutex_lock(&st.lock);
 	st.stopping = 1;
 	pthread_cond_broadcast(&st.stop_cond);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runner/agent.h"
+#include "runner/fdpass.h"
 #include "runner/gateway_env.h"
 #include "runner/gateway_run.h"
 
@@ -88,6 +89,7 @@ int runner_gateway_run_prepare(struct runner_gateway_run *g, const struct runner
 	g->spec = spec;
 	g->pid = -1;
 	g->out = -1;
+	g->chan = -1;
 	g->pending = json_array();
 	model_buf_init(&g->in, RUNNER_GATEWAY_MAX_LINE);
 	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 64)
@@ -287,21 +289,17 @@ static int await_ready(struct runner_gateway_run *g, long long deadline_ms,
 	}
 }
 
-int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long long deadline_ms,
-                             struct runner_error *err)
+int runner_gateway_run_start(struct runner_gateway_run *g, struct runner_error *err)
 {
 	const struct runner_spec *spec = g->spec;
 	char *const envp[] = {NULL};
-	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, ch[2] = {-1, -1};
 	json_t *wire;
 	char *text = NULL;
 	size_t len, off;
 	ssize_t w;
 	int rc = -1;
-	long long until = runner_now_ms() + RUNNER_GATEWAY_START_MS;
 
-	if (until > deadline_ms)
-		until = deadline_ms;
 	if (!spec->gateway_program) {
 		runner_error_set(err, RUNNER_E_MISSING, "%s was not found beside the runner",
 		                 json_array_size(spec->egress_allow) > 0 ? "olivares-gateway-egress"
@@ -315,7 +313,8 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 		json_object_set_new(wire, "egress_secrets", json_string(spec->egress_secrets));
 	text = wire ? json_dumps(wire, JSON_COMPACT) : NULL;
 	json_decref(wire);
-	if (!text || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+	if (!text || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ch) != 0) {
 		runner_error_set(err, RUNNER_E_SETUP, "cannot start the gateway: %s",
 		                 strerror(errno));
 		goto out;
@@ -339,7 +338,7 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 		 * but a sanitizer build's report must reach the server's log.
 		 * dup2 onto itself keeps close-on-exec: cleared by hand then. */
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
-		    (listen_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(listen_fd, 3)) < 0)
+		    (ch[1] == 3 ? fcntl(3, F_SETFD, 0) : dup2(ch[1], 3)) < 0)
 			_exit(126);
 		close_range(4, ~0U, 0);
 		execve(spec->gateway_program, argv, envp);
@@ -349,8 +348,12 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 	in[0] = -1;
 	close(out[1]);
 	out[1] = -1;
+	close(ch[1]);
+	ch[1] = -1;
 	g->out = out[0];
 	out[0] = -1;
+	g->chan = ch[0];
+	ch[0] = -1;
 	fcntl(g->out, F_SETFL, fcntl(g->out, F_GETFL) | O_NONBLOCK);
 	/* the mocks, then end of file: it reads them whole before it serves */
 	len = strlen(text);
@@ -368,11 +371,13 @@ int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long l
 	}
 	close(in[1]);
 	in[1] = -1;
-	rc = await_ready(g, until, err);
+	rc = 0;
 out:
 	free(text);
-	if (listen_fd >= 0)
-		close(listen_fd);
+	if (ch[0] >= 0)
+		close(ch[0]);
+	if (ch[1] >= 0)
+		close(ch[1]);
 	if (in[0] >= 0)
 		close(in[0]);
 	if (in[1] >= 0)
@@ -382,6 +387,52 @@ out:
 	if (out[1] >= 0)
 		close(out[1]);
 	return rc;
+}
+
+int runner_gateway_run_hand(struct runner_gateway_run *g, int listen_fd, struct runner_error *err)
+{
+	int rc = 0;
+
+	if (g->chan < 0) {
+		rc = runner_error_set(err, RUNNER_E_SETUP, "the gateway was not started");
+		goto out;
+	}
+	if (runner_fd_send(g->chan, listen_fd) != 0)
+		rc = runner_error_set(err, RUNNER_E_SETUP, "cannot hand the gateway its socket: %s",
+		                      strerror(errno));
+	/* one socket per run: the channel has done its work */
+	close(g->chan);
+	g->chan = -1;
+out:
+	if (listen_fd >= 0)
+		close(listen_fd);
+	return rc;
+}
+
+int runner_gateway_run_ready(struct runner_gateway_run *g, long long deadline_ms,
+                             struct runner_error *err)
+{
+	long long until = runner_now_ms() + RUNNER_GATEWAY_START_MS;
+
+	if (until > deadline_ms)
+		until = deadline_ms;
+	return await_ready(g, until, err);
+}
+
+int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long long deadline_ms,
+                             struct runner_error *err)
+{
+	struct runner_error why;
+
+	if (runner_gateway_run_hand(g, listen_fd, err) == 0)
+		return runner_gateway_run_ready(g, deadline_ms, err);
+	/* A gateway that could not take its socket has most likely failed
+	 * already and said why (or exited): that, rather than the broken
+	 * channel. One still waiting finds the channel closed and exits. */
+	if (g->out >= 0 && runner_gateway_run_ready(g, deadline_ms, &why) != 0 &&
+	    why.kind != RUNNER_E_TIMEOUT)
+		*err = why;
+	return -1;
 }
 
 int runner_gateway_run_fd(const struct runner_gateway_run *g)
@@ -442,6 +493,9 @@ int runner_gateway_run_finish(struct runner_gateway_run *g)
 	if (g->out >= 0)
 		close(g->out);
 	g->out = -1;
+	if (g->chan >= 0)
+		close(g->chan);
+	g->chan = -1;
 	if (g->dir[0]) {
 		if (remove_run_dir(g->dir) != 0)
 			rc = -1;

@@ -20,11 +20,18 @@
  *          "egress_secrets"?: path (the egress build only: the file it
  *          reads its hosts' headers from, runner/gateway_secrets.h)}, then
  *          end of file
- *   fd 3   the listening socket (TCP in the jail's network on namespaces,
- *          unix in DIR on gvisor)
+ *   fd 3   a unix seqpacket socket, the channel of its listening socket:
+ *          the gateway starts before the jail stands (its libraries
+ *          loaded, OpenSSL started, the CA made and written while the jail
+ *          is built), then waits there for one message of one byte that
+ *          carries the listening socket (SCM_RIGHTS; TCP in the jail's
+ *          network on namespaces, unix in DIR on gvisor), and serves it.
+ *          End of file there before the socket came (a jail that failed,
+ *          a runner gone): as SIGTERM. A gateway that cannot start says
+ *          so ("error" below) and leaves DIR to the runner.
  *   fd 1   one JSON object a line:
  *          {"type":"ready"}       DIR/RUNNER_GATEWAY_CA_FILE is written
- *                                 and the socket served
+ *                                 and the socket it was handed served
  *          {"type":"request","entry":E}  one request, E its trace entry
  *                                 (model/mock.h), written before its
  *                                 answer is sent
@@ -41,8 +48,12 @@
  * The backend calls, in order:
  *   runner_gateway_run_prepare  the run's directory (bound read-only in
  *                               the jail at RUNNER_GATEWAY_JAIL_DIR)
- *   runner_gateway_run_serve    the gateway started on the jail's socket,
- *                               its CA certificate written to the directory
+ *   runner_gateway_run_start    the gateway started, before the jail: it
+ *                               makes its CA and writes its certificate
+ *                               to the directory meanwhile
+ *   runner_gateway_run_hand     once the jail's socket exists: handed over
+ *   runner_gateway_run_ready    before the first step: its "ready" line
+ *   (runner_gateway_run_serve is hand, then ready)
  *   (the driver polls runner_gateway_run_fd, drains it, and takes the
  *    entries into the step they came in)
  *   runner_gateway_run_finish   after the jail is gone: the gateway
@@ -63,6 +74,7 @@ struct runner_gateway_run {
 	int sock_made;         /* dir holds RUNNER_GATEWAY_SOCK_FILE */
 	pid_t pid;             /* the gateway, -1 when none or reaped */
 	int out;               /* its fd 1 (read end, non-blocking), -1 when closed */
+	int chan;              /* the runner's end of its fd 3, -1 once the socket went */
 	struct model_buf in;   /* what came on out, not yet a whole line */
 	json_t *pending;       /* entries read, not yet taken into a step */
 	int missed;            /* one of them missed or was refused */
@@ -90,10 +102,37 @@ int runner_gateway_run_prepare(struct runner_gateway_run *g, const struct runner
 int runner_gateway_run_listen_unix(struct runner_gateway_run *g, int *fd, struct runner_error *err);
 
 /**
- * Start olivares-gateway on listen_fd (closed here, whatever happens) and
- * wait until it is ready, at most RUNNER_GATEWAY_START_MS and never past
- * deadline_ms. Returns 0, or -1 with *err (RUNNER_E_SETUP, or
- * RUNNER_E_MISSING when the program is not beside the runner).
+ * Start olivares-gateway for g (prepared): forked and exec'd with its
+ * mocks written to it, without waiting; it then makes the run's CA and
+ * writes its certificate to g's directory while the caller builds the
+ * jail, and waits for its socket (runner_gateway_run_hand). Returns 0, or
+ * -1 with *err (RUNNER_E_SETUP, or RUNNER_E_MISSING when the program is
+ * not beside the runner); g is safe to finish either way, which stops a
+ * started gateway.
+ */
+int runner_gateway_run_start(struct runner_gateway_run *g, struct runner_error *err);
+
+/**
+ * Hand the started gateway of g its listening socket listen_fd (closed
+ * here, whatever happens), once: the channel is closed after it. Returns
+ * 0, or -1 with *err (RUNNER_E_SETUP: not started, or the gateway has
+ * gone).
+ */
+int runner_gateway_run_hand(struct runner_gateway_run *g, int listen_fd, struct runner_error *err);
+
+/**
+ * Wait until the gateway of g, handed its socket, says it is ready: at
+ * most RUNNER_GATEWAY_START_MS from now and never past deadline_ms.
+ * Returns 0, or -1 with *err (RUNNER_E_SETUP with its own reason when it
+ * could not start, RUNNER_E_TIMEOUT).
+ */
+int runner_gateway_run_ready(struct runner_gateway_run *g, long long deadline_ms,
+                             struct runner_error *err);
+
+/**
+ * runner_gateway_run_hand, then runner_gateway_run_ready. When the hand
+ * fails, *err is the gateway's own reason if it gave one (it had failed
+ * to start) rather than the channel's. Returns 0 or -1 as they do.
  */
 int runner_gateway_run_serve(struct runner_gateway_run *g, int listen_fd, long long deadline_ms,
                              struct runner_error *err);

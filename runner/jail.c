@@ -58,6 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runner/fdpass.h"
 #include "runner/jail_internal.h"
 
 /*
@@ -412,31 +413,9 @@ static int has_controlling_tty(void)
  * was confined (so it is there now): 0 with *sock, or -1 with *err. */
 static int gateway_receive(int gw_r, int *sock, struct runner_error *err)
 {
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct msghdr msg;
-	struct cmsghdr *c;
-	ssize_t got;
-
-	memset(&msg, 0, sizeof(msg));
-	memset(&ctl, 0, sizeof(ctl));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	do
-		got = recvmsg(gw_r, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
-	c = got == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)) || (msg.msg_flags & MSG_CTRUNC))
+	if (runner_fd_recv(gw_r, MSG_DONTWAIT, sock) != 1)
 		return runner_error_set(err, RUNNER_E_SETUP,
 		                        "the jail's gateway socket did not come");
-	memcpy(sock, CMSG_DATA(c), sizeof(int));
 	return 0;
 }
 

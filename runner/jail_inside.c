@@ -31,6 +31,7 @@
 
 #include "runner/agent.h"
 #include "runner/gateway_env.h"
+#include "runner/fdpass.h"
 #include "runner/jail_internal.h"
 
 static void report_raw(int fd, const struct jail_report *r)
@@ -195,14 +196,6 @@ static void gateway_listen(struct jail_args *a, int fd)
 {
 	struct sockaddr_in sin;
 	struct ifreq ifr;
-	struct msghdr msg;
-	struct cmsghdr *c;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	char byte = 'g';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	int s, one = 1;
 
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -229,18 +222,7 @@ static void gateway_listen(struct jail_args *a, int fd)
 		die(fd, "bind of the gateway's socket");
 	if (listen(s, RUNNER_GATEWAY_BACKLOG) != 0)
 		die(fd, "listen on the gateway's socket");
-	memset(&msg, 0, sizeof(msg));
-	memset(&ctl, 0, sizeof(ctl));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &s, sizeof(int));
-	if (sendmsg(a->gw_w, &msg, MSG_NOSIGNAL) != 1)
+	if (runner_fd_send(a->gw_w, s) != 0)
 		die(fd, "sending the gateway's socket");
 	close(s);
 	close(a->gw_w);

@@ -1178,6 +1178,8 @@ void assert_gateway_record(const char *backend)
 	pid = spawn_runner_with(args, replay, gateway_env, NULL, NULL, &fd);
 	again = collect(pid, fd, now_ms());
 	ck_assert_msg(again.summary != NULL, "no summary line from the replay");
+	ck_assert_msg(json_array_size(again.steps) == 3, "the replay: %s; log: %s",
+	              sum_str(&again, "reason"), again.log);
 	for (i = 0; i < 3; i++)
 		ck_assert_str_eq(step_str(&again, i, "output"), step_str(&r, i, "output"));
 	ck_assert_int_eq(sum_int(&again, "egress_requests"), 0);

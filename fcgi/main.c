@@ -614,10 +614,32 @@ out:
 	return rc;
 }
 
+/* An egress_secrets file the egress gateway would refuse at every run's
+ * start (section names who gives it): said here, before a run fails on it.
+ * The gateway checks it again, as its own user, when it starts. */
+static void warn_secrets(const char *section, const char *path)
+{
+	struct stat sb;
+
+	if (!path[0])
+		return;
+	if (stat(path, &sb) != 0)
+		http_log("warning: %s egress_secrets %s cannot be read (%s): every run of it with "
+		         "egress hosts fails",
+		         section, path, strerror(errno));
+	else if (!S_ISREG(sb.st_mode) || (sb.st_mode & 077) != 0)
+		http_log("warning: %s egress_secrets %s is not a regular file of mode 0600: every "
+		         "run of it with egress hosts fails (chmod 600)",
+		         section, path);
+}
+
 /* What a configuration allows but an operator would want to hear of:
  * logged at start-up and by --check-config, never fatal. */
 static void warn_config(const struct http_config *cfg)
 {
+	char section[160];
+	int i;
+
 	struct stat sb;
 	int longest = http_config_request_seconds_max(cfg);
 
@@ -625,6 +647,14 @@ static void warn_config(const struct http_config *cfg)
 		http_log("warning: agents_dir %s is not a directory: every variant runs the "
 		         "built-in mock agent",
 		         cfg->agents_dir);
+	warn_secrets("[runner]", cfg->egress_secrets);
+	for (i = 0; i < cfg->ntenants; i++) {
+		/* a tenant that inherits [runner]'s file was warned of above */
+		if (strcmp(cfg->tenants[i].egress_secrets, cfg->egress_secrets) == 0)
+			continue;
+		snprintf(section, sizeof(section), "[tenant %s]", cfg->tenants[i].name);
+		warn_secrets(section, cfg->tenants[i].egress_secrets);
+	}
 	/* 60 s: nginx's default fastcgi_read_timeout */
 	if (longest > 60)
 		http_log("note: a request that waits for its run can take up to %d s here "

@@ -278,7 +278,7 @@ static int answer(void *ctx, const struct runner_gateway_request *rq,
 	    if (!a.hit && json_array_size(st->egress_allow) > 0 && a.trace)
 		json_object_set_new(a.trace, "refused",
 		                    json_string("egress to this host is not allowed "
-		                                "([runner] egress_allow)"));
+		                                "(the tenant's egress_allow)"));
 	if (st->record && a.trace)
 		record_answer(rq, &a);
 	us = (now_ns() - start + 999) / 1000;

@@ -175,7 +175,13 @@ static void trace_item(xmlNodePtr ol, json_t *e)
 	json_t *near = json_object_get(e, "near_miss");
 	json_t *args = json_object_get(e, "args");
 	int hit = json_is_true(json_object_get(e, "hit"));
-	xmlNodePtr li = html_elc(ol, "li", hit ? "trace-hit" : "trace-miss", NULL);
+	/* forwarded to an allowed host: answered from outside, not a miss */
+	int egress = json_is_object(json_object_get(e, "egress"));
+	xmlNodePtr li = html_elc(ol, "li",
+	                         hit      ? "trace-hit"
+	                         : egress ? "trace-forwarded"
+	                                  : "trace-miss",
+	                         NULL);
 	xmlNodePtr nm;
 	char *text;
 
@@ -196,7 +202,7 @@ static void trace_item(xmlNodePtr ol, json_t *e)
 		html_elc(li, "code", "trace-url", view_jstr(json_object_get(e, "http"), "url", ""));
 		if (json_is_integer(json_object_get(e, "status")))
 			html_elf(li, "span", " status %lld", view_jint(e, "status"));
-		if (json_is_object(json_object_get(e, "egress")))
+		if (egress)
 			html_elc(li, "span", "trace-egress", " forwarded outside (egress)");
 		if (json_is_string(json_object_get(e, "refused")))
 			html_elf(li, "span", " refused: %s", view_jstr(e, "refused", ""));
@@ -208,6 +214,8 @@ static void trace_item(xmlNodePtr ol, json_t *e)
 		html_elf(li, "span", " hit mocks[%lld]%s, %lld us", view_jint(e, "mock"),
 		         json_is_true(json_object_get(e, "error")) ? " (tool error)" : "",
 		         view_jint(e, "duration_us"));
+	else if (egress)
+		html_elf(li, "span", ", %lld us", view_jint(e, "duration_us"));
 	else
 		html_elf(li, "span", " miss, %lld us", view_jint(e, "duration_us"));
 	if (!json_is_object(near))

@@ -106,6 +106,8 @@ if [[ -n ${LAST_RUN:-} ]]; then
 	curl -s -o page.html -b "$JAR" "$OLIVARES_URL/admin/runs/$LAST_RUN"
 	is "the run page names the session it recorded" "as session $LAST_SESSION" \
 		"$(xmllint --html --xpath 'string(//dd[@id="run-record"])' page.html 2>/dev/null)"
+	is "the request to the allowed host is shown forwarded, not missed" 1 \
+		"$(xmllint --html --xpath 'count(//li[@class="trace-forwarded"])' page.html 2>/dev/null)"
 fi
 
 # ---- the CLI -------------------------------------------------------------------------

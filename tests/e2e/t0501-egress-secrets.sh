@@ -18,6 +18,16 @@ if [[ -z ${OLV_EGRESS_SECRET:-} || ! -x /usr/bin/python3 ]]; then
 	ok "egress secrets: skipped (no egress secrets on this stack, or no /usr/bin/python3)"
 	done_testing
 fi
+# --check-config says what every run would fail on: a file others may read
+printf 'x' >"$E2E_TMP/open.ini"
+chmod 0644 "$E2E_TMP/open.ini"
+printf '[tenant t]\negress_allow = h.example\negress_secrets = %s\n' "$E2E_TMP/open.ini" >"$E2E_TMP/check.conf"
+OUT=$(env -u OLIVARES_DSN OLIVARES_CONF=$E2E_TMP/check.conf "$OLIVARES_BUILD/olivares-fcgi" --check-config 2>&1)
+if grep -q "warning: \[tenant t\] egress_secrets $E2E_TMP/open.ini is not a regular file of mode 0600" <<<"$OUT"; then
+	ok "--check-config warns of a secrets file others may read"
+else
+	not_ok "--check-config warns of a secrets file others may read ($(short "$OUT"))"
+fi
 TOK=$(new_tenant_token "$OLV_EGRESS_TENANT" admin)
 module_on "$TOK" || exit 1
 

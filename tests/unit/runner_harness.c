@@ -991,7 +991,8 @@ void assert_gateway_egress(const char *backend)
 	                 "get: 404 [[mock-miss:GET http://refused.example.com/x]]");
 	ck_assert_str_eq(step_str(&r, 1, "error_kind"), "mock_miss");
 	e = trace_entry(&r, 1, 0);
-	snprintf(want, sizeof(want), "egress to this host is not allowed ([runner] egress_allow)");
+	snprintf(want, sizeof(want),
+	         "egress to this host is not allowed (the tenant's egress_allow)");
 	ck_assert_str_eq(json_string_value(json_object_get(e, "refused")), want);
 	ck_assert_ptr_null(json_object_get(e, "egress"));
 	/* the run says one request left it */

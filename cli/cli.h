@@ -73,8 +73,33 @@ enum cli_format {
 	CLI_FORMAT_JSON,
 };
 
-/** Settings of one invocation. Strings point into argv or the environment
- * (not owned). */
+/** What the configuration file gave (cli_config_load): url and token are
+ * malloc'ed strings or NULL (owned; cli_config_release). */
+struct cli_config {
+	char path[4096]; /* the file looked at, "" when none (OLIVARES_CONFIG=) */
+	char *url;
+	char *token; /* never printed */
+};
+
+/**
+ * Read the CLI's configuration file into *cfg (initialised here): the file
+ * $OLIVARES_CONFIG names (empty: no file), else
+ * $XDG_CONFIG_HOME/olivares/config (XDG_CONFIG_HOME absolute), else
+ * $HOME/.config/olivares/config. An INI file: the keys url and token,
+ * before any section or in [olivares]. A default file that does not exist
+ * gives nothing. Returns CLI_EXIT_OK, or CLI_EXIT_USAGE after printing
+ * "olivares: FILE: ..." (the file named by OLIVARES_CONFIG missing, not a
+ * regular file, readable or writable by group or others, or malformed:
+ * "line N: ..." naming the key, never a value); *cfg then holds nothing.
+ */
+int cli_config_load(struct cli_config *cfg);
+
+/** Free what cli_config_load kept (the token's bytes are zeroed first). */
+void cli_config_release(struct cli_config *cfg);
+
+/** Settings of one invocation. Strings point into argv, the environment or
+ * config (not owned). url and token are NULL until the command line is
+ * parsed and cli_settings_resolve has run. */
 struct cli_ctx {
 	enum cli_format format;
 	const char *url;   /* base URL, e.g. "http://127.0.0.1:8080" */
@@ -85,6 +110,8 @@ struct cli_ctx {
 	const char *idempotency_key;
 	/* where cli_idempotency_key_fix keeps the key it made */
 	char own_idempotency_key[33];
+	/* the configuration file's settings (owned: cli_config_release) */
+	struct cli_config config;
 };
 
 /** The --idempotency-key option of the commands that create (scenarios

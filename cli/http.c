@@ -278,7 +278,13 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	model_buf_init(&auth, 64 * 1024);
 
 	if (!ctx->token) {
-		say(r, "no API token: set OLIVARES_TOKEN or pass --token");
+		if (ctx->config.path[0])
+			say(r,
+			    "no API token: set OLIVARES_TOKEN, pass --token or put token = ... in "
+			    "%s",
+			    ctx->config.path);
+		else
+			say(r, "no API token: set OLIVARES_TOKEN or pass --token");
 		goto out;
 	}
 	if (!token_ok(ctx->token)) {

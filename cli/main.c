@@ -46,8 +46,10 @@ static const struct cli_command root = {
 
 static const char common_options_help[] =
     "  -o, --output json|table   output format (default: table)\n"
-    "  --url URL                 API base URL (default: $OLIVARES_URL, else " DEFAULT_URL ")\n"
-    "  --token TOKEN             API token (default: $OLIVARES_TOKEN)\n"
+    "  --url URL                 API base URL (default: $OLIVARES_URL, else the\n"
+    "                            configuration file's url, else " DEFAULT_URL ")\n"
+    "  --token TOKEN             API token (default: $OLIVARES_TOKEN, else the\n"
+    "                            configuration file's token)\n"
     "  -h, --help                show this help and exit\n";
 
 int cli_vfail(const char *fmt, va_list ap)
@@ -164,11 +166,23 @@ static void print_group_help(const struct cli_ctx *ctx, const struct cli_command
 		    "                   (over the tenant's active runs; nothing was run), default "
 		    "60; 0: "
 		    "never\n"
+		    "  OLIVARES_CONFIG  the configuration file to read instead of the default "
+		    "one;\n"
+		    "                   empty: none\n"
+		    "\nFiles:\n"
+		    "  ~/.config/olivares/config  ($XDG_CONFIG_HOME/olivares/config when\n"
+		    "                   XDG_CONFIG_HOME is set) url = URL and token = TOKEN, "
+		    "before\n"
+		    "                   any section or in [olivares]; a command-line option wins\n"
+		    "                   over the environment, the environment over the file.\n"
+		    "                   Mode 600 or stricter (it holds the token), else refused\n"
+		    "                   (exit 2); a file that does not exist is fine\n"
 		    "\nExit status: 0 success; 1 error (refused by the server, server "
 		    "unreachable,\n"
-		    "unreadable or invalid input file); 2 usage error; 3 'sandbox gate' found\n"
-		    "no comparison of the scenario's current steps and mocks; 130 interrupted\n"
-		    "(SIGINT) while waiting for a run or comparison, which goes on on the server.\n"
+		    "unreadable or invalid input file); 2 usage error, or the configuration\n"
+		    "file refused; 3 'sandbox gate' found no comparison of the scenario's\n"
+		    "current steps and mocks; 130 interrupted (SIGINT) while waiting for a run\n"
+		    "or comparison, which goes on on the server.\n"
 		    "Server errors are printed as: olivares: <message> (<code>, HTTP <status>)\n",
 		    f);
 	} else {
@@ -244,13 +258,43 @@ static const char *bad_option(char **argv, char *buf, size_t size)
 	return argv[optind - 1];
 }
 
+/* A variable of the environment, NULL when unset or empty. */
+static const char *env_value(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] ? v : NULL;
+}
+
+/* The URL and token of the command: the command line's, else the
+ * environment's, else the configuration file's, else the default URL (and
+ * no token). The file is read even when the others give both, so a file
+ * open to others is said at once, not when the variables are unset one
+ * day. CLI_EXIT_OK, or CLI_EXIT_USAGE after the file's error. */
+static int resolve_settings(struct cli_ctx *ctx)
+{
+	int rc = cli_config_load(&ctx->config);
+
+	if (rc != CLI_EXIT_OK)
+		return rc;
+	if (!ctx->url)
+		ctx->url = env_value("OLIVARES_URL");
+	if (!ctx->url)
+		ctx->url = ctx->config.url ? ctx->config.url : DEFAULT_URL;
+	if (!ctx->token)
+		ctx->token = env_value("OLIVARES_TOKEN");
+	if (!ctx->token)
+		ctx->token = ctx->config.token;
+	return CLI_EXIT_OK;
+}
+
 static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int argc, char **argv)
 {
 	struct option longopts[CLI_MAX_OPTS + 5];
 	struct cli_args args;
 	char optbuf[8];
 	int n = 0;
-	int c, i;
+	int c, i, rc;
 
 	memset(&args, 0, sizeof(args));
 	args.opts = node->opts;
@@ -313,6 +357,9 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 	}
 	if (node->positional && (!args.pos || args.pos[0] == '\0'))
 		return cli_usage_error(ctx, "missing %s", node->positional);
+	rc = resolve_settings(ctx);
+	if (rc != CLI_EXIT_OK)
+		return rc;
 	return node->fn(ctx, &args);
 }
 
@@ -338,6 +385,123 @@ static int run_node(struct cli_ctx *ctx, const struct cli_command *node, int arg
 	return run_node(ctx, sub, argc - 1, argv + 1);
 }
 
+/* The options common to every leaf command, for the completion. */
+static const struct cli_opt common_opts[] = {
+    {"output", "json|table", NULL}, {"url", "URL", NULL}, {"token", "TOKEN", NULL},
+    {"help", NULL, NULL},           {NULL, NULL, NULL},
+};
+
+/* The option word w (with its dashes) of node: its metavar in *metavar
+ * (NULL for a flag, or for "--name=value", which holds its value). 0, or -1
+ * for an option node does not take. */
+static int complete_option(const struct cli_command *node, const char *w, const char **metavar)
+{
+	const char *eq = strchr(w, '=');
+	size_t len;
+	int i, t;
+
+	*metavar = NULL;
+	if (strcmp(w, "-o") == 0) {
+		*metavar = "json|table";
+		return 0;
+	}
+	if (strncmp(w, "--", 2) != 0)
+		return 0;
+	w += 2;
+	len = eq ? (size_t)(eq - w) : strlen(w);
+	for (t = 0; t < 2; t++) {
+		const struct cli_opt *opts = t == 0 ? common_opts : node->opts;
+
+		for (i = 0; opts && opts[i].name; i++) {
+			if (strlen(opts[i].name) == len && strncmp(opts[i].name, w, len) == 0) {
+				*metavar = eq ? NULL : opts[i].metavar;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+static void complete_print(const char *word, const char *cur)
+{
+	if (strncmp(word, cur, strlen(cur)) == 0)
+		puts(word);
+}
+
+/* Print "--name" for each option of opts that starts with cur. */
+static void complete_options(const struct cli_opt *opts, const char *cur)
+{
+	char word[64];
+	int i;
+
+	for (i = 0; opts && opts[i].name; i++) {
+		snprintf(word, sizeof(word), "--%s", opts[i].name);
+		complete_print(word, cur);
+	}
+}
+
+/*
+ * `olivares __complete WORD... CUR` (hidden; cli/completion/olivares calls
+ * it): the words of the command line after "olivares", the last the one
+ * being completed (maybe ""). Prints the candidates that start with CUR,
+ * one a line, from the command tables themselves, so the completion knows
+ * every command the binary has: the subcommands of a group, the options of
+ * a command, json and table after -o; ":file" alone when a file name is
+ * expected. Nothing for a positional argument (an ID) or a word it does
+ * not know. Always exits 0.
+ */
+static int complete(int argc, char **argv)
+{
+	const struct cli_command *node = &root;
+	const struct cli_command *sub;
+	const char *pending = NULL;
+	const char *cur = argc > 1 ? argv[argc - 1] : "";
+	const char *metavar;
+	int i;
+
+	for (i = 1; i < argc - 1; i++) {
+		if (pending) {
+			pending = NULL;
+			continue;
+		}
+		if (argv[i][0] == '-') {
+			if (complete_option(node, argv[i], &metavar) == 0)
+				pending = metavar;
+			continue;
+		}
+		if (node->fn)
+			continue; /* the positional argument */
+		sub = find_command(node->sub, argv[i]);
+		if (!sub)
+			return CLI_EXIT_OK;
+		node = sub;
+	}
+	if (pending) {
+		if (strcmp(pending, "json|table") == 0) {
+			complete_print("json", cur);
+			complete_print("table", cur);
+		} else if (strstr(pending, "FILE")) {
+			puts(":file");
+		}
+		return CLI_EXIT_OK;
+	}
+	if (cur[0] == '-') {
+		if (node->fn) {
+			complete_options(node->opts, cur);
+			complete_options(common_opts, cur);
+		} else if (node == &root) {
+			complete_options(common_opts, cur);
+			complete_print("--version", cur);
+		} else {
+			complete_print("--help", cur);
+		}
+		return CLI_EXIT_OK;
+	}
+	for (i = 0; node->sub && node->sub[i].name; i++)
+		complete_print(node->sub[i].name, cur);
+	return CLI_EXIT_OK;
+}
+
 static int run(struct cli_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -351,6 +515,8 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 	char optbuf[8];
 	int c;
 
+	if (argc > 1 && strcmp(argv[1], "__complete") == 0)
+		return complete(argc - 1, argv + 1);
 	/* "+": stop at the command name; its options belong to the command */
 	optind = 0;
 	opterr = 0;
@@ -387,21 +553,17 @@ static int run(struct cli_ctx *ctx, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct cli_ctx ctx;
-	const char *env;
 	int rc;
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.format = CLI_FORMAT_TABLE;
 	snprintf(ctx.cmd, sizeof(ctx.cmd), "olivares");
-	env = getenv("OLIVARES_URL");
-	ctx.url = env && env[0] ? env : DEFAULT_URL;
-	env = getenv("OLIVARES_TOKEN");
-	ctx.token = env && env[0] ? env : NULL;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return cli_fail("cannot initialise libcurl");
 	rc = run(&ctx, argc, argv);
 	curl_global_cleanup();
+	cli_config_release(&ctx.config);
 
 	/* a full disk or a closed pipe must not look like success */
 	if (fflush(stdout) != 0 || ferror(stdout)) {

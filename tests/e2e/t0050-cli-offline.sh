@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # t0050: what the olivares CLI does without a server: --help on every command,
-# usage errors (exit 2), unreadable or invalid input files (exit 1, nothing
-# sent), missing OLIVARES_TOKEN, connection refused. The token never appears
-# in any output.
+# --version, usage errors (exit 2), unreadable or invalid input files (exit
+# 1, nothing sent), missing OLIVARES_TOKEN, connection refused, the
+# configuration file (precedence, mode, errors) and the bash completion. No token ever appears in any output.
 #
 # Usage: OLIVARES_CLI=/path/to/olivares tests/e2e/t0050-cli-offline.sh
 # Prints "ok - …" / "not ok - …" per check and "N passed, M failed"; exits 1
@@ -20,9 +20,16 @@ if [ ! -x "$CLI" ]; then
 	exit 1
 fi
 
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
+
+# No configuration file of the user's: a HOME of our own, without one until
+# the configuration file's checks write it.
+export HOME=$T/home
+mkdir -p "$HOME"
+unset XDG_CONFIG_HOME OLIVARES_CONFIG
 
 # Nothing listens on port 1 of the loopback (binding it needs root and no
 # service uses it), so a request gets "connection refused" at once.
@@ -84,6 +91,11 @@ expect "olivares -h is --help" 0 out '^Usage: olivares '
 
 run --version
 expect "olivares --version" 0 out '^olivares [0-9]+\.[0-9]+'
+# the version configure knows (AC_INIT's), first on the line
+version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$ROOT/configure.ac")
+[ -n "$version" ] && grep -q "^olivares $version " out && [ ! -s err ] &&
+	ok "olivares --version prints olivares $version" ||
+	not_ok "olivares --version prints olivares $version (the version of AC_INIT)"
 
 # every command and subcommand: --help exits 0 on stdout, lists its flags and
 # the common ones
@@ -256,7 +268,11 @@ expect "steps from stdin are accepted" 1 err "cannot reach $REFUSED_URL"
 
 # ---- token and connection ----------------------------------------------------
 OLIVARES_TOKEN= run modules list
-expect "missing OLIVARES_TOKEN" 1 err '^olivares: no API token: set OLIVARES_TOKEN or pass --token$'
+expect "missing OLIVARES_TOKEN" 1 err \
+	"^olivares: no API token: set OLIVARES_TOKEN, pass --token or put token = \\.\\.\\. in $HOME/\\.config/olivares/config\$"
+OLIVARES_TOKEN= OLIVARES_CONFIG= run modules list
+expect "missing OLIVARES_TOKEN, no configuration file" 1 err \
+	'^olivares: no API token: set OLIVARES_TOKEN or pass --token$'
 (unset OLIVARES_TOKEN; "$CLI" sandbox runs get abc >out 2>err; echo $? >rc.txt)
 rc=$(cat rc.txt)
 expect "unset OLIVARES_TOKEN" 1 err '^olivares: no API token'
@@ -279,6 +295,170 @@ expect "empty OLIVARES_URL means the default URL" 1 err \
 	'^olivares: cannot reach http://127\.0\.0\.1:8080: |\(unauthorized, HTTP 401\)$'
 run --url ftp://127.0.0.1:1 modules list
 expect "a non-HTTP URL is refused" 1 err '^olivares: cannot reach ftp://127\.0\.0\.1:1: '
+
+# ---- the configuration file ---------------------------------------------------
+# Which URL a command used shows in the refused connection's message; which
+# token it used shows through a token the request refuses ("contains
+# spaces"). Nothing listens on ports 1..4 of the loopback.
+CONF=$HOME/.config/olivares/config
+FILE_TOKEN=olv_filetoken0123456789abcdef0123456789abcdef0123456789abcdef01
+mkdir -p "$(dirname "$CONF")"
+# write_conf FILE MODE LINE...: the file with these lines, in this mode
+write_conf() {
+	local f=$1 mode=$2
+	shift 2
+	printf '%s\n' "$@" >"$f"
+	chmod "$mode" "$f"
+}
+# no_token_printed NAME: neither token is in the last run's output
+no_token_printed() {
+	if grep -qF -e "$FILE_TOKEN" -e "$TOKEN" out err; then
+		not_ok "$1 (a token was printed)"
+	else
+		ok "$1"
+	fi
+}
+# conf_refused NAME REGEX: the last run refused the file: exit 2, REGEX on
+# stderr, nothing on stdout, no request sent
+conf_refused() {
+	if [ "$rc" -eq 2 ] && [ ! -s out ] && grep -Eq -- "$2" err && ! grep -q 'cannot reach' err &&
+		! grep -qF -e "$FILE_TOKEN" -e "SECRETVALUE" err; then
+		ok "$1"
+	else
+		not_ok "$1 (want exit 2, /$2/ on stderr, no request, no value)"
+	fi
+}
+
+write_conf "$CONF" 600 "url = http://127.0.0.1:2" "token = $FILE_TOKEN"
+(unset OLIVARES_URL OLIVARES_TOKEN; "$CLI" modules list >out 2>err; echo $? >rc.txt)
+rc=$(cat rc.txt)
+expect "url and token from the file when the environment has neither" 1 err \
+	'^olivares: cannot reach http://127\.0\.0\.1:2: '
+no_token_printed "the file's token is never printed"
+run modules list
+expect "OLIVARES_URL wins over the file's url" 1 err '^olivares: cannot reach http://127\.0\.0\.1:1: '
+run --url http://127.0.0.1:3 modules list
+expect "--url wins over OLIVARES_URL and the file" 1 err '^olivares: cannot reach http://127\.0\.0\.1:3: '
+OLIVARES_URL= run modules list
+expect "an empty OLIVARES_URL leaves the file's url" 1 err '^olivares: cannot reach http://127\.0\.0\.1:2: '
+
+write_conf "$CONF" 600 "[olivares]" "url = http://127.0.0.1:2" "token = has a space"
+run modules list
+expect "OLIVARES_TOKEN wins over the file's token" 1 err '^olivares: cannot reach http://127\.0\.0\.1:1: '
+OLIVARES_TOKEN= run modules list
+expect "the file's token in [olivares] is used without OLIVARES_TOKEN" 1 err \
+	'^olivares: the API token contains spaces or control characters$'
+OLIVARES_TOKEN= run --token "$TOKEN" modules list
+expect "--token wins over the file's token" 1 err '^olivares: cannot reach http://127\.0\.0\.1:1: '
+
+mkdir -p xdg/olivares
+write_conf xdg/olivares/config 600 "url = http://127.0.0.1:4"
+OLIVARES_URL= XDG_CONFIG_HOME=$T/xdg run modules list
+expect "\$XDG_CONFIG_HOME/olivares/config instead of ~/.config" 1 err \
+	'^olivares: cannot reach http://127\.0\.0\.1:4: '
+write_conf other.conf 600 "url = http://127.0.0.1:3"
+OLIVARES_URL= OLIVARES_CONFIG=$T/other.conf run modules list
+expect "OLIVARES_CONFIG names another file" 1 err '^olivares: cannot reach http://127\.0\.0\.1:3: '
+OLIVARES_CONFIG=$T/nosuch.conf run modules list
+conf_refused "a file OLIVARES_CONFIG names must exist" \
+	"^olivares: $T/nosuch\\.conf: No such file or directory \\(named by OLIVARES_CONFIG\\)\$"
+
+# a file that group or others may read or write holds a token they may see
+for mode in 644 640 604 620 602; do
+	write_conf "$CONF" $mode "url = http://127.0.0.1:2" "token = $FILE_TOKEN"
+	run modules list
+	conf_refused "a file of mode $mode is refused, nothing sent" \
+		"^olivares: $CONF: mode 0$mode lets group or others read or write it.*\\(chmod 600 $CONF\\)\$"
+done
+run --help
+expect "--help needs no configuration file (one of mode 602 there)" 0 out '^Files:'
+grep -q 'OLIVARES_CONFIG' out && grep -q '\.config/olivares/config' out &&
+	grep -q 'XDG_CONFIG_HOME' out && ok "--help names OLIVARES_CONFIG and the file" ||
+	not_ok "--help names OLIVARES_CONFIG and the file"
+OLIVARES_CONFIG= run modules list
+expect "OLIVARES_CONFIG= reads no file (not the refused one)" 1 err \
+	'^olivares: cannot reach http://127\.0\.0\.1:1: '
+rm -f "$CONF"
+mkdir "$CONF"
+run modules list
+conf_refused "a directory in the file's place" "^olivares: $CONF: not a regular file\$"
+rmdir "$CONF"
+
+# malformed files: the line, never a value
+write_conf "$CONF" 600 "# olivares" "token = SECRETVALUE" "SECRETVALUE"
+run modules list
+conf_refused "a line that is no key = value" "^olivares: $CONF: line 3: not a \\[section\\], a key = value or a comment\$"
+write_conf "$CONF" 600 "token = SECRETVALUE" "[olivares" "url = x"
+run modules list
+conf_refused "an unterminated section" "^olivares: $CONF: line 2: not a \\[section\\]"
+write_conf "$CONF" 600 "url = http://127.0.0.1:2" "tokne = SECRETVALUE"
+run modules list
+conf_refused "an unknown key" "^olivares: $CONF: line 2: unknown key 'tokne' \\(the keys are url and token\\)\$"
+write_conf "$CONF" 600 "[server]" "url = http://127.0.0.1:2"
+run modules list
+conf_refused "an unknown section" "^olivares: $CONF: line 2: unknown section \\[server\\]"
+write_conf "$CONF" 600 "token = SECRETVALUE" "" "[olivares]" "token = SECRETVALUE"
+run modules list
+conf_refused "a key given twice" "^olivares: $CONF: line 4: token given twice \\(first on line 1\\)\$"
+write_conf "$CONF" 600 "url ="
+run modules list
+conf_refused "an empty value" "^olivares: $CONF: line 1: url has an empty value\$"
+write_conf "$CONF" 600 "url = http://127.0.0.1:2/$(head -c 300 /dev/zero | tr '\0' a)"
+run modules list
+conf_refused "a line too long" "^olivares: $CONF: line 1: longer than [0-9]+ bytes\$"
+rm -f "$CONF"
+
+# ---- bash completion ---------------------------------------------------------
+# The script, sourced in bash, completes from `olivares __complete`.
+# complete_case NAME WANT WORD...: COMPREPLY for the words (the last is the
+# one being completed) is WANT, the candidates joined with spaces (in any
+# order: file names come in the directory's).
+complete_case() {
+	local name=$1 want="" got
+	# shellcheck disable=SC2086 # split on purpose: one candidate a word
+	[ -z "$2" ] || want=$(printf '%s\n' $2 | sort | tr '\n' ' ')
+	shift 2
+	got=$(
+		# shellcheck source=/dev/null
+		. "$ROOT/cli/completion/olivares" || exit 1
+		COMP_WORDS=("$CLI" "$@")
+		COMP_CWORD=$#
+		_olivares
+		[ ${#COMPREPLY[@]} -eq 0 ] || printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
+	)
+	if [ "$got" = "$want" ]; then
+		ok "completion: $name"
+	else
+		not_ok "completion: $name (got '$got', want '$want')"
+	fi
+}
+complete_case "olivares sa<TAB>" "sandbox" sa
+complete_case "olivares <TAB>" "modules sandbox" ''
+complete_case "olivares sandbox scenarios <TAB>" "create update list get delete run" \
+	sandbox scenarios ''
+complete_case "olivares sandbox scenarios run --<TAB>" \
+	"--variant --backend --suite --record --idempotency-key --no-wait --output --url --token --help" \
+	sandbox scenarios run --
+complete_case "olivares sandbox scenarios run ID --v<TAB>" "--variant" sandbox scenarios run abc --v
+complete_case "after global options: olivares -o json --url U mo<TAB>" "modules" \
+	-o json --url http://x mo
+complete_case "olivares -o <TAB>" "json table" -o ''
+complete_case "olivares modules list -o t<TAB>" "table" modules list -o t
+complete_case "olivares --v<TAB>" "--version" --v
+complete_case "a group offers --help only: olivares sandbox --<TAB>" "--help" sandbox --
+complete_case "an ID is not guessed: olivares sandbox runs get <TAB>" "" sandbox runs get ''
+complete_case "an unknown command offers nothing" "" nosuch ''
+complete_case "a value is not a command: --variant run <TAB>" "" \
+	sandbox scenarios run abc --variant ''
+touch steps-a.json steps-b.json
+complete_case "a FILE value completes file names" "steps-a.json steps-b.json" \
+	sandbox scenarios create --steps-file steps-
+run __complete sandbox g
+expect "__complete prints one candidate a line" 0 out '^gate$'
+grep -qx generate out && [ "$(wc -l <out)" -eq 2 ] && ok "__complete sandbox g: generate and gate" ||
+	not_ok "__complete sandbox g: generate and gate"
+run --help
+grep -q '__complete' out && not_ok "__complete stays out of --help" || ok "__complete stays out of --help"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,7 +8,7 @@ OLV_DEPS_PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libfcgi-dev libfcgi-bin unixodbc unixodbc-dev libsqliteodbc odbc-postgresql
 	libjansson-dev libxml2-dev libssl-dev libcurl4-openssl-dev libinih-dev
-	libseccomp-dev check libxml2-utils clang-format man-db groff-base
+	libseccomp-dev check libxml2-utils clang-format man-db groff-base python3-yaml
 	nginx-light postgresql spawn-fcgi wrk jq curl sqlite3 valgrind python3
 	runsc node-llhttp
 	chromium

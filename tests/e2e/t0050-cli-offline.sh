@@ -2,7 +2,8 @@
 # t0050: what the olivares CLI does without a server: --help on every command,
 # --version, usage errors (exit 2), unreadable or invalid input files (exit
 # 1, nothing sent), missing OLIVARES_TOKEN, connection refused, the
-# configuration file (precedence, mode, errors) and the bash completion. No token ever appears in any output.
+# configuration file (precedence, mode, errors), the bash completion and the
+# example CI pipelines of docs/examples. No token ever appears in any output.
 #
 # Usage: OLIVARES_CLI=/path/to/olivares tests/e2e/t0050-cli-offline.sh
 # Prints "ok - …" / "not ok - …" per check and "N passed, M failed"; exits 1
@@ -459,6 +460,69 @@ grep -qx generate out && [ "$(wc -l <out)" -eq 2 ] && ok "__complete sandbox g: 
 	not_ok "__complete sandbox g: generate and gate"
 run --help
 grep -q '__complete' out && not_ok "__complete stays out of --help" || ok "__complete stays out of --help"
+
+# ---- the example CI pipelines (docs/examples) ----------------------------------
+# Each parses as YAML, runs `sandbox compare` then `sandbox gate` with options
+# these commands have, and takes the token from the CI's secret store: no
+# token in the file.
+if ! python3 -c 'import yaml' 2>/dev/null; then
+	not_ok "PyYAML for the CI examples' check (Debian: python3-yaml, scripts/lib/deps.sh)"
+else
+	"$CLI" __complete sandbox compare -- >compare.opts
+	"$CLI" __complete sandbox gate -- >gate.opts
+	for ex in github-actions gitlab-ci; do
+		if python3 - "$ROOT/docs/examples/$ex.yml" compare.opts gate.opts >yaml.err 2>&1 <<'PY'; then
+import re, sys, yaml
+
+path, compare_opts, gate_opts = sys.argv[1:4]
+text = open(path).read()
+doc = yaml.safe_load(text)
+assert isinstance(doc, dict), "not a mapping"
+opts = {"compare": set(open(compare_opts).read().split()),
+        "gate": set(open(gate_opts).read().split())}
+assert not re.search(r"olv_[0-9a-f]{8}", text), "a token in the file"
+
+# every shell line of the pipeline, in order
+lines = []
+def walk(node, key=None):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            walk(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            walk(v, key)
+    elif isinstance(node, str) and key in ("run", "script", "before_script"):
+        lines.extend(node.replace("\\\n", " ").splitlines())
+walk(doc)
+found = []
+for line in lines:
+    m = re.search(r"\bolivares sandbox (compare|gate)\b(.*)", line)
+    if not m:
+        continue
+    cmd = m.group(1)
+    found.append(cmd)
+    for o in re.findall(r"(?<!\S)--[a-z-]+", m.group(2)):
+        assert o in opts[cmd], "sandbox %s has no option %s" % (cmd, o)
+    if cmd == "compare":
+        for o in ("--scenario", "--baseline", "--candidate", "--suite"):
+            assert o in m.group(2), "compare without " + o
+assert found == ["compare", "gate"], "compare then gate, got %r" % found
+
+if "jobs" in doc:  # GitHub Actions: the token from the secrets
+    envs = [j.get("env", {}) for j in doc["jobs"].values()]
+    assert any(e.get("OLIVARES_TOKEN") == "${{ secrets.OLIVARES_TOKEN }}" for e in envs), \
+        "OLIVARES_TOKEN is not ${{ secrets.OLIVARES_TOKEN }}"
+else:  # GitLab CI: the token is a CI/CD variable, never in the file
+    assert "OLIVARES_TOKEN" not in doc.get("variables", {}), "OLIVARES_TOKEN in variables"
+    assert "stages" in doc, "no stages"
+PY
+			ok "docs/examples/$ex.yml: YAML, compare then gate, the token from the secrets"
+		else
+			not_ok "docs/examples/$ex.yml: YAML, compare then gate, the token from the secrets"
+			sed 's/^/#   /' yaml.err | tail -3
+		fi
+	done
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -94,9 +94,11 @@ run --version
 expect "olivares --version" 0 out '^olivares [0-9]+\.[0-9]+'
 # the version configure knows (AC_INIT's), first on the line
 version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$ROOT/configure.ac")
-[ -n "$version" ] && grep -q "^olivares $version " out && [ ! -s err ] &&
-	ok "olivares --version prints olivares $version" ||
+if [ -n "$version" ] && grep -q "^olivares $version " out && [ ! -s err ]; then
+	ok "olivares --version prints olivares $version"
+else
 	not_ok "olivares --version prints olivares $version (the version of AC_INIT)"
+fi
 
 # every command and subcommand: --help exits 0 on stdout, lists its flags and
 # the common ones
@@ -268,10 +270,10 @@ run sandbox scenarios create --name n --steps-file - --mocks-file mocks.json <st
 expect "steps from stdin are accepted" 1 err "cannot reach $REFUSED_URL"
 
 # ---- token and connection ----------------------------------------------------
-OLIVARES_TOKEN= run modules list
+OLIVARES_TOKEN='' run modules list
 expect "missing OLIVARES_TOKEN" 1 err \
 	"^olivares: no API token: set OLIVARES_TOKEN, pass --token or put token = \\.\\.\\. in $HOME/\\.config/olivares/config\$"
-OLIVARES_TOKEN= OLIVARES_CONFIG= run modules list
+OLIVARES_TOKEN='' OLIVARES_CONFIG='' run modules list
 expect "missing OLIVARES_TOKEN, no configuration file" 1 err \
 	'^olivares: no API token: set OLIVARES_TOKEN or pass --token$'
 (unset OLIVARES_TOKEN; "$CLI" sandbox runs get abc >out 2>err; echo $? >rc.txt)
@@ -291,7 +293,7 @@ expect "--url with a trailing slash, -o after the command" 1 err "^olivares: can
 run --token "$TOKEN" sandbox scenarios run abc --variant candidate
 expect "--token is never printed" 1 err "cannot reach"
 # (a stack may be up on the default port: then the fake token gets a 401)
-OLIVARES_URL= run modules list
+OLIVARES_URL='' run modules list
 expect "empty OLIVARES_URL means the default URL" 1 err \
 	'^olivares: cannot reach http://127\.0\.0\.1:8080: |\(unauthorized, HTTP 401\)$'
 run --url ftp://127.0.0.1:1 modules list
@@ -340,25 +342,25 @@ run modules list
 expect "OLIVARES_URL wins over the file's url" 1 err '^olivares: cannot reach http://127\.0\.0\.1:1: '
 run --url http://127.0.0.1:3 modules list
 expect "--url wins over OLIVARES_URL and the file" 1 err '^olivares: cannot reach http://127\.0\.0\.1:3: '
-OLIVARES_URL= run modules list
+OLIVARES_URL='' run modules list
 expect "an empty OLIVARES_URL leaves the file's url" 1 err '^olivares: cannot reach http://127\.0\.0\.1:2: '
 
 write_conf "$CONF" 600 "[olivares]" "url = http://127.0.0.1:2" "token = has a space"
 run modules list
 expect "OLIVARES_TOKEN wins over the file's token" 1 err '^olivares: cannot reach http://127\.0\.0\.1:1: '
-OLIVARES_TOKEN= run modules list
+OLIVARES_TOKEN='' run modules list
 expect "the file's token in [olivares] is used without OLIVARES_TOKEN" 1 err \
 	'^olivares: the API token contains spaces or control characters$'
-OLIVARES_TOKEN= run --token "$TOKEN" modules list
+OLIVARES_TOKEN='' run --token "$TOKEN" modules list
 expect "--token wins over the file's token" 1 err '^olivares: cannot reach http://127\.0\.0\.1:1: '
 
 mkdir -p xdg/olivares
 write_conf xdg/olivares/config 600 "url = http://127.0.0.1:4"
-OLIVARES_URL= XDG_CONFIG_HOME=$T/xdg run modules list
+OLIVARES_URL='' XDG_CONFIG_HOME=$T/xdg run modules list
 expect "\$XDG_CONFIG_HOME/olivares/config instead of ~/.config" 1 err \
 	'^olivares: cannot reach http://127\.0\.0\.1:4: '
 write_conf other.conf 600 "url = http://127.0.0.1:3"
-OLIVARES_URL= OLIVARES_CONFIG=$T/other.conf run modules list
+OLIVARES_URL='' OLIVARES_CONFIG=$T/other.conf run modules list
 expect "OLIVARES_CONFIG names another file" 1 err '^olivares: cannot reach http://127\.0\.0\.1:3: '
 OLIVARES_CONFIG=$T/nosuch.conf run modules list
 conf_refused "a file OLIVARES_CONFIG names must exist" \
@@ -373,11 +375,14 @@ for mode in 644 640 604 620 602; do
 done
 run --help
 expect "--help needs no configuration file (one of mode 602 there)" 0 out '^Files:'
-grep -q 'OLIVARES_CONFIG' out && grep -q '\.config/olivares/config' out &&
-	grep -q 'XDG_CONFIG_HOME' out && ok "--help names OLIVARES_CONFIG and the file" ||
+if grep -q 'OLIVARES_CONFIG' out && grep -q '\.config/olivares/config' out &&
+	grep -q 'XDG_CONFIG_HOME' out; then
+	ok "--help names OLIVARES_CONFIG and the file"
+else
 	not_ok "--help names OLIVARES_CONFIG and the file"
-OLIVARES_CONFIG= run modules list
-expect "OLIVARES_CONFIG= reads no file (not the refused one)" 1 err \
+fi
+OLIVARES_CONFIG='' run modules list
+expect "OLIVARES_CONFIG='' reads no file (not the refused one)" 1 err \
 	'^olivares: cannot reach http://127\.0\.0\.1:1: '
 rm -f "$CONF"
 mkdir "$CONF"
@@ -456,10 +461,17 @@ complete_case "a FILE value completes file names" "steps-a.json steps-b.json" \
 	sandbox scenarios create --steps-file steps-
 run __complete sandbox g
 expect "__complete prints one candidate a line" 0 out '^gate$'
-grep -qx generate out && [ "$(wc -l <out)" -eq 2 ] && ok "__complete sandbox g: generate and gate" ||
+if grep -qx generate out && [ "$(wc -l <out)" -eq 2 ]; then
+	ok "__complete sandbox g: generate and gate"
+else
 	not_ok "__complete sandbox g: generate and gate"
+fi
 run --help
-grep -q '__complete' out && not_ok "__complete stays out of --help" || ok "__complete stays out of --help"
+if grep -q '__complete' out; then
+	not_ok "__complete stays out of --help"
+else
+	ok "__complete stays out of --help"
+fi
 
 # ---- the example CI pipelines (docs/examples) ----------------------------------
 # Each parses as YAML, runs `sandbox compare` then `sandbox gate` with options

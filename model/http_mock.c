@@ -921,6 +921,22 @@ int model_http_header_is_credential(const char *name)
 	return 0;
 }
 
+int model_http_header_is_hop(const char *name)
+{
+	static const char *const hop[] = {
+	    "connection", "keep-alive",        "te",      "trailer",
+	    "trailers",   "transfer-encoding", "upgrade", "content-length",
+	};
+	size_t i;
+
+	if (strncasecmp(name, "proxy-", 6) == 0)
+		return 1;
+	for (i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		if (strcasecmp(name, hop[i]) == 0)
+			return 1;
+	return 0;
+}
+
 void model_gateway_answer_clear(struct model_gateway_answer *a)
 {
 	json_decref(a->headers);

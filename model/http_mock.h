@@ -159,6 +159,14 @@ char *model_llm_last_user_message(json_t *request, size_t *len);
  */
 int model_http_header_is_credential(const char *name);
 
+/**
+ * 1 when the header named name (any case) is one the gateway frames or
+ * carries hop by hop, never passed on nor answered from a mock:
+ * Connection, Keep-Alive, TE, Trailer(s), Transfer-Encoding, Upgrade,
+ * Content-Length and every Proxy-* one (RFC 9110, 7.6.1).
+ */
+int model_http_header_is_hop(const char *name);
+
 /** What a gateway answers one request with (model_gateway_resolve). */
 struct model_gateway_answer {
 	int hit;         /* 1: a mock answered */

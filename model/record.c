@@ -8,7 +8,6 @@
  */
 #include "record.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,24 +28,7 @@ static json_t *unrecordable(const char *why)
  * session is stored and shown; a cookie or a key is not replay data). */
 static int header_left_out(const char *name)
 {
-	static const char *const out[] = {"content-length",
-	                                  "transfer-encoding",
-	                                  "connection",
-	                                  "keep-alive",
-	                                  "proxy-connection",
-	                                  "proxy-authenticate",
-	                                  "te",
-	                                  "trailer",
-	                                  "upgrade",
-	                                  NULL};
-	size_t i;
-
-	if (model_http_header_is_credential(name))
-		return 1;
-	for (i = 0; out[i]; i++)
-		if (strcasecmp(name, out[i]) == 0)
-			return 1;
-	return 0;
+	return model_http_header_is_credential(name) || model_http_header_is_hop(name);
 }
 
 /* {name: value} of the headers kept, the first spelling of a name, the
@@ -143,17 +125,6 @@ json_t *model_record_http(const char *method, const char *url, const char *req_b
 
 /* ---- the session -------------------------------------------------------- */
 
-__attribute__((format(printf, 2, 3))) static int fail(struct model_reason *why, const char *fmt,
-                                                      ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why->text, sizeof(why->text), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static void add_event(json_t *events, json_t *ev)
 {
 	json_object_set_new(ev, "seq", json_integer((json_int_t)json_array_size(events) + 1));
@@ -168,11 +139,12 @@ static int entry_events(json_t *mocks, json_t *e, size_t n, json_t *events,
 	const char *s;
 
 	if (json_is_true(json_object_get(e, "truncated")))
-		return fail(why, "step %zu made a request cut to fit the trace", n);
+		return model_reason_set(why, "step %zu made a request cut to fit the trace", n);
 	if (json_object_get(e, "tool")) {
 		s = json_string_value(json_object_get(e, "tool"));
-		return fail(why, "step %zu called the tool %.128s: tool calls are not recorded", n,
-		            s ? s : "");
+		return model_reason_set(
+		    why, "step %zu called the tool %.128s: tool calls are not recorded", n,
+		    s ? s : "");
 	}
 	if (json_is_string(res)) {
 		add_event(events, json_pack("{s:s, s:O}", "kind", "tool_call", "resource", res));
@@ -181,16 +153,17 @@ static int entry_events(json_t *mocks, json_t *e, size_t n, json_t *events,
 		m = json_array_get(mocks, (size_t)json_integer_value(json_object_get(e, "mock")));
 		text = json_object_get(m, "response");
 		if (!json_is_string(text))
-			return fail(why,
-			            "step %zu: the mock that answered %.200s is not in the run's "
-			            "spec",
-			            n, json_string_value(res));
+			return model_reason_set(
+			    why,
+			    "step %zu: the mock that answered %.200s is not in the run's "
+			    "spec",
+			    n, json_string_value(res));
 		add_event(events, json_pack("{s:s, s:O, s:O}", "kind", "tool_result", "resource",
 		                            res, "text", text));
 		return 0;
 	}
 	if (!json_is_object(json_object_get(e, "http")))
-		return fail(why, "step %zu: a trace entry of no known kind", n);
+		return model_reason_set(why, "step %zu: a trace entry of no known kind", n);
 	rec = json_object_get(e, "record");
 	if (!rec)
 		return 0; /* a miss or a refusal: replayed the same way */
@@ -204,10 +177,10 @@ static int entry_events(json_t *mocks, json_t *e, size_t n, json_t *events,
 		 * credential is named as such, never repeated */
 		if (model_text_find_credential(url, strlen(url), &kind))
 			url = "(a url that holds a credential)";
-		return fail(why, "step %zu: %.200s %.400s cannot be recorded: %.300s", n,
-		            json_string_value(json_object_get(json_object_get(e, "http"), "method"))
-		                ?: "",
-		            url, s ? s : "no recorded answer");
+		return model_reason_set(
+		    why, "step %zu: %.200s %.400s cannot be recorded: %.300s", n,
+		    json_string_value(json_object_get(json_object_get(e, "http"), "method")) ?: "",
+		    url, s ? s : "no recorded answer");
 	}
 	add_event(events, json_pack("{s:s, s:O, s:O}", "kind", "http_exchange", "http",
 	                            json_object_get(rec, "http"), "response",
@@ -229,8 +202,8 @@ int model_record_session(json_t *mocks, json_t *outputs, size_t steps, const cha
 	why->text[0] = '\0';
 	if (json_array_size(outputs) != steps) {
 		json_decref(events);
-		return fail(why, "%zu of the %zu steps have an output", json_array_size(outputs),
-		            steps);
+		return model_reason_set(why, "%zu of the %zu steps have an output",
+		                        json_array_size(outputs), steps);
 	}
 	json_array_foreach(outputs, i, o)
 	{
@@ -238,7 +211,7 @@ int model_record_session(json_t *mocks, json_t *outputs, size_t steps, const cha
 		if (!json_is_string(json_object_get(o, "input")) ||
 		    !json_is_string(json_object_get(o, "output"))) {
 			json_decref(events);
-			return fail(why, "step %zu has no input or output text", i + 1);
+			return model_reason_set(why, "step %zu has no input or output text", i + 1);
 		}
 		add_event(events, json_pack("{s:s, s:O, s:s}", "kind", "input", "text",
 		                            json_object_get(o, "input"), "key",
@@ -257,22 +230,23 @@ int model_record_session(json_t *mocks, json_t *outputs, size_t steps, const cha
 	size = body ? json_dumpb(body, NULL, 0, JSON_COMPACT) : 0;
 	if (size > MODEL_MAX_REQUEST_BYTES) {
 		json_decref(body);
-		return fail(why, "the session would be %zu bytes, over the %d an import may be",
-		            size, MODEL_MAX_REQUEST_BYTES);
+		return model_reason_set(
+		    why, "the session would be %zu bytes, over the %d an import may be", size,
+		    MODEL_MAX_REQUEST_BYTES);
 	}
 	rc = body ? model_session_check(body, session, &err) : -1;
 	json_decref(body);
 	if (rc != 0) {
 		*session = NULL;
-		return fail(why, "the session would be refused: %s",
-		            body ? err.message : "encoding");
+		return model_reason_set(why, "the session would be refused: %s",
+		                        body ? err.message : "encoding");
 	}
 	/* a session its replay would find degraded is not a recording of
 	 * the run (a request with more answers than a sequence holds, …) */
 	if (model_timeline_rebuild(json_object_get(*session, "events"), &tl, &rebuilt) != 0) {
 		json_decref(*session);
 		*session = NULL;
-		return fail(why, "its replay could not rebuild it: %s", rebuilt.text);
+		return model_reason_set(why, "its replay could not rebuild it: %s", rebuilt.text);
 	}
 	model_timeline_clear(&tl);
 	return 0;

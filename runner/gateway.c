@@ -32,6 +32,7 @@
 #include "llhttp.h"
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/http_mock.h"
 #include "runner/gateway_internal.h"
 
 /* Bytes read from a socket at a time. */
@@ -368,7 +369,7 @@ static int conn_answer(struct gw_conn *c, int status, json_t *headers, const cha
 	{
 		const char *name = json_string_value(json_array_get(h, 0));
 
-		if (runner_gateway_hop_header(name))
+		if (model_http_header_is_hop(name))
 			continue;
 		/* sizes were checked by answer_check; a head past its cap is cut */
 		if (model_buf_printf(&out, "%s: %s\r\n", name,

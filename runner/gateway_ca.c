@@ -300,19 +300,3 @@ void runner_gateway_ca_free(struct runner_gateway_ca *ca)
 	EVP_PKEY_free(ca->key);
 	free(ca);
 }
-
-int runner_gateway_hop_header(const char *name)
-{
-	static const char *const hop[] = {
-	    "connection",        "keep-alive", "proxy-connection", "te", "trailer", "trailers",
-	    "transfer-encoding", "upgrade",    "content-length",
-	};
-	size_t i;
-
-	if (strncasecmp(name, "proxy-", 6) == 0)
-		return 1;
-	for (i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
-		if (strcasecmp(name, hop[i]) == 0)
-			return 1;
-	return 0;
-}

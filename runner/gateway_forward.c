@@ -12,6 +12,7 @@
 
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/http_mock.h"
 #include "runner/gateway_internal.h"
 
 struct fwd {
@@ -39,7 +40,7 @@ static int skip_header(const char *name, json_t *headers)
 	size_t i;
 	json_t *h;
 
-	if (runner_gateway_hop_header(name) || strcasecmp(name, "host") == 0 ||
+	if (model_http_header_is_hop(name) || strcasecmp(name, "host") == 0 ||
 	    strcasecmp(name, "expect") == 0)
 		return 1;
 	json_array_foreach(headers, i, h)
@@ -105,7 +106,7 @@ static json_t *response_headers(CURL *h)
 	prev = NULL;
 	while ((hd = curl_easy_nextheader(h, CURLH_HEADER, -1, prev)) != NULL) {
 		prev = hd;
-		if (runner_gateway_hop_header(hd->name))
+		if (model_http_header_is_hop(hd->name))
 			continue;
 		/* a header that is not UTF-8 cannot be held: it is dropped */
 		json_array_append_new(out, json_pack("[ss]", hd->name, hd->value));

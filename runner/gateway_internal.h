@@ -21,12 +21,4 @@ EVP_PKEY *runner_gateway_key_new(struct runner_error *err);
 X509 *runner_gateway_ca_issue(const struct runner_gateway_ca *ca, const char *host, EVP_PKEY *key,
                               struct runner_error *err);
 
-/**
- * Whether a header of this name (any case) is one a proxy never passes
- * on: Connection, Keep-Alive, Proxy-*, TE, Trailer(s), Transfer-Encoding,
- * Upgrade, and Content-Length (the gateway and libcurl frame bodies
- * themselves). 1 or 0.
- */
-int runner_gateway_hop_header(const char *name);
-
 #endif

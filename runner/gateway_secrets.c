@@ -18,6 +18,7 @@
 #include <ini.h>
 
 #include "model/alloc.h"
+#include "model/http_mock.h"
 #include "runner/gateway_internal.h"
 #include "runner/gateway_secrets.h"
 
@@ -321,7 +322,7 @@ static int on_key(void *user, const char *sect, const char *key, const char *val
 		return refuse(r, "header is \"Name: value\", Name an HTTP token");
 	memcpy(name, value, nl);
 	name[nl] = '\0';
-	if (runner_gateway_hop_header(name) || strcasecmp(name, "host") == 0 ||
+	if (model_http_header_is_hop(name) || strcasecmp(name, "host") == 0 ||
 	    strcasecmp(name, "expect") == 0)
 		return refuse(r, "header %s is one the gateway sets itself", name);
 	for (v = colon + 1; *v == ' ' || *v == '\t'; v++)

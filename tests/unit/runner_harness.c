@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/unit/sweep.h"
+
 const char *env_path(const char *name)
 {
 	const char *p = getenv(name);
@@ -1022,8 +1024,8 @@ static struct result run_raw(const char *backend, json_t *spec, struct text *out
 void assert_gateway_egress_secrets(const char *backend)
 {
 	static const char secret[] = "olv-test-4e1a-value";
-	char dir[] = "/tmp/olv-egress-secrets-XXXXXX";
-	char path[sizeof(dir) + 16], text[256], input[128], allowed[64], want[512];
+	char dir[128], path[sizeof(dir) + 16], text[256], input[sizeof(path) + 16], allowed[64],
+	    want[512];
 	json_t *spec, *e, *ex;
 	struct upstream u;
 	struct text out;
@@ -1034,8 +1036,9 @@ void assert_gateway_egress_secrets(const char *backend)
 	port = upstream_start(&u);
 	snprintf(allowed, sizeof(allowed), "127.0.0.1:%d", port);
 
-	/* the operator's file, 0600, where the jail has no view */
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* the operator's file, 0600, where the jail has no view; named so that
+	 * the next run sweeps it when an assertion below ends this one early */
+	ck_assert_int_eq(sweep_mkdtemp(dir, sizeof(dir), "/var/tmp", "olv-egress-secrets-"), 0);
 	snprintf(path, sizeof(path), "%s/secrets.ini", dir);
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);

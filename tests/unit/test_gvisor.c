@@ -1932,7 +1932,8 @@ static void probe_gvisor(void)
  * never what a run going on beside this one uses (tests/unit/sweep.h). */
 static void sweep_leftovers(void)
 {
-	static const char *const prefixes[] = {"olv-gv-secret-", "olv-gv-bind-"};
+	static const char *const prefixes[] = {"olv-gv-secret-", "olv-gv-bind-",
+	                                       "olv-egress-secrets-"};
 	size_t i;
 	int n;
 

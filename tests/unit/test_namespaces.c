@@ -1947,7 +1947,8 @@ static Suite *namespaces_suite(void)
 static void sweep_leftovers(void)
 {
 	static const char *const where[][2] = {{"/var/tmp", "olv-ns-bind-"},
-	                                       {"/tmp", "olv-ns-test-"}};
+	                                       {"/tmp", "olv-ns-test-"},
+	                                       {"/var/tmp", "olv-egress-secrets-"}};
 	size_t i;
 	int n;
 

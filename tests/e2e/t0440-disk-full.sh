@@ -93,6 +93,36 @@ done
 is "the file deleted: every write is a 503, none acknowledged" "$(printf ' 503%.0s' $(seq 1 8))" "$gone"
 req "" GET /healthz
 is_status "the file deleted: /healthz is a 503" 503
+# a 5xx is logged with the path as it was sent: text from any client, which
+# must stay inside its own line and never reach a terminal as an escape
+log=$D/data/log/olivares-fcgi.log
+forged=$'/v1/m/sandbox/scenarios/x\nolivares-fcgi[1]: forged login ok\e[2J'
+if command -v cgi-fcgi >/dev/null 2>&1 && [[ -S $D/data/olivares.sock ]]; then
+	env -i PATH="$PATH" REQUEST_METHOD=GET REQUEST_URI="$forged" SCRIPT_NAME=/v1/m/sandbox/scenarios/x \
+		QUERY_STRING= CONTENT_LENGTH=0 GATEWAY_INTERFACE=CGI/1.1 REMOTE_ADDR=127.0.0.1 \
+		HTTP_AUTHORIZATION="Bearer olv_$(printf '0%.0s' $(seq 1 64))" \
+		timeout 30 cgi-fcgi -bind -connect "$D/data/olivares.sock" </dev/null >"$D/forged.out" 2>/dev/null
+	is "a forged path straight to the pool on a deleted file: the 503" 503 \
+		"$(sed -n 's/^Status: \([0-9]*\).*/\1/p' "$D/forged.out" | head -n 1)"
+	sleep 0.2
+	if grep -q '^olivares-fcgi\[1\]: forged' "$log"; then
+		not_ok "the forged path starts no line of its own in the log"
+	else
+		ok "the forged path starts no line of its own in the log"
+	fi
+	if grep -qF 'x\x0aolivares-fcgi[1]: forged login ok\x1b[2J -> 503' "$log"; then
+		ok "the forged path is logged in one line, its newline and escape as \\x0a and \\x1b"
+	else
+		not_ok "the forged path is logged in one line, escaped ($(short "$(grep -a forged "$log" | head -n 2)"))"
+	fi
+	if grep -q $'\e' "$log"; then
+		not_ok "no escape byte in the log"
+	else
+		ok "no escape byte in the log"
+	fi
+else
+	not_ok "a forged path straight to the pool needs cgi-fcgi (libfcgi-bin) and the socket"
+fi
 # a worker that dies now is replaced, and its first connection must not
 # create the file either
 master=$(cat "$D/data/run/olivares-fcgi.pid")

@@ -28,11 +28,15 @@ START_TEST(test_escape_controls)
 	ck_assert_str_eq(esc("\r\t\x01"), "\\x0d\\x09\\x01");
 	/* a terminal escape, 7-bit and 8-bit */
 	ck_assert_str_eq(esc("\x1b[2J"), "\\x1b[2J");
-	ck_assert_str_eq(esc("\xc2\x9b" "2J"), "\\u009b2J");
+	ck_assert_str_eq(esc("\xc2\x9b"
+	                     "2J"),
+	                 "\\u009b2J");
 	ck_assert_str_eq(esc("\x7f"), "\\x7f");
 	/* text stays as it is, invalid bytes do not */
 	ck_assert_str_eq(esc("h\xc3\xa9llo \xe2\x82\xac"), "h\xc3\xa9llo \xe2\x82\xac");
-	ck_assert_str_eq(esc("a\xff" "b\x80"), "a\\xffb\\x80");
+	ck_assert_str_eq(esc("a\xff"
+	                     "b\x80"),
+	                 "a\\xffb\\x80");
 	ck_assert_str_eq(esc("\xe2\x82"), "\\xe2\\x82");
 }
 END_TEST

@@ -118,6 +118,7 @@ is "comparisons junit ID: exit 0, the XML as the API gives it" "0|$(cat cmp.xml)
 
 # ---- compare --junit FILE: waits, then writes the comparison's JUnit -------------------
 rm -f reg.xml
+export OLIVARES_TOKEN=$AD # compare is admin-only
 show olivares sandbox compare --scenario "$SID" --baseline v2 --candidate candidate --suite walkthrough --junit reg.xml -o json
 is "compare --junit (v2 -> candidate): exit 0, regressed" "0 regressed" "$RC $(jq -r .verdict <<<"$OUT" 2>/dev/null)"
 RCID=$(jq -r '.id // empty' <<<"$OUT" 2>/dev/null)

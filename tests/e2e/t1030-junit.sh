@@ -168,6 +168,48 @@ else
 	not_ok "another tenant's token"
 fi
 
+# ---- the admin view: each expectation's result, verdicts told apart --------------------
+# hp PATH: GET the admin page PATH as the viewer into page.html
+hp() { curl -s -o page.html -w '%{http_code}' -H "Authorization: Bearer $VW" "$OLIVARES_URL$1"; }
+hx() { xmllint --html --xpath "$1" page.html 2>/dev/null; }
+is "the strict run's page: 200" 200 "$(hp "/admin/runs/$SRID")"
+is "run page: an expectations table, one row per score_details line, one failed" "3 1" \
+	"$(hx 'count(//table[@id="expectations"]/tbody/tr)') $(hx 'count(//table[@id="expectations"]//tr[@class="expectation failed"])')"
+is "run page: the failed row's step, check, passed, message" "2 step-2|not_mock_miss|no|$SMSG" \
+	"$(hx 'string(//tr[@class="expectation failed"]/td[@class="step"])')|$(hx 'string(//tr[@class="expectation failed"]/td[@class="check"])')|$(hx 'string(//tr[@class="expectation failed"]/td[contains(@class,"passed")])')|$(hx 'string(//tr[@class="expectation failed"]/td[@class="message"])' | sed 's/^ *//;s/ *$//')"
+is "the unscored run's page: 200, no expectations table" "200 0" "$(hp "/admin/runs/$URID") $(hx 'count(//table[@id="expectations"])')"
+# a step key with markup reaches the table as text (the "*" expectation names it)
+req "$ED" POST $M/scenarios '{"name":"junit-xss","steps":[{"key":"<b>k</b>","input":"agent:user1@example.test"}],"mocks":[]}'
+XSID=$(jqb '.id // empty')
+req "$ED" POST "$M/scenarios/$XSID/runs" '{"variant":"candidate","suite":"walkthrough-strict"}'
+XRID=$(jqb '.id // empty')
+hp "/admin/runs/$XRID" >/dev/null
+is "run page: a key with markup is text, no <b> element in the table" "0 1" \
+	"$(hx 'count(//table[@id="expectations"]//b)') $(hx 'count(//table[@id="expectations"]//td[@class="step" and contains(., "<b>k</b>")])')"
+
+req "$AD" POST $M/comparisons "{\"scenario_id\":\"$SID\",\"baseline\":\"candidate\",\"candidate\":\"candidate\",\"suite\":\"walkthrough\"}"
+UCID=$(jqb '.id // empty')
+is "a comparison of a variant with itself: unchanged" unchanged "$(jqb .verdict)"
+ICID=$(jq -r '.id // empty' <<<"$(curl -s -H "Authorization: Bearer $VW" "$OLIVARES_URL$M/comparisons?scenario=$SID&verdict=inconclusive&limit=1" | jq -c '.comparisons[0]')")
+want=""
+got=""
+for pair in "$CID:improved" "$RCID:regressed" "$UCID:unchanged" "$ICID:inconclusive"; do
+	hp "/admin/comparisons/${pair%%:*}" >/dev/null
+	want+=" ${pair#*:}:1"
+	got+=" $(hx 'string(//dd[@id="verdict"])' | xargs):$(hx "count(//dd[@id=\"verdict\"]/span[@class=\"verdict-${pair#*:}\"])")"
+done
+is "comparison pages: the verdict's word in a span of class verdict-<verdict>" "$want" "$got"
+hp "/admin/comparisons?scenario=$SID" >/dev/null
+is "comparisons list: each verdict cell has its class" "1 1 1 1" \
+	"$(for v in improved regressed unchanged inconclusive; do hx "count(//td[@class=\"verdict\"]/span[@class=\"verdict-$v\"])>0" | sed 's/true/1/;s/false/0/'; done | xargs)"
+curl -s -o style.css "$OLIVARES_URL/static/style.css"
+signs=""
+for v in improved regressed unchanged inconclusive; do
+	signs+=" $(awk -v sel=".verdict-$v::before" 'index($0, sel) == 1 {f = 1} f && /content:/ {print $2; exit}' style.css)"
+done
+is "the stylesheet gives each verdict its sign" ' "\25B2\00A0"; "\25BC\00A0"; "=\00A0"; "?\00A0";' "$signs"
+is "and its own colour" "4" "$(grep -cE '^\.verdict-(improved|regressed|unchanged|inconclusive) \{' style.css)"
+
 for c in "comparisons junit" "compare"; do
 	# shellcheck disable=SC2086 # c is two words on purpose
 	show olivares sandbox $c --help

@@ -307,7 +307,8 @@ static void expectations_table(xmlNodePtr main, json_t *run)
 			snprintf(step, sizeof(step), "%" JSON_INTEGER_FORMAT " %.180s",
 			         json_integer_value(seq), key);
 		else if (json_is_integer(seq))
-			snprintf(step, sizeof(step), "%" JSON_INTEGER_FORMAT, json_integer_value(seq));
+			snprintf(step, sizeof(step), "%" JSON_INTEGER_FORMAT,
+			         json_integer_value(seq));
 		else
 			snprintf(step, sizeof(step), "%.180s", key ? key : VIEW_NONE_TEXT);
 		html_elc(tr, "td", "step", step);

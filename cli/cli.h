@@ -519,6 +519,15 @@ int cli_create_and_wait(struct cli_ctx *ctx, int wait, enum cli_job_kind kind, c
                         cli_printer note);
 
 /**
+ * cli_create_and_wait that also hands back what it printed: with wait and
+ * CLI_EXIT_OK, *out (when out is not NULL) receives the finished record
+ * (caller json_decref); it is left untouched otherwise.
+ */
+int cli_create_and_wait_keep(struct cli_ctx *ctx, int wait, enum cli_job_kind kind,
+                             const char *path, json_t *body, cli_printer table,
+                             cli_printer queued_table, cli_printer note, json_t **out);
+
+/**
  * Follow the run id (GET /v1/m/sandbox/runs/ID until it is neither queued
  * nor running, progress as above); *run receives the finished run (caller
  * json_decref), NULL on failure. Returns as cli_create_and_wait.

@@ -1,5 +1,5 @@
 /*
- * olivares sandbox compare | comparisons list|get | gate | runs junit: the
+ * olivares sandbox compare | comparisons list|get|junit | gate | runs junit: the
  * comparison and export routes (docs/scoring.md).
  *
  * compare posts one comparison (both variants run and scored on the server,
@@ -135,16 +135,53 @@ static void print_comparison(const json_t *c)
 	cli_print_table(diff, differing_columns);
 }
 
+/* ---- JUnit exports ------------------------------------------------------- */
+
+/* GET prefix + id + "/junit" and write the XML as received to f (a final
+ * newline added when it has none), or, with f NULL, to the file fname,
+ * made only once the server has answered (a refused export leaves no empty
+ * file). Returns 0, or -1 after saying why. */
+static int junit_fetch(struct cli_ctx *ctx, const char *prefix, const char *id, FILE *f,
+                       const char *fname)
+{
+	struct model_buf body;
+	struct model_buf path;
+	int rc = -1, bad;
+
+	cli_path_id(&path, prefix, id, "/junit");
+	/* the export is XML: kept as bytes (cli_http_call only hands back JSON) */
+	if (cli_http_get_raw(ctx, path.data, "application/xml", &body))
+		goto out;
+	if (!f && !(f = fopen(fname, "w"))) {
+		cli_fail("cannot write %s: %s", fname, strerror(errno));
+		goto out;
+	}
+	/* the document as received, byte for byte (-o does not apply) */
+	bad = body.len && fwrite(body.data, 1, body.len, f) != body.len;
+	if (!bad && body.len && body.data[body.len - 1] != '\n')
+		bad = fputc('\n', f) == EOF;
+	if (fname) {
+		bad |= fclose(f) != 0;
+		if (bad)
+			cli_fail("cannot write %s: %s", fname, strerror(errno));
+	}
+	rc = bad ? -1 : 0;
+out:
+	model_buf_release(&path);
+	model_buf_release(&body);
+	return rc;
+}
+
 /* ---- compare ------------------------------------------------------------- */
 
 int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	static const char *const required[] = {"scenario", "baseline", "candidate", "suite", NULL};
-	const char *tol = cli_arg(a, "tolerance");
-	json_t *body;
+	const char *tol = cli_arg(a, "tolerance"), *junit = cli_arg(a, "junit"), *id;
+	json_t *body, *rec = NULL;
 	char *end;
 	double t;
-	int i;
+	int i, rc;
 
 	body = json_object();
 	for (i = 0; required[i]; i++) {
@@ -170,11 +207,29 @@ int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 		}
 		json_object_set_new(body, "tolerance", json_real(t));
 	}
+	if (junit && junit[0] == '\0') {
+		cli_usage_error(ctx, "--junit expects a file name");
+		goto usage;
+	}
+	if (junit && cli_arg(a, "no-wait")) {
+		/* a pending comparison has no verdict to export */
+		cli_usage_error(ctx, "--junit needs the verdict: it cannot go with --no-wait");
+		goto usage;
+	}
 	/* the verdict is about scores; an agent killed after its last step
 	 * is said beside it, exit status unchanged */
-	return cli_create_and_wait(ctx, !cli_arg(a, "no-wait"), CLI_JOB_COMPARISON,
-	                           "/v1/m/sandbox/comparisons", body, print_comparison,
-	                           print_comparison, cli_note_comparison);
+	rc = cli_create_and_wait_keep(ctx, !cli_arg(a, "no-wait"), CLI_JOB_COMPARISON,
+	                              "/v1/m/sandbox/comparisons", body, print_comparison,
+	                              print_comparison, cli_note_comparison, junit ? &rec : NULL);
+	if (rc || !junit)
+		return rc;
+	id = json_string_value(json_object_get(rec, "id"));
+	if (!id)
+		rc = cli_fail("unexpected response: the comparison has no id");
+	else if (junit_fetch(ctx, "/v1/m/sandbox/comparisons/", id, NULL, junit))
+		rc = CLI_EXIT_FAIL;
+	json_decref(rec);
+	return rc;
 usage:
 	json_decref(body);
 	return CLI_EXIT_USAGE;
@@ -354,28 +409,16 @@ out:
 	return rc;
 }
 
-/* ---- runs junit ---------------------------------------------------------- */
-
 int cli_cmd_runs_junit(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	struct model_buf body;
-	struct model_buf path;
-	int rc = CLI_EXIT_FAIL;
+	return junit_fetch(ctx, "/v1/m/sandbox/runs/", a->pos, stdout, NULL) ? CLI_EXIT_FAIL
+	                                                                     : CLI_EXIT_OK;
+}
 
-	cli_path_id(&path, "/v1/m/sandbox/runs/", a->pos, "/junit");
-	/* the export is XML: kept as bytes (cli_http_call only hands back JSON) */
-	if (cli_http_get_raw(ctx, path.data, "application/xml", &body))
-		goto out;
-	/* the document as received, byte for byte (-o does not apply) */
-	if (body.len && fwrite(body.data, 1, body.len, stdout) != body.len)
-		goto out;
-	if (body.len && body.data[body.len - 1] != '\n')
-		fputc('\n', stdout);
-	rc = CLI_EXIT_OK;
-out:
-	model_buf_release(&path);
-	model_buf_release(&body);
-	return rc;
+static int cmd_comparisons_junit(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	return junit_fetch(ctx, "/v1/m/sandbox/comparisons/", a->pos, stdout, NULL) ? CLI_EXIT_FAIL
+	                                                                            : CLI_EXIT_OK;
 }
 
 /* ---- command tables ------------------------------------------------------ */
@@ -387,6 +430,7 @@ const struct cli_opt cli_compare_opts[] = {
     {"suite", "S", "suite both runs are scored against (required)"},
     {"tolerance", "T", "|delta| <= T counts as unchanged, 0..1 (default 0)"},
     {"backend", "NAME", "isolation backend of both runs (default: your tenant's)"},
+    {"junit", "FILE", "once decided, write the comparison's JUnit XML to FILE"},
     CLI_OPT_IDEMPOTENCY_KEY,
     CLI_OPT_NO_WAIT,
     {NULL, NULL, NULL},
@@ -417,7 +461,11 @@ const char cli_compare_help[] =
     "A side whose run completed but whose agent had to be killed after its last\n"
     "step (the side's shutdown note) also gets a line on stderr, in either output\n"
     "format: 'olivares: baseline run ID completed, but NOTE' (or 'candidate run');\n"
-    "the verdict (about scores) and the exit status are unchanged.\n";
+    "the verdict (about scores) and the exit status are unchanged.\n"
+    "--junit FILE: once the comparison is decided, GET /v1/m/sandbox/comparisons/ID/\n"
+    "junit and write it to FILE (see 'comparisons junit --help'); the exit status\n"
+    "is 1 when it cannot be fetched or written, otherwise unchanged (a regressed\n"
+    "verdict still exits 0 here: 'gate' decides). Not with --no-wait.\n";
 
 const struct cli_opt cli_gate_opts[] = {
     {"scenario", "ID", "scenario whose latest comparison decides (required)"},
@@ -446,9 +494,12 @@ const char cli_runs_junit_help[] =
     "GET /v1/m/sandbox/runs/ID/junit.\n"
     "Prints the server's JUnit XML as received, whatever -o says (the common option\n"
     "is accepted, but XML is the only output): one testsuite for the run\n"
-    "(properties run_id, backend, isolated, scored, …) and one testcase per step; a mock miss, an "
-    "agent error or a failed suite expectation\n"
-    "is a <failure>. The document follows the common JUnit schema read by\n"
+    "(properties run_id, backend, isolated, scored, …). A scored run has one\n"
+    "testcase per expectation of its suite (score_details): a run that passed its\n"
+    "suite has no <failure>, one that did not a <failure> per failed expectation;\n"
+    "a mock miss is a property, not a failure. An unscored run has one testcase\n"
+    "per step; a mock miss or an agent error is a <failure>.\n"
+    "The document follows the common JUnit schema read by\n"
     "Jenkins, GitLab and others.\n"
     "Example:\n"
     "  olivares sandbox runs junit RUN_ID > olivares-junit.xml\n";
@@ -473,5 +524,15 @@ const struct cli_command cli_comparisons_commands[] = {
      "GET /v1/m/sandbox/comparisons/ID.\n"
      "Table output: the comparison's fields, one row per side (SIDE VARIANT RUN\n"
      "STATUS SCORED SCORE), then the steps whose outputs differ.\n"},
+    {"junit", cmd_comparisons_junit, "Export a decided comparison as JUnit XML (any role).", NULL,
+     comparisons_no_opts, "ID",
+     "GET /v1/m/sandbox/comparisons/ID/junit.\n"
+     "Prints the server's JUnit XML as received, whatever -o says: one testsuite\n"
+     "(properties verdict, delta, tolerance, baseline_run_id, candidate_run_id, …)\n"
+     "with three testcases: baseline and candidate (a <failure> when that side's\n"
+     "run failed or was not scored) and verdict (a <failure> when regressed or\n"
+     "inconclusive). A pending comparison is refused (409): nothing is printed.\n"
+     "Example:\n"
+     "  olivares sandbox comparisons junit CMP_ID > olivares-junit.xml\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -315,6 +315,14 @@ static int wait_done(struct cli_ctx *ctx, enum cli_job_kind kind, json_t **rec)
 int cli_create_and_wait(struct cli_ctx *ctx, int wait, enum cli_job_kind kind, const char *path,
                         json_t *body, cli_printer table, cli_printer queued_table, cli_printer note)
 {
+	return cli_create_and_wait_keep(ctx, wait, kind, path, body, table, queued_table, note,
+	                                NULL);
+}
+
+int cli_create_and_wait_keep(struct cli_ctx *ctx, int wait, enum cli_job_kind kind,
+                             const char *path, json_t *body, cli_printer table,
+                             cli_printer queued_table, cli_printer note, json_t **out)
+{
 	struct cli_http_opts opts = {NULL, 0, 0};
 	char prefer[32];
 	json_t *rec = NULL;
@@ -353,7 +361,10 @@ int cli_create_and_wait(struct cli_ctx *ctx, int wait, enum cli_job_kind kind, c
 	rc = wait_done(ctx, kind, &rec);
 	if (rc == CLI_EXIT_OK)
 		cli_print_answer(ctx, rec, table, note);
-	json_decref(rec);
+	if (rc == CLI_EXIT_OK && out)
+		*out = rec;
+	else
+		json_decref(rec);
 	return rc;
 }
 

@@ -119,6 +119,11 @@ int api_run_outputs(struct http_request *req, struct model_error *err);
 /** GET /v1/m/sandbox/runs/{id}/junit: the run as JUnit XML
  * (fcgi/export/junit.h). */
 int api_run_junit(struct http_request *req, struct model_error *err);
+
+/** GET /v1/m/sandbox/comparisons/{id}/junit: a decided comparison as JUnit
+ * XML (fcgi/export/junit.h); 409 while it is pending, 404 for another
+ * tenant's. */
+int api_comparison_junit(struct http_request *req, struct model_error *err);
 /** GET runs/{id}/log: the agent's log as text/plain (fcgi/api/runs.c). */
 int api_run_log(struct http_request *req, struct model_error *err);
 

@@ -7,9 +7,11 @@
  * a deployment gate reads with latest=true) and reads one, pending or
  * decided. Comparisons are append-only evidence.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fcgi/api/api_internal.h"
+#include "fcgi/export/junit.h"
 #include "fcgi/run/job.h"
 #include "model/scorer.h"
 #include "model/text.h"
@@ -207,4 +209,30 @@ int api_comparison_list(struct http_request *req, struct model_error *err)
 int api_comparison_get(struct http_request *req, struct model_error *err)
 {
 	return api_reply_item(req, store_comparison_get, "comparison get", err);
+}
+
+int api_comparison_junit(struct http_request *req, struct model_error *err)
+{
+	const char *status;
+	json_t *cmp = NULL;
+	enum store_rc rc;
+	char *xml = NULL;
+	size_t len = 0;
+
+	rc = store_comparison_get(req->store, req->who.tenant_id, req->params[0], &cmp);
+	if (rc)
+		return http_store_fail(req, rc, "comparison get (junit)", err);
+	http_req_own(req, cmp);
+	status = json_string_value(json_object_get(cmp, "status"));
+	/* a pending comparison has no verdict yet: exporting it would show a
+	 * CI reader a result that does not exist */
+	if (!status || strcmp(status, "decided") != 0)
+		return model_error_set(err, MODEL_E_CONFLICT, NULL,
+		                       "comparison %s is %s: no verdict to export yet",
+		                       req->params[0], status ? status : "not decided");
+	if (http_junit_render_comparison(cmp, &xml, &len))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot render the JUnit XML");
+	http_reply_body(req, 200, "application/xml; charset=utf-8", xml, len);
+	free(xml);
+	return 0;
 }

@@ -40,6 +40,7 @@ const struct http_route http_routes[] = {
     {"POST", "/v1/m/sandbox/comparisons", A, SB, OBJ, api_comparison_create, IDEM},
     {"GET", "/v1/m/sandbox/comparisons", V, SB, NOB, api_comparison_list, 0},
     {"GET", "/v1/m/sandbox/comparisons/{id}", V, SB, NOB, api_comparison_get, 0},
+    {"GET", "/v1/m/sandbox/comparisons/{id}/junit", V, SB, NOB, api_comparison_junit, 0},
     /* sessions are append-only history: no PUT or DELETE route exists,
      * so the router answers 405 to both */
     {"POST", "/v1/m/sandbox/sessions", E, SB, OBJ, api_session_create, IDEM},

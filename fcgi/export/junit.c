@@ -152,7 +152,7 @@ static const char *scalar_text(json_t *v, char *buf, size_t n)
 	return NULL;
 }
 
-static void add_properties(xmlNodePtr suite, json_t *run)
+static xmlNodePtr add_properties(xmlNodePtr suite, json_t *run)
 {
 	static const char *const keys[] = {
 	    "id", "kind", "scenario_id", "scenario_version", "variant", "status", "backend",
@@ -191,6 +191,16 @@ static void add_properties(xmlNodePtr suite, json_t *run)
 		set_attr(p, "name", i ? "agent_sha256" : "agent");
 		set_attr(p, "value", text);
 	}
+	return props;
+}
+
+/* One <property name value> more in props. */
+static void add_property(xmlNodePtr props, const char *name, const char *value)
+{
+	xmlNodePtr p = xmlNewChild(props, NULL, BAD_CAST "property", NULL);
+
+	set_attr(p, "name", name);
+	set_attr(p, "value", value);
 }
 
 /* 1 if expectation detail d (from score_details) is about output o. */
@@ -390,6 +400,149 @@ static void add_orphan_expectations(xmlNodePtr suite, const char *classname, jso
 	problems_release(&p);
 }
 
+/* The output of run outputs that detail d is about (the first whose seq,
+ * or key, is d's), or NULL ("no such step"). */
+static json_t *detail_output(json_t *d, json_t *outputs)
+{
+	json_t *o;
+	size_t i;
+
+	json_array_foreach(outputs, i, o)
+	{
+		if (detail_is_for(d, o))
+			return o;
+	}
+	return NULL;
+}
+
+/* A scored run's test case name for detail d: "<step key>: <check>", the
+ * step named by its seq ("seq 2: equals") when the detail has no key, and
+ * "suite: <check>" when it names no step at all. */
+static void detail_case_name(json_t *d, char *out, size_t n)
+{
+	const char *key = json_string_value(json_object_get(d, "key"));
+	const char *check = json_string_value(json_object_get(d, "check"));
+	json_t *seq = json_object_get(d, "seq");
+
+	check = check ? check : "expectation";
+	if (key)
+		snprintf(out, n, "%s: %s", key, check);
+	else if (json_is_integer(seq))
+		snprintf(out, n, "seq %" JSON_INTEGER_FORMAT ": %s", json_integer_value(seq),
+		         check);
+	else
+		snprintf(out, n, "suite: %s", check);
+}
+
+/* A step's own problem (a mock miss, an agent error), as the property
+ * "mock_miss" or "agent_error" of a scored run's suite: the suite decides
+ * what fails, and an expectation that looks at the step says so in its
+ * own case. The value names the step: "<key> (seq N)". */
+static void add_step_notes(xmlNodePtr props, json_t *outputs)
+{
+	const char *kind, *status, *key;
+	char value[300];
+	json_t *o;
+	size_t i;
+
+	json_array_foreach(outputs, i, o)
+	{
+		kind = json_string_value(json_object_get(o, "error_kind"));
+		status = json_string_value(json_object_get(o, "status"));
+		if (!kind && (!status || strcmp(status, "ok") == 0))
+			continue;
+		key = json_string_value(json_object_get(o, "key"));
+		snprintf(value, sizeof(value), "%.200s (seq %" JSON_INTEGER_FORMAT ")",
+		         key ? key : "step", json_integer_value(json_object_get(o, "seq")));
+		add_property(props,
+		             kind && strcmp(kind, "mock_miss") == 0 ? "mock_miss" : "agent_error",
+		             value);
+	}
+}
+
+/*
+ * A scored run: one test case per line of score_details, the suite's
+ * verdict on the run. A failed expectation is a <failure> when the run did
+ * not pass its suite; when it passed (the threshold tolerates it) the case
+ * keeps the detail in <system-out> and the suite a property
+ * "expectation_tolerated", so a run its suite passed is never red. When
+ * the details do not say why a run did not pass (an exec scorer may give
+ * none), one "suite" case carries that failure.
+ */
+static void add_expectation_cases(xmlNodePtr suite, xmlNodePtr props, const char *classname,
+                                  json_t *run, json_t *outputs, json_t *details, struct counts *c)
+{
+	const char *sname = json_string_value(json_object_get(run, "suite"));
+	int passed = json_is_true(json_object_get(run, "passed"));
+	const char *msg;
+	char name[300], secs[32], line[600], score[64];
+	long long failed = 0, total = 0, failures_before = c->failures;
+	struct problems p;
+	xmlNodePtr tc, f;
+	json_t *d;
+	size_t i;
+
+	add_step_notes(props, outputs);
+	json_array_foreach(details, i, d)
+	{
+		if (!json_is_object(d))
+			continue;
+		detail_case_name(d, name, sizeof(name));
+		tc = xmlNewChild(suite, NULL, BAD_CAST "testcase", NULL);
+		set_attr(tc, "name", name);
+		set_attr(tc, "classname", classname);
+		step_seconds(detail_output(d, outputs), secs, sizeof(secs));
+		set_attr(tc, "time", secs);
+		c->tests++;
+		total++;
+		if (!detail_failed(d))
+			continue;
+		failed++;
+		msg = json_string_value(json_object_get(d, "message"));
+		if (!passed) {
+			problems_init(&p);
+			add_expectation_failure(&p, d);
+			c->failures += problems_emit(tc, "failure", &p);
+			problems_release(&p);
+			continue;
+		}
+		snprintf(line, sizeof(line),
+		         "expectation did not hold, tolerated: the run passed its suite%s%.400s",
+		         msg ? ": " : "", msg ? msg : "");
+		add_text_child(tc, "system-out", line);
+		snprintf(line, sizeof(line), "%s%s%.280s", name, msg ? ": " : "", msg ? msg : "");
+		add_property(props, "expectation_tolerated", line);
+	}
+	snprintf(line, sizeof(line), "%lld", total);
+	add_property(props, "expectations", line);
+	snprintf(line, sizeof(line), "%lld", failed);
+	add_property(props, "expectations_failed", line);
+	if (!passed && c->failures == failures_before) {
+		snprintf(name, sizeof(name), "suite %.200s", sname ? sname : "expectations");
+		tc = xmlNewChild(suite, NULL, BAD_CAST "testcase", NULL);
+		set_attr(tc, "name", name);
+		set_attr(tc, "classname", classname);
+		set_attr(tc, "time", "0");
+		msg = scalar_text(json_object_get(run, "score"), score, sizeof(score));
+		snprintf(line, sizeof(line), "suite not passed (score %s)", msg ? msg : "unknown");
+		msg = json_string_value(json_object_get(run, "reason"));
+		f = add_text_child(tc, "failure", msg ? msg : "");
+		set_attr(f, "message", line);
+		set_attr(f, "type", "suite_not_passed");
+		c->tests++;
+		c->failures++;
+	} else if (total == 0) {
+		/* a suite that passed with no detail: one green case, not an
+		 * empty suite a reader could take for "nothing ran" */
+		snprintf(name, sizeof(name), "suite %.200s", sname ? sname : "expectations");
+		tc = xmlNewChild(suite, NULL, BAD_CAST "testcase", NULL);
+		set_attr(tc, "name", name);
+		set_attr(tc, "classname", classname);
+		set_attr(tc, "time", "0");
+		c->tests++;
+	}
+}
+
 /* The API's "YYYY-MM-DDTHH:MM:SS.mmmZ" as ms since the epoch, or -1. */
 static long long iso_ms(const char *iso)
 {
@@ -427,7 +580,7 @@ int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 	json_t *details;
 	struct counts c = {0, 0, 0};
 	xmlDocPtr doc = NULL;
-	xmlNodePtr root, suite, tc, e;
+	xmlNodePtr root, suite, tc, e, props;
 	xmlChar *mem = NULL;
 	char *name = NULL, *classname = NULL, *type = NULL;
 	size_t n;
@@ -474,9 +627,14 @@ int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 		goto out;
 	set_attr(suite, "name", name);
 	set_attr(suite, "id", run_id);
-	add_properties(suite, run);
-	add_step_cases(suite, classname, outputs, details, &c);
-	add_orphan_expectations(suite, classname, run, outputs, details, &c);
+	props = add_properties(suite, run);
+	if (json_is_true(json_object_get(run, "scored"))) {
+		/* the suite's verdict: its expectations are the test cases */
+		add_expectation_cases(suite, props, classname, run, outputs, details, &c);
+	} else {
+		add_step_cases(suite, classname, outputs, details, &c);
+		add_orphan_expectations(suite, classname, run, outputs, details, &c);
+	}
 	if (status && strcmp(status, "completed") != 0) {
 		/* a run that did not complete is an error, never a green suite */
 		n = strlen(status) + 5;
@@ -538,5 +696,182 @@ out:
 	free(name);
 	free(classname);
 	free(type);
+	return ret;
+}
+
+/* ---- a comparison ------------------------------------------------------- */
+
+/* A scalar member of obj as property name (prefix + key); nothing for a
+ * null or absent one. */
+static void add_member_property(xmlNodePtr props, const char *prefix, json_t *obj, const char *key)
+{
+	char buf[64], name[128];
+	const char *text = scalar_text(json_object_get(obj, key), buf, sizeof(buf));
+
+	if (!text)
+		return;
+	snprintf(name, sizeof(name), "%s%s", prefix, key);
+	add_property(props, name, text);
+}
+
+/* The case of one side (which: "baseline" or "candidate"): a failure when
+ * its run did not complete, or completed without a score. */
+static void add_side_case(xmlNodePtr suite, const char *classname, json_t *cmp, const char *which,
+                          struct counts *c)
+{
+	json_t *side = json_object_get(cmp, which);
+	const char *status = json_string_value(json_object_get(side, "status"));
+	const char *reason = json_string_value(json_object_get(cmp, "reason"));
+	const char *run_id = json_string_value(json_object_get(side, "run_id"));
+	char message[200], type[64];
+	xmlNodePtr tc, f;
+
+	tc = xmlNewChild(suite, NULL, BAD_CAST "testcase", NULL);
+	set_attr(tc, "name", which);
+	set_attr(tc, "classname", classname);
+	set_attr(tc, "time", "0");
+	c->tests++;
+	if (status && strcmp(status, "completed") != 0) {
+		snprintf(message, sizeof(message), "%s run %.40s %.40s", which,
+		         run_id ? run_id : "", status);
+		snprintf(type, sizeof(type), "run_%.40s", status);
+	} else if (!json_is_true(json_object_get(side, "scored"))) {
+		snprintf(message, sizeof(message), "%s run %.40s not scored", which,
+		         run_id ? run_id : "");
+		snprintf(type, sizeof(type), "not_scored");
+	} else {
+		return;
+	}
+	f = add_text_child(tc, "failure", reason ? reason : "");
+	set_attr(f, "message", message);
+	set_attr(f, "type", type);
+	c->failures++;
+}
+
+/* The verdict's case: a failure for "regressed" and "inconclusive" (what
+ * the gate refuses), none for "improved" and "unchanged". */
+static void add_verdict_case(xmlNodePtr suite, const char *classname, json_t *cmp, struct counts *c)
+{
+	const char *verdict = json_string_value(json_object_get(cmp, "verdict"));
+	const char *reason = json_string_value(json_object_get(cmp, "reason"));
+	char dbuf[64], tbuf[64], message[300];
+	const char *delta, *tol;
+	xmlNodePtr tc, f;
+
+	tc = xmlNewChild(suite, NULL, BAD_CAST "testcase", NULL);
+	set_attr(tc, "name", "verdict");
+	set_attr(tc, "classname", classname);
+	set_attr(tc, "time", "0");
+	c->tests++;
+	if (verdict && (strcmp(verdict, "improved") == 0 || strcmp(verdict, "unchanged") == 0))
+		return;
+	delta = scalar_text(json_object_get(cmp, "delta"), dbuf, sizeof(dbuf));
+	tol = scalar_text(json_object_get(cmp, "tolerance"), tbuf, sizeof(tbuf));
+	snprintf(message, sizeof(message), "verdict %.40s (delta %s, tolerance %s)",
+	         verdict ? verdict : "unknown", delta ? delta : "null", tol ? tol : "0");
+	f = add_text_child(tc, "failure", reason ? reason : message);
+	set_attr(f, "message", message);
+	set_attr(f, "type", verdict ? verdict : "unknown");
+	c->failures++;
+}
+
+int http_junit_render_comparison(json_t *cmp, char **out, size_t *len)
+{
+	static const char *const keys[] = {
+	    "scenario_id", "scenario_version", "suite",      "verdict",    "delta",
+	    "tolerance",   "reason",           "same_agent", "decided_by", "created_at"};
+	static const char *const side_keys[] = {"variant", "run_id", "status", "scored", "score"};
+	static const char *const sides[] = {"baseline", "candidate"};
+	const char *id, *scenario, *created;
+	struct counts c = {0, 0, 0};
+	xmlDocPtr doc = NULL;
+	xmlNodePtr root, suite, props;
+	xmlChar *mem = NULL;
+	char *name = NULL, *classname = NULL, prefix[32];
+	const char *bv, *cv;
+	json_t *stats, *v;
+	const char *k;
+	size_t i, j, n;
+	int size = 0, ret = -1;
+
+	*out = NULL;
+	*len = 0;
+	id = json_string_value(json_object_get(cmp, "id"));
+	if (!id)
+		return -1;
+	scenario = json_string_value(json_object_get(cmp, "scenario_id"));
+	scenario = scenario ? scenario : "comparison";
+	bv = json_string_value(json_object_get(json_object_get(cmp, "baseline"), "variant"));
+	cv = json_string_value(json_object_get(json_object_get(cmp, "candidate"), "variant"));
+	bv = bv ? bv : "default";
+	cv = cv ? cv : "default";
+	created = json_string_value(json_object_get(cmp, "created_at"));
+	n = strlen(scenario) + strlen(bv) + strlen(cv) + 16;
+	name = model_xmalloc(n);
+	snprintf(name, n, "%s:%s..%s", scenario, bv, cv);
+	n = strlen(JUNIT_CLASS_PREFIX) + strlen(scenario) + sizeof(".comparison");
+	classname = model_xmalloc(n);
+	snprintf(classname, n, "%s%s.comparison", JUNIT_CLASS_PREFIX, scenario);
+
+	doc = xmlNewDoc(BAD_CAST "1.0");
+	root = doc ? xmlNewDocNode(doc, NULL, BAD_CAST "testsuites", NULL) : NULL;
+	if (!root)
+		goto out;
+	xmlDocSetRootElement(doc, root);
+	set_attr(root, "name", JUNIT_ROOT_NAME);
+	suite = xmlNewChild(root, NULL, BAD_CAST "testsuite", NULL);
+	if (!suite)
+		goto out;
+	set_attr(suite, "name", name);
+	set_attr(suite, "id", id);
+	props = xmlNewChild(suite, NULL, BAD_CAST "properties", NULL);
+	add_property(props, "comparison_id", id);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		add_member_property(props, "", cmp, keys[i]);
+	for (i = 0; i < 2; i++) {
+		snprintf(prefix, sizeof(prefix), "%s_", sides[i]);
+		for (j = 0; j < sizeof(side_keys) / sizeof(side_keys[0]); j++)
+			add_member_property(props, prefix, json_object_get(cmp, sides[i]),
+			                    side_keys[j]);
+	}
+	/* the statistics behind the verdict, when the comparison has them:
+	 * each scalar member as "stats.<name>" */
+	stats = json_object_get(cmp, "stats");
+	if (json_is_object(stats)) {
+		json_object_foreach(stats, k, v)
+		{
+			if (strlen(k) < 64)
+				add_member_property(props, "stats.", stats, k);
+		}
+	}
+	add_side_case(suite, classname, cmp, "baseline", &c);
+	add_side_case(suite, classname, cmp, "candidate", &c);
+	add_verdict_case(suite, classname, cmp, &c);
+	set_attr_int(suite, "tests", c.tests);
+	set_attr_int(suite, "failures", c.failures);
+	set_attr_int(suite, "errors", c.errors);
+	set_attr_int(suite, "skipped", 0);
+	set_attr(suite, "time", "0");
+	if (created)
+		set_attr(suite, "timestamp", created);
+	set_attr_int(root, "tests", c.tests);
+	set_attr_int(root, "failures", c.failures);
+	set_attr_int(root, "errors", c.errors);
+
+	xmlDocDumpFormatMemoryEnc(doc, &mem, &size, "UTF-8", 1);
+	if (!mem || size <= 0)
+		goto out;
+	*out = model_xmalloc((size_t)size + 1);
+	memcpy(*out, mem, (size_t)size);
+	(*out)[size] = '\0';
+	*len = (size_t)size;
+	ret = 0;
+out:
+	if (mem)
+		xmlFree(mem);
+	if (doc)
+		xmlFreeDoc(doc);
+	free(name);
+	free(classname);
 	return ret;
 }

@@ -58,4 +58,29 @@
  */
 int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len);
 
+/**
+ * Render a decided comparison (an object of store_comparison_get,
+ * borrowed; the caller refuses a pending one) as JUnit XML, valid against
+ * the same schema (GET /v1/m/sandbox/comparisons/{id}/junit):
+ *
+ *   <testsuites name="olivares-sandbox" tests="3" failures=F errors="0">
+ *     <testsuite name="<scenario_id>:<baseline variant>..<candidate variant>"
+ *                id=comparison id tests="3" time="0" timestamp=created_at>
+ *       <properties> comparison_id, scenario_id, scenario_version, suite,
+ *         verdict, delta, tolerance, reason, same_agent, decided_by,
+ *         created_at, baseline_{variant,run_id,status,scored,score},
+ *         candidate_{…}, and stats.<member> for each scalar member of
+ *         "stats" when the comparison has one (absent values left out)
+ *       <testcase name="baseline">   <failure type="run_<status>"> when that
+ *                 side's run did not complete, type="not_scored" when it
+ *                 completed unscored (text: the comparison's reason)
+ *       <testcase name="candidate">  the same for the candidate
+ *       <testcase name="verdict">    <failure type="regressed" or
+ *                 "inconclusive" message="verdict V (delta D, tolerance T)">
+ *                 (what the gate refuses); none for improved, unchanged
+ * (classname "olivares.sandbox.<scenario_id>.comparison"). *out and *len as
+ * http_junit_render's; -1 for an object without an id.
+ */
+int http_junit_render_comparison(json_t *cmp, char **out, size_t *len);
+
 #endif

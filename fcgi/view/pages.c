@@ -134,6 +134,27 @@ void view_delta_text(json_t *cmp, char *out, size_t n)
 
 /* ---- markup pieces ------------------------------------------------------------- */
 
+void view_verdict_el(xmlNodePtr parent, json_t *cmp)
+{
+	static const char *const known[] = {"improved", "regressed", "unchanged", "inconclusive",
+	                                    "pending"};
+	const char *v = view_jstr(cmp, "verdict", NULL);
+	char cls[32];
+	size_t i;
+
+	if (!v && strcmp(view_jstr(cmp, "status", ""), "pending") == 0)
+		v = "pending";
+	for (i = 0; v && i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(v, known[i]) == 0) {
+			/* the class is built from the list, never from the value */
+			snprintf(cls, sizeof(cls), "verdict-%s", known[i]);
+			html_elc(parent, "span", cls, known[i]);
+			return;
+		}
+	}
+	html_text(parent, v ? v : "");
+}
+
 void view_id_link(xmlNodePtr parent, const char *base, const char *id)
 {
 	char href[96], text[VIEW_SHORT_ID_LEN + 1];

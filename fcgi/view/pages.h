@@ -88,6 +88,13 @@ void view_attestation_text(json_t *run, char *out, size_t n);
 /** A delta with its sign (view_number_text), or "—" when there is none. */
 void view_delta_text(json_t *cmp, char *out, size_t n);
 
+/** Under parent, the comparison cmp's verdict as <span class="verdict-V">V</span>
+ * for the four verdicts (www/style.css gives each its colour and a sign:
+ * "▲ improved", "▼ regressed", "= unchanged", "? inconclusive"), "pending"
+ * (class verdict-pending) before it is decided; any other value as plain
+ * escaped text. */
+void view_verdict_el(xmlNodePtr parent, json_t *cmp);
+
 /* ---- markup pieces ---- */
 
 /** <a href="base/id" title="id">first chars of id</a>, or "—" as text when

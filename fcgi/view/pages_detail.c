@@ -272,6 +272,52 @@ static void outputs_table(xmlNodePtr main, json_t *outputs, int live)
 		         live ? "No step has ended yet." : "No step was executed.");
 }
 
+/* Each expectation's result, as the scorer recorded it (score_details:
+ * one {"seq","key","passed","check","message"} per evaluated expectation),
+ * so that a reviewer sees which held and why one did not; nothing for a
+ * run that was not scored. */
+static void expectations_table(xmlNodePtr main, json_t *run)
+{
+	static const char *const headers[] = {"Step", "Check", "Passed", "Message", NULL};
+	json_t *details = json_object_get(run, "score_details");
+	xmlNodePtr sec, tbody, tr;
+	const char *key;
+	json_t *d, *seq;
+	char step[200];
+	int held;
+	size_t i;
+
+	if (!json_is_array(details))
+		return;
+	sec = html_attr(html_el(main, "section", NULL), "id", "expectations-section");
+	html_el(sec, "h2", "Expectations");
+	if (json_array_size(details) == 0) {
+		html_elc(sec, "p", "none", "The scorer gave no detail per expectation.");
+		return;
+	}
+	tbody = view_table_new(sec, "expectations", headers, NULL);
+	json_array_foreach(details, i, d)
+	{
+		held = json_is_true(json_object_get(d, "passed"));
+		tr = html_elc(tbody, "tr", held ? "expectation held" : "expectation failed", NULL);
+		key = view_jstr(d, "key", NULL);
+		seq = json_object_get(d, "seq");
+		/* the step as the run names it: "2 step-2", or the one it has */
+		if (json_is_integer(seq) && key)
+			snprintf(step, sizeof(step), "%" JSON_INTEGER_FORMAT " %.180s",
+			         json_integer_value(seq), key);
+		else if (json_is_integer(seq))
+			snprintf(step, sizeof(step), "%" JSON_INTEGER_FORMAT,
+			         json_integer_value(seq));
+		else
+			snprintf(step, sizeof(step), "%.180s", key ? key : VIEW_NONE_TEXT);
+		html_elc(tr, "td", "step", step);
+		html_elc(tr, "td", "check", view_jstr(d, "check", VIEW_NONE_TEXT));
+		html_elc(tr, "td", held ? "passed ok" : "passed off", held ? "yes" : "no");
+		view_cell_pre(tr, "message", view_jstr(d, "message", VIEW_NONE_TEXT));
+	}
+}
+
 /* The agent's log (runs/{id}/log as the API serves it: the stored text
  * and the truncation mark) in <pre id="run-log">: a text node, so the
  * agent's markup is escaped, and the text was cleaned of control
@@ -377,6 +423,7 @@ int view_page_run(struct view_ctx *ctx, const char *id, int status, const char *
 	run_summary(main, run, &nm);
 	cancel_form(ctx, main, run, id);
 	run_divergence(main, json_object_get(run, "divergence"));
+	expectations_table(main, run);
 	outputs_table(main, json_object_get(outs, "outputs"), view_run_live(run));
 	run_log(ctx, main, id, view_run_live(run));
 	return view_page_send(ctx, doc, status);
@@ -406,8 +453,7 @@ static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct view_n
 
 	view_dl_item(dl, "Status", "comparison-status", view_jstr(cmp, "status", ""));
 	/* no verdict before both runs have ended: said, not left blank */
-	view_dl_item(dl, "Verdict", "verdict",
-	             view_jstr(cmp, "verdict", comparison_pending(cmp) ? "pending" : ""));
+	view_verdict_el(view_dl_item(dl, "Verdict", "verdict", NULL), cmp);
 	view_delta_text(cmp, text, sizeof(text));
 	view_dl_item(dl, "Delta", "delta", text);
 	view_dl_item(dl, "Reason", "reason", view_jstr(cmp, "reason", VIEW_NONE_TEXT));

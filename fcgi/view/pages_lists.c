@@ -336,9 +336,7 @@ static void comparison_row(xmlNodePtr tbody, json_t *cmp, const struct view_name
 	view_cell_link(tr, "id", "/admin/comparisons", view_jstr(cmp, "id", NULL));
 	view_scenario_link(html_elc(tr, "td", "scenario", NULL), nm,
 	                   view_jstr(cmp, "scenario_id", NULL));
-	html_elc(tr, "td", "verdict",
-	         view_jstr(cmp, "verdict",
-	                   strcmp(view_jstr(cmp, "status", ""), "pending") == 0 ? "pending" : ""));
+	view_verdict_el(html_elc(tr, "td", "verdict", NULL), cmp);
 	view_delta_text(cmp, text, sizeof(text));
 	html_elc(tr, "td", "delta", text);
 	html_elc(tr, "td", "baseline", view_jstr(json_object_get(cmp, "baseline"), "variant", ""));

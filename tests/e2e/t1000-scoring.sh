@@ -9,8 +9,10 @@
 # tests/fixtures/suites/README.md; no suite, an unknown suite, a failed run
 # are not scored (with the reason); malformed suite names are refused (422,
 # nothing changed); the CLI's --suite. JUnit: `olivares sandbox runs junit`
-# validates against tests/fixtures/junit.xsd, one testcase per step, the
-# mock miss is a failure, XML special characters round-trip as text.
+# validates against tests/fixtures/junit.xsd; an unscored run has one
+# testcase per step, the mock miss a failure; a scored run one per
+# expectation, failures only when it did not pass its suite; XML special
+# characters round-trip as text.
 #
 # Extra stacks (own data dir, free port, stopped at the end) with other
 # [scorer] settings: none (no scorer wired), and the exec adapter with the
@@ -206,21 +208,35 @@ junit_check() {
 	is "$1: no testcase has more than one failure or more than one error" "0 0" \
 		"$(xp "$1.xml" 'count(//testcase[count(failure)>1])') $(xp "$1.xml" 'count(//testcase[count(error)>1])')"
 	# each step case's time is its duration_ms from the API (known: these
-	# runs are new), in seconds to 3 decimals
+	# runs are new), in seconds to 3 decimals; a scored run's cases are its
+	# expectations, each with the time of the step it looked at
+	req "$VW" GET "/v1/m/sandbox/runs/$2"
+	local want got k n scored details
+	scored=$(jqb .scored)
+	details=$(jq -c '[.score_details // [] | .[] | .seq]' "$BODY_FILE")
 	req "$VW" GET "/v1/m/sandbox/runs/$2/outputs"
-	local want got k
-	want=$(jqb '[.outputs[]|.duration_ms|if type != "number" then "unknown" else ((. + 0.5)|floor) as $r
-		| "\($r / 1000 | floor).\("00\($r % 1000)"[-3:])" end]|join(" ")')
+	if [[ $scored == true ]]; then
+		want=$(jq -r --argjson seqs "$details" '.outputs as $o | [$seqs[] as $s | ([$o[]|select(.seq == $s)][0].duration_ms)
+			| if type != "number" then "0" else ((. + 0.5)|floor) as $r
+			| "\($r / 1000 | floor).\("00\($r % 1000)"[-3:])" end]|join(" ")' "$BODY_FILE")
+		n=$(jq 'length' <<<"$details")
+	else
+		want=$(jqb '[.outputs[]|.duration_ms|if type != "number" then "unknown" else ((. + 0.5)|floor) as $r
+			| "\($r / 1000 | floor).\("00\($r % 1000)"[-3:])" end]|join(" ")')
+		n=$(jqb '.outputs|length')
+	fi
 	got=""
-	for ((k = 1; k <= $(jqb '.outputs|length'); k++)); do
+	for ((k = 1; k <= n; k++)); do
 		got+="${got:+ }$(xp "$1.xml" "string(//testsuite/testcase[$k]/@time)")"
 	done
-	is "$1: each step case's time is its duration_ms in seconds" "$want" "$got"
+	is "$1: each case's time is its step's duration_ms in seconds" "$want" "$got"
 }
 # xp FILE XPATH: the string value of XPATH in FILE ("" when absent)
 xp() { xmllint --xpath "$2" "$1" 2>/dev/null; }
 
-RID_J=${RID:-$RID_UNKNOWN}
+# a run without a suite: one case per step, the mock miss a failure
+req "$ED" POST "/v1/m/sandbox/scenarios/$SID/runs" '{"variant":"candidate"}'
+RID_J=$(jqb .id)
 junit_check walk "$RID_J"
 is "walk: one testsuite, one testcase per step" "1 2" \
 	"$(xp walk.xml 'count(//testsuite)') $(xp walk.xml 'count(//testsuite/testcase)')"
@@ -234,9 +250,7 @@ is "walk: counters: testsuites tests=2 failures=1, testsuite tests=2 failures=1"
 is "walk: testsuite id is the run id, property run_id too" "$RID_J $RID_J" \
 	"$(xp walk.xml 'string(//testsuite/@id)') $(xp walk.xml 'string(//property[@name="run_id"]/@value)')"
 is "walk: testsuite name is <scenario>:<variant>" "$SID:candidate" "$(xp walk.xml 'string(//testsuite/@name)')"
-scored_want=false
-((have_builtin)) && scored_want=true
-is "walk: properties backend, isolated, scored" "inproc-mock true $scored_want" \
+is "walk: properties backend, isolated, scored" "inproc-mock true false" \
 	"$(xp walk.xml 'string(//property[@name="backend"]/@value)') $(xp walk.xml 'string(//property[@name="isolated"]/@value)') $(xp walk.xml 'string(//property[@name="scored"]/@value)')"
 is "walk: classname olivares.sandbox.<scenario>" "olivares.sandbox.$SID" "$(xp walk.xml 'string(//testcase[1]/@classname)')"
 req "$VW" GET "/v1/m/sandbox/runs/$RID_J"
@@ -244,6 +258,22 @@ t_start=$(date -u -d "$(jqb .started_at)" +%s%3N)
 t_end=$(date -u -d "$(jqb .finished_at)" +%s%3N)
 is "walk: the testsuite's time is the run's, finished_at - started_at, in seconds" \
 	"$(printf '%d.%03d' $(((t_end - t_start) / 1000)) $(((t_end - t_start) % 1000)))" "$(xp walk.xml 'string(//testsuite/@time)')"
+
+if ((have_builtin)); then
+	# the walkthrough suite passes (0.75 >= 0.5) although not_mock_miss
+	# fails on step-2: a scored run's cases are its expectations, and a
+	# run its suite passed has no failure (the tolerated one says so)
+	junit_check scored "$RID"
+	is "scored: one case per expectation, named <step>: <check>" \
+		"3|step-1: equals|step-1: not_mock_miss|step-2: not_mock_miss" \
+		"$(xp scored.xml 'count(//testcase)')|$(xp scored.xml 'string(//testcase[1]/@name)')|$(xp scored.xml 'string(//testcase[2]/@name)')|$(xp scored.xml 'string(//testcase[3]/@name)')"
+	is "scored: the run passed its suite: no failure, no error" "0 0 0" \
+		"$(xp scored.xml 'count(//failure)') $(xp scored.xml 'count(//error)') $(xp scored.xml 'string(//testsuite/@failures)')"
+	is "scored: the mock miss and the tolerated expectation are properties" "step-2 (seq 2)|1" \
+		"$(xp scored.xml 'string(//property[@name="mock_miss"]/@value)')|$(xp scored.xml 'count(//property[@name="expectation_tolerated"])')"
+	is "scored: the tolerated case says it in system-out" 1 \
+		"$(xp scored.xml 'count(//testcase[3]/system-out)')"
+fi
 
 curl -s -D headers.txt -o curl.xml -H "Authorization: Bearer $VW" "$OLIVARES_URL/v1/m/sandbox/runs/$RID_J/junit"
 is "GET /runs/ID/junit as a viewer: 200" 200 "$(awk 'NR==1{print $2}' headers.txt)"
@@ -253,17 +283,11 @@ is "the CLI prints the XML as received" "$(cat curl.xml)" "$(cat walk.xml)"
 
 if ((have_builtin)); then
 	junit_check strict "$RID_STRICT"
-	is "strict: step-2 fails (mock miss and failed expectation), step-1 passes" "0 1" \
-		"$(xp strict.xml 'count(//testcase[@name="step-1"]/failure)') $(xp strict.xml 'count(//testcase[@name="step-2"][failure])')"
-	is "strict: step-2's two reasons in ONE failure (type, message)" \
-		"1|mock_miss|mock miss; expectation failed: not_mock_miss" \
-		"$(xp strict.xml 'count(//testcase[@name="step-2"]/failure)')|$(xp strict.xml 'string(//testcase[@name="step-2"]/failure/@type)')|$(xp strict.xml 'string(//testcase[@name="step-2"]/failure/@message)')"
-	text2=$(xp strict.xml 'string(//testcase[@name="step-2"]/failure)')
-	if [[ $text2 == "mock miss: [[mock-miss:agent:user2@example.test]]"$'\n'"expectation failed: not_mock_miss"* ]]; then
-		ok "strict: the failure's text has one line per reason"
-	else
-		not_ok "strict: the failure's text has one line per reason (got $(short "$text2"))"
-	fi
+	is "strict: not passed: the failed expectation is the one failure, on step-2: not_mock_miss" "1 1" \
+		"$(xp strict.xml 'count(//failure)') $(xp strict.xml 'count(//testcase[@name="step-2: not_mock_miss"]/failure)')"
+	is "strict: type expectation, message names the check; the step's mock miss is a property" \
+		"expectation|expectation failed: not_mock_miss|0|step-2 (seq 2)" \
+		"$(xp strict.xml 'string(//failure/@type)')|$(xp strict.xml 'string(//failure/@message)')|$(xp strict.xml 'count(//failure[@type="mock_miss"])')|$(xp strict.xml 'string(//property[@name="mock_miss"]/@value)')"
 	is "strict: property scored true" true "$(xp strict.xml 'string(//property[@name="scored"]/@value)')"
 fi
 

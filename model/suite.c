@@ -104,7 +104,8 @@ static int path_walk(const char *p, json_t *root, json_t **out, const char **why
 		if (*p == '.') {
 			p++;
 			if (!is_name_start(*p)) {
-				*why = "after . comes a name: a letter or _, then letters, digits, _";
+				*why =
+				    "after . comes a name: a letter or _, then letters, digits, _";
 				return -1;
 			}
 			while (is_name_char(*p))
@@ -117,7 +118,8 @@ static int path_walk(const char *p, json_t *root, json_t **out, const char **why
 				if (*p == '\\') {
 					p++;
 					if (*p != '"' && *p != '\\') {
-						*why = "in [\"name\"] the only escapes are \\\" and \\\\";
+						*why = "in [\"name\"] the only escapes are \\\" "
+						       "and \\\\";
 						return -1;
 					}
 				}
@@ -132,7 +134,8 @@ static int path_walk(const char *p, json_t *root, json_t **out, const char **why
 			cur = json_is_object(cur) ? json_object_get(cur, name) : NULL;
 		} else if (*p == '[') {
 			p++;
-			if (!(*p >= '0' && *p <= '9') || (p[0] == '0' && p[1] >= '0' && p[1] <= '9')) {
+			if (!(*p >= '0' && *p <= '9') ||
+			    (p[0] == '0' && p[1] >= '0' && p[1] <= '9')) {
 				*why = "an index is a decimal number from 0, without leading zeros";
 				return -1;
 			}
@@ -182,7 +185,8 @@ static int call_entry_check(json_t *c, const char *base, int counting, struct mo
 			if (!json_is_string(v))
 				return model_error_set(err, MODEL_E_MALFORMED, f,
 				                       "tool must be a string");
-			if (json_string_length(v) < 1 || json_string_length(v) > MODEL_MAX_TOOL_BYTES)
+			if (json_string_length(v) < 1 ||
+			    json_string_length(v) > MODEL_MAX_TOOL_BYTES)
 				return model_error_set(err, MODEL_E_LIMIT, f,
 				                       "tool must be 1 to %d bytes",
 				                       MODEL_MAX_TOOL_BYTES);
@@ -203,12 +207,12 @@ static int call_entry_check(json_t *c, const char *base, int counting, struct mo
 			if (!json_object_get(c, "tool"))
 				return model_error_set(err, MODEL_E_MALFORMED, f,
 				                       "args goes with a tool");
-		} else if (counting &&
-		           (strcmp(k, "min") == 0 || strcmp(k, "max") == 0 || strcmp(k, "equals") == 0)) {
+		} else if (counting && (strcmp(k, "min") == 0 || strcmp(k, "max") == 0 ||
+		                        strcmp(k, "equals") == 0)) {
 			nbound++;
 			if (!json_is_integer(v))
-				return model_error_set(err, MODEL_E_MALFORMED, f, "%s must be an integer",
-				                       k);
+				return model_error_set(err, MODEL_E_MALFORMED, f,
+				                       "%s must be an integer", k);
 			if (json_integer_value(v) < 0 ||
 			    json_integer_value(v) > MODEL_MAX_SUITE_CALLS)
 				return model_error_set(err, MODEL_E_LIMIT, f,
@@ -301,7 +305,8 @@ static int json_path_check(json_t *jp, const char *base, struct model_error *err
 			                       cut_utf8(k, 64), k);
 		ntest++;
 		if (t == PATH_EXISTS && !json_is_boolean(v))
-			return model_error_set(err, MODEL_E_MALFORMED, f, "exists must be a boolean");
+			return model_error_set(err, MODEL_E_MALFORMED, f,
+			                       "exists must be a boolean");
 		if (t == PATH_CONTAINS && !json_is_string(v))
 			return model_error_set(err, MODEL_E_MALFORMED, f,
 			                       "contains must be a string");
@@ -313,8 +318,9 @@ static int json_path_check(json_t *jp, const char *base, struct model_error *err
 		return model_error_set(err, MODEL_E_MALFORMED, f, "path is required");
 	}
 	if (ntest != 1)
-		return model_error_set(err, MODEL_E_MALFORMED, base,
-		                       "json_path has exactly one of equals, exists, contains, regex");
+		return model_error_set(
+		    err, MODEL_E_MALFORMED, base,
+		    "json_path has exactly one of equals, exists, contains, regex");
 	return 0;
 }
 
@@ -407,8 +413,9 @@ static int expectation_check(json_t *e, size_t i, struct model_error *err)
 			if (!json_is_string(v) || (strcmp(json_string_value(v), "exact") != 0 &&
 			                           strcmp(json_string_value(v), "in_order") != 0 &&
 			                           strcmp(json_string_value(v), "any") != 0))
-				return model_error_set(err, MODEL_E_MALFORMED, f,
-				                       "order must be \"exact\", \"in_order\" or \"any\"");
+				return model_error_set(
+				    err, MODEL_E_MALFORMED, f,
+				    "order must be \"exact\", \"in_order\" or \"any\"");
 			if (!json_object_get(e, "calls"))
 				return model_error_set(err, MODEL_E_MALFORMED, f,
 				                       "order goes with calls");
@@ -518,9 +525,9 @@ struct expect {
 	regex_t re;  /* compiled for a regex, or a json_path's regex */
 	int have_re;
 	double weight;
-	enum call_order order;  /* calls */
-	enum path_test test;    /* json_path */
-	json_t *test_arg;       /* json_path: the test's value (borrowed) */
+	enum call_order order; /* calls */
+	enum path_test test;   /* json_path */
+	json_t *test_arg;      /* json_path: the test's value (borrowed) */
 };
 
 /* jansson allocation failure: the policy of alloc.h (print, abort). Only
@@ -658,8 +665,8 @@ static int calls_hold(const struct expect *x, json_t *trace, const char **msg)
 		/* a subsequence: the earliest match of each call in turn is
 		 * as good as any */
 		for (u = 0; u < nw; u++) {
-			while (t < nt && !call_matches(json_array_get(x->arg, u),
-			                               json_array_get(trace, t)))
+			while (t < nt &&
+			       !call_matches(json_array_get(x->arg, u), json_array_get(trace, t)))
 				t++;
 			if (t == nt)
 				break;
@@ -726,8 +733,9 @@ static int json_path_holds(const struct expect *x, const char *s, size_t n, cons
 		ok = 0;
 		*msg = "the value at the path is not a string";
 	} else if (x->test == PATH_CONTAINS) {
-		ok = memmem(json_string_value(v), json_string_length(v),
-		            json_string_value(x->test_arg), json_string_length(x->test_arg)) != NULL;
+		ok =
+		    memmem(json_string_value(v), json_string_length(v),
+		           json_string_value(x->test_arg), json_string_length(x->test_arg)) != NULL;
 		*msg = ok ? "the value at the path contains the expected text"
 		          : "the value at the path does not contain the expected text";
 	} else {
@@ -911,7 +919,7 @@ static int expect_load(json_t *e, struct expect *x)
 	if (x->kind == CHECK_CALLS) {
 		const char *o = json_string_value(json_object_get(e, "order"));
 
-		x->order = !o                       ? ORDER_IN_ORDER
+		x->order = !o                        ? ORDER_IN_ORDER
 		           : strcmp(o, "exact") == 0 ? ORDER_EXACT
 		           : strcmp(o, "any") == 0   ? ORDER_ANY
 		                                     : ORDER_IN_ORDER;

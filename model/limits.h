@@ -93,6 +93,13 @@
 #define MODEL_MAX_SUITE_KEY_BYTES 128
 #define MODEL_MAX_SUITE_REGEX_BYTES 1024
 #define MODEL_MAX_SUITE_WEIGHT 1e6
+/* a "calls" list and a "call_count" bound: a step makes at most
+ * MODEL_MAX_STEP_REQUESTS requests, more could never hold */
+#define MODEL_MAX_SUITE_CALLS MODEL_MAX_STEP_REQUESTS
+/* "max_duration_ms": one day, far beyond any step's time */
+#define MODEL_MAX_SUITE_DURATION_MS 86400000
+/* a "json_path" path */
+#define MODEL_MAX_SUITE_PATH_BYTES 1024
 
 /* ---- runner: a run spec's "limits" (model/runspec.h) ----------------------
  * For each key: the default of a spec that leaves it out, and the bounds

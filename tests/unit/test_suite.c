@@ -147,6 +147,264 @@ START_TEST(test_suite_checks)
 }
 END_TEST
 
+/* ---- checks on the trace, the time and a JSON output --------------------- */
+
+/* text with ' for " (the suites below are JSON in C strings); the caller
+ * frees it */
+static char *sq(const char *text)
+{
+	char *t = model_xstrdup(text);
+	char *c;
+
+	for (c = t; *c; c++)
+		if (*c == '\'')
+			*c = '"';
+	return t;
+}
+
+/*
+ * Three steps:
+ *   seq 1 "ask": a JSON output, 12.5 ms, trace: GET /a, search(q weather,
+ *     page 1), lookup (no args), search(q paris)
+ *   seq 2 "old": a text output, a run from before traces and step times
+ *     (trace and duration_ms null)
+ *   seq 3 "none": no output (null), 0 ms, an empty trace
+ */
+static json_t *trace_outputs(void)
+{
+	return unit_json(
+	    "[{\"seq\":1,\"key\":\"ask\",\"input\":\"i\",\"status\":\"ok\",\"error_kind\":null,"
+	    "\"output\":\"{\\\"answer\\\":{\\\"city\\\":\\\"Paris\\\",\\\"temps\\\":[12,14.5]},"
+	    "\\\"n\\\":1,\\\"page size\\\":20}\\n\","
+	    "\"duration_ms\":12.5,\"trace\":["
+	    "{\"resource\":\"GET /a\\n\",\"hit\":true,\"mock\":0,\"duration_us\":3},"
+	    "{\"tool\":\"search\",\"args\":{\"q\":\"weather\",\"page\":1},\"hit\":true,\"mock\":1,"
+	    "\"duration_us\":5},"
+	    "{\"tool\":\"lookup\",\"args\":null,\"hit\":false,\"mock\":null,\"duration_us\":2},"
+	    "{\"tool\":\"search\",\"args\":{\"q\":\"paris\"},\"hit\":true,\"mock\":2,"
+	    "\"duration_us\":4}]},"
+	    "{\"seq\":2,\"key\":\"old\",\"input\":\"i\",\"status\":\"ok\",\"error_kind\":null,"
+	    "\"output\":\"plain text\",\"duration_ms\":null,\"trace\":null},"
+	    "{\"seq\":3,\"key\":\"none\",\"input\":\"i\",\"status\":\"error\","
+	    "\"error_kind\":\"agent_error\",\"output\":null,\"duration_ms\":0,\"trace\":[]}]");
+}
+
+struct step_check {
+	const char *expectation; /* ' for " */
+	int holds;
+	json_int_t seq;
+	const char *key;
+	const char *check;
+	const char *message;
+};
+
+static const struct step_check step_checks[] = {
+    /* calls, in order (the default): a subsequence of the trace */
+    {"{'key':'ask','calls':[{'tool':'search'},{'tool':'lookup'}]}", 1, 1, "ask", "calls",
+     "the step made the expected calls in order"},
+    {"{'key':'ask','calls':[{'resource':'GET /a\\n'},{'tool':'search'},{'tool':'search'}],"
+     "'order':'in_order'}",
+     1, 1, "ask", "calls", "the step made the expected calls in order"},
+    {"{'key':'ask','calls':[{'tool':'lookup'},{'resource':'GET /a\\n'}]}", 0, 1, "ask", "calls",
+     "the step did not make the expected calls in order"},
+    /* a resource is its exact bytes */
+    {"{'key':'ask','calls':[{'resource':'GET /a'}]}", 0, 1, "ask", "calls",
+     "the step did not make the expected calls in order"},
+    /* args: the listed keys equal, extra keys in the call fine, numbers
+     * by value */
+    {"{'key':'ask','calls':[{'tool':'search','args':{'q':'paris'}}]}", 1, 1, "ask", "calls",
+     "the step made the expected calls in order"},
+    {"{'key':'ask','calls':[{'tool':'search','args':{'page':1.0}}]}", 1, 1, "ask", "calls",
+     "the step made the expected calls in order"},
+    {"{'key':'ask','calls':[{'tool':'search','args':{'q':'rome'}}]}", 0, 1, "ask", "calls",
+     "the step did not make the expected calls in order"},
+    {"{'key':'ask','calls':[{'tool':'search','args':{'q':'weather','lang':'en'}}]}", 0, 1, "ask",
+     "calls", "the step did not make the expected calls in order"},
+    /* a call that sent no args has none of the listed keys */
+    {"{'key':'ask','calls':[{'tool':'lookup','args':{}}]}", 0, 1, "ask", "calls",
+     "the step did not make the expected calls in order"},
+    {"{'key':'ask','calls':[{'tool':'search','args':{'q':'paris'}},{'tool':'lookup'}]}", 0, 1,
+     "ask", "calls", "the step did not make the expected calls in order"},
+    /* exact: these requests and no other, in this order */
+    {"{'key':'ask','order':'exact','calls':[{'resource':'GET /a\\n'},{'tool':'search'},"
+     "{'tool':'lookup'},{'tool':'search','args':{'q':'paris'}}]}",
+     1, 1, "ask", "calls", "the step's requests are exactly the expected calls"},
+    {"{'key':'ask','order':'exact','calls':[{'tool':'search'},{'tool':'lookup'},"
+     "{'tool':'search'}]}",
+     0, 1, "ask", "calls", "the step's requests are not exactly the expected calls"},
+    {"{'key':'ask','order':'exact','calls':[{'tool':'search'},{'resource':'GET /a\\n'},"
+     "{'tool':'lookup'},{'tool':'search'}]}",
+     0, 1, "ask", "calls", "the step's requests are not exactly the expected calls"},
+    /* any: each call its own request, in any order; the loose first entry
+     * must not take the only request the strict second one matches */
+    {"{'key':'ask','order':'any','calls':[{'tool':'search'},"
+     "{'tool':'search','args':{'q':'weather'}}]}",
+     1, 1, "ask", "calls", "the step made the expected calls"},
+    {"{'key':'ask','order':'any','calls':[{'tool':'lookup'},{'resource':'GET /a\\n'}]}", 1, 1,
+     "ask", "calls", "the step made the expected calls"},
+    {"{'key':'ask','order':'any','calls':[{'tool':'search'},{'tool':'search'},"
+     "{'tool':'search'}]}",
+     0, 1, "ask", "calls", "the step did not make every expected call"},
+    /* no trace (a run from before traces): never a pass */
+    {"{'key':'old','calls':[{'tool':'search'}]}", 0, 2, "old", "calls", "step has no trace"},
+    {"{'key':'none','calls':[{'tool':'search'}],'order':'any'}", 0, 3, "none", "calls",
+     "the step did not make every expected call"},
+    /* call_count */
+    {"{'key':'ask','call_count':{'tool':'search','equals':2}}", 1, 1, "ask", "call_count",
+     "the number of calls is within the bounds"},
+    {"{'key':'ask','call_count':{'tool':'search','equals':1}}", 0, 1, "ask", "call_count",
+     "the number of calls is outside the bounds"},
+    {"{'key':'ask','call_count':{'tool':'search','min':3}}", 0, 1, "ask", "call_count",
+     "the number of calls is outside the bounds"},
+    {"{'key':'ask','call_count':{'tool':'search','min':1,'max':2}}", 1, 1, "ask", "call_count",
+     "the number of calls is within the bounds"},
+    {"{'key':'ask','call_count':{'tool':'search','max':1}}", 0, 1, "ask", "call_count",
+     "the number of calls is outside the bounds"},
+    {"{'key':'ask','call_count':{'resource':'GET /a\\n','equals':1}}", 1, 1, "ask", "call_count",
+     "the number of calls is within the bounds"},
+    {"{'key':'ask','call_count':{'tool':'weather','max':0}}", 1, 1, "ask", "call_count",
+     "the number of calls is within the bounds"},
+    {"{'key':'none','call_count':{'tool':'search','equals':0}}", 1, 3, "none", "call_count",
+     "the number of calls is within the bounds"},
+    {"{'key':'old','call_count':{'tool':'search','equals':0}}", 0, 2, "old", "call_count",
+     "step has no trace"},
+    /* max_duration_ms: duration_ms <= N */
+    {"{'key':'ask','max_duration_ms':12.5}", 1, 1, "ask", "max_duration_ms",
+     "step took at most the allowed time"},
+    {"{'key':'ask','max_duration_ms':12}", 0, 1, "ask", "max_duration_ms",
+     "step took longer than the allowed time"},
+    {"{'key':'none','max_duration_ms':0}", 1, 3, "none", "max_duration_ms",
+     "step took at most the allowed time"},
+    {"{'key':'old','max_duration_ms':1000000}", 0, 2, "old", "max_duration_ms",
+     "step has no duration"},
+    /* json_path */
+    {"{'key':'ask','json_path':{'path':'$.answer.city','equals':'Paris'}}", 1, 1, "ask",
+     "json_path", "the value at the path equals the expected value"},
+    {"{'key':'ask','json_path':{'path':'$.answer.city','equals':'paris'}}", 0, 1, "ask",
+     "json_path", "the value at the path differs from the expected value"},
+    {"{'key':'ask','json_path':{'path':'$.answer.temps[1]','equals':14.5}}", 1, 1, "ask",
+     "json_path", "the value at the path equals the expected value"},
+    {"{'key':'ask','json_path':{'path':'$[\\'answer\\'][\\'temps\\'][0]','equals':12.0}}", 1, 1,
+     "ask", "json_path", "the value at the path equals the expected value"},
+    {"{'key':'ask','json_path':{'path':'$[\\'page size\\']','equals':20}}", 1, 1, "ask",
+     "json_path", "the value at the path equals the expected value"},
+    {"{'key':'ask','json_path':{'path':'$.answer','equals':{'temps':[12,14.5],'city':'Paris'}}}", 1,
+     1, "ask", "json_path", "the value at the path equals the expected value"},
+    {"{'key':'ask','json_path':{'path':'$.answer','equals':{'city':'Paris'}}}", 0, 1, "ask",
+     "json_path", "the value at the path differs from the expected value"},
+    {"{'key':'ask','json_path':{'path':'$.n','equals':'1'}}", 0, 1, "ask", "json_path",
+     "the value at the path differs from the expected value"},
+    {"{'key':'ask','json_path':{'path':'$.n','exists':true}}", 1, 1, "ask", "json_path",
+     "the path is in the output"},
+    {"{'key':'ask','json_path':{'path':'$.n','exists':false}}", 0, 1, "ask", "json_path",
+     "the path is in the output"},
+    {"{'key':'ask','json_path':{'path':'$.answer.temps[2]','exists':true}}", 0, 1, "ask",
+     "json_path", "the path is not in the output"},
+    {"{'key':'ask','json_path':{'path':'$.answer.missing','exists':false}}", 1, 1, "ask",
+     "json_path", "the path is not in the output"},
+    /* an index into an object, a name into an array: not in the output */
+    {"{'key':'ask','json_path':{'path':'$.answer[0]','exists':false}}", 1, 1, "ask", "json_path",
+     "the path is not in the output"},
+    {"{'key':'ask','json_path':{'path':'$.answer.temps.city','equals':1}}", 0, 1, "ask",
+     "json_path", "the path is not in the output"},
+    {"{'key':'ask','json_path':{'path':'$.answer.city','contains':'ari'}}", 1, 1, "ask",
+     "json_path", "the value at the path contains the expected text"},
+    {"{'key':'ask','json_path':{'path':'$.answer.city','contains':'Rome'}}", 0, 1, "ask",
+     "json_path", "the value at the path does not contain the expected text"},
+    {"{'key':'ask','json_path':{'path':'$.answer.city','regex':'^P[a-z]+$'}}", 1, 1, "ask",
+     "json_path", "the value at the path matches the regular expression"},
+    {"{'key':'ask','json_path':{'path':'$.answer.city','regex':'^p'}}", 0, 1, "ask", "json_path",
+     "the value at the path does not match the regular expression"},
+    {"{'key':'ask','json_path':{'path':'$.n','contains':'1'}}", 0, 1, "ask", "json_path",
+     "the value at the path is not a string"},
+    {"{'key':'ask','json_path':{'path':'$','exists':true}}", 1, 1, "ask", "json_path",
+     "the path is in the output"},
+    {"{'key':'old','json_path':{'path':'$','exists':true}}", 0, 2, "old", "json_path",
+     "output is not JSON"},
+    {"{'key':'none','json_path':{'path':'$','exists':true}}", 0, 3, "none", "json_path",
+     "step has no output"},
+};
+
+START_TEST(test_suite_step_checks)
+{
+	const struct step_check *c = &step_checks[_i];
+	struct model_score_result res;
+	json_t *outs = trace_outputs();
+	char *e = sq(c->expectation);
+	char suite[1024];
+
+	memset(&res, 0, sizeof(res));
+	snprintf(suite, sizeof(suite), "{\"name\":\"s\",\"expectations\":[%s]}", e);
+	ck_assert_msg(eval_ok(suite, outs, &res) == (c->holds ? 1.0 : 0.0), "%s: score %g", suite,
+	              res.score);
+	ck_assert_int_eq(res.passed, c->holds);
+	ck_assert_int_eq(json_array_size(res.details), 1);
+	unit_assert_detail(&res, 0, c->seq, c->key, c->holds, c->check, c->message);
+	model_score_result_clear(&res);
+	free(e);
+	json_decref(outs);
+}
+END_TEST
+
+/* "*" with a trace check: one line per step; the step without a trace
+ * fails, never passes vacuously; the weights count as for any check */
+START_TEST(test_suite_step_checks_every_step)
+{
+	struct model_score_result res;
+	json_t *outs = trace_outputs();
+	char *suite = sq("{'name':'s','threshold':0.5,'expectations':["
+	                 "{'step':'*','call_count':{'tool':'search','max':2}},"
+	                 "{'key':'ask','max_duration_ms':100,'weight':3}]}");
+
+	memset(&res, 0, sizeof(res));
+	/* (1 + 0 + 1 + 3) / 6 */
+	ck_assert_double_eq(eval_ok(suite, outs, &res), model_score_round(5.0 / 6.0));
+	ck_assert_int_eq(res.passed, 1);
+	ck_assert_int_eq(json_array_size(res.details), 4);
+	unit_assert_detail(&res, 0, 1, "ask", 1, "call_count",
+	                   "the number of calls is within the bounds");
+	unit_assert_detail(&res, 1, 2, "old", 0, "call_count", "step has no trace");
+	unit_assert_detail(&res, 2, 3, "none", 1, "call_count",
+	                   "the number of calls is within the bounds");
+	unit_assert_detail(&res, 3, 1, "ask", 1, "max_duration_ms",
+	                   "step took at most the allowed time");
+	model_score_result_clear(&res);
+	free(suite);
+	json_decref(outs);
+}
+END_TEST
+
+/* A path's escapes (\" and \\ in ["name"]), built without JSON escaping;
+ * a JSON output with a duplicate key is refused, a scalar output is JSON. */
+START_TEST(test_suite_json_path_names)
+{
+	struct model_score_result res;
+	json_t *outs = json_array();
+	json_t *suite;
+
+	memset(&res, 0, sizeof(res));
+	unit_add_output(outs, "q", "{\"a\\\"b\":{\"c\\\\d\":[true]}}", NULL);
+	unit_add_output(outs, "dup", "{\"a\":1,\"a\":2}", NULL);
+	unit_add_output(outs, "num", " 42 ", NULL);
+	suite = json_pack(
+	    "{s:s, s:[{s:s, s:{s:s, s:b}}, {s:s, s:{s:s, s:b}}, {s:s, s:{s:s, s:i}}]}", "name", "s",
+	    "expectations", "key", "q", "json_path", "path", "$[\"a\\\"b\"][\"c\\\\d\"][0]",
+	    "equals", 1, "key", "dup", "json_path", "path", "$.a", "exists", 1, "key", "num",
+	    "json_path", "path", "$", "equals", 42);
+	ck_assert_ptr_nonnull(suite);
+	ck_assert_int_eq(model_suite_evaluate(suite, outs, &res), 0);
+	ck_assert_double_eq(res.score, model_score_round(2.0 / 3.0));
+	unit_assert_detail(&res, 0, 1, "q", 1, "json_path",
+	                   "the value at the path equals the expected value");
+	unit_assert_detail(&res, 1, 2, "dup", 0, "json_path", "output is not JSON");
+	unit_assert_detail(&res, 2, 3, "num", 1, "json_path",
+	                   "the value at the path equals the expected value");
+	model_score_result_clear(&res);
+	json_decref(suite);
+	json_decref(outs);
+}
+END_TEST
+
 START_TEST(test_suite_selection)
 {
 	struct model_score_result res;
@@ -369,6 +627,135 @@ static const struct bad_suite bad_suites[] = {
     {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"equals\":\"x\"},{\"seq\":2,\"regex\":"
      "\"(unclosed\"}]}",
      MODEL_E_INVALID, "expectations[1].regex"},
+    /* calls */
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":{\"tool\":\"a\"}}]}",
+     MODEL_E_MALFORMED, "expectations[0].calls"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[]}]}", MODEL_E_LIMIT,
+     "expectations[0].calls"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[7]}]}", MODEL_E_MALFORMED,
+     "expectations[0].calls[0]"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":\"a\"},{}]}]}",
+     MODEL_E_MALFORMED, "expectations[0].calls[1]"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":\"a\",\"resource\":"
+     "\"b\"}]}]}",
+     MODEL_E_MALFORMED, "expectations[0].calls[0]"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"resource\":\"b\",\"args\":{}}]}"
+     "]}",
+     MODEL_E_MALFORMED, "expectations[0].calls[0].args"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":\"a\",\"args\":[1]}]}]}",
+     MODEL_E_MALFORMED, "expectations[0].calls[0].args"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":\"\"}]}]}", MODEL_E_LIMIT,
+     "expectations[0].calls[0].tool"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":3}]}]}", MODEL_E_MALFORMED,
+     "expectations[0].calls[0].tool"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"resource\":\"\"}]}]}",
+     MODEL_E_LIMIT, "expectations[0].calls[0].resource"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":\"a\",\"colour\":1}]}]}",
+     MODEL_E_MALFORMED, "expectations[0].calls[0].colour"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":\"a\"}],\"order\":"
+     "\"sorted\"}]}",
+     MODEL_E_MALFORMED, "expectations[0].order"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"equals\":\"x\",\"order\":\"any\"}]}",
+     MODEL_E_MALFORMED, "expectations[0].order"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"calls\":[{\"tool\":\"a\"}],\"equals\":"
+     "\"x\"}]}",
+     MODEL_E_MALFORMED, "expectations[0]"},
+    /* call_count */
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":[]}]}", MODEL_E_MALFORMED,
+     "expectations[0].call_count"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"tool\":\"a\"}}]}",
+     MODEL_E_MALFORMED, "expectations[0].call_count"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"min\":1}}]}",
+     MODEL_E_MALFORMED, "expectations[0].call_count"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"tool\":\"a\",\"equals\":1,"
+     "\"min\":0}}]}",
+     MODEL_E_MALFORMED, "expectations[0].call_count"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"tool\":\"a\",\"min\":2,"
+     "\"max\":1}}]}",
+     MODEL_E_INVALID, "expectations[0].call_count.max"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"tool\":\"a\",\"min\":-1}}]}",
+     MODEL_E_LIMIT, "expectations[0].call_count.min"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"tool\":\"a\",\"max\":101}}]}",
+     MODEL_E_LIMIT, "expectations[0].call_count.max"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"tool\":\"a\",\"min\":"
+     "\"1\"}}]}",
+     MODEL_E_MALFORMED, "expectations[0].call_count.min"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"call_count\":{\"tool\":\"a\",\"args\":{},"
+     "\"min\":1}}]}",
+     MODEL_E_MALFORMED, "expectations[0].call_count.args"},
+    /* max_duration_ms */
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"max_duration_ms\":\"5\"}]}", MODEL_E_MALFORMED,
+     "expectations[0].max_duration_ms"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"max_duration_ms\":-1}]}", MODEL_E_LIMIT,
+     "expectations[0].max_duration_ms"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"max_duration_ms\":86400001}]}", MODEL_E_LIMIT,
+     "expectations[0].max_duration_ms"},
+    /* json_path */
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":\"$.a\"}]}", MODEL_E_MALFORMED,
+     "expectations[0].json_path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"equals\":1}}]}",
+     MODEL_E_MALFORMED, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.a\"}}]}",
+     MODEL_E_MALFORMED, "expectations[0].json_path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.a\",\"exists\":"
+     "true,\"equals\":1}}]}",
+     MODEL_E_MALFORMED, "expectations[0].json_path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":7,\"exists\":true}}]}",
+     MODEL_E_MALFORMED, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.a\",\"exists\":"
+     "1}}]}",
+     MODEL_E_MALFORMED, "expectations[0].json_path.exists"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.a\",\"contains\":"
+     "1}}]}",
+     MODEL_E_MALFORMED, "expectations[0].json_path.contains"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.a\",\"regex\":"
+     "\"(x\"}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.regex"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.a\",\"exists\":"
+     "true,\"colour\":1}}]}",
+     MODEL_E_MALFORMED, "expectations[0].json_path.colour"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"a\",\"exists\":true}}]"
+     "}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"\",\"exists\":true}}]"
+     "}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$a\",\"exists\":true}}"
+     "]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.\",\"exists\":true}}"
+     "]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.1a\",\"exists\":"
+     "true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$.a-b\",\"exists\":"
+     "true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$[01]\",\"exists\":"
+     "true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$[-1]\",\"exists\":"
+     "true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$[1234567890]\","
+     "\"exists\":true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$[1\",\"exists\":true}"
+     "}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$[]\",\"exists\":true}"
+     "}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$[\\\"a]\",\"exists\":"
+     "true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$[\\\"a\\\\n\\\"]\","
+     "\"exists\":true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
+    {"{\"name\":\"s\",\"expectations\":[{\"seq\":1,\"json_path\":{\"path\":\"$..a\",\"exists\":"
+     "true}}]}",
+     MODEL_E_INVALID, "expectations[0].json_path.path"},
 };
 
 START_TEST(test_suite_malformed)
@@ -487,6 +874,8 @@ Suite *unit_suite(void)
 	                                 test_suite_weights_threshold,
 	                                 test_suite_limits,
 	                                 test_suite_bad_outputs,
+	                                 test_suite_step_checks_every_step,
+	                                 test_suite_json_path_names,
 	                                 NULL};
 	Suite *s;
 	TCase *tc;
@@ -495,6 +884,8 @@ Suite *unit_suite(void)
 	tc = unit_tcase(s, "suite", evaluate);
 	tcase_add_loop_test(tc, test_suite_checks, 0,
 	                    (int)(sizeof(one_checks) / sizeof(one_checks[0])));
+	tcase_add_loop_test(tc, test_suite_step_checks, 0,
+	                    (int)(sizeof(step_checks) / sizeof(step_checks[0])));
 	tcase_add_loop_test(tc, test_suite_malformed, 0,
 	                    (int)(sizeof(bad_suites) / sizeof(bad_suites[0])));
 	return s;

@@ -7,9 +7,9 @@
 
 #include <string.h>
 
-static const struct colspec approval_cols[] = {
-    {"id", C_TEXT},         {"comparison_id", C_TEXT}, {"decision", C_TEXT},
-    {"reason", C_TEXT},     {"decided_by", C_TEXT},    {"created_at", C_TEXT}};
+static const struct colspec approval_cols[] = {{"id", C_TEXT},         {"comparison_id", C_TEXT},
+                                               {"decision", C_TEXT},   {"reason", C_TEXT},
+                                               {"decided_by", C_TEXT}, {"created_at", C_TEXT}};
 
 #define APPROVAL_SELECT                                                                            \
 	"SELECT id, comparison_id, decision, reason, decided_by, created_at "                      \
@@ -42,11 +42,13 @@ static enum store_rc tx_approval_append(struct store *st, void *arg)
 		return rc;
 	if (!found) {
 		/* asked for but not settled: there is no verdict to judge yet */
-		rc = store_q_exists(st, "SELECT 1 FROM comparison_jobs WHERE tenant_id = ? AND id = ?",
+		rc = store_q_exists(st,
+		                    "SELECT 1 FROM comparison_jobs WHERE tenant_id = ? AND id = ?",
 		                    c, NPARAMS(c), &found);
 		if (rc)
 			return rc;
-		store_seterr(st, found ? "the comparison is not settled yet" : "no such comparison");
+		store_seterr(st,
+		             found ? "the comparison is not settled yet" : "no such comparison");
 		return found ? STORE_CONFLICT : STORE_NOT_FOUND;
 	}
 	rc = store_new_id(st, id);
@@ -58,11 +60,12 @@ static enum store_rc tx_approval_append(struct store *st, void *arg)
 		                    PT(a->decision), PT(a->reason),    PT(a->actor),
 		                    PT(now)};
 
-		rc = store_q_exec(st,
-		                  "INSERT INTO comparison_approvals (id, tenant_id, comparison_id, "
-		                  "decision, reason, decided_by, created_at) VALUES (?, ?, ?, ?, ?, "
-		                  "?, ?)",
-		                  p, NPARAMS(p), NULL, NULL);
+		rc =
+		    store_q_exec(st,
+		                 "INSERT INTO comparison_approvals (id, tenant_id, comparison_id, "
+		                 "decision, reason, decided_by, created_at) VALUES (?, ?, ?, ?, ?, "
+		                 "?, ?)",
+		                 p, NPARAMS(p), NULL, NULL);
 	}
 	if (rc)
 		return rc;
@@ -98,8 +101,9 @@ enum store_rc store_approval_append(struct store *st, const char *tenant_id,
 	if (!decision || (strcmp(decision, "approved") != 0 && strcmp(decision, "rejected") != 0) ||
 	    !actor_token_id || !store_text_ok(actor_token_id, 1, 64) ||
 	    !store_text_ok(reason, 1, STORE_APPROVAL_REASON_MAX_BYTES)) {
-		store_seterr(st, "approval: decision approved|rejected, an actor and a reason of "
-		                 "1..%d bytes of UTF-8 are required",
+		store_seterr(st,
+		             "approval: decision approved|rejected, an actor and a reason of "
+		             "1..%d bytes of UTF-8 are required",
 		             STORE_APPROVAL_REASON_MAX_BYTES);
 		return STORE_ERROR;
 	}

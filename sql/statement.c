@@ -605,7 +605,8 @@ enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_pri
 	if (!ok1 || !ok2 || !ok3 || null || !store_is_lower_hex(pr->token_id, MODEL_ID_LEN) ||
 	    !store_is_lower_hex(pr->tenant_id, MODEL_ID_LEN) ||
 	    !store_is_lower_hex(pr->sha256_hex, STORE_SHA256_HEX_LEN) || role < STORE_ROLE_VIEWER ||
-	    role > STORE_ROLE_ADMIN || null_s || scopes < 0 || scopes > (long long)STORE_SCOPE_ALL) {
+	    role > STORE_ROLE_ADMIN || null_s || scopes < 0 ||
+	    scopes > (long long)STORE_SCOPE_ALL) {
 		memset(pr, 0, sizeof *pr);
 		store_seterr(st, "malformed token row in the database");
 		return STORE_ERROR;

@@ -147,7 +147,7 @@ struct store_principal {
 	char tenant_id[33];
 	char token_id[33];
 	enum store_role role;
-	unsigned scopes; /* enum store_scope mask; 0: the role decides */
+	unsigned scopes;     /* enum store_scope mask; 0: the role decides */
 	char sha256_hex[65]; /* as stored, for the caller's constant-time compare */
 };
 

@@ -124,8 +124,7 @@ static json_t *role_json(json_t *v)
 	return json_string(names[role - STORE_ROLE_VIEWER]);
 }
 
-static const char *const scope_names[] = {"read",  "run",     "compare",
-                                          "write", "approve", "admin"};
+static const char *const scope_names[] = {"read", "run", "compare", "write", "approve", "admin"};
 
 const char *store_scope_name(unsigned bit)
 {
@@ -205,12 +204,9 @@ struct token_list_arg {
 
 static enum store_rc tx_token_list(struct store *st, void *arg)
 {
-	static const struct colspec cols[] = {{"id", C_TEXT},
-	                                      {"role", C_INT},
-	                                      {"label", C_TEXT},
-	                                      {"created_at", C_TEXT},
-	                                      {"revoked", C_BOOL},
-	                                      {"scopes", C_INT}};
+	static const struct colspec cols[] = {{"id", C_TEXT},      {"role", C_INT},
+	                                      {"label", C_TEXT},   {"created_at", C_TEXT},
+	                                      {"revoked", C_BOOL}, {"scopes", C_INT}};
 	struct token_list_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id)};
 	json_t *t;
@@ -228,8 +224,9 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 	json_array_foreach(json_object_get(a->out, "tokens"), i, t)
 	{
 		json_object_set_new(t, "role", role_json(json_object_get(t, "role")));
-		json_object_set_new(t, "scopes",
-		                    scopes_json((unsigned)json_integer_value(json_object_get(t, "scopes"))));
+		json_object_set_new(
+		    t, "scopes",
+		    scopes_json((unsigned)json_integer_value(json_object_get(t, "scopes"))));
 	}
 	return STORE_OK;
 }
@@ -285,7 +282,7 @@ static enum store_rc tx_token_create(struct store *st, void *arg)
 		return rc;
 	store_now_iso(now);
 	{
-		struct param p[] = {PT(id),       PT(a->tenant_id), PI(a->role),        PT(a->sha),
+		struct param p[] = {PT(id),       PT(a->tenant_id), PI(a->role),       PT(a->sha),
 		                    PT(a->label), PT(now),          PI((int)a->scopes)};
 
 		rc = store_q_exec(
@@ -297,8 +294,8 @@ static enum store_rc tx_token_create(struct store *st, void *arg)
 	if (!rc && a->actor) {
 		json_t *n = json_integer(a->role), *detail;
 
-		detail = a->scopes ? json_pack("{s:s,s:o,s:o}", "token_id", id, "role", role_json(n),
-		                               "scopes", scopes_json(a->scopes))
+		detail = a->scopes ? json_pack("{s:s,s:o,s:o}", "token_id", id, "role",
+		                               role_json(n), "scopes", scopes_json(a->scopes))
 		                   : json_pack("{s:s,s:o}", "token_id", id, "role", role_json(n));
 		json_decref(n);
 		rc = detail ? store_audit_insert(st, a->tenant_id, a->actor, "token.create", id,
@@ -338,7 +335,8 @@ enum store_rc store_token_create_scoped(struct store *st, const char *tenant_id,
 	    !store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN) ||
 	    !store_text_ok(a.label, 0, MODEL_MAX_TOKEN_LABEL_BYTES)) {
 		store_seterr(st,
-		             "token: role 1..3, known scopes, 64 lowercase hex digest and a label of at most "
+		             "token: role 1..3, known scopes, 64 lowercase hex digest and a label "
+		             "of at most "
 		             "%d bytes of UTF-8 are required",
 		             MODEL_MAX_TOKEN_LABEL_BYTES);
 		return STORE_ERROR;

@@ -140,7 +140,7 @@ int store_scopes_parse(const char *list, unsigned *mask, const char **bad);
 
 /** The names of mask in the fixed order read, run, compare, write,
  *  approve, admin, joined by sep into out (size n, always terminated);
- *  "" for 0. */
+ *  "" for 0; a name that does not fit is left out with the rest. */
 void store_scopes_format(unsigned mask, const char *sep, char *out, size_t n);
 
 struct store_principal {

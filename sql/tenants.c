@@ -179,8 +179,10 @@ void store_scopes_format(unsigned mask, const char *sep, char *out, size_t n)
 		if (!(mask & (1u << i)))
 			continue;
 		w = snprintf(out + used, n - used, "%s%s", used ? sep : "", scope_names[i]);
-		if (w < 0 || (size_t)w >= n - used)
-			return; /* truncated, still terminated */
+		if (w < 0 || (size_t)w >= n - used) {
+			out[used] = '\0'; /* whole names only */
+			return;
+		}
 		used += (size_t)w;
 	}
 }

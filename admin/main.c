@@ -56,14 +56,18 @@ static const struct command commands[] = {
      "list          print id, name and creation time of every tenant"},
     {"token", cmd_token,
      "token create --tenant NAME --role viewer|editor|admin [--label L]\n"
+     "              [--scopes read,run,compare,write,approve,admin]\n"
      "       olivares-admin token list --tenant NAME\n"
      "       olivares-admin token revoke --tenant NAME TOKEN_ID",
      "create  Create an API token for a tenant. The token (olv_ + 64 hex) is printed\n"
      "        ONCE on stdout, alone on its line; only its SHA-256 digest is stored.\n"
-     "        The token id and role go to stderr.\n"
+     "        The token id and role go to stderr. --scopes narrows the token to the\n"
+     "        routes of those scopes (its role still applies; admin holds them all);\n"
+     "        without it the role alone decides.\n"
      "list    One line per token of the tenant, oldest first: id, role, state\n"
-     "        (active|revoked), creation time and label, tab-separated (control\n"
-     "        characters of a label shown as '?'). No secret can be shown: only\n"
+     "        (active|revoked), creation time, label and scopes (comma-separated,\n"
+     "        '-' for none), tab-separated (control characters of a label shown\n"
+     "        as '?'). No secret can be shown: only\n"
      "        digests are stored.\n"
      "revoke  Revoke the token TOKEN_ID (from create or list) at once: the API and\n"
      "        the admin view refuse it, and its admin view sessions end. Audited as\n"
@@ -346,6 +350,7 @@ struct opts {
 	const char *tenant;
 	const char *role;
 	const char *label;
+	const char *scopes;
 	const char *positional;
 };
 
@@ -354,6 +359,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, int want_role)
 	static const struct option longopts[] = {{"tenant", required_argument, NULL, 't'},
 	                                         {"role", required_argument, NULL, 'r'},
 	                                         {"label", required_argument, NULL, 'l'},
+	                                         {"scopes", required_argument, NULL, 's'},
 	                                         {NULL, 0, NULL, 0}};
 	int ch;
 
@@ -378,6 +384,11 @@ static int parse_opts(int argc, char **argv, struct opts *o, int want_role)
 			if (!want_role)
 				goto bad;
 			o->label = optarg;
+			break;
+		case 's':
+			if (!want_role)
+				goto bad;
+			o->scopes = optarg;
 			break;
 		default:
 			goto bad;
@@ -436,10 +447,11 @@ static int token_list(const struct command *c, int argc, char **argv)
 	struct store *st = NULL;
 	struct opts o;
 	char tenant_id[33];
-	json_t *out = NULL, *t;
+	json_t *out = NULL, *t, *sc;
 	char label[257];
+	char scopes[64]; /* the six names and their commas fit */
 	const char *l;
-	size_t i, k;
+	size_t i, j, k;
 	int rc = 1;
 
 	if (parse_opts(argc, argv, &o, 0) || !o.tenant || o.positional)
@@ -456,10 +468,18 @@ static int token_list(const struct command *c, int argc, char **argv)
 		for (k = 0; l && l[k] && k + 1 < sizeof label; k++)
 			label[k] = (unsigned char)l[k] < 0x20 || l[k] == 0x7f ? '?' : l[k];
 		label[k] = '\0';
-		printf("%s\t%s\t%s\t%s\t%s\n", json_string_value(json_object_get(t, "id")),
+		scopes[0] = '\0';
+		json_array_foreach(json_object_get(t, "scopes"), j, sc)
+		{
+			if (j)
+				strcat(scopes, ",");
+			strcat(scopes, json_string_value(sc));
+		}
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", json_string_value(json_object_get(t, "id")),
 		       json_string_value(json_object_get(t, "role")),
 		       json_is_true(json_object_get(t, "revoked")) ? "revoked" : "active",
-		       json_string_value(json_object_get(t, "created_at")), label);
+		       json_string_value(json_object_get(t, "created_at")), label,
+		       scopes[0] ? scopes : "-");
 	}
 	rc = 0;
 out:
@@ -513,6 +533,9 @@ static int cmd_token(int argc, char **argv)
 	char sha[65];
 	char tenant_id[33];
 	char token_id[33];
+	char shown[64];
+	const char *bad = NULL;
+	unsigned scopes = 0;
 	int rc = 1;
 
 	if (argc >= 2 && strcmp(argv[1], "revoke") == 0)
@@ -532,6 +555,13 @@ static int cmd_token(int argc, char **argv)
 		fprintf(stderr, "%s: --label must be at most 256 bytes of UTF-8\n", prog);
 		return EXIT_USAGE;
 	}
+	if (o.scopes && (store_scopes_parse(o.scopes, &scopes, &bad) || !scopes)) {
+		fprintf(stderr,
+		        "%s: --scopes must be a comma-separated list of read, run, compare, "
+		        "write, approve, admin\n",
+		        prog);
+		return EXIT_USAGE;
+	}
 	if (open_tenant(o.tenant, &st, tenant_id))
 		goto out;
 	if (RAND_bytes(raw, sizeof raw) != 1) {
@@ -546,13 +576,14 @@ static int cmd_token(int argc, char **argv)
 		goto out;
 	}
 	/* the token and its audit event in one transaction */
-	if (store_token_create(st, tenant_id, role, sha, o.label ? o.label : "", ADMIN_ACTOR,
-	                       token_id)) {
+	if (store_token_create_scoped(st, tenant_id, role, scopes, sha, o.label ? o.label : "",
+	                              ADMIN_ACTOR, token_id)) {
 		report(st, "token create");
 		goto out;
 	}
-	fprintf(stderr, "%s: token_id=%s tenant=%s role=%s (the token below is shown once)\n", prog,
-	        token_id, o.tenant, o.role);
+	store_scopes_format(scopes, ",", shown, sizeof shown);
+	fprintf(stderr, "%s: token_id=%s tenant=%s role=%s%s%s (the token below is shown once)\n",
+	        prog, token_id, o.tenant, o.role, scopes ? " scopes=" : "", shown);
 	printf("%s\n", token);
 	fflush(stdout);
 	rc = 0;

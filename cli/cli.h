@@ -14,6 +14,9 @@
  *                      comparison of its current steps and mocks (a gate that
  *                      finds no evidence stays closed; regressed and
  *                      inconclusive verdicts exit 1)
+ *   CLI_EXIT_NOT_APPROVED 4  `sandbox gate --require-approval` only: the
+ *                      verdict would open the gate but no one approved it yet
+ *                      (a rejected one exits 1)
  *   CLI_EXIT_INTERRUPTED 130  a command that waits for a run (or a
  *                      comparison) got SIGINT: the run goes on on the server,
  *                      and stderr says how to follow it (128 + SIGINT, what a
@@ -33,6 +36,7 @@ enum {
 	CLI_EXIT_FAIL = 1,
 	CLI_EXIT_USAGE = 2,
 	CLI_EXIT_NO_COMPARISON = 3,
+	CLI_EXIT_NOT_APPROVED = 4,
 	CLI_EXIT_INTERRUPTED = 130,
 };
 
@@ -197,6 +201,13 @@ extern const char cli_compare_help[];
 int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *args);
 extern const struct cli_opt cli_gate_opts[];
 extern const char cli_gate_help[];
+/** sandbox approve|reject ID --reason TEXT: POST …/comparisons/ID/approval
+ * with decision approved or rejected; prints the approval. */
+int cli_cmd_approve(struct cli_ctx *ctx, const struct cli_args *args);
+int cli_cmd_reject(struct cli_ctx *ctx, const struct cli_args *args);
+extern const struct cli_opt cli_approval_opts[];
+extern const char cli_approve_help[];
+extern const char cli_reject_help[];
 
 /** `sandbox runs junit ID`: the run's JUnit XML, printed byte for byte. */
 int cli_cmd_runs_junit(struct cli_ctx *ctx, const struct cli_args *args);

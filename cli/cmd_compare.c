@@ -1,6 +1,6 @@
 /*
- * olivares sandbox compare | comparisons list|get|junit | gate | runs junit: the
- * comparison and export routes (docs/scoring.md).
+ * olivares sandbox compare | comparisons list|get|junit | gate | approve | reject |
+ * runs junit: the comparison, approval and export routes (docs/scoring.md).
  *
  * compare posts one comparison (both variants run and scored on the server,
  * the verdict decided there by model/verdict.h); gate reads the newest
@@ -307,6 +307,60 @@ static int same_scenario_content(struct cli_ctx *ctx, const json_t *sc, const js
 	return 0;
 }
 
+/*
+ * --require-approval: the comparison c (improved or unchanged) opens the
+ * gate only when it is of the scenario's current version now (an older
+ * version is not approved evidence about this one, even with the same
+ * content) and the newest approval of it is "approved". The exit status,
+ * with stderr saying why the gate stays closed.
+ */
+static int approved_for(struct cli_ctx *ctx, const json_t *c, const json_t *now)
+{
+	const json_t *v = json_object_get(c, "scenario_version"), *ap;
+	const char *id = json_string_value(json_object_get(c, "id")), *decision;
+	struct model_buf path;
+	json_t *full = NULL;
+	char *reason = NULL;
+	int rc = CLI_EXIT_FAIL;
+
+	if (!json_is_integer(v) || json_integer_value(v) != json_integer_value(now)) {
+		cli_fail("gate closed: the newest comparison is of scenario version "
+		         "%" JSON_INTEGER_FORMAT
+		         ", the scenario is at version %" JSON_INTEGER_FORMAT
+		         " (an approval holds for the version compared): compare and approve again",
+		         json_integer_value(v), json_integer_value(now));
+		return CLI_EXIT_NO_COMPARISON;
+	}
+	if (!id) {
+		cli_fail("unexpected response: the comparison has no id");
+		return CLI_EXIT_FAIL;
+	}
+	cli_path_id(&path, "/v1/m/sandbox/comparisons/", id, "");
+	if (cli_http_call(ctx, "GET", path.data, NULL, &full))
+		goto out;
+	ap = json_object_get(full, "approval");
+	decision = json_string_value(json_object_get(ap, "decision"));
+	if (!decision) {
+		cli_fail("gate closed: the comparison %s is not approved yet (olivares sandbox "
+		         "approve %s --reason TEXT)",
+		         id, id);
+		rc = CLI_EXIT_NOT_APPROVED;
+		goto out;
+	}
+	if (strcmp(decision, "approved") != 0) {
+		reason = cli_render(json_object_get(ap, "reason"));
+		cli_fail("gate closed: the comparison was rejected (%s)", reason);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	rc = CLI_EXIT_OK;
+out:
+	free(reason);
+	json_decref(full);
+	model_buf_release(&path);
+	return rc;
+}
+
 int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	const char *scenario = cli_arg(a, "scenario");
@@ -384,6 +438,11 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
+	if ((strcmp(verdict, "improved") == 0 || strcmp(verdict, "unchanged") == 0) &&
+	    cli_arg(a, "require-approval")) {
+		rc = approved_for(ctx, c, now);
+		goto out;
+	}
 	if (strcmp(verdict, "improved") == 0 || strcmp(verdict, "unchanged") == 0) {
 		rc = CLI_EXIT_OK;
 		goto out;
@@ -408,6 +467,77 @@ out:
 	model_buf_release(&spath);
 	return rc;
 }
+
+/* ---- approve | reject ------------------------------------------------------ */
+
+static int approval_post(struct cli_ctx *ctx, const struct cli_args *a, const char *decision)
+{
+	const char *reason = cli_arg(a, "reason");
+	struct model_buf path;
+	json_t *body, *out = NULL;
+	char *id = NULL, *by = NULL;
+	int rc;
+
+	if (!reason || reason[0] == '\0') {
+		cli_usage_error(ctx, "--reason is required");
+		return CLI_EXIT_USAGE;
+	}
+	body = json_pack("{s:s,s:s}", "decision", decision, "reason", reason);
+	if (!body) {
+		/* jansson refuses a string that is not UTF-8 */
+		cli_usage_error(ctx, "--reason must be UTF-8 text");
+		return CLI_EXIT_USAGE;
+	}
+	cli_path_id(&path, "/v1/m/sandbox/comparisons/", a->pos, "/approval");
+	rc = cli_http_call(ctx, "POST", path.data, body, &out);
+	json_decref(body);
+	model_buf_release(&path);
+	if (rc)
+		return CLI_EXIT_FAIL;
+	if (ctx->format == CLI_FORMAT_JSON) {
+		cli_print_json(out);
+	} else {
+		id = cli_render(json_object_get(out, "id"));
+		by = cli_render(json_object_get(out, "decided_by"));
+		printf("%s comparison=%s approval=%s by=%s\n", decision, a->pos, id, by);
+	}
+	free(id);
+	free(by);
+	json_decref(out);
+	return CLI_EXIT_OK;
+}
+
+int cli_cmd_approve(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	return approval_post(ctx, a, "approved");
+}
+
+int cli_cmd_reject(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	return approval_post(ctx, a, "rejected");
+}
+
+const struct cli_opt cli_approval_opts[] = {
+    {"reason", "TEXT", "why, 1..1000 characters (required)"},
+    {NULL, NULL, NULL},
+};
+
+const char cli_approve_help[] =
+    "POST /v1/m/sandbox/comparisons/ID/approval {\"decision\":\"approved\",\"reason\"}.\n"
+    "Admin only, with the approve scope when the token has scopes. Approvals are\n"
+    "append-only and audited (sandbox.approval): a later approve or reject is a\n"
+    "new decision and the newest counts ('comparisons get ID' shows the history).\n"
+    "A comparison still pending cannot be approved (409, exit 1).\n"
+    "Table output: 'approved comparison=ID approval=ID by=TOKEN_ID'.\n"
+    "JSON output: the approval object.\n";
+
+const char cli_reject_help[] =
+    "POST /v1/m/sandbox/comparisons/ID/approval {\"decision\":\"rejected\",\"reason\"}.\n"
+    "As 'approve', with the decision rejected: 'gate --require-approval' then stays\n"
+    "closed for this comparison.\n"
+    "Table output: 'rejected comparison=ID approval=ID by=TOKEN_ID'.\n";
+
+/* ---- runs junit | comparisons junit ---------------------------------- */
 
 int cli_cmd_runs_junit(struct cli_ctx *ctx, const struct cli_args *a)
 {
@@ -469,6 +599,7 @@ const char cli_compare_help[] =
 
 const struct cli_opt cli_gate_opts[] = {
     {"scenario", "ID", "scenario whose latest comparison decides (required)"},
+    {"require-approval", NULL, "open only for an approved comparison of the current version"},
     {NULL, NULL, NULL},
 };
 
@@ -483,6 +614,9 @@ const char cli_gate_help[] =
     "scenario that does not exist); 3 when the scenario has no comparison of its\n"
     "current steps and mocks (none at all, or only of a version whose steps or\n"
     "mocks differ); 2 on a usage error.\n"
+    "--require-approval: improved or unchanged opens the gate only when the\n"
+    "comparison is of the scenario's current version (3 otherwise) and its newest\n"
+    "approval is 'approved' (1 when rejected, 4 when it has no approval yet).\n"
     "Table output: one line 'verdict=V delta=D comparison=ID' (delta 'null' when\n"
     "inconclusive); when the gate stays closed, stderr says why.\n"
     "JSON output: the comparison object.\n"

@@ -181,7 +181,9 @@ static void print_group_help(const struct cli_ctx *ctx, const struct cli_command
 		    "unreachable,\n"
 		    "unreadable or invalid input file); 2 usage error, or the configuration\n"
 		    "file refused; 3 'sandbox gate' found no comparison of the scenario's\n"
-		    "current steps and mocks; 130 interrupted (SIGINT) while waiting for a run\n"
+		    "current steps and mocks; 4 'sandbox gate --require-approval' found the\n"
+		    "comparison not approved yet; 130 interrupted (SIGINT) while waiting for a "
+		    "run\n"
 		    "or comparison, which goes on on the server.\n"
 		    "Server errors are printed as: olivares: <message> (<code>, HTTP <status>)\n",
 		    f);

@@ -292,7 +292,7 @@ static enum store_rc tx_web_session_lookup(struct store *st, void *arg)
 	 * selects the row (unique). The token is joined inside the session's
 	 * tenant, unrevoked, for the current role. */
 	static const char *const sql =
-	    "SELECT t.id, w.tenant_id, t.role, w.sha256 FROM web_sessions w "
+	    "SELECT t.id, w.tenant_id, t.role, w.sha256, t.scopes FROM web_sessions w "
 	    "JOIN api_tokens t ON t.id = w.token_id AND t.tenant_id = w.tenant_id "
 	    "WHERE w.sha256 = ? AND w.expires_at > ? AND t.revoked = 0";
 	struct web_session_arg *a = arg;

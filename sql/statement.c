@@ -577,16 +577,16 @@ static enum store_rc col_fixed(struct store *st, SQLHSTMT h, int col, char *buf,
 }
 
 /*
- * Read a principal from columns 1..4 of the current row (token id, tenant
- * id, role, a SHA-256 hex) and check their shape: a malformed row is
+ * Read a principal from columns 1..5 of the current row (token id, tenant
+ * id, role, a SHA-256 hex, scopes) and check their shape: a malformed row is
  * STORE_ERROR, never a half-filled principal (*pr is zeroed on any error).
  * Shared by the token lookups and the admin view's session lookup.
  */
 enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_principal *pr)
 {
 	enum store_rc rc;
-	long long role = 0;
-	int ok1 = 0, ok2 = 0, ok3 = 0, null = 1;
+	long long role = 0, scopes = 0;
+	int ok1 = 0, ok2 = 0, ok3 = 0, null = 1, null_s = 1;
 
 	memset(pr, 0, sizeof *pr);
 	rc = col_fixed(st, h, 1, pr->token_id, sizeof pr->token_id, &ok1);
@@ -596,6 +596,8 @@ enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_pri
 		rc = store_col_int(st, h, 3, &role, &null);
 	if (!rc)
 		rc = col_fixed(st, h, 4, pr->sha256_hex, sizeof pr->sha256_hex, &ok3);
+	if (!rc)
+		rc = store_col_int(st, h, 5, &scopes, &null_s);
 	if (rc) {
 		memset(pr, 0, sizeof *pr);
 		return rc;
@@ -603,12 +605,14 @@ enum store_rc store_principal_row(struct store *st, SQLHSTMT h, struct store_pri
 	if (!ok1 || !ok2 || !ok3 || null || !store_is_lower_hex(pr->token_id, MODEL_ID_LEN) ||
 	    !store_is_lower_hex(pr->tenant_id, MODEL_ID_LEN) ||
 	    !store_is_lower_hex(pr->sha256_hex, STORE_SHA256_HEX_LEN) || role < STORE_ROLE_VIEWER ||
-	    role > STORE_ROLE_ADMIN) {
+	    role > STORE_ROLE_ADMIN || null_s || scopes < 0 ||
+	    scopes > (long long)STORE_SCOPE_ALL) {
 		memset(pr, 0, sizeof *pr);
 		store_seterr(st, "malformed token row in the database");
 		return STORE_ERROR;
 	}
 	pr->role = (enum store_role)role;
+	pr->scopes = (unsigned)scopes;
 	return STORE_OK;
 }
 

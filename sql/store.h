@@ -106,15 +106,53 @@ enum store_rc store_token_create(struct store *st, const char *tenant_id, enum s
                                  const char *sha256_hex, const char *label, const char *actor,
                                  char id_out[33]);
 
+/**
+ * A token's scopes, a bitmask: 0 (no scopes, every token made without
+ * them) means "what the role allows"; any other value also limits the token
+ * to the routes whose scope it holds (the route table names one per route).
+ */
+enum store_scope {
+	STORE_SCOPE_READ = 1,
+	STORE_SCOPE_RUN = 2,
+	STORE_SCOPE_COMPARE = 4,
+	STORE_SCOPE_WRITE = 8,
+	STORE_SCOPE_APPROVE = 16,
+	STORE_SCOPE_ADMIN = 32
+};
+#define STORE_SCOPE_ALL 63u
+
+/** store_token_create with scopes (a mask of enum store_scope, 0 for
+ *  none); the "token.create" event's detail also lists them as
+ *  "scopes":[names]. STORE_ERROR for a mask outside STORE_SCOPE_ALL. */
+enum store_rc store_token_create_scoped(struct store *st, const char *tenant_id,
+                                        enum store_role role, unsigned scopes,
+                                        const char *sha256_hex, const char *label,
+                                        const char *actor, char id_out[33]);
+
+/** The name of one scope bit ("read", "run", "compare", "write",
+ *  "approve", "admin"), NULL for anything else. */
+const char *store_scope_name(unsigned bit);
+
+/** Parse a comma-separated list of scope names ("compare,read") into
+ *  *mask: 0, or -1 (with *bad pointing at the first unknown or empty
+ *  name, *mask 0) when a name is not one of the six. */
+int store_scopes_parse(const char *list, unsigned *mask, const char **bad);
+
+/** The names of mask in the fixed order read, run, compare, write,
+ *  approve, admin, joined by sep into out (size n, always terminated);
+ *  "" for 0; a name that does not fit is left out with the rest. */
+void store_scopes_format(unsigned mask, const char *sep, char *out, size_t n);
+
 struct store_principal {
 	char tenant_id[33];
 	char token_id[33];
 	enum store_role role;
+	unsigned scopes;     /* enum store_scope mask; 0: the role decides */
 	char sha256_hex[65]; /* as stored, for the caller's constant-time compare */
 };
 
 /** {"tokens":[{"id","role":"viewer"|"editor"|"admin","label","created_at",
- *  "revoked":bool}]} of tenant_id, oldest first (operator tool only; the
+ *  "revoked":bool,"scopes":[names]}]} of tenant_id, oldest first (operator tool only; the
  *  digests are never returned). */
 enum store_rc store_token_list(struct store *st, const char *tenant_id, json_t **out);
 
@@ -433,6 +471,35 @@ enum store_rc store_comparison_get(struct store *st, const char *tenant_id, cons
  *  of a scenario (what a deployment gate reads) is limit 1, offset 0. */
 enum store_rc store_comparison_list(struct store *st, const char *tenant_id,
                                     const char *scenario_id, int limit, int offset, json_t **out);
+
+/* ---- approvals (append-only) ---------------------------------------------- */
+
+/** The longest approval reason the store keeps, in bytes (the API's bound
+ *  is 1000 characters of UTF-8, at most 4 bytes each). */
+#define STORE_APPROVAL_REASON_MAX_BYTES 4000
+
+/**
+ * Append an admin's decision on the settled comparison comparison_id of
+ * tenant_id: decision "approved" | "rejected", reason 1..4000 bytes of
+ * UTF-8, actor_token_id the deciding token. The row and the audit event
+ * "sandbox.approval" (detail {"approval_id","comparison_id","decision",
+ * "reason"}, target the comparison) are written in one transaction. A
+ * later decision is a new row; the newest counts. *out gets {"id",
+ * "comparison_id","decision","reason","decided_by","created_at"} (a new
+ * reference). STORE_NOT_FOUND for an unknown or another tenant's id,
+ * STORE_CONFLICT (nothing written) for a comparison asked for whose verdict
+ * is not recorded yet, STORE_ERROR for a bad decision or reason.
+ */
+enum store_rc store_approval_append(struct store *st, const char *tenant_id,
+                                    const char *actor_token_id, const char *comparison_id,
+                                    const char *decision, const char *reason, json_t **out);
+
+/** {"approvals":[approval objects as store_approval_append returns]} of the
+ *  comparison comparison_id of tenant_id, oldest first (the last one is the
+ *  decision that counts); [] for a comparison with none or of another
+ *  tenant. */
+enum store_rc store_approval_list(struct store *st, const char *tenant_id,
+                                  const char *comparison_id, json_t **out);
 
 /* ---- history sessions (append-only) --------------------------------------- */
 

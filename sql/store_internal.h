@@ -193,8 +193,8 @@ enum store_rc store_q_exists(struct store *st, const char *sql, struct param *p,
                              int *found);
 
 /*
- * Read a principal from columns 1..4 of the current row (token id, tenant
- * id, role, a SHA-256 hex) and check their shape: a malformed row is
+ * Read a principal from columns 1..5 of the current row (token id, tenant
+ * id, role, a SHA-256 hex, scopes) and check their shape: a malformed row is
  * STORE_ERROR, never a half-filled principal (*pr is zeroed on any error).
  * Shared by the token lookups and the admin view's session lookup.
  */

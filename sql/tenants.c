@@ -7,6 +7,7 @@
 #include "sql/store_internal.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Modules a tenant can switch on (store_module_list reports all of them). */
@@ -123,6 +124,81 @@ static json_t *role_json(json_t *v)
 	return json_string(names[role - STORE_ROLE_VIEWER]);
 }
 
+static const char *const scope_names[] = {"read", "run", "compare", "write", "approve", "admin"};
+
+const char *store_scope_name(unsigned bit)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(scope_names) / sizeof(scope_names[0]); i++)
+		if (bit == 1u << i)
+			return scope_names[i];
+	return NULL;
+}
+
+int store_scopes_parse(const char *list, unsigned *mask, const char **bad)
+{
+	const char *p = list, *end;
+	size_t i, len;
+	int hit;
+
+	*mask = 0;
+	*bad = NULL;
+	if (!list)
+		return 0;
+	for (;;) {
+		end = strchr(p, ',');
+		len = end ? (size_t)(end - p) : strlen(p);
+		hit = 0;
+		for (i = 0; i < sizeof(scope_names) / sizeof(scope_names[0]); i++) {
+			if (strlen(scope_names[i]) == len && strncmp(p, scope_names[i], len) == 0) {
+				*mask |= 1u << i;
+				hit = 1;
+			}
+		}
+		if (!hit) {
+			*mask = 0;
+			*bad = p;
+			return -1;
+		}
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+void store_scopes_format(unsigned mask, const char *sep, char *out, size_t n)
+{
+	size_t i, used = 0;
+	int w;
+
+	if (n == 0)
+		return;
+	out[0] = '\0';
+	for (i = 0; i < sizeof(scope_names) / sizeof(scope_names[0]); i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		w = snprintf(out + used, n - used, "%s%s", used ? sep : "", scope_names[i]);
+		if (w < 0 || (size_t)w >= n - used) {
+			out[used] = '\0'; /* whole names only */
+			return;
+		}
+		used += (size_t)w;
+	}
+}
+
+/* A scopes mask as the array of its names: a new reference. */
+static json_t *scopes_json(unsigned mask)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < sizeof(scope_names) / sizeof(scope_names[0]); i++)
+		if (mask & (1u << i))
+			json_array_append_new(arr, json_string(scope_names[i]));
+	return arr;
+}
+
 struct token_list_arg {
 	const char *tenant_id;
 	json_t *out;
@@ -130,11 +206,9 @@ struct token_list_arg {
 
 static enum store_rc tx_token_list(struct store *st, void *arg)
 {
-	static const struct colspec cols[] = {{"id", C_TEXT},
-	                                      {"role", C_INT},
-	                                      {"label", C_TEXT},
-	                                      {"created_at", C_TEXT},
-	                                      {"revoked", C_BOOL}};
+	static const struct colspec cols[] = {{"id", C_TEXT},      {"role", C_INT},
+	                                      {"label", C_TEXT},   {"created_at", C_TEXT},
+	                                      {"revoked", C_BOOL}, {"scopes", C_INT}};
 	struct token_list_arg *a = arg;
 	struct param p[] = {PT(a->tenant_id)};
 	json_t *t;
@@ -143,7 +217,7 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 
 	json_decref(a->out);
 	rc = store_q_list(st,
-	                  "SELECT id, role, label, created_at, revoked FROM api_tokens "
+	                  "SELECT id, role, label, created_at, revoked, scopes FROM api_tokens "
 	                  "WHERE tenant_id = ? ORDER BY created_at, id",
 	                  p, NPARAMS(p), cols, NPARAMS(cols), "tokens", &a->out);
 	if (rc)
@@ -152,6 +226,9 @@ static enum store_rc tx_token_list(struct store *st, void *arg)
 	json_array_foreach(json_object_get(a->out, "tokens"), i, t)
 	{
 		json_object_set_new(t, "role", role_json(json_object_get(t, "role")));
+		json_object_set_new(
+		    t, "scopes",
+		    scopes_json((unsigned)json_integer_value(json_object_get(t, "scopes"))));
 	}
 	return STORE_OK;
 }
@@ -176,6 +253,7 @@ enum store_rc store_tenant_list(struct store *st, json_t **out)
 struct token_arg {
 	const char *tenant_id;
 	enum store_role role;
+	unsigned scopes;
 	const char *sha;
 	const char *module; /* store_token_lookup_module, else NULL */
 	int enabled;
@@ -206,19 +284,21 @@ static enum store_rc tx_token_create(struct store *st, void *arg)
 		return rc;
 	store_now_iso(now);
 	{
-		struct param p[] = {PT(id),     PT(a->tenant_id), PI(a->role),
-		                    PT(a->sha), PT(a->label),     PT(now)};
+		struct param p[] = {PT(id),       PT(a->tenant_id), PI(a->role),       PT(a->sha),
+		                    PT(a->label), PT(now),          PI((int)a->scopes)};
 
 		rc = store_q_exec(
 		    st,
 		    "INSERT INTO api_tokens (id, tenant_id, role, token_sha256, label, "
-		    "created_at, revoked) VALUES (?, ?, ?, ?, ?, ?, 0)",
+		    "created_at, revoked, scopes) VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
 		    p, NPARAMS(p), NULL, NULL);
 	}
 	if (!rc && a->actor) {
 		json_t *n = json_integer(a->role), *detail;
 
-		detail = json_pack("{s:s,s:o}", "token_id", id, "role", role_json(n));
+		detail = a->scopes ? json_pack("{s:s,s:o,s:o}", "token_id", id, "role",
+		                               role_json(n), "scopes", scopes_json(a->scopes))
+		                   : json_pack("{s:s,s:o}", "token_id", id, "role", role_json(n));
 		json_decref(n);
 		rc = detail ? store_audit_insert(st, a->tenant_id, a->actor, "token.create", id,
 		                                 detail)
@@ -234,8 +314,17 @@ enum store_rc store_token_create(struct store *st, const char *tenant_id, enum s
                                  const char *sha256_hex, const char *label, const char *actor,
                                  char id_out[33])
 {
+	return store_token_create_scoped(st, tenant_id, role, 0, sha256_hex, label, actor, id_out);
+}
+
+enum store_rc store_token_create_scoped(struct store *st, const char *tenant_id,
+                                        enum store_role role, unsigned scopes,
+                                        const char *sha256_hex, const char *label,
+                                        const char *actor, char id_out[33])
+{
 	struct token_arg a = {.tenant_id = tenant_id,
 	                      .role = role,
+	                      .scopes = scopes,
 	                      .sha = sha256_hex,
 	                      .label = label ? label : "",
 	                      .actor = actor,
@@ -244,11 +333,12 @@ enum store_rc store_token_create(struct store *st, const char *tenant_id, enum s
 	id_out[0] = '\0';
 	if (!store_is_lower_hex(tenant_id, MODEL_ID_LEN))
 		return STORE_NOT_FOUND;
-	if (role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN ||
+	if (role < STORE_ROLE_VIEWER || role > STORE_ROLE_ADMIN || (scopes & ~STORE_SCOPE_ALL) ||
 	    !store_is_lower_hex(sha256_hex, STORE_SHA256_HEX_LEN) ||
 	    !store_text_ok(a.label, 0, MODEL_MAX_TOKEN_LABEL_BYTES)) {
 		store_seterr(st,
-		             "token: role 1..3, 64 lowercase hex digest and a label of at most "
+		             "token: role 1..3, known scopes, 64 lowercase hex digest and a label "
+		             "of at most "
 		             "%d bytes of UTF-8 are required",
 		             MODEL_MAX_TOKEN_LABEL_BYTES);
 		return STORE_ERROR;
@@ -264,10 +354,10 @@ static enum store_rc tx_token_lookup(struct store *st, void *arg)
 	 * the token's own tenant (the join is on t.tenant_id): one query
 	 * authenticates and gates a request. */
 	static const char *const sql_token =
-	    "SELECT id, tenant_id, role, token_sha256 FROM api_tokens "
+	    "SELECT id, tenant_id, role, token_sha256, scopes FROM api_tokens "
 	    "WHERE token_sha256 = ? AND revoked = 0";
 	static const char *const sql_module =
-	    "SELECT t.id, t.tenant_id, t.role, t.token_sha256, m.enabled "
+	    "SELECT t.id, t.tenant_id, t.role, t.token_sha256, t.scopes, m.enabled "
 	    "FROM api_tokens t LEFT JOIN module_settings m "
 	    "ON m.tenant_id = t.tenant_id AND m.module = ? "
 	    "WHERE t.token_sha256 = ? AND t.revoked = 0";
@@ -297,7 +387,7 @@ static enum store_rc tx_token_lookup(struct store *st, void *arg)
 	}
 	rc = store_principal_row(st, h, pr);
 	if (!rc && a->module)
-		rc = store_col_int(st, h, 5, &on, &null_on);
+		rc = store_col_int(st, h, 6, &on, &null_on);
 	if (rc)
 		goto out;
 	/* no row for the module: off (a new tenant has every module off) */

@@ -135,6 +135,13 @@ int api_comparison_create(struct http_request *req, struct model_error *err);
 int api_comparison_list(struct http_request *req, struct model_error *err);
 /** GET /v1/m/sandbox/comparisons/{id}. */
 int api_comparison_get(struct http_request *req, struct model_error *err);
+/** POST /v1/m/sandbox/comparisons/{id}/approval (admin, scope approve):
+ * {"decision":"approved"|"rejected","reason": 1..API_APPROVAL_REASON_MAX
+ * characters}; 201 with the approval, 409 while the comparison is
+ * pending, 404 for an unknown or another tenant's id, 400 for a bad body. */
+int api_comparison_approve(struct http_request *req, struct model_error *err);
+/** The longest approval reason, in characters. */
+#define API_APPROVAL_REASON_MAX 1000
 
 /* sessions.c */
 /** POST /v1/m/sandbox/sessions: import a history session, 201. */

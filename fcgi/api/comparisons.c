@@ -206,9 +206,75 @@ int api_comparison_list(struct http_request *req, struct model_error *err)
 	return http_reply_json(req, 200, http_req_own(req, out));
 }
 
+/* The comparison with its approvals: "approvals" the history, oldest
+ * first, and "approval" the newest (the one that counts), or null. */
 int api_comparison_get(struct http_request *req, struct model_error *err)
 {
-	return api_reply_item(req, store_comparison_get, "comparison get", err);
+	json_t *out = NULL, *list = NULL, *hist;
+	enum store_rc rc;
+	size_t n;
+
+	rc = store_comparison_get(req->store, req->who.tenant_id, req->params[0], &out);
+	if (rc)
+		return api_reply_stored(req, rc, "comparison get", 200, out, err);
+	http_req_own(req, out);
+	rc = store_approval_list(req->store, req->who.tenant_id, req->params[0], &list);
+	if (rc)
+		return http_store_fail(req, rc, "approval list", err);
+	http_req_own(req, list);
+	hist = json_object_get(list, "approvals");
+	n = json_array_size(hist);
+	json_object_set_new(out, "approval",
+	                    n ? json_incref(json_array_get(hist, n - 1)) : json_null());
+	json_object_set(out, "approvals", hist);
+	return http_reply_json(req, 200, out);
+}
+
+/* Characters of a UTF-8 string (jansson keeps strings valid UTF-8). */
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+/* POST …/comparisons/{id}/approval: an admin's decision on a settled
+ * verdict, appended (the newest counts) with its audit event. */
+int api_comparison_approve(struct http_request *req, struct model_error *err)
+{
+	static const char *const fields[] = {"decision", "reason", NULL};
+	static const char *const decisions[] = {"approved", "rejected", NULL};
+	const char *decision, *reason;
+	json_t *out = NULL;
+	enum store_rc rc;
+	size_t chars;
+
+	if (api_only_fields(req->json, fields, err))
+		return -1;
+	decision = json_string_value(json_object_get(req->json, "decision"));
+	if (!decision || !api_one_of(decision, decisions))
+		return model_error_set(err, MODEL_E_MALFORMED, "decision",
+		                       "decision must be \"approved\" or \"rejected\"");
+	reason = json_string_value(json_object_get(req->json, "reason"));
+	chars = reason ? utf8_chars(reason) : 0;
+	if (!reason || chars < 1 || chars > API_APPROVAL_REASON_MAX ||
+	    model_text_is_blank(reason, strlen(reason)) ||
+	    strlen(reason) != json_string_length(json_object_get(req->json, "reason")))
+		return model_error_set(err, MODEL_E_MALFORMED, "reason",
+		                       "reason must be a string of 1 to %d characters, not blank",
+		                       API_APPROVAL_REASON_MAX);
+	rc = store_approval_append(req->store, req->who.tenant_id, req->who.token_id,
+	                           req->params[0], decision, reason, &out);
+	if (rc == STORE_CONFLICT)
+		return model_error_set(err, MODEL_E_CONFLICT, NULL,
+		                       "the comparison is not settled yet: only a recorded verdict "
+		                       "can be approved or rejected");
+	if (rc)
+		return http_store_fail(req, rc, "comparison approve", err);
+	return http_reply_json(req, 201, http_req_own(req, out));
 }
 
 int api_comparison_junit(struct http_request *req, struct model_error *err)

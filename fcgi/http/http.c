@@ -700,6 +700,7 @@ static int token_principal(struct http_request *req, const char *module, int *en
 	memcpy(req->who.token_id, p.token_id, sizeof(req->who.token_id));
 	req->who.token_id[32] = '\0';
 	req->who.role = p.role;
+	req->who.scopes = p.scopes;
 	return 0;
 }
 
@@ -975,6 +976,20 @@ static int role_ok(const struct http_route *r, const struct http_principal *who)
 	return r->min_role == HTTP_ROLE_PUBLIC || (int)who->role >= r->min_role;
 }
 
+/* A scoped token passes only the routes whose scope it holds; a token
+ * without scopes is limited by its role alone. */
+static unsigned route_scope(const struct http_route *r)
+{
+	return r->scope ? r->scope : STORE_SCOPE_ADMIN;
+}
+
+static int scope_ok(const struct http_route *r, const struct http_principal *who)
+{
+	/* the admin scope holds every other one (the role still applies) */
+	return r->min_role == HTTP_ROLE_PUBLIC || who->scopes == 0 ||
+	       (who->scopes & (route_scope(r) | STORE_SCOPE_ADMIN)) != 0;
+}
+
 static const char *role_name(int role)
 {
 	switch (role) {
@@ -1061,6 +1076,16 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		 * caller knows its own token's role anyway */
 		snprintf(msg, sizeof(msg), "requires role %s; your token has %s",
 		         role_name(hit->min_role), role_name((int)req->who.role));
+		http_reply_error_code(req, 403, "forbidden", msg, NULL);
+		return;
+	}
+	if (!scope_ok(hit, &req->who)) {
+		char have[64];
+
+		/* the token's own scopes, as the operator gave them */
+		store_scopes_format(req->who.scopes, ", ", have, sizeof(have));
+		snprintf(msg, sizeof(msg), "this token's scopes (%s) do not include %s", have,
+		         store_scope_name(route_scope(hit)));
 		http_reply_error_code(req, 403, "forbidden", msg, NULL);
 		return;
 	}

@@ -80,6 +80,7 @@ struct http_principal {
 	char tenant_id[33];
 	char token_id[33];
 	enum store_role role;
+	unsigned scopes; /* enum store_scope mask of the token; 0: the role decides */
 };
 
 /** Maximum number of {id} segments in a route pattern. */
@@ -117,6 +118,10 @@ struct http_route {
 	enum http_body body;
 	http_handler_fn handler;
 	unsigned flags; /* HTTP_ROUTE_* (0 for most routes) */
+	/* the enum store_scope a scoped token needs (its role is checked
+	 * too); 0 is read as STORE_SCOPE_ADMIN, so a route that names none
+	 * is closed to every scoped token without the admin scope */
+	unsigned scope;
 };
 
 /**

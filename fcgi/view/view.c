@@ -507,7 +507,19 @@ static void principal_set(struct http_principal *who, const struct store_princip
 	memcpy(who->token_id, p->token_id, sizeof(who->token_id));
 	who->token_id[32] = '\0';
 	who->role = p->role;
+	who->scopes = p->scopes;
 }
+
+/* The admin view acts with every right of the signed-in token, so a token
+ * narrowed by scopes signs in only when one of them is admin. */
+static int view_scopes_ok(unsigned scopes)
+{
+	return scopes == 0 || (scopes & STORE_SCOPE_ADMIN) != 0;
+}
+
+#define VIEW_SCOPED_REFUSED                                                                        \
+	"this token's scopes do not include admin: the admin view signs in only with a token "     \
+	"without scopes or with the admin scope"
 
 /* Look the session up, reconnecting once when the connection was lost. */
 static enum store_rc session_lookup(struct view_ctx *ctx, const char *hash,
@@ -576,6 +588,13 @@ static int authenticate(struct view_state *st, int quiet)
 
 	if (param(ctx, "HTTP_AUTHORIZATION")) {
 		rc = http_auth_bearer(ctx->req);
+		if (rc == 0 && !view_scopes_ok(ctx->req->who.scopes)) {
+			memset(&ctx->req->who, 0, sizeof(ctx->req->who));
+			if (quiet)
+				return 1;
+			page_status(ctx, 403, VIEW_SCOPED_REFUSED);
+			return -1;
+		}
 		if (rc == 0) {
 			ctx->auth = VIEW_AUTH_BEARER;
 			return 0;
@@ -853,6 +872,8 @@ static int r_login_post(struct view_state *st)
 	ret = login_token(st, &p);
 	if (ret)
 		return ret < 0 ? 0 : login_page(st, 401, "invalid token");
+	if (!view_scopes_ok(p.scopes))
+		return login_page(st, 403, VIEW_SCOPED_REFUSED);
 	/* a new sign-in ends the session this browser had (no fixation, no
 	 * forgotten live session) */
 	if (auth_cookie(st, 1) == 0 &&

@@ -387,7 +387,8 @@ START_TEST(test_token_revoke)
 		ck_assert_str_eq(jstr(t1, "id"), tok_keep);
 		ck_assert_str_eq(jstr(t1, "role"), "admin");
 		ck_assert(json_is_false(json_object_get(t1, "revoked")));
-		ck_assert_uint_eq(json_object_size(t0), 5);
+		ck_assert_uint_eq(json_object_size(t0), 6);
+		ck_assert_uint_eq(json_array_size(json_object_get(t0, "scopes")), 0);
 		text = json_dumps(list, 0);
 		ck_assert_ptr_null(strstr(text, sha));
 		free(text);
@@ -765,8 +766,100 @@ START_TEST(test_pg_connection_lost)
 }
 END_TEST
 
+/* Token scopes: stored with the token, read back by every lookup (API and
+ * admin view session), listed by name; a token without scopes has 0; the
+ * names parse and print in one order. */
+START_TEST(test_token_scopes)
+{
+	char a[33], id1[33], id2[33], sha1[65], sha2[65], csha[65], sid[33], text[64];
+	struct store_principal p;
+	json_t *list = NULL, *t, *ev;
+	const char *bad = NULL;
+	unsigned mask = 99;
+	int enabled = -1;
+
+	migrated();
+	mk_tenant("acme", a);
+	sha256_hex("olv_scoped", 10, sha1);
+	sha256_hex("olv_plain", 9, sha2);
+	ck_assert_int_eq(store_token_create_scoped(st, a, STORE_ROLE_ADMIN,
+	                                           STORE_SCOPE_COMPARE | STORE_SCOPE_READ, sha1,
+	                                           "ci", "olivares-admin", id1),
+	                 STORE_OK);
+	ck_assert_int_eq(store_token_create(st, a, STORE_ROLE_ADMIN, sha2, "", NULL, id2),
+	                 STORE_OK);
+	ck_assert_int_eq(
+	    store_token_create_scoped(st, a, STORE_ROLE_ADMIN, 64, sha2, "", NULL, id2),
+	    STORE_ERROR);
+
+	ck_assert_int_eq(store_token_lookup(st, sha1, &p), STORE_OK);
+	ck_assert_uint_eq(p.scopes, STORE_SCOPE_COMPARE | STORE_SCOPE_READ);
+	ck_assert_int_eq(p.role, STORE_ROLE_ADMIN);
+	ck_assert_int_eq(store_token_lookup_module(st, sha1, "sandbox", &p, &enabled), STORE_OK);
+	ck_assert_uint_eq(p.scopes, STORE_SCOPE_COMPARE | STORE_SCOPE_READ);
+	ck_assert_int_eq(enabled, 0);
+	ck_assert_int_eq(store_module_set(st, a, "sandbox", 1, NULL, NULL), STORE_OK);
+	ck_assert_int_eq(store_token_lookup_module(st, sha1, "sandbox", &p, &enabled), STORE_OK);
+	ck_assert_int_eq(enabled, 1);
+	ck_assert_int_eq(store_token_lookup(st, sha2, &p), STORE_OK);
+	ck_assert_uint_eq(p.scopes, 0);
+	/* a session of the scoped token carries its scopes */
+	sign_in(a, id1, "cookie-scoped", csha, sid);
+	ck_assert_int_eq(store_web_session_lookup(st, csha, T0, &p), STORE_OK);
+	ck_assert_uint_eq(p.scopes, STORE_SCOPE_COMPARE | STORE_SCOPE_READ);
+
+	ck_assert_int_eq(store_token_list(st, a, &list), STORE_OK);
+	/* same created_at to the millisecond: the order is then by id */
+	t = json_array_get(json_object_get(list, "tokens"), 0);
+	if (strcmp(jstr(t, "id"), id1) != 0)
+		t = json_array_get(json_object_get(list, "tokens"), 1);
+	ck_assert_str_eq(jstr(t, "id"), id1);
+	ck_assert_uint_eq(json_array_size(json_object_get(t, "scopes")), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(t, "scopes"), 0)),
+	                 "read");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(t, "scopes"), 1)),
+	                 "compare");
+	t = json_array_get(
+	    json_object_get(list, "tokens"),
+	    strcmp(jstr(json_array_get(json_object_get(list, "tokens"), 0), "id"), id1) == 0);
+	ck_assert_str_eq(jstr(t, "id"), id2);
+	ck_assert_uint_eq(json_array_size(json_object_get(t, "scopes")), 0);
+	json_decref(list);
+	ck_assert_int_eq(store_audit_list(st, a, 10, &list), STORE_OK);
+	ev = json_array_get(json_object_get(list, "events"),
+	                    json_array_size(json_object_get(list, "events")) - 1);
+	ck_assert_str_eq(jstr(ev, "action"), "token.create");
+	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(ev, "detail"), "scopes")),
+	                  2);
+	json_decref(list);
+
+	ck_assert_int_eq(store_scopes_parse("compare,read", &mask, &bad), 0);
+	ck_assert_uint_eq(mask, STORE_SCOPE_COMPARE | STORE_SCOPE_READ);
+	ck_assert_int_eq(store_scopes_parse("read,run,compare,write,approve,admin", &mask, &bad),
+	                 0);
+	ck_assert_uint_eq(mask, STORE_SCOPE_ALL);
+	ck_assert_int_eq(store_scopes_parse("read,bogus", &mask, &bad), -1);
+	ck_assert_str_eq(bad, "bogus");
+	ck_assert_uint_eq(mask, 0);
+	ck_assert_int_eq(store_scopes_parse("read,", &mask, &bad), -1);
+	ck_assert_int_eq(store_scopes_parse("rea", &mask, &bad), -1);
+	ck_assert_int_eq(store_scopes_parse("", &mask, &bad), -1);
+	store_scopes_format(STORE_SCOPE_COMPARE | STORE_SCOPE_READ, ", ", text, sizeof text);
+	ck_assert_str_eq(text, "read, compare");
+	store_scopes_format(0, ",", text, sizeof text);
+	ck_assert_str_eq(text, "");
+	store_scopes_format(STORE_SCOPE_ALL, ",", text, 9);
+	ck_assert_str_eq(text, "read,run");
+	store_scopes_format(STORE_SCOPE_ALL, ",", text, 12);
+	ck_assert_str_eq(text, "read,run");
+	ck_assert_str_eq(store_scope_name(STORE_SCOPE_APPROVE), "approve");
+	ck_assert_ptr_null(store_scope_name(3));
+}
+END_TEST
+
 static void add_cases(TCase *tc)
 {
+	tcase_add_test(tc, test_token_scopes);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_migrate_idempotent);
 	tcase_add_test(tc, test_tenant_token);

@@ -555,8 +555,100 @@ START_TEST(test_comparison_verdict_filter)
 }
 END_TEST
 
+/* Approvals: appended, the newest counts, audited, tenant-scoped,
+ * append-only in the schema, bad input refused with nothing written. */
+START_TEST(test_comparison_approvals)
+{
+	static const char actor[] = "33333333333333333333333333333333";
+	char a[33], b[33], cid[33], first_id[33];
+	struct cmp_fixture f;
+	json_t *c = NULL, *ap = NULL, *list = NULL, *arr, *ev;
+	char longer[STORE_APPROVAL_REASON_MAX_BYTES + 2];
+
+	two_tenants(a, b);
+	cmp_fixture(&f, "0123456789abcdef0123456789abcdef");
+	ck_assert_int_eq(store_comparison_record(st, a, actor, &f.c, &c), STORE_OK);
+	snprintf(cid, sizeof cid, "%s", jstr(c, "id"));
+	json_decref(c);
+
+	ck_assert_int_eq(store_approval_list(st, a, cid, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "approvals")), 0);
+	json_decref(list);
+
+	ck_assert_int_eq(store_approval_append(st, a, actor, cid, "approved", "looks right", &ap),
+	                 STORE_OK);
+	ck_assert_str_eq(jstr(ap, "decision"), "approved");
+	ck_assert_str_eq(jstr(ap, "reason"), "looks right");
+	ck_assert_str_eq(jstr(ap, "decided_by"), actor);
+	ck_assert_str_eq(jstr(ap, "comparison_id"), cid);
+	ck_assert_uint_eq(strlen(jstr(ap, "id")), 32);
+	ck_assert_uint_eq(json_object_size(ap), 6);
+	snprintf(first_id, sizeof first_id, "%s", jstr(ap, "id"));
+	json_decref(ap);
+	/* the event, by the actor, about the comparison */
+	ck_assert_int_eq(store_audit_list(st, a, 1, &list), STORE_OK);
+	ev = json_array_get(json_object_get(list, "events"), 0);
+	ck_assert_str_eq(jstr(ev, "action"), "sandbox.approval");
+	ck_assert_str_eq(jstr(ev, "actor"), actor);
+	ck_assert_str_eq(jstr(ev, "target_id"), cid);
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "decision"), "approved");
+	ck_assert_str_eq(jstr(json_object_get(ev, "detail"), "approval_id"), first_id);
+	json_decref(list);
+
+	/* a later decision is a new row; the newest is last */
+	ck_assert_int_eq(store_approval_append(st, a, actor, cid, "rejected", "flaky", &ap),
+	                 STORE_OK);
+	json_decref(ap);
+	ck_assert_int_eq(store_approval_list(st, a, cid, &list), STORE_OK);
+	arr = json_object_get(list, "approvals");
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "id"), first_id);
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "decision"), "approved");
+	ck_assert_str_eq(jstr(json_array_get(arr, 1), "decision"), "rejected");
+	ck_assert_str_eq(jstr(json_array_get(arr, 1), "reason"), "flaky");
+	json_decref(list);
+
+	/* another tenant neither sees nor judges it */
+	ck_assert_int_eq(store_approval_list(st, b, cid, &list), STORE_OK);
+	ck_assert_uint_eq(json_array_size(json_object_get(list, "approvals")), 0);
+	json_decref(list);
+	ck_assert_int_eq(store_approval_append(st, b, actor, cid, "approved", "mine?", &ap),
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_approval_append(st, a, actor, "ffffffffffffffffffffffffffffffff",
+	                                       "approved", "none", &ap),
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(store_approval_append(st, a, actor, "not-an-id", "approved", "x", &ap),
+	                 STORE_NOT_FOUND);
+
+	/* bad input: nothing written */
+	ck_assert_int_eq(store_approval_append(st, a, actor, cid, "maybe", "x", &ap), STORE_ERROR);
+	ck_assert_int_eq(store_approval_append(st, a, actor, cid, "approved", "", &ap),
+	                 STORE_ERROR);
+	ck_assert_int_eq(store_approval_append(st, a, actor, cid, "approved", NULL, &ap),
+	                 STORE_ERROR);
+	ck_assert_int_eq(store_approval_append(st, a, actor, cid, "approved", "\xff", &ap),
+	                 STORE_ERROR);
+	memset(longer, 'x', sizeof longer - 1);
+	longer[sizeof longer - 1] = '\0';
+	ck_assert_int_eq(store_approval_append(st, a, actor, cid, "approved", longer, &ap),
+	                 STORE_ERROR);
+	ck_assert_ptr_null(ap);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparison_approvals"), 2);
+	ck_assert_int_eq(count_where("audit_events", "action", "sandbox.approval"), 2);
+
+	/* append-only in the schema too */
+	ck_assert_int_ne(raw_exec("UPDATE comparison_approvals SET decision = 'approved'"), 0);
+	ck_assert_int_ne(raw_exec("DELETE FROM comparison_approvals"), 0);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparison_approvals WHERE decision = "
+	                           "'rejected'"),
+	                 1);
+	cmp_fixture_free(&f);
+}
+END_TEST
+
 void store_comparisons_cases(TCase *tc)
 {
+	tcase_add_test(tc, test_comparison_approvals);
 	tcase_add_test(tc, test_comparisons);
 	tcase_add_test(tc, test_comparison_same_agent);
 	tcase_add_test(tc, test_comparison_rollback);

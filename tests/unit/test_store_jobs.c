@@ -725,6 +725,15 @@ START_TEST(test_jobs_comparison)
 	ck_assert_uint_eq(json_array_size(json_object_get(list, "comparisons")), 0);
 	json_decref(list);
 	ck_assert_int_eq(count_where("audit_events", "action", "sandbox.run"), 2);
+	/* no verdict yet: nothing to approve (409 at the API), nothing written;
+	 * another tenant does not learn it exists */
+	ck_assert_int_eq(store_approval_append(st, a, ACTOR, cid, "approved", "early", &got),
+	                 STORE_CONFLICT);
+	ck_assert_ptr_null(got);
+	ck_assert_int_eq(store_approval_append(st, b, ACTOR, cid, "approved", "early", &got),
+	                 STORE_NOT_FOUND);
+	ck_assert_int_eq(raw_count("SELECT COUNT(*) FROM comparison_approvals"), 0);
+	ck_assert_int_eq(count_where("audit_events", "action", "sandbox.approval"), 0);
 
 	claim(EX1, "inproc-mock", &c1);
 	claim(EX1, "inproc-mock", &c2);
@@ -755,6 +764,11 @@ START_TEST(test_jobs_comparison)
 	ck_assert_int_eq(count_where("comparisons", "id", cid), 1);
 	ck_assert_int_eq(count_where("audit_events", "action", "sandbox.compare"), 1);
 	ck_assert_int_eq(count_where("audit_events", "target_id", cid), 1);
+	/* settled: now it can be approved */
+	ck_assert_int_eq(store_approval_append(st, a, ACTOR, cid, "approved", "settled", &got),
+	                 STORE_OK);
+	json_decref(got);
+	got = NULL;
 
 	ck_assert_int_eq(model_verdict_decide(&vb, &vk, 0.1, &verdict, &has_delta, &delta, NULL, 0),
 	                 0);

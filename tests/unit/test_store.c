@@ -771,7 +771,7 @@ END_TEST
  * names parse and print in one order. */
 START_TEST(test_token_scopes)
 {
-	char a[33], id1[33], id2[33], sha1[65], sha2[65], csha[65], sid[33], text[64];
+	char a[33], id1[33], id2[33], id3[33], sha1[65], sha2[65], csha[65], sid[33], text[64];
 	struct store_principal p;
 	json_t *list = NULL, *t, *ev;
 	const char *bad = NULL;
@@ -788,9 +788,11 @@ START_TEST(test_token_scopes)
 	                 STORE_OK);
 	ck_assert_int_eq(store_token_create(st, a, STORE_ROLE_ADMIN, sha2, "", NULL, id2),
 	                 STORE_OK);
+	/* its own id buffer: a refused create clears the one it is given */
 	ck_assert_int_eq(
-	    store_token_create_scoped(st, a, STORE_ROLE_ADMIN, 64, sha2, "", NULL, id2),
+	    store_token_create_scoped(st, a, STORE_ROLE_ADMIN, 64, sha2, "", NULL, id3),
 	    STORE_ERROR);
+	ck_assert_str_eq(id3, "");
 
 	ck_assert_int_eq(store_token_lookup(st, sha1, &p), STORE_OK);
 	ck_assert_uint_eq(p.scopes, STORE_SCOPE_COMPARE | STORE_SCOPE_READ);

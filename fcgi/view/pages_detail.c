@@ -565,6 +565,55 @@ static void side_by_side(xmlNodePtr main, json_t *cmp, json_t *base, json_t *can
 	}
 }
 
+/* The decisions on a settled comparison: the one that counts (the
+ * newest) in words and in its colour, the history oldest first, and for
+ * an admin the form that appends one (POST /admin/comparisons/{id}/approval). */
+static void approval_section(struct view_ctx *ctx, xmlNodePtr main, json_t *cmp, const char *id)
+{
+	static const char *const heads[] = {"Decided", "Decision", "Reason", "By", NULL};
+	static const char *const decisions[] = {"approved", "rejected", NULL};
+	json_t *now = json_object_get(cmp, "approval"), *hist = json_object_get(cmp, "approvals"),
+	       *a;
+	xmlNodePtr sec, p, tbody, tr, form;
+	const char *decision;
+	char action[128], cls[48];
+	size_t i;
+
+	sec = html_attr(html_el(main, "section", NULL), "id", "approval");
+	html_el(sec, "h2", "Approval");
+	p = html_attr(html_el(sec, "p", NULL), "id", "approval-decision");
+	if (!json_is_object(now)) {
+		html_text(p, comparison_pending(cmp) ? "not decided (the comparison is pending)"
+		                                     : "not decided");
+	} else {
+		decision = view_jstr(now, "decision", "");
+		snprintf(cls, sizeof(cls), "approval-%s", decision);
+		html_elc(p, "span", cls, decision);
+		html_text(p, " by ");
+		html_text(p, view_jstr(now, "decided_by", VIEW_NONE_TEXT));
+		html_text(p, " at ");
+		view_time_el(p, view_jstr(now, "created_at", NULL));
+	}
+	if (json_array_size(hist)) {
+		tbody = view_table_new(sec, "approvals", heads, NULL);
+		json_array_foreach(hist, i, a)
+		{
+			tr = view_row_new(tbody, "approval", a);
+			view_cell_time(tr, "decided", view_jstr(a, "created_at", NULL));
+			html_elc(tr, "td", "decision", view_jstr(a, "decision", ""));
+			view_cell_pre(tr, "reason", view_jstr(a, "reason", ""));
+			html_elc(tr, "td", "decided-by", view_jstr(a, "decided_by", ""));
+		}
+	}
+	if (comparison_pending(cmp) || ctx->req->who.role < STORE_ROLE_ADMIN)
+		return;
+	snprintf(action, sizeof(action), "/admin/comparisons/%s/approval", id);
+	form = view_post_form(ctx, sec, "approval-form", action);
+	view_labelled_select(form, "Decision", "decision", "choose", decisions, NULL);
+	view_labelled_input(form, "Reason", "text", "reason", NULL);
+	view_submit_button(form, "Record decision");
+}
+
 /* The outputs array of a comparison side's run (or an error page). */
 static int side_outputs(struct view_ctx *ctx, json_t *cmp, const char *side, json_t **outputs)
 {
@@ -596,6 +645,7 @@ int view_page_comparison(struct view_ctx *ctx, const char *id)
 		view_page_refresh(doc, VIEW_REFRESH_SECONDS);
 	html_elc(main, "p", "id", id);
 	comparison_summary(main, cmp, &nm);
+	approval_section(ctx, main, cmp, id);
 	side_by_side(main, cmp, base, cand);
 	return view_page_send(ctx, doc, 200);
 }

@@ -1005,6 +1005,33 @@ static int r_cancel(struct view_state *st)
 	return api_error_page(ctx, status, r, status == 404 ? NULL : back);
 }
 
+/*
+ * The approval form of a comparison's page: an admin's decision goes to
+ * the API as the signed-in principal (which checks the role, the scope,
+ * the decision and the reason), then back to the comparison's page, which
+ * shows it. A refusal is its error page with a link back.
+ */
+static int r_approval(struct view_state *st)
+{
+	struct view_ctx *ctx = &st->ctx;
+	char path[128], back[128];
+	json_t *body, *r;
+	int status;
+
+	if (role_refused(ctx, STORE_ROLE_ADMIN))
+		return 0;
+	body = json_object();
+	body_field(ctx, body, "decision");
+	body_field(ctx, body, "reason");
+	snprintf(path, sizeof(path), "/v1/m/sandbox/comparisons/%s/approval", st->id);
+	snprintf(back, sizeof(back), "/admin/comparisons/%s", st->id);
+	status = view_api(ctx, "POST", path, "", body, &r);
+	json_decref(body);
+	if (status == 201 || status == 200)
+		return view_redirect(ctx, back);
+	return api_error_page(ctx, status, r, status == 404 ? NULL : back);
+}
+
 /* tolerance: absent or empty is the API's default; otherwise a plain
  * decimal number ("0.05", "1e-3": digits, one sign, '.', 'e') that is
  * finite goes as a number (the API checks its range). Returns 0, or -1
@@ -1112,6 +1139,7 @@ static const struct view_route view_routes[] = {
     {"GET", "/admin/comparisons", VIEW_SIGNED, r_comparisons},
     {"POST", "/admin/comparisons", VIEW_SIGNED, r_compare},
     {"GET", "/admin/comparisons/{id}", VIEW_SIGNED, r_comparison},
+    {"POST", "/admin/comparisons/{id}/approval", VIEW_SIGNED, r_approval},
     {"GET", "/admin/replays", VIEW_SIGNED, r_replays},
     {"GET", "/admin/audit", VIEW_SIGNED, r_audit},
 };

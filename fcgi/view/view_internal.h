@@ -130,7 +130,11 @@ int view_page_runs(struct view_ctx *ctx);
 int view_page_run(struct view_ctx *ctx, const char *id, int status, const char *error);
 /** GET /admin/comparisons (scenario, verdict, offset). */
 int view_page_comparisons(struct view_ctx *ctx);
-/** GET /admin/comparisons/{id}: both runs side by side. */
+/** GET /admin/comparisons/{id}: the summary, the approval (the decision
+ * that counts in #approval-decision, the history in table#approvals and,
+ * for an admin on a settled comparison, the form "approval-form": POST
+ * /admin/comparisons/{id}/approval, fields decision and reason) and both
+ * runs side by side. */
 int view_page_comparison(struct view_ctx *ctx, const char *id);
 /** GET /admin/replays (scenario, status, offset): runs of kind replay. */
 int view_page_replays(struct view_ctx *ctx);

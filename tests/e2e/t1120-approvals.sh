@@ -98,6 +98,38 @@ cli sandbox gate --scenario "$SID" --require-approval
 is "gate --require-approval, approved again: exit 0" 0 "$RC"
 is "three decisions kept" 3 "$(approvals "$CID")"
 
+# ---- the admin view: the decision that counts, the history, the form
+hp() { curl -s -o page.html -w '%{http_code}' -H "Authorization: Bearer $1" "$OLIVARES_URL$2"; }
+hx() { xmllint --html --xpath "$1" page.html 2>/dev/null; }
+is "admin view: the comparison page answers 200" 200 "$(hp "$AD" "/admin/comparisons/$CID")"
+is "admin view: the decision that counts, in its span" "approved 1" \
+	"$(hx 'string(//p[@id="approval-decision"]/span)') $(hx 'count(//p[@id="approval-decision"]/span[@class="approval-approved"])')"
+is "admin view: the history, oldest first" "approved,rejected,approved" \
+	"$(hx '//table[@id="approvals"]//td[@class="decision"]/text()' | paste -sd, -)"
+is "admin view: each reason as text" "re-run was clean" "$(hx 'string(//table[@id="approvals"]/tbody/tr[3]/td[@class="reason"])' | xargs)"
+is "admin view: an admin gets the approval form" 1 "$(hx 'count(//form[@id="approval-form"])')"
+is "admin view: a viewer sees the decision, not the form" "200 approved 0" \
+	"$(hp "$VW" "/admin/comparisons/$CID") $(hx 'string(//p[@id="approval-decision"]/span)') $(hx 'count(//form[@id="approval-form"])')"
+STATUS=$(curl -s -o page.html -D headers.txt -w '%{http_code}' -H "Authorization: Bearer $AD" \
+	--data-urlencode decision=rejected --data-urlencode 'reason=<b>seen</b> in the view' \
+	"$OLIVARES_URL/admin/comparisons/$CID/approval")
+is "admin view: the form's decision -> 303 back to the comparison" "303 /admin/comparisons/$CID" \
+	"$STATUS $(tr -d '\r' <headers.txt | sed -n 's/^[Ll]ocation: *//p' | sed "s|^${OLIVARES_URL%/}||")"
+req "$VW" GET "$M/comparisons/$CID"
+is "admin view: the decision was appended as the admin's" "rejected <b>seen</b> in the view $ADMIN_TID 4" \
+	"$(jqb '"\(.approval.decision) \(.approval.reason) \(.approval.decided_by) \(.approvals|length)"')"
+hp "$AD" "/admin/comparisons/$CID" >/dev/null
+is "admin view: a reason with markup is text" "0 rejected" \
+	"$(hx 'count(//table[@id="approvals"]//b)') $(hx 'string(//p[@id="approval-decision"]/span[@class="approval-rejected"])')"
+STATUS=$(curl -s -o page.html -w '%{http_code}' -H "Authorization: Bearer $VW" \
+	--data-urlencode decision=approved --data-urlencode reason=viewer "$OLIVARES_URL/admin/comparisons/$CID/approval")
+is "admin view: a viewer's form post -> 403" 403 "$STATUS"
+STATUS=$(curl -s -o page.html -w '%{http_code}' -H "Authorization: Bearer $AD" \
+	--data-urlencode decision=maybe --data-urlencode reason=x "$OLIVARES_URL/admin/comparisons/$CID/approval")
+is "admin view: a bad decision -> 400, the API's message" "400 1" "$STATUS $(grep -c 'decision' page.html | sed 's/^[1-9][0-9]*$/1/')"
+cli sandbox approve "$CID" --reason "back to approved"
+is "approve after the view's reject: exit 0" 0 "$RC"
+
 # ---- refusals write nothing
 before=$(state_counts "$AD")
 for body in '{"decision":"maybe","reason":"x"}' '{"decision":"approved"}' '{"decision":"approved","reason":""}' \
@@ -126,7 +158,7 @@ is "PUT approval -> 405 (append-only)" 405 "$STATUS"
 req "$AD" DELETE "$M/comparisons/$CID/approval"
 is "DELETE approval -> 405 (append-only)" 405 "$STATUS"
 is "refusals wrote nothing (scenarios, runs, audit)" "$before" "$(state_counts "$AD")"
-is "still three decisions" 3 "$(approvals "$CID")"
+is "still five decisions" 5 "$(approvals "$CID")"
 cli sandbox approve "$CID"
 is "approve without --reason: usage error (2)" 2 "$RC"
 CLI_TOKEN=$ED cli sandbox approve "$CID" --reason "editor try"
@@ -168,5 +200,49 @@ RCID=$(jqb .id)
 cli sandbox approve "$RCID" --reason "accepting the drop"
 cli sandbox gate --scenario "$SID" --require-approval
 is "gate --require-approval, approved regressed: exit 1" 1 "$RC"
+
+# ---- scoped tokens: a CI token compares, reads and gates, and nothing else
+ST=$(unique approvals-scopes)
+FULL=$(new_tenant_token "$ST" admin)
+module_on "$FULL" || exit 1
+req "$FULL" POST $M/scenarios "{\"name\":\"scoped\",\"steps\":$STEPS,\"mocks\":$MOCKS}"
+is "scopes: a scenario by the tenant's full admin" 201 "$STATUS"
+SSID=$(jqb .id)
+CI_TOK=$(admin_cli token create --tenant "$ST" --role admin --label ci --scopes compare,read 2>"$E2E_TMP/stderr")
+is "scopes: token create --scopes compare,read prints a token; stderr names its scopes" "1 1" \
+	"$([[ $CI_TOK == olv_* ]] && echo 1 || echo 0) $(grep -c 'scopes=read,compare' "$E2E_TMP/stderr")"
+is "scopes: token list shows them" 1 "$(admin_cli token list --tenant "$ST" 2>/dev/null | grep -c 'read,compare')"
+RC=0
+admin_cli token create --tenant "$ST" --role admin --scopes compare,deploy >/dev/null 2>"$E2E_TMP/stderr" || RC=$?
+is "scopes: an unknown scope is a usage error (2), naming the list" "2 1" "$RC $(grep -c 'read, run, compare, write, approve, admin' "$E2E_TMP/stderr")"
+req "$CI_TOK" POST $M/comparisons "{\"scenario_id\":\"$SSID\",\"baseline\":\"base\",\"candidate\":\"up\",\"suite\":\"$SUITE\"}"
+is "scopes: the CI token compares (201 improved)" "201 improved" "$STATUS $(jqb .verdict)"
+SCID=$(jqb .id)
+req "$CI_TOK" GET "$M/comparisons/$SCID"
+is "scopes: and reads" 200 "$STATUS"
+CLI_TOKEN=$CI_TOK cli sandbox gate --scenario "$SSID"
+is "scopes: and gates (0)" 0 "$RC"
+before=$(state_counts "$FULL")
+req "$CI_TOK" PUT /v1/modules/sandbox '{"enabled":false}'
+is_error "scopes: the module switch -> 403" 403 forbidden
+is "scopes: the 403 names the token's scopes and the one needed" 1 \
+	"$(jqb '.error.message' | grep -c 'scopes (read, compare) do not include admin')"
+req "$CI_TOK" POST $M/scenarios "{\"name\":\"nope\",\"steps\":$STEPS,\"mocks\":$MOCKS}"
+is_error "scopes: a scenario write -> 403" 403 forbidden
+req "$CI_TOK" PUT "$M/scenarios/$SSID" "{\"name\":\"nope\",\"steps\":$STEPS,\"mocks\":$MOCKS}"
+is_error "scopes: a scenario update -> 403" 403 forbidden
+req "$CI_TOK" DELETE "$M/scenarios/$SSID"
+is_error "scopes: a scenario delete -> 403" 403 forbidden
+req "$CI_TOK" POST "$M/comparisons/$SCID/approval" '{"decision":"approved","reason":"self-approve"}'
+is_error "scopes: an approval -> 403" 403 forbidden
+req "$CI_TOK" POST "$M/scenarios/$SSID/runs" '{"variant":"base"}'
+is_error "scopes: a lone run (scope run) -> 403" 403 forbidden
+req "$CI_TOK" GET "$M/audit"
+is_error "scopes: the audit (admin) -> 403" 403 forbidden
+is "scopes: the refusals wrote nothing" "$before" "$(state_counts "$FULL")"
+req "$FULL" GET /v1/modules
+is "scopes: the module is still on" true "$(jqb '[.modules[] | select(.name == "sandbox")][0].enabled')"
+STATUS=$(curl -s -o page.html -w '%{http_code}' --data-urlencode "token=$CI_TOK" "$OLIVARES_URL/admin/login")
+is "scopes: the admin view does not sign the CI token in (403)" "403 1" "$STATUS $(grep -c 'do not include admin' page.html | sed 's/^[1-9][0-9]*$/1/')"
 
 done_testing

@@ -14,6 +14,17 @@
  *          "contains": string      output contains string
  *          "regex": string         POSIX extended regex matches output
  *          "not_mock_miss": true   the step is not a mock miss
+ *          "calls": [{"tool","args"?} | {"resource"}, ...] with "order":
+ *                  "in_order" (default: a subsequence of the trace), "any"
+ *                  (each call its own request) or "exact" (the trace is
+ *                  exactly these calls); listed args must be equal, more
+ *                  may be sent
+ *          "call_count": {"tool" | "resource", "equals" | "min"/"max"}
+ *                  requests to that tool or resource, 0..100
+ *          "max_duration_ms": N    the step's duration_ms <= N
+ *          "json_path": {"path": "$.a[0][\"b\"]", one of "equals": V,
+ *                  "exists": bool, "contains": S, "regex": S}
+ *                  on the output parsed as JSON
  *        "weight": number > 0 (optional, default 1)} ]}
  * Unknown fields are refused. An expectation whose step does not exist in
  * the run fails ("no such step").
@@ -39,10 +50,13 @@
  *     failed line ("run has no steps"), never a vacuous pass.
  *   - content checks (equals/contains/regex) on an output that is not a
  *     string fail ("step has no output"); not_mock_miss fails when the
- *     output's error_kind is "mock_miss".
+ *     output's error_kind is "mock_miss"; the call checks fail on a step
+ *     without a trace ("step has no trace"), max_duration_ms on one
+ *     without a duration ("step has no duration"), json_path on an
+ *     output that is not JSON or has a duplicate key.
  *   - details: one line per evaluated expectation, in suite order (a "*"
  *     expands in step order): {"seq": N|null, "key": K|null, "passed":
- *     bool, "check": "equals"|"contains"|"regex"|"not_mock_miss",
+ *     bool, "check": the check's name,
  *     "message": fixed English sentence} — never the output's text.
  *   - check errors: structure (wrong type, unknown or missing field, not
  *     exactly one selector / one check) MODEL_E_MALFORMED; a bound

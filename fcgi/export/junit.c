@@ -317,6 +317,40 @@ struct counts {
 	long long tests, failures, errors;
 };
 
+/* Both documents end alike: the counts on the suite and the root, the
+ * suite's time and timestamp (may be NULL: none), then the whole document
+ * as UTF-8 into *out (malloc'd, NUL-terminated) and *len. -1 when libxml2
+ * gives nothing; the caller frees doc either way. */
+static int doc_finish(xmlDocPtr doc, xmlNodePtr root, xmlNodePtr suite, const struct counts *c,
+                      const char *time, const char *timestamp, char **out, size_t *len)
+{
+	xmlChar *mem = NULL;
+	int size = 0;
+
+	set_attr_int(suite, "tests", c->tests);
+	set_attr_int(suite, "failures", c->failures);
+	set_attr_int(suite, "errors", c->errors);
+	set_attr_int(suite, "skipped", 0);
+	set_attr(suite, "time", time);
+	if (timestamp)
+		set_attr(suite, "timestamp", timestamp);
+	set_attr_int(root, "tests", c->tests);
+	set_attr_int(root, "failures", c->failures);
+	set_attr_int(root, "errors", c->errors);
+	xmlDocDumpFormatMemoryEnc(doc, &mem, &size, "UTF-8", 1);
+	if (!mem || size <= 0) {
+		if (mem)
+			xmlFree(mem);
+		return -1;
+	}
+	*out = model_xmalloc((size_t)size + 1);
+	memcpy(*out, mem, (size_t)size);
+	(*out)[size] = '\0';
+	*len = (size_t)size;
+	xmlFree(mem);
+	return 0;
+}
+
 /* One test case per output; *c counts them. */
 static void add_step_cases(xmlNodePtr suite, const char *classname, json_t *outputs,
                            json_t *details, struct counts *c)
@@ -581,10 +615,9 @@ int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 	struct counts c = {0, 0, 0};
 	xmlDocPtr doc = NULL;
 	xmlNodePtr root, suite, tc, e, props;
-	xmlChar *mem = NULL;
 	char *name = NULL, *classname = NULL, *type = NULL;
 	size_t n;
-	int size = 0, ret = -1;
+	int ret = -1;
 
 	*out = NULL;
 	*len = 0;
@@ -667,30 +700,10 @@ int http_junit_render(json_t *run, json_t *outputs, char **out, size_t *len)
 	}
 	/* counts are known only now: attributes are added in schema order
 	 * regardless (attribute order carries no meaning in XML) */
-	set_attr_int(suite, "tests", c.tests);
-	set_attr_int(suite, "failures", c.failures);
-	set_attr_int(suite, "errors", c.errors);
-	set_attr_int(suite, "skipped", 0);
 	run_seconds(started, json_string_value(json_object_get(run, "finished_at")), secs,
 	            sizeof(secs));
-	set_attr(suite, "time", secs);
-	if (started)
-		set_attr(suite, "timestamp", started);
-	set_attr_int(root, "tests", c.tests);
-	set_attr_int(root, "failures", c.failures);
-	set_attr_int(root, "errors", c.errors);
-
-	xmlDocDumpFormatMemoryEnc(doc, &mem, &size, "UTF-8", 1);
-	if (!mem || size <= 0)
-		goto out;
-	*out = model_xmalloc((size_t)size + 1);
-	memcpy(*out, mem, (size_t)size);
-	(*out)[size] = '\0';
-	*len = (size_t)size;
-	ret = 0;
+	ret = doc_finish(doc, root, suite, &c, secs, started, out, len);
 out:
-	if (mem)
-		xmlFree(mem);
 	if (doc)
 		xmlFreeDoc(doc);
 	free(name);
@@ -786,13 +799,12 @@ int http_junit_render_comparison(json_t *cmp, char **out, size_t *len)
 	struct counts c = {0, 0, 0};
 	xmlDocPtr doc = NULL;
 	xmlNodePtr root, suite, props;
-	xmlChar *mem = NULL;
 	char *name = NULL, *classname = NULL, prefix[32];
 	const char *bv, *cv;
 	json_t *stats, *v;
 	const char *k;
 	size_t i, j, n;
-	int size = 0, ret = -1;
+	int ret = -1;
 
 	*out = NULL;
 	*len = 0;
@@ -847,28 +859,8 @@ int http_junit_render_comparison(json_t *cmp, char **out, size_t *len)
 	add_side_case(suite, classname, cmp, "baseline", &c);
 	add_side_case(suite, classname, cmp, "candidate", &c);
 	add_verdict_case(suite, classname, cmp, &c);
-	set_attr_int(suite, "tests", c.tests);
-	set_attr_int(suite, "failures", c.failures);
-	set_attr_int(suite, "errors", c.errors);
-	set_attr_int(suite, "skipped", 0);
-	set_attr(suite, "time", "0");
-	if (created)
-		set_attr(suite, "timestamp", created);
-	set_attr_int(root, "tests", c.tests);
-	set_attr_int(root, "failures", c.failures);
-	set_attr_int(root, "errors", c.errors);
-
-	xmlDocDumpFormatMemoryEnc(doc, &mem, &size, "UTF-8", 1);
-	if (!mem || size <= 0)
-		goto out;
-	*out = model_xmalloc((size_t)size + 1);
-	memcpy(*out, mem, (size_t)size);
-	(*out)[size] = '\0';
-	*len = (size_t)size;
-	ret = 0;
+	ret = doc_finish(doc, root, suite, &c, "0", created, out, len);
 out:
-	if (mem)
-		xmlFree(mem);
 	if (doc)
 		xmlFreeDoc(doc);
 	free(name);

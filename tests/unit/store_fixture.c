@@ -197,13 +197,15 @@ void setup_pg(void)
 {
 	snprintf(g_dsn, sizeof g_dsn, "%s", getenv("OLIVARES_TEST_PG_DSN"));
 	g_pg = 1;
-	ck_assert_int_eq(
-	    raw_exec(
-	        "DROP TABLE IF EXISTS executors, comparison_jobs, idempotency_keys, web_sessions, "
-	        "comparisons, run_logs, run_outputs, "
-	        "runs, sessions, scenarios, audit_events, module_settings, "
-	        "api_tokens, tenants, schema_migrations CASCADE"),
-	    0);
+	/* every table of the schema, whatever the migrations made: a list
+	 * here would miss the next migration's table, and the next test's
+	 * migrate would then find it already there */
+	ck_assert_int_eq(raw_exec("DO $$ DECLARE t record; BEGIN "
+	                          "FOR t IN SELECT tablename FROM pg_tables "
+	                          "WHERE schemaname = current_schema() LOOP "
+	                          "EXECUTE 'DROP TABLE IF EXISTS ' || quote_ident(t.tablename) "
+	                          "|| ' CASCADE'; END LOOP; END $$"),
+	                 0);
 	open_store();
 }
 

@@ -214,11 +214,12 @@ static enum store_rc queue_run(struct store *st, const char *tenant_id, const ch
 	json_t *job;
 	enum store_rc rc;
 
-	/* a side of a comparison tells its executor which repeat it is, so
-	 * that the agent may know it (OLIVARES_REPEAT) */
+	/* a side of a comparison tells its runner which repeat it is (the
+	 * spec's "repeat"), so that the agent may know it (OLIVARES_REPEAT) */
 	job = json_deep_copy(j->job);
-	if (job && side)
-		json_object_set_new_nocheck(job, "repeat", json_integer(repeat));
+	if (job && side && json_is_object(json_object_get(job, "spec")))
+		json_object_set_new_nocheck(json_object_get(job, "spec"), "repeat",
+		                            json_integer(repeat));
 	text = job ? json_dumps(job, JSON_COMPACT) : NULL;
 	json_decref(job);
 	if (!text) {

@@ -657,7 +657,8 @@ struct store_comparison_job {
 	double tolerance;                                 /* in [0, 1] */
 	const struct store_run_job *baseline, *candidate; /* kind "comparison" */
 	/* runs per side, 1..MODEL_STATS_MAX_REPEATS (0 reads as 1): each side's
-	 * job is queued that many times, run r's job object with "repeat": r,
+	 * job is queued that many times, run r's job with "repeat": r in its
+	 * "spec" object (the runner's spec, model/runspec.h),
 	 * and the verdict waits for all of them */
 	int repeats;
 };

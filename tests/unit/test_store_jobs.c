@@ -828,7 +828,7 @@ START_TEST(test_jobs_comparison_repeats)
 		                             json_object_get(json_object_get(cmp, "runs"),
 		                                             i % 2 ? "candidate" : "baseline"),
 		                             i / 2)));
-		ck_assert_int_eq(jint(c[i].job, "repeat"), i / 2);
+		ck_assert_int_eq(jint(json_object_get(c[i].job, "spec"), "repeat"), i / 2);
 		snprintf(cond, sizeof cond, "repeat_index = %d", i / 2);
 		ck_assert_int_eq(run_where(ids[i], cond), 1);
 	}

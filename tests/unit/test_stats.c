@@ -195,6 +195,75 @@ START_TEST(test_stats_half_right)
 }
 END_TEST
 
+/* repeat r of one side on the walkthrough suite (docs/scoring.md's worked
+ * example): three lines (step-1 equals, step-1 and step-2 not a mock
+ * miss), the first held when right; outputs of step-1 and step-2 */
+static void walk_set(struct sides *s, struct model_stats_run *run, int right)
+{
+	memset(run, 0, sizeof *run);
+	run->status = "completed";
+	run->scored = 1;
+	run->score = right ? 1.0 : 0.5;
+	run->details =
+	    kept(s, json_pack("[{s:i, s:s, s:b}, {s:i, s:s, s:b}, {s:i, s:s, s:b}]", "seq", 1,
+	                      "key", "step-1", "passed", right, "seq", 1, "key", "step-1", "passed",
+	                      1, "seq", 2, "key", "step-2", "passed", 1));
+	run->outputs =
+	    kept(s, json_pack("[{s:i, s:s, s:s}, {s:i, s:s, s:s}]", "seq", 1, "key", "step-1",
+	                      "output", right ? "first synthetic account" : "wrong account", "seq",
+	                      2, "key", "step-2", "output", "second synthetic account"));
+}
+
+/* the worked example of docs/scoring.md, number for number: deltas
+ * 0, -0.5, 0, -0.5, 0 */
+START_TEST(test_stats_worked_example)
+{
+	const double d[] = {0, -0.5, 0, -0.5, 0};
+	struct sides s = {0};
+	struct model_stats_result res;
+	double lo, hi;
+	json_t *f;
+	int r;
+
+	ck_assert_int_eq(model_stats_bootstrap_ci(d, 5, &lo, &hi), 0);
+	ck_assert_double_eq(lo, -0.4);
+	ck_assert_double_eq(hi, 0.0);
+	ck_assert_double_eq(model_stats_sign_test(d, 5), 0.5);
+	/* s^2 = 0.3 / 4 = 0.075, g = 0.2: ceil(3.8416 * 0.075 / 0.04) = 8 */
+	ck_assert_int_eq(model_stats_repeats_needed(d, 5, 0.2), 8);
+	for (r = 0; r < 5; r++) {
+		walk_set(&s, &s.b[r], 1);
+		walk_set(&s, &s.c[r], r % 2 == 0);
+	}
+	ck_assert_int_eq(model_stats_compare(s.b, s.c, 5, 0.0, &res), 0);
+	ck_assert_int_eq(res.verdict, MODEL_VERDICT_INCONCLUSIVE);
+	ck_assert_str_eq(json_string_value(json_object_get(res.stats, "method")),
+	                 "paired-bootstrap");
+	ck_assert_double_eq(num(res.stats, "delta"), -0.2);
+	ck_assert_double_eq(num(res.stats, "ci_low"), -0.4);
+	ck_assert_double_eq(num(res.stats, "ci_high"), 0.0);
+	ck_assert_double_eq(num(res.stats, "p_value"), 0.5);
+	ck_assert_int_eq(json_integer_value(json_object_get(res.stats, "repeats_needed")), 8);
+	ck_assert_ptr_null(json_object_get(res.stats, "repeats_note"));
+	ck_assert_double_eq(num(res.pass_k, "baseline"), 1.0);
+	ck_assert_double_eq(num(res.pass_k, "candidate"), 0.666666667);
+	ck_assert_int_eq(json_array_size(res.flaky_steps), 1);
+	f = json_array_get(res.flaky_steps, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "side")), "candidate");
+	ck_assert_str_eq(json_string_value(json_object_get(f, "key")), "step-1");
+	ck_assert_str_eq(res.reason,
+	                 "the 95% interval [-0.4, 0] of the mean delta -0.2 crosses the "
+	                 "tolerance 0; about 8 repeats would likely decide it");
+	model_stats_result_clear(&res);
+	/* at tolerance 0.5 the interval lies within [-0.5, 0.5]: unchanged */
+	ck_assert_int_eq(model_stats_compare(s.b, s.c, 5, 0.5, &res), 0);
+	ck_assert_int_eq(res.verdict, MODEL_VERDICT_UNCHANGED);
+	ck_assert_ptr_null(json_object_get(res.stats, "repeats_needed"));
+	model_stats_result_clear(&res);
+	sides_free(&s);
+}
+END_TEST
+
 /* repeats 1: exactly model_verdict_decide, no variance estimate */
 START_TEST(test_stats_single_run)
 {
@@ -265,6 +334,7 @@ Suite *unit_suite(void)
 	                              test_stats_repeats_needed,
 	                              test_stats_zero_width_improved,
 	                              test_stats_half_right,
+	                              test_stats_worked_example,
 	                              test_stats_single_run,
 	                              test_stats_failed_repeat_refused,
 	                              NULL};

@@ -73,6 +73,13 @@ compare() {
 }
 jl() { jq -r "$1" "$LAST" 2>/dev/null; }
 jlc() { jq -cS "$1" "$LAST" 2>/dev/null; }
+# view PATH: GET an admin view page as the viewer into view.html; vx XPATH
+# reads it (text squeezed)
+view() {
+	VSTATUS=$(curl -s -S -o "$E2E_TMP/view.html" -w '%{http_code}' --max-time 60 \
+		-H "Authorization: Bearer $VW" "$OLIVARES_URL$1" 2>/dev/null) || VSTATUS=000
+}
+vx() { xmllint --html --xpath "$1" "$E2E_TMP/view.html" 2>/dev/null | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
 # the decision of the last comparison, for a bit-for-bit comparison
 decision() { jlc '{verdict, delta, reason, stats, pass_k, flaky_steps}'; }
 
@@ -115,6 +122,17 @@ is_status "GET the comparison (viewer): 200" 200
 is "GET shows the same repeats, runs, stats, pass_k, flaky_steps" \
 	"$(jq -cS '{repeats, runs, stats, pass_k, flaky_steps}' "$LAST")" \
 	"$(jqb '{repeats, runs, stats, pass_k, flaky_steps}' | jq -cS .)"
+view "/admin/comparisons/$CID"
+is "admin view: comparison page 200" 200 "$VSTATUS"
+is "admin view: Statistics section (repeats, method, n)" "5|paired-bootstrap|5" \
+	"$(vx 'string(//*[@id="stats-repeats"])')|$(vx 'string(//*[@id="stats-method"])')|$(vx 'string(//*[@id="stats-n"])')"
+is "admin view: mean delta, interval, p-value, repeats needed" "+0.2500|[+0.2500, +0.2500]|0.0625|—" \
+	"$(vx 'string(//*[@id="stats-delta"])')|$(vx 'string(//*[@id="stats-ci"])')|$(vx 'string(//*[@id="stats-p-value"])')|$(vx 'string(//*[@id="stats-repeats-needed"])')"
+is "admin view: pass^k per side" "0.666666667|1.0000" \
+	"$(vx 'string(//*[@id="pass-k-baseline"])')|$(vx 'string(//*[@id="pass-k-candidate"])')"
+is "admin view: 5 runs per side, each linking its page" "5 5 1" \
+	"$(vx 'count(//*[@id="baseline-runs"]//li/a)') $(vx 'count(//*[@id="candidate-runs"]//li/a)') $(vx "count(//*[@id=\"candidate-runs\"]//a[@href=\"/admin/runs/$(jl '.runs.candidate[4]')\"])")"
+is "admin view: no flaky step, said" "1 0" "$(vx 'count(//*[@id="no-flaky-steps"])') $(vx 'count(//table[@id="flaky-steps"])')"
 compare base better ',"repeats":5'
 is "the same comparison again: identical verdict and statistics" "$FIRST" "$(decision)"
 isnt "the same comparison again: another comparison" "$CID" "$(jl .id)"
@@ -127,6 +145,9 @@ is "repeats 1: stats single-run, n 1, delta 0.25, no interval nor p-value" \
 	'{"ci_high":null,"ci_low":null,"delta":0.25,"method":"single-run","n":1,"p_value":null}' \
 	"$(jlc .stats)"
 is "repeats 1: one run per side" "1 1" "$(jl '"\(.runs.baseline|length) \(.runs.candidate|length)"')"
+view "/admin/comparisons/$(jl .id)"
+is "admin view, repeats 1: single-run, no interval (said)" "single-run|— (no variance estimate)|—" \
+	"$(vx 'string(//*[@id="stats-method"])')|$(vx 'string(//*[@id="stats-ci"])')|$(vx 'string(//*[@id="stats-p-value"])')"
 compare base better
 is "no repeats: recorded as 1, single-run" "1 single-run" "$(jl '"\(.repeats) \(.stats.method)"')"
 
@@ -191,6 +212,11 @@ for rid in $(jl '.runs.candidate[]'); do
 	scores="$scores $(jqb .score)"
 done
 is "half right: candidate runs score 1, 0.5, 1, 0.5, 1 by repeat" " 1 0.5 1 0.5 1" "$scores"
+view "/admin/comparisons/$(jl .id)"
+is "admin view, half right: verdict, interval, repeats needed" "inconclusive|[-0.4000, +0.0000]|8" \
+	"$(vx 'string(//*[@id="verdict"])')|$(vx 'string(//*[@id="stats-ci"])')|$(vx 'string(//*[@id="stats-repeats-needed"])')"
+is "admin view, half right: the flaky step (side, step, key)" "1|candidate 1 step-1" \
+	"$(vx 'count(//table[@id="flaky-steps"]//tr[@class="flaky-step"])')|$(vx 'string(//tr[@class="flaky-step"]/td[@class="side"])') $(vx 'string(//tr[@class="flaky-step"]/td[@class="seq"])') $(vx 'string(//tr[@class="flaky-step"]/td[@class="key"])')"
 HALF=$(decision)
 compare right halfright ',"repeats":5,"backend":"namespaces"'
 is "half right again: identical verdict and statistics" "$HALF" "$(decision)"

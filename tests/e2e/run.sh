@@ -104,6 +104,7 @@ if ((fresh)); then
 	# odd ones (OLIVARES_REPEAT), as variant "halfright", and one that
 	# answers the same steps right every time, as variant "right"
 	install -m 0755 "$ROOT/tests/fixtures/agents/half_right.sh" "$OLV_AGENTS_DIR/halfright"
+	# shellcheck disable=SC2016 # $line and $out are the agent's own
 	printf '%s\n' '#!/bin/sh' 'while IFS= read -r line <&3; do case $line in' \
 		"*'\"input\":\"agent:user1@example.test\"'*) out='first synthetic account' ;;" \
 		"*) out='second synthetic account' ;; esac" \

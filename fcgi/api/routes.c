@@ -18,6 +18,7 @@
 
 const struct http_route http_routes[] = {
     {"GET", "/healthz", HTTP_ROLE_PUBLIC, NULL, NOB, api_healthz, 0},
+    {"GET", "/v1/evidence/key", HTTP_ROLE_PUBLIC, NULL, NOB, api_evidence_key, 0},
     {"GET", "/v1/modules", V, NULL, NOB, api_modules_list, 0},
     /* first: the literal wins over {name} below */
     {"PUT", "/v1/modules/sandbox", A, NULL, OBJ, api_module_set, 0},
@@ -40,6 +41,7 @@ const struct http_route http_routes[] = {
     {"POST", "/v1/m/sandbox/comparisons", A, SB, OBJ, api_comparison_create, IDEM},
     {"GET", "/v1/m/sandbox/comparisons", V, SB, NOB, api_comparison_list, 0},
     {"GET", "/v1/m/sandbox/comparisons/{id}", V, SB, NOB, api_comparison_get, 0},
+    {"GET", "/v1/m/sandbox/comparisons/{id}/evidence", V, SB, NOB, api_comparison_evidence, 0},
     /* sessions are append-only history: no PUT or DELETE route exists,
      * so the router answers 405 to both */
     {"POST", "/v1/m/sandbox/sessions", E, SB, OBJ, api_session_create, IDEM},

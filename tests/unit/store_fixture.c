@@ -197,13 +197,12 @@ void setup_pg(void)
 {
 	snprintf(g_dsn, sizeof g_dsn, "%s", getenv("OLIVARES_TEST_PG_DSN"));
 	g_pg = 1;
-	ck_assert_int_eq(
-	    raw_exec(
-	        "DROP TABLE IF EXISTS executors, comparison_jobs, idempotency_keys, web_sessions, "
-	        "comparisons, run_logs, run_outputs, "
-	        "runs, sessions, scenarios, audit_events, module_settings, "
-	        "api_tokens, tenants, schema_migrations CASCADE"),
-	    0);
+	ck_assert_int_eq(raw_exec("DROP TABLE IF EXISTS evidence_links, executors, "
+	                          "comparison_jobs, idempotency_keys, web_sessions, "
+	                          "comparisons, run_logs, run_outputs, "
+	                          "runs, sessions, scenarios, audit_events, module_settings, "
+	                          "api_tokens, tenants, schema_migrations CASCADE"),
+	                 0);
 	open_store();
 }
 

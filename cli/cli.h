@@ -112,6 +112,9 @@ struct cli_ctx {
 	char own_idempotency_key[33];
 	/* the configuration file's settings (owned: cli_config_release) */
 	struct cli_config config;
+	/* 1: the command's route is public, it goes without a token when
+	 * there is none (no Authorization header is sent) */
+	int public_route;
 };
 
 /** The --idempotency-key option of the commands that create (scenarios

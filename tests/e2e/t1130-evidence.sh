@@ -6,7 +6,8 @@
 #   - the key: GET /v1/evidence/key (public), `sandbox evidence-key`; its
 #     key_id is the SHA-256 of the raw public key (checked with openssl);
 #   - the bundle: `sandbox comparisons evidence ID` is byte for byte the
-#     curl answer; every link's hash recomputed here from its definition;
+#     curl answer; every link's hash recomputed here from its definition,
+#     the signature checked with openssl;
 #   - `sandbox verify`: 0 on the bundle; 1 on a byte changed at several
 #     positions, an output or a verdict changed, a dropped link, a wrong
 #     key; no server call (a --url nothing answers on);
@@ -145,6 +146,27 @@ while IFS=' ' read -r seq kind id p body hash; do
 	prev=$hash
 done < <(jq -r '.links[]|"\(.seq) \(.kind) \(.id) \(.prev) \(.body_sha256) \(.hash)"' up.json)
 is "every link's hash is recomputed here, each prev is the hash before" 0 "$bad"
+
+# the signature with openssl alone: over the file's bytes without its
+# "signature" member (still the canonical form: keys stay sorted)
+python3 - <<'EOF'
+import base64, re
+s = open("up.json", "rb").read().rstrip(b"\n")
+m = re.search(rb',"signature":"([A-Za-z0-9+/=]*)"', s)
+open("unsigned.json", "wb").write(s[:m.start()] + s[m.end():])
+open("sig.bin", "wb").write(base64.b64decode(m.group(1)))
+EOF
+if openssl pkeyutl -verify -rawin -pubin -inkey key-curl.pem -sigfile sig.bin -in unsigned.json >openssl.out 2>&1; then
+	ok "openssl verifies the Ed25519 signature over the bundle without its signature"
+else
+	not_ok "openssl verifies the Ed25519 signature over the bundle without its signature ($(short "$(cat openssl.out)"))"
+fi
+printf 'x' >>unsigned.json
+if openssl pkeyutl -verify -rawin -pubin -inkey key-curl.pem -sigfile sig.bin -in unsigned.json >/dev/null 2>&1; then
+	not_ok "openssl refuses the signature over other bytes"
+else
+	ok "openssl refuses the signature over other bytes"
+fi
 
 # ---- verify ---------------------------------------------------------------------
 show olivares sandbox verify --url "$DEAD_URL" --key key-cli.pem up.json

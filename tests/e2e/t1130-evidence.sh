@@ -21,8 +21,6 @@
 # Needs the builtin scorer on tests/fixtures/suites (tests/e2e/run.sh
 # --fresh sets it and exports OLV_SUITES_DIR).
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=../../scripts/lib/common.sh
-. "$OLV_ROOT/scripts/lib/common.sh"
 e2e_require
 cd "$E2E_TMP" || exit 1
 
@@ -40,7 +38,7 @@ show() {
 	RC=0
 	OUT=$("$@" 2>"$E2E_TMP/stderr") || RC=$?
 	ERR=$(cat "$E2E_TMP/stderr")
-	printf '%s\n' "$OUT" | head -n 10 | sed 's/^/#   /'
+	printf '%s\n' "$OUT" | head -n 10 | cut -c1-300 | sed 's/^/#   /'
 	if [[ -n $ERR ]]; then printf '%s\n' "$ERR" | head -n 10 | sed 's/^/#   stderr: /'; fi
 }
 

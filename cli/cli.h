@@ -116,6 +116,9 @@ struct cli_ctx {
 	char own_idempotency_key[33];
 	/* the configuration file's settings (owned: cli_config_release) */
 	struct cli_config config;
+	/* 1: the command's route is public, it goes without a token when
+	 * there is none (no Authorization header is sent) */
+	int public_route;
 };
 
 /** The --idempotency-key option of the commands that create (scenarios
@@ -215,6 +218,34 @@ extern const char cli_runs_junit_help[];
 
 /** `sandbox comparisons list|get`. */
 extern const struct cli_command cli_comparisons_commands[];
+
+/* ---- signed evidence (cli/cmd_evidence.c) ---------------------------------
+ * docs/evidence.md; registered in cli_sandbox_commands and
+ * cli_comparisons_commands. */
+
+/** `sandbox verify --key KEYFILE BUNDLE`: offline (no server call), the
+ * bundle checked against the public key (model_evidence_verify).
+ * CLI_EXIT_OK and "verified: comparison ID VERDICT" when all of it holds;
+ * CLI_EXIT_FAIL naming what does not (or a file that cannot be read). */
+int cli_cmd_verify(struct cli_ctx *ctx, const struct cli_args *args);
+extern const struct cli_opt cli_verify_opts[];
+extern const char cli_verify_help[];
+
+/** `sandbox gate --evidence BUNDLE --key KEYFILE [--scenario ID]`: the
+ * gate on a verified bundle's verdict, no server call; exit status as
+ * cli_cmd_gate (a bundle that does not verify: CLI_EXIT_FAIL; with
+ * --scenario, a bundle about another scenario: CLI_EXIT_NO_COMPARISON).
+ * cli_cmd_gate calls it when --evidence or --key is given. */
+int cli_gate_evidence(struct cli_ctx *ctx, const struct cli_args *args);
+
+/** `sandbox comparisons evidence ID [--file FILE]`: the bundle, byte for
+ * byte, and `sandbox evidence-key [--file FILE]`: the public key, PEM. Both
+ * take cli_evidence_file_opts. */
+int cli_cmd_comparisons_evidence(struct cli_ctx *ctx, const struct cli_args *args);
+extern const char cli_comparisons_evidence_help[];
+int cli_cmd_evidence_key(struct cli_ctx *ctx, const struct cli_args *args);
+extern const char cli_evidence_key_help[];
+extern const struct cli_opt cli_evidence_file_opts[];
 
 /* ---- sessions and replay (cli/cmd_replay.c) ------------------------------
  * docs/replay.md; registered in cli_sandbox_commands. */

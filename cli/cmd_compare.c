@@ -464,6 +464,14 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	char *delta = NULL, *id = NULL, *reason = NULL, *shown = NULL;
 	int rc = CLI_EXIT_USAGE;
 
+	/* offline, on a signed bundle (cli/cmd_evidence.c); a bundle holds no
+	 * approvals, so it cannot say one was given: refused, not ignored */
+	if ((cli_arg(a, "evidence") || cli_arg(a, "key")) && cli_arg(a, "require-approval")) {
+		cli_usage_error(ctx, "--require-approval asks the server: it cannot go with --evidence");
+		return CLI_EXIT_USAGE;
+	}
+	if (cli_arg(a, "evidence") || cli_arg(a, "key"))
+		return cli_gate_evidence(ctx, a);
 	model_buf_init(&path, CLI_PATH_MAX_BYTES);
 	memset(&spath, 0, sizeof(spath)); /* cli_path_id initialises it */
 	if (!scenario || scenario[0] == '\0') {
@@ -699,8 +707,10 @@ const char cli_compare_help[] =
     "verdict still exits 0 here: 'gate' decides). Not with --no-wait.\n";
 
 const struct cli_opt cli_gate_opts[] = {
-    {"scenario", "ID", "scenario whose latest comparison decides (required)"},
+    {"scenario", "ID", "scenario whose latest comparison decides (required without --evidence)"},
     {"require-approval", NULL, "open only for an approved comparison of the current version"},
+    {"evidence", "FILE", "decide offline on this signed bundle instead (with --key)"},
+    {"key", "FILE", "the public key the --evidence bundle must verify under"},
     {NULL, NULL, NULL},
 };
 
@@ -723,7 +733,13 @@ const char cli_gate_help[] =
     "JSON output: the comparison object.\n"
     "Either format: a side whose agent had to be killed after its last step also\n"
     "gets 'olivares: candidate run ID completed, but NOTE' (or 'baseline run') on\n"
-    "stderr; the verdict line and the exit status are unchanged.\n";
+    "stderr; the verdict line and the exit status are unchanged.\n"
+    "With --evidence BUNDLE --key KEYFILE the gate makes no server call: it decides\n"
+    "on the verdict of the bundle once it verifies ('sandbox verify'), with the same\n"
+    "exit status and output; a bundle that does not verify exits 1 and stderr says\n"
+    "why. --scenario is then optional: given, a bundle of another scenario exits 3.\n"
+    "Offline, the gate cannot know whether the scenario changed since the bundle.\n"
+    "  olivares sandbox gate --evidence evidence.json --key olivares-key.pem\n";
 
 const char cli_runs_junit_help[] =
     "GET /v1/m/sandbox/runs/ID/junit.\n"
@@ -771,5 +787,8 @@ const struct cli_command cli_comparisons_commands[] = {
      "inconclusive). A pending comparison is refused (409): nothing is printed.\n"
      "Example:\n"
      "  olivares sandbox comparisons junit CMP_ID > olivares-junit.xml\n"},
+    {"evidence", cli_cmd_comparisons_evidence,
+     "Fetch the signed evidence bundle of a settled comparison (any role).", NULL,
+     cli_evidence_file_opts, "ID", cli_comparisons_evidence_help},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };

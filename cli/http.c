@@ -277,7 +277,7 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	model_buf_init(&url, 64 * 1024);
 	model_buf_init(&auth, 64 * 1024);
 
-	if (!ctx->token) {
+	if (!ctx->token && !ctx->public_route) {
 		if (ctx->config.path[0])
 			say(r,
 			    "no API token: set OLIVARES_TOKEN, pass --token or put token = ... in "
@@ -287,7 +287,7 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 			say(r, "no API token: set OLIVARES_TOKEN or pass --token");
 		goto out;
 	}
-	if (!token_ok(ctx->token)) {
+	if (ctx->token && !token_ok(ctx->token)) {
 		say(r, "the API token contains spaces or control characters");
 		goto out;
 	}
@@ -296,7 +296,7 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 	while (base_len > 0 && ctx->url[base_len - 1] == '/')
 		base_len--;
 	if (model_buf_add(&url, ctx->url, base_len) || model_buf_adds(&url, path) ||
-	    model_buf_printf(&auth, "Authorization: Bearer %s", ctx->token)) {
+	    (ctx->token && model_buf_printf(&auth, "Authorization: Bearer %s", ctx->token))) {
 		say(r, "URL or token too long");
 		goto out;
 	}
@@ -306,7 +306,8 @@ static int perform(const struct cli_ctx *ctx, const char *method, const char *pa
 		say(r, "cannot initialise libcurl");
 		goto out;
 	}
-	headers = curl_slist_append(headers, auth.data);
+	if (ctx->token)
+		headers = curl_slist_append(headers, auth.data);
 	headers = curl_slist_append(headers, accept);
 	/* one key per request, kept by the 429 retries below (the same handle
 	 * and headers): the server answers a create it already made with its

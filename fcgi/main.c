@@ -53,6 +53,7 @@
 #include "fcgi/run/preflight_cache.h"
 #include "fcgi/scorer/scorer.h"
 #include "fcgi/view/view.h"
+#include "fcgi/evidence/key.h"
 #include "model/alloc.h"
 #include "sql/store.h"
 
@@ -165,6 +166,9 @@ static void worker_signals(int idle)
 	sigaction(SIGINT, &sa, NULL);
 }
 
+/* loaded by the master before the fork; the workers only read it */
+static struct http_evidence_key evidence_key;
+
 static int worker_main(const struct http_config *cfg, int listen_fd, const sigset_t *mask)
 {
 	struct http_worker w;
@@ -207,6 +211,7 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	w.view = view_serve;
 	w.routes = http_routes;
 	w.nroutes = http_routes_count;
+	w.evidence = evidence_key.private_pem ? &evidence_key : NULL;
 	if (store_open(cfg->worker_dsn[0] ? cfg->worker_dsn : cfg->dsn, &w.store)) {
 		/* not fatal: requests answer 503 and the next one retries */
 		http_log("worker cannot connect to the store yet: %s", store_last_error(NULL));
@@ -850,6 +855,7 @@ int main(int argc, char **argv)
 	struct model_error merr;
 	struct http_config_error err;
 	int c, check = 0, created = 0, listen_fd, rc;
+	char why[512];
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -901,6 +907,11 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	/* not fatal: the server runs, its evidence routes answer 503 */
+	if (http_evidence_key_load(cfg.data_dir, &evidence_key, why, sizeof why))
+		http_log("warning: no evidence key: %s", why);
+	else
+		http_log("evidence key %s", evidence_key.key_id);
 	/* before the workers are forked: they share the preflight answers */
 	memset(&merr, 0, sizeof(merr));
 	if (http_preflight_cache_init(&merr)) {

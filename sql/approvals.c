@@ -81,7 +81,10 @@ static enum store_rc tx_approval_append(struct store *st, void *arg)
 	a->out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", id, "comparison_id", a->comparison_id,
 	                   "decision", a->decision, "reason", a->reason, "decided_by", a->actor,
 	                   "created_at", now);
-	return a->out ? STORE_OK : STORE_ERROR;
+	if (!a->out)
+		return STORE_ERROR;
+	/* a decision is evidence too: its link in the same transaction */
+	return store_evidence_link_approval(st, a->tenant_id, a->out);
 }
 
 enum store_rc store_approval_append(struct store *st, const char *tenant_id,

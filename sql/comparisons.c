@@ -308,6 +308,8 @@ enum store_rc store_comparison_insert(struct store *st, const char *tenant_id, c
 	                   bid, "candidate_run_id", kid, "verdict", c->verdict);
 	rc = store_audit_insert(st, tenant_id, actor, "sandbox.compare", id, detail);
 	json_decref(detail);
+	if (!rc)
+		rc = store_evidence_link_comparison(st, tenant_id, id);
 	return rc;
 }
 

@@ -864,6 +864,8 @@ static enum store_rc tx_finish(struct store *st, void *arg)
 	 * executor does not, and the read would hold SQLite's write lock */
 	if (a->want_out)
 		rc = store_run_read(st, tenant, a->run_id, &a->out);
+	if (!rc)
+		rc = store_evidence_link_run(st, tenant, a->run_id);
 out:
 	free(details);
 	free(divergence);
@@ -999,6 +1001,9 @@ static enum store_rc tx_cancel(struct store *st, void *arg)
 	json_decref(detail);
 	if (!rc)
 		rc = store_run_read(st, a->tenant_id, a->run_id, &a->out);
+	/* a run cancelled before it started has ended: its evidence link */
+	if (!rc && strcmp(before, "queued") == 0)
+		rc = store_evidence_link_run(st, a->tenant_id, a->run_id);
 	if (!rc && strcmp(before, "queued") == 0)
 		snprintf(a->comparison_id, sizeof a->comparison_id, "%s",
 		         jtext(a->out, "comparison_id"));
@@ -1118,6 +1123,8 @@ static enum store_rc tx_sweep_one(struct store *st, void *arg)
 	}
 	if (!rc && rows != 1)
 		rc = lost_race(st, "sweep");
+	if (!rc)
+		rc = store_evidence_link_run(st, tenant, a->run_id);
 	if (rc)
 		goto out;
 	a->flag = 1;

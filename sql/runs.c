@@ -392,6 +392,9 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		json_object_set_new(detail, "session_id", json_string(r->session_id));
 	rc = store_audit_insert(st, tenant_id, actor, "sandbox.run", id, detail);
 	json_decref(detail);
+	/* a run recorded whole has ended: its evidence link now */
+	if (!rc && !q)
+		rc = store_evidence_link_run(st, tenant_id, id);
 	if (rc)
 		return rc;
 	memcpy(id_out, id, 33);

@@ -868,4 +868,32 @@ enum store_rc store_runs_sweep(struct store *st, int lease_seconds, int *ended);
  */
 enum store_rc store_comparison_settle(struct store *st, const char *comparison_id);
 
+/* ---- evidence (sql/evidence.c, docs/evidence.md) ---------------------- */
+
+/**
+ * Append to tenant_id's evidence chain the link of the record id of kind
+ * ("run", "comparison" or "approval") whose canonical JSON body is
+ * canonical_body (model_evidence_canonical; kept with the link): seq the
+ * tenant's next, prev the hash of its last link (64 zeros for the first).
+ * Runs INSIDE the caller's transaction (call it from a store_tx callback,
+ * in the transaction that writes the record), so the link exists exactly
+ * when the record does; PostgreSQL serialises a tenant's appenders with a
+ * transaction-scoped advisory lock. STORE_CONFLICT when the record already
+ * has a link; STORE_ERROR for a malformed kind or id.
+ */
+enum store_rc store_evidence_append(struct store *st, const char *tenant_id, const char *kind,
+                                    const char *id, const char *canonical_body);
+
+/**
+ * The unsigned evidence bundle of the tenant's settled comparison
+ * comparison_id (model/evidence.h; "key_id" and "signature" are the
+ * caller's to add with model_evidence_sign): the comparison and both runs
+ * as they were linked, the runs' outputs, "suite": null, and the links from
+ * the first to the last of its three records. *out a new reference.
+ * STORE_NOT_FOUND: no such comparison; STORE_CONFLICT (reason in the error
+ * text): not settled yet, or settled before evidence was kept.
+ */
+enum store_rc store_evidence_bundle(struct store *st, const char *tenant_id,
+                                    const char *comparison_id, json_t **out);
+
 #endif

@@ -380,4 +380,16 @@ enum store_rc store_session_insert(struct store *st, const char *tenant_id, cons
                                    const char *action, json_t *session, const char *run_id,
                                    char id_out[33], json_t **out);
 
+/* Append the evidence link of the tenant's ended run run_id (its record,
+ * model_evidence_run_record, and outputs) or settled comparison, inside
+ * the caller's transaction (evidence.c). */
+enum store_rc store_evidence_link_run(struct store *st, const char *tenant_id, const char *run_id);
+enum store_rc store_evidence_link_comparison(struct store *st, const char *tenant_id,
+                                             const char *comparison_id);
+/* Append the evidence link of the approval record (the object the API
+ * shows: id, comparison_id, decision, reason, decided_by, created_at),
+ * inside the caller's transaction (evidence.c). */
+enum store_rc store_evidence_link_approval(struct store *st, const char *tenant_id,
+                                           const json_t *approval);
+
 #endif

@@ -143,6 +143,13 @@ int api_comparison_approve(struct http_request *req, struct model_error *err);
 /** The longest approval reason, in characters. */
 #define API_APPROVAL_REASON_MAX 1000
 
+/* evidence.c */
+/** GET /v1/evidence/key (public): {"algorithm","key_id","public_key"}. */
+int api_evidence_key(struct http_request *req, struct model_error *err);
+/** GET …/comparisons/{id}/evidence: the signed bundle (its canonical form
+ * and "\n"); 409 while the comparison is pending. */
+int api_comparison_evidence(struct http_request *req, struct model_error *err);
+
 /* sessions.c */
 /** POST /v1/m/sandbox/sessions: import a history session, 201. */
 int api_session_create(struct http_request *req, struct model_error *err);

@@ -28,6 +28,7 @@
 
 const struct http_route http_routes[] = {
     {"GET", "/healthz", HTTP_ROLE_PUBLIC, NULL, NOB, api_healthz, 0, S_READ},
+    {"GET", "/v1/evidence/key", HTTP_ROLE_PUBLIC, NULL, NOB, api_evidence_key, 0, S_READ},
     {"GET", "/v1/modules", V, NULL, NOB, api_modules_list, 0, S_READ},
     /* first: the literal wins over {name} below */
     {"PUT", "/v1/modules/sandbox", A, NULL, OBJ, api_module_set, 0, S_ADMIN},
@@ -53,6 +54,8 @@ const struct http_route http_routes[] = {
     {"GET", "/v1/m/sandbox/comparisons/{id}/junit", V, SB, NOB, api_comparison_junit, 0, S_READ},
     {"POST", "/v1/m/sandbox/comparisons/{id}/approval", A, SB, OBJ, api_comparison_approve, 0,
      S_APPR},
+    {"GET", "/v1/m/sandbox/comparisons/{id}/evidence", V, SB, NOB, api_comparison_evidence, 0,
+     S_READ},
     /* sessions are append-only history: no PUT or DELETE route exists,
      * so the router answers 405 to both */
     {"POST", "/v1/m/sandbox/sessions", E, SB, OBJ, api_session_create, IDEM, S_WRITE},

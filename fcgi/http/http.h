@@ -47,6 +47,8 @@ struct http_request;
 struct http_route;
 
 /** Per-worker state, lives for the worker's whole life. */
+struct http_evidence_key;
+
 struct http_worker {
 	const struct http_config *cfg; /* borrowed */
 	struct store *store;           /* this worker's own connection; NULL
@@ -73,6 +75,10 @@ struct http_worker {
 	/* the API route table the view calls through http_call (borrowed) */
 	const struct http_route *routes;
 	size_t nroutes;
+	/* the evidence signing key (fcgi/evidence/key.h), loaded by the
+	 * master before the fork; borrowed. NULL: none could be loaded, the
+	 * evidence routes answer 503. */
+	const struct http_evidence_key *evidence;
 };
 
 /** Who is calling: filled by auth from the token's row. */

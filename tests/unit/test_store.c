@@ -875,6 +875,7 @@ static void add_cases(TCase *tc)
 	store_sessions_cases(tc);
 	store_idem_cases(tc);
 	store_jobs_cases(tc);
+	store_evidence_cases(tc);
 }
 
 static Suite *store_suite(void)

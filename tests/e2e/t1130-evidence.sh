@@ -300,6 +300,9 @@ show olivares sandbox gate --evidence up.json
 is "gate --evidence without --key: usage, exit 2" 2 "$RC"
 show olivares sandbox gate --key key-cli.pem
 is "gate --key without --evidence: usage, exit 2" 2 "$RC"
+show olivares sandbox gate --url "$DEAD_URL" --evidence up.json --key key-cli.pem --require-approval
+is "gate --evidence --require-approval: usage, exit 2 (a bundle holds no approvals)" 2 "$RC"
+has "  and says why" "cannot go with --evidence"
 
 # ---- pending, other tenants, unknown ids -----------------------------------------
 req "$ED" POST /v1/m/sandbox/scenarios \

@@ -1,5 +1,6 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
+ * suites create|get|list|update,
  * runs list|get|outputs|junit|log, agents list, backends, compare, comparisons,
  * gate,
  * sessions, replay (the /v1/m/sandbox routes, docs/api.md; compare,
@@ -298,6 +299,66 @@ out:
 	if (have_seed)
 		model_buf_release(&seed);
 	return rc;
+}
+
+/* ---- suites -------------------------------------------------------------- */
+
+static void print_suite(const json_t *s)
+{
+	static const char *const skip[] = {"document", NULL};
+	const json_t *doc = json_object_get(s, "document");
+	const json_t *th = json_object_get(doc, "threshold");
+	json_t *shown = json_copy((json_t *)s);
+
+	/* the document's shape in two lines; '-o json' has all of it */
+	json_object_set_new(shown, "threshold", json_real(th ? json_number_value(th) : 1.0));
+	json_object_set_new(shown, "expectations",
+	                    json_integer((json_int_t)json_array_size(
+	                        json_object_get(doc, "expectations"))));
+	cli_print_fields(shown, skip);
+	json_decref(shown);
+}
+
+static const struct cli_column suite_columns[] = {
+    {"NAME", "name", NULL},
+    {"VERSION", "version", NULL},
+    {"CREATED_AT", "created_at", NULL},
+    {NULL, NULL, NULL},
+};
+
+static void print_suite_list(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "suites"), suite_columns);
+}
+
+static int cmd_suites_create(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	json_t *body;
+
+	if (cli_load_object(a->pos, &body))
+		return CLI_EXIT_FAIL;
+	return cli_call_print(ctx, "POST", "/v1/m/sandbox/suites", body, print_suite, NULL);
+}
+
+static int cmd_suites_update(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	json_t *body;
+
+	if (cli_load_object(a->pos2, &body))
+		return CLI_EXIT_FAIL;
+	return cli_call_print_id(ctx, "PUT", "/v1/m/sandbox/suites/", a->pos, "", body,
+	                         print_suite, NULL);
+}
+
+static int cmd_suites_get(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/suites/", a->pos, "", NULL,
+	                         print_suite, NULL);
+}
+
+static int cmd_suites_list(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	return cli_call_list(ctx, a, "/v1/m/sandbox/suites", NULL, print_suite_list);
 }
 
 /* ---- scenarios ----------------------------------------------------------- */
@@ -676,6 +737,44 @@ static const struct cli_command agents_commands[] = {
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
+static const struct cli_opt suites_list_opts[] = {
+    {"limit", "N", "at most N suites, 1..500 (default 50)"},
+    {"offset", "N", "skip the first N suites, 0..1000000000 (default 0)"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_command suites_commands[] = {
+    {"create", cmd_suites_create, "Store a scoring suite, version 1 (editor).", NULL, no_opts,
+     "FILE|-",
+     "POST /v1/m/sandbox/suites with the suite document of FILE ('-' reads stdin):\n"
+     "{\"name\":N,\"threshold\":T,\"expectations\":[…]} as docs/scoring.md describes.\n"
+     "The server checks it; a malformed suite is refused (exit 1) and nothing is\n"
+     "stored; a name that exists is refused too (use 'update'). A run or a\n"
+     "comparison that names the suite ('--suite NAME' or 'NAME@VERSION') is scored\n"
+     "against it by the server, with no scorer configuration.\n"
+     "Example:\n"
+     "  olivares sandbox suites create walkthrough.json\n"
+     "Table output: name, version, created_by, created_at, threshold and the\n"
+     "number of expectations.\n"},
+    {"get", cmd_suites_get, "Show a suite, the latest or NAME@VERSION (any role).", NULL, no_opts,
+     "NAME[@N]",
+     "GET /v1/m/sandbox/suites/NAME (the latest version) or NAME@N (version N).\n"
+     "'-o json' prints the stored object with its document.\n"
+     "Table output: as for 'create'.\n"},
+    {"list", cmd_suites_list, "List suites, the latest version of each (any role).", NULL,
+     suites_list_opts, NULL,
+     "GET /v1/m/sandbox/suites?limit=N&offset=N.\n"
+     "Table output: NAME VERSION CREATED_AT, by name.\n"},
+    {"update", cmd_suites_update, "Store a new version of a suite (editor).", NULL, no_opts,
+     "NAME FILE|-",
+     "PUT /v1/m/sandbox/suites/NAME with the document of FILE ('-' reads stdin);\n"
+     "its \"name\" may be left out, or must be NAME. The version goes up by one;\n"
+     "the older versions stay readable as NAME@N, and a run pinned to one is\n"
+     "still scored against it.\n"
+     "Table output: as for 'create'.\n"},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
 static const struct cli_command scenarios_commands[] = {
     {"create", cmd_scenarios_create,
      "Create a scenario from a steps file and a mocks file (editor).", NULL, create_opts, NULL,
@@ -822,6 +921,8 @@ const struct cli_command cli_sandbox_commands[] = {
      "  olivares sandbox generate --count 2 --seed-file seed.txt -o json > steps.json\n"},
     {"scenarios", NULL, "Create, list, show, delete and run scenarios.", scenarios_commands, NULL,
      NULL, NULL},
+    {"suites", NULL, "Store, list, show and update scoring suites.", suites_commands, NULL, NULL,
+     NULL},
     {"runs", NULL, "List runs, show, follow or cancel a run, its outputs, log, JUnit XML.",
      runs_commands, NULL, NULL, NULL},
     {"agents", NULL, "List the server's agent programs, their digests and interpreters.",

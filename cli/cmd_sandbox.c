@@ -18,7 +18,9 @@
 #include "cli/cli.h"
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/limits.h"
 #include "model/runlog.h"
+#include "model/suite.h"
 
 /* ---- table printers ------------------------------------------------------ */
 
@@ -312,9 +314,9 @@ static void print_suite(const json_t *s)
 
 	/* the document's shape in two lines; '-o json' has all of it */
 	json_object_set_new(shown, "threshold", json_real(th ? json_number_value(th) : 1.0));
-	json_object_set_new(shown, "expectations",
-	                    json_integer((json_int_t)json_array_size(
-	                        json_object_get(doc, "expectations"))));
+	json_object_set_new(
+	    shown, "expectations",
+	    json_integer((json_int_t)json_array_size(json_object_get(doc, "expectations"))));
 	cli_print_fields(shown, skip);
 	json_decref(shown);
 }
@@ -340,20 +342,46 @@ static int cmd_suites_create(struct cli_ctx *ctx, const struct cli_args *a)
 	return cli_call_print(ctx, "POST", "/v1/m/sandbox/suites", body, print_suite, NULL);
 }
 
+/*
+ * method on /v1/m/sandbox/suites/REF: ref is a suite name, or with
+ * with_version also "name@N". Checked here (a usage error) because it
+ * goes into the path as it is: its characters need no escaping. Takes
+ * body.
+ */
+static int suite_call(struct cli_ctx *ctx, const char *method, const char *ref, int with_version,
+                      json_t *body)
+{
+	char name[MODEL_MAX_SUITE_NAME_BYTES + 1];
+	struct model_buf path;
+	int version, rc;
+
+	if (model_suite_ref_parse(ref, name, sizeof name, &version) || (version && !with_version)) {
+		json_decref(body);
+		return cli_usage_error(ctx,
+		                       with_version ? "'%s' is not a suite name or NAME@VERSION"
+		                                    : "'%s' is not a suite name",
+		                       ref);
+	}
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
+	/* a constant prefix and at most 128 + 11 bytes: far below the cap */
+	model_buf_must_fit(model_buf_printf(&path, "/v1/m/sandbox/suites/%s", ref));
+	rc = cli_call_print(ctx, method, path.data, body, print_suite, NULL);
+	model_buf_release(&path);
+	return rc;
+}
+
 static int cmd_suites_update(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	json_t *body;
 
 	if (cli_load_object(a->pos2, &body))
 		return CLI_EXIT_FAIL;
-	return cli_call_print_id(ctx, "PUT", "/v1/m/sandbox/suites/", a->pos, "", body,
-	                         print_suite, NULL);
+	return suite_call(ctx, "PUT", a->pos, 0, body);
 }
 
 static int cmd_suites_get(struct cli_ctx *ctx, const struct cli_args *a)
 {
-	return cli_call_print_id(ctx, "GET", "/v1/m/sandbox/suites/", a->pos, "", NULL,
-	                         print_suite, NULL);
+	return suite_call(ctx, "GET", a->pos, 1, NULL);
 }
 
 static int cmd_suites_list(struct cli_ctx *ctx, const struct cli_args *a)

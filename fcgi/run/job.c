@@ -333,7 +333,7 @@ int http_run_pin_suite(struct http_request *req, const char **suite, int *versio
 		return http_store_fail(req, rc, "suite get", err);
 	/* not in the store: a name the operator's adapter may know, when one
 	 * is configured; a version is only ever the store's */
-	if (asked == 0 && req->cfg->scorer[0])
+	if (asked == 0 && req->cfg->scorer[0] && strcmp(req->cfg->scorer, "none") != 0)
 		return 0;
 	if (asked)
 		return model_error_set(err, MODEL_E_INVALID, "suite",

@@ -202,6 +202,7 @@ void setup_pg(void)
 	        "DROP TABLE IF EXISTS executors, comparison_jobs, idempotency_keys, web_sessions, "
 	        "comparisons, run_logs, run_outputs, "
 	        "runs, sessions, scenarios, audit_events, module_settings, "
+	        "suites, "
 	        "api_tokens, tenants, schema_migrations CASCADE"),
 	    0);
 	open_store();

@@ -102,5 +102,6 @@ void store_comparisons_cases(TCase *tc); /* test_store_comparisons.c */
 void store_sessions_cases(TCase *tc);    /* test_store_sessions.c */
 void store_idem_cases(TCase *tc);        /* test_store_idem.c */
 void store_jobs_cases(TCase *tc);        /* test_store_jobs.c */
+void store_suites_cases(TCase *tc);      /* test_store_suites.c */
 
 #endif

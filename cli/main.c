@@ -331,8 +331,8 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 				return cli_usage_error(ctx, "unexpected argument '%s'", optarg);
 			if (args.pos && (!two_positionals(node) || args.pos2))
 				return cli_usage_error(ctx, "expected %s, got '%s' and '%s'",
-				                       node->positional, args.pos2 ? args.pos2 : args.pos,
-				                       optarg);
+				                       node->positional,
+				                       args.pos2 ? args.pos2 : args.pos, optarg);
 			*(args.pos ? &args.pos2 : &args.pos) = optarg;
 			break;
 		case 'o':

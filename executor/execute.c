@@ -153,9 +153,8 @@ static int on_step(void *ctx, json_t *output)
  * run was pinned to when it was queued (no configuration needed): 0 with
  * *res filled by model_suite_evaluate, or -1 with res->reason.
  */
-static int store_suite_score(const struct executor_ctx *x, const char *tenant_id,
-                             const char *suite, int version, json_t *outputs,
-                             struct model_score_result *res)
+static int store_suite_score(const struct executor_ctx *x, const char *tenant_id, const char *suite,
+                             int version, json_t *outputs, struct model_score_result *res)
 {
 	json_t *doc = NULL;
 	enum store_rc rc;

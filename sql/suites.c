@@ -12,8 +12,10 @@
 #include "model/scorer.h"
 #include "model/suite.h"
 
-static const struct colspec suite_cols[] = {{"name", C_TEXT},       {"version", C_INT},
-                                            {"document", C_JSON},   {"created_by", C_TEXT},
+static const struct colspec suite_cols[] = {{"name", C_TEXT},
+                                            {"version", C_INT},
+                                            {"document", C_JSON},
+                                            {"created_by", C_TEXT},
                                             {"created_at", C_TEXT}};
 
 static const struct colspec summary_cols[] = {
@@ -40,9 +42,8 @@ static enum store_rc suite_latest(struct store *st, const char *tenant_id, const
 	enum store_rc rc;
 
 	*version = 0;
-	rc = store_q_row(st,
-	                 "SELECT MAX(version) FROM suites WHERE tenant_id = ? AND name = ?",
-	                 p, NPARAMS(p), version_cols, NPARAMS(version_cols), &row);
+	rc = store_q_row(st, "SELECT MAX(version) FROM suites WHERE tenant_id = ? AND name = ?", p,
+	                 NPARAMS(p), version_cols, NPARAMS(version_cols), &row);
 	if (rc == STORE_NOT_FOUND)
 		return STORE_OK;
 	if (rc)
@@ -144,7 +145,8 @@ static enum store_rc suite_write_ok(struct store *st, const char *tenant_id, con
 	const char *docname;
 
 	if (!tenant_id || !model_suite_name_valid(name)) {
-		store_seterr(st, "suite: a tenant and a name of 1..128 [A-Za-z0-9._-] are required");
+		store_seterr(st,
+		             "suite: a tenant and a name of 1..128 [A-Za-z0-9._-] are required");
 		return STORE_ERROR;
 	}
 	memset(&err, 0, sizeof(err));

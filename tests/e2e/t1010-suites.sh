@@ -143,6 +143,15 @@ is "run pinned to walkthrough@1: 0.75, passed, suite_version 1" \
 req "$AD" GET "/v1/m/sandbox/runs/$RID1"
 is "the first run still reads suite_version 1" "1 0.75" "$(jqb '"\(.suite_version) \(.score)"')"
 
+# ---- a replay pins its suite too ---------------------------------------------------
+show olivares sandbox sessions import --file "$FIX/sessions/replayable.json"
+RS=$(cut -d' ' -f1 <<<"$OUT")
+req "$ED" POST /v1/m/sandbox/replays "{\"session_id\":\"$RS\",\"suite\":\"walkthrough@1\"}"
+is "replay with suite walkthrough@1: scored against the store's version 1" \
+	"201 replay walkthrough 1 true" "$STATUS $(jqb '"\(.kind) \(.suite) \(.suite_version) \(.scored)"')"
+req "$ED" POST /v1/m/sandbox/replays "{\"session_id\":\"$RS\",\"suite\":\"walkthrough@9\"}"
+is_error "replay naming a version the store does not have: 422" 422 invalid
+
 # ---- refusals: nothing written -------------------------------------------------
 n_audit=$(audit_count)
 req "$AD" GET "/v1/m/sandbox/audit?limit=500"

@@ -733,7 +733,7 @@ static const struct cli_opt scenarios_list_opts[] = {
 static const struct cli_opt run_opts[] = {
     {"variant", "V", "variant to run (selects the mocks of that variant)"},
     {"backend", "NAME", "isolation backend (default: your tenant's; see 'sandbox backends')"},
-    {"suite", "S", "score the run's outputs against suite S (see 'sandbox compare --help')"},
+    {"suite", "S", "score the run against suite S or S@N (see 'sandbox suites')"},
     {"record", NULL, "record the run's exchanges as a session to replay (see docs/replay.md)"},
     CLI_OPT_IDEMPOTENCY_KEY,
     CLI_OPT_NO_WAIT,
@@ -857,10 +857,15 @@ static const struct cli_command scenarios_commands[] = {
      "inputs, outputs and every answer it got, mocked or from an allowed host):\n"
      "the run's session_id names it, and 'sandbox replay SESSION' replays it with\n"
      "no egress; record_error says why a run made none.\n"
-     "With --suite the completed run is scored by the server's scorer adapter:\n"
-     "scored, score (0..1), passed and score_details are recorded; with no scorer\n"
-     "wired, an unknown suite or a scorer failure the run is 'executed, not\n"
-     "scored' (scored false, passed null) and reason says why: never a silent pass.\n"
+     "With --suite S the completed run is scored against the suite S stored with\n"
+     "'sandbox suites create' (no server configuration needed), at the version\n"
+     "pinned when the run is queued: the latest, or N for S@N; suite and\n"
+     "suite_version are recorded with scored, score (0..1), passed and\n"
+     "score_details. A name the store does not have goes to the server's scorer\n"
+     "adapter when one is configured; with none, or a version the store does not\n"
+     "have, the run is refused (422) and nothing runs. A scorer failure leaves\n"
+     "the run 'executed, not scored' (scored false, passed null) with the reason:\n"
+     "never a silent pass.\n"
      "Example:\n"
      "  olivares sandbox scenarios run ID --variant candidate --backend namespaces\n"
      "  olivares sandbox scenarios run ID --variant v2 --suite walkthrough\n"

@@ -228,5 +228,12 @@ is "both sides were scored against one pinned version" "walkthrough@1 walkthroug
 req "$AD" POST /v1/m/sandbox/comparisons "{\"scenario_id\":\"$SID\",\"baseline\":\"v2\",\"candidate\":\"candidate\",\"suite\":\"walkthrough\"}"
 is "comparison v2 -> candidate on the latest: regressed" "201 regressed" "$STATUS $(jqb .verdict)"
 isnt "comparison id recorded" "" "$CID"
+OLIVARES_TOKEN=$AD show olivares sandbox gate --scenario "$SID"
+is "gate on the newest comparison (regressed): exit 1" 1 "$RC"
+OLIVARES_TOKEN=$AD show olivares sandbox compare --scenario "$SID" --baseline candidate --candidate v2 --suite walkthrough
+is "CLI compare on the store suite: exit 0, delta 0.25, improved" "0 0.25 improved" \
+	"$RC $(printf '%s\n' "$OUT" | awk '$1 == "verdict" || $1 == "delta" { printf " %s", $2 }' | sed 's/^ //')"
+OLIVARES_TOKEN=$AD show olivares sandbox gate --scenario "$SID"
+is "gate on it: exit 0, verdict=improved" "0 verdict=improved delta=0.25" "$RC $(cut -d' ' -f1,2 <<<"$OUT")"
 
 done_testing

@@ -177,6 +177,14 @@ req "$ED" POST /v1/m/sandbox/suites '{"name":"bad name!","expectations":[{"step"
 is_error "a name outside [A-Za-z0-9._-]: 422" 422 invalid
 show olivares sandbox suites create - <<<'{"name":"bad","threshold":2,"expectations":[{"step":"*","not_mock_miss":true}]}'
 is "CLI create of a suite out of bounds: exit 1" 1 "$RC"
+show olivares sandbox suites get 'bad name'
+is "CLI get of a name that is no suite name: usage error (exit 2)" 2 "$RC"
+show olivares sandbox suites update walkthrough@1 strict.json
+is "CLI update of NAME@N: usage error (exit 2)" 2 "$RC"
+show olivares sandbox suites update walkthrough
+is "CLI update without a FILE: usage error (exit 2)" 2 "$RC"
+show olivares sandbox suites create a.json b.json
+is "CLI create with two files: usage error (exit 2)" 2 "$RC"
 req "$VW" GET /v1/m/sandbox/suites/bad
 is_error "nothing named bad was stored" 404 not_found
 req "$VW" GET /v1/m/sandbox/suites/viewer-made

@@ -330,8 +330,8 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 			if (!node->positional)
 				return cli_usage_error(ctx, "unexpected argument '%s'", optarg);
 			if (args.pos && (!two_positionals(node) || args.pos2))
-				return cli_usage_error(ctx, "expected %s, got '%s' and '%s'",
-				                       node->positional,
+				return cli_usage_error(ctx, "expected %s %s, got '%s' and '%s'",
+				                       args.pos2 ? "only" : "one", node->positional,
 				                       args.pos2 ? args.pos2 : args.pos, optarg);
 			*(args.pos ? &args.pos2 : &args.pos) = optarg;
 			break;

@@ -156,11 +156,13 @@ struct cli_opt {
 
 /** Parsed command line of a leaf command. val[i] is the value given for
  * opts[i] (NULL if absent; the last occurrence wins); pos is the positional
- * argument (NULL if the command takes none). */
+ * argument (NULL if the command takes none); pos2 the second one of a
+ * command whose positional names two words ("NAME FILE|-"), else NULL. */
 struct cli_args {
 	const struct cli_opt *opts;
 	const char *val[CLI_MAX_OPTS];
 	const char *pos;
+	const char *pos2;
 };
 
 /** Value of option `name` or NULL if it was not given. `name` must be one
@@ -170,7 +172,7 @@ const char *cli_arg(const struct cli_args *a, const char *name);
 /**
  * A node of the command tree (a table of commands, as git's commands[]). A
  * group has `sub` (terminated by an entry whose name is NULL) and no `fn`; a
- * leaf has `fn`, its options and at most one positional argument.
+ * leaf has `fn`, its options and at most two positional arguments.
  */
 struct cli_command {
 	const char *name;
@@ -410,6 +412,10 @@ int cli_load_steps(const char *name, json_t **out);
 /** Same for a mocks file: an array of mock objects or an object with a
  * "mocks" array. */
 int cli_load_mocks(const char *name, json_t **out);
+/** Load file name ("-": stdin; at most 1 MiB) as one JSON object (a suite
+ * document), duplicates refused; *out a new reference. 0, or -1 with the
+ * error printed. */
+int cli_load_object(const char *name, json_t **out);
 
 /* ---- output (cli/print.c) ----------------------------------------------- */
 

@@ -658,7 +658,7 @@ const struct cli_opt cli_compare_opts[] = {
     {"scenario", "ID", "scenario to run on both variants (required)"},
     {"baseline", "V", "baseline variant, e.g. the deployed one (required)"},
     {"candidate", "V", "candidate variant, the one to deploy (required)"},
-    {"suite", "S", "suite both runs are scored against (required)"},
+    {"suite", "S", "suite both runs are scored against, S or S@N (required)"},
     {"tolerance", "T", "|delta| <= T counts as unchanged, 0..1 (default 0)"},
     {"backend", "NAME", "isolation backend of both runs (default: your tenant's)"},
     {"junit", "FILE", "once decided, write the comparison's JUnit XML to FILE"},
@@ -673,6 +673,10 @@ const char cli_compare_help[] =
     "\"tolerance\",\"backend\",\"repeats\"}. Admin only (an editor gets 403).\n"
     "The server runs the scenario once per variant, scores both runs against the\n"
     "suite and records both runs, the comparison and an audit event together.\n"
+    "A suite of the store ('sandbox suites') is pinned to one version when the\n"
+    "comparison is made (the latest, or N for S@N): both sides are scored\n"
+    "against that version. A name the store does not have goes to the server's\n"
+    "scorer adapter when one is configured, else it is refused (422).\n"
     "Verdict: both runs completed and scored: delta = candidate - baseline;\n"
     "improved if delta > T, regressed if delta < -T, unchanged otherwise. Either\n"
     "run failed, degraded or not scored: inconclusive, no delta, and a reason.\n"

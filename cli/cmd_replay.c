@@ -427,7 +427,7 @@ usage:
 const struct cli_opt cli_replay_opts[] = {
     {"variant", "V", "variant replayed (selects mocks and agent like a run)"},
     {"backend", "NAME", "isolation backend (default: your tenant's)"},
-    {"suite", "S", "score the replay's outputs against suite S"},
+    {"suite", "S", "score the replay against suite S or S@N, as 'scenarios run'"},
     {"scenario", "ID", "also use this scenario's mocks (the session's win)"},
     CLI_OPT_IDEMPOTENCY_KEY,
     CLI_OPT_NO_WAIT,

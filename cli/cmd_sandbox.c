@@ -1,5 +1,6 @@
 /*
  * olivares sandbox …: generate, scenarios create|list|get|delete|run,
+ * suites create|get|list|update,
  * runs list|get|outputs|junit|log, agents list, backends, compare, comparisons,
  * gate,
  * sessions, replay (the /v1/m/sandbox routes, docs/api.md; compare,
@@ -17,7 +18,9 @@
 #include "cli/cli.h"
 #include "model/alloc.h"
 #include "model/buf.h"
+#include "model/limits.h"
 #include "model/runlog.h"
+#include "model/suite.h"
 
 /* ---- table printers ------------------------------------------------------ */
 
@@ -298,6 +301,92 @@ out:
 	if (have_seed)
 		model_buf_release(&seed);
 	return rc;
+}
+
+/* ---- suites -------------------------------------------------------------- */
+
+static void print_suite(const json_t *s)
+{
+	static const char *const skip[] = {"document", NULL};
+	const json_t *doc = json_object_get(s, "document");
+	const json_t *th = json_object_get(doc, "threshold");
+	json_t *shown = json_copy((json_t *)s);
+
+	/* the document's shape in two lines; '-o json' has all of it */
+	json_object_set_new(shown, "threshold", json_real(th ? json_number_value(th) : 1.0));
+	json_object_set_new(
+	    shown, "expectations",
+	    json_integer((json_int_t)json_array_size(json_object_get(doc, "expectations"))));
+	cli_print_fields(shown, skip);
+	json_decref(shown);
+}
+
+static const struct cli_column suite_columns[] = {
+    {"NAME", "name", NULL},
+    {"VERSION", "version", NULL},
+    {"CREATED_AT", "created_at", NULL},
+    {NULL, NULL, NULL},
+};
+
+static void print_suite_list(const json_t *resp)
+{
+	cli_print_table(json_object_get(resp, "suites"), suite_columns);
+}
+
+static int cmd_suites_create(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	json_t *body;
+
+	if (cli_load_object(a->pos, &body))
+		return CLI_EXIT_FAIL;
+	return cli_call_print(ctx, "POST", "/v1/m/sandbox/suites", body, print_suite, NULL);
+}
+
+/*
+ * method on /v1/m/sandbox/suites/REF: ref is a suite name, or with
+ * with_version also "name@N". Checked here (a usage error) because it
+ * goes into the path as it is: its characters need no escaping. Takes
+ * body.
+ */
+static int suite_call(struct cli_ctx *ctx, const char *method, const char *ref, int with_version,
+                      json_t *body)
+{
+	char name[MODEL_MAX_SUITE_NAME_BYTES + 1];
+	struct model_buf path;
+	int version, rc;
+
+	if (model_suite_ref_parse(ref, name, sizeof name, &version) || (version && !with_version)) {
+		json_decref(body);
+		return cli_usage_error(ctx,
+		                       with_version ? "'%s' is not a suite name or NAME@VERSION"
+		                                    : "'%s' is not a suite name",
+		                       ref);
+	}
+	model_buf_init(&path, CLI_PATH_MAX_BYTES);
+	/* a constant prefix and at most 128 + 11 bytes: far below the cap */
+	model_buf_must_fit(model_buf_printf(&path, "/v1/m/sandbox/suites/%s", ref));
+	rc = cli_call_print(ctx, method, path.data, body, print_suite, NULL);
+	model_buf_release(&path);
+	return rc;
+}
+
+static int cmd_suites_update(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	json_t *body;
+
+	if (cli_load_object(a->pos2, &body))
+		return CLI_EXIT_FAIL;
+	return suite_call(ctx, "PUT", a->pos, 0, body);
+}
+
+static int cmd_suites_get(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	return suite_call(ctx, "GET", a->pos, 1, NULL);
+}
+
+static int cmd_suites_list(struct cli_ctx *ctx, const struct cli_args *a)
+{
+	return cli_call_list(ctx, a, "/v1/m/sandbox/suites", NULL, print_suite_list);
 }
 
 /* ---- scenarios ----------------------------------------------------------- */
@@ -644,7 +733,7 @@ static const struct cli_opt scenarios_list_opts[] = {
 static const struct cli_opt run_opts[] = {
     {"variant", "V", "variant to run (selects the mocks of that variant)"},
     {"backend", "NAME", "isolation backend (default: your tenant's; see 'sandbox backends')"},
-    {"suite", "S", "score the run's outputs against suite S (see 'sandbox compare --help')"},
+    {"suite", "S", "score the run against suite S or S@N (see 'sandbox suites')"},
     {"record", NULL, "record the run's exchanges as a session to replay (see docs/replay.md)"},
     CLI_OPT_IDEMPOTENCY_KEY,
     CLI_OPT_NO_WAIT,
@@ -673,6 +762,44 @@ static const struct cli_command agents_commands[] = {
      "OS-level backends holds it ([runner] binds, plus /usr by default); REASON is\n"
      "why a run of it would fail when it does not. A variant that names no program\n"
      "here runs the built-in agent (builtin:mock-agent).\n"},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+static const struct cli_opt suites_list_opts[] = {
+    {"limit", "N", "at most N suites, 1..500 (default 50)"},
+    {"offset", "N", "skip the first N suites, 0..1000000000 (default 0)"},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_command suites_commands[] = {
+    {"create", cmd_suites_create, "Store a scoring suite, version 1 (editor).", NULL, no_opts,
+     "FILE|-",
+     "POST /v1/m/sandbox/suites with the suite document of FILE ('-' reads stdin):\n"
+     "{\"name\":N,\"threshold\":T,\"expectations\":[…]} as docs/scoring.md describes.\n"
+     "The server checks it; a malformed suite is refused (exit 1) and nothing is\n"
+     "stored; a name that exists is refused too (use 'update'). A run or a\n"
+     "comparison that names the suite ('--suite NAME' or 'NAME@VERSION') is scored\n"
+     "against it by the server, with no scorer configuration.\n"
+     "Example:\n"
+     "  olivares sandbox suites create walkthrough.json\n"
+     "Table output: name, version, created_by, created_at, threshold and the\n"
+     "number of expectations.\n"},
+    {"get", cmd_suites_get, "Show a suite, the latest or NAME@VERSION (any role).", NULL, no_opts,
+     "NAME[@N]",
+     "GET /v1/m/sandbox/suites/NAME (the latest version) or NAME@N (version N).\n"
+     "'-o json' prints the stored object with its document.\n"
+     "Table output: as for 'create'.\n"},
+    {"list", cmd_suites_list, "List suites, the latest version of each (any role).", NULL,
+     suites_list_opts, NULL,
+     "GET /v1/m/sandbox/suites?limit=N&offset=N.\n"
+     "Table output: NAME VERSION CREATED_AT, by name.\n"},
+    {"update", cmd_suites_update, "Store a new version of a suite (editor).", NULL, no_opts,
+     "NAME FILE|-",
+     "PUT /v1/m/sandbox/suites/NAME with the document of FILE ('-' reads stdin);\n"
+     "its \"name\" may be left out, or must be NAME. The version goes up by one;\n"
+     "the older versions stay readable as NAME@N, and a run pinned to one is\n"
+     "still scored against it.\n"
+     "Table output: as for 'create'.\n"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -730,10 +857,15 @@ static const struct cli_command scenarios_commands[] = {
      "inputs, outputs and every answer it got, mocked or from an allowed host):\n"
      "the run's session_id names it, and 'sandbox replay SESSION' replays it with\n"
      "no egress; record_error says why a run made none.\n"
-     "With --suite the completed run is scored by the server's scorer adapter:\n"
-     "scored, score (0..1), passed and score_details are recorded; with no scorer\n"
-     "wired, an unknown suite or a scorer failure the run is 'executed, not\n"
-     "scored' (scored false, passed null) and reason says why: never a silent pass.\n"
+     "With --suite S the completed run is scored against the suite S stored with\n"
+     "'sandbox suites create' (no server configuration needed), at the version\n"
+     "pinned when the run is queued: the latest, or N for S@N; suite and\n"
+     "suite_version are recorded with scored, score (0..1), passed and\n"
+     "score_details. A name the store does not have goes to the server's scorer\n"
+     "adapter when one is configured; with none, or a version the store does not\n"
+     "have, the run is refused (422) and nothing runs. A scorer failure leaves\n"
+     "the run 'executed, not scored' (scored false, passed null) with the reason:\n"
+     "never a silent pass.\n"
      "Example:\n"
      "  olivares sandbox scenarios run ID --variant candidate --backend namespaces\n"
      "  olivares sandbox scenarios run ID --variant v2 --suite walkthrough\n"
@@ -822,6 +954,8 @@ const struct cli_command cli_sandbox_commands[] = {
      "  olivares sandbox generate --count 2 --seed-file seed.txt -o json > steps.json\n"},
     {"scenarios", NULL, "Create, list, show, delete and run scenarios.", scenarios_commands, NULL,
      NULL, NULL},
+    {"suites", NULL, "Store, list, show and update scoring suites.", suites_commands, NULL, NULL,
+     NULL},
     {"runs", NULL, "List runs, show, follow or cancel a run, its outputs, log, JUnit XML.",
      runs_commands, NULL, NULL, NULL},
     {"agents", NULL, "List the server's agent programs, their digests and interpreters.",

@@ -148,3 +148,28 @@ int cli_load_mocks(const char *name, json_t **out)
 	return load_array(name, keys, "mock",
 	                  "a JSON array of mocks, or an object with a \"mocks\" array", out);
 }
+
+int cli_load_object(const char *name, json_t **out)
+{
+	struct model_buf file;
+	json_error_t jerr;
+	json_t *doc;
+
+	*out = NULL;
+	if (cli_read_file(name, &file))
+		return -1;
+	doc = json_loadb(file.data, file.len, JSON_REJECT_DUPLICATES, &jerr);
+	model_buf_release(&file);
+	if (!doc) {
+		cli_fail("%s: invalid JSON at line %d column %d: %s", display_name(name), jerr.line,
+		         jerr.column, jerr.text);
+		return -1;
+	}
+	if (!json_is_object(doc)) {
+		cli_fail("%s: expected a JSON object", display_name(name));
+		json_decref(doc);
+		return -1;
+	}
+	*out = doc;
+	return 0;
+}

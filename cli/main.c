@@ -290,6 +290,12 @@ static int resolve_settings(struct cli_ctx *ctx)
 	return CLI_EXIT_OK;
 }
 
+/* A leaf whose positional reads "NAME FILE|-" takes two words. */
+static int two_positionals(const struct cli_command *node)
+{
+	return node->positional && strchr(node->positional, ' ') != NULL;
+}
+
 static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int argc, char **argv)
 {
 	struct option longopts[CLI_MAX_OPTS + 5];
@@ -332,10 +338,11 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 		case 1:
 			if (!node->positional)
 				return cli_usage_error(ctx, "unexpected argument '%s'", optarg);
-			if (args.pos)
-				return cli_usage_error(ctx, "expected one %s, got '%s' and '%s'",
-				                       node->positional, args.pos, optarg);
-			args.pos = optarg;
+			if (args.pos && (!two_positionals(node) || args.pos2))
+				return cli_usage_error(ctx, "expected %s %s, got '%s' and '%s'",
+				                       args.pos2 ? "only" : "one", node->positional,
+				                       args.pos2 ? args.pos2 : args.pos, optarg);
+			*(args.pos ? &args.pos2 : &args.pos) = optarg;
 			break;
 		case 'o':
 		case OPT_URL:
@@ -360,11 +367,12 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 	}
 	/* words after "--" */
 	for (; optind < argc; optind++) {
-		if (!node->positional || args.pos)
+		if (!node->positional || (args.pos && (!two_positionals(node) || args.pos2)))
 			return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-		args.pos = argv[optind];
+		*(args.pos ? &args.pos2 : &args.pos) = argv[optind];
 	}
-	if (node->positional && (!args.pos || args.pos[0] == '\0'))
+	if (node->positional && (!args.pos || args.pos[0] == '\0' ||
+	                         (two_positionals(node) && (!args.pos2 || !args.pos2[0]))))
 		return cli_usage_error(ctx, "missing %s", node->positional);
 	rc = resolve_settings(ctx);
 	if (rc != CLI_EXIT_OK)

@@ -17,6 +17,7 @@
 #include "model/history.h"
 #include "model/record.h"
 #include "model/runspec.h"
+#include "model/suite.h"
 
 void executor_log(const char *fmt, ...)
 {
@@ -148,23 +149,55 @@ static int on_step(void *ctx, json_t *output)
 }
 
 /*
- * Score a completed run with the executor's scorer adapter: scored, score,
+ * The builtin evaluation of the version of the tenant's store suite the
+ * run was pinned to when it was queued (no configuration needed): 0 with
+ * *res filled by model_suite_evaluate, or -1 with res->reason.
+ */
+static int store_suite_score(const struct executor_ctx *x, const char *tenant_id, const char *suite,
+                             int version, json_t *outputs, struct model_score_result *res)
+{
+	json_t *doc = NULL;
+	enum store_rc rc;
+	int ret;
+
+	rc = store_suite_get(x->st, tenant_id, suite, version, &doc);
+	if (rc) {
+		snprintf(res->reason, sizeof(res->reason), "suite %s@%d cannot be read (%s)", suite,
+		         version, rc == STORE_NOT_FOUND ? "not found" : "store unavailable");
+		return -1;
+	}
+	ret = model_suite_evaluate(json_object_get(doc, "document"), outputs, res);
+	json_decref(doc);
+	return ret;
+}
+
+/*
+ * Score a completed run: against the store suite it was pinned to
+ * (version > 0), else with the executor's scorer adapter: scored, score,
  * passed and details when it answers a score in [0, 1]; otherwise
  * "executed, not scored: <cause>". A run that did not complete is never
  * sent to the scorer: its reason stays its failure.
  */
-static void run_score(const struct executor_ctx *x, const char *suite, struct store_run *run,
-                      struct model_score_result *res, char *reason, size_t n)
+static void run_score(const struct executor_ctx *x, const char *tenant_id, const char *suite,
+                      int version, struct store_run *run, struct model_score_result *res,
+                      char *reason, size_t n)
 {
 	static const struct model_scorer none = {&model_scorer_none, NULL};
+	static const struct model_scorer_ops store_ops = {.name = "store suite"};
 	const struct model_scorer *sc = x->scorer && x->scorer->ops ? x->scorer : &none;
+	static const struct model_scorer store_sc = {&store_ops, NULL};
 	const char *cause;
 	int rc;
 
 	if (!suite || strcmp(run->status, "completed") != 0)
 		return;
 	memset(res, 0, sizeof(*res));
-	rc = sc->ops->score(sc->ctx, suite, run->outputs, res);
+	if (version > 0) {
+		sc = &store_sc;
+		rc = store_suite_score(x, tenant_id, suite, version, run->outputs, res);
+	} else {
+		rc = sc->ops->score(sc->ctx, suite, run->outputs, res);
+	}
 	if (rc == 0 && res->scored && res->score >= 0.0 && res->score <= 1.0 &&
 	    (!res->details || json_is_array(res->details))) {
 		run->scored = 1;
@@ -405,7 +438,9 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	run.outputs = res.outputs;
 	suite = json_string_value(json_object_get(c->run, "suite"));
 	run.suite = suite;
-	run_score(x, suite, &run, &score, reason, sizeof(reason));
+	run_score(x, c->tenant_id, suite,
+	          (int)json_integer_value(json_object_get(c->run, "suite_version")), &run, &score,
+	          reason, sizeof(reason));
 	recorded = json_object_get(c->job, "recorded");
 	if (json_is_array(recorded))
 		run.divergence = model_replay_divergence(recorded, res.outputs);

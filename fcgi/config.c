@@ -91,7 +91,8 @@ const struct http_config_section http_config_sections[] = {
              "cut to another tenant's name."},
     {.name = "scorer",
      .title = "the scorer adapter",
-     .help = "How runs that name an eval suite are scored. The adapter's syntax is checked "
+     .help = "How runs that name an eval suite the tenant's store does not have are scored "
+             "(a suite in the store needs no adapter). The adapter's syntax is checked "
              "when the file is loaded, its directory or program when the server starts "
              "(and by `olivares-fcgi --check-config`)."},
     {.name = "admin", .title = "the admin view", .help = "The HTML admin view, under `/admin`."},
@@ -369,8 +370,9 @@ const struct http_config_key http_config_keys[] = {
      .name = "adapter",
      .type = HTTP_CONFIG_SCORER,
      .def = "none",
-     .help = "The scorer adapter: `none` (a run that names a suite is recorded executed, not "
-             "scored), `builtin:<dir>` (suite S is the file `<dir>/S.json`, evaluated in the "
+     .help = "The scorer adapter: `none` (only the store's suites score; a run naming "
+             "another suite is refused), `builtin:<dir>` (suite S is the file `<dir>/S.json`, "
+             "evaluated in the "
              "server) or `exec:<command line>` (an external program: the line split on "
              "spaces, no shell, an empty environment).",
      IN_CONFIG(scorer),

@@ -1006,3 +1006,44 @@ out:
 	json_decref(t.details);
 	return rc;
 }
+
+int model_suite_ref_parse(const char *ref, char *name, size_t n, int *version)
+{
+	const char *at;
+	size_t len;
+	long long v = 0;
+	const char *d;
+
+	*version = 0;
+	if (n)
+		name[0] = '\0';
+	if (!ref)
+		return -1;
+	at = strchr(ref, '@');
+	len = at ? (size_t)(at - ref) : strlen(ref);
+	if (len == 0 || len >= n)
+		return -1;
+	memcpy(name, ref, len);
+	name[len] = '\0';
+	if (!model_suite_name_valid(name)) {
+		name[0] = '\0';
+		return -1;
+	}
+	if (!at)
+		return 0;
+	d = at + 1;
+	if (*d < '1' || *d > '9')
+		goto bad;
+	for (; *d; d++) {
+		if (*d < '0' || *d > '9')
+			goto bad;
+		v = v * 10 + (*d - '0');
+		if (v > MODEL_SUITE_VERSION_MAX)
+			goto bad;
+	}
+	*version = (int)v;
+	return 0;
+bad:
+	name[0] = '\0';
+	return -1;
+}

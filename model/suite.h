@@ -85,4 +85,16 @@ int model_suite_check(json_t *suite, struct model_error *err);
  * res->reason for a suite that fails model_suite_check or an invalid regex. */
 int model_suite_evaluate(json_t *suite, json_t *outputs, struct model_score_result *res);
 
+/** The largest version a suite reference may name ("name@N"). */
+#define MODEL_SUITE_VERSION_MAX 1000000000
+
+/**
+ * Split a suite reference "name" or "name@N" (N a decimal 1..
+ * MODEL_SUITE_VERSION_MAX without a sign or leading zero): name (n bytes,
+ * at least MODEL_MAX_SUITE_NAME_BYTES + 1) gets the name, *version N or 0
+ * for "the latest". Returns 0, or -1 when ref is NULL, the name is not
+ * model_suite_name_valid or N is not such a number.
+ */
+int model_suite_ref_parse(const char *ref, char *name, size_t n, int *version);
+
 #endif

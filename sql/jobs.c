@@ -241,6 +241,7 @@ static enum store_rc queue_run(struct store *st, const char *tenant_id, const ch
 	r.backend = j->backend;
 	r.steps_total = j->steps_total;
 	r.suite = j->suite;
+	r.suite_version = j->suite_version;
 	r.session_id = j->session_id;
 	r.agent_name = j->agent_name;
 	r.mocks_digest = j->mocks_digest;

@@ -49,14 +49,15 @@ static const struct colspec run_cols[] = {{"id", C_TEXT},
                                           {"mocks_digest", C_TEXT},
                                           {"egress_requests", C_INT},
                                           {"record_asked", C_BOOL},
-                                          {"record_error", C_TEXT}};
+                                          {"record_error", C_TEXT},
+                                          {"suite_version", C_INT}};
 #define RUN_SELECT                                                                                 \
 	"SELECT id, kind, scenario_id, scenario_version, scenario_digest, variant, status, "       \
 	"runner, backend, isolated, destroyed, steps_total, steps_ok, steps_error, suite, "        \
 	"scored, score, passed, reason, output_digest, started_at, finished_at, created_by, "      \
 	"score_details, session_id, divergence, shutdown, queued_at, steps_done, executor, "       \
 	"comparison_id, cancel_requested, agent_name, agent_sha256, mocks_digest, "                \
-	"egress_requests, record_asked, record_error FROM runs"
+	"egress_requests, record_asked, record_error, suite_version FROM runs"
 
 static const struct colspec output_cols[] = {
     {"seq", C_INT},     {"key", C_TEXT},        {"input", C_TEXT},        {"output", C_TEXT},
@@ -361,7 +362,8 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		                    PT(r->agent_sha256),
 		                    PT(r->mocks_digest),
 		                    PI(r->record ? 1 : 0),
-		                    PT(r->record_error)};
+		                    PT(r->record_error),
+		                    PIN(r->suite_version > 0, r->suite_version)};
 
 		/* score and passed are NULL for a run that was not scored:
 		 * it never reads as a pass */
@@ -373,9 +375,9 @@ enum store_rc store_run_insert_queued(struct store *st, const char *tenant_id, c
 		    "output_digest, started_at, finished_at, created_by, created_at, "
 		    "score_details, session_id, divergence, shutdown, queued_at, steps_done, job, "
 		    "comparison_id, agent_name, agent_sha256, mocks_digest, record_asked, "
-		    "record_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-		    "?, "
-		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "record_error, suite_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "?, ?, ?, ?, ?, ?, "
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(details);

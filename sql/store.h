@@ -245,6 +245,42 @@ enum store_rc store_scenario_update(struct store *st, const char *tenant_id,
 enum store_rc store_scenario_delete(struct store *st, const char *tenant_id,
                                     const char *actor_token_id, const char *id);
 
+/* ---- suites ---------------------------------------------------------- */
+
+/*
+ * A suite is a scoring document of model/suite.h kept by name (1..128 of
+ * [A-Za-z0-9._-], model_suite_name_valid) and version. The object returned
+ * is {"name","version","document","created_by","created_at"}.
+ */
+
+/**
+ * Store document (borrowed) as version 1 of suite name, with the audit
+ * event "sandbox.suite.create" {"name","version"} by actor, in one
+ * transaction. The document must pass model_suite_check and its "name"
+ * must equal name (STORE_ERROR otherwise, nothing written). STORE_CONFLICT
+ * when the tenant already has a suite of that name. *out: the stored object.
+ */
+enum store_rc store_suite_create(struct store *st, const char *tenant_id,
+                                 const char *actor_token_id, const char *name, json_t *document,
+                                 json_t **out);
+/** Version version (0: the latest) of suite name of the tenant into *out;
+ * STORE_NOT_FOUND for none (or another tenant's). */
+enum store_rc store_suite_get(struct store *st, const char *tenant_id, const char *name,
+                              int version, json_t **out);
+/** {"suites":[{name,version,created_at}]}: the latest version of each of
+ * the tenant's suites, by name; limit 1..500, offset >= 0. */
+enum store_rc store_suite_list(struct store *st, const char *tenant_id, int limit, int offset,
+                               json_t **out);
+/**
+ * Store document as the next version of the existing suite name (the
+ * older versions stay), audit "sandbox.suite.update", one transaction;
+ * checked as store_suite_create. STORE_NOT_FOUND when the tenant has no
+ * suite of that name. *out: the stored object.
+ */
+enum store_rc store_suite_update(struct store *st, const char *tenant_id,
+                                 const char *actor_token_id, const char *name, json_t *document,
+                                 json_t **out);
+
 /* ---- runs and outputs -------------------------------------------------- */
 
 /**
@@ -264,6 +300,8 @@ struct store_run {
 	int isolated, destroyed;
 	int steps_total, steps_ok, steps_error;
 	const char *suite;                    /* may be NULL */
+	int suite_version;                    /* the store suite's pinned version;
+	                                       * 0: none (an adapter's, or unscored) */
 	int scored;                           /* 1: score and passed are recorded */
 	const char *reason;                   /* why failed / not scored; may be NULL */
 	const char *output_digest;            /* 64 hex, SHA-256 over the ordered outputs */
@@ -350,8 +388,8 @@ enum store_rc store_run_record(struct store *st, const char *tenant_id, const ch
  *  "status","runner","backend","isolated","destroyed","steps_total",
  *  "steps_ok","steps_error","suite","scored","score","passed","reason",
  *  "output_digest","started_at","finished_at","created_by","score_details",
- *  "session_id","divergence","shutdown"}
- *  (null for absent; score_details is the stored array or null; divergence
+ *  "session_id","divergence","shutdown",…,"suite_version"}
+ *  (null for absent; suite_version the pinned store suite version or null; score_details is the stored array or null; divergence
  *  the stored object or null; shutdown the runner's note or null). */
 enum store_rc store_run_get(struct store *st, const char *tenant_id, const char *id, json_t **out);
 
@@ -690,6 +728,7 @@ struct store_run_job {
 	const char *variant;         /* may be NULL */
 	const char *backend;         /* the backend chosen (a known name) */
 	const char *suite;           /* may be NULL */
+	int suite_version;           /* pinned store suite version; 0: none */
 	const char *session_id;      /* a replay's session (checked as store_run_record
 	                              * does), else NULL */
 	int steps_total;             /* the steps the spec holds */

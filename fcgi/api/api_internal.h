@@ -104,6 +104,16 @@ int api_scenario_update(struct http_request *req, struct model_error *err);
 /** DELETE /v1/m/sandbox/scenarios/{id}. */
 int api_scenario_delete(struct http_request *req, struct model_error *err);
 
+/* suites.c */
+/** POST /v1/m/sandbox/suites: a checked suite document, version 1, 201. */
+int api_suite_create(struct http_request *req, struct model_error *err);
+/** GET /v1/m/sandbox/suites (limit, offset): the latest of each. */
+int api_suite_list(struct http_request *req, struct model_error *err);
+/** GET /v1/m/sandbox/suites/{name}: the latest, or "name@N" version N. */
+int api_suite_get(struct http_request *req, struct model_error *err);
+/** PUT /v1/m/sandbox/suites/{name}: the next version, 200. */
+int api_suite_update(struct http_request *req, struct model_error *err);
+
 /* runs.c */
 /** POST /v1/m/sandbox/scenarios/{id}/runs {variant?, backend?, suite?}:
  * a simulation run, executed and recorded, 201. */

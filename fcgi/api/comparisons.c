@@ -160,8 +160,11 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	if (!model_id_valid(scenario_id))
 		return model_error_set(err, MODEL_E_NOT_FOUND, "scenario_id", "scenario not found");
 	scenario_id = http_req_strdup(req, scenario_id);
-	if (http_run_load_scenario(req, scenario_id, "scenario_id", &base.sc, err))
+	/* both sides are scored against one version, pinned now */
+	if (http_run_load_scenario(req, scenario_id, "scenario_id", &base.sc, err) ||
+	    http_run_pin_suite(req, &suite, &base.suite_version, err))
 		return -1;
+	cand.suite_version = base.suite_version;
 	base.kind = cand.kind = "comparison";
 	base.scenario_id = cand.scenario_id = scenario_id;
 	cand.sc = base.sc;

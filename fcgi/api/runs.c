@@ -38,7 +38,8 @@ int api_run_create(struct http_request *req, struct model_error *err)
 	job.record = json_is_true(record);
 	if (http_run_choose_backend(req, requested, &job.backend, err) ||
 	    http_run_variant_agent(req, job.variant, job.backend, &job.agent, err) ||
-	    http_run_load_scenario(req, job.scenario_id, NULL, &job.sc, err))
+	    http_run_load_scenario(req, job.scenario_id, NULL, &job.sc, err) ||
+	    http_run_pin_suite(req, &job.suite, &job.suite_version, err))
 		return -1;
 	ret = http_run_submit(req, &job, err);
 	http_run_job_free(&job);

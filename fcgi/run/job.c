@@ -23,6 +23,7 @@
 #include "model/http_mock.h"
 #include "model/limits.h"
 #include "model/runspec.h"
+#include "model/suite.h"
 #include "model/scenario.h"
 #include "model/text.h"
 
@@ -288,6 +289,9 @@ int http_run_parse_variant(struct http_request *req, json_t *v, const char *fiel
 
 int http_run_parse_suite(json_t *v, int required, const char **suite, struct model_error *err)
 {
+	char name[MODEL_MAX_SUITE_NAME_BYTES + 1];
+	int version;
+
 	*suite = NULL;
 	if (!v || json_is_null(v)) {
 		if (!required)
@@ -296,12 +300,48 @@ int http_run_parse_suite(json_t *v, int required, const char **suite, struct mod
 	}
 	if (!json_is_string(v))
 		return model_error_set(err, MODEL_E_MALFORMED, "suite", "suite must be a string");
-	if (!model_suite_name_valid(json_string_value(v)))
+	if (model_suite_ref_parse(json_string_value(v), name, sizeof(name), &version))
 		return model_error_set(err, MODEL_E_INVALID, "suite",
 		                       "suite must be 1..128 characters of [A-Za-z0-9._-], "
-		                       "starting with a letter or digit");
+		                       "starting with a letter or digit, optionally followed by "
+		                       "@VERSION");
 	*suite = json_string_value(v);
 	return 0;
+}
+
+int http_run_pin_suite(struct http_request *req, const char **suite, int *version,
+                       struct model_error *err)
+{
+	char name[MODEL_MAX_SUITE_NAME_BYTES + 1];
+	json_t *doc = NULL;
+	enum store_rc rc;
+	int asked;
+
+	*version = 0;
+	if (!*suite)
+		return 0;
+	if (model_suite_ref_parse(*suite, name, sizeof(name), &asked))
+		return model_error_set(err, MODEL_E_INVALID, "suite", "suite is not a suite name");
+	rc = store_suite_get(req->store, req->who.tenant_id, name, asked, &doc);
+	if (rc == STORE_OK) {
+		*version = (int)json_integer_value(json_object_get(doc, "version"));
+		json_decref(doc);
+		*suite = http_req_strdup(req, name);
+		return 0;
+	}
+	if (rc != STORE_NOT_FOUND)
+		return http_store_fail(req, rc, "suite get", err);
+	/* not in the store: a name the operator's adapter may know, when one
+	 * is configured; a version is only ever the store's */
+	if (asked == 0 && req->cfg->scorer[0] && strcmp(req->cfg->scorer, "none") != 0)
+		return 0;
+	if (asked)
+		return model_error_set(err, MODEL_E_INVALID, "suite",
+		                       "suite %s has no version %d in the store", name, asked);
+	return model_error_set(err, MODEL_E_INVALID, "suite",
+	                       "suite %s is not in the store (POST /v1/m/sandbox/suites creates "
+	                       "it) and no scorer adapter is configured",
+	                       name);
 }
 
 int http_run_parse_backend(json_t *v, const char **backend, struct model_error *err)
@@ -520,6 +560,7 @@ int http_run_prepare(struct http_request *req, struct http_run_job *job, struct 
 	q->variant = job->variant;
 	q->backend = job->backend;
 	q->suite = job->suite;
+	q->suite_version = job->suite_version;
 	q->session_id = job->session_id;
 	q->steps_total = (int)json_array_size(json_object_get(plan, "steps"));
 	mocks_digest(job);
@@ -559,6 +600,7 @@ static void recorded_at_once(struct http_run_job *job, const char *status)
 	run->runner = "none";
 	run->backend = job->backend;
 	run->suite = job->suite;
+	run->suite_version = job->suite_version;
 	run->reason = job->reason;
 	run->output_digest = job->nodigest;
 	run->started_at = job->started;

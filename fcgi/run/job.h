@@ -52,6 +52,8 @@ struct http_run_job {
 	const char *backend;
 	const char *agent;           /* may be NULL */
 	const char *suite;           /* may be NULL: not scored, no reason added */
+	int suite_version;           /* http_run_pin_suite: the store suite's
+	                              * version; 0: an adapter's suite */
 	int record;                  /* a simulation run recorded as a session
 	                              * (model/record.h) */
 	struct store_run_job queued; /* http_run_prepare: the run as queued (its
@@ -131,6 +133,18 @@ int http_run_parse_variant(struct http_request *req, json_t *v, const char *fiel
  * otherwise. *suite is borrowed from v.
  */
 int http_run_parse_suite(json_t *v, int required, const char **suite, struct model_error *err);
+
+/**
+ * Pin the suite *suite (from http_run_parse_suite; NULL: nothing to do) at
+ * queue time: when the tenant's store has it ("name" the latest, "name@N"
+ * version N), *suite becomes the bare name (request-owned) and *version
+ * its version, which the executor scores against. A bare name the store
+ * does not have is left for the configured scorer adapter (*version 0);
+ * with no adapter configured, or a version the store does not have, 422
+ * on field "suite" and nothing is queued.
+ */
+int http_run_pin_suite(struct http_request *req, const char **suite, int *version,
+                       struct model_error *err);
 
 /** The body's "backend" v: absent gives *backend NULL (the tenant's
  * default), else a string (borrowed from v); 400 for another type. */

@@ -40,6 +40,12 @@ static void run_summary(xmlNodePtr main, json_t *run, const struct view_names *n
 	view_counters_text(run, text, sizeof(text));
 	view_dl_item(dl, "Steps", "run-counters", text);
 	view_dl_item(dl, "Suite", "run-suite", view_jstr(run, "suite", VIEW_NONE_TEXT));
+	/* the stored version the run was pinned to; none for an adapter's suite */
+	if (json_is_integer(json_object_get(run, "suite_version")))
+		snprintf(text, sizeof(text), "%lld", view_jint(run, "suite_version"));
+	else
+		snprintf(text, sizeof(text), "%s", VIEW_NONE_TEXT);
+	view_dl_item(dl, "Suite version", "run-suite-version", text);
 	view_score_text(run, 1, text, sizeof(text));
 	view_dl_item(dl, "Score", "run-score", text);
 	view_dl_item(dl, "Reason", "run-reason", view_jstr(run, "reason", VIEW_NONE_TEXT));

@@ -15,7 +15,8 @@
 # characters round-trip as text.
 #
 # Extra stacks (own data dir, free port, stopped at the end) with other
-# [scorer] settings: none (no scorer wired), and the exec adapter with the
+# [scorer] settings: none (no scorer wired: a suite the store does not have
+# is refused), and the exec adapter with the
 # tests/fixtures/scorer-* programs: good, hang, crash, garbage, exit3,
 # out-of-range.
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +31,6 @@ VW=$OLV_VIEWER_TOKEN
 STACK=$OLV_ROOT/scripts/stack
 FIX=$OLV_ROOT/tests/fixtures
 XSD=$FIX/junit.xsd
-NONE_REASON="executed, not scored: no scorer adapter is wired"
 
 # extra stacks: stopped whatever happens
 declare -a EXTRA_DATA=()
@@ -398,15 +398,21 @@ xrun() {
 
 if start_stack none "[scorer]
 adapter = none"; then
-	xrun "no scorer"
-	is "no scorer: completed, not scored, no score, no pass" \
-		"completed suite=walkthrough scored=false score=null passed=null" "$(run_fields)"
-	is "no scorer: the reason" "$NONE_REASON" "$(jqb .reason)"
-	OLIVARES_URL=$XURL req "$XTOK" GET "/v1/m/sandbox/runs/$XRID"
-	is "no scorer: recorded as such" "false null $NONE_REASON" "$(jqb '"\(.scored) \(.passed) \(.reason)"')"
+	# nothing can score a suite that is neither in the store nor an
+	# adapter's: refused at creation, nothing queued (t1010: the store's)
+	OLIVARES_URL=$XURL module_on "$XTOK"
+	XSID=$(OLIVARES_URL=$XURL walk_scenario "$XTOK")
+	OLIVARES_URL=$XURL req "$XTOK" POST "/v1/m/sandbox/scenarios/$XSID/runs" '{"variant":"candidate","suite":"walkthrough"}'
+	is_error "no scorer: a run naming a suite the store does not have: 422" 422 invalid
+	if [[ $(jqb '.error.message // ""') == *"not in the store"*"no scorer adapter is configured"* ]]; then ok "no scorer: the 422 says why"; else not_ok "no scorer: the 422 says why (got $(short "$(jqb .error.message)"))"; fi
 	OLIVARES_URL=$XURL req "$XTOK" POST /v1/m/sandbox/comparisons "{\"scenario_id\":\"$XSID\",\"baseline\":\"candidate\",\"candidate\":\"candidate\",\"suite\":\"walkthrough\"}"
-	is "no scorer: a comparison is inconclusive, no delta" "201 inconclusive null" "$STATUS $(jqb '"\(.verdict) \(.delta)"')"
-	if [[ $(jqb '.reason // ""') == *"not scored"* ]]; then ok "no scorer: the comparison's reason says not scored"; else not_ok "no scorer: the comparison's reason says not scored (got $(short "$(jqb .reason)"))"; fi
+	is_error "no scorer: a comparison naming it: 422" 422 invalid
+	OLIVARES_URL=$XURL req "$XTOK" GET "/v1/m/sandbox/runs?limit=500"
+	is "no scorer: nothing was queued" 0 "$(jqb '.runs|length')"
+	# a run that names no suite is executed, not scored
+	OLIVARES_URL=$XURL req "$XTOK" POST "/v1/m/sandbox/scenarios/$XSID/runs" '{"variant":"candidate"}'
+	is "no scorer: a run naming no suite: completed, not scored" \
+		"201 completed suite=null scored=false score=null passed=null" "$STATUS $(run_fields)"
 	stop_stack none
 fi
 

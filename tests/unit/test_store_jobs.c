@@ -191,7 +191,9 @@ START_TEST(test_jobs_lifecycle)
 	/* egress_requests and hermetic: none left, so hermetic */
 	ck_assert_int_eq(jint(run, "egress_requests"), 0);
 	ck_assert(json_is_true(json_object_get(run, "hermetic")));
-	ck_assert_uint_eq(json_object_size(run), 38);
+	/* no store suite pinned */
+	ck_assert(json_is_null(json_object_get(run, "suite_version")));
+	ck_assert_uint_eq(json_object_size(run), 39);
 	/* the job is stored as compact JSON text; the audit event says queued */
 	ck_assert_int_eq(run_where(id, "job = '{\"spec\":{\"steps\":3},\"recorded\":[1,2]}'"), 1);
 	ck_assert_int_eq(store_audit_list(st, a, 10, &audit), STORE_OK);

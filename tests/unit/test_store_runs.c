@@ -176,7 +176,9 @@ START_TEST(test_runs)
 	/* not recorded as a session */
 	ck_assert(json_is_false(json_object_get(run1, "record")));
 	ck_assert(json_is_null(json_object_get(run1, "record_error")));
-	ck_assert_uint_eq(json_object_size(run1), 38);
+	/* no store suite pinned */
+	ck_assert(json_is_null(json_object_get(run1, "suite_version")));
+	ck_assert_uint_eq(json_object_size(run1), 39);
 
 	ck_assert_int_eq(store_run_get(st, a, jstr(run1, "id"), &g), STORE_OK);
 	ck_assert(json_equal(g, run1));

@@ -13,6 +13,7 @@
 
 #include "model/alloc.h"
 #include "model/error.h"
+#include "model/limits.h"
 #include "model/scorer.h"
 #include "model/suite.h"
 #include "tests/unit/unit.h"
@@ -866,6 +867,61 @@ START_TEST(test_suite_bad_outputs)
 }
 END_TEST
 
+/* "name" and "name@N": the name and N (0 for the latest), or -1 with the
+ * name emptied */
+START_TEST(test_suite_ref_parse)
+{
+	static const struct {
+		const char *ref;
+		int rc, version;
+		const char *name;
+	} cases[] = {
+	    {"walkthrough", 0, 0, "walkthrough"},
+	    {"walkthrough@1", 0, 1, "walkthrough"},
+	    {"a.b_c-d@42", 0, 42, "a.b_c-d"},
+	    {"w@1000000000", 0, 1000000000, "w"},
+	    {"w@1000000001", -1, 0, ""},
+	    {"w@99999999999999999999", -1, 0, ""},
+	    {"w@0", -1, 0, ""},
+	    {"w@01", -1, 0, ""},
+	    {"w@", -1, 0, ""},
+	    {"w@-1", -1, 0, ""},
+	    {"w@+1", -1, 0, ""},
+	    {"w@1x", -1, 0, ""},
+	    {"w@1@2", -1, 0, ""},
+	    {"@1", -1, 0, ""},
+	    {"", -1, 0, ""},
+	    {"bad name", -1, 0, ""},
+	    {".hidden", -1, 0, ""},
+	    {"../etc@1", -1, 0, ""},
+	};
+	char name[MODEL_MAX_SUITE_NAME_BYTES + 1], long_ref[MODEL_MAX_SUITE_NAME_BYTES + 8];
+	size_t i;
+	int version;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		version = -7;
+		ck_assert_msg(model_suite_ref_parse(cases[i].ref, name, sizeof(name), &version) ==
+		                  cases[i].rc,
+		              "%s", cases[i].ref);
+		ck_assert_int_eq(version, cases[i].version);
+		ck_assert_str_eq(name, cases[i].name);
+	}
+	ck_assert_int_eq(model_suite_ref_parse(NULL, name, sizeof(name), &version), -1);
+	/* a name of 128 bytes fits; 129 is no suite name */
+	memset(long_ref, 'x', MODEL_MAX_SUITE_NAME_BYTES);
+	strcpy(long_ref + MODEL_MAX_SUITE_NAME_BYTES, "@3");
+	ck_assert_int_eq(model_suite_ref_parse(long_ref, name, sizeof(name), &version), 0);
+	ck_assert_int_eq(version, 3);
+	ck_assert_uint_eq(strlen(name), MODEL_MAX_SUITE_NAME_BYTES);
+	memset(long_ref, 'x', MODEL_MAX_SUITE_NAME_BYTES + 1);
+	strcpy(long_ref + MODEL_MAX_SUITE_NAME_BYTES + 1, "@3");
+	ck_assert_int_eq(model_suite_ref_parse(long_ref, name, sizeof(name), &version), -1);
+	/* a buffer too small for the name */
+	ck_assert_int_eq(model_suite_ref_parse("walkthrough", name, 5, &version), -1);
+}
+END_TEST
+
 Suite *unit_suite(void)
 {
 	const TTest *const evaluate[] = {test_suite_walkthrough,
@@ -876,6 +932,7 @@ Suite *unit_suite(void)
 	                                 test_suite_bad_outputs,
 	                                 test_suite_step_checks_every_step,
 	                                 test_suite_json_path_names,
+	                                 test_suite_ref_parse,
 	                                 NULL};
 	Suite *s;
 	TCase *tc;

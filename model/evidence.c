@@ -46,12 +46,14 @@ static const char *const run_fields[] = {"id",
                                          "divergence",
                                          "agent",
                                          "mocks_digest",
+                                         "suite_version",
                                          NULL};
 
 static const char *const comparison_fields[] = {
     "id",         "scenario_id", "scenario_version", "suite",  "tolerance",       "baseline",
     "candidate",  "delta",       "verdict",          "reason", "differing_steps", "decided_by",
-    "created_at", "stats",       "repeats",          NULL};
+    "created_at", "stats",       "repeats",          "runs",   "pass_k",          "flaky_steps",
+    NULL};
 
 char *model_evidence_canonical(const json_t *v)
 {
@@ -416,6 +418,45 @@ static int body_ok(const json_t *links, const char *kind, const char *id, const 
 	return 0;
 }
 
+static int run_held(const json_t *runs, const char *id)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(runs, i, r)
+	{
+		if (strcmp(json_string_value(json_object_get(r, "id")) ?: "", id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every run the comparison names (each side's first, and every repeat's
+ * when it lists them) is in the bundle: a bundle that leaves one out
+ * shows a verdict without all the runs it rests on. */
+static int named_runs_held(const json_t *cmp, const json_t *runs, char *why, size_t n)
+{
+	static const char *const sides[] = {"baseline", "candidate"};
+	const json_t *ids, *v;
+	const char *id;
+	size_t s, i;
+
+	for (s = 0; s < 2; s++) {
+		id = json_string_value(json_object_get(json_object_get(cmp, sides[s]), "run_id"));
+		if (id && !run_held(runs, id))
+			return fail(why, n, "%s run %s: not in the bundle", sides[s], id);
+		ids = json_object_get(json_object_get(cmp, "runs"), sides[s]);
+		json_array_foreach(ids, i, v)
+		{
+			id = json_string_value(v);
+			if (id && !run_held(runs, id))
+				return fail(why, n, "%s run %s (repeat %zu): not in the bundle",
+				            sides[s], id, i);
+		}
+	}
+	return 0;
+}
+
 static int records_ok(const json_t *b, char *why, size_t n)
 {
 	const json_t *links = json_object_get(b, "links"), *cmp = json_object_get(b, "comparison");
@@ -449,7 +490,7 @@ static int records_ok(const json_t *b, char *why, size_t n)
 	}
 	if (json_object_size(outputs) != json_array_size(runs))
 		return fail(why, n, "outputs: entries for runs the bundle does not hold");
-	return 0;
+	return named_runs_held(cmp, runs, why, n);
 }
 
 int model_evidence_verify(const char *text, size_t n, const char *public_pem, json_t **out,

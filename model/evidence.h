@@ -21,7 +21,8 @@
  * with SEQ in decimal without leading zeros and BODY the body_sha256.
  *
  * A bundle: {"format": "olivares-evidence/1", "comparison": {...},
- * "runs": [...], "outputs": {RUN_ID: [...]}, "suite": ... | null,
+ * "runs": [every run the comparison names], "outputs": {RUN_ID: [...]},
+ * "suite": {"name","version","document"} | null,
  * "links": [...], "key_id": HEX64, "signature": BASE64}. key_id is the
  * SHA-256 of the raw 32-byte Ed25519 public key; signature is Ed25519 over
  * the canonical form of the bundle without its "signature" member. The
@@ -108,7 +109,8 @@ int model_evidence_sign(json_t *bundle, const char *private_pem);
  * Verify the n bytes of a bundle file against public_pem: canonical form,
  * format, key id, signature, every record's body hash against its link,
  * and the chain of links (consecutive seqs, each prev the hash before,
- * seq 1's prev 64 zeros, each hash recomputed). Returns 0 when all hold,
+ * seq 1's prev 64 zeros, each hash recomputed), and every run the
+ * comparison names in the bundle. Returns 0 when all hold,
  * else -1 with why (n bytes) naming the first thing that does not hold,
  * e.g. "signature does not verify", "link 3: prev does not match link
  * 2's hash", "run <id>: body hash mismatch". On success *out (may be

@@ -178,11 +178,108 @@ static long long seq_of(const json_t *row)
 	return (long long)json_integer_value(json_object_get(row, "seq"));
 }
 
+/* One run's link body into runs and outputs (once: a run named twice is
+ * held once), widening [lo, hi] to its seq. */
+static enum store_rc bundle_run(struct store *st, const char *tenant_id, const char *cmp_id,
+                                const char *run_id, json_t *runs, json_t *outputs, long long *lo,
+                                long long *hi)
+{
+	json_t *row = NULL, *body;
+	enum store_rc rc;
+
+	if (json_object_get(outputs, run_id))
+		return STORE_OK;
+	rc = body_of(st, tenant_id, "run", run_id, &row);
+	if (rc == STORE_NOT_FOUND) {
+		store_seterr(st, "comparison %s: run %s has no evidence link", cmp_id, run_id);
+		return STORE_CONFLICT;
+	}
+	if (rc)
+		return rc;
+	body = json_object_get(row, "body");
+	json_array_append(runs, json_object_get(body, "run"));
+	json_object_set(outputs, run_id, json_object_get(body, "outputs"));
+	if (seq_of(row) < *lo)
+		*lo = seq_of(row);
+	if (seq_of(row) > *hi)
+		*hi = seq_of(row);
+	json_decref(row);
+	return STORE_OK;
+}
+
+/* Every run the comparison rests on: each side's first, then each
+ * repeat's, baseline before candidate. */
+static enum store_rc bundle_runs(struct store *st, const struct bundle_arg *a, const json_t *cmp,
+                                 json_t *runs, json_t *outputs, long long *lo, long long *hi)
+{
+	static const char *const sides[] = {"baseline", "candidate"};
+	const json_t *v;
+	const char *id;
+	enum store_rc rc;
+	size_t s, i;
+
+	for (s = 0; s < 2; s++) {
+		id = json_string_value(json_object_get(json_object_get(cmp, sides[s]), "run_id"));
+		if (!id) {
+			store_seterr(st, "evidence: comparison %s names no %s run", a->id,
+			             sides[s]);
+			return STORE_ERROR;
+		}
+		rc = bundle_run(st, a->tenant_id, a->id, id, runs, outputs, lo, hi);
+		if (rc)
+			return rc;
+	}
+	for (s = 0; s < 2; s++) {
+		json_array_foreach(json_object_get(json_object_get(cmp, "runs"), sides[s]), i, v)
+		{
+			if (!json_is_string(v))
+				continue;
+			rc = bundle_run(st, a->tenant_id, a->id, json_string_value(v), runs,
+			                outputs, lo, hi);
+			if (rc)
+				return rc;
+		}
+	}
+	return STORE_OK;
+}
+
+/* The store suite the runs were scored against, pinned by their
+ * suite_version: {"name","version","document"}; *out NULL when they
+ * named none of the store's (an adapter's suite, or none). */
+static enum store_rc bundle_suite(struct store *st, const char *tenant_id, const json_t *run,
+                                  json_t **out)
+{
+	static const struct colspec cols[] = {
+	    {"name", C_TEXT}, {"version", C_INT}, {"document", C_JSON}};
+	const char *name = json_string_value(json_object_get(run, "suite"));
+	json_t *v = json_object_get(run, "suite_version");
+	enum store_rc rc;
+
+	*out = NULL;
+	if (!name || !json_is_integer(v) || json_integer_value(v) < 1)
+		return STORE_OK;
+	{
+		struct param p[] = {PT(tenant_id), PT(name), PI((long long)json_integer_value(v))};
+
+		rc = store_q_row(st,
+		                 "SELECT name, version, document FROM suites WHERE tenant_id = ? "
+		                 "AND name = ? AND version = ?",
+		                 p, NPARAMS(p), cols, NPARAMS(cols), out);
+	}
+	if (rc == STORE_NOT_FOUND) {
+		/* suites are never deleted: a pinned version is always there */
+		store_seterr(st, "evidence: suite %s version %lld is not in the store", name,
+		             (long long)json_integer_value(v));
+		return STORE_ERROR;
+	}
+	return rc;
+}
+
 static enum store_rc tx_bundle(struct store *st, void *arg)
 {
 	struct bundle_arg *a = arg;
-	json_t *c = NULL, *b = NULL, *k = NULL, *cmp = NULL, *links = NULL, *list = NULL;
-	const char *bid, *kid;
+	json_t *c = NULL, *cmp = NULL, *links = NULL, *list = NULL;
+	json_t *runs = NULL, *outputs = NULL, *suite = NULL;
 	long long lo, hi;
 	enum store_rc rc;
 
@@ -204,32 +301,12 @@ static enum store_rc tx_bundle(struct store *st, void *arg)
 	if (rc)
 		goto out;
 	cmp = json_incref(json_object_get(c, "body"));
-	bid = json_string_value(json_object_get(json_object_get(cmp, "baseline"), "run_id"));
-	kid = json_string_value(json_object_get(json_object_get(cmp, "candidate"), "run_id"));
-	if (!bid || !kid) {
-		store_seterr(st, "evidence: comparison %s names no runs", a->id);
-		rc = STORE_ERROR;
-		goto out;
-	}
-	rc = body_of(st, a->tenant_id, "run", bid, &b);
-	if (!rc)
-		rc = body_of(st, a->tenant_id, "run", kid, &k);
-	if (rc == STORE_NOT_FOUND) {
-		store_seterr(st, "comparison %s: a run has no evidence link", a->id);
-		rc = STORE_CONFLICT;
-	}
+	lo = hi = seq_of(c);
+	runs = json_array();
+	outputs = json_object();
+	rc = bundle_runs(st, a, cmp, runs, outputs, &lo, &hi);
 	if (rc)
 		goto out;
-	lo = seq_of(c);
-	hi = seq_of(c);
-	if (seq_of(b) < lo)
-		lo = seq_of(b);
-	if (seq_of(k) < lo)
-		lo = seq_of(k);
-	if (seq_of(b) > hi)
-		hi = seq_of(b);
-	if (seq_of(k) > hi)
-		hi = seq_of(k);
 	if (hi - lo >= EVIDENCE_SEGMENT_MAX) {
 		store_seterr(st, "comparison %s: its chain segment holds more than %d links", a->id,
 		             EVIDENCE_SEGMENT_MAX);
@@ -245,23 +322,23 @@ static enum store_rc tx_bundle(struct store *st, void *arg)
 		                  "ORDER BY seq",
 		                  p, NPARAMS(p), link_cols, NPARAMS(link_cols), "links", &list);
 	}
+	if (!rc)
+		rc = bundle_suite(st, a->tenant_id, json_array_get(runs, 0), &suite);
 	if (rc)
 		goto out;
 	links = json_incref(json_object_get(list, "links"));
-	a->out = json_pack(
-	    "{s:s,s:O,s:[O,O],s:{s:O,s:O},s:n,s:O}", "format", MODEL_EVIDENCE_FORMAT, "comparison",
-	    cmp, "runs", json_object_get(json_object_get(b, "body"), "run"),
-	    json_object_get(json_object_get(k, "body"), "run"), "outputs", bid,
-	    json_object_get(json_object_get(b, "body"), "outputs"), kid,
-	    json_object_get(json_object_get(k, "body"), "outputs"), "suite", "links", links);
+	a->out = json_pack("{s:s,s:O,s:O,s:O,s:O,s:O}", "format", MODEL_EVIDENCE_FORMAT,
+	                   "comparison", cmp, "runs", runs, "outputs", outputs, "suite",
+	                   suite ? suite : json_null(), "links", links);
 	if (!a->out) {
 		store_seterr(st, "evidence: a stored link body is malformed");
 		rc = STORE_ERROR;
 	}
 out:
 	json_decref(c);
-	json_decref(b);
-	json_decref(k);
+	json_decref(runs);
+	json_decref(outputs);
+	json_decref(suite);
 	json_decref(cmp);
 	json_decref(links);
 	json_decref(list);

@@ -300,6 +300,45 @@ START_TEST(test_evidence_record_changed)
 }
 END_TEST
 
+/* A comparison of repeats names every run it rests on: a bundle without
+ * one of them does not verify, even signed; with it, it does. */
+START_TEST(test_evidence_named_runs)
+{
+	json_t *b = run_record(RUN_B, "baseline", 0.5), *c = run_record(RUN_C, "candidate", 0.75);
+	json_t *c2 = run_record(OTHER, "candidate", 0.75);
+	json_t *bo = outputs_of("first synthetic account"), *co = outputs_of("second");
+	json_t *co2 = outputs_of("second");
+	json_t *cmp = json_pack("{s:s,s:s,s:{s:s},s:{s:s},s:{s:[s],s:[s,s]}}", "id", CMP, "verdict",
+	                        "improved", "baseline", "run_id", RUN_B, "candidate", "run_id",
+	                        RUN_C, "runs", "baseline", RUN_B, "candidate", RUN_C, OTHER);
+	json_t *links = json_array(), *bundle;
+	char why[512];
+
+	chain(links, "run", RUN_B, model_evidence_run_body(b, bo));
+	chain(links, "run", RUN_C, model_evidence_run_body(c, co));
+	chain(links, "run", OTHER, model_evidence_run_body(c2, co2));
+	chain(links, "comparison", CMP, json_incref(cmp));
+	bundle = json_pack("{s:O,s:[O,O],s:{s:O,s:O},s:n,s:O}", "comparison", cmp, "runs", b, c,
+	                   "outputs", RUN_B, bo, RUN_C, co, "suite", "links", links);
+	ck_assert_int_eq(model_evidence_sign(bundle, priv_pem), 0);
+	ck_assert_int_eq(verify_json(bundle, pub_pem, why, sizeof why), -1);
+	ck_assert_str_eq(why, "candidate run " OTHER " (repeat 1): not in the bundle");
+	json_array_append(json_object_get(bundle, "runs"), c2);
+	json_object_set(json_object_get(bundle, "outputs"), OTHER, co2);
+	ck_assert_int_eq(model_evidence_sign(bundle, priv_pem), 0);
+	ck_assert_msg(verify_json(bundle, pub_pem, why, sizeof why) == 0, "%s", why);
+	json_decref(bundle);
+	json_decref(links);
+	json_decref(cmp);
+	json_decref(b);
+	json_decref(c);
+	json_decref(c2);
+	json_decref(bo);
+	json_decref(co);
+	json_decref(co2);
+}
+END_TEST
+
 START_TEST(test_evidence_wrong_key)
 {
 	json_t *bundle = make_bundle();
@@ -332,10 +371,11 @@ END_TEST
 
 Suite *unit_suite(void)
 {
-	const TTest *const evidence[] = {
-	    test_evidence_canonical,      test_evidence_link_hash,    test_evidence_bundle_verifies,
-	    test_evidence_one_byte,       test_evidence_dropped_link, test_evidence_forked_chain,
-	    test_evidence_record_changed, test_evidence_wrong_key,    NULL};
+	const TTest *const evidence[] = {test_evidence_canonical,       test_evidence_link_hash,
+	                                 test_evidence_bundle_verifies, test_evidence_one_byte,
+	                                 test_evidence_dropped_link,    test_evidence_forked_chain,
+	                                 test_evidence_record_changed,  test_evidence_wrong_key,
+	                                 test_evidence_named_runs,      NULL};
 	Suite *s;
 	TCase *tc;
 

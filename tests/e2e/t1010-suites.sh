@@ -240,7 +240,7 @@ OLIVARES_TOKEN=$AD show olivares sandbox gate --scenario "$SID"
 is "gate on the newest comparison (regressed): exit 1" 1 "$RC"
 OLIVARES_TOKEN=$AD show olivares sandbox compare --scenario "$SID" --baseline candidate --candidate v2 --suite walkthrough
 is "CLI compare on the store suite: exit 0, delta 0.25, improved" "0 0.25 improved" \
-	"$RC $(printf '%s\n' "$OUT" | awk '$1 == "verdict" || $1 == "delta" { printf " %s", $2 }' | sed 's/^ //')"
+	"$RC $(printf '%s\n' "$OUT" | awk '($1 == "verdict" || $1 == "delta") && !seen[$1]++ { printf " %s", $2 }' | sed 's/^ //')"
 OLIVARES_TOKEN=$AD show olivares sandbox gate --scenario "$SID"
 is "gate on it: exit 0, verdict=improved" "0 verdict=improved delta=0.25" "$RC $(cut -d' ' -f1,2 <<<"$OUT")"
 

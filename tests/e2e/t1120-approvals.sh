@@ -233,6 +233,10 @@ req "$CI_TOK" PUT "$M/scenarios/$SSID" "{\"name\":\"nope\",\"steps\":$STEPS,\"mo
 is_error "scopes: a scenario update -> 403" 403 forbidden
 req "$CI_TOK" DELETE "$M/scenarios/$SSID"
 is_error "scopes: a scenario delete -> 403" 403 forbidden
+req "$CI_TOK" POST "$M/suites" '{"name":"ci-suite","expectations":[{"step":"*","not_mock_miss":true}]}'
+is_error "scopes: a suite write -> 403" 403 forbidden
+req "$CI_TOK" GET "$M/suites"
+is "scopes: suites are read (200)" 200 "$STATUS"
 req "$CI_TOK" POST "$M/comparisons/$SCID/approval" '{"decision":"approved","reason":"self-approve"}'
 is_error "scopes: an approval -> 403" 403 forbidden
 req "$CI_TOK" POST "$M/scenarios/$SSID/runs" '{"variant":"base"}'

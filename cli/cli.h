@@ -434,6 +434,11 @@ void cli_print_json(const json_t *v);
  */
 char *cli_escape(const char *s, size_t n);
 
+/** A JSON number as the shortest decimal that reads back as the same
+ * double ("0.1", not "0.10000000000000001"), as the gate prints a delta;
+ * null (or NULL) as "null", any other type as "?". malloc'ed (caller frees). */
+char *cli_number_text(const json_t *v);
+
 /** A value rendered for a table cell: strings escaped, null as "-",
  * booleans "true"/"false", numbers as JSON, arrays and objects compact JSON.
  * malloc'ed (caller frees). */

@@ -19,41 +19,18 @@
 
 /* ---- rendering ----------------------------------------------------------- */
 
-/* A JSON number as the shortest decimal that reads back as the same double
- * ("0.1", not "0.10000000000000001"); null as "null"; malloc'ed. */
-static char *number_text(const json_t *v)
-{
-	char buf[64];
-	double d;
-	int prec;
-
-	if (json_is_integer(v)) {
-		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return model_xstrdup(buf);
-	}
-	if (!json_is_real(v))
-		return model_xstrdup(json_is_null(v) || !v ? "null" : "?");
-	d = json_real_value(v);
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	return model_xstrdup(buf);
-}
-
 static char *delta_cell(const json_t *item)
 {
 	const json_t *d = json_object_get(item, "delta");
 
-	return json_is_number(d) ? number_text(d) : model_xstrdup("-");
+	return json_is_number(d) ? cli_number_text(d) : model_xstrdup("-");
 }
 
 static char *score_cell(const json_t *item)
 {
 	const json_t *s = json_object_get(item, "score");
 
-	return json_is_number(s) ? number_text(s) : model_xstrdup("-");
+	return json_is_number(s) ? cli_number_text(s) : model_xstrdup("-");
 }
 
 static char *baseline_cell(const json_t *item)
@@ -117,7 +94,7 @@ static json_t *exact_numbers(const json_t *o)
 	json_object_foreach(copy, key, v)
 	{
 		if (json_is_real(v)) {
-			text = number_text(v);
+			text = cli_number_text(v);
 			json_object_set_new(copy, key, json_string(text));
 			free(text);
 		}
@@ -195,7 +172,7 @@ static void print_comparison(const json_t *c)
 		free(delta);
 	}
 	if (json_is_number(json_object_get(c, "tolerance"))) {
-		delta = number_text(json_object_get(c, "tolerance"));
+		delta = cli_number_text(json_object_get(c, "tolerance"));
 		json_object_set_new(fields, "tolerance", json_string(delta));
 		free(delta);
 	}
@@ -516,7 +493,7 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	c = json_array_get(list, 0);
 	v = json_object_get(c, "verdict");
 	verdict = json_is_string(v) ? json_string_value(v) : "";
-	delta = number_text(json_object_get(c, "delta"));
+	delta = cli_number_text(json_object_get(c, "delta"));
 	id = cli_render(json_object_get(c, "id"));
 	if (ctx->format == CLI_FORMAT_JSON) {
 		cli_print_json(c);

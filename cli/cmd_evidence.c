@@ -21,29 +21,6 @@
  * response the CLI takes. */
 #define BUNDLE_MAX_BYTES CLI_MAX_RESPONSE_BYTES
 
-/* A JSON number in its shortest exact form, as the gate prints a delta;
- * null as "null"; malloc'ed. */
-static char *number_text(const json_t *v)
-{
-	char buf[64];
-	double d;
-	int prec;
-
-	if (json_is_integer(v)) {
-		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return model_xstrdup(buf);
-	}
-	if (!json_is_real(v))
-		return model_xstrdup(json_is_null(v) || !v ? "null" : "?");
-	d = json_real_value(v);
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	return model_xstrdup(buf);
-}
-
 /*
  * The public key in the file name, as PEM text (malloc'ed), or NULL after
  * the error was printed. The file is the PEM itself, or the JSON answer of
@@ -165,7 +142,7 @@ int cli_gate_evidence(struct cli_ctx *ctx, const struct cli_args *a)
 	verdict = json_string_value(json_object_get(c, "verdict"));
 	if (!verdict)
 		verdict = "";
-	delta = number_text(json_object_get(c, "delta"));
+	delta = cli_number_text(json_object_get(c, "delta"));
 	id = cli_render(json_object_get(c, "id"));
 	if (ctx->format == CLI_FORMAT_JSON) {
 		cli_print_json(c);

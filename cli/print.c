@@ -80,6 +80,27 @@ char *cli_escape(const char *s, size_t n)
 	return out;
 }
 
+char *cli_number_text(const json_t *v)
+{
+	char buf[64];
+	double d;
+	int prec;
+
+	if (json_is_integer(v)) {
+		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return model_xstrdup(buf);
+	}
+	if (!json_is_real(v))
+		return model_xstrdup(json_is_null(v) || !v ? "null" : "?");
+	d = json_real_value(v);
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return model_xstrdup(buf);
+}
+
 char *cli_render(const json_t *v)
 {
 	char *s, *copy;

@@ -444,7 +444,8 @@ int cli_cmd_gate(struct cli_ctx *ctx, const struct cli_args *a)
 	/* offline, on a signed bundle (cli/cmd_evidence.c); a bundle holds no
 	 * approvals, so it cannot say one was given: refused, not ignored */
 	if ((cli_arg(a, "evidence") || cli_arg(a, "key")) && cli_arg(a, "require-approval")) {
-		cli_usage_error(ctx, "--require-approval asks the server: it cannot go with --evidence");
+		cli_usage_error(ctx,
+		                "--require-approval asks the server: it cannot go with --evidence");
 		return CLI_EXIT_USAGE;
 	}
 	if (cli_arg(a, "evidence") || cli_arg(a, "key"))

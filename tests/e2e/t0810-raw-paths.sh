@@ -116,6 +116,7 @@ forms() {
 write_body() {
 	case "$1 $2" in
 	"PUT "*) printf '%s' '{"name":"hijacked"}' ;;
+	"POST "*/approval) printf '%s' '{"decision":"approved","reason":"hijacked"}' ;;
 	"POST "*) printf '%s' '{}' ;;
 	esac
 }
@@ -242,7 +243,7 @@ is "view: a literal is matched decoded there too (200)" 200 "$STATUS"
 for r in "${VIEW_ROUTES[@]}"; do
 	aim "$r" || continue
 	args=()
-	[[ $method == POST ]] && args=(-H "Origin: ${OLIVARES_URL%/}" --data "csrf=$CSRF&variant=hijack")
+	[[ $method == POST ]] && args=(-H "Origin: ${OLIVARES_URL%/}" --data "csrf=$CSRF&variant=hijack&decision=approved&reason=hijack")
 	page_req "$method" "${pattern/\{id\}/$ZERO}" "${args[@]}"
 	unknown="$STATUS $(title)"
 	is "view $method $pattern: an unknown id is the 404 page" "404 Not found · olivares sandbox" "$unknown"

@@ -140,7 +140,7 @@ struct cli_ctx {
 	}
 
 /** Most options a leaf command declares (besides the common ones). */
-#define CLI_MAX_OPTS 8
+#define CLI_MAX_OPTS 16
 
 /** One option of a leaf command: `--name VALUE`, or a flag `--name` when
  * metavar is NULL (cli_arg then gives a non-NULL value when it was

@@ -80,6 +80,20 @@ static const struct cli_column differing_columns[] = {
     {NULL, NULL, NULL},
 };
 
+static const struct cli_column run_columns[] = {
+    {"SIDE", "side", NULL},
+    {"REPEAT", "repeat", NULL},
+    {"RUN", "run_id", NULL},
+    {NULL, NULL, NULL},
+};
+
+static const struct cli_column flaky_columns[] = {
+    {"SIDE", "side", NULL},
+    {"SEQ", "seq", NULL},
+    {"KEY", "key", NULL},
+    {NULL, NULL, NULL},
+};
+
 static const struct cli_column comparison_columns[] = {
     {"ID", "id", NULL},
     {"SCENARIO", "scenario_id", NULL},
@@ -92,11 +106,81 @@ static const struct cli_column comparison_columns[] = {
     {NULL, NULL, NULL},
 };
 
+/* A copy of the object o (or an empty one) whose numbers are in the
+ * shortest exact form, as the gate prints them. */
+static json_t *exact_numbers(const json_t *o)
+{
+	json_t *copy = json_is_object(o) ? json_deep_copy(o) : json_object(), *v;
+	const char *key;
+	char *text;
+
+	json_object_foreach(copy, key, v)
+	{
+		if (json_is_real(v)) {
+			text = number_text(v);
+			json_object_set_new(copy, key, json_string(text));
+			free(text);
+		}
+	}
+	return copy;
+}
+
+/* Each side's runs, one row per repeat, from "runs" {"baseline":[ids],
+ * "candidate":[ids]}. */
+static json_t *run_rows(const json_t *runs)
+{
+	static const char *const sides[] = {"baseline", "candidate"};
+	json_t *rows = json_array(), *ids, *id;
+	size_t i, r;
+
+	for (i = 0; i < 2; i++) {
+		ids = json_object_get(runs, sides[i]);
+		json_array_foreach(ids, r, id)
+		{
+			json_array_append_new(rows,
+			                      json_pack("{s:s, s:I, s:O}", "side", sides[i],
+			                                "repeat", (json_int_t)r, "run_id", id));
+		}
+	}
+	return rows;
+}
+
+/* The repeats' statistics: stats and pass_k as fields ("-" while pending),
+ * each side's runs per repeat, then the flaky steps. */
+static void print_statistics(const json_t *c)
+{
+	const json_t *pass_k = json_object_get(c, "pass_k"),
+	             *flaky = json_object_get(c, "flaky_steps");
+	json_t *fields, *rows;
+
+	printf("\nstatistics:\n");
+	fields = json_object();
+	if (json_is_object(json_object_get(c, "stats")))
+		json_object_update(fields, json_object_get(c, "stats"));
+	else
+		json_object_set_new(fields, "method", json_null());
+	json_object_set(fields, "pass_k_baseline",
+	                json_object_get(pass_k, "baseline") ?: json_null());
+	json_object_set(fields, "pass_k_candidate",
+	                json_object_get(pass_k, "candidate") ?: json_null());
+	rows = exact_numbers(fields);
+	cli_print_fields(rows, NULL);
+	json_decref(rows);
+	json_decref(fields);
+	rows = run_rows(json_object_get(c, "runs"));
+	printf("\nruns (%zu):\n", json_array_size(rows));
+	cli_print_table(rows, run_columns);
+	json_decref(rows);
+	printf("\nflaky steps (%zu):\n", json_array_size(flaky));
+	cli_print_table(flaky, flaky_columns);
+}
+
 /* The comparison's own fields, then one row per side, then the steps whose
- * outputs differ. */
+ * outputs differ, then the statistics of its repeats. */
 static void print_comparison(const json_t *c)
 {
-	static const char *const skip[] = {"baseline", "candidate", "differing_steps", NULL};
+	static const char *const skip[] = {"baseline", "candidate", "differing_steps", "runs",
+	                                   "stats",    "pass_k",    "flaky_steps",     NULL};
 	static const char *const sides[] = {"baseline", "candidate"};
 	const json_t *diff = json_object_get(c, "differing_steps");
 	json_t *fields, *rows, *row;
@@ -133,6 +217,7 @@ static void print_comparison(const json_t *c)
 	json_decref(rows);
 	printf("\ndiffering steps (%zu):\n", json_array_size(diff));
 	cli_print_table(diff, differing_columns);
+	print_statistics(c);
 }
 
 /* ---- JUnit exports ------------------------------------------------------- */
@@ -178,7 +263,9 @@ int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 {
 	static const char *const required[] = {"scenario", "baseline", "candidate", "suite", NULL};
 	const char *tol = cli_arg(a, "tolerance"), *junit = cli_arg(a, "junit"), *id;
+	const char *repeats = cli_arg(a, "repeats");
 	json_t *body, *rec = NULL;
+	long long n;
 	char *end;
 	double t;
 	int i, rc;
@@ -206,6 +293,12 @@ int cli_cmd_compare(struct cli_ctx *ctx, const struct cli_args *a)
 			goto usage;
 		}
 		json_object_set_new(body, "tolerance", json_real(t));
+	}
+	if (repeats) {
+		/* an integer here; whether it is in 1..20 is the server's rule */
+		if (cli_parse_int(ctx, "repeats", repeats, &n))
+			goto usage;
+		json_object_set_new(body, "repeats", json_integer((json_int_t)n));
 	}
 	if (junit && junit[0] == '\0') {
 		cli_usage_error(ctx, "--junit expects a file name");
@@ -561,6 +654,7 @@ const struct cli_opt cli_compare_opts[] = {
     {"tolerance", "T", "|delta| <= T counts as unchanged, 0..1 (default 0)"},
     {"backend", "NAME", "isolation backend of both runs (default: your tenant's)"},
     {"junit", "FILE", "once decided, write the comparison's JUnit XML to FILE"},
+    {"repeats", "N", "runs per side, 1..20, paired by repeat (default 1)"},
     CLI_OPT_IDEMPOTENCY_KEY,
     CLI_OPT_NO_WAIT,
     {NULL, NULL, NULL},
@@ -568,12 +662,17 @@ const struct cli_opt cli_compare_opts[] = {
 
 const char cli_compare_help[] =
     "POST /v1/m/sandbox/comparisons {\"scenario_id\",\"baseline\",\"candidate\",\"suite\",\n"
-    "\"tolerance\",\"backend\"}. Admin only (an editor gets 403).\n"
+    "\"tolerance\",\"backend\",\"repeats\"}. Admin only (an editor gets 403).\n"
     "The server runs the scenario once per variant, scores both runs against the\n"
     "suite and records both runs, the comparison and an audit event together.\n"
     "Verdict: both runs completed and scored: delta = candidate - baseline;\n"
     "improved if delta > T, regressed if delta < -T, unchanged otherwise. Either\n"
     "run failed, degraded or not scored: inconclusive, no delta, and a reason.\n"
+    "--repeats N (1..20) runs each variant N times, repeat r of the baseline paired\n"
+    "with repeat r of the candidate: the verdict comes from the paired deltas' mean\n"
+    "and its bootstrap 95% interval (fixed seed): improved if the interval lies\n"
+    "above T, regressed if below -T, unchanged if within [-T, T], otherwise\n"
+    "inconclusive with repeats_needed (docs/scoring.md). N = 1 keeps the rules above.\n"
     "Comparisons are append-only evidence: they cannot be changed or deleted.\n"
     "The comparison is pending until both runs end and it is decided: the command\n"
     "waits for the verdict as 'scenarios run' waits for a run (polling the\n"
@@ -587,7 +686,9 @@ const char cli_compare_help[] =
     "      --suite walkthrough --tolerance 0.05\n"
     "Table output: the comparison's fields (verdict, delta, reason, …), one row per\n"
     "side (SIDE VARIANT RUN STATUS SCORED SCORE), then the steps whose outputs\n"
-    "differ (SEQ KEY BASELINE CANDIDATE).\n"
+    "differ (SEQ KEY BASELINE CANDIDATE), then 'statistics:' (stats' method, n,\n"
+    "delta, ci_low, ci_high, p_value, repeats_needed, and each side's pass^k), the\n"
+    "runs (SIDE REPEAT RUN) and the flaky steps (SIDE SEQ KEY).\n"
     "A side whose run completed but whose agent had to be killed after its last\n"
     "step (the side's shutdown note) also gets a line on stderr, in either output\n"
     "format: 'olivares: baseline run ID completed, but NOTE' (or 'candidate run');\n"
@@ -657,7 +758,9 @@ const struct cli_command cli_comparisons_commands[] = {
     {"get", cmd_comparisons_get, "Show one comparison (any role).", NULL, comparisons_no_opts, "ID",
      "GET /v1/m/sandbox/comparisons/ID.\n"
      "Table output: the comparison's fields, one row per side (SIDE VARIANT RUN\n"
-     "STATUS SCORED SCORE), then the steps whose outputs differ.\n"},
+     "STATUS SCORED SCORE), the steps whose outputs differ, then 'statistics:'\n"
+     "(stats and pass^k), the runs per repeat (SIDE REPEAT RUN) and the flaky\n"
+     "steps (SIDE SEQ KEY).\n"},
     {"junit", cmd_comparisons_junit, "Export a decided comparison as JUnit XML (any role).", NULL,
      comparisons_no_opts, "ID",
      "GET /v1/m/sandbox/comparisons/ID/junit.\n"

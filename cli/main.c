@@ -301,6 +301,13 @@ static int run_leaf(struct cli_ctx *ctx, const struct cli_command *node, int arg
 	memset(&args, 0, sizeof(args));
 	args.opts = node->opts;
 	for (i = 0; node->opts && node->opts[i].name; i++) {
+		/* a command table with more options than its arrays hold is a
+		 * bug of this program: said, never a write past them */
+		if (i >= CLI_MAX_OPTS) {
+			fprintf(stderr, "olivares: internal error: more than %d options\n",
+			        CLI_MAX_OPTS);
+			return CLI_EXIT_FAIL;
+		}
 		longopts[n].name = node->opts[i].name;
 		longopts[n].has_arg = node->opts[i].metavar ? required_argument : no_argument;
 		longopts[n].flag = NULL;

@@ -72,6 +72,9 @@ struct runner_spec {
 	                              * NULL: the gateway reads it, the jail never sees it */
 	int record;                  /* the run is recorded: its gateway keeps each
 	                              * answer in the request's entry (model/record.h) */
+	int has_repeat;              /* the run is repeat "repeat" (0-based) of a side of a
+	                              * comparison: the agent gets OLIVARES_REPEAT */
+	int repeat;
 	struct runner_limits limits;
 };
 

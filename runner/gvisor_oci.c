@@ -139,6 +139,9 @@ json_t *runner_gv_oci_config(const struct runner_spec *spec, json_t *binds, cons
 	env = cfg ? json_object_get(json_object_get(cfg, "process"), "env") : NULL;
 	for (i = 0; env && gateway_dir && gateway_env[i]; i++)
 		json_array_append_new(env, json_string(gateway_env[i]));
+	/* a comparison's run tells its agent which repeat it is */
+	if (env && spec->has_repeat)
+		json_array_append_new(env, json_sprintf("OLIVARES_REPEAT=%d", spec->repeat));
 	if (cfg &&
 	    json_object_set_new(json_object_get(cfg, "linux"), "seccomp", oci_seccomp()) != 0) {
 		json_decref(cfg);

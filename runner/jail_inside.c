@@ -257,6 +257,10 @@ void jail_pid1_main(struct jail_args *a)
 	                                     RUNNER_SDK_ENV,
 	                                     RUNNER_GATEWAY_ENV,
 	                                     NULL};
+	char repeat_env[32];
+	char *env[sizeof(envp_gateway) / sizeof(envp_gateway[0]) + 1];
+	char *const *base;
+	size_t ne = 0;
 	const struct runner_limits *l = &a->spec->limits;
 	int fd = a->exec_w;
 	struct jail_report r;
@@ -343,9 +347,18 @@ void jail_pid1_main(struct jail_args *a)
 		_exit(127);
 	/* Last: nothing after it maps memory (a sanitizer build of this code
 	 * would fail to; the agent starts under the limit either way). */
+	/* the environment before the limit: a comparison's run tells its
+	 * agent which repeat it is (docs/agent-protocol.md) */
+	for (base = a->spec->gateway ? envp_gateway : envp; *base; base++)
+		env[ne++] = *base;
+	if (a->spec->has_repeat) {
+		snprintf(repeat_env, sizeof(repeat_env), "OLIVARES_REPEAT=%d", a->spec->repeat);
+		env[ne++] = repeat_env;
+	}
+	env[ne] = NULL;
 	set_limit(fd, RLIMIT_AS, (rlim_t)l->memory_mb << 20, (rlim_t)l->memory_mb << 20,
 	          "RLIMIT_AS");
-	execve("/agent", argv, a->spec->gateway ? envp_gateway : envp);
+	execve("/agent", argv, env);
 	die(fd, "execve /agent");
 }
 

@@ -50,6 +50,7 @@
 #include "model/forkserver.h"
 #include "model/http_mock.h"
 #include "model/runspec.h"
+#include "model/stats.h"
 #include "runner/backend.h"
 #include "runner/jail.h"
 #include "runner/serve.h"
@@ -365,7 +366,7 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 {
 	static const char *const top_keys[] = {
 	    "variant", "steps",        "mocks",          "agent",  "limits", "binds",
-	    "gateway", "egress_allow", "egress_secrets", "record", NULL};
+	    "gateway", "egress_allow", "egress_secrets", "record", "repeat", NULL};
 	static const char *const step_keys[] = {"key", "input", NULL};
 	static const char *const mock_keys[] = {"resource", "response", "variant", "delay_ms",
 	                                        NULL};
@@ -474,6 +475,15 @@ static int spec_validate(json_t *root, struct runner_spec *spec, struct runner_e
 	if (v && !json_is_boolean(v))
 		return runner_error_set(err, RUNNER_E_SPEC, "record must be true or false");
 	spec->record = json_is_true(v);
+	/* which repeat of a comparison's side this run is, for the agent */
+	v = json_object_get(root, "repeat");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	          json_integer_value(v) >= MODEL_STATS_MAX_REPEATS))
+		return runner_error_set(err, RUNNER_E_SPEC,
+		                        "repeat must be an integer from 0 to %d",
+		                        MODEL_STATS_MAX_REPEATS - 1);
+	spec->has_repeat = v != NULL;
+	spec->repeat = v ? (int)json_integer_value(v) : 0;
 	if (validate_os_fields(root, spec, err) != 0)
 		return -1;
 	spec->root = root;

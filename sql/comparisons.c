@@ -23,11 +23,17 @@ static const struct colspec comparison_cols[] = {
     {"verdict", C_TEXT},      {"reason", C_TEXT},         {"differing_steps", C_JSON},
     {"decided_by", C_TEXT},   {"created_at", C_TEXT},     {"status", C_TEXT},
     {"b_agent_name", C_TEXT}, {"b_agent_sha256", C_TEXT}, {"b_mocks_digest", C_TEXT},
-    {"c_agent_name", C_TEXT}, {"c_agent_sha256", C_TEXT}, {"c_mocks_digest", C_TEXT}};
+    {"c_agent_name", C_TEXT}, {"c_agent_sha256", C_TEXT}, {"c_mocks_digest", C_TEXT},
+    {"repeats", C_INT},       {"run_ids", C_JSON},        {"stats", C_JSON},
+    {"pass_k", C_JSON},       {"flaky_steps", C_JSON}};
 /* Each side's agent and mocks (migration 011), after the other columns. */
 #define COMPARISON_AGENT_COLS                                                                      \
 	", b.agent_name, b.agent_sha256, b.mocks_digest, k.agent_name, k.agent_sha256, "           \
 	"k.mocks_digest "
+/* The repeats and their statistics (migration 016), after those. */
+#define COMPARISON_REPEAT_COLS ", c.repeats, c.run_ids, c.stats, c.pass_k, c.flaky_steps "
+#define COMPARISON_PENDING_REPEAT_COLS                                                             \
+	", j.repeats, j.run_ids, CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT) "
 /* Both joins stay inside the tenant: a run id of another tenant never
  * matches. */
 #define COMPARISON_SELECT                                                                          \
@@ -37,7 +43,7 @@ static const struct colspec comparison_cols[] = {
 	"c.candidate_variant, c.candidate_run_id, k.status, k.scored, c.candidate_score, "         \
 	"k.shutdown, "                                                                             \
 	"c.delta, c.verdict, c.reason, c.differing_steps, c.decided_by, c.created_at, "            \
-	"'decided'" COMPARISON_AGENT_COLS "FROM comparisons c "                                    \
+	"'decided'" COMPARISON_AGENT_COLS COMPARISON_REPEAT_COLS "FROM comparisons c "             \
 	"JOIN runs b ON b.tenant_id = c.tenant_id AND b.id = c.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = c.tenant_id AND k.id = c.candidate_run_id"
 
@@ -49,7 +55,8 @@ static const struct colspec comparison_cols[] = {
 	"b.variant, j.baseline_run_id, b.status, b.scored, b.score, b.shutdown, "                  \
 	"k.variant, j.candidate_run_id, k.status, k.scored, k.score, k.shutdown, "                 \
 	"CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS TEXT), CAST(NULL AS TEXT), '[]', "           \
-	"j.created_by, j.created_at, 'pending'" COMPARISON_AGENT_COLS "FROM comparison_jobs j "    \
+	"j.created_by, j.created_at, 'pending'" COMPARISON_AGENT_COLS                              \
+	    COMPARISON_PENDING_REPEAT_COLS "FROM comparison_jobs j "                               \
 	"JOIN runs b ON b.tenant_id = j.tenant_id AND b.id = j.baseline_run_id "                   \
 	"JOIN runs k ON k.tenant_id = j.tenant_id AND k.id = j.candidate_run_id "                  \
 	"WHERE j.tenant_id = ? AND j.id = ?"
@@ -134,6 +141,37 @@ static json_t *same_agent(json_t *flat)
 	return json_boolean(program && same_text(flat, "b_mocks_digest", "c_mocks_digest"));
 }
 
+/*
+ * "repeats", "runs" {"baseline":[ids],"candidate":[ids]}, "stats",
+ * "pass_k" and "flaky_steps" of a flat row into o. A comparison recorded
+ * before repeats has one pair (its runs, stats null); a pending one has
+ * its runs and no statistics yet (stats and pass_k null, flaky_steps []).
+ */
+static void repeat_shape(json_t *flat, json_t *o)
+{
+	json_t *v = json_object_get(flat, "repeats");
+	json_t *ids = json_object_get(flat, "run_ids");
+	json_t *flaky = json_object_get(flat, "flaky_steps");
+
+	json_object_set_nocheck(o, "repeats", json_is_integer(v) ? v : json_integer(1));
+	if (json_is_object(ids))
+		json_object_set_nocheck(o, "runs", ids);
+	else
+		json_object_set_new_nocheck(
+		    o, "runs",
+		    json_pack("{s:[O], s:[O]}", "baseline",
+		              json_object_get(flat, "b_run_id") ?: json_null(), "candidate",
+		              json_object_get(flat, "c_run_id") ?: json_null()));
+	v = json_object_get(flat, "stats");
+	json_object_set_nocheck(o, "stats", v ? v : json_null());
+	v = json_object_get(flat, "pass_k");
+	json_object_set_nocheck(o, "pass_k", v ? v : json_null());
+	if (json_is_array(flaky))
+		json_object_set_nocheck(o, "flaky_steps", flaky);
+	else
+		json_object_set_new_nocheck(o, "flaky_steps", json_array());
+}
+
 /* The API object of a flat comparison row (new reference; flat borrowed). */
 static json_t *comparison_shape(json_t *flat)
 {
@@ -156,6 +194,7 @@ static json_t *comparison_shape(json_t *flat)
 		v = json_object_get(flat, rest[i]);
 		json_object_set_nocheck(o, rest[i], v ? v : json_null());
 	}
+	repeat_shape(flat, o);
 	return o;
 }
 
@@ -209,7 +248,7 @@ enum store_rc store_comparison_insert(struct store *st, const char *tenant_id, c
 {
 	const struct store_run *b = c->baseline, *k = c->candidate;
 	char now[32];
-	char *diff;
+	char *diff, *ids, *stats, *pass_k, *flaky;
 	enum store_rc rc;
 	json_t *detail;
 
@@ -218,6 +257,10 @@ enum store_rc store_comparison_insert(struct store *st, const char *tenant_id, c
 		store_seterr(st, "comparison: differing_steps do not encode");
 		return STORE_ERROR;
 	}
+	ids = c->run_ids ? json_dumps(c->run_ids, JSON_COMPACT) : NULL;
+	stats = c->stats ? json_dumps(c->stats, JSON_COMPACT) : NULL;
+	pass_k = c->pass_k ? json_dumps(c->pass_k, JSON_COMPACT) : NULL;
+	flaky = c->flaky_steps ? json_dumps(c->flaky_steps, JSON_COMPACT) : NULL;
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(id),
@@ -237,18 +280,28 @@ enum store_rc store_comparison_insert(struct store *st, const char *tenant_id, c
 		                    PT(c->reason),
 		                    PT(diff),
 		                    PT(actor),
-		                    PT(now)};
+		                    PT(now),
+		                    PI(c->repeats > 0 ? c->repeats : 1),
+		                    PT(ids),
+		                    PT(stats),
+		                    PT(pass_k),
+		                    PT(flaky)};
 
 		rc = store_q_exec(
 		    st,
 		    "INSERT INTO comparisons (id, tenant_id, scenario_id, scenario_version, "
 		    "suite, tolerance, baseline_variant, baseline_run_id, baseline_score, "
 		    "candidate_variant, candidate_run_id, candidate_score, delta, verdict, "
-		    "reason, differing_steps, decided_by, created_at) VALUES (?, ?, ?, ?, ?, "
-		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "reason, differing_steps, decided_by, created_at, repeats, run_ids, stats, "
+		    "pass_k, flaky_steps) VALUES (?, ?, ?, ?, ?, "
+		    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		    p, NPARAMS(p), NULL, NULL);
 	}
 	free(diff);
+	free(ids);
+	free(stats);
+	free(pass_k);
+	free(flaky);
 	if (rc)
 		return rc;
 	detail = json_pack("{s:s,s:s,s:s,s:s}", "scenario_id", c->scenario_id, "baseline_run_id",

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model/text.h"
+#include "model/stats.h"
 #include "model/verdict.h"
 
 /* Guesses of a claim that lost its pick to another executor before it
@@ -204,15 +205,23 @@ static enum store_rc active_room(struct store *st, const char *tenant_id, int ad
  * id_out gets its id. */
 static enum store_rc queue_run(struct store *st, const char *tenant_id, const char *actor,
                                const struct store_run_job *j, const char *comparison_id,
-                               char id_out[33])
+                               const char *side, int repeat, char id_out[33])
 {
 	struct store_run r;
 	struct store_run_queue q;
 	char now[32];
 	char *text;
+	json_t *job;
 	enum store_rc rc;
 
-	text = json_dumps(j->job, JSON_COMPACT);
+	/* a side of a comparison tells its runner which repeat it is (the
+	 * spec's "repeat"), so that the agent may know it (OLIVARES_REPEAT) */
+	job = json_deep_copy(j->job);
+	if (job && side && json_is_object(json_object_get(job, "spec")))
+		json_object_set_new_nocheck(json_object_get(job, "spec"), "repeat",
+		                            json_integer(repeat));
+	text = job ? json_dumps(job, JSON_COMPACT) : NULL;
+	json_decref(job);
 	if (!text) {
 		store_seterr(st, "run job: the job object does not encode");
 		return STORE_ERROR;
@@ -244,6 +253,14 @@ static enum store_rc queue_run(struct store *st, const char *tenant_id, const ch
 	rc = store_run_insert_queued(st, tenant_id, actor, &r, &q, id_out);
 	json_decref(r.outputs);
 	free(text);
+	if (!rc && side) {
+		struct param p[] = {PT(side), PI(repeat), PT(tenant_id), PT(id_out)};
+
+		rc = store_q_exec(st,
+		                  "UPDATE runs SET comparison_side = ?, repeat_index = ? WHERE "
+		                  "tenant_id = ? AND id = ?",
+		                  p, NPARAMS(p), NULL, NULL);
+	}
 	return rc;
 }
 
@@ -257,7 +274,7 @@ static enum store_rc tx_enqueue(struct store *st, void *arg)
 	a->out = NULL;
 	rc = active_room(st, a->tenant_id, 1, a->max_active);
 	if (!rc)
-		rc = queue_run(st, a->tenant_id, a->actor, a->job, NULL, id);
+		rc = queue_run(st, a->tenant_id, a->actor, a->job, NULL, NULL, 0, id);
 	if (!rc)
 		rc = store_run_read(st, a->tenant_id, id, &a->out);
 	if (!rc)
@@ -289,20 +306,45 @@ static enum store_rc tx_comparison_enqueue(struct store *st, void *arg)
 {
 	struct job_arg *a = arg;
 	const struct store_comparison_job *cj = a->cj;
-	char cid[33], bid[33], kid[33], now[32];
+	char cid[33], bid[33], kid[33], first_b[33], first_k[33], now[32];
+	int repeats = cj->repeats > 0 ? cj->repeats : 1;
+	json_t *ids, *bl, *kl;
+	char *ids_text;
 	enum store_rc rc;
+	int r;
 
 	json_decref(a->out);
 	a->out = NULL;
-	rc = active_room(st, a->tenant_id, 2, a->max_active);
+	rc = active_room(st, a->tenant_id, 2 * repeats, a->max_active);
 	if (!rc)
 		rc = store_new_id(st, cid);
-	if (!rc)
-		rc = queue_run(st, a->tenant_id, a->actor, cj->baseline, cid, bid);
-	if (!rc)
-		rc = queue_run(st, a->tenant_id, a->actor, cj->candidate, cid, kid);
 	if (rc)
 		return rc;
+	bl = json_array();
+	kl = json_array();
+	ids = json_pack("{s:o, s:o}", "baseline", bl, "candidate", kl);
+	for (r = 0; r < repeats && !rc; r++) {
+		rc = queue_run(st, a->tenant_id, a->actor, cj->baseline, cid, "baseline", r, bid);
+		if (!rc)
+			rc = queue_run(st, a->tenant_id, a->actor, cj->candidate, cid, "candidate",
+			               r, kid);
+		if (rc)
+			break;
+		json_array_append_new(bl, json_string(bid));
+		json_array_append_new(kl, json_string(kid));
+		if (r == 0) {
+			memcpy(first_b, bid, sizeof first_b);
+			memcpy(first_k, kid, sizeof first_k);
+		}
+	}
+	ids_text = rc ? NULL : json_dumps(ids, JSON_COMPACT);
+	json_decref(ids);
+	if (rc)
+		return rc;
+	if (!ids_text) {
+		store_seterr(st, "comparison job: the run ids do not encode");
+		return STORE_ERROR;
+	}
 	store_now_iso(now);
 	{
 		struct param p[] = {PT(cid),
@@ -311,19 +353,21 @@ static enum store_rc tx_comparison_enqueue(struct store *st, void *arg)
 		                    PI(cj->scenario_version),
 		                    PT(cj->suite),
 		                    PR(1, cj->tolerance),
-		                    PT(bid),
-		                    PT(kid),
+		                    PT(first_b),
+		                    PT(first_k),
 		                    PT(a->actor),
-		                    PT(now)};
+		                    PT(now),
+		                    PI(repeats),
+		                    PT(ids_text)};
 
-		rc =
-		    store_q_exec(st,
-		                 "INSERT INTO comparison_jobs (id, tenant_id, scenario_id, "
-		                 "scenario_version, suite, tolerance, baseline_run_id, "
-		                 "candidate_run_id, created_by, created_at) VALUES (?, ?, ?, ?, ?, "
-		                 "?, ?, ?, ?, ?)",
-		                 p, NPARAMS(p), NULL, NULL);
+		rc = store_q_exec(st,
+		                  "INSERT INTO comparison_jobs (id, tenant_id, scenario_id, "
+		                  "scenario_version, suite, tolerance, baseline_run_id, "
+		                  "candidate_run_id, created_by, created_at, repeats, run_ids) "
+		                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		                  p, NPARAMS(p), NULL, NULL);
 	}
+	free(ids_text);
 	if (!rc)
 		rc = store_comparison_read(st, a->tenant_id, cid, &a->out);
 	if (!rc)
@@ -346,11 +390,13 @@ enum store_rc store_comparison_enqueue(struct store *st, const char *tenant_id,
 	if (!tenant_id || max_active < 1 || !cj ||
 	    !store_text_ok(cj->scenario_id, 1, MODEL_MAX_SCENARIO_REF_BYTES) ||
 	    !store_text_ok(cj->suite, 1, MODEL_MAX_SUITE_NAME_BYTES) ||
-	    !(cj->tolerance >= 0.0 && cj->tolerance <= 1.0)) {
+	    !(cj->tolerance >= 0.0 && cj->tolerance <= 1.0) || cj->repeats < 0 ||
+	    cj->repeats > MODEL_STATS_MAX_REPEATS) {
 		store_seterr(st,
 		             "comparison job: a tenant, max_active >= 1, a scenario_id, a "
-		             "suite (1..%d bytes) and a tolerance in [0, 1] are required",
-		             MODEL_MAX_SUITE_NAME_BYTES);
+		             "suite (1..%d bytes), a tolerance in [0, 1] and repeats 1..%d are "
+		             "required",
+		             MODEL_MAX_SUITE_NAME_BYTES, MODEL_STATS_MAX_REPEATS);
 		return STORE_ERROR;
 	}
 	if (job_check(st, cj->baseline) || job_check(st, cj->candidate))
@@ -1089,7 +1135,7 @@ static enum store_rc tx_unsettled(struct store *st, void *arg)
 
 	json_decref(a->out);
 	a->out = NULL;
-	/* every tenant's comparisons whose runs have both ended and that have
+	/* every tenant's comparisons whose runs have all ended and that have
 	 * no verdict yet (a settle that failed after its run's commit) */
 	return store_q_list(
 	    st,
@@ -1098,6 +1144,8 @@ static enum store_rc tx_unsettled(struct store *st, void *arg)
 	    "JOIN runs k ON k.tenant_id = j.tenant_id AND k.id = j.candidate_run_id "
 	    "WHERE b.status IN ('completed', 'failed', 'degraded', 'cancelled') "
 	    "AND k.status IN ('completed', 'failed', 'degraded', 'cancelled') "
+	    "AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant_id = j.tenant_id AND "
+	    "x.status IN ('queued', 'running') AND x.comparison_id = j.id) "
 	    "AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.id = j.id) ORDER BY j.ord LIMIT ?",
 	    p, NPARAMS(p), id_cols, NPARAMS(id_cols), "comparisons", &a->out);
 }
@@ -1160,42 +1208,111 @@ static const struct colspec cjob_cols[] = {
     {"tenant_id", C_TEXT},        {"scenario_id", C_TEXT},
     {"scenario_version", C_INT},  {"suite", C_TEXT},
     {"tolerance", C_REAL},        {"baseline_run_id", C_TEXT},
-    {"candidate_run_id", C_TEXT}, {"created_by", C_TEXT}};
+    {"candidate_run_id", C_TEXT}, {"created_by", C_TEXT},
+    {"repeats", C_INT},           {"run_ids", C_JSON}};
 
-/* A side of the verdict, and the run fields the comparison row keeps, from
- * a run object. */
-static void settle_side(json_t *run, struct model_verdict_side *side, struct store_run *r)
+/* The runs of one comparison as settle reads them: each run object and
+ * its outputs, per side in repeat order. */
+struct settle_runs {
+	int repeats;
+	json_t *run[2][MODEL_STATS_MAX_REPEATS];
+	json_t *outputs[2][MODEL_STATS_MAX_REPEATS];
+	struct model_stats_run side[2][MODEL_STATS_MAX_REPEATS];
+};
+
+static void settle_runs_free(struct settle_runs *sr)
 {
-	memset(side, 0, sizeof *side);
+	int s, r;
+
+	for (s = 0; s < 2; s++)
+		for (r = 0; r < MODEL_STATS_MAX_REPEATS; r++) {
+			json_decref(sr->run[s][r]);
+			json_decref(sr->outputs[s][r]);
+		}
+}
+
+/* Read every run of the comparison job cj into sr: STORE_NOT_FOUND while
+ * one has not ended. run_ids absent (a comparison queued before repeats)
+ * is the one pair of baseline_run_id / candidate_run_id. */
+static enum store_rc settle_read(struct store *st, const char *tenant, json_t *cj,
+                                 struct settle_runs *sr)
+{
+	static const char *const sides[2] = {"baseline", "candidate"};
+	static const char *const firsts[2] = {"baseline_run_id", "candidate_run_id"};
+	json_t *ids = json_object_get(cj, "run_ids"), *list;
+	struct model_stats_run *m;
+	const char *id;
+	enum store_rc rc;
+	int s, r;
+
+	if (!json_is_object(ids))
+		ids = NULL;
+	sr->repeats = ids ? (int)json_integer_value(json_object_get(cj, "repeats")) : 1;
+	if (sr->repeats < 1 || sr->repeats > MODEL_STATS_MAX_REPEATS) {
+		store_seterr(st, "comparison settle: repeats out of range");
+		return STORE_ERROR;
+	}
+	for (s = 0; s < 2; s++) {
+		list = json_object_get(ids, sides[s]);
+		for (r = 0; r < sr->repeats; r++) {
+			id =
+			    ids ? json_string_value(json_array_get(list, r)) : jtext(cj, firsts[s]);
+			if (!id) {
+				store_seterr(st, "comparison settle: a run id is missing");
+				return STORE_ERROR;
+			}
+			rc = store_run_read(st, tenant, id, &sr->run[s][r]);
+			if (rc)
+				return rc;
+			if (!is_terminal(jtext(sr->run[s][r], "status"))) {
+				store_seterr(st, "comparison settle: a run has not ended yet");
+				return STORE_NOT_FOUND;
+			}
+			sr->outputs[s][r] = json_array();
+			rc = store_run_outputs_read(st, tenant, id, sr->outputs[s][r]);
+			if (rc)
+				return rc;
+			m = &sr->side[s][r];
+			m->status = json_string_value(json_object_get(sr->run[s][r], "status"));
+			m->scored = json_is_true(json_object_get(sr->run[s][r], "scored"));
+			m->score = json_number_value(json_object_get(sr->run[s][r], "score"));
+			m->reason = json_string_value(json_object_get(sr->run[s][r], "reason"));
+			m->details = json_object_get(sr->run[s][r], "score_details");
+			m->outputs = sr->outputs[s][r];
+		}
+	}
+	return STORE_OK;
+}
+
+/* The run fields the comparison row keeps, from a run object. */
+static void settle_row_side(json_t *run, struct store_run *r)
+{
 	memset(r, 0, sizeof *r);
-	side->status = json_string_value(json_object_get(run, "status"));
-	side->scored = json_is_true(json_object_get(run, "scored"));
-	side->score = json_number_value(json_object_get(run, "score"));
-	side->reason = json_string_value(json_object_get(run, "reason"));
 	r->variant = json_string_value(json_object_get(run, "variant"));
-	r->scored = side->scored;
-	r->score = side->score;
+	r->scored = json_is_true(json_object_get(run, "scored"));
+	r->score = json_number_value(json_object_get(run, "score"));
 }
 
 static enum store_rc tx_settle(struct store *st, void *arg)
 {
 	struct job_arg *a = arg;
 	struct param p[] = {PT(a->run_id)};
-	json_t *cj = NULL, *b = NULL, *k = NULL, *bo = json_array(), *ko = json_array();
-	struct model_verdict_side bs, ks;
+	json_t *cj = NULL;
+	struct settle_runs sr;
+	struct model_stats_result res;
 	struct store_run br, kr;
 	struct store_comparison c;
-	enum model_verdict verdict;
-	const char *tenant, *bid, *kid;
-	char why[512];
+	const char *tenant;
 	enum store_rc rc;
 	int found = 0;
 
 	memset(&c, 0, sizeof c);
+	memset(&sr, 0, sizeof sr);
+	memset(&res, 0, sizeof res);
 	rc = store_q_row(st,
 	                 "SELECT tenant_id, scenario_id, scenario_version, suite, tolerance, "
-	                 "baseline_run_id, candidate_run_id, created_by FROM comparison_jobs "
-	                 "WHERE id = ?",
+	                 "baseline_run_id, candidate_run_id, created_by, repeats, run_ids FROM "
+	                 "comparison_jobs WHERE id = ?",
 	                 p, NPARAMS(p), cjob_cols, NPARAMS(cjob_cols), &cj);
 	if (rc)
 		goto out;
@@ -1208,52 +1325,43 @@ static enum store_rc tx_settle(struct store *st, void *arg)
 	}
 	if (rc || found)
 		goto out;
-	bid = jtext(cj, "baseline_run_id");
-	kid = jtext(cj, "candidate_run_id");
-	rc = store_run_read(st, tenant, bid, &b);
-	if (!rc)
-		rc = store_run_read(st, tenant, kid, &k);
+	rc = settle_read(st, tenant, cj, &sr);
 	if (rc)
 		goto out;
-	if (!is_terminal(jtext(b, "status")) || !is_terminal(jtext(k, "status"))) {
-		store_seterr(st, "comparison settle: a run has not ended yet");
-		rc = STORE_NOT_FOUND;
-		goto out;
-	}
-	rc = store_run_outputs_read(st, tenant, bid, bo);
-	if (!rc)
-		rc = store_run_outputs_read(st, tenant, kid, ko);
-	if (rc)
-		goto out;
-	settle_side(b, &bs, &br);
-	settle_side(k, &ks, &kr);
 	c.tolerance = json_number_value(json_object_get(cj, "tolerance"));
-	why[0] = '\0';
-	if (model_verdict_decide(&bs, &ks, c.tolerance, &verdict, &c.has_delta, &c.delta, why,
-	                         sizeof why)) {
+	if (model_stats_compare(sr.side[0], sr.side[1], sr.repeats, c.tolerance, &res)) {
 		store_seterr(st, "comparison settle: the stored runs do not make a verdict");
 		rc = STORE_ERROR;
 		goto out;
 	}
+	/* the first repeat is the pair the comparison names, as before repeats */
+	settle_row_side(sr.run[0][0], &br);
+	settle_row_side(sr.run[1][0], &kr);
 	c.scenario_id = jtext(cj, "scenario_id");
 	c.scenario_version = (int)json_integer_value(json_object_get(cj, "scenario_version"));
 	c.suite = jtext(cj, "suite");
 	c.baseline = &br;
 	c.candidate = &kr;
-	c.verdict = model_verdict_name(verdict);
+	c.verdict = model_verdict_name(res.verdict);
+	c.has_delta = res.has_delta;
+	c.delta = res.delta;
 	/* the reason says why a comparison is inconclusive, and only then */
-	c.reason = verdict == MODEL_VERDICT_INCONCLUSIVE && why[0] ? why : NULL;
-	c.differing_steps = model_differing_steps(bo, ko);
-	rc = store_comparison_insert(st, tenant,
-	                             json_string_value(json_object_get(cj, "created_by")),
-	                             a->run_id, &c, bid, kid);
+	c.reason = res.verdict == MODEL_VERDICT_INCONCLUSIVE && res.reason[0] ? res.reason : NULL;
+	c.differing_steps = model_differing_steps(sr.outputs[0][0], sr.outputs[1][0]);
+	c.repeats = sr.repeats;
+	c.run_ids =
+	    json_is_object(json_object_get(cj, "run_ids")) ? json_object_get(cj, "run_ids") : NULL;
+	c.stats = res.stats;
+	c.pass_k = res.pass_k;
+	c.flaky_steps = res.flaky_steps;
+	rc = store_comparison_insert(
+	    st, tenant, json_string_value(json_object_get(cj, "created_by")), a->run_id, &c,
+	    jtext(cj, "baseline_run_id"), jtext(cj, "candidate_run_id"));
 	json_decref(c.differing_steps);
 out:
+	model_stats_result_clear(&res);
+	settle_runs_free(&sr);
 	json_decref(cj);
-	json_decref(b);
-	json_decref(k);
-	json_decref(bo);
-	json_decref(ko);
 	return rc;
 }
 

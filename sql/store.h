@@ -431,6 +431,15 @@ struct store_comparison {
 	const char *reason;                /* why inconclusive; may be NULL */
 	json_t *differing_steps;           /* array of {"seq","key","baseline_output",
 					  * "candidate_output"} (borrowed) */
+	/* With repeats (model/stats.h), all borrowed; NULL stats, pass_k and
+	 * flaky_steps are recorded as NULL (0 repeats as 1). run_ids is
+	 * {"baseline":[ids],"candidate":[ids]} in repeat order; NULL: the one
+	 * pair of baseline/candidate. */
+	int repeats;
+	json_t *run_ids;
+	json_t *stats;       /* {"method","n","delta","ci_low","ci_high","p_value",...} */
+	json_t *pass_k;      /* {"baseline","candidate"} */
+	json_t *flaky_steps; /* [{"side","key","seq"}] */
 };
 
 /**
@@ -714,11 +723,18 @@ struct store_comparison_job {
 	const char *suite;                                /* 1..128 bytes */
 	double tolerance;                                 /* in [0, 1] */
 	const struct store_run_job *baseline, *candidate; /* kind "comparison" */
+	/* runs per side, 1..MODEL_STATS_MAX_REPEATS (0 reads as 1): each side's
+	 * job is queued that many times, run r's job with "repeat": r in its
+	 * "spec" object (the runner's spec, model/runspec.h),
+	 * and the verdict waits for all of them */
+	int repeats;
 };
 
 /**
- * Queue both runs of cj (each with its "sandbox.run" event, counted
- * against max_active as two) and the comparison request, with idem, in one
+ * Queue the runs of cj, repeats per side in the order baseline 0,
+ * candidate 0, baseline 1, ... (each with its "sandbox.run" event and its
+ * comparison side and repeat index, counted against max_active as
+ * 2 * repeats) and the comparison request, with idem, in one
  * transaction. *out gets the comparison object of store_comparison_get,
  * which is pending (verdict null) until store_comparison_settle records
  * it.
@@ -841,8 +857,10 @@ enum store_rc store_run_cancel(struct store *st, const char *tenant_id, const ch
 enum store_rc store_runs_sweep(struct store *st, int lease_seconds, int *ended);
 
 /**
- * Record the verdict of comparison_id once both of its runs are terminal
- * (model/verdict.h over their stored scores, tolerance and outputs), with
+ * Record the verdict of comparison_id once all of its runs are terminal
+ * (model_stats_compare of model/stats.h over their stored scores,
+ * score_details, tolerance and outputs; with one repeat the rules of
+ * model/verdict.h), with
  * the audit event "sandbox.compare" by the actor who asked for it, in one
  * transaction. STORE_OK when it is recorded now or already was (a second
  * caller loses the race harmlessly); STORE_NOT_FOUND when it has no such

@@ -15,6 +15,7 @@
 #include "fcgi/run/job.h"
 #include "model/scorer.h"
 #include "model/text.h"
+#include "model/stats.h"
 #include "model/verdict.h"
 
 /* The tolerance of a comparison body: absent gives the default; a value
@@ -36,6 +37,21 @@ static int parse_tolerance(json_t *v, double *tolerance, struct model_error *err
 	return 0;
 }
 
+/* The repeats of a comparison body: absent gives 1; anything but an
+ * integer from 1 to MODEL_STATS_MAX_REPEATS is malformed (400). */
+static int parse_repeats(json_t *v, int *repeats, struct model_error *err)
+{
+	*repeats = 1;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > MODEL_STATS_MAX_REPEATS)
+		return model_error_set(err, MODEL_E_MALFORMED, "repeats",
+		                       "repeats must be an integer from 1 to 20");
+	*repeats = (int)json_integer_value(v);
+	return 0;
+}
+
 /* The verdict side of a recorded-to-be run. */
 static void verdict_side(const struct store_run *run, struct model_verdict_side *side)
 {
@@ -53,6 +69,8 @@ static int record_now(struct http_request *req, struct store_comparison *cmp,
                       const char *suite, struct model_error *err)
 {
 	struct model_verdict_side bs, cs;
+	struct model_stats_run bm, cm;
+	struct model_stats_result res;
 	enum model_verdict verdict;
 	char why[1400];
 	json_t *out = NULL;
@@ -64,6 +82,24 @@ static int record_now(struct http_request *req, struct store_comparison *cmp,
 	if (model_verdict_decide(&bs, &cs, cmp->tolerance, &verdict, &cmp->has_delta, &cmp->delta,
 	                         why, sizeof(why)))
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot decide the verdict");
+	/* one failed pair whatever the repeats asked for: its statistics are
+	 * those of a single run (no variance estimate) */
+	memset(&bm, 0, sizeof(bm));
+	memset(&cm, 0, sizeof(cm));
+	bm.status = bs.status;
+	bm.scored = bs.scored;
+	bm.score = bs.score;
+	bm.reason = bs.reason;
+	cm.status = cs.status;
+	cm.scored = cs.scored;
+	cm.score = cs.score;
+	cm.reason = cs.reason;
+	if (model_stats_compare(&bm, &cm, 1, cmp->tolerance, &res))
+		return model_error_set(err, MODEL_E_INTERNAL, NULL, "cannot decide the verdict");
+	cmp->repeats = 1;
+	cmp->stats = http_req_own(req, res.stats);
+	cmp->pass_k = http_req_own(req, res.pass_k);
+	cmp->flaky_steps = http_req_own(req, res.flaky_steps);
 	cmp->scenario_id = scenario_id;
 	cmp->scenario_version = base->run.scenario_version;
 	cmp->suite = suite;
@@ -83,7 +119,7 @@ static int record_now(struct http_request *req, struct store_comparison *cmp,
 int api_comparison_create(struct http_request *req, struct model_error *err)
 {
 	static const char *const fields[] = {"scenario_id", "baseline", "candidate", "suite",
-	                                     "tolerance",   "backend",  NULL};
+	                                     "tolerance",   "backend",  "repeats",   NULL};
 	struct http_run_job base, cand;
 	struct store_comparison cmp;
 	struct store_comparison_job cj;
@@ -91,7 +127,7 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	char why[MODEL_REASON_BYTES];
 	json_t *v, *out = NULL;
 	enum store_rc rc;
-	int ret = -1, max;
+	int ret = -1, max, repeats;
 
 	memset(&base, 0, sizeof(base));
 	memset(&cand, 0, sizeof(cand));
@@ -111,6 +147,7 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	                           &cand.variant, err) ||
 	    http_run_parse_suite(json_object_get(req->json, "suite"), 1, &suite, err) ||
 	    parse_tolerance(json_object_get(req->json, "tolerance"), &cmp.tolerance, err) ||
+	    parse_repeats(json_object_get(req->json, "repeats"), &repeats, err) ||
 	    http_run_parse_backend(json_object_get(req->json, "backend"), &requested, err))
 		return -1;
 	if (http_run_choose_backend(req, requested, &base.backend, err))
@@ -150,10 +187,11 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	cj.tolerance = cmp.tolerance;
 	cj.baseline = &base.queued;
 	cj.candidate = &cand.queued;
+	cj.repeats = repeats;
 	rc = store_comparison_enqueue(req->store, req->who.tenant_id, req->who.token_id, &cj, max,
 	                              http_req_idem(req, 202), &out);
 	if (rc == STORE_LIMIT) {
-		http_run_limit_error(max, 2, err);
+		http_run_limit_error(max, 2 * repeats, err);
 		goto out;
 	}
 	if (rc) {

@@ -476,6 +476,115 @@ static void comparison_summary(xmlNodePtr main, json_t *cmp, const struct view_n
 	             view_jstr(cmp, "created_at", NULL));
 }
 
+/* A statistic of stats (or pass_k) as view_number_text writes it (with
+ * sign: a delta), VIEW_NONE_TEXT when it is not a number. */
+static void stat_text(json_t *o, const char *key, int sign, char *out, size_t n)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_number(v))
+		view_number_text(json_number_value(v), sign, out, n);
+	else
+		snprintf(out, n, "%s", VIEW_NONE_TEXT);
+}
+
+/* The runs of one side, repeat by repeat, each linking its page. */
+static void repeat_runs_item(xmlNodePtr dl, const char *term, const char *id, json_t *ids)
+{
+	xmlNodePtr ol = html_el(view_dl_item(dl, term, id, NULL), "ol", NULL), li;
+	json_t *rid;
+	size_t i;
+
+	html_attr(ol, "start", "0");
+	json_array_foreach(ids, i, rid)
+	{
+		li = html_el(ol, "li", NULL);
+		view_id_link(li, "/admin/runs", json_string_value(rid));
+	}
+}
+
+/*
+ * How sure the verdict is (docs/scoring.md, repeats): the repeats, the
+ * method, n, the mean delta, its 95% interval, the sign test's p-value,
+ * repeats_needed when inconclusive, each side's pass^k, the runs per
+ * repeat and the flaky steps. A single run says it has no interval.
+ */
+static void comparison_statistics(xmlNodePtr main, json_t *cmp)
+{
+	static const char *const headers[] = {"Side", "Step", "Key", NULL};
+	json_t *stats = json_object_get(cmp, "stats"), *pass_k = json_object_get(cmp, "pass_k");
+	json_t *runs = json_object_get(cmp, "runs"), *flaky = json_object_get(cmp, "flaky_steps");
+	json_t *f;
+	xmlNodePtr dl, tbody, tr;
+	char text[80], lo[32], hi[32];
+	size_t i;
+
+	html_el(main, "h2", "Statistics");
+	dl = html_attr(html_el(main, "dl", NULL), "id", "comparison-statistics");
+	snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT,
+	         json_is_integer(json_object_get(cmp, "repeats"))
+	             ? json_integer_value(json_object_get(cmp, "repeats"))
+	             : (json_int_t)1);
+	view_dl_item(dl, "Repeats per side", "stats-repeats", text);
+	view_dl_item(dl, "Method", "stats-method", view_jstr(stats, "method", VIEW_NONE_TEXT));
+	if (json_is_integer(json_object_get(stats, "n")))
+		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT,
+		         json_integer_value(json_object_get(stats, "n")));
+	else
+		snprintf(text, sizeof(text), "%s", VIEW_NONE_TEXT);
+	view_dl_item(dl, "Pairs (n)", "stats-n", text);
+	stat_text(stats, "delta", 1, text, sizeof(text));
+	view_dl_item(dl, "Mean delta", "stats-delta", text);
+	if (json_is_number(json_object_get(stats, "ci_low")) &&
+	    json_is_number(json_object_get(stats, "ci_high"))) {
+		stat_text(stats, "ci_low", 1, lo, sizeof(lo));
+		stat_text(stats, "ci_high", 1, hi, sizeof(hi));
+		snprintf(text, sizeof(text), "[%s, %s]", lo, hi);
+		view_dl_item(dl, "95% interval", "stats-ci", text);
+	} else {
+		/* one pair (or none scored) has no variance estimate: said */
+		view_dl_item(dl, "95% interval", "stats-ci",
+		             VIEW_NONE_TEXT " (no variance estimate)");
+	}
+	stat_text(stats, "p_value", 0, text, sizeof(text));
+	view_dl_item(dl, "p-value (sign test)", "stats-p-value", text);
+	if (json_is_integer(json_object_get(stats, "repeats_needed")))
+		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT,
+		         json_integer_value(json_object_get(stats, "repeats_needed")));
+	else
+		snprintf(text, sizeof(text), "%s", VIEW_NONE_TEXT);
+	view_dl_item(dl, "Repeats needed", "stats-repeats-needed", text);
+	if (json_is_string(json_object_get(stats, "repeats_note")))
+		view_dl_item(dl, "Note", "stats-repeats-note",
+		             view_jstr(stats, "repeats_note", ""));
+	stat_text(pass_k, "baseline", 0, text, sizeof(text));
+	view_dl_item(dl, "pass^k baseline", "pass-k-baseline", text);
+	stat_text(pass_k, "candidate", 0, text, sizeof(text));
+	view_dl_item(dl, "pass^k candidate", "pass-k-candidate", text);
+	repeat_runs_item(dl, "Baseline runs by repeat", "baseline-runs",
+	                 json_object_get(runs, "baseline"));
+	repeat_runs_item(dl, "Candidate runs by repeat", "candidate-runs",
+	                 json_object_get(runs, "candidate"));
+
+	html_el(main, "h3", "Flaky steps");
+	if (json_array_size(flaky) == 0) {
+		html_attr(
+		    html_el(main, "p", "None: every step's output was the same in every repeat."),
+		    "id", "no-flaky-steps");
+		return;
+	}
+	tbody = view_table_new(main, "flaky-steps", headers, NULL);
+	json_array_foreach(flaky, i, f)
+	{
+		tr = html_elc(tbody, "tr", "flaky-step", NULL);
+		html_elc(tr, "td", "side", view_jstr(f, "side", ""));
+		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT,
+		         json_integer_value(json_object_get(f, "seq")));
+		html_elc(tr, "td", "seq", text);
+		html_elc(tr, "td", "key", view_jstr(f, "key", ""));
+	}
+}
+
 /* The header cell of one side: label, variant, run link, status, score. */
 static void side_head(xmlNodePtr tr, const char *cls, const char *label, json_t *side)
 {
@@ -645,6 +754,7 @@ int view_page_comparison(struct view_ctx *ctx, const char *id)
 		view_page_refresh(doc, VIEW_REFRESH_SECONDS);
 	html_elc(main, "p", "id", id);
 	comparison_summary(main, cmp, &nm);
+	comparison_statistics(main, cmp);
 	approval_section(ctx, main, cmp, id);
 	side_by_side(main, cmp, base, cand);
 	return view_page_send(ctx, doc, 200);

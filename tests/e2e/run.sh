@@ -100,6 +100,16 @@ if ((fresh)); then
 		'while IFS= read -r line <&3; do echo "log: step on stdout"; echo "log: step on stderr" >&2; printf "log: \033[31mred\n"; echo "{\"type\":\"output\",\"output\":\"logged\"}" >&4; done' \
 		'echo "log: end" >&2' >"$OLV_AGENTS_DIR/printer"
 	chmod 0755 "$OLV_AGENTS_DIR/printer"
+	# t1110: an agent right on even repeats of a comparison and wrong on
+	# odd ones (OLIVARES_REPEAT), as variant "halfright", and one that
+	# answers the same steps right every time, as variant "right"
+	install -m 0755 "$ROOT/tests/fixtures/agents/half_right.sh" "$OLV_AGENTS_DIR/halfright"
+	# shellcheck disable=SC2016 # $line and $out are the agent's own
+	printf '%s\n' '#!/bin/sh' 'while IFS= read -r line <&3; do case $line in' \
+		"*'\"input\":\"agent:user1@example.test\"'*) out='first synthetic account' ;;" \
+		"*) out='second synthetic account' ;; esac" \
+		'printf "{\"type\":\"output\",\"output\":\"%s\"}\n" "$out" >&4; done' >"$OLV_AGENTS_DIR/right"
+	chmod 0755 "$OLV_AGENTS_DIR/right"
 	ln -s /bin/sh "$OLV_AGENTS_DIR/escape"
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
 	# t0950: tenants with a max_active_runs of their own (1, 1 and 2)

@@ -99,7 +99,7 @@ is "improved: differing_steps is step s3 (miss on base, a3 on up)" \
 isnt "improved: decided_by names the admin's token" "" "$(jl '.decided_by // ""')"
 isnt "improved: created_at set" "" "$(jl '.created_at // ""')"
 is "improved: the response has exactly the contract's keys" \
-	'["baseline","candidate","created_at","decided_by","delta","differing_steps","id","reason","same_agent","scenario_id","scenario_version","status","suite","tolerance","verdict"]' \
+	'["baseline","candidate","created_at","decided_by","delta","differing_steps","flaky_steps","id","pass_k","reason","repeats","runs","same_agent","scenario_id","scenario_version","stats","status","suite","tolerance","verdict"]' \
 	"$(jlc 'keys')"
 is "improved: each side has exactly {variant,run_id,status,scored,score,shutdown,agent}" \
 	'["agent","run_id","score","scored","shutdown","status","variant"]|["agent","run_id","score","scored","shutdown","status","variant"]' \

@@ -161,7 +161,14 @@ START_TEST(test_comparisons)
 	ck_assert_str_eq(jstr(c1, "decided_by"), actor);
 	ck_assert_uint_eq(strlen(jstr(c1, "created_at")), 24);
 	ck_assert_str_eq(jstr(c1, "status"), "decided");
-	ck_assert_uint_eq(json_object_size(c1), 15);
+	ck_assert_uint_eq(json_object_size(c1), 20);
+	/* recorded whole without statistics: one pair, stats null */
+	ck_assert_int_eq(jint(c1, "repeats"), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(
+	                     json_object_get(json_object_get(c1, "runs"), "baseline"), 0)),
+	                 jstr(json_object_get(c1, "baseline"), "run_id"));
+	ck_assert(json_is_null(json_object_get(c1, "stats")));
+	ck_assert_uint_eq(json_array_size(json_object_get(c1, "flaky_steps")), 0);
 	/* runs without an agent name (sample_run's): unknown */
 	ck_assert(json_is_null(json_object_get(c1, "same_agent")));
 	side = json_object_get(c1, "baseline");

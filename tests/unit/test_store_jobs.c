@@ -703,7 +703,7 @@ START_TEST(test_jobs_comparison)
 	ck_assert_uint_eq(json_array_size(json_object_get(cmp, "differing_steps")), 0);
 	ck_assert_str_eq(jstr(cmp, "decided_by"), ACTOR);
 	ck_assert_str_eq(jstr(cmp, "suite"), "smoke");
-	ck_assert_uint_eq(json_object_size(cmp), 15);
+	ck_assert_uint_eq(json_object_size(cmp), 20);
 	/* pending: not known yet */
 	ck_assert(json_is_null(json_object_get(cmp, "same_agent")));
 	side = json_object_get(cmp, "baseline");
@@ -794,6 +794,104 @@ START_TEST(test_jobs_comparison)
 	json_decref(job);
 	json_decref(bo);
 	json_decref(ko);
+}
+END_TEST
+
+/* A comparison with repeats 3: six runs queued in pair order, each with
+ * its side, repeat index and "repeat" in its job; pending until the sixth
+ * ends, then settled once by model_stats_compare over all of them. */
+START_TEST(test_jobs_comparison_repeats)
+{
+	static const int s12[] = {1, 2};
+	char a[33], b[33], cid[33], ids[6][33], cond[64];
+	json_t *job = jload("{\"spec\":{}}"), *cmp = NULL, *got = NULL, *st_o, *f, *outs[6];
+	json_t *details_ok = jload("[{\"seq\":1,\"key\":\"k1\",\"passed\":true}]");
+	struct store_run_job jb = mkjob(job, "inproc-mock"), jk = mkjob(job, "inproc-mock");
+	struct store_comparison_job cj;
+	struct store_claim c[6];
+	struct store_run fr;
+	int i;
+
+	two_tenants(a, b);
+	cj = mk_cj(&jb, &jk);
+	cj.tolerance = 0;
+	cj.repeats = 3;
+	/* 6 runs do not fit in 5 */
+	ck_assert_int_eq(store_comparison_enqueue(st, a, ACTOR, &cj, 5, NULL, &cmp), STORE_LIMIT);
+	ck_assert_int_eq(count_where("runs", "tenant_id", a), 0);
+	cj.repeats = 21;
+	ck_assert_int_eq(store_comparison_enqueue(st, a, ACTOR, &cj, 50, NULL, &cmp), STORE_ERROR);
+	cj.repeats = 3;
+	ck_assert_int_eq(store_comparison_enqueue(st, a, ACTOR, &cj, 10, NULL, &cmp), STORE_OK);
+	snprintf(cid, sizeof cid, "%s", jstr(cmp, "id"));
+	ck_assert_int_eq(jint(cmp, "repeats"), 3);
+	ck_assert_uint_eq(
+	    json_array_size(json_object_get(json_object_get(cmp, "runs"), "baseline")), 3);
+	ck_assert(json_is_null(json_object_get(cmp, "stats")));
+	ck_assert_int_eq(count_where("runs", "comparison_id", cid), 6);
+	ck_assert_int_eq(count_where("runs", "comparison_side", "baseline"), 3);
+	ck_assert_int_eq(count_where("runs", "comparison_side", "candidate"), 3);
+	/* the first pair is the one the comparison names */
+	ck_assert_str_eq(jstr(json_object_get(cmp, "baseline"), "run_id"),
+	                 json_string_value(json_array_get(
+	                     json_object_get(json_object_get(cmp, "runs"), "baseline"), 0)));
+	for (i = 0; i < 6; i++) {
+		claim(EX1, "inproc-mock", &c[i]);
+		memcpy(ids[i], c[i].run_id, sizeof ids[i]);
+		ck_assert_str_eq(ids[i], json_string_value(json_array_get(
+		                             json_object_get(json_object_get(cmp, "runs"),
+		                                             i % 2 ? "candidate" : "baseline"),
+		                             i / 2)));
+		ck_assert_int_eq(jint(json_object_get(c[i].job, "spec"), "repeat"), i / 2);
+		snprintf(cond, sizeof cond, "repeat_index = %d", i / 2);
+		ck_assert_int_eq(run_where(ids[i], cond), 1);
+	}
+	for (i = 0; i < 6; i++) {
+		outs[i] = make_outputs(s12, 2);
+		/* the candidate's repeat 1 answers step 2 otherwise */
+		if (i == 3)
+			json_object_set_new(json_array_get(outs[i], 1), "output",
+			                    json_string("changed"));
+		fr = ended(outs[i], "completed");
+		fr.scored = 1;
+		fr.score = i % 2 ? 0.75 : 0.5;
+		fr.passed = 1;
+		fr.score_details = details_ok;
+		ck_assert_int_eq(store_run_finish(st, ids[i], EX1, &fr, NULL), STORE_OK);
+		if (i < 5)
+			ck_assert_int_eq(store_comparison_settle(st, cid), STORE_NOT_FOUND);
+	}
+	ck_assert_int_eq(store_comparison_settle(st, cid), STORE_OK);
+	ck_assert_int_eq(count_where("comparisons", "id", cid), 1);
+	ck_assert_int_eq(store_comparison_get(st, a, cid, &got), STORE_OK);
+	ck_assert_str_eq(jstr(got, "status"), "decided");
+	ck_assert_str_eq(jstr(got, "verdict"), "improved");
+	ck_assert_int_eq(jint(got, "repeats"), 3);
+	ck_assert(json_real_value(json_object_get(got, "delta")) == 0.25);
+	st_o = json_object_get(got, "stats");
+	ck_assert_str_eq(jstr(st_o, "method"), "paired-bootstrap");
+	ck_assert_int_eq(jint(st_o, "n"), 3);
+	ck_assert(json_real_value(json_object_get(st_o, "ci_low")) == 0.25);
+	ck_assert(json_real_value(json_object_get(st_o, "ci_high")) == 0.25);
+	ck_assert(json_real_value(json_object_get(st_o, "p_value")) == 0.25);
+	ck_assert(json_real_value(json_object_get(json_object_get(got, "pass_k"), "candidate")) ==
+	          1.0);
+	ck_assert_uint_eq(json_array_size(json_object_get(got, "flaky_steps")), 1);
+	f = json_array_get(json_object_get(got, "flaky_steps"), 0);
+	ck_assert_str_eq(jstr(f, "side"), "candidate");
+	ck_assert_int_eq(jint(f, "seq"), 2);
+	ck_assert_uint_eq(
+	    json_array_size(json_object_get(json_object_get(got, "runs"), "candidate")), 3);
+	ck_assert_uint_eq(json_object_size(got), 20);
+	json_decref(got);
+	ck_assert_int_eq(store_comparison_get(st, b, cid, &got), STORE_NOT_FOUND);
+	for (i = 0; i < 6; i++) {
+		store_claim_clear(&c[i]);
+		json_decref(outs[i]);
+	}
+	json_decref(details_ok);
+	json_decref(cmp);
+	json_decref(job);
 }
 END_TEST
 
@@ -1230,6 +1328,7 @@ void store_jobs_cases(TCase *tc)
 	tcase_add_test(tc, test_jobs_cancel);
 	tcase_add_test(tc, test_jobs_comparison);
 	tcase_add_test(tc, test_jobs_comparison_swept);
+	tcase_add_test(tc, test_jobs_comparison_repeats);
 	tcase_add_test(tc, test_jobs_executors);
 	tcase_add_test(tc, test_jobs_idem);
 }

@@ -818,8 +818,10 @@ static void print_config(const struct http_config *cfg)
 }
 
 /* --list-routes: the route table, one route a line, "METHOD PATTERN ROLE
- * SCOPE MODULE" separated by tabs (ROLE none for a public route, SCOPE
- * the scope a scoped token needs, MODULE "-" for none), so that a test can
+ * SCOPE MODULE IDEMPOTENT" separated by tabs (ROLE none for a public
+ * route, SCOPE the scope a scoped token needs, MODULE "-" for none,
+ * IDEMPOTENT "idempotent" for a create that honours an Idempotency-Key,
+ * else "-"), so that a test can
  * compare the API's documents with the routes the binary has. */
 static void list_routes(FILE *f)
 {
@@ -829,10 +831,11 @@ static void list_routes(FILE *f)
 
 	for (i = 0; i < http_routes_count; i++) {
 		r = &http_routes[i];
-		fprintf(f, "%s\t%s\t%s\t%s\t%s\n", r->method, r->pattern,
+		fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\n", r->method, r->pattern,
 		        r->min_role >= 0 && r->min_role <= STORE_ROLE_ADMIN ? roles[r->min_role] : "?",
 		        store_scope_name(r->scope ? r->scope : STORE_SCOPE_ADMIN),
-		        r->module ? r->module : "-");
+		        r->module ? r->module : "-",
+		        r->flags & HTTP_ROUTE_IDEMPOTENT ? "idempotent" : "-");
 	}
 }
 
@@ -851,7 +854,7 @@ static void usage(FILE *f)
 	      "                  default written out, passwords masked) and exit: 1 on\n"
 	      "                  what start-up would refuse\n"
 	      "  --list-routes   print the route table (method, pattern, minimum role,\n"
-	      "                  scope, module; tab-separated) and exit\n"
+	      "                  scope, module, idempotent; tab-separated) and exit\n"
 	      "  -h, --help      this help\n"
 	      "\n"
 	      "environment: OLIVARES_DATA (data dir, default ./var), OLIVARES_DSN,\n"

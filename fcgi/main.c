@@ -832,7 +832,8 @@ static void list_routes(FILE *f)
 	for (i = 0; i < http_routes_count; i++) {
 		r = &http_routes[i];
 		fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\n", r->method, r->pattern,
-		        r->min_role >= 0 && r->min_role <= STORE_ROLE_ADMIN ? roles[r->min_role] : "?",
+		        r->min_role >= 0 && r->min_role <= STORE_ROLE_ADMIN ? roles[r->min_role]
+		                                                            : "?",
 		        store_scope_name(r->scope ? r->scope : STORE_SCOPE_ADMIN),
 		        r->module ? r->module : "-",
 		        r->flags & HTTP_ROUTE_IDEMPOTENT ? "idempotent" : "-");

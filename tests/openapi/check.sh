@@ -133,17 +133,12 @@ else
 fi
 
 # --- the npm validator
-if [[ ! -x $DIR/node_modules/.bin/validate-api ]]; then
-	if ! command -v npm >/dev/null 2>&1; then
-		fail "npm found (needed for the OpenAPI validator)"
-		finish
-	fi
-	echo "# installing: npm packages of tests/openapi (npm ci)"
-	if ! npm ci --prefix "$DIR" --no-audit --no-fund >"$TMP/npm.log" 2>&1; then
-		tail -n 20 "$TMP/npm.log"
-		fail "npm ci in tests/openapi"
-		finish
-	fi
+# shellcheck source=scripts/lib/deps.sh
+. scripts/lib/deps.sh
+if ! olv_openapi_deps >"$TMP/npm.log" 2>&1; then
+	tail -n 20 "$TMP/npm.log"
+	fail "the npm packages of tests/openapi are installed (npm ci)"
+	finish
 fi
 validator_version=$(jq -r .version "$DIR/node_modules/@seriousme/openapi-schema-validator/package.json")
 if "$DIR/node_modules/.bin/validate-api" "$DOC" >"$TMP/validate.out" 2>&1 && jq -e '.valid == true' "$TMP/validate.out" >/dev/null 2>&1; then

@@ -109,6 +109,8 @@ creq "$VI" POST $M/scenarios "$SC"
 is_status "viewer creates: 403" 403
 creq "$VI" GET "$M/scenarios/$(repeat_char 0 32)"
 is_status "unknown scenario: 404" 404
+creq "$VI" GET "$M/agents?x=%ff"
+is_status "a query that is not UTF-8, on a route that reads none: 400" 400
 creq "$VI" GET "$M/runs?limit=0"
 is_status "limit 0: 400" 400
 creq "$ED" POST $M/scenarios '{"name":"x","steps":[],"bogus":1}'

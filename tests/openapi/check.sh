@@ -86,6 +86,29 @@ if [[ -z $missing ]]; then
 	pass "every route is in the document"
 else
 	while IFS= read -r r; do fail "route missing from $DOC: $r"; done <<<"$missing"
+	# a skeleton of each missing operation, from what the route table
+	# says of it, to fill in (summary, body, answers) and add under "paths"
+	echo "# skeletons of the missing operations (fill in and add under \"paths\"):"
+	comm -23 "$TMP/routes.keys" "$TMP/doc.keys" | while IFS=$'\t' read -r m p; do
+		awk -F '\t' -v m="$m" -v p="$p" '$1 == m && $2 == p' "$TMP/routes.tsv" | head -n 1 |
+			jq -R 'split("\t") | {(.[1]): {(.[0] | ascii_downcase): ({
+				operationId: "TODO", summary: "TODO", tags: ["TODO"],
+				"x-olivares-min-role": .[2], "x-olivares-scope": .[3],
+				"x-olivares-module": (if .[4] == "-" then null else .[4] end)}
+				+ (if .[5] == "idempotent" then {"x-olivares-idempotent": true} else {} end)
+				+ {security: (if .[2] == "none" then [] else [{bearer: []}] end),
+				   parameters: ([.[1] | scan("\\{([^}]+)\\}") | .[0]
+				     | if . == "id" then {"$ref": "#/components/parameters/Id"}
+				       else {name: ., in: "path", required: true, schema: {type: "string"}} end]
+				     + (if .[5] == "idempotent" then [{"$ref": "#/components/parameters/IdempotencyKey"}] else [] end)),
+				   responses: {"200": {description: "TODO"},
+				     "400": {"$ref": "#/components/responses/BadRequest"},
+				     "401": {"$ref": "#/components/responses/Unauthorized"},
+				     "403": {"$ref": "#/components/responses/Forbidden"},
+				     "404": {"$ref": "#/components/responses/NotFound"},
+				     "405": {"$ref": "#/components/responses/MethodNotAllowed"},
+				     "503": {"$ref": "#/components/responses/ServiceUnavailable"}}})}}' | sed 's/^/#   /'
+	done
 fi
 if [[ -z $extra ]]; then
 	pass "every operation of the document is a route"

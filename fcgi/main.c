@@ -822,6 +822,29 @@ static void print_config(const struct http_config *cfg)
 	}
 }
 
+/* --list-routes: the route table, one route a line, "METHOD PATTERN ROLE
+ * SCOPE MODULE IDEMPOTENT" separated by tabs (ROLE none for a public
+ * route, SCOPE the scope a scoped token needs, MODULE "-" for none,
+ * IDEMPOTENT "idempotent" for a create that honours an Idempotency-Key,
+ * else "-"), so that a test can
+ * compare the API's documents with the routes the binary has. */
+static void list_routes(FILE *f)
+{
+	static const char *const roles[] = {"none", "viewer", "editor", "admin"};
+	const struct http_route *r;
+	size_t i;
+
+	for (i = 0; i < http_routes_count; i++) {
+		r = &http_routes[i];
+		fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\n", r->method, r->pattern,
+		        r->min_role >= 0 && r->min_role <= STORE_ROLE_ADMIN ? roles[r->min_role]
+		                                                            : "?",
+		        store_scope_name(r->scope ? r->scope : STORE_SCOPE_ADMIN),
+		        r->module ? r->module : "-",
+		        r->flags & HTTP_ROUTE_IDEMPOTENT ? "idempotent" : "-");
+	}
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: olivares-fcgi [--config FILE] [--check-config]\n"
@@ -836,6 +859,8 @@ static void usage(FILE *f)
 	      "  --check-config  load the configuration, print it as an INI file (every\n"
 	      "                  default written out, passwords masked) and exit: 1 on\n"
 	      "                  what start-up would refuse\n"
+	      "  --list-routes   print the route table (method, pattern, minimum role,\n"
+	      "                  scope, module, idempotent; tab-separated) and exit\n"
 	      "  -h, --help      this help\n"
 	      "\n"
 	      "environment: OLIVARES_DATA (data dir, default ./var), OLIVARES_DSN,\n"
@@ -848,6 +873,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"config", required_argument, NULL, 'c'},
 	    {"check-config", no_argument, NULL, 'k'},
+	    {"list-routes", no_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -866,6 +892,9 @@ int main(int argc, char **argv)
 		case 'k':
 			check = 1;
 			break;
+		case 'l':
+			list_routes(stdout);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -80,6 +80,15 @@ int api_reply_page(struct http_request *req, api_store_list_fn list, const char 
 /** GET /healthz: {"status":"ok"} when the store answers with its schema. */
 int api_healthz(struct http_request *req, struct model_error *err);
 
+/* openapi.c */
+/** The OpenAPI 3.1 document of the API (docs/openapi.json), embedded at
+ * build time by fcgi/api/embed-openapi.sh: api_openapi_doc_len bytes, then
+ * a NUL. Static, never freed. */
+extern const unsigned char api_openapi_doc[];
+extern const size_t api_openapi_doc_len;
+/** GET /v1/openapi.json (public): the embedded document, application/json. */
+int api_openapi(struct http_request *req, struct model_error *err);
+
 /* modules.c */
 /** GET /v1/modules: the modules and their state for the caller's tenant. */
 int api_modules_list(struct http_request *req, struct model_error *err);

@@ -74,3 +74,27 @@ olv_browser_deps() {
 	printf 'installing: npm packages of tests/browser (npm ci)\n' >&2
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$OLV_BROWSER_DIR" --no-audit --no-fund >&2
 }
+
+# olv_openapi_deps: the npm package that validates the OpenAPI document
+# (@seriousme/openapi-schema-validator, pinned by
+# tests/openapi/package-lock.json; tests/openapi/check.sh runs it), with
+# `npm ci` from the npm registry, when tests/openapi/node_modules lacks it.
+# Once installed it runs offline. Fails when npm is missing or the install
+# fails.
+olv_openapi_deps() {
+	local dir
+	dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tests/openapi" 2>/dev/null && pwd)
+	if [[ -z $dir || ! -f $dir/package-lock.json ]]; then
+		printf 'error: tests/openapi/package-lock.json not found\n' >&2
+		return 1
+	fi
+	if [[ -x $dir/node_modules/.bin/validate-api ]]; then
+		return 0
+	fi
+	if ! command -v npm >/dev/null 2>&1; then
+		printf 'error: npm not found (needed for tests/openapi)\n' >&2
+		return 1
+	fi
+	printf 'installing: npm packages of tests/openapi (npm ci)\n' >&2
+	npm ci --prefix "$dir" --no-audit --no-fund >&2
+}

@@ -11,6 +11,7 @@ OLV_DEPS_PACKAGES=(
 	libseccomp-dev check libxml2-utils clang-format man-db groff-base python3-yaml
 	nginx-light postgresql spawn-fcgi wrk jq curl sqlite3 valgrind python3
 	runsc node-llhttp
+	debhelper lintian
 	chromium
 )
 # The browser tests (tests/browser, run by tests/e2e/t1300-admin.sh) drive

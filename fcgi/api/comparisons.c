@@ -282,6 +282,27 @@ static size_t utf8_chars(const char *s)
 	return n;
 }
 
+/* Does the reason hold a control character (C0 but tab, line feed and
+ * carriage return; DEL; C1)? A reason is read by reviewers in the view,
+ * the CLI and the signed evidence: it holds what it shows, no terminal
+ * escape stored to be escaped at every reading. */
+static int has_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), len;
+	long c;
+
+	while (n) {
+		c = model_text_utf8_at(p, n, &len);
+		if ((c >= 0 && c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f ||
+		    (c >= 0x80 && c < 0xa0))
+			return 1;
+		p += len;
+		n -= len;
+	}
+	return 0;
+}
+
 /* POST …/comparisons/{id}/approval: an admin's decision on a settled
  * verdict, appended (the newest counts) with its audit event. */
 int api_comparison_approve(struct http_request *req, struct model_error *err)
@@ -307,6 +328,10 @@ int api_comparison_approve(struct http_request *req, struct model_error *err)
 		return model_error_set(err, MODEL_E_MALFORMED, "reason",
 		                       "reason must be a string of 1 to %d characters, not blank",
 		                       API_APPROVAL_REASON_MAX);
+	if (has_control(reason))
+		return model_error_set(err, MODEL_E_MALFORMED, "reason",
+		                       "reason must not hold control characters (tab and line "
+		                       "breaks are allowed)");
 	rc = store_approval_append(req->store, req->who.tenant_id, req->who.token_id,
 	                           req->params[0], decision, reason, &out);
 	if (rc == STORE_CONFLICT)

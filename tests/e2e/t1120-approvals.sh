@@ -138,6 +138,10 @@ for body in '{"decision":"maybe","reason":"x"}' '{"decision":"approved"}' '{"dec
 	req "$AD" POST "$M/comparisons/$CID/approval" "$body"
 	is_error "bad body $body -> 400" 400 malformed
 done
+for ctl in '\u001b[31mred' 'bell\u0007' 'del\u007f' 'c1\u009b2J' 'nul\u0000'; do
+	req "$AD" POST "$M/comparisons/$CID/approval" "{\"decision\":\"approved\",\"reason\":\"ok $ctl\"}"
+	is_error "a reason with a control character ($ctl) -> 400" 400 malformed
+done
 long=$(repeat_char a 1001)
 req "$AD" POST "$M/comparisons/$CID/approval" "{\"decision\":\"approved\",\"reason\":\"$long\"}"
 is_error "reason of 1001 characters -> 400" 400 malformed
@@ -159,6 +163,8 @@ req "$AD" DELETE "$M/comparisons/$CID/approval"
 is "DELETE approval -> 405 (append-only)" 405 "$STATUS"
 is "refusals wrote nothing (scenarios, runs, audit)" "$before" "$(state_counts "$AD")"
 is "still five decisions" 5 "$(approvals "$CID")"
+req "$AD" POST "$M/comparisons/$CID/approval" '{"decision":"approved","reason":"line one\n\tline two"}'
+is "a reason with a tab and a line break is text: 201" 201 "$STATUS"
 cli sandbox approve "$CID"
 is "approve without --reason: usage error (2)" 2 "$RC"
 CLI_TOKEN=$ED cli sandbox approve "$CID" --reason "editor try"

@@ -91,8 +91,13 @@ else
 	echo "# skeletons of the missing operations (fill in and add under \"paths\"):"
 	comm -23 "$TMP/routes.keys" "$TMP/doc.keys" | while IFS=$'\t' read -r m p; do
 		awk -F '\t' -v m="$m" -v p="$p" '$1 == m && $2 == p' "$TMP/routes.tsv" | head -n 1 |
-			jq -R 'split("\t") | {(.[1]): {(.[0] | ascii_downcase): ({
-				operationId: "TODO", summary: "TODO", tags: ["TODO"],
+			jq -R 'split("\t")
+			| (.[1] | split("/") | map(select(. != "" and . != "v1" and . != "m"
+				and . != "sandbox" and (startswith("{") | not)))) as $segs
+			| {(.[1]): {(.[0] | ascii_downcase): ({
+				operationId: ((.[0] | ascii_downcase) + ($segs | map(gsub("[^A-Za-z0-9]"; "")
+					| (.[0:1] | ascii_upcase) + .[1:]) | join(""))),
+				summary: (.[0] + " " + .[1]), tags: [$segs[0] // "api"],
 				"x-olivares-min-role": .[2], "x-olivares-scope": .[3],
 				"x-olivares-module": (if .[4] == "-" then null else .[4] end)}
 				+ (if .[5] == "idempotent" then {"x-olivares-idempotent": true} else {} end)
@@ -101,7 +106,7 @@ else
 				     | if . == "id" then {"$ref": "#/components/parameters/Id"}
 				       else {name: ., in: "path", required: true, schema: {type: "string"}} end]
 				     + (if .[5] == "idempotent" then [{"$ref": "#/components/parameters/IdempotencyKey"}] else [] end)),
-				   responses: {"200": {description: "TODO"},
+				   responses: {"200": {description: ("the answer of " + .[0] + " " + .[1])},
 				     "400": {"$ref": "#/components/responses/BadRequest"},
 				     "401": {"$ref": "#/components/responses/Unauthorized"},
 				     "403": {"$ref": "#/components/responses/Forbidden"},

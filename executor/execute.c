@@ -64,7 +64,8 @@ struct follow {
 	                 * keeps in the session, not in the outputs */
 	/* the tenant's storage quota (bytes, 0: none), what it stored when
 	 * the run started, what the run's outputs add, and whether they
-	 * passed the quota (the run then stops and ends failed) */
+	 * passed the quota (1: its outputs, 2: with its log; the run then
+	 * stops and ends failed) */
 	long long quota, used, bytes;
 	int over_quota;
 };
@@ -474,7 +475,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	if (f.quota > 0 && !f.over_quota && res.log.data &&
 	    f.used + f.bytes + (long long)res.log.len > f.quota) {
 		f.bytes += (long long)res.log.len;
-		f.over_quota = 1;
+		f.over_quota = 2;
 	}
 	if (f.over_quota) {
 		/* its outputs so far are kept (the record says what it did):
@@ -482,11 +483,11 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 		run.status = "failed";
 		snprintf(
 		    reason, sizeof(reason),
-		    "storage quota: its outputs and log (%lld bytes) pass the tenant's "
-		    "max_stored_mb (%lld MiB = %lld bytes; %lld bytes stored when it started); "
-		    "stopped after %zu of %d steps, its outputs kept",
-		    f.bytes, f.quota / 1048576LL, f.quota, f.used,
-		    json_array_size(res.outputs ? res.outputs : NULL),
+		    "storage quota: its %s (%lld bytes) pass the tenant's max_stored_mb (%lld "
+		    "MiB = %lld bytes; %lld bytes stored when it started); stopped after %zu of "
+		    "%d steps, its outputs kept",
+		    f.over_quota == 2 ? "outputs and log" : "outputs", f.bytes, f.quota / 1048576LL,
+		    f.quota, f.used, json_array_size(res.outputs),
 		    (int)json_integer_value(json_object_get(c->run, "steps_total")));
 	} else if (strcmp(res.status, "completed") == 0) {
 		run.status = "completed";

@@ -1,7 +1,8 @@
 /*
  * olivares-admin: operator tool on the server host: migrate the schema,
  * create and list tenants, create, list and revoke API tokens (a token is
- * printed once and stored hashed), switch a tenant's module.
+ * printed once and stored hashed), switch a tenant's module, show what
+ * each tenant stores against its quota.
  * Reads the same configuration and environment as olivares-fcgi
  * (http_config_load), so OLIVARES_DATA=... olivares-admin ... acts on the
  * stack started with that OLIVARES_DATA.
@@ -51,9 +52,15 @@ static const struct command commands[] = {
     {"migrate", cmd_migrate, "migrate",
      "Create the data directory (and the SQLite file, mode 0600) if needed and apply\n"
      "every schema migration not yet applied. Safe to run again."},
-    {"tenant", cmd_tenant, "tenant create NAME | tenant list",
+    {"tenant", cmd_tenant, "tenant create NAME | tenant list | tenant usage [--json]",
      "create NAME   create a tenant; prints tenant_id=<id> on stdout\n"
-     "list          print id, name and creation time of every tenant"},
+     "list          print id, name and creation time of every tenant\n"
+     "usage         one line per tenant, by name, tab-separated after a header: name,\n"
+     "              the MiB its scenarios, run outputs, run logs, sessions and suites\n"
+     "              store, their total, its quota (max_stored_mb, its [tenant NAME]\n"
+     "              section's or [server]'s, or none), its runs, and OVER when the\n"
+     "              total passes the quota (its creates get 507 quota_exceeded)\n"
+     "  --json      the same as {\"tenants\":[...]} with the figures in bytes"},
     {"token", cmd_token,
      "token create --tenant NAME --role viewer|editor|admin [--label L]\n"
      "              [--scopes read,run,compare,write,approve,admin]\n"
@@ -242,6 +249,84 @@ out:
 	return rc;
 }
 
+/* ---- tenant usage --------------------------------------------------------------- */
+
+/* n bytes as MiB with two decimals ("0.02"). */
+static void print_mib(long long n, const char *after)
+{
+	printf("%.2f%s", (double)n / 1048576.0, after);
+}
+
+/* tenant usage [--json]: every tenant's stored bytes (store_tenant_usage)
+ * against the quota this host's configuration gives it. */
+static int tenant_usage(const struct http_config *cfg, struct store *st, int as_json)
+{
+	json_t *list = NULL, *t, *rows = NULL, *row;
+	struct store_usage u;
+	const char *name, *id;
+	long long quota;
+	size_t i;
+	int rc = 1;
+
+	if (store_tenant_list(st, &list)) {
+		report(st, "tenant list");
+		return 1;
+	}
+	rows = json_array();
+	if (!as_json)
+		printf("name\tscenarios_mib\toutputs_mib\tlogs_mib\tsessions_mib\tsuites_mib\t"
+		       "total_mib\tquota\truns\tstate\n");
+	json_array_foreach(json_object_get(list, "tenants"), i, t)
+	{
+		name = json_string_value(json_object_get(t, "name"));
+		id = json_string_value(json_object_get(t, "id"));
+		if (store_tenant_usage(st, id, &u)) {
+			report(st, "tenant usage");
+			goto out;
+		}
+		quota = http_config_quota_bytes(cfg, name);
+		if (as_json) {
+			row = json_pack(
+			    "{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:b}", "name", name, "id", id,
+			    "scenarios_bytes", (json_int_t)u.scenarios, "outputs_bytes",
+			    (json_int_t)u.outputs, "logs_bytes", (json_int_t)u.logs,
+			    "sessions_bytes", (json_int_t)u.sessions, "suites_bytes",
+			    (json_int_t)u.suites, "total_bytes", (json_int_t)u.total, "quota_bytes",
+			    quota > 0 ? json_integer(quota) : json_null(), "runs",
+			    (json_int_t)u.runs, "over_quota", quota > 0 && u.total > quota);
+			json_array_append_new(rows, row);
+			continue;
+		}
+		printf("%s\t", name);
+		print_mib(u.scenarios, "\t");
+		print_mib(u.outputs, "\t");
+		print_mib(u.logs, "\t");
+		print_mib(u.sessions, "\t");
+		print_mib(u.suites, "\t");
+		print_mib(u.total, "\t");
+		if (quota > 0)
+			printf("%lld MiB\t", quota / 1048576LL);
+		else
+			printf("none\t");
+		printf("%lld\t%s\n", u.runs, quota > 0 && u.total > quota ? "OVER" : "ok");
+	}
+	if (as_json) {
+		row = json_pack("{s:O}", "tenants", rows);
+		if (!row || json_dumpf(row, stdout, JSON_INDENT(2)) != 0) {
+			json_decref(row);
+			fprintf(stderr, "%s: cannot print the usage\n", prog);
+			goto out;
+		}
+		putchar('\n');
+		json_decref(row);
+	}
+	rc = 0;
+out:
+	json_decref(rows);
+	json_decref(list);
+	return rc;
+}
+
 static int cmd_tenant(int argc, char **argv)
 {
 	const struct command *c = find_command("tenant");
@@ -281,6 +366,11 @@ static int cmd_tenant(int argc, char **argv)
 			       json_string_value(json_object_get(t, "created_at")));
 		}
 		rc = 0;
+	} else if ((argc == 2 || (argc == 3 && strcmp(argv[2], "--json") == 0)) &&
+	           strcmp(argv[1], "usage") == 0) {
+		if (load_config(&cfg) || open_store(&cfg, 1, &st))
+			return 1;
+		rc = tenant_usage(&cfg, st, argc == 3);
 	} else {
 		return usage_cmd(c, stderr, EXIT_USAGE);
 	}

@@ -62,11 +62,68 @@ struct follow {
 	int stopped;    /* this executor is stopping */
 	int record;     /* a recorded run: its traces carry answers the store
 	                 * keeps in the session, not in the outputs */
+	/* the tenant's storage quota (bytes, 0: none), what it stored when
+	 * the run started, what the run's outputs add, and whether they
+	 * passed the quota (1: its outputs, 2: with its log; the run then
+	 * stops and ends failed) */
+	long long quota, used, bytes;
+	int over_quota;
 };
 
 static int stop_wanted(const struct follow *f)
 {
-	return f->lost || f->cancel || f->stopped;
+	return f->lost || f->cancel || f->stopped || f->over_quota;
+}
+
+/* ---- storage quota ------------------------------------------------------------ */
+
+/* The storage quota of tenant_id in bytes (0: none): its [tenant NAME]
+ * section's max_stored_mb, else [server]'s. The sections name tenants, so
+ * each is looked up by name; one that cannot be looked up is taken as not
+ * this tenant's (logged). */
+static long long tenant_quota(const struct executor_ctx *x, const char *tenant_id)
+{
+	const struct http_config *cfg = x->cfg;
+	char id[33];
+	enum store_rc rc;
+	int i;
+
+	for (i = 0; i < cfg->ntenants; i++) {
+		rc = store_tenant_find(x->st, cfg->tenants[i].name, id);
+		if (rc == STORE_OK && strcmp(id, tenant_id) == 0)
+			return (long long)cfg->tenants[i].max_stored_mb * 1048576LL;
+		if (rc && rc != STORE_NOT_FOUND)
+			executor_log("cannot look up tenant %s's section (%s)",
+			             cfg->tenants[i].name, store_last_error(x->st));
+	}
+	return (long long)cfg->max_stored_mb * 1048576LL;
+}
+
+/* The bytes a stored output counts for (sql/usage.c): its key, input,
+ * output and trace texts. */
+static long long output_bytes(json_t *o)
+{
+	static const char *const texts[] = {"key", "input", "output"};
+	json_t *trace = json_object_get(o, "trace");
+	long long n = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof texts / sizeof texts[0]; i++)
+		n += (long long)json_string_length(json_object_get(o, texts[i]));
+	if (trace && !json_is_null(trace))
+		n += (long long)json_dumpb(trace, NULL, 0, JSON_COMPACT);
+	return n;
+}
+
+/* Count output against the quota: 1 when the run's outputs now pass it. */
+static int quota_add(struct follow *f, json_t *output)
+{
+	if (f->quota <= 0)
+		return 0;
+	f->bytes += output_bytes(output);
+	if (f->used + f->bytes > f->quota)
+		f->over_quota = 1;
+	return f->over_quota;
 }
 
 /* Append what is pending. A failure other than "not ours any more" leaves
@@ -138,8 +195,10 @@ static int on_step(void *ctx, json_t *output)
 	if (f->record) {
 		kept = json_deep_copy(output);
 		model_record_strip(kept);
+		quota_add(f, kept);
 		json_array_append_new(f->pending, kept);
 	} else {
+		quota_add(f, output);
 		json_array_append(f->pending, output);
 	}
 	if (json_array_size(f->pending) >= EXECUTOR_FLUSH_STEPS ||
@@ -347,6 +406,21 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	limits = json_object_get(spec, "limits");
 	wall_ms = json_integer_value(json_object_get(limits, "wall_ms"));
 	f.record = json_is_true(json_object_get(spec, "record"));
+	f.quota = tenant_quota(x, c->tenant_id);
+	if (f.quota > 0) {
+		struct store_usage u;
+
+		/* a usage that cannot be read leaves this run unchecked: the
+		 * next create reads it again and refuses when it is over */
+		if (store_tenant_usage(x->st, c->tenant_id, &u) == STORE_OK)
+			f.used = u.total;
+		else {
+			executor_log("run %s: cannot read its tenant's usage (%s): its outputs are "
+			             "not checked against the quota",
+			             c->run_id, store_last_error(x->st));
+			f.quota = 0;
+		}
+	}
 	if (!f.pending || !json_is_object(spec) || wall_ms <= 0) {
 		/* a job this executor cannot read was not queued by a server
 		 * of this version: ended failed, never guessed at */
@@ -397,7 +471,25 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	}
 	executor_now_iso(finished);
 
-	if (strcmp(res.status, "completed") == 0) {
+	/* the log is stored too: it counts once the run has ended */
+	if (f.quota > 0 && !f.over_quota && res.log.data &&
+	    f.used + f.bytes + (long long)res.log.len > f.quota) {
+		f.bytes += (long long)res.log.len;
+		f.over_quota = 2;
+	}
+	if (f.over_quota) {
+		/* its outputs so far are kept (the record says what it did):
+		 * the tenant is over its quota, and its next create is refused */
+		run.status = "failed";
+		snprintf(
+		    reason, sizeof(reason),
+		    "storage quota: its %s (%lld bytes) pass the tenant's max_stored_mb (%lld "
+		    "MiB = %lld bytes; %lld bytes stored when it started); stopped after %zu of "
+		    "%d steps, its outputs kept",
+		    f.over_quota == 2 ? "outputs and log" : "outputs", f.bytes, f.quota / 1048576LL,
+		    f.quota, f.used, json_array_size(res.outputs),
+		    (int)json_integer_value(json_object_get(c->run, "steps_total")));
+	} else if (strcmp(res.status, "completed") == 0) {
 		run.status = "completed";
 	} else if (rc == 1 && f.cancel) {
 		run.status = "cancelled";

@@ -186,6 +186,20 @@ const struct http_config_key http_config_keys[] = {
              "kernel caps it at `net.core.somaxconn` (4096 on current kernels); the server "
              "logs a line when the value is above the cap.",
      IN_CONFIG(backlog)},
+    /* storage quota */
+    {.section = "server",
+     .name = "max_stored_mb",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = HTTP_MAX_STORED_MB_MAX,
+     .def = "0",
+     .help = "The storage quota of every tenant, in MiB (1 MiB = 1048576 bytes): the bytes of "
+             "its scenarios, runs' outputs, runs' logs, sessions and suites. A write that would "
+             "take the tenant past it is refused with `507 quota_exceeded` and writes nothing; "
+             "a run whose outputs pass it ends `failed`. 0: no quota, and nothing is counted. "
+             "A `[tenant NAME]` section may set its own (`olivares-admin tenant usage` shows "
+             "the figures).",
+     IN_CONFIG(max_stored_mb)},
 
     /* [runner] */
     {.section = "runner",
@@ -364,6 +378,15 @@ const struct http_config_key http_config_keys[] = {
              "whatever `[runner]` gives.",
      IN_TENANT(egress_secrets),
      .flags = HTTP_CONFIG_LONG},
+    /* storage quota */
+    {.section = "tenant",
+     .name = "max_stored_mb",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = HTTP_MAX_STORED_MB_MAX,
+     .default_doc = "the `[server]` `max_stored_mb`",
+     .help = "The tenant's own storage quota, in MiB; 0 for none whatever `[server]` sets.",
+     IN_TENANT(max_stored_mb)},
 
     /* [scorer] */
     {.section = "scorer",
@@ -676,6 +699,13 @@ const char *http_config_egress(const struct http_config *cfg, const char *tenant
 	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
 
 	return t ? t->egress_allow : cfg->egress_allow;
+}
+
+long long http_config_quota_bytes(const struct http_config *cfg, const char *tenant_name)
+{
+	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
+
+	return (long long)(t ? t->max_stored_mb : cfg->max_stored_mb) * 1048576LL;
 }
 
 int http_config_request_seconds_max(const struct http_config *cfg)
@@ -1522,6 +1552,9 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 			strcpy(t->egress_allow, cfg->egress_allow);
 		if (!tenant_given(c, i, "egress_secrets"))
 			strcpy(t->egress_secrets, cfg->egress_secrets);
+		/* given, even 0 (no quota), it stands; else [server]'s */
+		if (!tenant_given(c, i, "max_stored_mb"))
+			t->max_stored_mb = cfg->max_stored_mb;
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(c->err, HTTP_CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "

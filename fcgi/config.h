@@ -36,6 +36,9 @@
 #define HTTP_SESSION_MINUTES_MIN 1
 #define HTTP_SESSION_MINUTES_MAX 10080
 
+/** The largest [server] / [tenant NAME] max_stored_mb (MiB): 16 TiB. */
+#define HTTP_MAX_STORED_MB_MAX 16777216
+
 /** Most [tenant NAME] sections in one file. */
 #define HTTP_MAX_TENANT_POLICIES 32
 
@@ -57,6 +60,7 @@ struct http_tenant_policy {
 	int max_active_runs;      /* the tenant's, or [runner]'s */
 	char egress_allow[1024];  /* the tenant's, or [runner]'s: comma list of host[:port] */
 	char egress_secrets[512]; /* the tenant's, or [runner]'s: absolute path, "" for none */
+	int max_stored_mb;        /* the tenant's, or [server]'s: MiB, 0 for no quota */
 };
 
 struct http_config {
@@ -88,6 +92,7 @@ struct http_config {
 	int ntenants;
 	int session_minutes; /* [admin] session_minutes */
 	int max_active_runs; /* [runner] max_active_runs: queued + running, per tenant */
+	int max_stored_mb;   /* [server] max_stored_mb: MiB per tenant, 0 for no quota */
 	/* [executor] */
 	int executor_processes;
 	int executor_slots;
@@ -245,6 +250,13 @@ const char *http_config_egress(const struct http_config *cfg, const char *tenant
  * none. Only the path: the server never opens the file. Points into cfg.
  */
 const char *http_config_egress_secrets(const struct http_config *cfg, const char *tenant_name);
+
+/**
+ * The storage quota of the tenant named tenant_name (NULL: [server]'s),
+ * in bytes: its [tenant NAME] max_stored_mb if the section sets one, else
+ * [server]'s, times 1048576; 0 for no quota.
+ */
+long long http_config_quota_bytes(const struct http_config *cfg, const char *tenant_name);
 
 /** At most this many items in an egress_allow list. */
 #define HTTP_CONFIG_MAX_EGRESS 32

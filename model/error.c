@@ -108,6 +108,8 @@ const char *model_error_name(enum model_err code)
 		return "storage_unavailable";
 	case MODEL_E_CONFLICT:
 		return "conflict";
+	case MODEL_E_QUOTA:
+		return "quota_exceeded";
 	case MODEL_E_INTERNAL:
 		break;
 	}
@@ -134,6 +136,8 @@ int model_error_http_status(enum model_err code)
 		return 503;
 	case MODEL_E_CONFLICT:
 		return 409;
+	case MODEL_E_QUOTA:
+		return 507;
 	case MODEL_E_INTERNAL:
 		break;
 	}

@@ -19,6 +19,9 @@
  *   MODEL_E_CONFLICT     409   "conflict"        a state change that no longer applies
  *                                                (cancel of a finished run)
  *   MODEL_E_STORAGE      503   "storage_unavailable"
+ *   MODEL_E_QUOTA        507   "quota_exceeded"  over a tenant's storage quota
+ *                                                (the figures in used_bytes,
+ *                                                limit_bytes, request_bytes)
  *   MODEL_E_INTERNAL     500   "internal"
  */
 #include <stdarg.h>
@@ -34,12 +37,17 @@ enum model_err {
 	MODEL_E_STORAGE,
 	MODEL_E_INTERNAL,
 	MODEL_E_CONFLICT,
+	MODEL_E_QUOTA,
 };
 
 struct model_error {
 	enum model_err code;
 	char field[64];    /* JSON path of the offending field ("steps[3].input"), or "" */
 	char message[256]; /* one human sentence, never containing secret values */
+	/* MODEL_E_QUOTA only (model_error_set leaves them as they are): what
+	 * the tenant stores, its quota and what the refused write would have
+	 * added, in bytes; the reply carries them beside the message */
+	long long used_bytes, limit_bytes, request_bytes;
 };
 
 /** Fill *err (if not NULL) and return -1, so callers can write
@@ -84,7 +92,7 @@ int model_reason_set(struct model_reason *r, const char *fmt, ...)
 /** The JSON error.code string for a code ("malformed", ...). */
 const char *model_error_name(enum model_err code);
 
-/** The HTTP status for a code (400, 422, 404, 413, 503, 500). */
+/** The HTTP status for a code (400, 422, 404, 413, 429, 409, 503, 507, 500). */
 int model_error_http_status(enum model_err code);
 
 #endif

@@ -97,6 +97,27 @@ enum store_rc store_tenant_find(struct store *st, const char *name, char id_out[
  * tool only: tenants are not tenant data). */
 enum store_rc store_tenant_list(struct store *st, json_t **out);
 
+/* ---- storage usage (usage.c) ------------------------------------------- */
+
+/** What one tenant stores, in bytes of text (UTF-8 bytes on both
+ * dialects), as a storage quota counts it: its scenarios as they are
+ * now (name, description, steps, mocks), its runs' outputs (key,
+ * input, output, trace), its runs' logs, its sessions (external id,
+ * events) and every version of its suites. runs is the number of its
+ * runs (any status), not bytes. */
+struct store_usage {
+	long long scenarios, outputs, logs, sessions, suites;
+	long long total; /* the five sums */
+	long long runs;
+};
+
+/**
+ * Fill *u with the usage of tenant_id (one read; zeroed first).
+ * STORE_NOT_FOUND (u zeroed) for a NULL or malformed id; an id without
+ * rows has every figure 0.
+ */
+enum store_rc store_tenant_usage(struct store *st, const char *tenant_id, struct store_usage *u);
+
 /** Store a token: only its SHA-256 hex digest (64 chars) is kept, with the
  * role and a label. id_out gets the token's id (not secret). With actor
  * (not NULL), the audit event "token.create" {"token_id","role"} by actor

@@ -162,7 +162,8 @@ int api_comparison_create(struct http_request *req, struct model_error *err)
 	scenario_id = http_req_strdup(req, scenario_id);
 	/* both sides are scored against one version, pinned now */
 	if (http_run_load_scenario(req, scenario_id, "scenario_id", &base.sc, err) ||
-	    http_run_pin_suite(req, &suite, &base.suite_version, err))
+	    http_run_pin_suite(req, &suite, &base.suite_version, err) ||
+	    http_quota_check(req, NULL, err))
 		return -1;
 	cand.suite_version = base.suite_version;
 	base.kind = cand.kind = "comparison";

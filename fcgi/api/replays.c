@@ -65,7 +65,8 @@ int api_replay_create(struct http_request *req, struct model_error *err)
 		if (http_run_load_scenario(req, job.scenario_id, "scenario_id", &job.sc, err))
 			return -1;
 	}
-	if (http_run_pin_suite(req, &job.suite, &job.suite_version, err))
+	if (http_run_pin_suite(req, &job.suite, &job.suite_version, err) ||
+	    http_quota_check(req, NULL, err))
 		return -1;
 
 	if (model_timeline_rebuild(events, &tl, &why)) {

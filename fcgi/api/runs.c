@@ -39,7 +39,8 @@ int api_run_create(struct http_request *req, struct model_error *err)
 	if (http_run_choose_backend(req, requested, &job.backend, err) ||
 	    http_run_variant_agent(req, job.variant, job.backend, &job.agent, err) ||
 	    http_run_load_scenario(req, job.scenario_id, NULL, &job.sc, err) ||
-	    http_run_pin_suite(req, &job.suite, &job.suite_version, err))
+	    http_run_pin_suite(req, &job.suite, &job.suite_version, err) ||
+	    http_quota_check(req, NULL, err))
 		return -1;
 	ret = http_run_submit(req, &job, err);
 	http_run_job_free(&job);

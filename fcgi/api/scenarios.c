@@ -4,6 +4,7 @@
  * the model (model/scenario.h) before the store sees it.
  */
 #include "fcgi/api/api_internal.h"
+#include "fcgi/run/job.h"
 #include "model/scenario.h"
 
 int api_scenario_create(struct http_request *req, struct model_error *err)
@@ -14,6 +15,8 @@ int api_scenario_create(struct http_request *req, struct model_error *err)
 	if (model_scenario_check(req->json, 0, &norm, err))
 		return -1;
 	http_req_own(req, norm);
+	if (http_quota_check(req, norm, err))
+		return -1;
 	rc = store_scenario_create_idem(req->store, req->who.tenant_id, req->who.token_id, norm,
 	                                http_req_idem(req, 201), &out);
 	return api_reply_stored(req, rc, "scenario create", 201, out, err);
@@ -37,6 +40,10 @@ int api_scenario_update(struct http_request *req, struct model_error *err)
 	if (model_scenario_check(req->json, 1, &norm, err))
 		return -1;
 	http_req_own(req, norm);
+	/* the whole new version counts: the one it replaces is freed only
+	 * once it is stored */
+	if (http_quota_check(req, norm, err))
+		return -1;
 	rc = store_scenario_update(req->store, req->who.tenant_id, req->who.token_id,
 	                           req->params[0], norm, &out);
 	return api_reply_stored(req, rc, "scenario update", 200, out, err);

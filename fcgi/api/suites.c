@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fcgi/api/api_internal.h"
+#include "fcgi/run/job.h"
 #include "model/limits.h"
 #include "model/suite.h"
 
@@ -49,7 +50,7 @@ int api_suite_create(struct http_request *req, struct model_error *err)
 	const char *name;
 	enum store_rc rc;
 
-	if (suite_document(req, NULL, &doc, err))
+	if (suite_document(req, NULL, &doc, err) || http_quota_check(req, doc, err))
 		return -1;
 	name = json_string_value(json_object_get(doc, "name"));
 	rc = store_suite_create(req->store, req->who.tenant_id, req->who.token_id, name, doc, &out);
@@ -89,7 +90,7 @@ int api_suite_update(struct http_request *req, struct model_error *err)
 
 	if (!model_suite_name_valid(req->params[0]))
 		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "suite not found");
-	if (suite_document(req, req->params[0], &doc, err))
+	if (suite_document(req, req->params[0], &doc, err) || http_quota_check(req, doc, err))
 		return -1;
 	rc = store_suite_update(req->store, req->who.tenant_id, req->who.token_id, req->params[0],
 	                        doc, &out);

@@ -332,7 +332,8 @@ int http_reply_json(struct http_request *req, int status, json_t *body)
 }
 
 static int reply_error_hdr(struct http_request *req, int status, const char *code,
-                           const char *message, const char *field, const char *extra)
+                           const char *message, const char *field, const char *extra,
+                           const struct model_error *quota)
 {
 	json_t *e, *body, *msg;
 
@@ -344,6 +345,13 @@ static int reply_error_hdr(struct http_request *req, int status, const char *cod
 	json_object_set_new(e, "message", msg ? msg : json_string("invalid request"));
 	if (field && field[0])
 		json_object_set_new(e, "field", json_string(field));
+	/* a quota refusal's figures, for a client to act on without parsing
+	 * the message */
+	if (quota) {
+		json_object_set_new(e, "used_bytes", json_integer(quota->used_bytes));
+		json_object_set_new(e, "limit_bytes", json_integer(quota->limit_bytes));
+		json_object_set_new(e, "request_bytes", json_integer(quota->request_bytes));
+	}
 	body = http_req_own(req, json_pack("{s:o}", "error", e));
 	if (status >= 500)
 		http_log("%s %s -> %d %s", req->method ? method_sent(req) : "-",
@@ -355,7 +363,7 @@ static int reply_error_hdr(struct http_request *req, int status, const char *cod
 int http_reply_error_code(struct http_request *req, int status, const char *code,
                           const char *message, const char *field)
 {
-	return reply_error_hdr(req, status, code, message, field, NULL);
+	return reply_error_hdr(req, status, code, message, field, NULL, NULL);
 }
 
 int http_reply_error(struct http_request *req, const struct model_error *err)
@@ -366,7 +374,8 @@ int http_reply_error(struct http_request *req, const struct model_error *err)
 	/* busy: a slot frees when a run ends (seconds at most) */
 	return reply_error_hdr(req, model_error_http_status(code), model_error_name(code),
 	                       err->message[0] ? err->message : model_error_name(code), err->field,
-	                       code == MODEL_E_BUSY ? "Retry-After: 1\r\n" : NULL);
+	                       code == MODEL_E_BUSY ? "Retry-After: 1\r\n" : NULL,
+	                       code == MODEL_E_QUOTA ? err : NULL);
 }
 
 /* "scenario not found" when the n bytes at word are "scenario" (or, with
@@ -724,7 +733,7 @@ static int authenticate(struct http_request *req, const char *module, int *enabl
 		return -1;
 	}
 	reply_error_hdr(req, 401, "unauthorized", "a valid bearer token is required", NULL,
-	                "WWW-Authenticate: Bearer\r\n");
+	                "WWW-Authenticate: Bearer\r\n", NULL);
 	return -1;
 }
 
@@ -1068,7 +1077,7 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 	if (!hit) {
 		snprintf(hdr, sizeof(hdr), "%s\r\n", allow);
 		reply_error_hdr(req, 405, "method_not_allowed",
-		                "method not allowed on this resource", NULL, hdr);
+		                "method not allowed on this resource", NULL, hdr, NULL);
 		return;
 	}
 	if (!role_ok(hit, &req->who)) {

@@ -646,6 +646,47 @@ int http_run_limit_error(int max, int runs, struct model_error *err)
 	                       runs, max);
 }
 
+/* ---- storage quota ------------------------------------------------------------ */
+
+int http_quota_check(struct http_request *req, json_t *record, struct model_error *err)
+{
+	const struct http_tenant_policy *pol;
+	struct store_usage u;
+	long long limit, adds = 0;
+	enum store_rc rc;
+	int mb;
+
+	if (tenant_section(req, &pol, err))
+		return -1;
+	mb = pol ? pol->max_stored_mb : req->cfg->max_stored_mb;
+	if (mb <= 0)
+		return 0;
+	limit = (long long)mb * 1048576LL;
+	if (record)
+		adds = (long long)json_dumpb(record, NULL, 0, JSON_COMPACT);
+	rc = store_tenant_usage(req->store, req->who.tenant_id, &u);
+	if (rc)
+		return http_store_fail(req, rc, "tenant usage", err);
+	if (record ? u.total + adds <= limit : u.total < limit)
+		return 0;
+	if (record)
+		model_error_set(
+		    err, MODEL_E_QUOTA, NULL,
+		    "over the storage quota: the tenant stores %lld bytes of its %lld "
+		    "(max_stored_mb = %d) and this write adds %lld: nothing was written",
+		    u.total, limit, mb, adds);
+	else
+		model_error_set(err, MODEL_E_QUOTA, NULL,
+		                "over the storage quota: the tenant stores %lld bytes of its %lld "
+		                "(max_stored_mb = %d), no room for a run's outputs: nothing was "
+		                "queued",
+		                u.total, limit, mb);
+	err->used_bytes = u.total;
+	err->limit_bytes = limit;
+	err->request_bytes = adds;
+	return -1;
+}
+
 /* ---- Prefer: wait=N and the reply -------------------------------------------- */
 
 int http_run_wait_seconds(struct http_request *req)

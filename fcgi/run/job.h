@@ -204,6 +204,20 @@ int http_run_max_active(struct http_request *req, int *max, struct model_error *
 /** The 429 of a tenant at its limit max, for a request of runs runs. */
 int http_run_limit_error(int max, int runs, struct model_error *err);
 
+/**
+ * Refuse a write of the caller's tenant that would pass its storage quota
+ * (max_stored_mb: its [tenant NAME] section's, else [server]'s; 0 for
+ * none, and then nothing is counted): record is what the write stores
+ * (its compact JSON text is counted), or NULL for a run, replay or
+ * comparison, which stores its outputs later. A record is refused when
+ * the tenant's usage (store_tenant_usage) plus its bytes passes the
+ * quota, a run when the usage is at or over it. 0 when the write may go
+ * on; -1 with *err 507 quota_exceeded (the figures in the message and in
+ * used_bytes, limit_bytes, request_bytes), or 503 when the usage cannot
+ * be read.
+ */
+int http_quota_check(struct http_request *req, json_t *record, struct model_error *err);
+
 /** The wait the request asks for with Prefer: wait=N (RFC 7240), in
  * seconds, cut to [server] wait_max_seconds; 0 when it asks none;
  * HTTP_RUN_VIEW_WAIT_SECONDS (or wait_max_seconds, when lower) for the

@@ -124,6 +124,8 @@ static const char *status_title(int status)
 		return "Busy";
 	case 503:
 		return "Unavailable";
+	case 507:
+		return "Over the storage quota";
 	}
 	return "Error";
 }

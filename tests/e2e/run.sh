@@ -114,6 +114,8 @@ if ((fresh)); then
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
 	# t0950: tenants with a max_active_runs of their own (1, 1 and 2)
 	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c olv-slots-d"
+	# t0710: a tenant with a storage quota of 1 MiB
+	OLV_QUOTA_TENANT=olv-quota
 	# t0500: a tenant whose runs may reach one host outside, a server
 	# the test starts on the host's loopback at this port
 	OLV_EGRESS_TENANT=olv-egress
@@ -140,6 +142,9 @@ if ((fresh)); then
 		[tenant olv-slots-d]
 		backends = inproc-mock, namespaces
 		max_active_runs = 2
+		[tenant $OLV_QUOTA_TENANT]
+		backends = inproc-mock
+		max_stored_mb = 1
 		[tenant $OLV_EGRESS_TENANT]
 		backends = inproc-mock, namespaces, gvisor
 		egress_allow = 127.0.0.1:$OLV_EGRESS_PORT
@@ -156,7 +161,7 @@ if ((fresh)); then
 	CONF
 	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
 		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT \
-		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS
+		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS OLV_QUOTA_TENANT
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

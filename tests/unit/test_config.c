@@ -291,6 +291,38 @@ static int load(const char *text, struct http_config *cfg, char *err, size_t n)
 	return load_env(text, "/tmp", cfg, err, n);
 }
 
+/* [server] max_stored_mb is every tenant's quota (0: none); a [tenant
+ * NAME] section's own wins, 0 included, wherever [server] comes; the
+ * bytes are MiB times 1048576. */
+START_TEST(test_max_stored_mb)
+{
+	struct http_config cfg;
+	char err[512];
+
+	ck_assert_int_eq(load("[tenant a]\nbackends = inproc-mock\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.max_stored_mb, 0);
+	ck_assert_int_eq(cfg.tenants[0].max_stored_mb, 0);
+	ck_assert(http_config_quota_bytes(&cfg, "a") == 0);
+	ck_assert(http_config_quota_bytes(&cfg, NULL) == 0);
+
+	ck_assert_int_eq(load("[tenant a]\nmax_stored_mb = 0\n[tenant b]\nmax_stored_mb = 2\n"
+	                      "[tenant c]\nbackends = inproc-mock\n[server]\nmax_stored_mb = 5\n",
+	                      &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(cfg.max_stored_mb, 5);
+	ck_assert_int_eq(cfg.tenants[0].max_stored_mb, 0);
+	ck_assert_int_eq(cfg.tenants[1].max_stored_mb, 2);
+	ck_assert_int_eq(cfg.tenants[2].max_stored_mb, 5);
+	ck_assert(http_config_quota_bytes(&cfg, "a") == 0);
+	ck_assert(http_config_quota_bytes(&cfg, "b") == 2LL * 1048576LL);
+	ck_assert(http_config_quota_bytes(&cfg, "c") == 5LL * 1048576LL);
+	ck_assert(http_config_quota_bytes(&cfg, "other") == 5LL * 1048576LL);
+	ck_assert(http_config_quota_bytes(&cfg, NULL) == 5LL * 1048576LL);
+	/* names are exact, case included */
+	ck_assert(http_config_quota_bytes(&cfg, "B") == 5LL * 1048576LL);
+}
+END_TEST
+
 /* [runner] max_active_runs bounds a tenant's runs queued or running: 100
  * by default; a [tenant NAME] section may set its own, and one without
  * the key takes [runner]'s, wherever [runner] comes in the file. */
@@ -680,6 +712,9 @@ static const struct key_case key_cases[] = {
      .bad = "-1|61|x|", .wanted = "a whole number from 0 to 60"},
     {"server", "backlog", .def = "1024", .valid = "2048", .stored = "2048", .also_ok = "1|65535",
      .bad = "0|65536|", .wanted = "a whole number from 1 to 65535"},
+    {"server", "max_stored_mb", .def = "0", .valid = "100", .stored = "100",
+     .also_ok = "0|16777216", .bad = "-1|16777217|1.5|",
+     .wanted = "a whole number from 0 to 16777216"},
     {"runner", "path", .valid = "bin/runner", .stored = "/tmp/bin/runner",
      .also_ok = "/opt/olivares-runner", .bad = "", .wanted = WANT_TEXT},
     {"runner", "timeout_ms", .def = "10000", .valid = "40000", .stored = "40000",
@@ -731,6 +766,10 @@ static const struct key_case key_cases[] = {
     {"tenant", "max_active_runs", .def_file = "[tenant t]\nbackends = inproc-mock\n", .def = "100",
      .valid = "3", .stored = "3", .also_ok = "1|1000000", .bad = "0|1000001|",
      .wanted = "a whole number from 1 to 1000000"},
+    {"tenant", "max_stored_mb",
+     .def_file = "[server]\nmax_stored_mb = 7\n[tenant t]\nbackends = inproc-mock\n", .def = "7",
+     .valid = "1", .stored = "1", .also_ok = "0|16777216", .bad = "-1|16777217|",
+     .wanted = "a whole number from 0 to 16777216"},
     {"tenant", "egress_allow",
      .def_file = "[runner]\negress_allow = a.example\n[tenant t]\nbackends = inproc-mock\n",
      .def = "a.example", .valid = "b.example:8443", .stored = "b.example:8443", .also_ok = "",
@@ -1077,6 +1116,7 @@ static const struct {
     {"preflight", &test_preflight_locked_record_is_given_up, 0},
     {"preflight", &test_preflight_newest_check_wins_without_init, 0},
     {"config", &test_max_active_runs, 0},
+    {"config", &test_max_stored_mb, 0},
     {"config", &test_executor_keys, 0},
     {"config", &test_egress_secrets, 0},
     {"config", &test_run_slot_keys_are_gone, 0},

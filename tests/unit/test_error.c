@@ -32,6 +32,8 @@ START_TEST(test_error_codes)
 	ck_assert_str_eq(model_error_name(MODEL_E_BUSY), "busy");
 	ck_assert_str_eq(model_error_name(MODEL_E_STORAGE), "storage_unavailable");
 	ck_assert_str_eq(model_error_name(MODEL_E_INTERNAL), "internal");
+	ck_assert_str_eq(model_error_name(MODEL_E_QUOTA), "quota_exceeded");
+	ck_assert_int_eq(model_error_http_status(MODEL_E_QUOTA), 507);
 	ck_assert_int_eq(model_error_http_status(MODEL_E_MALFORMED), 400);
 	ck_assert_int_eq(model_error_http_status(MODEL_E_LIMIT), 422);
 	ck_assert_int_eq(model_error_http_status(MODEL_E_INVALID), 422);

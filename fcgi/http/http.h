@@ -32,16 +32,22 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 #include <fcgiapp.h>
 #include <jansson.h>
 
 #include "fcgi/config.h"
+#include "fcgi/log.h"
 #include "model/buf.h"
 #include "model/error.h"
 #include "model/history.h"
 #include "model/scorer.h"
 #include "sql/store.h"
+
+/** The longest request id taken from a client's X-Request-Id (the log's
+ * own limit). */
+#define HTTP_REQUEST_ID_MAX OLV_LOG_REQUEST_ID_MAX
 
 struct http_request;
 struct http_route;
@@ -79,6 +85,10 @@ struct http_worker {
 	 * master before the fork; borrowed. NULL: none could be loaded, the
 	 * evidence routes answer 503. */
 	const struct http_evidence_key *evidence;
+	/* called by http_serve for every request, once its method, path and
+	 * request id are known and before its body is read (the composition
+	 * root arms its request watchdog there). NULL: nothing is called. */
+	void (*begin)(const struct http_request *req);
 };
 
 /** Who is calling: filled by auth from the token's row. */
@@ -173,6 +183,11 @@ struct http_request {
 	 * used before: has_idem 1 and idem filled (its strings request-owned) */
 	int has_idem;
 	struct store_idem idem;
+	/* the request id (X-Request-Id, http_serve): sent back on every
+	 * reply and in every log line written while the request is served */
+	char request_id[HTTP_REQUEST_ID_MAX + 1];
+	struct timespec started; /* CLOCK_MONOTONIC, for the access line */
+	const char *error_code;  /* the first error reply's code (static), or NULL */
 };
 
 /** One "{id}" or "{name}" segment that http_path_match captured: len bytes
@@ -359,8 +374,27 @@ int http_iso_plus_seconds(const char now[25], long seconds, char out[25]);
  * NUL-terminated. */
 void http_printable(char *dst, size_t n, const char *src);
 
-/** One log line on stderr: "olivares-fcgi[pid]: <message>\n". Callers never
- * pass tokens or bodies. */
+/** One log line on stderr at level info (fcgi/log.h: a JSON object with
+ * the time, "prog":"olivares-fcgi", the pid, the request id while a
+ * request is served, and the message). Callers never pass tokens or
+ * bodies. */
 void http_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** http_log at level warning: something is wrong but the service works
+ * (a configuration that will fail some runs). */
+void http_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** http_log at level error: something failed (a store error, a reply not
+ * written). */
+void http_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** http_log at any level with fields (a JSON object, borrowed, may be
+ * NULL) added to the line (olv_log_encode). */
+void http_log_fields(enum olv_log_level level, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** The bytes of a request's path its access line keeps. */
+#define HTTP_LOG_PATH_MAX 1024
+
+/** 1 if id is a request id a client may choose (X-Request-Id): 1 to
+ * HTTP_REQUEST_ID_MAX characters of A-Z a-z 0-9 . _ : -, else 0. */
+int http_request_id_valid(const char *id);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include "fcgi/log.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,4 +246,13 @@ void olv_log_vfields(const char *prog, enum olv_log_level level, json_t *fields,
 void olv_log_line(const char *prog, enum olv_log_level level, const char *fmt, va_list ap)
 {
 	olv_log_vfields(prog, level, NULL, fmt, ap);
+}
+
+void olv_log(enum olv_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	olv_log_vfields(program_invocation_short_name, level, NULL, fmt, ap);
+	va_end(ap);
 }

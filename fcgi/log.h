@@ -94,6 +94,13 @@ const char *olv_log_request_id(void);
 void olv_log_vfields(const char *prog, enum olv_log_level level, json_t *fields, const char *fmt,
                      va_list ap) __attribute__((format(printf, 4, 0)));
 
+/**
+ * One line (olv_log_vfields, no fields) from code that both olivares-fcgi
+ * and olivares-executor link (the runner's fork server, the preflight
+ * answers): "prog" is the program's own name (program_invocation_short_name).
+ */
+void olv_log(enum olv_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /** olv_log_vfields without fields. */
 void olv_log_line(const char *prog, enum olv_log_level level, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));

@@ -136,6 +136,14 @@ for ((i = 0; i + 12 <= ${#secret}; i += 4)); do
 	grep -qF "${secret:i:12}" "$LOG" && leaks=$((leaks + 1))
 done
 is "no part of the token in the log (the header nor the query string)" 0 "$leaks"
+# nginx's access log names the id the pool replied, to join the two logs
+NGINX_LOG=$OLIVARES_DATA/log/nginx-access.log
+if [[ -r $NGINX_LOG ]]; then
+	is "nginx's access line of the request ends with its id" 1 \
+		"$(grep -c "\"GET /v1/modules\" 200 .* rid=$ID3\$" "$NGINX_LOG")"
+else
+	ok "nginx's access log: skipped (not at $NGINX_LOG: another front end)"
+fi
 get "$ID3-bad" /v1/modules -H "Authorization: Bearer olv_$(repeat_char 0 64)"
 is_status "an unknown token: 401" 401
 L=$(access_line "$ID3-bad")

@@ -105,6 +105,15 @@ if ((n > 0)) && [[ -z $bad ]]; then
 else
 	not_ok "every line of the log ($n) is one JSON object ($(short "$bad"))"
 fi
+XLOG=$OLIVARES_DATA/log/olivares-executor.log
+if [[ -s $XLOG ]]; then
+	bad=$(jq -R -r '. as $l | try (fromjson | if type == "object" and .prog == "olivares-executor" then empty else $l end) catch $l' "$XLOG" 2>&1 | head -n 3)
+	if [[ -z $bad ]]; then ok "every line of the executor's log is one JSON object"; else not_ok "every line of the executor's log is one JSON object ($(short "$bad"))"; fi
+	is "the executor logged its registration" 1 \
+		"$(jq -r 'select(.level == "info" and (.msg | test("^executor .* registered$"))) | "x"' "$XLOG" 2>/dev/null | head -n 1 | wc -l)"
+else
+	ok "the executor's log: skipped (no $XLOG on this stack)"
+fi
 is "no raw ESC byte in the log" 0 "$(grep -c $'\e' "$LOG")"
 is "no byte outside printable ASCII in the log (DEL, C1, a stray byte)" 0 \
 	"$(LC_ALL=C grep -c '[^ -~]' "$LOG")"

@@ -5,6 +5,9 @@
  * out, for the REST API (/v1/…, /healthz).
  *
  * A request goes through http_serve in this order:
+ *   0. its request id (the client's X-Request-Id when valid, else a new
+ *      one), sent back on every reply and in every log line until it
+ *      ends; the worker's begin hook;
  *   1. body read by CONTENT_LENGTH into a buffer capped at
  *      MODEL_MAX_REQUEST_BYTES (413 too_large above it, without buffering
  *      it; 400 malformed when fewer bytes arrive than announced);
@@ -22,7 +25,9 @@
  *      the reply is the 404 not_found of an unknown record;
  *   7. JSON body decoded with JSON_REJECT_DUPLICATES for routes that take
  *      one (400 malformed; an empty body is {});
- *   8. the handler.
+ *   8. the handler;
+ *   9. its access line in the log (method, path, status, duration,
+ *      tenant and token ids; level error for a 5xx).
  * Every error reply is {"error":{"code","message","field"?}} and goes
  * through http_reply_error / http_reply_error_code.
  *
@@ -217,7 +222,7 @@ int http_path_match(const char *pattern, const char *path, struct http_path_capt
 /**
  * Serve one accepted FastCGI request with the route table routes[0..n-1]
  * and release everything it allocated. Never fails: every problem becomes
- * a JSON error reply (and a log line for 5xx).
+ * a JSON error reply; every request, one access line in the log.
  */
 void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n);
 

@@ -1163,7 +1163,10 @@ static int is_view_path(const char *path)
 
 /* ---- request id and access line ------------------------------------------ */
 
-int http_request_id_valid(const char *id)
+/* 1 if id is a request id a client may choose (X-Request-Id): 1 to
+ * HTTP_REQUEST_ID_MAX characters of A-Z a-z 0-9 . _ : -, which a log
+ * line and a reply header can carry as they are. */
+static int request_id_valid(const char *id)
 {
 	size_t n;
 
@@ -1183,7 +1186,7 @@ static void request_id_pick(struct http_request *req)
 	const char *h;
 
 	h = FCGX_GetParam("HTTP_X_REQUEST_ID", req->fcgx->envp);
-	if (http_request_id_valid(h)) {
+	if (request_id_valid(h)) {
 		memcpy(req->request_id, h, strlen(h) + 1);
 	} else if (RAND_bytes(rnd, sizeof(rnd)) == 1) {
 		model_hex_encode(rnd, sizeof(rnd), req->request_id);
@@ -1209,7 +1212,7 @@ static void log_access(struct http_request *req)
 	     (double)(now.tv_nsec - req->started.tv_nsec) / 1e6;
 	f = json_object();
 	if (f) {
-		json_object_set_new(f, "method", json_string(method_sent(req)));
+		json_object_set_new(f, "method", olv_log_text(method_sent(req), 16));
 		json_object_set_new(f, "path", olv_log_text(req->path, HTTP_LOG_PATH_MAX));
 		json_object_set_new(f, "status", json_integer(req->status));
 		json_object_set_new(f, "duration_ms",

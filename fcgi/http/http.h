@@ -398,8 +398,4 @@ void http_log_fields(enum olv_log_level level, json_t *fields, const char *fmt, 
 /** The bytes of a request's path its access line keeps. */
 #define HTTP_LOG_PATH_MAX 1024
 
-/** 1 if id is a request id a client may choose (X-Request-Id): 1 to
- * HTTP_REQUEST_ID_MAX characters of A-Z a-z 0-9 . _ : -, else 0. */
-int http_request_id_valid(const char *id);
-
 #endif

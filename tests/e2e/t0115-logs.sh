@@ -87,6 +87,13 @@ if command -v cgi-fcgi >/dev/null 2>&1 && [[ -S $SOCK ]]; then
 	L=$(access_line "$ID2")
 	is "its access line holds the path, decoded back by a JSON reader (the stray byte as \\xff)" \
 		yes "$(jq -r --arg p "$RAW_LOGGED" 'if .path == $p then "yes" else .path end' <<<"$L" 2>/dev/null)"
+	# a method that is not text either (no web server would pass it)
+	env -i PATH="$PATH" REQUEST_METHOD=$'G\xff\nT' REQUEST_URI=/healthz SCRIPT_NAME=/healthz \
+		QUERY_STRING= CONTENT_LENGTH=0 GATEWAY_INTERFACE=CGI/1.1 REMOTE_ADDR=127.0.0.1 \
+		HTTP_X_REQUEST_ID="$ID2-m" timeout 30 cgi-fcgi -bind -connect "$SOCK" </dev/null >/dev/null 2>&1
+	L=$(access_line "$ID2-m")
+	is "a method that is not UTF-8: in its access line, escaped" $'G\\xff\nT 405' \
+		"$(field "$L" '"\(.method) \(.status)"')"
 	if grep -q '^{"level":"error","msg":"forged' "$LOG" || grep -qa 'forged login ok"}' "$LOG"; then
 		not_ok "the forged line starts no line of its own and is never written as it is"
 	else

@@ -24,7 +24,25 @@ void executor_log(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	olv_log_line("olivares-executor", fmt, ap);
+	olv_log_line("olivares-executor", OLV_LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+void executor_log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	olv_log_line("olivares-executor", OLV_LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+void executor_log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	olv_log_line("olivares-executor", OLV_LOG_ERROR, fmt, ap);
 	va_end(ap);
 }
 
@@ -142,9 +160,10 @@ static void flush(struct follow *f)
 		return;
 	}
 	if (rc) {
-		executor_log("run %s: cannot append its outputs (%s); they are recorded with its "
-		             "end",
-		             f->run_id, store_last_error(f->x->st));
+		executor_log_error(
+		    "run %s: cannot append its outputs (%s); they are recorded with its "
+		    "end",
+		    f->run_id, store_last_error(f->x->st));
 		f->append_off = 1;
 		return;
 	}
@@ -161,8 +180,8 @@ static void heartbeat(struct follow *f)
 	if (rc == STORE_NOT_FOUND)
 		f->lost = 1;
 	else if (rc)
-		executor_log("run %s: heartbeat failed (%s)", f->run_id,
-		             store_last_error(f->x->st));
+		executor_log_warn("run %s: heartbeat failed (%s)", f->run_id,
+		                  store_last_error(f->x->st));
 	else if (cancel)
 		f->cancel = 1;
 }
@@ -274,7 +293,7 @@ static void run_score(const struct executor_ctx *x, const char *tenant_id, const
 	run->scored = 0;
 	run->reason = reason;
 	if (strcmp(sc->ops->name, "none") != 0)
-		executor_log("run not scored by the %s scorer", sc->ops->name);
+		executor_log_warn("run not scored by the %s scorer", sc->ops->name);
 }
 
 /* The counters of a run that the runner did not sum up (stopped, or
@@ -345,14 +364,15 @@ static int record_end(const struct executor_ctx *x, const char *run_id, struct s
 		if (rc == STORE_OK)
 			return 0;
 		if (rc == STORE_NOT_FOUND) {
-			executor_log("run %s is no longer this executor's (ended by a sweep?): its "
-			             "end is not recorded",
-			             run_id);
+			executor_log_warn(
+			    "run %s is no longer this executor's (ended by a sweep?): its "
+			    "end is not recorded",
+			    run_id);
 			return -1;
 		}
 		if (rc != STORE_UNAVAILABLE || now_ms() >= until) {
-			executor_log("run %s: cannot record its end (%s)", run_id,
-			             store_last_error(x->st));
+			executor_log_error("run %s: cannot record its end (%s)", run_id,
+			                   store_last_error(x->st));
 			return -1;
 		}
 		usleep(pause);
@@ -375,7 +395,8 @@ static void record_log(const struct executor_ctx *x, const char *run_id,
 	rc = store_run_log_put(x->st, run_id, x->executor_id, res->log.data, res->log.len,
 	                       res->log_dropped);
 	if (rc)
-		executor_log("run %s: cannot store its log (%s)", run_id, store_last_error(x->st));
+		executor_log_error("run %s: cannot store its log (%s)", run_id,
+		                   store_last_error(x->st));
 }
 
 int executor_run(const struct executor_ctx *x, struct store_claim *c)
@@ -424,7 +445,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	if (!f.pending || !json_is_object(spec) || wall_ms <= 0) {
 		/* a job this executor cannot read was not queued by a server
 		 * of this version: ended failed, never guessed at */
-		executor_log("run %s: its job has no run spec", c->run_id);
+		executor_log_error("run %s: its job has no run spec", c->run_id);
 		snprintf(reason, sizeof(reason), "the run's job cannot be read by executor %s",
 		         x->executor_id);
 		http_dispatch_output_digest(json_array(), nodigest);
@@ -447,7 +468,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	agent_sha[0] = '\0';
 	agent = json_string_value(json_object_get(spec, "agent"));
 	if (agent && http_agent_sha256_file(agent, agent_sha, NULL) != 0)
-		executor_log("run %s: cannot hash its agent program", c->run_id);
+		executor_log_error("run %s: cannot hash its agent program", c->run_id);
 	run.agent_sha256 = agent_sha[0] ? agent_sha : NULL;
 
 	memset(&hooks, 0, sizeof(hooks));
@@ -460,12 +481,13 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	rc = http_dispatch_run_hooked(x->cfg->runner_path, 1, c->backend, x->cfg->gvisor_platform,
 	                              (int)wall_ms + HTTP_DISPATCH_GRACE_MS, spec, &hooks, &res);
 	if (rc < 0)
-		executor_log("run %s failed in dispatch (recorded as failed)", c->run_id);
+		executor_log_error("run %s failed in dispatch (recorded as failed)", c->run_id);
 	json_decref(f.pending);
 	if (f.lost) {
-		executor_log("run %s is no longer this executor's (ended by a sweep?): stopped, "
-		             "its end is not recorded",
-		             c->run_id);
+		executor_log_warn(
+		    "run %s is no longer this executor's (ended by a sweep?): stopped, "
+		    "its end is not recorded",
+		    c->run_id);
 		http_dispatch_result_free(&res);
 		return -1;
 	}

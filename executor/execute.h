@@ -55,7 +55,12 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c);
 /** "YYYY-MM-DDTHH:MM:SS.mmmZ" (UTC) of now into out. */
 void executor_now_iso(char out[25]);
 
-/** Log one line on stderr, "olivares-executor[pid]: " first. */
+/** Log one line on stderr at level info (fcgi/log.h: a JSON object with
+ * the time, "prog":"olivares-executor", the pid and the message). */
 void executor_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** executor_log at level warning (something is off, the run goes on). */
+void executor_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** executor_log at level error (a store write or a run's hand-off failed). */
+void executor_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

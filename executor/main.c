@@ -139,11 +139,12 @@ static void preflight_all(const struct http_config *cfg, json_t **preflight, cha
 static int open_store(const struct http_config *cfg, struct store **st)
 {
 	if (store_open(cfg->dsn, st)) {
-		executor_log("cannot connect to the store: %s", store_last_error(NULL));
+		executor_log_error("cannot connect to the store: %s", store_last_error(NULL));
 		return -1;
 	}
 	if (store_check_schema(*st)) {
-		executor_log("the store's schema is not migrated (run olivares-admin migrate)");
+		executor_log_error(
+		    "the store's schema is not migrated (run olivares-admin migrate)");
 		store_close(*st);
 		*st = NULL;
 		return -1;
@@ -179,7 +180,7 @@ slot_main(const struct http_config *cfg, const char *id, const char *backends)
 	memset(&scorer, 0, sizeof(scorer));
 	memset(&why, 0, sizeof(why));
 	if (http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, &why))
-		executor_log("cannot build the scorer adapter (%s); none is wired", why.text);
+		executor_log_warn("cannot build the scorer adapter (%s); none is wired", why.text);
 	while (!stopping && open_store(cfg, &st) != 0)
 		sleep_ms(1000);
 	memset(&x, 0, sizeof(x));
@@ -199,7 +200,7 @@ slot_main(const struct http_config *cfg, const char *id, const char *backends)
 			continue;
 		}
 		if (rc != STORE_NOT_FOUND)
-			executor_log("claim failed: %s", store_last_error(st));
+			executor_log_error("claim failed: %s", store_last_error(st));
 		sleep_ms(rc == STORE_NOT_FOUND ? idle : 1000);
 		if (idle < IDLE_MAX_MS)
 			idle *= 2;
@@ -216,7 +217,7 @@ static pid_t start_slot(const struct http_config *cfg, const char *id, const cha
 	if (pid == 0)
 		slot_main(cfg, id, backends);
 	if (pid < 0)
-		executor_log("cannot start a slot: %s", strerror(errno));
+		executor_log_error("cannot start a slot: %s", strerror(errno));
 	return pid;
 }
 
@@ -327,7 +328,7 @@ int main(int argc, char **argv)
 	ex.backends = backends;
 	ex.preflight = preflight;
 	if (store_executor_register(st, &ex)) {
-		executor_log("cannot register executor %s: %s", id, store_last_error(st));
+		executor_log_error("cannot register executor %s: %s", id, store_last_error(st));
 		store_close(st);
 		return 1;
 	}
@@ -351,8 +352,8 @@ int main(int argc, char **argv)
 			next_beat = now_ms() + beat_ms;
 			if (store_executor_heartbeat(st, id) == STORE_NOT_FOUND &&
 			    store_executor_register(st, &ex))
-				executor_log("cannot register executor %s again: %s", id,
-				             store_last_error(st));
+				executor_log_error("cannot register executor %s again: %s", id,
+				                   store_last_error(st));
 			ended = 0;
 			if (store_runs_sweep(st, cfg.executor_lease_seconds, &ended) == STORE_OK &&
 			    ended)
@@ -363,8 +364,8 @@ int main(int argc, char **argv)
 			for (i = 0; i < nslots; i++) {
 				if (slots[i] != pid)
 					continue;
-				executor_log("slot %ld ended (status 0x%x); starting another",
-				             (long)pid, status);
+				executor_log_warn("slot %ld ended (status 0x%x); starting another",
+				                  (long)pid, status);
 				/* a slot that dies at once must not spin */
 				sleep_ms(200);
 				slots[i] = start_slot(&cfg, id, backends);

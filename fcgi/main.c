@@ -85,9 +85,11 @@ struct slot {
 static volatile sig_atomic_t worker_stop;
 static int worker_listen_fd = -1;
 /* The line the watchdog writes for the request in progress, made before
- * its alarm is set (a signal handler may only write(2)). */
-static char worker_stuck_line[512];
+ * its alarm is set (a signal handler may only write(2)); its time is
+ * stamped when it is written. */
+static char worker_stuck_line[OLV_LOG_LINE_MAX];
 static size_t worker_stuck_len;
+static unsigned worker_watchdog_s;
 
 /*
  * While the worker waits in accept, closing its copy of the listening
@@ -117,39 +119,42 @@ static void worker_on_term(int sig)
  * SIGALRM, which the master reports (describe_exit). */
 static void worker_on_alarm(int sig)
 {
+	struct timespec ts;
+	char now[25];
+
+	if (worker_stuck_len && clock_gettime(CLOCK_REALTIME, &ts) == 0) {
+		olv_log_time(&ts, now);
+		memcpy(worker_stuck_line + OLV_LOG_TIME_OFFSET, now, 24);
+	}
 	if (worker_stuck_len && write(STDERR_FILENO, worker_stuck_line, worker_stuck_len) < 0)
 		worker_stuck_len = 0;
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-/* Arm the watchdog for the request just accepted: its line names the
- * method and the path (not the query string). */
-static void worker_watchdog_arm(FCGX_Request *fr, unsigned seconds)
+/* Arm the watchdog for the request http_serve begins (its begin hook): its
+ * line names the request id, the method and the path (not the query
+ * string). */
+static void worker_watchdog_arm(const struct http_request *req)
 {
-	const char *method = FCGX_GetParam("REQUEST_METHOD", fr->envp);
-	const char *uri = FCGX_GetParam("DOCUMENT_URI", fr->envp);
-	char path[301];
-	size_t i;
-	int n;
+	struct timespec ts;
+	char now[25], msg[256];
+	json_t *f;
 
-	if (!uri)
-		uri = FCGX_GetParam("SCRIPT_NAME", fr->envp);
-	/* nginx's decoded path: a %0A in it must not make a line of its own */
-	for (i = 0; uri && uri[i] && i < sizeof(path) - 1; i++)
-		path[i] = (unsigned char)uri[i] < 0x20 || uri[i] == 0x7f ? '?' : uri[i];
-	path[i] = '\0';
-	uri = path;
-	n = snprintf(worker_stuck_line, sizeof(worker_stuck_line),
-	             "olivares-fcgi[%ld]: %.16s %.300s held this worker over %u s (the longest a "
-	             "request can take, + %d s): the store or the request is stuck; the worker "
-	             "is stopped and another started\n",
-	             (long)getpid(), method ? method : "?", uri[0] ? uri : "?", seconds,
-	             REQUEST_WATCHDOG_MARGIN_S);
-	worker_stuck_len = n < 0                                   ? 0
-	                   : (size_t)n < sizeof(worker_stuck_line) ? (size_t)n
-	                                                           : sizeof(worker_stuck_line) - 1;
-	alarm(seconds);
+	snprintf(msg, sizeof(msg),
+	         "a request held this worker over %u s (the longest a request can take, + %d s): "
+	         "the store or the request is stuck; the worker is stopped and another started",
+	         worker_watchdog_s, REQUEST_WATCHDOG_MARGIN_S);
+	f = json_object();
+	json_object_set_new(f, "method", olv_log_text(req->head ? "HEAD" : req->method, 16));
+	json_object_set_new(f, "path", olv_log_text(req->path, HTTP_LOG_PATH_MAX));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	olv_log_time(&ts, now);
+	worker_stuck_len =
+	    olv_log_encode(worker_stuck_line, sizeof(worker_stuck_line), now, "olivares-fcgi",
+	                   (long)getpid(), OLV_LOG_ERROR, req->request_id, msg, f);
+	json_decref(f);
+	alarm(worker_watchdog_s);
 }
 
 /* Idle: no SA_RESTART, so a signal interrupts accept. Busy: SA_RESTART, so
@@ -202,23 +207,28 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 	if (http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, &err)) {
 		/* the master built it at start-up; if it cannot be built now,
 		 * *out is the none adapter: runs say "not scored", never pass */
-		http_log("worker cannot build the scorer adapter (%s); none is wired", err.text);
+		http_log_warn("worker cannot build the scorer adapter (%s); none is wired",
+		              err.text);
 	}
 	w.scorer = &scorer;
 	/* sessions come from the store: the adapter reads w.store at each load */
 	http_history_store(&w, &history);
 	w.history = &history;
 	w.view = view_serve;
+	w.begin = worker_watchdog_arm;
+	worker_watchdog_s =
+	    (unsigned)(http_config_request_seconds_max(cfg) + REQUEST_WATCHDOG_MARGIN_S);
 	w.routes = http_routes;
 	w.nroutes = http_routes_count;
 	w.evidence = evidence_key.private_pem ? &evidence_key : NULL;
 	if (store_open(cfg->worker_dsn[0] ? cfg->worker_dsn : cfg->dsn, &w.store)) {
 		/* not fatal: requests answer 503 and the next one retries */
-		http_log("worker cannot connect to the store yet: %s", store_last_error(NULL));
+		http_log_error("worker cannot connect to the store yet: %s",
+		               store_last_error(NULL));
 		w.store = NULL;
 	}
 	if (FCGX_InitRequest(&fr, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR)) {
-		http_log("FCGX_InitRequest failed");
+		http_log_error("FCGX_InitRequest failed");
 		code = 1;
 		goto out;
 	}
@@ -231,12 +241,11 @@ static int worker_main(const struct http_config *cfg, int listen_fd, const sigse
 		if (rc < 0) {
 			if (worker_stop)
 				break;
-			http_log("accept failed (%d: %s); worker exits", rc, strerror(errno));
+			http_log_error("accept failed (%d: %s); worker exits", rc, strerror(errno));
 			code = 1;
 			break;
 		}
-		worker_watchdog_arm(&fr, (unsigned)(http_config_request_seconds_max(cfg) +
-		                                    REQUEST_WATCHDOG_MARGIN_S));
+		/* http_serve arms the watchdog (w.begin) */
 		http_serve(&w, &fr, http_routes, http_routes_count);
 		FCGX_Finish_r(&fr);
 		alarm(0);
@@ -262,8 +271,8 @@ static void note_somaxconn(int backlog)
 		cap = -1;
 	fclose(f);
 	if (cap > 0 && cap < backlog)
-		http_log("backlog %d is capped by the kernel at net.core.somaxconn = %ld", backlog,
-		         cap);
+		http_log_warn("backlog %d is capped by the kernel at net.core.somaxconn = %ld",
+		              backlog, cap);
 }
 
 /* ---- master ----------------------------------------------------------------- */
@@ -288,7 +297,7 @@ static pid_t spawn(const struct http_config *cfg, int listen_fd, const sigset_t 
 	master = getpid();
 	pid = fork();
 	if (pid < 0) {
-		http_log("fork failed: %s", strerror(errno));
+		http_log_error("fork failed: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
@@ -309,11 +318,11 @@ static pid_t spawn(const struct http_config *cfg, int listen_fd, const sigset_t 
 static void describe_exit(pid_t pid, int status)
 {
 	if (WIFEXITED(status))
-		http_log("worker %ld exited with status %d", (long)pid, WEXITSTATUS(status));
+		http_log_error("worker %ld exited with status %d", (long)pid, WEXITSTATUS(status));
 	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-		http_log("worker %ld stopped by its request watchdog", (long)pid);
+		http_log_error("worker %ld stopped by its request watchdog", (long)pid);
 	else if (WIFSIGNALED(status))
-		http_log("worker %ld killed by signal %d", (long)pid, WTERMSIG(status));
+		http_log_error("worker %ld killed by signal %d", (long)pid, WTERMSIG(status));
 }
 
 /* Reap every dead child; mark slots and schedule their respawn. */
@@ -384,13 +393,13 @@ static void stop_workers(struct slot *slots, int n, const sigset_t *set, int gra
 		if (!running(slots, n))
 			break;
 		if (!killed && now_ms() >= deadline) {
-			http_log("workers still running after %d ms: SIGKILL", grace_ms);
+			http_log_warn("workers still running after %d ms: SIGKILL", grace_ms);
 			signal_all(slots, n, SIGKILL);
 			killed = 1;
 		}
 		sig = sigtimedwait(set, NULL, &ts);
 		if ((sig == SIGTERM || sig == SIGINT) && !killed) {
-			http_log("second stop signal: SIGKILL");
+			http_log_warn("second stop signal: SIGKILL");
 			signal_all(slots, n, SIGKILL);
 			killed = 1;
 		}
@@ -489,13 +498,13 @@ static int clear_unix_path(const char *path)
 	int fd, live;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		http_log("socket path is too long: %s", path);
+		http_log_error("socket path is too long: %s", path);
 		return -1;
 	}
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISSOCK(st.st_mode)) {
-		http_log("%s exists and is not a socket; not replacing it", path);
+		http_log_error("%s exists and is not a socket; not replacing it", path);
 		return -1;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -507,11 +516,11 @@ static int clear_unix_path(const char *path)
 	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
 	close(fd);
 	if (live) {
-		http_log("%s is in use by another process", path);
+		http_log_error("%s is in use by another process", path);
 		return -1;
 	}
 	if (unlink(path) != 0) {
-		http_log("cannot remove stale socket %s: %s", path, strerror(errno));
+		http_log_error("cannot remove stale socket %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -531,7 +540,7 @@ static int open_listener(const struct http_config *cfg, int *created)
 	*created = 0;
 	if (!is_tcp(cfg->socket_path)) {
 		if (strchr(cfg->socket_path, ':')) {
-			http_log("socket path must not contain ':': %s", cfg->socket_path);
+			http_log_error("socket path must not contain ':': %s", cfg->socket_path);
 			return -1;
 		}
 		if (clear_unix_path(cfg->socket_path))
@@ -542,15 +551,15 @@ static int open_listener(const struct http_config *cfg, int *created)
 	fd = FCGX_OpenSocket(cfg->socket_path, cfg->backlog);
 	umask(old);
 	if (fd < 0) {
-		http_log("cannot listen on %s", cfg->socket_path);
+		http_log_error("cannot listen on %s", cfg->socket_path);
 		return -1;
 	}
 	note_somaxconn(cfg->backlog);
 	if (!is_tcp(cfg->socket_path)) {
 		*created = 1;
 		if (chmod(cfg->socket_path, (mode_t)cfg->socket_mode) != 0) {
-			http_log("chmod %o %s: %s", cfg->socket_mode, cfg->socket_path,
-			         strerror(errno));
+			http_log_error("chmod %o %s: %s", cfg->socket_mode, cfg->socket_path,
+			               strerror(errno));
 			return -1;
 		}
 	}
@@ -573,7 +582,7 @@ static int worker_dsn(struct http_config *cfg)
 	n = snprintf(cfg->worker_dsn, sizeof(cfg->worker_dsn), "%s%sNoCreat=1", cfg->dsn,
 	             cfg->dsn[0] && cfg->dsn[strlen(cfg->dsn) - 1] != ';' ? ";" : "");
 	if (n < 0 || (size_t)n >= sizeof(cfg->worker_dsn)) {
-		http_log("the dsn is too long to add NoCreat=1");
+		http_log_error("the dsn is too long to add NoCreat=1");
 		return -1;
 	}
 	return 0;
@@ -603,11 +612,11 @@ static int migrate(const struct http_config *cfg)
 	int applied = 0, rc = -1;
 
 	if (store_open(cfg->dsn, &st)) {
-		http_log("cannot connect to the store: %s", store_last_error(NULL));
+		http_log_error("cannot connect to the store: %s", store_last_error(NULL));
 		return -1;
 	}
 	if (store_migrate(st, &applied)) {
-		http_log("migration failed: %s", store_last_error(st));
+		http_log_error("migration failed: %s", store_last_error(st));
 		goto out;
 	}
 	if (applied)
@@ -629,13 +638,15 @@ static void warn_secrets(const char *section, const char *path)
 	if (!path[0])
 		return;
 	if (stat(path, &sb) != 0)
-		http_log("warning: %s egress_secrets %s cannot be read (%s): every run of it with "
-		         "egress hosts fails",
-		         section, path, strerror(errno));
+		http_log_warn(
+		    "warning: %s egress_secrets %s cannot be read (%s): every run of it with "
+		    "egress hosts fails",
+		    section, path, strerror(errno));
 	else if (!S_ISREG(sb.st_mode) || (sb.st_mode & 077) != 0)
-		http_log("warning: %s egress_secrets %s is not a regular file of mode 0600: every "
-		         "run of it with egress hosts fails (chmod 600)",
-		         section, path);
+		http_log_warn(
+		    "warning: %s egress_secrets %s is not a regular file of mode 0600: every "
+		    "run of it with egress hosts fails (chmod 600)",
+		    section, path);
 }
 
 /* What a configuration allows but an operator would want to hear of:
@@ -649,9 +660,9 @@ static void warn_config(const struct http_config *cfg)
 	int longest = http_config_request_seconds_max(cfg);
 
 	if (stat(cfg->agents_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-		http_log("warning: agents_dir %s is not a directory: every variant runs the "
-		         "built-in mock agent",
-		         cfg->agents_dir);
+		http_log_warn("warning: agents_dir %s is not a directory: every variant runs the "
+		              "built-in mock agent",
+		              cfg->agents_dir);
 	warn_secrets("[runner]", cfg->egress_secrets);
 	for (i = 0; i < cfg->ntenants; i++) {
 		/* a tenant that inherits [runner]'s file was warned of above */
@@ -680,7 +691,7 @@ static int check_scorer(const struct http_config *cfg)
 	memset(&scorer, 0, sizeof(scorer));
 	rc = http_scorer_from_config(cfg->scorer, cfg->scorer_timeout_ms, &scorer, &err);
 	if (rc)
-		http_log("scorer adapter cannot be built: %s", err.text);
+		http_log_error("scorer adapter cannot be built: %s", err.text);
 	else
 		http_log("scorer adapter: %s", scorer.ops ? scorer.ops->name : "none");
 	http_scorer_release(&scorer);
@@ -920,7 +931,7 @@ int main(int argc, char **argv)
 	}
 
 	if (FCGX_Init() != 0) {
-		http_log("FCGX_Init failed");
+		http_log_error("FCGX_Init failed");
 		return 1;
 	}
 	if (inherited_listener()) {
@@ -938,13 +949,13 @@ int main(int argc, char **argv)
 	}
 	/* not fatal: the server runs, its evidence routes answer 503 */
 	if (http_evidence_key_load(cfg.data_dir, &evidence_key, why, sizeof why))
-		http_log("warning: no evidence key: %s", why);
+		http_log_warn("warning: no evidence key: %s", why);
 	else
 		http_log("evidence key %s", evidence_key.key_id);
 	/* before the workers are forked: they share the preflight answers */
 	memset(&merr, 0, sizeof(merr));
 	if (http_preflight_cache_init(&merr)) {
-		http_log("%s", merr.message);
+		http_log_error("%s", merr.message);
 		rc = 1;
 		goto out;
 	}

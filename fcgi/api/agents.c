@@ -36,7 +36,7 @@ static json_t *agent_item(struct http_request *req, const char *name, const char
 	if (http_agent_sha256_file(path, hex, &size) != 0 ||
 	    http_run_agent_interp(req, name, path, reason, sizeof(reason), &ip, &verdict, resolved,
 	                          sizeof(resolved)) != 0) {
-		http_log("agents: cannot read agent program %s", name);
+		http_log_warn("agents: cannot read agent program %s", name);
 		return NULL;
 	}
 	if (verdict != 2) {

@@ -35,7 +35,7 @@ static void preflight(const struct http_config *cfg, size_t i, const char *name,
 		return;
 	if (http_dispatch_preflight(cfg->runner_path, name, cfg->gvisor_platform,
 	                            PREFLIGHT_TIMEOUT_MS, pf))
-		http_log("preflight of %s: no answer from the runner (%s)", name, pf->reason);
+		http_log_warn("preflight of %s: no answer from the runner (%s)", name, pf->reason);
 	http_preflight_cache_put(i, pf, started);
 }
 

@@ -17,6 +17,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "fcgi/view/form.h"
 #include "model/alloc.h"
@@ -43,7 +44,25 @@ void http_log(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	olv_log_line("olivares-fcgi", fmt, ap);
+	olv_log_line("olivares-fcgi", OLV_LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+void http_log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	olv_log_line("olivares-fcgi", OLV_LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+void http_log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	olv_log_line("olivares-fcgi", OLV_LOG_ERROR, fmt, ap);
 	va_end(ap);
 }
 
@@ -238,8 +257,8 @@ static int reply_raw(struct http_request *req, int status, const char *content_t
 
 	if (req->status) {
 		/* a handler bug: never write two replies into one response */
-		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
-		         method_sent(req), req->path);
+		http_log_error("second reply (%d after %d) for %s %s dropped", status, req->status,
+		               method_sent(req), req->path);
 		return -1;
 	}
 	if (req->internal) {
@@ -255,9 +274,10 @@ static int reply_raw(struct http_request *req, int status, const char *content_t
 	             "Content-Type: %s\r\n"
 	             "Cache-Control: no-store\r\n"
 	             "X-Content-Type-Options: nosniff\r\n"
+	             "X-Request-Id: %s\r\n"
 	             "Content-Length: %zu\r\n"
 	             "%s\r\n",
-	             status, status_reason(status), content_type, len,
+	             status, status_reason(status), content_type, req->request_id, len,
 	             extra_headers ? extra_headers : "");
 	req->status = status;
 	if (n < 0 || (size_t)n >= sizeof(head))
@@ -270,8 +290,8 @@ static int reply_raw(struct http_request *req, int status, const char *content_t
 	rc = 0;
 out:
 	if (rc)
-		http_log("writing the reply failed (client gone?) for %s %s", method_sent(req),
-		         req->path);
+		http_log_warn("writing the reply failed (client gone?) for %s %s", method_sent(req),
+		              req->path);
 	return rc;
 }
 
@@ -288,8 +308,8 @@ int http_reply_json_hdr(struct http_request *req, int status, const char *extra_
 	int rc;
 
 	if (req->status) {
-		http_log("second reply (%d after %d) for %s %s dropped", status, req->status,
-		         method_sent(req), req->path);
+		http_log_error("second reply (%d after %d) for %s %s dropped", status, req->status,
+		               method_sent(req), req->path);
 		return -1;
 	}
 	if (req->internal) {
@@ -353,9 +373,13 @@ static int reply_error_hdr(struct http_request *req, int status, const char *cod
 		json_object_set_new(e, "request_bytes", json_integer(quota->request_bytes));
 	}
 	body = http_req_own(req, json_pack("{s:o}", "error", e));
-	if (status >= 500)
-		http_log("%s %s -> %d %s", req->method ? method_sent(req) : "-",
-		         req->path ? req->path : "-", status, code);
+	/* the request's access line says the code (http_serve); a call from
+	 * the admin view has no line of its own, so its 5xx is said here */
+	if (!req->status)
+		req->error_code = code;
+	if (status >= 500 && req->internal)
+		http_log_error("internal call %s %s -> %d %s", req->method ? req->method : "-",
+		               req->path ? req->path : "-", status, code);
 	http_reply_json_hdr(req, status, extra, body);
 	return 0;
 }
@@ -426,15 +450,15 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
 		 * Idempotency-Key first: the router answers with its answer
 		 * (http_idem_after_fail) */
 		if (req->has_idem) {
-			http_log("store conflict in %s (answered from the Idempotency-Key's "
-			         "first answer if it is one): %s",
-			         what, store_last_error(req->store));
+			http_log_warn("store conflict in %s (answered from the Idempotency-Key's "
+			              "first answer if it is one): %s",
+			              what, store_last_error(req->store));
 			return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
 		}
 		/* fall through */
 	case STORE_OK:
 	case STORE_ERROR:
-		http_log("store error in %s: %s", what, store_last_error(req->store));
+		http_log_error("store error in %s: %s", what, store_last_error(req->store));
 		/* an error the store could not classify may be a connection
 		 * to a database that is not the one expected (a file replaced,
 		 * a schema gone): the next request starts on a new one */
@@ -448,7 +472,7 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
 		return model_error_set(err, MODEL_E_BUSY, NULL,
 		                       "over the tenant's limit of active runs");
 	case STORE_UNAVAILABLE:
-		http_log("storage unavailable in %s: %s", what, store_last_error(req->store));
+		http_log_error("storage unavailable in %s: %s", what, store_last_error(req->store));
 		req->worker->store_broken = 1;
 		return model_error_set(err, MODEL_E_STORAGE, NULL, "storage unavailable");
 	}
@@ -762,7 +786,7 @@ static int ensure_store(struct http_worker *w)
 	 * created again, empty, to take writes (config.h, worker_dsn) */
 	rc = store_open(w->cfg->worker_dsn[0] ? w->cfg->worker_dsn : w->cfg->dsn, &w->store);
 	if (rc) {
-		http_log("cannot connect to the store: %s", store_last_error(NULL));
+		http_log_error("cannot connect to the store: %s", store_last_error(NULL));
 		w->store = NULL;
 		return -1;
 	}
@@ -1129,7 +1153,7 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		return;
 	}
 	if (!req->status) {
-		http_log("handler for %s %s replied nothing", method_sent(req), hit->pattern);
+		http_log_error("handler for %s %s replied nothing", method_sent(req), hit->pattern);
 		http_reply_error_code(req, 500, "internal", "internal error", NULL);
 	}
 }
@@ -1146,6 +1170,83 @@ static int is_view_path(const char *path)
 	return segment_is("admin", 5, path + 1, n);
 }
 
+/* ---- request id and access line ------------------------------------------ */
+
+/* 1 if id is a request id a client may choose (X-Request-Id): 1 to
+ * HTTP_REQUEST_ID_MAX characters of A-Z a-z 0-9 . _ : -, which a log
+ * line and a reply header can carry as they are. */
+static int request_id_valid(const char *id)
+{
+	size_t n;
+
+	if (!id)
+		return 0;
+	n = strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-");
+	return n >= 1 && n <= HTTP_REQUEST_ID_MAX && id[n] == '\0';
+}
+
+/* The client's X-Request-Id when it is one we can repeat as it is (a
+ * proxy's or a test's, to find the request in our log), else a new one:
+ * 16 random bytes in hex; made the log's current id. */
+static void request_id_pick(struct http_request *req)
+{
+	static unsigned long long fallback;
+	unsigned char rnd[16];
+	const char *h;
+
+	h = FCGX_GetParam("HTTP_X_REQUEST_ID", req->fcgx->envp);
+	if (request_id_valid(h)) {
+		memcpy(req->request_id, h, strlen(h) + 1);
+	} else if (RAND_bytes(rnd, sizeof(rnd)) == 1) {
+		model_hex_encode(rnd, sizeof(rnd), req->request_id);
+	} else {
+		/* still unique within this worker, and says it is not random */
+		snprintf(req->request_id, sizeof(req->request_id), "w%ld-%llu", (long)getpid(),
+		         ++fallback);
+	}
+	olv_log_set_request_id(req->request_id);
+}
+
+/* The access line of the request just served: who asked what and how it
+ * ended. The path only (a token pasted into a query string stays out),
+ * the token's id and never the token. Ends the log's current request id. */
+static void log_access(struct http_request *req)
+{
+	struct timespec now;
+	json_t *f;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (double)(now.tv_sec - req->started.tv_sec) * 1e3 +
+	     (double)(now.tv_nsec - req->started.tv_nsec) / 1e6;
+	f = json_object();
+	if (f) {
+		json_object_set_new(f, "method", olv_log_text(method_sent(req), 16));
+		json_object_set_new(f, "path", olv_log_text(req->path, HTTP_LOG_PATH_MAX));
+		json_object_set_new(f, "status", json_integer(req->status));
+		json_object_set_new(f, "duration_ms",
+		                    json_real((double)(long long)(ms * 1e3) / 1e3));
+		if (req->who.tenant_id[0]) {
+			json_object_set_new(f, "tenant_id", json_string(req->who.tenant_id));
+			json_object_set_new(f, "token_id", json_string(req->who.token_id));
+		}
+		if (req->error_code)
+			json_object_set_new(f, "error", json_string(req->error_code));
+	}
+	http_log_fields(req->status >= 500 ? OLV_LOG_ERROR : OLV_LOG_INFO, f, "request");
+	json_decref(f);
+	olv_log_set_request_id(NULL);
+}
+
+void http_log_fields(enum olv_log_level level, json_t *fields, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	olv_log_vfields("olivares-fcgi", level, fields, fmt, ap);
+	va_end(ap);
+}
+
 void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n)
 {
 	struct http_request req;
@@ -1154,9 +1255,11 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 
 	memset(&req, 0, sizeof(req));
 	memset(&err, 0, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &req.started);
 	req.fcgx = fr;
 	req.worker = w;
 	req.cfg = w->cfg;
+	request_id_pick(&req);
 	m = FCGX_GetParam("REQUEST_METHOD", fr->envp);
 	/* HEAD is the GET without its body (RFC 9110 §9.3.2: every
 	 * general-purpose server supports both): routed, authorised and
@@ -1166,6 +1269,8 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 	req.path = request_path(&req);
 	m = FCGX_GetParam("QUERY_STRING", fr->envp);
 	req.query = http_req_strdup(&req, m ? m : "");
+	if (w->begin)
+		w->begin(&req);
 	/* the body is read (or dropped) before any reply, so the web server
 	 * is never cut off while it is still sending it */
 	if (read_body(&req, &err))
@@ -1174,6 +1279,7 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 		w->view(&req);
 	else
 		route(&req, routes, n);
+	log_access(&req);
 	req_release(&req);
 }
 

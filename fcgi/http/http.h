@@ -5,6 +5,9 @@
  * out, for the REST API (/v1/…, /healthz).
  *
  * A request goes through http_serve in this order:
+ *   0. its request id (the client's X-Request-Id when valid, else a new
+ *      one), sent back on every reply and in every log line until it
+ *      ends; the worker's begin hook;
  *   1. body read by CONTENT_LENGTH into a buffer capped at
  *      MODEL_MAX_REQUEST_BYTES (413 too_large above it, without buffering
  *      it; 400 malformed when fewer bytes arrive than announced);
@@ -22,7 +25,9 @@
  *      the reply is the 404 not_found of an unknown record;
  *   7. JSON body decoded with JSON_REJECT_DUPLICATES for routes that take
  *      one (400 malformed; an empty body is {});
- *   8. the handler.
+ *   8. the handler;
+ *   9. its access line in the log (method, path, status, duration,
+ *      tenant and token ids; level error for a 5xx).
  * Every error reply is {"error":{"code","message","field"?}} and goes
  * through http_reply_error / http_reply_error_code.
  *
@@ -32,16 +37,22 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 #include <fcgiapp.h>
 #include <jansson.h>
 
 #include "fcgi/config.h"
+#include "fcgi/log.h"
 #include "model/buf.h"
 #include "model/error.h"
 #include "model/history.h"
 #include "model/scorer.h"
 #include "sql/store.h"
+
+/** The longest request id taken from a client's X-Request-Id (the log's
+ * own limit). */
+#define HTTP_REQUEST_ID_MAX OLV_LOG_REQUEST_ID_MAX
 
 struct http_request;
 struct http_route;
@@ -79,6 +90,10 @@ struct http_worker {
 	 * master before the fork; borrowed. NULL: none could be loaded, the
 	 * evidence routes answer 503. */
 	const struct http_evidence_key *evidence;
+	/* called by http_serve for every request, once its method, path and
+	 * request id are known and before its body is read (the composition
+	 * root arms its request watchdog there). NULL: nothing is called. */
+	void (*begin)(const struct http_request *req);
 };
 
 /** Who is calling: filled by auth from the token's row. */
@@ -173,6 +188,11 @@ struct http_request {
 	 * used before: has_idem 1 and idem filled (its strings request-owned) */
 	int has_idem;
 	struct store_idem idem;
+	/* the request id (X-Request-Id, http_serve): sent back on every
+	 * reply and in every log line written while the request is served */
+	char request_id[HTTP_REQUEST_ID_MAX + 1];
+	struct timespec started; /* CLOCK_MONOTONIC, for the access line */
+	const char *error_code;  /* the first error reply's code (static), or NULL */
 };
 
 /** One "{id}" or "{name}" segment that http_path_match captured: len bytes
@@ -202,7 +222,7 @@ int http_path_match(const char *pattern, const char *path, struct http_path_capt
 /**
  * Serve one accepted FastCGI request with the route table routes[0..n-1]
  * and release everything it allocated. Never fails: every problem becomes
- * a JSON error reply (and a log line for 5xx).
+ * a JSON error reply; every request, one access line in the log.
  */
 void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route *routes, size_t n);
 
@@ -359,8 +379,23 @@ int http_iso_plus_seconds(const char now[25], long seconds, char out[25]);
  * NUL-terminated. */
 void http_printable(char *dst, size_t n, const char *src);
 
-/** One log line on stderr: "olivares-fcgi[pid]: <message>\n". Callers never
- * pass tokens or bodies. */
+/** One log line on stderr at level info (fcgi/log.h: a JSON object with
+ * the time, "prog":"olivares-fcgi", the pid, the request id while a
+ * request is served, and the message). Callers never pass tokens or
+ * bodies. */
 void http_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** http_log at level warning: something is wrong but the service works
+ * (a configuration that will fail some runs). */
+void http_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** http_log at level error: something failed (a store error, a reply not
+ * written). */
+void http_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** http_log at any level with fields (a JSON object, borrowed, may be
+ * NULL) added to the line (olv_log_encode). */
+void http_log_fields(enum olv_log_level level, json_t *fields, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** The bytes of a request's path its access line keeps. */
+#define HTTP_LOG_PATH_MAX 1024
 
 #endif

@@ -181,7 +181,7 @@ int http_run_resolve_agent(struct http_request *req, const char *variant, const 
 	if (lstat(path, &sb) != 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		http_log("agents directory: cannot look up a variant: %s", strerror(errno));
+		http_log_error("agents directory: cannot look up a variant: %s", strerror(errno));
 		return model_error_set(err, MODEL_E_INTERNAL, NULL,
 		                       "cannot read the agents directory");
 	}
@@ -816,15 +816,15 @@ int http_run_load_session(struct http_request *req, const char *session_id, json
 
 	*events = NULL;
 	if (!hs || !hs->ops || !hs->ops->load) {
-		http_log("replay: no history source is wired");
+		http_log_error("replay: no history source is wired");
 		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
 	}
 	why.text[0] = '\0';
 	rc = hs->ops->load(hs->ctx, req->who.tenant_id, session_id, events, external_id,
 	                   sizeof(external_id), &why);
 	if (rc < 0) {
-		http_log("replay: the %s history source is unavailable (%s)", hs->ops->name,
-		         why.text);
+		http_log_error("replay: the %s history source is unavailable (%s)", hs->ops->name,
+		               why.text);
 		return model_error_set(err, MODEL_E_STORAGE, NULL, "history source unavailable");
 	}
 	if (rc > 0 || !*events)

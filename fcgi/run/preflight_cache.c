@@ -4,6 +4,7 @@
  * byte-range lock of its own.
  */
 #include "fcgi/run/preflight_cache.h"
+#include "fcgi/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,10 +86,8 @@ static void say_lock_failed(void)
 	static int said;
 
 	if (!said)
-		fprintf(stderr,
-		        "olivares-fcgi[%d]: preflight cache: locking failed (%s); answers "
-		        "not shared\n",
-		        (int)getpid(), strerror(errno));
+		olv_log(OLV_LOG_WARNING, "preflight cache: locking failed (%s); answers not shared",
+		        strerror(errno));
 	said = 1;
 }
 
@@ -118,8 +117,7 @@ void http_preflight_cache_put(size_t i, const struct http_preflight *pf, long lo
 	    cur.at_ms > started_ms)
 		goto out;
 	if (pwrite(cache_fd, &rec, sizeof(rec), (off_t)(i * sizeof(rec))) != (ssize_t)sizeof(rec))
-		fprintf(stderr, "olivares-fcgi[%d]: preflight cache: write failed: %s\n",
-		        (int)getpid(), strerror(errno));
+		olv_log(OLV_LOG_WARNING, "preflight cache: write failed: %s", strerror(errno));
 out:
 	lock_record(i, F_UNLCK);
 }

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fcgi/log.h"
 #include "fcgi/run/spawn.h"
 #include "model/forkserver.h"
 
@@ -338,9 +339,8 @@ int http_runner_server_start(const char *runner_path, char *const argv[], int in
 		/* A dead server (or one that broke the wire) is reaped; a
 		 * dead one is worth one new start, the rest is an error. */
 		if (dead && attempt == 0)
-			fprintf(stderr,
-			        "olivares: runner fork server %ld gone or silent (%s); starting "
-			        "another\n",
+			olv_log(OLV_LOG_WARNING,
+			        "runner fork server %ld gone or silent (%s); starting another",
 			        (long)srv.pid, strerror(e));
 		http_runner_server_stop();
 		if (!dead)

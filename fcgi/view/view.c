@@ -167,7 +167,7 @@ static int page_send_hdr(struct view_ctx *ctx, htmlDocPtr doc, int status, const
 	size_t len = 0;
 
 	if (html_serialize(doc, &out, &len)) {
-		http_log("admin view: page serialization failed");
+		http_log_error("admin view: page serialization failed");
 		reply(ctx, 500, NULL, fallback, sizeof(fallback) - 1);
 	} else {
 		reply(ctx, status, extra, out, len);
@@ -241,7 +241,7 @@ static int api_error_page(struct view_ctx *ctx, int status, json_t *reply_json, 
 	msg = json_string_value(json_object_get(json_object_get(reply_json, "error"), "message"));
 	if (status < 400 || status > 599) {
 		/* a success reply the view could not use */
-		http_log("admin view: unexpected API reply status %d", status);
+		http_log_warn("admin view: unexpected API reply status %d", status);
 		status = 500;
 		msg = NULL;
 	}
@@ -718,7 +718,7 @@ static int api_then_redirect(struct view_ctx *ctx, const char *method, const cha
 		return view_redirect(ctx, "/admin/");
 	id = json_string_value(json_object_get(r, "id"));
 	if (!id || !model_id_valid(id)) {
-		http_log("admin view: %s %s replied no id", method, path);
+		http_log_error("admin view: %s %s replied no id", method, path);
 		return page_status(ctx, 500, "internal error");
 	}
 	snprintf(loc, sizeof(loc), "%s%s", prefix, id);
@@ -888,7 +888,7 @@ static int r_login_post(struct view_state *st)
 	memset(&ctx->req->who, 0, sizeof(ctx->req->who));
 	ctx->auth = VIEW_AUTH_NONE;
 	if (RAND_bytes(raw, sizeof(raw)) != 1) {
-		http_log("admin view: RAND_bytes failed");
+		http_log_error("admin view: RAND_bytes failed");
 		ret = page_status(ctx, 500, "internal error");
 		goto out;
 	}
@@ -1342,7 +1342,7 @@ void view_serve(struct http_request *req)
 	st.ctx.query = http_req_own(req, json_object());
 	serve(&st);
 	if (!req->status) {
-		http_log("admin view: %s replied nothing", req->path);
+		http_log_error("admin view: %s replied nothing", req->path);
 		page_status(&st.ctx, 500, "internal error");
 	}
 }

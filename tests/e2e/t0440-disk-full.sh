@@ -110,8 +110,11 @@ if command -v cgi-fcgi >/dev/null 2>&1 && [[ -S $D/data/olivares.sock ]]; then
 	else
 		ok "the forged path starts no line of its own in the log"
 	fi
-	if grep -qF 'x\x0aolivares-fcgi[1]: forged login ok\x1b[2J -> 503' "$log"; then
-		ok "the forged path is logged in one line, its newline and escape as \\x0a and \\x1b"
+	# its access line: the path as sent, its newline and escape as the
+	# JSON escapes \n and \u001B, decoded back by a JSON reader
+	if grep -qF 'x\nolivares-fcgi[1]: forged login ok\u001B[2J"' "$log" &&
+		[[ $(grep -a forged "$log" | jq -c --arg p "$forged" 'select(.path == $p) | .status' 2>/dev/null) == 503 ]]; then
+		ok "the forged path is logged in one line, its newline and escape as \\n and \\u001B"
 	else
 		not_ok "the forged path is logged in one line, escaped ($(short "$(grep -a forged "$log" | head -n 2)"))"
 	fi

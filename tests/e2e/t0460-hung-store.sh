@@ -110,7 +110,10 @@ else
 	not_ok "not before the bound ($bound s; after $took s)"
 fi
 line=$(grep -m1 "held this worker over" "$LOG")
-if [[ $line == *"GET /v1/m/sandbox/scenarios held this worker over $bound s"* ]]; then
+# one JSON line: the request's id, method and path, and the bound
+if [[ $(jq -r --arg b "held this worker over $bound s" \
+	'if .level == "error" and .method == "GET" and .path == "/v1/m/sandbox/scenarios" and (.request_id | length) > 0 and (.msg | contains($b)) then "yes" else "no" end' \
+	<<<"$line" 2>/dev/null) == yes ]]; then
 	ok "the log names the stuck request and the bound"
 else
 	not_ok "the log names the stuck request and the bound (got $(short "$line"))"

@@ -292,7 +292,7 @@ start_host() {
 for h in "${HOSTS[@]}"; do start_host "$h"; done
 for h in "${HOSTS[@]}"; do
 	for ((i = 0; i < 600; i++)); do
-		HOST_ID[$h]=$(sed -n 's/^olivares-executor\[[0-9]*\]: executor \([^ ]*\) registered$/\1/p' "$T/log/$h.log" | head -n 1)
+		HOST_ID[$h]=$(sed -n 's/^{.*"prog":"olivares-executor",.*"msg":"executor \([^ "]*\) registered"}$/\1/p' "$T/log/$h.log" | head -n 1)
 		[[ -n ${HOST_ID[$h]} ]] && break
 		olv_proc_gone "${HOST_PID[$h]}" && break
 		sleep 0.1
@@ -494,7 +494,7 @@ admin executor list >"$T/executors-after.txt" 2>>"$T/log/admin.log"
 is "olivares-admin executor list after the kill: $A lost, $B live" "$A lost|$B live" \
 	"$(awk -F '\t' -v a="$A" -v b="$B" '$1 == a || $1 == b { print $1, $2 }' "$T/executors-after.txt" | sort | paste -sd '|')"
 is "scale-b's log: it ended scale-a's $lost lost runs" "$lost" \
-	"$(sed -n 's/^olivares-executor\[[0-9]*\]: ended \([0-9]*\) runs of lost executors$/\1/p' "$T/log/scale-b.log" | awk '{ n += $1 } END { print n + 0 }')"
+	"$(sed -n 's/^{.*"prog":"olivares-executor",.*"msg":"ended \([0-9]*\) runs of lost executors"}$/\1/p' "$T/log/scale-b.log" | awk '{ n += $1 } END { print n + 0 }')"
 
 if grep -E -H 'AddressSanitizer|runtime error:|Segmentation|core dumped' "$T"/log/*.log >"$T/crashes.txt"; then
 	not_ok "no crash or sanitizer report in the logs: $(head -n 3 "$T/crashes.txt" | tr '\n' '~')"

@@ -4,6 +4,7 @@
  * struct http_request and reply through one of the helpers.
  */
 #include "fcgi/http/http.h"
+#include "fcgi/http/metrics.h"
 #include "fcgi/log.h"
 
 #include <errno.h>
@@ -345,6 +346,8 @@ static int reply_error_hdr(struct http_request *req, int status, const char *cod
 	if (field && field[0])
 		json_object_set_new(e, "field", json_string(field));
 	body = http_req_own(req, json_pack("{s:o}", "error", e));
+	if (!req->status)
+		req->error_code = code;
 	if (status >= 500)
 		http_log("%s %s -> %d %s", req->method ? method_sent(req) : "-",
 		         req->path ? req->path : "-", status, code);
@@ -743,6 +746,7 @@ static int ensure_store(struct http_worker *w)
 	enum store_rc rc;
 
 	if (w->store && w->store_broken) {
+		http_metrics_store(w->store);
 		store_close(w->store);
 		w->store = NULL;
 	}
@@ -1034,9 +1038,10 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		http_reply_error_code(req, 404, "not_found", "no such resource", NULL);
 		return;
 	}
+	req->route_slot = HTTP_METRICS_SLOT_ROUTE + (int)((hit ? hit : any) - routes);
 	/* 2. auth: every route but the public ones needs a token (an internal
 	 * call's principal was authenticated by its caller) */
-	if (http_req_store(req)) {
+	if (http_req_store(req) && !((hit ? hit : any)->flags & HTTP_ROUTE_STORE_OPTIONAL)) {
 		http_reply_error_code(req, 503, "storage_unavailable", "storage unavailable", NULL);
 		return;
 	}
@@ -1145,6 +1150,7 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 
 	memset(&req, 0, sizeof(req));
 	memset(&err, 0, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &req.started);
 	req.fcgx = fr;
 	req.worker = w;
 	req.cfg = w->cfg;
@@ -1165,6 +1171,7 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 		w->view(&req);
 	else
 		route(&req, routes, n);
+	http_metrics_count(&req, w->view && is_view_path(req.path));
 	req_release(&req);
 }
 

@@ -32,6 +32,7 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 
 #include <fcgiapp.h>
 #include <jansson.h>
@@ -139,6 +140,14 @@ struct http_route {
  */
 #define HTTP_ROUTE_IDEMPOTENT 1u
 
+/**
+ * Route flag: a public route that answers without the store (GET
+ * /metrics: the pool's own counters, and olivares_store_up 0). The router
+ * still connects req->store when it can, but an unreachable store is not
+ * the router's 503: the handler finds req->store NULL and says so itself.
+ */
+#define HTTP_ROUTE_STORE_OPTIONAL 2u
+
 /** One request. Fields are valid for the handler's whole call. */
 struct http_request {
 	FCGX_Request *fcgx;                  /* borrowed */
@@ -173,6 +182,13 @@ struct http_request {
 	 * used before: has_idem 1 and idem filled (its strings request-owned) */
 	int has_idem;
 	struct store_idem idem;
+	/* for the metrics (fcgi/http/metrics.h): the route route() matched by
+	 * its path, HTTP_METRICS_SLOT_ROUTE + its index (0: none matched), the
+	 * code of the error replied (NULL: none) and when http_serve began
+	 * (CLOCK_MONOTONIC) */
+	int route_slot;
+	const char *error_code;
+	struct timespec started;
 };
 
 /** One "{id}" or "{name}" segment that http_path_match captured: len bytes

@@ -12,8 +12,8 @@
  * One program from several files: this one (migrations, tenants, tokens,
  * modules, audit, text round trips, the connection and its locks) builds
  * the suite; test_store_runs.c, test_store_comparisons.c,
- * test_store_sessions.c, test_store_idem.c, test_store_jobs.c and
- * test_store_suites.c add theirs;
+ * test_store_sessions.c, test_store_idem.c, test_store_jobs.c,
+ * test_store_suites.c and test_store_metrics.c add theirs;
  * store_fixture.c is what they share.
  * One program, not one per file, because the PostgreSQL cases share one
  * database that each case empties: two programs run side by side (make -j
@@ -878,6 +878,7 @@ static void add_cases(TCase *tc)
 	store_jobs_cases(tc);
 	store_evidence_cases(tc);
 	store_suites_cases(tc);
+	store_metrics_cases(tc);
 }
 
 static Suite *store_suite(void)

@@ -23,8 +23,8 @@ static const struct colspec runs_cols[] = {{"status", C_TEXT}, {"backend", C_TEX
 static const struct colspec runs_tenant_cols[] = {
     {"status", C_TEXT}, {"backend", C_TEXT}, {"tenant", C_TEXT}, {"n", C_INT}};
 static const struct colspec queue_cols[] = {{"n", C_INT}, {"oldest", C_TEXT}};
-static const struct colspec exec_cols[] = {{"id", C_TEXT}, {"host", C_TEXT},
-                                           {"heartbeat_at", C_TEXT}};
+static const struct colspec exec_cols[] = {
+    {"id", C_TEXT}, {"host", C_TEXT}, {"heartbeat_at", C_TEXT}};
 static const struct colspec exec_state_cols[] = {
     {"live", C_INT}, {"lost", C_INT}, {"stopped", C_INT}};
 
@@ -51,9 +51,8 @@ static int bounds_ok(const double *b, size_t n)
  * FROM (inner) x, where inner yields the values in column v (seconds) and
  * the bounds are bound. scale multiplies a bound into the unit of v.
  */
-static enum store_rc read_hist(struct store *st, const char *inner, const double *bounds,
-                               size_t n, double scale, double sum_scale,
-                               struct store_metrics_hist *h)
+static enum store_rc read_hist(struct store *st, const char *inner, const double *bounds, size_t n,
+                               double scale, double sum_scale, struct store_metrics_hist *h)
 {
 	struct param p[STORE_METRICS_BUCKETS_MAX];
 	struct model_buf sql;
@@ -69,7 +68,8 @@ static enum store_rc read_hist(struct store *st, const char *inner, const double
 	for (i = 0; i < n; i++) {
 		p[i].type = P_REAL;
 		p[i].d = bounds[i] * scale;
-		model_buf_must_fit(model_buf_adds(&sql, ", SUM(CASE WHEN v <= ? THEN 1 ELSE 0 END)"));
+		model_buf_must_fit(
+		    model_buf_adds(&sql, ", SUM(CASE WHEN v <= ? THEN 1 ELSE 0 END)"));
 	}
 	model_buf_must_fit(model_buf_printf(&sql, " FROM (%s) x", inner));
 	rc = store_q_row(st, sql.data, p, n, hist_cols, 2 + n, &row);
@@ -145,8 +145,7 @@ static enum store_rc tx_metrics(struct store *st, void *arg)
 	if (rc)
 		return rc;
 	/* steps: duration_us, compared in microseconds, summed in seconds */
-	rc = read_hist(st,
-	               "SELECT duration_us AS v FROM run_outputs WHERE duration_us IS NOT NULL",
+	rc = read_hist(st, "SELECT duration_us AS v FROM run_outputs WHERE duration_us IS NOT NULL",
 	               a->q->step_bounds, a->q->nstep_bounds, 1e6, 1e-6, &m->step_duration);
 	if (rc)
 		return rc;
@@ -187,8 +186,9 @@ enum store_rc store_metrics_read(struct store *st, const struct store_metrics_qu
 	memset(out, 0, sizeof(*out));
 	if (!q || !bounds_ok(q->run_bounds, q->nrun_bounds) ||
 	    !bounds_ok(q->step_bounds, q->nstep_bounds) || q->lease_seconds < 1) {
-		store_seterr(st, "metrics: ascending positive bounds (1..%d) and a lease >= 1 s "
-		                 "are required",
+		store_seterr(st,
+		             "metrics: ascending positive bounds (1..%d) and a lease >= 1 s "
+		             "are required",
 		             STORE_METRICS_BUCKETS_MAX);
 		return STORE_ERROR;
 	}

@@ -53,16 +53,15 @@ static void histogram(struct http_prom *p, const char *name, const double *bound
 	http_prom_sample(p, suffix, NULL, 0, (double)count);
 }
 
-static void store_histogram(struct http_prom *p, const char *name, const double *bounds,
-                            size_t nb, const struct store_metrics_hist *h)
+static void store_histogram(struct http_prom *p, const char *name, const double *bounds, size_t nb,
+                            const struct store_metrics_hist *h)
 {
 	unsigned long long le[STORE_METRICS_BUCKETS_MAX];
 	size_t i;
 
 	for (i = 0; i < nb; i++)
 		le[i] = h->le[i] < 0 ? 0 : (unsigned long long)h->le[i];
-	histogram(p, name, bounds, nb, le, h->count < 0 ? 0 : (unsigned long long)h->count,
-	          h->sum);
+	histogram(p, name, bounds, nb, le, h->count < 0 ? 0 : (unsigned long long)h->count, h->sum);
 }
 
 static const char *route_label(const struct http_request *req, int slot)
@@ -224,7 +223,8 @@ int api_metrics(struct http_request *req, struct model_error *err)
 	store_metrics_clear(&m);
 	if (p.overflow) {
 		http_prom_release(&p);
-		return model_error_set(err, MODEL_E_INTERNAL, NULL, "metrics: the scrape is too large");
+		return model_error_set(err, MODEL_E_INTERNAL, NULL,
+		                       "metrics: the scrape is too large");
 	}
 	http_reply_raw(req, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, p.buf.data,
 	               p.buf.len);

@@ -60,8 +60,8 @@ int http_metrics_init(void)
 	}
 	/* anonymous and shared: zeroed, and the forked workers write the
 	 * master's pages, never a copy */
-	m = mmap(NULL, sizeof(struct shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-	         0);
+	m = mmap(NULL, sizeof(struct shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	         -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
 	sh = m;

@@ -78,7 +78,7 @@ struct http_metrics_totals {
 	unsigned long long store_unavailable;
 	unsigned long long dropped;
 	unsigned long long duration_count;
-	double duration_sum; /* seconds */
+	double duration_sum;                                           /* seconds */
 	unsigned long long duration_le[HTTP_METRICS_DURATION_BUCKETS]; /* cumulative */
 };
 

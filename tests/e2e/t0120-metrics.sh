@@ -150,6 +150,25 @@ STATUS=$(curl -s -S --interface 127.0.0.2 -o /dev/null -w '%{http_code}' --max-t
 	"http://127.0.0.1:$PORT/healthz" 2>"$E2E_TMP/curl-err") || STATUS=000
 is "from 127.0.0.2, /healthz still answers: 200" 200 "$STATUS"
 
+# a worker killed: the master replaces it and counts it
+master=$(cat "$OLIVARES_DATA/run/olivares-fcgi.pid" 2>/dev/null)
+worker=$(pgrep -P "${master:-0}" -x olivares-fcgi | head -n 1)
+if [[ -z $worker ]]; then
+	not_ok "a worker of the pool (master ${master:-unknown})"
+else
+	scrape r0.txt
+	r0=$(value r0.txt olivares_worker_restarts_total)
+	kill -KILL "$worker"
+	r1=$r0
+	for _ in $(seq 1 50); do
+		scrape r1.txt
+		r1=$(value r1.txt olivares_worker_restarts_total)
+		[[ $r1 != "$r0" ]] && break
+		sleep 0.2
+	done
+	is "a worker killed: olivares_worker_restarts_total one more" "$((${r0:-0} + 1))" "$r1"
+fi
+
 # a store that does not answer: the pool's counters and olivares_store_up 0,
 # never a 503 for the scrape (SQLite: the database file moved away for a
 # moment; a worker's store then answers STORE_UNAVAILABLE)

@@ -746,7 +746,7 @@ static int ensure_store(struct http_worker *w)
 	enum store_rc rc;
 
 	if (w->store && w->store_broken) {
-		http_metrics_store(w->store);
+		http_metrics_store(w->store, 1);
 		store_close(w->store);
 		w->store = NULL;
 	}

@@ -110,7 +110,7 @@ static void count_series(int slot, int method, int status)
 	bump(&sh->dropped, 1);
 }
 
-void http_metrics_store(struct store *st)
+void http_metrics_store(struct store *st, int closing)
 {
 	struct store_stats now;
 
@@ -125,6 +125,11 @@ void http_metrics_store(struct store *st)
 	if (sh && now.retries > seen_stats.retries)
 		bump(&sh->store_retries, now.retries - seen_stats.retries);
 	seen_stats = now;
+	/* the next connection may get the same address: it counts from zero */
+	if (closing) {
+		seen_store = NULL;
+		memset(&seen_stats, 0, sizeof(seen_stats));
+	}
 }
 
 void http_metrics_count(const struct http_request *req, int view)
@@ -136,7 +141,7 @@ void http_metrics_count(const struct http_request *req, int view)
 
 	if (!sh)
 		return;
-	http_metrics_store(req->worker ? req->worker->store : NULL);
+	http_metrics_store(req->worker->store, 0);
 	slot = view ? HTTP_METRICS_SLOT_ADMIN : req->route_slot;
 	status = req->status >= 0 && req->status <= 999 ? req->status : 0;
 	count_series(slot, method_index(req), status);

@@ -55,9 +55,9 @@ int http_metrics_init(void);
 void http_metrics_count(const struct http_request *req, int view);
 
 /** Add what st counted (store_stats) since it was last seen here; called
- * at each request's end and before the worker closes a connection, whose
- * counters die with it. NULL: nothing. */
-void http_metrics_store(struct store *st);
+ * at each request's end, and with closing set just before the worker
+ * closes the connection, whose counters die with it. NULL: nothing. */
+void http_metrics_store(struct store *st, int closing);
 
 /** The master replaced a worker that died. */
 void http_metrics_worker_restart(void);

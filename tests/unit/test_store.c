@@ -606,6 +606,7 @@ static long ms_since(const struct timespec *t0)
  * written (never a silent loss, never a success that did not happen). */
 START_TEST(test_sqlite_locked_retry)
 {
+	struct store_stats s0, s1, s2;
 	char a[33], id[33];
 	char dsn[2100];
 	struct timespec t0;
@@ -619,12 +620,19 @@ START_TEST(test_sqlite_locked_retry)
 	         "FKSupport=1",
 	         g_dir);
 	ck_assert_int_eq(store_open(dsn, &st), STORE_OK);
+	/* store_stats: the connection's retries and unavailable answers */
+	store_stats(st, &s0);
+	ck_assert_uint_eq(s0.retries, 0);
+	ck_assert_uint_eq(s0.unavailable, 0);
 
 	pid = hold_write_lock(150, '1');
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_msg(store_tenant_create(st, "patient", a) == STORE_OK, "%s",
 	              store_last_error(st));
 	ck_assert_int_ge(ms_since(&t0), 100);
+	store_stats(st, &s1);
+	ck_assert_uint_ge(s1.retries, 1);
+	ck_assert_uint_eq(s1.unavailable, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
 	ck_assert_int_eq(store_tenant_find(st, "patient", id), STORE_OK);
@@ -633,6 +641,11 @@ START_TEST(test_sqlite_locked_retry)
 	pid = hold_write_lock(3000, '2');
 	ck_assert_int_eq(store_tenant_create(st, "impatient", a), STORE_UNAVAILABLE);
 	ck_assert(strstr(store_last_error(st), "busy") != NULL);
+	store_stats(st, &s2);
+	ck_assert_uint_gt(s2.retries, s1.retries);
+	ck_assert_uint_eq(s2.unavailable, 1);
+	store_stats(NULL, &s2);
+	ck_assert_uint_eq(s2.retries + s2.unavailable, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
 	ck_assert_int_eq(store_tenant_find(st, "impatient", id), STORE_NOT_FOUND);

@@ -118,6 +118,8 @@ t=$(grep '^olivares_executor_last_heartbeat_timestamp_seconds{' m.txt | head -n 
 if ((t > now - 120 && t <= now + 5)); then ok "the heartbeat is seconds since the epoch, recent"; else not_ok "the heartbeat is seconds since the epoch, recent (got $t, now $now)"; fi
 is "olivares_worker_restarts_total is a number" "$(value m.txt olivares_worker_restarts_total)" \
 	"$(num "$(value m.txt olivares_worker_restarts_total)")"
+want=$(sed -n 's/^AC_INIT(\[[^]]*\], \[\([^]]*\)\].*/\1/p' "$OLV_ROOT/configure.ac")
+is "olivares_build_info names configure.ac's version" 1 "$(value m.txt "olivares_build_info{version=\"$want\"}")"
 for f in olivares_store_retries_total olivares_store_unavailable_total olivares_build_info; do
 	if grep -q "^# TYPE $f " m.txt && grep -q "^# HELP $f " m.txt; then ok "$f has HELP and TYPE"; else not_ok "$f has HELP and TYPE"; fi
 done
@@ -145,6 +147,13 @@ STATUS=$(curl -s -S --interface 127.0.0.2 -o "$BODY_FILE" -w '%{http_code}' --ma
 BODY=$(cat "$BODY_FILE" 2>/dev/null)
 is_error "from 127.0.0.2: nginx's JSON 403" 403 forbidden
 if grep -q '^olivares_' "$BODY_FILE"; then not_ok "the refusal holds no metric"; else ok "the refusal holds no metric"; fi
+# the pool routes the path as sent, nginx checks the one it decoded and
+# merged: the same refusal for every spelling that reaches the route
+for p in /%6detrics '/metrics?x=1' //metrics /v1/../metrics; do
+	code=$(curl -s -S --path-as-is --interface 127.0.0.2 -o /dev/null -w '%{http_code}' --max-time 30 \
+		"http://127.0.0.1:$PORT$p" 2>"$E2E_TMP/curl-err") || code=000
+	is "from 127.0.0.2, $p: 403" 403 "$code"
+done
 # the API itself stays open to that address
 STATUS=$(curl -s -S --interface 127.0.0.2 -o /dev/null -w '%{http_code}' --max-time 30 \
 	"http://127.0.0.1:$PORT/healthz" 2>"$E2E_TMP/curl-err") || STATUS=000

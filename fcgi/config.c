@@ -39,6 +39,9 @@ _Static_assert(sizeof(http_config_known_backends) / sizeof(http_config_known_bac
  * any other, so the runner never gets a platform it would refuse. */
 const char *const http_config_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
 
+/* the values of a yes/no key (an HTTP_CONFIG_ENUM) */
+static const char *const http_config_booleans[] = {"false", "true", NULL};
+
 /* Bounds of [runner] timeout_ms: the runner's limits.wall_ms bounds. */
 #define TIMEOUT_MS_MIN 100
 #define TIMEOUT_MS_MAX 600000
@@ -175,6 +178,16 @@ const struct http_config_key http_config_keys[] = {
              "web server's read timeout for the pool (nginx's `fastcgi_read_timeout`, 60 s "
              "unless set) must be at least that, or this lower.",
      IN_CONFIG(wait_max_seconds)},
+    {.section = "server",
+     .name = "metrics_tenant_labels",
+     .type = HTTP_CONFIG_ENUM,
+     .choices = http_config_booleans,
+     .def = "false",
+     .help = "`true`: `GET /metrics` also counts the runs by tenant (a `tenant` label of "
+             "`olivares_runs` holding the tenant's name). Off by default: a scrape then holds "
+             "no tenant's name or id, so a monitoring system needs no tenant data, and the "
+             "series stay few whatever the number of tenants.",
+     IN_CONFIG(metrics_tenant_labels)},
     {.section = "server",
      .name = "backlog",
      .type = HTTP_CONFIG_INT,

@@ -93,6 +93,8 @@ struct http_config {
 	int session_minutes; /* [admin] session_minutes */
 	int max_active_runs; /* [runner] max_active_runs: queued + running, per tenant */
 	int max_stored_mb;   /* [server] max_stored_mb: MiB per tenant, 0 for no quota */
+	/* [server] metrics_tenant_labels: "true" or "false" (GET /metrics) */
+	char metrics_tenant_labels[8];
 	/* [executor] */
 	int executor_processes;
 	int executor_slots;

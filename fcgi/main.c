@@ -54,6 +54,7 @@
 #include "fcgi/scorer/scorer.h"
 #include "fcgi/view/view.h"
 #include "fcgi/evidence/key.h"
+#include "fcgi/http/metrics.h"
 #include "model/alloc.h"
 #include "sql/store.h"
 
@@ -346,6 +347,7 @@ static int reap(struct slot *slots, int n, int stopping)
 		if (stopping)
 			continue;
 		describe_exit(pid, status);
+		http_metrics_worker_restart();
 		now = now_ms();
 		lived = now - slots[i].started;
 		/* a worker that dies right away is restarted more and more slowly */
@@ -959,6 +961,10 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	/* before the workers are forked: they add to the same counters */
+	if (http_metrics_init())
+		http_log("warning: no shared metrics counters (%s); /metrics counts nothing",
+		         strerror(errno));
 	http_log("listening on %s with %d workers (runs are queued for olivares-executor)",
 	         listen_fd == 0 ? "fd 0" : cfg.socket_path, cfg.workers);
 	rc = master_loop(&cfg, listen_fd);

@@ -744,7 +744,7 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
+static enum store_rc call_counted(struct store *st, store_tx_fn fn, void *arg, int write)
 {
 	enum store_rc rc;
 	int attempt, committing, reconnected = 0;
@@ -799,6 +799,7 @@ enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
 			st_disconnect(st);
 			if (st_connect(st) != STORE_OK)
 				return STORE_UNAVAILABLE;
+			st->stats.retries++;
 			continue;
 		}
 		if (st->broken)
@@ -815,7 +816,25 @@ enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
 		 * spreads out writers that collided */
 		sleep_ms(backoff + jitter_ms(backoff));
 		backoff *= 2;
+		st->stats.retries++;
 	}
+}
+
+/* call_counted, counting its STORE_UNAVAILABLE answers for store_stats */
+enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
+{
+	enum store_rc rc = call_counted(st, fn, arg, write);
+
+	if (rc == STORE_UNAVAILABLE)
+		st->stats.unavailable++;
+	return rc;
+}
+
+void store_stats(const struct store *st, struct store_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (st)
+		*out = st->stats;
 }
 
 /* A transaction that may write (store_call above). */

@@ -956,4 +956,70 @@ enum store_rc store_evidence_append(struct store *st, const char *tenant_id, con
 enum store_rc store_evidence_bundle(struct store *st, const char *tenant_id,
                                     const char *comparison_id, json_t **out);
 
+/* ---- metrics (sql/metrics.c, docs/metrics.md) ----------------------------- */
+
+/** Most bucket bounds of one histogram (store_metrics_read). */
+#define STORE_METRICS_BUCKETS_MAX 16
+
+/** A histogram computed from stored rows: count of values, their sum
+ * (seconds), and le[i] the count of values <= the caller's bound i. */
+struct store_metrics_hist {
+	long long count;
+	double sum;
+	long long le[STORE_METRICS_BUCKETS_MAX];
+};
+
+/** What store_metrics_read computes: bucket bounds in seconds, ascending
+ * (borrowed, 1..STORE_METRICS_BUCKETS_MAX of each), the executors' lease
+ * and whether the runs are also counted by tenant name. */
+struct store_metrics_query {
+	const double *run_bounds;
+	size_t nrun_bounds;
+	const double *step_bounds;
+	size_t nstep_bounds;
+	int lease_seconds;
+	int by_tenant;
+};
+
+/** The store's part of a scrape (store_metrics_read). runs, a new
+ * reference: [{"status","backend","tenant"?,"n"}] (tenant, the tenant's
+ * name, only with by_tenant); executors, a new reference:
+ * [{"id","host","heartbeat_at","heartbeat_seconds"}] (seconds since the
+ * epoch, a real) of the executors not stopped (live or lost), at most
+ * 200, newest heartbeat first; queue_oldest_age the seconds since the
+ * oldest queued run was queued (0 when nothing is queued). */
+struct store_metrics {
+	json_t *runs;
+	long long queue_depth;
+	double queue_oldest_age;
+	struct store_metrics_hist run_duration;  /* ended runs, finished_at - started_at */
+	struct store_metrics_hist step_duration; /* outputs with a duration */
+	json_t *executors;
+	long long executors_live, executors_lost, executors_stopped;
+};
+
+/**
+ * Read the figures of every tenant for the operator's /metrics scrape
+ * (not tenant data: counts only, a tenant's name only with by_tenant) into
+ * *out, in one read. The histograms are computed from the runs and
+ * outputs the store holds, so a purge lowers them. STORE_ERROR for bounds
+ * out of range or not ascending; on any failure *out holds no reference.
+ * Release with store_metrics_clear.
+ */
+enum store_rc store_metrics_read(struct store *st, const struct store_metrics_query *q,
+                                 struct store_metrics *out);
+/** Drop the references of m (idempotent). */
+void store_metrics_clear(struct store_metrics *m);
+
+/** This connection's counters since store_open (store_stats). */
+struct store_stats {
+	unsigned long long retries;     /* a transaction run again: on a lock or
+	                                 * serialization conflict, or once on a
+	                                 * new connection after one was lost */
+	unsigned long long unavailable; /* calls that returned STORE_UNAVAILABLE */
+};
+
+/** Copy st's counters into *out (zeros for NULL st). */
+void store_stats(const struct store *st, struct store_stats *out);
+
 #endif

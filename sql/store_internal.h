@@ -65,6 +65,7 @@ struct store {
 	int have_file;
 	struct stmt_slot stmts[STORE_STMT_CACHE];
 	unsigned long tick;
+	struct store_stats stats; /* store_stats: counted by store_call */
 };
 
 /* ---- errors and small helpers (core.c) ----------------------------------- */

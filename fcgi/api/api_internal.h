@@ -89,6 +89,13 @@ extern const size_t api_openapi_doc_len;
 /** GET /v1/openapi.json (public): the embedded document, application/json. */
 int api_openapi(struct http_request *req, struct model_error *err);
 
+/* metrics.c */
+/** GET /metrics (public; HTTP_ROUTE_STORE_OPTIONAL): the Prometheus text
+ * format 0.0.4 of the pool's counters and the store's figures, or
+ * olivares_store_up 0 without the latter when the store does not answer
+ * (docs/metrics.md). 500 only when the text outgrows its cap. */
+int api_metrics(struct http_request *req, struct model_error *err);
+
 /* modules.c */
 /** GET /v1/modules: the modules and their state for the caller's tenant. */
 int api_modules_list(struct http_request *req, struct model_error *err);

@@ -30,6 +30,9 @@ const struct http_route http_routes[] = {
     {"GET", "/healthz", HTTP_ROLE_PUBLIC, NULL, NOB, api_healthz, 0, S_READ},
     {"GET", "/v1/evidence/key", HTTP_ROLE_PUBLIC, NULL, NOB, api_evidence_key, 0, S_READ},
     {"GET", "/v1/openapi.json", HTTP_ROLE_PUBLIC, NULL, NOB, api_openapi, 0, S_READ},
+    /* the web server lets only loopback in (docs/metrics.md) */
+    {"GET", "/metrics", HTTP_ROLE_PUBLIC, NULL, NOB, api_metrics, HTTP_ROUTE_STORE_OPTIONAL,
+     S_READ},
     {"GET", "/v1/modules", V, NULL, NOB, api_modules_list, 0, S_READ},
     /* first: the literal wins over {name} below */
     {"PUT", "/v1/modules/sandbox", A, NULL, OBJ, api_module_set, 0, S_ADMIN},

@@ -4,6 +4,7 @@
  * struct http_request and reply through one of the helpers.
  */
 #include "fcgi/http/http.h"
+#include "fcgi/http/metrics.h"
 #include "fcgi/log.h"
 
 #include <errno.h>
@@ -776,6 +777,7 @@ static int ensure_store(struct http_worker *w)
 	enum store_rc rc;
 
 	if (w->store && w->store_broken) {
+		http_metrics_store(w->store, 1);
 		store_close(w->store);
 		w->store = NULL;
 	}
@@ -1067,9 +1069,10 @@ static void route(struct http_request *req, const struct http_route *routes, siz
 		http_reply_error_code(req, 404, "not_found", "no such resource", NULL);
 		return;
 	}
+	req->route_slot = HTTP_METRICS_SLOT_ROUTE + (int)((hit ? hit : any) - routes);
 	/* 2. auth: every route but the public ones needs a token (an internal
 	 * call's principal was authenticated by its caller) */
-	if (http_req_store(req)) {
+	if (http_req_store(req) && !((hit ? hit : any)->flags & HTTP_ROUTE_STORE_OPTIONAL)) {
 		http_reply_error_code(req, 503, "storage_unavailable", "storage unavailable", NULL);
 		return;
 	}
@@ -1280,6 +1283,7 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 	else
 		route(&req, routes, n);
 	log_access(&req);
+	http_metrics_count(&req, w->view && is_view_path(req.path));
 	req_release(&req);
 }
 

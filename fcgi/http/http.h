@@ -154,6 +154,14 @@ struct http_route {
  */
 #define HTTP_ROUTE_IDEMPOTENT 1u
 
+/**
+ * Route flag: a public route that answers without the store (GET
+ * /metrics: the pool's own counters, and olivares_store_up 0). The router
+ * still connects req->store when it can, but an unreachable store is not
+ * the router's 503: the handler finds req->store NULL and says so itself.
+ */
+#define HTTP_ROUTE_STORE_OPTIONAL 2u
+
 /** One request. Fields are valid for the handler's whole call. */
 struct http_request {
 	FCGX_Request *fcgx;                  /* borrowed */
@@ -193,6 +201,9 @@ struct http_request {
 	char request_id[HTTP_REQUEST_ID_MAX + 1];
 	struct timespec started; /* CLOCK_MONOTONIC, for the access line */
 	const char *error_code;  /* the first error reply's code (static), or NULL */
+	/* for the metrics (fcgi/http/metrics.h): the route route() matched by
+	 * its path, HTTP_METRICS_SLOT_ROUTE + its index (0: none matched) */
+	int route_slot;
 };
 
 /** One "{id}" or "{name}" segment that http_path_match captured: len bytes

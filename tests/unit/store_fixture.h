@@ -105,5 +105,6 @@ void store_jobs_cases(TCase *tc);        /* test_store_jobs.c */
 void store_evidence_cases(TCase *tc);    /* test_store_evidence.c */
 void store_suites_cases(TCase *tc);      /* test_store_suites.c */
 void store_usage_cases(TCase *tc);       /* test_store_usage.c */
+void store_metrics_cases(TCase *tc);     /* test_store_metrics.c */
 
 #endif

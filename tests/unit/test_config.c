@@ -710,6 +710,8 @@ static const struct key_case key_cases[] = {
      .wanted = "a whole number from 1 to 64"},
     {"server", "wait_max_seconds", .def = "60", .valid = "20", .stored = "20", .also_ok = "0|60",
      .bad = "-1|61|x|", .wanted = "a whole number from 0 to 60"},
+    {"server", "metrics_tenant_labels", .def = "false", .valid = "true", .stored = "true",
+     .also_ok = "false", .bad = "TRUE|yes|1|on|", .wanted = "false or true"},
     {"server", "backlog", .def = "1024", .valid = "2048", .stored = "2048", .also_ok = "1|65535",
      .bad = "0|65536|", .wanted = "a whole number from 1 to 65535"},
     {"server", "max_stored_mb", .def = "0", .valid = "100", .stored = "100",

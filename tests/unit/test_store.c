@@ -12,8 +12,8 @@
  * One program from several files: this one (migrations, tenants, tokens,
  * modules, audit, text round trips, the connection and its locks) builds
  * the suite; test_store_runs.c, test_store_comparisons.c,
- * test_store_sessions.c, test_store_idem.c, test_store_jobs.c and
- * test_store_suites.c add theirs;
+ * test_store_sessions.c, test_store_idem.c, test_store_jobs.c,
+ * test_store_suites.c and test_store_metrics.c add theirs;
  * store_fixture.c is what they share.
  * One program, not one per file, because the PostgreSQL cases share one
  * database that each case empties: two programs run side by side (make -j
@@ -606,6 +606,7 @@ static long ms_since(const struct timespec *t0)
  * written (never a silent loss, never a success that did not happen). */
 START_TEST(test_sqlite_locked_retry)
 {
+	struct store_stats s0, s1, s2;
 	char a[33], id[33];
 	char dsn[2100];
 	struct timespec t0;
@@ -619,12 +620,19 @@ START_TEST(test_sqlite_locked_retry)
 	         "FKSupport=1",
 	         g_dir);
 	ck_assert_int_eq(store_open(dsn, &st), STORE_OK);
+	/* store_stats: the connection's retries and unavailable answers */
+	store_stats(st, &s0);
+	ck_assert_uint_eq(s0.retries, 0);
+	ck_assert_uint_eq(s0.unavailable, 0);
 
 	pid = hold_write_lock(150, '1');
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_msg(store_tenant_create(st, "patient", a) == STORE_OK, "%s",
 	              store_last_error(st));
 	ck_assert_int_ge(ms_since(&t0), 100);
+	store_stats(st, &s1);
+	ck_assert_uint_ge(s1.retries, 1);
+	ck_assert_uint_eq(s1.unavailable, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
 	ck_assert_int_eq(store_tenant_find(st, "patient", id), STORE_OK);
@@ -633,6 +641,11 @@ START_TEST(test_sqlite_locked_retry)
 	pid = hold_write_lock(3000, '2');
 	ck_assert_int_eq(store_tenant_create(st, "impatient", a), STORE_UNAVAILABLE);
 	ck_assert(strstr(store_last_error(st), "busy") != NULL);
+	store_stats(st, &s2);
+	ck_assert_uint_gt(s2.retries, s1.retries);
+	ck_assert_uint_eq(s2.unavailable, 1);
+	store_stats(NULL, &s2);
+	ck_assert_uint_eq(s2.retries + s2.unavailable, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
 	ck_assert_int_eq(store_tenant_find(st, "impatient", id), STORE_NOT_FOUND);
@@ -879,6 +892,7 @@ static void add_cases(TCase *tc)
 	store_evidence_cases(tc);
 	store_suites_cases(tc);
 	store_usage_cases(tc);
+	store_metrics_cases(tc);
 }
 
 static Suite *store_suite(void)

@@ -104,5 +104,6 @@ void store_idem_cases(TCase *tc);        /* test_store_idem.c */
 void store_jobs_cases(TCase *tc);        /* test_store_jobs.c */
 void store_evidence_cases(TCase *tc);    /* test_store_evidence.c */
 void store_suites_cases(TCase *tc);      /* test_store_suites.c */
+void store_retention_cases(TCase *tc);   /* test_store_retention.c */
 
 #endif

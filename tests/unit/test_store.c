@@ -878,6 +878,7 @@ static void add_cases(TCase *tc)
 	store_jobs_cases(tc);
 	store_evidence_cases(tc);
 	store_suites_cases(tc);
+	store_retention_cases(tc);
 }
 
 static Suite *store_suite(void)

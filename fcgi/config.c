@@ -39,6 +39,9 @@ _Static_assert(sizeof(http_config_known_backends) / sizeof(http_config_known_bac
  * any other, so the runner never gets a platform it would refuse. */
 const char *const http_config_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
 
+/* [server] retention_include_referenced */
+const char *const http_config_booleans[] = {"false", "true", NULL};
+
 /* Bounds of [runner] timeout_ms: the runner's limits.wall_ms bounds. */
 #define TIMEOUT_MS_MIN 100
 #define TIMEOUT_MS_MAX 600000
@@ -186,6 +189,47 @@ const struct http_config_key http_config_keys[] = {
              "kernel caps it at `net.core.somaxconn` (4096 on current kernels); the server "
              "logs a line when the value is above the cap.",
      IN_CONFIG(backlog)},
+
+    /* [server]: retention (docs/operations.md "Retention") */
+    {.section = "server",
+     .name = "retention_days",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = HTTP_RETENTION_DAYS_MAX,
+     .def = "0",
+     .help = "How long a tenant's ended runs are kept, in days: a run that ended (completed, "
+             "failed, degraded or cancelled) longer ago is deleted with its outputs and log by "
+             "the purge (`purge_interval_seconds`, `olivares-admin purge`), unless a comparison "
+             "rests on it. 0: kept forever. A `[tenant NAME]` section may set its own. "
+             "Comparisons, approvals, scenarios, suites, sessions, the audit log and the "
+             "evidence chain are never purged.",
+     IN_CONFIG(retention_days)},
+    {.section = "server",
+     .name = "retention_include_referenced",
+     .type = HTTP_CONFIG_ENUM,
+     .choices = http_config_booleans,
+     .def = "false",
+     .help = "`true`: the purge also takes the expired runs a comparison (and so its "
+             "approval) rests on: their outputs and logs go, and their records too but for "
+             "the first run of each side, which the append-only comparison holds. `false`: "
+             "those runs are kept whole, so a kept comparison's runs stay readable. Its "
+             "evidence bundle verifies either way (it is built from the evidence chain).",
+     IN_CONFIG(retention_include_referenced)},
+    {.section = "server",
+     .name = "purge_interval_seconds",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = 86400,
+     .def = "3600",
+     .help =
+         "How often the olivares-fcgi master starts a purge of the runs past their "
+         "retention, in seconds (the first one a minute after start-up at most): a "
+         "short-lived process of its own, with its own store connection, ended when it "
+         "runs past " STR(HTTP_PURGE_DEADLINE_S) " s, which logs one line with its "
+                                                 "counts. 0: no automatic purge (`olivares-admin "
+                                                 "purge` only). Nothing is started "
+                                                 "while no tenant has a retention.",
+     IN_CONFIG(purge_interval_seconds)},
 
     /* [runner] */
     {.section = "runner",
@@ -364,6 +408,16 @@ const struct http_config_key http_config_keys[] = {
              "whatever `[runner]` gives.",
      IN_TENANT(egress_secrets),
      .flags = HTTP_CONFIG_LONG},
+    /* [tenant NAME]: retention */
+    {.section = "tenant",
+     .name = "retention_days",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = HTTP_RETENTION_DAYS_MAX,
+     .default_doc = "the `[server]` `retention_days`",
+     .help = "How long the tenant's ended runs are kept, in days; 0: forever, whatever "
+             "`[server]` says.",
+     IN_TENANT(retention_days)},
 
     /* [scorer] */
     {.section = "scorer",
@@ -676,6 +730,25 @@ const char *http_config_egress(const struct http_config *cfg, const char *tenant
 	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
 
 	return t ? t->egress_allow : cfg->egress_allow;
+}
+
+int http_config_retention_days(const struct http_config *cfg, const char *tenant_name)
+{
+	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
+
+	return t ? t->retention_days : cfg->retention_days;
+}
+
+int http_config_retention_any(const struct http_config *cfg)
+{
+	int i;
+
+	if (cfg->retention_days)
+		return 1;
+	for (i = 0; i < cfg->ntenants; i++)
+		if (cfg->tenants[i].retention_days)
+			return 1;
+	return 0;
 }
 
 int http_config_request_seconds_max(const struct http_config *cfg)
@@ -1522,6 +1595,9 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 			strcpy(t->egress_allow, cfg->egress_allow);
 		if (!tenant_given(c, i, "egress_secrets"))
 			strcpy(t->egress_secrets, cfg->egress_secrets);
+		/* given, even 0, it stands; else [server]'s */
+		if (!tenant_given(c, i, "retention_days"))
+			t->retention_days = cfg->retention_days;
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(c->err, HTTP_CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "

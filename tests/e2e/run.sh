@@ -114,6 +114,8 @@ if ((fresh)); then
 	ln -s ../../x "$OLV_AGENTS_DIR/dangling"
 	# t0950: tenants with a max_active_runs of their own (1, 1 and 2)
 	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c olv-slots-d"
+	# t0720: a tenant whose runs are kept one day, purged every 2 s
+	OLV_RETENTION_TENANT=olv-retention
 	# t0500: a tenant whose runs may reach one host outside, a server
 	# the test starts on the host's loopback at this port
 	OLV_EGRESS_TENANT=olv-egress
@@ -126,6 +128,8 @@ if ((fresh)); then
 		>"$OLV_EGRESS_SECRETS"
 	chmod 0600 "$OLV_EGRESS_SECRETS"
 	cat >"$own_dir/olivares.conf" <<-CONF
+		[server]
+		purge_interval_seconds = 2
 		[runner]
 		agents_dir = $OLV_AGENTS_DIR
 		[tenant demo]
@@ -146,6 +150,8 @@ if ((fresh)); then
 		egress_secrets = $OLV_EGRESS_SECRETS
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
+		[tenant $OLV_RETENTION_TENANT]
+		retention_days = 1
 		[tenant $OLV_DEFAULT_TENANT]
 		backends = inproc-mock, namespaces
 		default_backend = namespaces
@@ -155,7 +161,7 @@ if ((fresh)); then
 		lease_seconds = 6
 	CONF
 	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
-		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT \
+		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT OLV_RETENTION_TENANT \
 		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS
 	started=0
 	for try in 1 2 3; do

@@ -1,7 +1,8 @@
 /*
  * olivares-admin: operator tool on the server host: migrate the schema,
  * create and list tenants, create, list and revoke API tokens (a token is
- * printed once and stored hashed), switch a tenant's module.
+ * printed once and stored hashed), switch a tenant's module, purge the runs
+ * past their retention.
  * Reads the same configuration and environment as olivares-fcgi
  * (http_config_load), so OLIVARES_DATA=... olivares-admin ... acts on the
  * stack started with that OLIVARES_DATA.

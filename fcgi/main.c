@@ -426,9 +426,10 @@ static void purge_tick(const struct http_config *cfg, struct purge_state *p, int
 		*wait_ms = p->due - now;
 }
 
-static void purge_reaped(struct purge_state *p, int status)
+static void purge_reaped(struct purge_state *p, int status, int stopping)
 {
-	if (WIFSIGNALED(status))
+	/* at a stop the master's own SIGTERM ended it: nothing to say */
+	if (WIFSIGNALED(status) && !stopping)
 		http_log("purge %ld killed by signal %d", (long)p->pid, WTERMSIG(status));
 	p->pid = 0;
 }
@@ -445,7 +446,7 @@ static int reap(struct slot *slots, int n, int stopping, struct purge_state *pur
 		if (pid <= 0)
 			break;
 		if (purge && purge->pid == pid) {
-			purge_reaped(purge, status);
+			purge_reaped(purge, status, stopping);
 			continue;
 		}
 		for (i = 0; i < n; i++)

@@ -13,7 +13,8 @@
 #     approval there, its evidence bundle byte for byte the same and
 #     `olivares sandbox verify` of it still passing;
 #   - one "retention.purge" audit event by olivares-fcgi with the counts
-#     (runs 2, outputs 8, logs 1, kept 2, retention_days 1); the other
+#     (runs 2, outputs 8, logs 1, kept 2 more than before, retention_days
+#     1); the other
 #     tenant's old run untouched and no such event there;
 #   - olivares-admin purge: --dry-run counts, --include-referenced takes the
 #     comparison's outputs but keeps its runs' records (the comparison holds
@@ -95,6 +96,20 @@ is "verify of the bundle before the purge: exit 0" 0 "$?"
 req "$AD" GET "$M/audit?limit=1"
 MARK=$(jqb '.events[0].id')
 
+# field LINE KEY: the number of KEY=N in a line of olivares-admin purge
+field() { sed -n "s/.*	$2=\([0-9]*\).*/\1/p" <<<"$1"; }
+# What this tenant already keeps (a store used by an earlier run of this
+# test keeps that run's comparison runs): the counts below add to it.
+base=$(olivares-admin purge --dry-run --tenant "$TENANT" 2>/dev/null)
+K0=$(field "$base" kept)
+base=$(olivares-admin purge --dry-run --include-referenced --tenant "$TENANT" 2>/dev/null)
+O0=$(field "$base" outputs)
+is "before: nothing of this tenant is expired but runs a comparison rests on" \
+	"$TENANT	retention_days=1	runs=0	outputs=0	logs=0	kept=$K0" \
+	"$(olivares-admin purge --dry-run --tenant "$TENANT" 2>/dev/null)"
+K=$((K0 + 2))
+O=$((O0 + 8))
+
 # ---- make runs old (and give one a log) ------------------------------------------
 ids="'$OLD1','$OLD2','$CB','$CK','$KEEP'"
 db_sql "INSERT INTO run_logs (run_id, tenant_id, text, dropped_bytes) SELECT id, tenant_id, 'old log
@@ -120,7 +135,7 @@ done
 is "the purge ran by itself: one retention.purge event, by olivares-fcgi" "1 olivares-fcgi" \
 	"$(jq -r '"\(length) \(.[0].actor)"' <<<"$events")"
 is "its detail: counts only, right" \
-	'{"include_referenced":false,"kept":2,"logs":1,"outputs":8,"retention_days":1,"runs":2}' \
+	"{\"include_referenced\":false,\"kept\":$K,\"logs\":1,\"outputs\":8,\"retention_days\":1,\"runs\":2}" \
 	"$(jq -cS '.[0].detail' <<<"$events")"
 
 for r in "$OLD1" "$OLD2"; do
@@ -156,10 +171,10 @@ is "no retention.purge event in the other tenant" 0 "$(jqb '[.events[] | select(
 # ---- olivares-admin purge --------------------------------------------------------
 out=$(olivares-admin purge --dry-run --tenant "$TENANT" 2>/dev/null)
 is "admin purge --dry-run: nothing left but the comparison's runs" \
-	"$TENANT	retention_days=1	runs=0	outputs=0	logs=0	kept=2" "$out"
+	"$TENANT	retention_days=1	runs=0	outputs=0	logs=0	kept=$K" "$out"
 out=$(olivares-admin purge --dry-run --include-referenced --tenant "$TENANT" 2>/dev/null)
 is "admin purge --dry-run --include-referenced: their outputs would go, the records stay" \
-	"$TENANT	retention_days=1	runs=0	outputs=8	logs=0	kept=2" "$out"
+	"$TENANT	retention_days=1	runs=0	outputs=$O	logs=0	kept=$K" "$out"
 req "$AD" GET "$M/runs/$CB/outputs"
 is "the dry run deleted nothing" "200 4" "$STATUS $(jqb '.outputs | length')"
 out=$(olivares-admin purge --tenant "$OTHER" 2>/dev/null)
@@ -167,7 +182,7 @@ is "admin purge of a tenant without a retention does nothing" \
 	"$OTHER	retention_days=0	runs=0	outputs=0	logs=0	kept=0" "$out"
 out=$(olivares-admin purge --include-referenced --tenant "$TENANT" 2>/dev/null)
 is "admin purge --include-referenced: the comparison's outputs deleted" \
-	"$TENANT	retention_days=1	runs=0	outputs=8	logs=0	kept=2" "$out"
+	"$TENANT	retention_days=1	runs=0	outputs=$O	logs=0	kept=$K" "$out"
 req "$AD" GET "$M/runs/$CB"
 is "the comparison's run record is kept (the comparison holds it)" "200 completed" "$STATUS $(jqb .status)"
 req "$AD" GET "$M/runs/$CB/outputs"
@@ -176,7 +191,7 @@ events=$(purge_event)
 # the automatic purge's event and the admin's: later automatic purges
 # found nothing more to remove, so wrote none
 is "the admin's purge is audited too, by olivares-admin, with its counts" \
-	'2 olivares-admin {"include_referenced":true,"kept":2,"logs":0,"outputs":8,"retention_days":1,"runs":0}' \
+	"2 olivares-admin {\"include_referenced\":true,\"kept\":$K,\"logs\":0,\"outputs\":$O,\"retention_days\":1,\"runs\":0}" \
 	"$(jq -r length <<<"$events") $(jq -r '.[1].actor' <<<"$events") $(jq -cS '.[1].detail' <<<"$events")"
 req "$AD" GET "$M/comparisons/$CID/evidence"
 cp "$BODY_FILE" after2.json

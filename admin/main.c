@@ -654,7 +654,7 @@ out:
 	return rc;
 }
 
-/* ---- purge (docs/operations.md "Retention") ------------------------------ */
+/* ---- purge (docs/retention.md) ------------------------------ */
 
 static void purge_print(void *ctx, struct store *st, const struct http_retention_tenant *t)
 {

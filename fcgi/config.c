@@ -190,7 +190,7 @@ const struct http_config_key http_config_keys[] = {
              "logs a line when the value is above the cap.",
      IN_CONFIG(backlog)},
 
-    /* [server]: retention (docs/operations.md "Retention") */
+    /* [server]: retention (docs/retention.md) */
     {.section = "server",
      .name = "retention_days",
      .type = HTTP_CONFIG_INT,

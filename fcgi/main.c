@@ -317,7 +317,7 @@ static void describe_exit(pid_t pid, int status)
 		http_log("worker %ld killed by signal %d", (long)pid, WTERMSIG(status));
 }
 
-/* ---- the purge child (docs/operations.md "Retention") ----------------- */
+/* ---- the purge child (docs/retention.md) ----------------- */
 
 /* The master's purge process: its pid (0: none running), when it started
  * and when the next one is due (ms, monotonic; 0: never, no tenant has a

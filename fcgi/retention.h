@@ -1,8 +1,8 @@
 #ifndef OLIVARES_FCGI_RETENTION_H
 #define OLIVARES_FCGI_RETENTION_H
 /**
- * The retention policy applied tenant by tenant (docs/operations.md
- * "Retention"): which tenants have a retention and how long, from the
+ * The retention policy applied tenant by tenant (docs/retention.md):
+ * which tenants have a retention and how long, from the
  * configuration, and the store's purge of each (sql/store.h
  * store_retention_purge). Shared by the olivares-fcgi master's automatic
  * purge and olivares-admin purge.

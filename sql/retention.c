@@ -1,5 +1,5 @@
 /*
- * Retention (store.h "retention", docs/operations.md "Retention"): the
+ * Retention (store.h "retention", docs/retention.md): the
  * purge of one tenant's ended runs older than its retention, with their
  * outputs and logs.
  *

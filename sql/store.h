@@ -935,7 +935,7 @@ enum store_rc store_evidence_append(struct store *st, const char *tenant_id, con
 enum store_rc store_evidence_bundle(struct store *st, const char *tenant_id,
                                     const char *comparison_id, json_t **out);
 
-/* ---- retention (sql/retention.c, docs/operations.md "Retention") ------- */
+/* ---- retention (sql/retention.c, docs/retention.md) ------- */
 
 /** The longest retention_days a purge takes (100 years). */
 #define STORE_RETENTION_DAYS_MAX 36500

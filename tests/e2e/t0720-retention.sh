@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retention (docs/operations.md "Retention"): a tenant whose runs are kept
+# Retention (docs/retention.md): a tenant whose runs are kept
 # one day ([tenant olv-retention] retention_days = 1) on a server that
 # purges every 2 s ([server] purge_interval_seconds = 2, both set by
 # tests/e2e/run.sh --fresh):

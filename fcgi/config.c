@@ -211,7 +211,8 @@ const struct http_config_key http_config_keys[] = {
      .def = "false",
      .help = "`true`: the purge also takes the expired runs a comparison (and so its "
              "approval) rests on: their outputs and logs go, and their records too but for "
-             "the first run of each side, which the append-only comparison holds. `false`: "
+             "the first run of each side, which the append-only comparison holds (the runs "
+             "of a comparison not settled yet stay whole). `false`: "
              "those runs are kept whole, so a kept comparison's runs stay readable. Its "
              "evidence bundle verifies either way (it is built from the evidence chain).",
      IN_CONFIG(retention_include_referenced)},

@@ -29,25 +29,31 @@
 
 /* A run is referenced when a comparison rests on it: it was queued as a
  * side of one (comparison_id: every repeat), or a comparison or a
- * comparison job recorded before that column names it. "held" is the
- * part that is a foreign key of an append-only row: such a record can
- * never be deleted. An approval judges a comparison, so its runs are
- * those of the comparison. */
+ * comparison job recorded before that column names it. An approval judges
+ * a comparison, so its runs are those of the comparison. Even with
+ * include_referenced, a "held" run keeps its record (it is a foreign key
+ * of an append-only row: the first run of each side), and a "pending"
+ * one is kept whole (its comparison has not settled: the verdict still
+ * needs its outputs). */
 #define RETENTION_HELD                                                                             \
 	"(EXISTS (SELECT 1 FROM comparisons c WHERE c.tenant_id = r.tenant_id AND "                \
 	"(c.baseline_run_id = r.id OR c.candidate_run_id = r.id)) OR EXISTS (SELECT 1 FROM "       \
 	"comparison_jobs j WHERE j.tenant_id = r.tenant_id AND (j.baseline_run_id = r.id OR "      \
 	"j.candidate_run_id = r.id)))"
+#define RETENTION_PENDING                                                                          \
+	"(r.comparison_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM comparisons s WHERE "          \
+	"s.tenant_id = r.tenant_id AND s.id = r.comparison_id))"
 
 static const char batch_sql[] =
     "SELECT r.ord, r.id, CASE WHEN r.comparison_id IS NOT NULL OR " RETENTION_HELD
-    " THEN 1 ELSE 0 END, CASE WHEN " RETENTION_HELD " THEN 1 ELSE 0 END "
+    " THEN 1 ELSE 0 END, CASE WHEN " RETENTION_HELD
+    " THEN 1 ELSE 0 END, CASE WHEN " RETENTION_PENDING " THEN 1 ELSE 0 END "
     "FROM runs r WHERE r.tenant_id = ? AND r.ord > ? "
     "AND r.status IN ('completed', 'failed', 'degraded', 'cancelled') "
     "AND r.finished_at <> '' AND r.finished_at < ? ORDER BY r.ord LIMIT ?";
 
 static const struct colspec batch_cols[] = {
-    {"ord", C_INT}, {"id", C_TEXT}, {"referenced", C_INT}, {"held", C_INT}};
+    {"ord", C_INT}, {"id", C_TEXT}, {"referenced", C_INT}, {"held", C_INT}, {"pending", C_INT}};
 static const struct colspec count_cols[] = {{"n", C_INT}};
 
 struct purge_arg {
@@ -67,27 +73,37 @@ static long long jint_of(const json_t *o, const char *k)
 	return (long long)json_integer_value(json_object_get(o, k));
 }
 
-/* Rows of table of the tenant's run id: counted (dry run) or deleted. */
-static enum store_rc take_rows(struct store *st, struct purge_arg *a, const char *table,
+/* What hangs off a run and goes with it: counted (dry run) or deleted. */
+struct run_rows {
+	const char *count_sql;
+	const char *delete_sql;
+};
+
+static const struct run_rows outputs_rows = {
+    "SELECT COUNT(*) FROM run_outputs WHERE tenant_id = ? AND run_id = ?",
+    "DELETE FROM run_outputs WHERE tenant_id = ? AND run_id = ?"};
+static const struct run_rows logs_rows = {
+    "SELECT COUNT(*) FROM run_logs WHERE tenant_id = ? AND run_id = ?",
+    "DELETE FROM run_logs WHERE tenant_id = ? AND run_id = ?"};
+
+/* The rows t of the tenant's run id, added to *n. */
+static enum store_rc take_rows(struct store *st, struct purge_arg *a, const struct run_rows *t,
                                const char *id, long long *n)
 {
 	struct param p[] = {PT(a->tenant_id), PT(id)};
-	char sql[160];
 	json_t *row = NULL;
 	SQLLEN rows = 0;
 	enum store_rc rc;
 
 	if (a->opt->dry_run) {
-		snprintf(sql, sizeof sql,
-		         "SELECT COUNT(*) FROM %s WHERE tenant_id = ? AND run_id = ?", table);
-		rc = store_q_row(st, sql, p, NPARAMS(p), count_cols, NPARAMS(count_cols), &row);
+		rc = store_q_row(st, t->count_sql, p, NPARAMS(p), count_cols, NPARAMS(count_cols),
+		                 &row);
 		if (!rc)
 			*n += jint_of(row, "n");
 		json_decref(row);
 		return rc;
 	}
-	snprintf(sql, sizeof sql, "DELETE FROM %s WHERE tenant_id = ? AND run_id = ?", table);
-	rc = store_q_exec(st, sql, p, NPARAMS(p), NULL, &rows);
+	rc = store_q_exec(st, t->delete_sql, p, NPARAMS(p), NULL, &rows);
 	if (!rc && rows > 0)
 		*n += (long long)rows;
 	return rc;
@@ -99,9 +115,9 @@ static enum store_rc purge_run(struct store *st, struct purge_arg *a, const char
 	SQLLEN rows = 0;
 	enum store_rc rc;
 
-	rc = take_rows(st, a, "run_outputs", id, &a->got.outputs);
+	rc = take_rows(st, a, &outputs_rows, id, &a->got.outputs);
 	if (!rc)
-		rc = take_rows(st, a, "run_logs", id, &a->got.logs);
+		rc = take_rows(st, a, &logs_rows, id, &a->got.logs);
 	if (rc)
 		return rc;
 	if (held) {
@@ -140,7 +156,8 @@ static enum store_rc tx_purge_batch(struct store *st, void *arg)
 			break;
 		a->seen++;
 		a->last_ord = jint_of(r, "ord");
-		if (jint_of(r, "referenced") && !a->opt->include_referenced) {
+		if (jint_of(r, "referenced") &&
+		    (!a->opt->include_referenced || jint_of(r, "pending"))) {
 			a->got.kept++;
 			continue;
 		}

@@ -948,7 +948,8 @@ struct store_retention {
 	/** 0: a run a comparison rests on (and so an approval too) is kept
 	 * whole. 1: its outputs and log go, and its record too unless a
 	 * comparison or comparison job row (append-only) holds it by foreign
-	 * key, the first run of each side. */
+	 * key, the first run of each side; the runs of a comparison that has
+	 * not settled are still kept whole. */
 	int include_referenced;
 	/** 1: count what would go, delete nothing, audit nothing. */
 	int dry_run;

@@ -2,7 +2,8 @@
  * The store's retention purge (sql/retention.c): old ended runs go with
  * their outputs and logs, recent, queued and running ones stay, runs a
  * comparison rests on stay unless asked (and then only what no
- * append-only row holds), the counts and the audit event are right, a dry
+ * append-only row holds, and nothing of a comparison that has not
+ * settled), the counts and the audit event are right, a dry
  * run changes nothing, a kept comparison's evidence bundle is the same
  * after a purge, batches are transactions of their own, and another
  * tenant is untouched. Part of the test_store program (store_fixture.h).
@@ -136,6 +137,7 @@ static void purge(const char *tenant, int days, int referenced, int dry,
 START_TEST(test_retention_purge)
 {
 	char a[33], b[33], old1[33], old2[33], recent[33], queued[33], running[33], marked[33];
+	char pending[33];
 	char other[33], cid[33], bid[33], kid[33], when[32];
 	struct store_retention_result r;
 	json_t *ev, *d, *bundle = NULL, *after = NULL;
@@ -150,10 +152,13 @@ START_TEST(test_retention_purge)
 	set_run(queued, "status", "queued");
 	old_run(a, 0, running);
 	set_run(running, "status", "running");
-	/* a side of a comparison queued as one: comparison_id only */
-	old_run(a, 1, marked);
-	set_run(marked, "comparison_id", "fedcba9876543210fedcba9876543210");
 	old_comparison(a, cid, bid, kid);
+	/* a repeat of the settled comparison (comparison_id, no foreign key) */
+	old_run(a, 1, marked);
+	set_run(marked, "comparison_id", cid);
+	/* a side of a comparison that has not settled */
+	old_run(a, 1, pending);
+	set_run(pending, "comparison_id", "fedcba9876543210fedcba9876543210");
 	old_run(b, 1, other);
 	ck_assert_int_eq(store_evidence_bundle(st, a, cid, &bundle), STORE_OK);
 
@@ -162,7 +167,7 @@ START_TEST(test_retention_purge)
 	ck_assert_int_eq(r.runs, 2);
 	ck_assert_int_eq(r.outputs, 4);
 	ck_assert_int_eq(r.logs, 1);
-	ck_assert_int_eq(r.kept, 3);
+	ck_assert_int_eq(r.kept, 4);
 	ck_assert_int_eq(r.transactions, 0);
 	ck_assert_int_eq(runs_named(old1), 1);
 	ck_assert_int_eq(count_where("run_outputs", "run_id", old1), 2);
@@ -175,7 +180,7 @@ START_TEST(test_retention_purge)
 	ck_assert_int_eq(r.runs, 2);
 	ck_assert_int_eq(r.outputs, 4);
 	ck_assert_int_eq(r.logs, 1);
-	ck_assert_int_eq(r.kept, 3);
+	ck_assert_int_eq(r.kept, 4);
 	ck_assert_int_eq(r.transactions, 1);
 	ck_assert_int_eq(runs_named(old1), 0);
 	ck_assert_int_eq(runs_named(old2), 0);
@@ -205,7 +210,7 @@ START_TEST(test_retention_purge)
 	ck_assert_int_eq(jint(d, "runs"), 2);
 	ck_assert_int_eq(jint(d, "outputs"), 4);
 	ck_assert_int_eq(jint(d, "logs"), 1);
-	ck_assert_int_eq(jint(d, "kept"), 3);
+	ck_assert_int_eq(jint(d, "kept"), 4);
 	ck_assert_int_eq(jint(d, "retention_days"), 30);
 	ck_assert(json_is_false(json_object_get(d, "include_referenced")));
 	ck_assert_uint_eq(json_object_size(d), 6);
@@ -217,7 +222,7 @@ START_TEST(test_retention_purge)
 	/* again: nothing left to remove, no new event */
 	purge(a, 30, 0, 0, &r);
 	ck_assert_int_eq(r.runs + r.outputs + r.logs, 0);
-	ck_assert_int_eq(r.kept, 3);
+	ck_assert_int_eq(r.kept, 4);
 	ev = purge_events(a);
 	ck_assert_uint_eq(json_array_size(ev), 1);
 	json_decref(ev);
@@ -233,8 +238,11 @@ START_TEST(test_retention_purge)
 	ck_assert_int_eq(r.runs, 1);
 	ck_assert_int_eq(r.outputs, 6);
 	ck_assert_int_eq(r.logs, 1);
-	ck_assert_int_eq(r.kept, 2);
+	ck_assert_int_eq(r.kept, 3);
 	ck_assert_int_eq(runs_named(marked), 0);
+	ck_assert_int_eq(runs_named(pending), 1);
+	ck_assert_int_eq(count_where("run_outputs", "run_id", pending), 2);
+	ck_assert_int_eq(count_where("run_logs", "run_id", pending), 1);
 	ck_assert_int_eq(runs_named(bid), 1);
 	ck_assert_int_eq(runs_named(kid), 1);
 	ck_assert_int_eq(count_where("run_outputs", "run_id", bid), 0);

@@ -690,7 +690,8 @@ static int cmd_purge(int argc, char **argv)
 	int opt, referenced = 0, tenants = 0, rc = 1;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	opterr = 0; /* the usage below says what is wrong, as for the other commands */
+	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			o.dry_run = 1;

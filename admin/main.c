@@ -2,7 +2,8 @@
  * olivares-admin: operator tool on the server host: migrate the schema,
  * create and list tenants, create, list and revoke API tokens (a token is
  * printed once and stored hashed), switch a tenant's module, show what
- * each tenant stores against its quota.
+ * each tenant stores against its quota, purge the runs past their
+ * retention.
  * Reads the same configuration and environment as olivares-fcgi
  * (http_config_load), so OLIVARES_DATA=... olivares-admin ... acts on the
  * stack started with that OLIVARES_DATA.
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "fcgi/config.h"
+#include "fcgi/retention.h"
 #include "model/text.h"
 #include "sql/store.h"
 
@@ -47,6 +49,7 @@ static int cmd_tenant(int argc, char **argv);
 static int cmd_token(int argc, char **argv);
 static int cmd_module(int argc, char **argv);
 static int cmd_executor(int argc, char **argv);
+static int cmd_purge(int argc, char **argv);
 
 static const struct command commands[] = {
     {"migrate", cmd_migrate, "migrate",
@@ -86,6 +89,24 @@ static const struct command commands[] = {
      "        (live|stopped|lost: no heartbeat within [executor] lease_seconds), the\n"
      "        backends it offers, runs running, slots, host and last heartbeat,\n"
      "        tab-separated."},
+    {"purge", cmd_purge, "purge [--dry-run] [--tenant NAME] [--include-referenced]",
+     "Delete the runs past their tenant's retention ([server] retention_days, a\n"
+     "[tenant NAME] retention_days) with their outputs and logs, as the server's\n"
+     "automatic purge does: runs that ended (completed, failed, degraded, cancelled)\n"
+     "more than that many days ago; never a queued or running run, and never a run\n"
+     "a comparison (or its approval) rests on unless --include-referenced (or\n"
+     "[server] retention_include_referenced = true): then its outputs and log go,\n"
+     "and its record too but for the first run of each side, which the comparison\n"
+     "holds; the runs of a comparison not settled yet stay whole. Comparisons,\n"
+     "approvals, scenarios, suites, sessions, the audit log and the evidence chain\n"
+     "are never purged. Audited per tenant as retention.purge with the counts.\n"
+     "Prints one line per tenant, tab-separated: name, retention_days=D (0: kept\n"
+     "forever, nothing done), runs=N, outputs=N, logs=N, kept=N (expired runs whose\n"
+     "record stays).\n"
+     "--dry-run             count what would go; delete and audit nothing\n"
+     "--tenant NAME         only this tenant\n"
+     "--include-referenced  also the runs a comparison rests on (see above)\n"
+     "Exit status 1 when a tenant's purge failed (the others are still done)."},
 };
 
 static void usage_all(FILE *f)
@@ -720,6 +741,84 @@ static int cmd_module(int argc, char **argv)
 	rc = 0;
 out:
 	json_decref(detail);
+	store_close(st);
+	return rc;
+}
+
+/* ---- purge (docs/retention.md) ------------------------------ */
+
+static void purge_print(void *ctx, struct store *st, const struct http_retention_tenant *t)
+{
+	char name[129];
+	size_t k;
+
+	(void)ctx;
+	/* as token list shows a label: no control character reaches the terminal */
+	for (k = 0; t->name[k] && k + 1 < sizeof name; k++)
+		name[k] = (unsigned char)t->name[k] < 0x20 || t->name[k] == 0x7f ? '?' : t->name[k];
+	name[k] = '\0';
+	if (t->rc)
+		fprintf(stderr, "%s: purge of tenant %s: %s\n", prog, name, store_last_error(st));
+	printf("%s\tretention_days=%d\truns=%lld\toutputs=%lld\tlogs=%lld\tkept=%lld\n", name,
+	       t->days, t->r.runs, t->r.outputs, t->r.logs, t->r.kept);
+}
+
+static int cmd_purge(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"tenant", required_argument, NULL, 't'},
+	    {"include-referenced", no_argument, NULL, 'r'},
+	    {NULL, 0, NULL, 0},
+	};
+	const struct command *c = find_command("purge");
+	struct http_retention_opts o = {.actor = ADMIN_ACTOR};
+	struct store_retention_result total;
+	struct http_config cfg;
+	struct store *st = NULL;
+	char tenant_id[33];
+	int opt, referenced = 0, tenants = 0, rc = 1;
+
+	optind = 1;
+	opterr = 0; /* the usage below says what is wrong, as for the other commands */
+	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			o.dry_run = 1;
+			break;
+		case 't':
+			o.tenant_name = optarg;
+			break;
+		case 'r':
+			referenced = 1;
+			break;
+		default:
+			return usage_cmd(c, stderr, EXIT_USAGE);
+		}
+	}
+	if (optind != argc)
+		return usage_cmd(c, stderr, EXIT_USAGE);
+	if (o.tenant_name) {
+		if (open_tenant(o.tenant_name, &st, tenant_id))
+			goto out;
+		store_close(st);
+		st = NULL;
+	}
+	if (load_config(&cfg) || open_store(&cfg, 1, &st))
+		goto out;
+	o.include_referenced = referenced || strcmp(cfg.retention_include_referenced, "true") == 0;
+	rc = http_retention_run(&cfg, st, &o, purge_print, NULL, &total, &tenants) ? 1 : 0;
+	if (rc && !tenants) {
+		report(st, "purge");
+		goto out;
+	}
+	fprintf(stderr,
+	        "%s: %s%d tenant(s) with a retention: %lld run(s), %lld output(s), %lld log(s) "
+	        "%s, %lld expired run(s) kept%s\n",
+	        prog, o.dry_run ? "dry run: " : "", tenants, total.runs, total.outputs, total.logs,
+	        o.dry_run ? "would be deleted" : "deleted", total.kept,
+	        o.include_referenced ? "" : " (a comparison rests on them)");
+out:
 	store_close(st);
 	return rc;
 }

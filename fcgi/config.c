@@ -40,7 +40,7 @@ _Static_assert(sizeof(http_config_known_backends) / sizeof(http_config_known_bac
 const char *const http_config_gvisor_platforms[] = {"ptrace", "kvm", "systrap", NULL};
 
 /* the values of a yes/no key (an HTTP_CONFIG_ENUM) */
-static const char *const http_config_booleans[] = {"false", "true", NULL};
+const char *const http_config_booleans[] = {"false", "true", NULL};
 
 /* Bounds of [runner] timeout_ms: the runner's limits.wall_ms bounds. */
 #define TIMEOUT_MS_MIN 100
@@ -213,6 +213,48 @@ const struct http_config_key http_config_keys[] = {
              "A `[tenant NAME]` section may set its own (`olivares-admin tenant usage` shows "
              "the figures).",
      IN_CONFIG(max_stored_mb)},
+
+    /* [server]: retention (docs/retention.md) */
+    {.section = "server",
+     .name = "retention_days",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = HTTP_RETENTION_DAYS_MAX,
+     .def = "0",
+     .help = "How long a tenant's ended runs are kept, in days: a run that ended (completed, "
+             "failed, degraded or cancelled) longer ago is deleted with its outputs and log by "
+             "the purge (`purge_interval_seconds`, `olivares-admin purge`), unless a comparison "
+             "rests on it. 0: kept forever. A `[tenant NAME]` section may set its own. "
+             "Comparisons, approvals, scenarios, suites, sessions, the audit log and the "
+             "evidence chain are never purged.",
+     IN_CONFIG(retention_days)},
+    {.section = "server",
+     .name = "retention_include_referenced",
+     .type = HTTP_CONFIG_ENUM,
+     .choices = http_config_booleans,
+     .def = "false",
+     .help = "`true`: the purge also takes the expired runs a comparison (and so its "
+             "approval) rests on: their outputs and logs go, and their records too but for "
+             "the first run of each side, which the append-only comparison holds (the runs "
+             "of a comparison not settled yet stay whole). `false`: "
+             "those runs are kept whole, so a kept comparison's runs stay readable. Its "
+             "evidence bundle verifies either way (it is built from the evidence chain).",
+     IN_CONFIG(retention_include_referenced)},
+    {.section = "server",
+     .name = "purge_interval_seconds",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = 86400,
+     .def = "3600",
+     .help =
+         "How often the olivares-fcgi master starts a purge of the runs past their "
+         "retention, in seconds (the first one a minute after start-up at most): a "
+         "short-lived process of its own, with its own store connection, ended when it "
+         "runs past " STR(HTTP_PURGE_DEADLINE_S) " s, which logs one line with its "
+                                                 "counts. 0: no automatic purge (`olivares-admin "
+                                                 "purge` only). Nothing is started "
+                                                 "while no tenant has a retention.",
+     IN_CONFIG(purge_interval_seconds)},
 
     /* [runner] */
     {.section = "runner",
@@ -400,6 +442,16 @@ const struct http_config_key http_config_keys[] = {
      .default_doc = "the `[server]` `max_stored_mb`",
      .help = "The tenant's own storage quota, in MiB; 0 for none whatever `[server]` sets.",
      IN_TENANT(max_stored_mb)},
+    /* [tenant NAME]: retention */
+    {.section = "tenant",
+     .name = "retention_days",
+     .type = HTTP_CONFIG_INT,
+     .min = 0,
+     .max = HTTP_RETENTION_DAYS_MAX,
+     .default_doc = "the `[server]` `retention_days`",
+     .help = "How long the tenant's ended runs are kept, in days; 0: forever, whatever "
+             "`[server]` says.",
+     IN_TENANT(retention_days)},
 
     /* [scorer] */
     {.section = "scorer",
@@ -719,6 +771,25 @@ long long http_config_quota_bytes(const struct http_config *cfg, const char *ten
 	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
 
 	return (long long)(t ? t->max_stored_mb : cfg->max_stored_mb) * 1048576LL;
+}
+
+int http_config_retention_days(const struct http_config *cfg, const char *tenant_name)
+{
+	const struct http_tenant_policy *t = tenant_policy(cfg, tenant_name);
+
+	return t ? t->retention_days : cfg->retention_days;
+}
+
+int http_config_retention_any(const struct http_config *cfg)
+{
+	int i;
+
+	if (cfg->retention_days)
+		return 1;
+	for (i = 0; i < cfg->ntenants; i++)
+		if (cfg->tenants[i].retention_days)
+			return 1;
+	return 0;
 }
 
 int http_config_request_seconds_max(const struct http_config *cfg)
@@ -1568,6 +1639,9 @@ static int load_resolve(struct load_ctx *c, const char *argv0)
 		/* given, even 0 (no quota), it stands; else [server]'s */
 		if (!tenant_given(c, i, "max_stored_mb"))
 			t->max_stored_mb = cfg->max_stored_mb;
+		/* given, even 0, it stands; else [server]'s */
+		if (!tenant_given(c, i, "retention_days"))
+			t->retention_days = cfg->retention_days;
 		if (!http_config_list_has(t->backends, t->default_backend))
 			return seterr(c->err, HTTP_CONFIG_E_RULE,
 			              "%s[tenant %s] default_backend \"%s\" is not in its backends "

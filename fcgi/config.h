@@ -38,6 +38,10 @@
 
 /** The largest [server] / [tenant NAME] max_stored_mb (MiB): 16 TiB. */
 #define HTTP_MAX_STORED_MB_MAX 16777216
+/** [server] retention_days: the most (100 years; sql/store.h's bound). */
+#define HTTP_RETENTION_DAYS_MAX 36500
+/** The longest one automatic purge may run before the master ends it (s). */
+#define HTTP_PURGE_DEADLINE_S 600
 
 /** Most [tenant NAME] sections in one file. */
 #define HTTP_MAX_TENANT_POLICIES 32
@@ -61,6 +65,7 @@ struct http_tenant_policy {
 	char egress_allow[1024];  /* the tenant's, or [runner]'s: comma list of host[:port] */
 	char egress_secrets[512]; /* the tenant's, or [runner]'s: absolute path, "" for none */
 	int max_stored_mb;        /* the tenant's, or [server]'s: MiB, 0 for no quota */
+	int retention_days;       /* the tenant's, or [server]'s: days, 0 for forever */
 };
 
 struct http_config {
@@ -106,6 +111,11 @@ struct http_config {
 	 * the server is never created again, empty, to take writes); "" until
 	 * then, meaning dsn */
 	char worker_dsn[1040];
+	/* [server] retention: days (0 keeps forever), "false"|"true", and
+	 * the master's purge interval in seconds (0: none) */
+	int retention_days;
+	char retention_include_referenced[8];
+	int purge_interval_seconds;
 };
 
 /** What a key's value is: how it is parsed, printed and documented. */
@@ -296,5 +306,19 @@ extern const char *const http_config_known_backends[];
  * the default first: ptrace, kvm, systrap (those olivares-runner
  * --gvisor-platform accepts). */
 extern const char *const http_config_gvisor_platforms[];
+
+/** The values of a yes/no key, NULL-terminated: "false", "true". */
+extern const char *const http_config_booleans[];
+
+/**
+ * The retention of the tenant named tenant_name (NULL: [server]'s), in
+ * days, 0 for forever: its [tenant NAME] retention_days if the section
+ * sets one, else [server]'s.
+ */
+int http_config_retention_days(const struct http_config *cfg, const char *tenant_name);
+
+/** 1 when any tenant may have a retention: [server] retention_days or a
+ * [tenant NAME] one is not 0. */
+int http_config_retention_any(const struct http_config *cfg);
 
 #endif

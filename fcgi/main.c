@@ -48,6 +48,7 @@
 #include "fcgi/api/routes.h"
 #include "fcgi/config.h"
 #include "fcgi/http/http.h"
+#include "fcgi/retention.h"
 #include "fcgi/run/dispatch.h"
 #include "fcgi/run/history_store.h"
 #include "fcgi/run/preflight_cache.h"
@@ -326,8 +327,125 @@ static void describe_exit(pid_t pid, int status)
 		http_log_error("worker %ld killed by signal %d", (long)pid, WTERMSIG(status));
 }
 
+/* ---- the purge child (docs/retention.md) ----------------- */
+
+/* The master's purge process: its pid (0: none running), when it started
+ * and when the next one is due (ms, monotonic; 0: never, no tenant has a
+ * retention or the interval is 0). */
+struct purge_state {
+	pid_t pid;
+	long long started;
+	long long due;
+	int killed;
+};
+
+static void purge_report(void *ctx, struct store *st, const struct http_retention_tenant *t)
+{
+	(void)ctx;
+	if (t->rc)
+		http_log("purge: tenant %s: %s", t->name, store_last_error(st));
+}
+
+/* The purge process: its own store connection, every tenant by its
+ * retention, one line with the counts. Exits 0, or 1 when a tenant's
+ * purge (or the connection) failed. */
+static int purge_main(const struct http_config *cfg, int listen_fd, const sigset_t *mask)
+{
+	struct http_retention_opts o = {.actor = "olivares-fcgi"};
+	struct store_retention_result total;
+	struct store *st = NULL;
+	struct sigaction sa;
+	long long t0 = now_ms();
+	int rc, tenants = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* never the pool's socket: nginx must not reach this process */
+	if (listen_fd > 0)
+		close(listen_fd);
+	o.include_referenced = strcmp(cfg->retention_include_referenced, "true") == 0;
+	if (store_open(cfg->worker_dsn[0] ? cfg->worker_dsn : cfg->dsn, &st)) {
+		http_log("purge: cannot connect to the store: %s", store_last_error(NULL));
+		return 1;
+	}
+	rc = http_retention_run(cfg, st, &o, purge_report, NULL, &total, &tenants);
+	if (rc && !tenants)
+		http_log("purge: %s", store_last_error(st));
+	http_log("purge%s: %d tenant(s) with a retention: %lld run(s), %lld output(s), %lld "
+	         "log(s) deleted, %lld expired run(s) kept (a comparison rests on them), %lld ms",
+	         rc ? " (incomplete)" : "", tenants, total.runs, total.outputs, total.logs,
+	         total.kept, now_ms() - t0);
+	store_close(st);
+	return rc ? 1 : 0;
+}
+
+static void purge_start(const struct http_config *cfg, struct purge_state *p, int listen_fd,
+                        const sigset_t *oldmask)
+{
+	pid_t pid, master = getpid();
+
+	pid = fork();
+	if (pid < 0) {
+		http_log("purge: fork failed: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != master)
+			_exit(0);
+		/* told apart from the workers in ps and by pgrep -x olivares-fcgi */
+		prctl(PR_SET_NAME, "olivares-purge");
+		exit(purge_main(cfg, listen_fd, oldmask));
+	}
+	p->pid = pid;
+	p->started = now_ms();
+	p->killed = 0;
+}
+
+/* Schedule and supervise the purge; the ms until it next needs a look
+ * go to *wait_ms (lowered, never raised). */
+static void purge_tick(const struct http_config *cfg, struct purge_state *p, int listen_fd,
+                       const sigset_t *oldmask, long long now, long long *wait_ms)
+{
+	long long left;
+
+	if (p->pid) {
+		left = p->started + HTTP_PURGE_DEADLINE_S * 1000LL - now;
+		if (left <= 0 && !p->killed) {
+			/* a hung store must not keep a purge (and its lock) forever */
+			http_log("purge %ld still running after %d s: SIGKILL", (long)p->pid,
+			         HTTP_PURGE_DEADLINE_S);
+			kill(p->pid, SIGKILL);
+			p->killed = 1;
+		} else if (left > 0 && left < *wait_ms) {
+			*wait_ms = left;
+		}
+		return;
+	}
+	if (!p->due)
+		return;
+	if (p->due <= now) {
+		purge_start(cfg, p, listen_fd, oldmask);
+		p->due = now + cfg->purge_interval_seconds * 1000LL;
+	}
+	if (p->due - now < *wait_ms)
+		*wait_ms = p->due - now;
+}
+
+static void purge_reaped(struct purge_state *p, int status, int stopping)
+{
+	/* at a stop the master's own SIGTERM ended it: nothing to say */
+	if (WIFSIGNALED(status) && !stopping)
+		http_log("purge %ld killed by signal %d", (long)p->pid, WTERMSIG(status));
+	p->pid = 0;
+}
+
 /* Reap every dead child; mark slots and schedule their respawn. */
-static int reap(struct slot *slots, int n, int stopping)
+static int reap(struct slot *slots, int n, int stopping, struct purge_state *purge)
 {
 	long long now, lived;
 	pid_t pid;
@@ -337,6 +455,10 @@ static int reap(struct slot *slots, int n, int stopping)
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid <= 0)
 			break;
+		if (purge && purge->pid == pid) {
+			purge_reaped(purge, status, stopping);
+			continue;
+		}
 		for (i = 0; i < n; i++)
 			if (slots[i].pid == pid)
 				break;
@@ -382,27 +504,35 @@ static void signal_all(const struct slot *slots, int n, int sig)
 			kill(slots[i].pid, sig);
 }
 
-static void stop_workers(struct slot *slots, int n, const sigset_t *set, int grace_ms)
+static void stop_workers(struct slot *slots, int n, const sigset_t *set, int grace_ms,
+                         struct purge_state *purge)
 {
 	struct timespec ts = {0, 100 * 1000000};
 	long long deadline;
 	int sig, killed = 0;
 
 	signal_all(slots, n, SIGTERM);
+	/* a purge stops at once: its open transaction is rolled back */
+	if (purge->pid)
+		kill(purge->pid, SIGTERM);
 	deadline = now_ms() + grace_ms;
 	for (;;) {
-		reap(slots, n, 1);
-		if (!running(slots, n))
+		reap(slots, n, 1, purge);
+		if (!running(slots, n) && !purge->pid)
 			break;
 		if (!killed && now_ms() >= deadline) {
 			http_log_warn("workers still running after %d ms: SIGKILL", grace_ms);
 			signal_all(slots, n, SIGKILL);
+			if (purge->pid)
+				kill(purge->pid, SIGKILL);
 			killed = 1;
 		}
 		sig = sigtimedwait(set, NULL, &ts);
 		if ((sig == SIGTERM || sig == SIGINT) && !killed) {
 			http_log_warn("second stop signal: SIGKILL");
 			signal_all(slots, n, SIGKILL);
+			if (purge->pid)
+				kill(purge->pid, SIGKILL);
 			killed = 1;
 		}
 	}
@@ -411,6 +541,7 @@ static void stop_workers(struct slot *slots, int n, const sigset_t *set, int gra
 static int master_loop(const struct http_config *cfg, int listen_fd)
 {
 	struct slot slots[MAX_WORKERS];
+	struct purge_state purge;
 	sigset_t set, oldmask;
 	struct sigaction sa;
 	struct timespec ts;
@@ -437,6 +568,13 @@ static int master_loop(const struct http_config *cfg, int listen_fd)
 
 	for (i = 0; i < n; i++)
 		slots[i].respawn_at = 1; /* due now */
+	memset(&purge, 0, sizeof purge);
+	/* the first purge soon after start-up, so a server restarted more
+	 * often than its interval still purges */
+	if (cfg->purge_interval_seconds > 0 && http_config_retention_any(cfg))
+		purge.due =
+		    now_ms() +
+		    (cfg->purge_interval_seconds < 60 ? cfg->purge_interval_seconds : 60) * 1000LL;
 	for (;;) {
 		now = now_ms();
 		wait_ms = 1000;
@@ -457,6 +595,7 @@ static int master_loop(const struct http_config *cfg, int listen_fd)
 			if (slots[i].respawn_at - now < wait_ms)
 				wait_ms = slots[i].respawn_at - now;
 		}
+		purge_tick(cfg, &purge, listen_fd, &oldmask, now, &wait_ms);
 		ts.tv_sec = wait_ms / 1000;
 		ts.tv_nsec = (wait_ms % 1000) * 1000000;
 		sig = sigtimedwait(&set, NULL, &ts);
@@ -465,12 +604,12 @@ static int master_loop(const struct http_config *cfg, int listen_fd)
 			         sig == SIGTERM ? "SIGTERM" : "SIGINT", running(slots, n));
 			break;
 		}
-		reap(slots, n, 0);
+		reap(slots, n, 0, &purge);
 	}
 	/* a request in progress (one waiting for its run at the longest) ends
 	 * and is answered before its worker is killed */
 	stop_workers(slots, n, &set,
-	             http_config_request_seconds_max(cfg) * 1000 + SHUTDOWN_GRACE_MS);
+	             http_config_request_seconds_max(cfg) * 1000 + SHUTDOWN_GRACE_MS, &purge);
 	return 0;
 }
 

@@ -1021,5 +1021,51 @@ struct store_stats {
 
 /** Copy st's counters into *out (zeros for NULL st). */
 void store_stats(const struct store *st, struct store_stats *out);
+/* ---- retention (sql/retention.c, docs/retention.md) ------- */
+
+/** The longest retention_days a purge takes (100 years). */
+#define STORE_RETENTION_DAYS_MAX 36500
+
+/** How one tenant's purge runs. */
+struct store_retention {
+	/** Runs that ended (completed, failed, degraded, cancelled) more than
+	 * this many days ago are purged: 1..STORE_RETENTION_DAYS_MAX. */
+	int retention_days;
+	/** 0: a run a comparison rests on (and so an approval too) is kept
+	 * whole. 1: its outputs and log go, and its record too unless a
+	 * comparison or comparison job row (append-only) holds it by foreign
+	 * key, the first run of each side; the runs of a comparison that has
+	 * not settled are still kept whole. */
+	int include_referenced;
+	/** 1: count what would go, delete nothing, audit nothing. */
+	int dry_run;
+};
+
+/** What a purge removed (would remove, on a dry run). */
+struct store_retention_result {
+	long long runs;         /* run records deleted */
+	long long outputs;      /* run_outputs rows deleted */
+	long long logs;         /* run_logs rows deleted */
+	long long kept;         /* expired runs whose record stays: a comparison rests on it */
+	long long transactions; /* committed transactions that removed something
+	                         * (one "retention.purge" audit event each) */
+};
+
+/**
+ * Purge tenant_id's runs that ended more than opt->retention_days ago, with
+ * their outputs and logs; runs queued or running are never touched, nor
+ * are comparisons, approvals, scenarios, suites, sessions, the audit log
+ * or the evidence chain (a kept comparison's evidence bundle still
+ * verifies). Works in transactions of at most 100 runs each; each one that
+ * removes something appends, in the same transaction, the audit event
+ * "retention.purge" by actor (may be NULL) with counts only:
+ * {"runs","outputs","logs","kept","retention_days","include_referenced"}.
+ * *out (zeroed first) gets the totals of the committed transactions, also
+ * when a later one fails. STORE_NOT_FOUND for a malformed tenant id,
+ * STORE_ERROR for a retention_days out of bounds (nothing done).
+ */
+enum store_rc store_retention_purge(struct store *st, const char *tenant_id,
+                                    const struct store_retention *opt, const char *actor,
+                                    struct store_retention_result *out);
 
 #endif

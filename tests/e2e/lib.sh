@@ -308,6 +308,34 @@ repeat_char() {
 	head -c "$2" /dev/zero | tr '\0' "$1"
 }
 
+# db_sql SQL: run SQL on the stack's store, printing what it selects
+# (SQLite: sqlite3 on the data dir's file, waiting up to 10 s for the
+# server's writers; PostgreSQL: psql with OLIVARES_DSN's server, port,
+# database and user). Exit status 2 when the store cannot be reached from
+# here, else psql's or sqlite3's. For a test that must make the store say
+# what no request can (a run finished long ago).
+db_sql() {
+	if [[ -z ${OLIVARES_DSN:-} ]]; then
+		[[ -f $OLIVARES_DATA/olivares.db ]] && command -v sqlite3 >/dev/null || return 2
+		sqlite3 -batch -noheader -cmd '.timeout 10000' "$OLIVARES_DATA/olivares.db" "$1"
+		return
+	fi
+	command -v psql >/dev/null || return 2
+	local kv x h="" p="" d="" u=""
+	IFS=';' read -ra kv <<<"$OLIVARES_DSN"
+	for x in "${kv[@]}"; do
+		case ${x,,} in
+		servername=* | server=* | host=*) h=${x#*=} ;;
+		port=*) p=${x#*=} ;;
+		database=* | dbname=*) d=${x#*=} ;;
+		username=* | uid=* | user=*) u=${x#*=} ;;
+		esac
+	done
+	[[ -n $h && -n $d ]] || return 2
+	PGCONNECT_TIMEOUT=5 psql -X -q -A -t -v ON_ERROR_STOP=1 -h "$h" ${p:+-p "$p"} ${u:+-U "$u"} \
+		-d "$d" -c "$1"
+}
+
 # in_tmp FILE: path of FILE in this test's temp dir
 in_tmp() { printf '%s/%s\n' "$E2E_TMP" "$1"; }
 

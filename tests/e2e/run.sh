@@ -116,6 +116,8 @@ if ((fresh)); then
 	OLV_SLOTS_TENANTS="olv-slots-b olv-slots-c olv-slots-d"
 	# t0710: a tenant with a storage quota of 1 MiB
 	OLV_QUOTA_TENANT=olv-quota
+	# t0720: a tenant whose runs are kept one day, purged every 2 s
+	OLV_RETENTION_TENANT=olv-retention
 	# t0500: a tenant whose runs may reach one host outside, a server
 	# the test starts on the host's loopback at this port
 	OLV_EGRESS_TENANT=olv-egress
@@ -128,6 +130,8 @@ if ((fresh)); then
 		>"$OLV_EGRESS_SECRETS"
 	chmod 0600 "$OLV_EGRESS_SECRETS"
 	cat >"$own_dir/olivares.conf" <<-CONF
+		[server]
+		purge_interval_seconds = 2
 		[runner]
 		agents_dir = $OLV_AGENTS_DIR
 		[tenant demo]
@@ -151,6 +155,8 @@ if ((fresh)); then
 		egress_secrets = $OLV_EGRESS_SECRETS
 		[tenant $OLV_RESTRICTED_TENANT]
 		backends = inproc-mock
+		[tenant $OLV_RETENTION_TENANT]
+		retention_days = 1
 		[tenant $OLV_DEFAULT_TENANT]
 		backends = inproc-mock, namespaces
 		default_backend = namespaces
@@ -161,7 +167,7 @@ if ((fresh)); then
 	CONF
 	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
 		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT \
-		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS OLV_QUOTA_TENANT
+		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS OLV_QUOTA_TENANT OLV_RETENTION_TENANT
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

@@ -106,5 +106,6 @@ void store_evidence_cases(TCase *tc);    /* test_store_evidence.c */
 void store_suites_cases(TCase *tc);      /* test_store_suites.c */
 void store_usage_cases(TCase *tc);       /* test_store_usage.c */
 void store_metrics_cases(TCase *tc);     /* test_store_metrics.c */
+void store_retention_cases(TCase *tc);   /* test_store_retention.c */
 
 #endif

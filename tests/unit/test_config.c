@@ -323,6 +323,37 @@ START_TEST(test_max_stored_mb)
 }
 END_TEST
 
+/* retention_days: [server]'s for a tenant without the key, wherever
+ * [server] comes in the file; a [tenant NAME] 0 stands (kept forever)
+ * over a [server] retention; any says whether a purge has work. */
+START_TEST(test_retention_days)
+{
+	struct http_config cfg;
+	char err[512];
+
+	ck_assert_int_eq(load("", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_config_retention_days(&cfg, "x"), 0);
+	ck_assert_int_eq(http_config_retention_any(&cfg), 0);
+	ck_assert_int_eq(cfg.purge_interval_seconds, 3600);
+	ck_assert_str_eq(cfg.retention_include_referenced, "false");
+	ck_assert_int_eq(load("[tenant a]\nbackends = inproc-mock\n[tenant b]\nretention_days = 0\n"
+	                      "[tenant c]\nretention_days = 2\n[server]\nretention_days = 30\n",
+	                      &cfg, err, sizeof(err)),
+	                 0);
+	ck_assert_int_eq(http_config_retention_days(&cfg, NULL), 30);
+	ck_assert_int_eq(http_config_retention_days(&cfg, "a"), 30);
+	ck_assert_int_eq(http_config_retention_days(&cfg, "b"), 0);
+	ck_assert_int_eq(http_config_retention_days(&cfg, "c"), 2);
+	ck_assert_int_eq(http_config_retention_days(&cfg, "not-in-the-file"), 30);
+	ck_assert_int_eq(http_config_retention_any(&cfg), 1);
+	/* one tenant's retention alone is work for the purge */
+	ck_assert_int_eq(load("[tenant c]\nretention_days = 1\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_config_retention_days(&cfg, "c"), 1);
+	ck_assert_int_eq(http_config_retention_days(&cfg, "d"), 0);
+	ck_assert_int_eq(http_config_retention_any(&cfg), 1);
+}
+END_TEST
+
 /* [runner] max_active_runs bounds a tenant's runs queued or running: 100
  * by default; a [tenant NAME] section may set its own, and one without
  * the key takes [runner]'s, wherever [runner] comes in the file. */
@@ -717,6 +748,13 @@ static const struct key_case key_cases[] = {
     {"server", "max_stored_mb", .def = "0", .valid = "100", .stored = "100",
      .also_ok = "0|16777216", .bad = "-1|16777217|1.5|",
      .wanted = "a whole number from 0 to 16777216"},
+    /* retention */
+    {"server", "retention_days", .def = "0", .valid = "30", .stored = "30", .also_ok = "1|36500",
+     .bad = "-1|36501|1d|", .wanted = "a whole number from 0 to 36500"},
+    {"server", "retention_include_referenced", .def = "false", .valid = "true", .stored = "true",
+     .also_ok = "false", .bad = "yes|1|True|", .wanted = "false or true"},
+    {"server", "purge_interval_seconds", .def = "3600", .valid = "60", .stored = "60",
+     .also_ok = "0|86400", .bad = "-1|86401|", .wanted = "a whole number from 0 to 86400"},
     {"runner", "path", .valid = "bin/runner", .stored = "/tmp/bin/runner",
      .also_ok = "/opt/olivares-runner", .bad = "", .wanted = WANT_TEXT},
     {"runner", "timeout_ms", .def = "10000", .valid = "40000", .stored = "40000",
@@ -783,6 +821,10 @@ static const struct key_case key_cases[] = {
      .def = "/etc/o/r.ini", .valid = "/etc/o/t.ini", .stored = "/etc/o/t.ini", .also_ok = "",
      .bad = "t.ini|/etc/o/",
      .wanted = "an absolute path without . or .. parts, or nothing for none"},
+    {"tenant", "retention_days",
+     .def_file = "[server]\nretention_days = 9\n[tenant t]\nbackends = inproc-mock\n", .def = "9",
+     .valid = "2", .stored = "2", .also_ok = "0|36500", .bad = "-1|36501|",
+     .wanted = "a whole number from 0 to 36500"},
     {"scorer", "adapter", .def = "none", .valid = "exec:bin/score -q",
      .stored = "exec:/tmp/bin/score -q", .also_ok = "none|exec:/bin/true --x|builtin:/srv/suites",
      .bad = "exec:|builtin:|None|", .wanted = "none, builtin:<dir> or exec:<command line>"},
@@ -1125,6 +1167,7 @@ static const struct {
     {"config", &test_config_messages, 0},
     {"config", &test_request_seconds_max, 0},
     {"config", &test_gvisor_platform, 0},
+    {"config", &test_retention_days, 0},
     {"keys", &test_every_key_has_a_case, 0},
     {"keys", &test_key_case, NKEY_CASES},
     {"keys", &test_computed_defaults, 0},

@@ -893,6 +893,7 @@ static void add_cases(TCase *tc)
 	store_suites_cases(tc);
 	store_usage_cases(tc);
 	store_metrics_cases(tc);
+	store_retention_cases(tc);
 }
 
 static Suite *store_suite(void)

@@ -343,7 +343,7 @@ static void purge_report(void *ctx, struct store *st, const struct http_retentio
 {
 	(void)ctx;
 	if (t->rc)
-		http_log("purge: tenant %s: %s", t->name, store_last_error(st));
+		http_log_error("purge: tenant %s: %s", t->name, store_last_error(st));
 }
 
 /* The purge process: its own store connection, every tenant by its
@@ -369,12 +369,12 @@ static int purge_main(const struct http_config *cfg, int listen_fd, const sigset
 		close(listen_fd);
 	o.include_referenced = strcmp(cfg->retention_include_referenced, "true") == 0;
 	if (store_open(cfg->worker_dsn[0] ? cfg->worker_dsn : cfg->dsn, &st)) {
-		http_log("purge: cannot connect to the store: %s", store_last_error(NULL));
+		http_log_error("purge: cannot connect to the store: %s", store_last_error(NULL));
 		return 1;
 	}
 	rc = http_retention_run(cfg, st, &o, purge_report, NULL, &total, &tenants);
 	if (rc && !tenants)
-		http_log("purge: %s", store_last_error(st));
+		http_log_error("purge: %s", store_last_error(st));
 	http_log("purge%s: %d tenant(s) with a retention: %lld run(s), %lld output(s), %lld "
 	         "log(s) deleted, %lld expired run(s) kept (a comparison rests on them), %lld ms",
 	         rc ? " (incomplete)" : "", tenants, total.runs, total.outputs, total.logs,
@@ -390,7 +390,7 @@ static void purge_start(const struct http_config *cfg, struct purge_state *p, in
 
 	pid = fork();
 	if (pid < 0) {
-		http_log("purge: fork failed: %s", strerror(errno));
+		http_log_error("purge: fork failed: %s", strerror(errno));
 		return;
 	}
 	if (pid == 0) {
@@ -417,7 +417,7 @@ static void purge_tick(const struct http_config *cfg, struct purge_state *p, int
 		left = p->started + HTTP_PURGE_DEADLINE_S * 1000LL - now;
 		if (left <= 0 && !p->killed) {
 			/* a hung store must not keep a purge (and its lock) forever */
-			http_log("purge %ld still running after %d s: SIGKILL", (long)p->pid,
+			http_log_error("purge %ld still running after %d s: SIGKILL", (long)p->pid,
 			         HTTP_PURGE_DEADLINE_S);
 			kill(p->pid, SIGKILL);
 			p->killed = 1;
@@ -440,7 +440,7 @@ static void purge_reaped(struct purge_state *p, int status, int stopping)
 {
 	/* at a stop the master's own SIGTERM ended it: nothing to say */
 	if (WIFSIGNALED(status) && !stopping)
-		http_log("purge %ld killed by signal %d", (long)p->pid, WTERMSIG(status));
+		http_log_error("purge %ld killed by signal %d", (long)p->pid, WTERMSIG(status));
 	p->pid = 0;
 }
 

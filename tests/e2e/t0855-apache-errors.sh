@@ -62,6 +62,11 @@ if [[ ${OLIVARES_LAUNCHER:-} == spawn-fcgi ]]; then
 	fi
 fi
 
+# the scenarios below are the sandbox module's
+ED="Authorization: Bearer $OLV_EDITOR_TOKEN"
+raw -X PUT -H "Authorization: Bearer $OLV_ADMIN_TOKEN" -H 'Content-Type: application/json' --data '{"enabled":true}' "$U/v1/modules/sandbox"
+is "the sandbox module is on" 200 "$STATUS"
+
 # ---- requests Apache refuses before the pool sees them
 raw --path-as-is "$U/v1/../../etc/passwd"
 apache_error "/../ above the root -> 400" 400 malformed
@@ -128,9 +133,6 @@ is "HEAD on the admin sign-in page: 200 text/html" "200 text/html" "$STATUS $CTY
 # ---- request bodies: chunked ones arrive whole (one over about 64 KiB
 # included, which mod_proxy_fcgi streams without a length); 1 MiB + 1 byte
 # is refused either way
-ED="Authorization: Bearer $OLV_EDITOR_TOKEN"
-raw -X PUT -H "Authorization: Bearer $OLV_ADMIN_TOKEN" -H 'Content-Type: application/json' --data '{"enabled":true}' "$U/v1/modules/sandbox"
-is "the sandbox module is on" 200 "$STATUS"
 F=$E2E_TMP/body.json
 # 10, 150 and 1000 steps (the most a scenario has) of 600 bytes: about
 # 6 KB, 95 KB and 630 KB
@@ -219,6 +221,27 @@ if [[ -n $FCGI_PID ]] && kill -TERM "$FCGI_PID" 2>/dev/null; then
 	is "the pool is back: 200" 200 "$STATUS"
 else
 	not_ok "found the olivares-fcgi pid to stop"
+fi
+
+# ---- Apache's master killed with SIGKILL: its child keeps the port;
+# status names it, up stops it and starts Apache again on the same port
+APID=$(tr -dc '0-9' <"$OLIVARES_DATA/run/apache2.pid" 2>/dev/null)
+if [[ -n $APID ]] && kill -KILL "$APID" 2>/dev/null; then
+	for ((i = 0; i < 200; i++)); do
+		olv_proc_gone "$APID" && break
+		sleep 0.05
+	done
+	"$STACK" status >"$E2E_TMP/status.out" 2>&1 || true
+	if grep -q '^apache2: not running (children of a dead master still hold the port: pid [0-9 ]*;' "$E2E_TMP/status.out"; then
+		ok "Apache's master killed: status names the children left"
+	else
+		not_ok "Apache's master killed: status names the children left ($(short "$(cat "$E2E_TMP/status.out")"))"
+	fi
+	if "$STACK" up >"$E2E_TMP/up.out" 2>"$E2E_TMP/up.err"; then ok "scripts/stack up after Apache's master was killed"; else not_ok "scripts/stack up after Apache's master was killed ($(tail -n 5 "$E2E_TMP/up.err"))"; fi
+	raw -H "$AUTH" "$U/v1/modules"
+	is "Apache is back on its port: 200" 200 "$STATUS"
+else
+	not_ok "found Apache's master pid to kill"
 fi
 
 # ---- restart without OLIVARES_FRONTEND or OLIVARES_LAUNCHER keeps both

@@ -566,9 +566,41 @@ static int parse_length(const char *s, unsigned long long *out)
 }
 
 /*
- * Read the body announced by CONTENT_LENGTH. Returns 0, or -1 with *err:
- * too_large (the announced size is over the limit: the bytes are dropped,
- * never buffered) or malformed (bad header, body shorter than announced).
+ * A body sent without CONTENT_LENGTH: the stream up to its end, which the
+ * web server marks (FastCGI's empty stdin record; at once when there is no
+ * body). nginx always sends a length (it reads a chunked body whole first);
+ * Apache's mod_proxy_fcgi streams a chunked body over about 64 KiB without
+ * one. Past the limit the rest is dropped up to HTTP_DISCARD_MAX, never
+ * buffered, and the answer is too_large.
+ */
+static int read_body_stream(struct http_request *req, struct model_error *err)
+{
+	static char chunk[HTTP_IO_CHUNK];
+	size_t dropped = 0;
+	int got;
+
+	for (;;) {
+		got = FCGX_GetStr(chunk, (int)sizeof(chunk), req->fcgx->in);
+		if (got <= 0)
+			return 0;
+		if (model_buf_add(&req->body, chunk, (size_t)got))
+			break;
+	}
+	while (dropped < HTTP_DISCARD_MAX) {
+		got = FCGX_GetStr(chunk, (int)sizeof(chunk), req->fcgx->in);
+		if (got <= 0)
+			break;
+		dropped += (size_t)got;
+	}
+	return model_error_set(err, MODEL_E_TOO_LARGE, NULL, "request body is larger than %d bytes",
+	                       MODEL_MAX_REQUEST_BYTES);
+}
+
+/*
+ * Read the body announced by CONTENT_LENGTH, or, without one, the stream
+ * to its end (read_body_stream). Returns 0, or -1 with *err: too_large
+ * (the body is over the limit: the bytes are dropped, never buffered) or
+ * malformed (bad header, body shorter than announced).
  */
 static int read_body(struct http_request *req, struct model_error *err)
 {
@@ -581,7 +613,7 @@ static int read_body(struct http_request *req, struct model_error *err)
 	model_buf_init(&req->body, MODEL_MAX_REQUEST_BYTES);
 	cl = FCGX_GetParam("CONTENT_LENGTH", req->fcgx->envp);
 	if (!cl || !cl[0])
-		return 0; /* no body (nginx turns a chunked body into a length) */
+		return read_body_stream(req, err);
 	if (parse_length(cl, &announced))
 		return model_error_set(err, MODEL_E_MALFORMED, NULL,
 		                       "CONTENT_LENGTH is not a valid length");

@@ -9,7 +9,7 @@ OLV_DEPS_PACKAGES=(
 	libfcgi-dev libfcgi-bin unixodbc unixodbc-dev libsqliteodbc odbc-postgresql
 	libjansson-dev libxml2-dev libssl-dev libcurl4-openssl-dev libinih-dev
 	libseccomp-dev check libxml2-utils clang-format man-db groff-base python3-yaml
-	nginx-light postgresql spawn-fcgi wrk jq curl sqlite3 valgrind python3
+	nginx-light apache2 postgresql spawn-fcgi wrk jq curl sqlite3 valgrind python3
 	prometheus
 	runsc node-llhttp
 	debhelper lintian

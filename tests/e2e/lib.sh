@@ -2,7 +2,11 @@
 # Helpers for the end-to-end tests (tests/e2e/t*.sh). Source it first.
 #
 # Environment (set by tests/e2e/run.sh):
-#   OLIVARES_URL           http://127.0.0.1:PORT of the stack under test (nginx)
+#   OLIVARES_URL           http://127.0.0.1:PORT of the stack under test (nginx,
+#                          or Apache)
+#   OLIVARES_FRONTEND      nginx (unset) or apache: the stack's front end
+#   OLIVARES_LAUNCHER      olivares-fcgi (unset) or spawn-fcgi: what started
+#                          its pool
 #   OLV_ADMIN_TOKEN        admin of tenant "demo"   (also OLIVARES_TOKEN)
 #   OLV_EDITOR_TOKEN       editor of tenant "demo"
 #   OLV_VIEWER_TOKEN       viewer of tenant "demo"
@@ -80,6 +84,20 @@ test_fail() { not_ok "$1"; }
 done_testing() {
 	if ((E2E_FAILS > 0)); then exit 1; fi
 	exit 0
+}
+
+# the stack's front end: nginx or apache (scripts/stack's OLIVARES_FRONTEND)
+OLV_FRONTEND=${OLIVARES_FRONTEND:-nginx}
+
+# need_frontend NAME WHAT: end the test file with one ok line (WHAT:
+# skipped ...) unless the stack runs behind NAME (nginx or apache): a test
+# of that web server's own answers, configuration or processes
+need_frontend() {
+	if [[ $OLV_FRONTEND != "$1" ]]; then
+		echo "# skip - this stack runs behind $OLV_FRONTEND, not $1"
+		ok "$2: skipped (not behind $1)"
+		done_testing
+	fi
 }
 
 # need_os_agent AGENT WHAT: end the test file with one ok line (WHAT:

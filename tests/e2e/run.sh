@@ -3,12 +3,15 @@
 # print "N passed, M failed".
 #
 # Against a running stack: OLIVARES_URL and OLIVARES_DATA (and OLIVARES_PORT,
-# OLIVARES_DSN, OLIVARES_BUILD, OLIVARES_CONF as it was started with) in the
-# environment; the admin token is read from $OLIVARES_DATA/admin_token unless
-# OLV_ADMIN_TOKEN is set. With --fresh (or without OLIVARES_URL), a new stack
+# OLIVARES_DSN, OLIVARES_BUILD, OLIVARES_CONF, OLIVARES_FRONTEND,
+# OLIVARES_LAUNCHER as it was started with) in the environment; the admin
+# token is read from $OLIVARES_DATA/admin_token unless OLV_ADMIN_TOKEN is set. With --fresh (or without OLIVARES_URL), a new stack
 # is started on a free port with its data in a temp dir (on OLIVARES_DSN when
 # set, else SQLite) and an OLIVARES_CONF of its own (backend policy, agents,
-# scorer: see below), and stopped at the end.
+# scorer: see below), and stopped at the end; behind the front end
+# OLIVARES_FRONTEND names (nginx, the default, or apache), its pool started
+# as OLIVARES_LAUNCHER says (olivares-fcgi, the default, or spawn-fcgi): the
+# tests of one web server's own answers skip under the other.
 #
 # Each test file prints "ok - …" / "not ok - …" lines; a file that exits
 # non-zero without a "not ok" line counts as one failure.
@@ -25,7 +28,7 @@ for a in "$@"; do
 	case $a in
 	--fresh) fresh=1 ;;
 	-h | --help)
-		sed -n '2,14p' "$0"
+		sed -n '2,18p' "$0"
 		exit 0
 		;;
 	*) only+=("$a") ;;
@@ -35,6 +38,9 @@ done
 
 OLIVARES_BUILD=$(olv_build_dir)
 export OLIVARES_BUILD
+# the stack's front end and launcher: scripts/stack reads them, and so do
+# the tests (lib.sh: OLV_FRONTEND)
+export OLIVARES_FRONTEND=${OLIVARES_FRONTEND:-nginx} OLIVARES_LAUNCHER=${OLIVARES_LAUNCHER:-olivares-fcgi}
 for b in olivares olivares-admin olivares-fcgi olivares-runner; do
 	[[ -x $OLIVARES_BUILD/$b ]] || olv_die "$OLIVARES_BUILD/$b not found (build first, or set OLIVARES_BUILD)"
 done
@@ -201,7 +207,7 @@ OLV_VIEWER_TOKEN=$(olivares-admin token create --tenant demo --role viewer)
 export OLV_ADMIN_TOKEN OLV_EDITOR_TOKEN OLV_VIEWER_TOKEN
 export OLIVARES_TOKEN=$OLV_EDITOR_TOKEN
 
-echo "# e2e against $OLIVARES_URL (data $OLIVARES_DATA, store ${OLIVARES_DSN:-SQLite})"
+echo "# e2e against $OLIVARES_URL (data $OLIVARES_DATA, store ${OLIVARES_DSN:-SQLite}, behind $OLIVARES_FRONTEND, pool started by $OLIVARES_LAUNCHER)"
 passed=0
 failed=0
 for t in "$E2E_DIR"/t*.sh; do

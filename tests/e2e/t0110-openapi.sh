@@ -32,7 +32,13 @@ is_status "a bad token is not looked at: 200" 200
 code=$(curl -s -S -I -o "$hdrs" -w '%{http_code}' --max-time 30 "$OLIVARES_URL$P" || true)
 is "HEAD: 200" 200 "$code"
 len=$(grep -i '^content-length:' "$hdrs" | tr -d '\r' | cut -d' ' -f2)
-is "HEAD: Content-Length is the document's size" "$(wc -c <"$DOC" | tr -d ' ')" "$len"
+if [[ $OLV_FRONTEND == apache ]]; then
+	# mod_proxy_fcgi drops the pool's Content-Length from an answer
+	# without a body (docs/apache.md)
+	is "HEAD behind Apache: no Content-Length" "" "$len"
+else
+	is "HEAD: Content-Length is the document's size" "$(wc -c <"$DOC" | tr -d ' ')" "$len"
+fi
 
 req "" POST $P '{}'
 is_error "POST: 405" 405 method_not_allowed

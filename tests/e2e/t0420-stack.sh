@@ -6,6 +6,7 @@
 # admin_url= is printed only when the admin view answers.
 . "$(dirname "$0")/lib.sh"
 e2e_require
+need_frontend nginx "scripts/stack with nginx (its generated configuration, its port)"
 STACK=$OLV_ROOT/scripts/stack
 PORT=${OLIVARES_URL##*:}
 TOKEN=$(<"$OLIVARES_DATA/admin_token")

@@ -10,6 +10,7 @@
 # shellcheck source=../../scripts/lib/common.sh
 . "$OLV_ROOT/scripts/lib/common.sh"
 e2e_require
+need_frontend nginx "nginx's own answers"
 STACK=$OLV_ROOT/scripts/stack
 HDRS=$E2E_TMP/headers
 

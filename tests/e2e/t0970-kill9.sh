@@ -21,6 +21,7 @@
 # shellcheck source=../../scripts/lib/common.sh
 . "$OLV_ROOT/scripts/lib/common.sh"
 e2e_require
+need_frontend nginx "kill -9 of nginx and the pool"
 M=/v1/m/sandbox
 STACK=$OLV_ROOT/scripts/stack
 ED=$OLV_EDITOR_TOKEN

@@ -64,6 +64,37 @@ check "the postinst makes the user olivares" \
 	bash -c "dpkg-deb --ctrl-tarfile '$DEB' | tar -xO ./postinst | grep -q 'adduser --system'"
 check "the Python module for agents" test -f "$ROOT/usr/share/olivares/python/olivares_agent.py"
 check "the nginx template" test -f "$ROOT/usr/share/olivares/nginx/olivares.conf.template"
+check "the Apache template" test -f "$ROOT/usr/share/olivares/apache/olivares.conf.template"
+for f in 400.json 404.json 413.json 503.json 504.json index.txt; do
+	check "the Apache template's page usr/share/olivares/apache/pages/$f" test -s "$ROOT/usr/share/olivares/apache/pages/$f"
+done
+check "the Apache pages are JSON" bash -c "jq -e .error.code '$ROOT'/usr/share/olivares/apache/pages/*.json >/dev/null"
+# the shipped virtual host, its placeholders filled with the package's
+# paths (pages and www/ from the root), passes apache2 -t in a minimal
+# server with the modules docs/apache.md names
+if [[ -x /usr/sbin/apache2 && -r /usr/lib/apache2/modules/mod_proxy_fcgi.so ]]; then
+	mkdir -p "$TMP/apache"
+	sed -e "s|@LISTEN@|127.0.0.1:8080|g; s|@SOCKET@|/run/olivares/olivares.sock|g" \
+		-e "s|@WWW@|$ROOT/usr/share/olivares/www|g; s|@PAGES@|$ROOT/usr/share/olivares/apache/pages|g" \
+		-e "s|@ACCESS_LOG@|$TMP/apache/access.log|g; s|@READ_TIMEOUT@|60|g" \
+		"$ROOT/usr/share/olivares/apache/olivares.conf.template" >"$TMP/apache/olivares.conf"
+	{
+		printf 'ServerRoot %s\nPidFile %s/apache.pid\nErrorLog %s/error.log\nListen 127.0.0.1:8080\n' \
+			"$TMP/apache" "$TMP/apache" "$TMP/apache"
+		for m in mpm_event authz_core authz_host alias headers mime setenvif reqtimeout proxy proxy_fcgi; do
+			printf 'LoadModule %s_module /usr/lib/apache2/modules/mod_%s.so\n' "$m" "$m"
+		done
+		printf 'Include %s/olivares.conf\n' "$TMP/apache"
+	} >"$TMP/apache/apache2.conf"
+	if out=$(/usr/sbin/apache2 -t -f "$TMP/apache/apache2.conf" 2>&1); then
+		pass "the Apache template, filled in, passes apache2 -t"
+	else
+		echo "$out" | sed 's/^/# /'
+		fail "the Apache template, filled in, passes apache2 -t"
+	fi
+else
+	echo "# skip - no apache2 here: the Apache template is not parsed"
+fi
 UNITS=(olivares-fcgi.socket olivares-fcgi.service olivares-executor.service)
 mkdir -p "$TMP/units"
 for u in "${UNITS[@]}"; do

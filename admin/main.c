@@ -655,8 +655,12 @@ static int cmd_token(int argc, char **argv)
 		return token_list(c, argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "create") != 0)
 		return usage_cmd(c, stderr, EXIT_USAGE);
-	if (parse_opts(argc - 1, argv + 1, &o, 1) || o.positional || !o.tenant || !o.role)
+	if (parse_opts(argc - 1, argv + 1, &o, 1) || o.positional)
 		return usage_cmd(c, stderr, EXIT_USAGE);
+	if (!o.tenant || !o.role) {
+		fprintf(stderr, "%s: token create needs --tenant and --role\n", prog);
+		return usage_cmd(c, stderr, EXIT_USAGE);
+	}
 	if (parse_role(o.role, &role)) {
 		fprintf(stderr, "%s: --role must be viewer, editor or admin\n", prog);
 		return EXIT_USAGE;
@@ -793,11 +797,14 @@ static int cmd_purge(int argc, char **argv)
 			referenced = 1;
 			break;
 		default:
+			fprintf(stderr, "%s: unexpected or incomplete option\n", prog);
 			return usage_cmd(c, stderr, EXIT_USAGE);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc) {
+		fprintf(stderr, "%s: purge takes no argument: %s\n", prog, argv[optind]);
 		return usage_cmd(c, stderr, EXIT_USAGE);
+	}
 	if (o.tenant_name) {
 		if (open_tenant(o.tenant_name, &st, tenant_id))
 			goto out;

@@ -151,7 +151,8 @@ const struct http_config_key http_config_keys[] = {
      .def = "0600",
      .help = "The mode of the socket. Others may not write to it: any local user could talk "
              "to the workers as nginx does, behind its back. For an nginx running as another "
-             "user, give the socket nginx's group and 0660.",
+             "user, 0660 and a `socket` outside the data dir (which is 0700), in a setgid "
+             "directory of nginx's group, so that the socket gets that group.",
      IN_CONFIG(socket_mode)},
     {.section = "server",
      .name = "workers",

@@ -418,7 +418,7 @@ static void purge_tick(const struct http_config *cfg, struct purge_state *p, int
 		if (left <= 0 && !p->killed) {
 			/* a hung store must not keep a purge (and its lock) forever */
 			http_log_error("purge %ld still running after %d s: SIGKILL", (long)p->pid,
-			         HTTP_PURGE_DEADLINE_S);
+			               HTTP_PURGE_DEADLINE_S);
 			kill(p->pid, SIGKILL);
 			p->killed = 1;
 		} else if (left > 0 && left < *wait_ms) {
@@ -1000,6 +1000,7 @@ static void list_routes(FILE *f)
 static void usage(FILE *f)
 {
 	fputs("usage: olivares-fcgi [--config FILE] [--check-config]\n"
+	      "       olivares-fcgi --list-routes\n"
 	      "\n"
 	      "FastCGI application of olivares sandbox: a master that pre-forks a pool\n"
 	      "of workers on a unix socket (or on the listening socket given on fd 0 by\n"
@@ -1009,14 +1010,14 @@ static void usage(FILE *f)
 	      "  --config FILE   read FILE instead of $OLIVARES_CONF or "
 	      "$OLIVARES_DATA/olivares.conf\n"
 	      "  --check-config  load the configuration, print it as an INI file (every\n"
-	      "                  default written out, passwords masked) and exit: 1 on\n"
-	      "                  what start-up would refuse\n"
+	      "                  default written out, passwords masked) and exit: 1 when\n"
+	      "                  it does not load (no socket opened, no database reached)\n"
 	      "  --list-routes   print the route table (method, pattern, minimum role,\n"
 	      "                  scope, module, idempotent; tab-separated) and exit\n"
 	      "  -h, --help      this help\n"
 	      "\n"
 	      "environment: OLIVARES_DATA (data dir, default ./var), OLIVARES_DSN,\n"
-	      "OLIVARES_CONF. Logs go to stderr, one line per event.\n",
+	      "OLIVARES_CONF. Logs go to stderr, one JSON object per line.\n",
 	      f);
 }
 

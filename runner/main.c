@@ -128,7 +128,7 @@ static void usage(FILE *f)
 	        "       %s --preflight NAME\n"
 	        "       %s --backend gvisor|--preflight gvisor --gvisor-platform PLATFORM\n"
 	        "       %s --probe OP [--backend NAME]\n"
-	        "       %s --serve   (fork server for olivares-fcgi; socket on stdin)\n"
+	        "       %s --serve   (fork server of an executor slot; socket on stdin)\n"
 	        "       %s --help | --version\n\n"
 	        "Runs one sandbox run spec (JSON on stdin) and writes one JSON line per\n"
 	        "step, then a summary line, on stdout. --preflight prints one line\n"

@@ -201,9 +201,11 @@ if cmp -s before.json after2.json; then ok "and it is still byte for byte the sa
 
 olivares-admin purge --tenant "no-such-tenant-$$" >/dev/null 2>&1
 is "admin purge --tenant of an unknown tenant: exit 1" 1 "$?"
-olivares-admin purge --days 3 >/dev/null 2>&1
+olivares-admin purge --days 3 >/dev/null 2>purge.err
 is "admin purge with an unknown option: exit 2" 2 "$?"
-olivares-admin purge extra >/dev/null 2>&1
+is "and its first line says what is wrong" "olivares-admin: unexpected or incomplete option" "$(head -n 1 purge.err)"
+olivares-admin purge extra >/dev/null 2>purge.err
 is "admin purge with an argument: exit 2" 2 "$?"
+is "and its first line names the argument" "olivares-admin: purge takes no argument: extra" "$(head -n 1 purge.err)"
 
 done_testing

@@ -15,6 +15,10 @@ TOK=$(admin_cli tenant create "$tenant" >/dev/null 2>&1; admin_cli token create 
 TID=$(sed -n 's/.*token_id=\([0-9a-f]\{32\}\).*/\1/p' "$err")
 KEEP=$(admin_cli token create --tenant "$tenant" --role viewer 2>/dev/null)
 is "a token and its id were made" 32 "${#TID}"
+out=$(admin_cli token create --tenant "$tenant" 2>"$err")
+is "token create without --role: exit 2" 2 "$?"
+is "and no token printed" "" "$out"
+is "and its first line says what is missing" "olivares-admin: token create needs --tenant and --role" "$(head -n 1 "$err")"
 req "$TOK" GET /v1/modules
 is_status "the token works before" 200
 

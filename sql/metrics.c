@@ -59,7 +59,7 @@ static enum store_rc read_hist(struct store *st, const char *inner, const double
 	json_t *row = NULL;
 	enum store_rc rc;
 	size_t i;
-	char key[8];
+	char key[24];
 
 	memset(h, 0, sizeof(*h));
 	memset(p, 0, sizeof(p));

@@ -1268,7 +1268,12 @@ static void log_access(struct http_request *req)
 		if (req->error_code)
 			json_object_set_new(f, "error", json_string(req->error_code));
 	}
-	http_log_fields(req->status >= 500 ? OLV_LOG_ERROR : OLV_LOG_INFO, f, "request");
+	/* a tenant at its storage quota is the tenant's state, not a fault of
+	 * the server: a warning, so that alerts on error lines stay quiet */
+	http_log_fields(req->status == 507   ? OLV_LOG_WARNING
+	                : req->status >= 500 ? OLV_LOG_ERROR
+	                                     : OLV_LOG_INFO,
+	                f, "request");
 	json_decref(f);
 	olv_log_set_request_id(NULL);
 }

@@ -217,4 +217,10 @@ is "the next 507's used_bytes is tenant usage's total" "$TOTAL" "$(jqb .error.us
 DEMO=$(awk -F'\t' '$1 == "demo" { print $8 }' "$E2E_TMP/usage.txt")
 is "a tenant without a quota says none" none "$DEMO"
 
+# A 507 is the tenant's state, not the server's fault: its access lines
+# are warnings, never errors (alerts on error lines stay quiet)
+is "the access lines of the 507s are at level warning" "warning" \
+	"$(jq -r 'select(.msg == "request" and .status == 507) | .level' \
+		"$OLIVARES_DATA/log/olivares-fcgi.log" 2>/dev/null | sort -u | paste -sd' ')"
+
 done_testing

@@ -418,7 +418,7 @@ static void purge_tick(const struct http_config *cfg, struct purge_state *p, int
 		if (left <= 0 && !p->killed) {
 			/* a hung store must not keep a purge (and its lock) forever */
 			http_log_error("purge %ld still running after %d s: SIGKILL", (long)p->pid,
-			         HTTP_PURGE_DEADLINE_S);
+			               HTTP_PURGE_DEADLINE_S);
 			kill(p->pid, SIGKILL);
 			p->killed = 1;
 		} else if (left > 0 && left < *wait_ms) {

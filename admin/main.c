@@ -763,8 +763,10 @@ static void purge_print(void *ctx, struct store *st, const struct http_retention
 	name[k] = '\0';
 	if (t->rc)
 		fprintf(stderr, "%s: purge of tenant %s: %s\n", prog, name, store_last_error(st));
-	printf("%s\tretention_days=%d\truns=%lld\toutputs=%lld\tlogs=%lld\tkept=%lld\n", name,
-	       t->days, t->r.runs, t->r.outputs, t->r.logs, t->r.kept);
+	/* a failed tenant's line says so: its counts are what committed before
+	 * the failure, and must not read as a tenant with nothing to purge */
+	printf("%s\tretention_days=%d\truns=%lld\toutputs=%lld\tlogs=%lld\tkept=%lld%s\n", name,
+	       t->days, t->r.runs, t->r.outputs, t->r.logs, t->r.kept, t->rc ? "\tfailed" : "");
 }
 
 static int cmd_purge(int argc, char **argv)
@@ -791,6 +793,9 @@ static int cmd_purge(int argc, char **argv)
 			o.dry_run = 1;
 			break;
 		case 't':
+			/* one tenant: a second --tenant would silently replace the first */
+			if (o.tenant_name)
+				return usage_cmd(c, stderr, EXIT_USAGE);
 			o.tenant_name = optarg;
 			break;
 		case 'r':
@@ -820,10 +825,10 @@ static int cmd_purge(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr,
-	        "%s: %s%d tenant(s) with a retention: %lld run(s), %lld output(s), %lld log(s) "
+	        "%s: %s%s%d tenant(s) with a retention: %lld run(s), %lld output(s), %lld log(s) "
 	        "%s, %lld expired run(s) kept%s\n",
-	        prog, o.dry_run ? "dry run: " : "", tenants, total.runs, total.outputs, total.logs,
-	        o.dry_run ? "would be deleted" : "deleted", total.kept,
+	        prog, o.dry_run ? "dry run: " : "", rc ? "incomplete: " : "", tenants, total.runs,
+	        total.outputs, total.logs, o.dry_run ? "would be deleted" : "deleted", total.kept,
 	        o.include_referenced ? "" : " (a comparison rests on them)");
 out:
 	store_close(st);

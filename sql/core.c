@@ -772,6 +772,8 @@ static enum store_rc call_counted(struct store *st, store_tx_fn fn, void *arg, i
 			st->broken = 1;
 		if (rc == STORE_OK)
 			rc = fn(st, arg);
+		if (rc == STORE_OK && write && st->quota_limit > 0)
+			rc = store_quota_guard_check(st);
 		if (rc == STORE_OK && write) {
 			committing = 1;
 			rc = end_tran(st, SQL_COMMIT);
@@ -824,6 +826,10 @@ static enum store_rc call_counted(struct store *st, store_tx_fn fn, void *arg, i
 enum store_rc store_call(struct store *st, store_tx_fn fn, void *arg, int write)
 {
 	enum store_rc rc = call_counted(st, fn, arg, write);
+
+	/* a guard holds one write */
+	if (write)
+		st->quota_limit = 0;
 
 	if (rc == STORE_UNAVAILABLE)
 		st->stats.unavailable++;

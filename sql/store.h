@@ -32,6 +32,8 @@ enum store_rc {
 	STORE_UNAVAILABLE, /* connection lost, locked past retries, migration missing */
 	STORE_ERROR,       /* anything else; details in store_last_error */
 	STORE_LIMIT,       /* over a tenant's limit (max_active_runs); nothing written */
+	STORE_QUOTA,       /* the write would pass the tenant's storage quota (store_quota_guard);
+	                    * nothing written */
 };
 
 enum store_role { STORE_ROLE_VIEWER = 1, STORE_ROLE_EDITOR = 2, STORE_ROLE_ADMIN = 3 };
@@ -117,6 +119,20 @@ struct store_usage {
  * rows has every figure 0.
  */
 enum store_rc store_tenant_usage(struct store *st, const char *tenant_id, struct store_usage *u);
+
+/**
+ * Make the next write transaction of st (the next store_tx call) hold
+ * tenant_id's storage quota: just before its commit, with the tenant's
+ * row held (so concurrent guarded writes of the tenant commit one after
+ * the other and each sums what the previous ones committed), the
+ * tenant's usage is summed again inside the transaction, and when it
+ * passes limit_bytes the transaction is rolled back and the call returns
+ * STORE_QUOTA (nothing written). A check made before the write alone
+ * lets concurrent creates all pass it. The guard is used by one write
+ * call and then cleared; tenant_id is copied. A NULL or malformed
+ * tenant_id, or limit_bytes <= 0, clears it.
+ */
+void store_quota_guard(struct store *st, const char *tenant_id, long long limit_bytes);
 
 /** Store a token: only its SHA-256 hex digest (64 chars) is kept, with the
  * role and a label. id_out gets the token's id (not secret). With actor

@@ -66,7 +66,15 @@ struct store {
 	struct stmt_slot stmts[STORE_STMT_CACHE];
 	unsigned long tick;
 	struct store_stats stats; /* store_stats: counted by store_call */
+	/* store_quota_guard: the next write call's tenant and limit (0: none) */
+	char quota_tenant[33];
+	long long quota_limit;
 };
+
+/* The check of store_quota_guard (usage.c), run by store_call before a
+ * guarded write's commit: STORE_QUOTA when the tenant's usage, summed in
+ * the transaction with its row held, passes the limit. */
+enum store_rc store_quota_guard_check(struct store *st);
 
 /* ---- errors and small helpers (core.c) ----------------------------------- */
 

@@ -88,3 +88,52 @@ enum store_rc store_tenant_usage(struct store *st, const char *tenant_id, struct
 		return STORE_NOT_FOUND;
 	return store_read(st, tx_usage, &a);
 }
+
+void store_quota_guard(struct store *st, const char *tenant_id, long long limit_bytes)
+{
+	if (!st)
+		return;
+	st->quota_limit = 0;
+	st->quota_tenant[0] = '\0';
+	if (!tenant_id || !store_is_lower_hex(tenant_id, MODEL_ID_LEN) || limit_bytes <= 0)
+		return;
+	memcpy(st->quota_tenant, tenant_id, MODEL_ID_LEN);
+	st->quota_tenant[MODEL_ID_LEN] = '\0';
+	st->quota_limit = limit_bytes;
+}
+
+enum store_rc store_quota_guard_check(struct store *st)
+{
+	struct param p[] = {PT(st->quota_tenant)};
+	struct store_usage u;
+	struct usage_arg a = {.tenant_id = st->quota_tenant, .u = &u};
+	SQLLEN rows = 0;
+	enum store_rc rc;
+	int found = 0;
+
+	/* the tenant's row, held to the commit: a concurrent guarded write
+	 * of the tenant waits here, then sums what this one committed (a
+	 * PostgreSQL statement sees what committed before it started; on
+	 * SQLite the first write already holds the file's writer lock) */
+	if (st->dialect == DIALECT_POSTGRES) {
+		rc = store_q_exists(st, "SELECT id FROM tenants WHERE id = ? FOR UPDATE", p,
+		                    NPARAMS(p), &found);
+	} else {
+		rc = store_q_exec(st, "UPDATE tenants SET name = name WHERE id = ?", p, NPARAMS(p),
+		                  NULL, &rows);
+		found = rows > 0;
+	}
+	if (!rc && !found) {
+		store_seterr(st, "quota: no such tenant");
+		rc = STORE_NOT_FOUND;
+	}
+	if (!rc)
+		rc = tx_usage(st, &a);
+	if (!rc && u.total > st->quota_limit) {
+		store_seterr(st,
+		             "the write would take the tenant to %lld bytes of its quota of %lld",
+		             u.total, st->quota_limit);
+		rc = STORE_QUOTA;
+	}
+	return rc;
+}

@@ -442,6 +442,36 @@ static const char *id_not_found_message(const char *pattern)
 	return kind_not_found(seg, (size_t)(id - seg), 1);
 }
 
+int http_quota_refuse(struct http_request *req, const struct store_usage *used, long long limit,
+                      int mb, long long adds, struct model_error *err)
+{
+	struct store_usage fresh;
+	const struct store_usage *u = used;
+
+	if (!u) {
+		/* refused by the write's own check: the figures as they are now */
+		if (store_tenant_usage(req->store, req->who.tenant_id, &fresh))
+			memset(&fresh, 0, sizeof fresh);
+		u = &fresh;
+	}
+	if (adds >= 0)
+		model_error_set(
+		    err, MODEL_E_QUOTA, NULL,
+		    "over the storage quota: the tenant stores %lld bytes of its %lld "
+		    "(max_stored_mb = %d) and this write adds %lld: nothing was written",
+		    u->total, limit, mb, adds);
+	else
+		model_error_set(err, MODEL_E_QUOTA, NULL,
+		                "over the storage quota: the tenant stores %lld bytes of its %lld "
+		                "(max_stored_mb = %d), no room for a run's outputs: nothing was "
+		                "queued",
+		                u->total, limit, mb);
+	err->used_bytes = u->total;
+	err->limit_bytes = limit;
+	err->request_bytes = adds >= 0 ? adds : 0;
+	return -1;
+}
+
 int http_store_fail(struct http_request *req, enum store_rc rc, const char *what,
                     struct model_error *err)
 {
@@ -468,6 +498,10 @@ int http_store_fail(struct http_request *req, enum store_rc rc, const char *what
 		return model_error_set(err, MODEL_E_INTERNAL, NULL, "internal error");
 	case STORE_NOT_FOUND:
 		return model_error_set(err, MODEL_E_NOT_FOUND, NULL, "%s", not_found_message(what));
+	case STORE_QUOTA:
+		/* the write's own check (http_quota_check set its guard) */
+		return http_quota_refuse(req, NULL, (long long)req->quota_mb * 1048576LL,
+		                         req->quota_mb, req->quota_adds, err);
 	case STORE_LIMIT:
 		/* the handlers that can meet a tenant's limit word it themselves */
 		return model_error_set(err, MODEL_E_BUSY, NULL,
@@ -1319,6 +1353,9 @@ void http_serve(struct http_worker *w, FCGX_Request *fr, const struct http_route
 		w->view(&req);
 	else
 		route(&req, routes, n);
+	/* a quota guard its write did not use must not hold the next request's */
+	if (w->store)
+		store_quota_guard(w->store, NULL, 0);
 	log_access(&req);
 	http_metrics_count(&req, w->view && is_view_path(req.path));
 	req_release(&req);

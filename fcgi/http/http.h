@@ -195,6 +195,10 @@ struct http_request {
 	/* the Idempotency-Key of a create (HTTP_ROUTE_IDEMPOTENT) that was not
 	 * used before: has_idem 1 and idem filled (its strings request-owned) */
 	int has_idem;
+	/* http_quota_check's figures for a record it let through, for the
+	 * 507 of the write's own check (STORE_QUOTA) */
+	int quota_mb;
+	long long quota_adds;
 	struct store_idem idem;
 	/* the request id (X-Request-Id, http_serve): sent back on every
 	 * reply and in every log line written while the request is served */
@@ -309,6 +313,17 @@ int http_reply_error(struct http_request *req, const struct model_error *err);
  * field may be NULL or "". Returns 0. */
 int http_reply_error_code(struct http_request *req, int status, const char *code,
                           const char *message, const char *field);
+
+/**
+ * The 507 quota_exceeded of a write of the caller's tenant: *err gets the
+ * message and the figures (used_bytes, limit_bytes, request_bytes). used
+ * is the usage the refusal rests on, or NULL to read it now (a refusal by
+ * the write's own check: the store's figures after its rollback; zeros
+ * when they cannot be read); adds the bytes of the record refused, or -1
+ * for a run, replay or comparison. Returns -1.
+ */
+int http_quota_refuse(struct http_request *req, const struct store_usage *used, long long limit,
+                      int mb, long long adds, struct model_error *err);
 
 /**
  * Turn a store failure into *err (STORE_NOT_FOUND: not_found, "scenario

@@ -667,24 +667,18 @@ int http_quota_check(struct http_request *req, json_t *record, struct model_erro
 	rc = store_tenant_usage(req->store, req->who.tenant_id, &u);
 	if (rc)
 		return http_store_fail(req, rc, "tenant usage", err);
-	if (record ? u.total + adds <= limit : u.total < limit)
+	if (record ? u.total + adds <= limit : u.total < limit) {
+		/* the figure above was read before the write: the write's own
+		 * transaction sums again before its commit, so concurrent
+		 * creates cannot all pass on the same figure */
+		if (record) {
+			req->quota_mb = mb;
+			req->quota_adds = adds;
+			store_quota_guard(req->store, req->who.tenant_id, limit);
+		}
 		return 0;
-	if (record)
-		model_error_set(
-		    err, MODEL_E_QUOTA, NULL,
-		    "over the storage quota: the tenant stores %lld bytes of its %lld "
-		    "(max_stored_mb = %d) and this write adds %lld: nothing was written",
-		    u.total, limit, mb, adds);
-	else
-		model_error_set(err, MODEL_E_QUOTA, NULL,
-		                "over the storage quota: the tenant stores %lld bytes of its %lld "
-		                "(max_stored_mb = %d), no room for a run's outputs: nothing was "
-		                "queued",
-		                u.total, limit, mb);
-	err->used_bytes = u.total;
-	err->limit_bytes = limit;
-	err->request_bytes = adds;
-	return -1;
+	}
+	return http_quota_refuse(req, &u, limit, mb, record ? adds : -1, err);
 }
 
 /* ---- Prefer: wait=N and the reply -------------------------------------------- */

@@ -129,7 +129,68 @@ START_TEST(test_usage_sums)
 }
 END_TEST
 
+/* store_quota_guard: the guarded write sums the tenant again before its
+ * commit; one that passes the limit is rolled back whole (no scenario,
+ * the usage unchanged), a write that fits commits, the guard holds one
+ * write only, and another tenant's guard does not count this one's bytes. */
+START_TEST(test_quota_guard)
+{
+	char a[33], b[33];
+	struct store_usage u0, u1, u2;
+	json_t *sc = scenario_answering("guarded", "e", 1000), *out = NULL, *list = NULL;
+
+	two_tenants(a, b);
+	ck_assert_int_eq(store_scenario_create(st, a, ACTOR, sc, &out), STORE_OK);
+	json_decref(out);
+	out = NULL;
+	usage_of(a, &u0);
+	ck_assert_int_gt(u0.scenarios, 1000);
+
+	/* a second copy would take the tenant to twice its bytes: one byte
+	 * short of that is refused, and nothing of it stays */
+	store_quota_guard(st, a, 2 * u0.total - 1);
+	ck_assert_int_eq(store_scenario_create(st, a, ACTOR, sc, &out), STORE_QUOTA);
+	ck_assert_ptr_null(out);
+	usage_of(a, &u1);
+	ck_assert_int_eq(u1.total, u0.total);
+	ck_assert_int_eq(store_scenario_list(st, a, 100, 0, &list), STORE_OK);
+	ck_assert_int_eq(json_array_size(json_object_get(list, "scenarios")), 1);
+	json_decref(list);
+	list = NULL;
+
+	/* the guard was used: the same write now goes (no quota) */
+	ck_assert_int_eq(store_scenario_create(st, a, ACTOR, sc, &out), STORE_OK);
+	json_decref(out);
+	out = NULL;
+	usage_of(a, &u2);
+	ck_assert_int_eq(u2.total, 2 * u0.total);
+
+	/* exactly at the limit fits */
+	store_quota_guard(st, a, 3 * u0.total);
+	ck_assert_int_eq(store_scenario_create(st, a, ACTOR, sc, &out), STORE_OK);
+	json_decref(out);
+	out = NULL;
+
+	/* tenant b's guard counts b's bytes only */
+	store_quota_guard(st, b, u0.total);
+	ck_assert_int_eq(store_scenario_create(st, b, ACTOR, sc, &out), STORE_OK);
+	json_decref(out);
+	out = NULL;
+
+	/* a malformed tenant or a limit of 0 sets no guard */
+	store_quota_guard(st, "not-an-id", 1);
+	ck_assert_int_eq(store_scenario_create(st, a, ACTOR, sc, &out), STORE_OK);
+	json_decref(out);
+	out = NULL;
+	store_quota_guard(st, a, 0);
+	ck_assert_int_eq(store_scenario_create(st, a, ACTOR, sc, &out), STORE_OK);
+	json_decref(out);
+	json_decref(sc);
+}
+END_TEST
+
 void store_usage_cases(TCase *tc)
 {
 	tcase_add_test(tc, test_usage_sums);
+	tcase_add_test(tc, test_quota_guard);
 }

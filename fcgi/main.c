@@ -364,8 +364,9 @@ static int purge_main(const struct http_config *cfg, int listen_fd, const sigset
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
-	/* never the pool's socket: nginx must not reach this process */
-	if (listen_fd > 0)
+	/* never the pool's socket (fd 0 when spawn-fcgi handed it over): the
+	 * web server must not reach this process */
+	if (listen_fd >= 0)
 		close(listen_fd);
 	o.include_referenced = strcmp(cfg->retention_include_referenced, "true") == 0;
 	if (store_open(cfg->worker_dsn[0] ? cfg->worker_dsn : cfg->dsn, &st)) {

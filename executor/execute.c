@@ -71,6 +71,7 @@ static long long now_ms(void)
 struct follow {
 	const struct executor_ctx *x;
 	const char *run_id;
+	const char *tenant_id;
 	json_t *pending; /* outputs not appended yet */
 	long long last_flush_ms, last_beat_ms;
 	int append_off; /* an append failed: the rest waits for the end, which
@@ -80,11 +81,13 @@ struct follow {
 	int stopped;    /* this executor is stopping */
 	int record;     /* a recorded run: its traces carry answers the store
 	                 * keeps in the session, not in the outputs */
-	/* the tenant's storage quota (bytes, 0: none), what it stored when
-	 * the run started, what the run's outputs add, and whether they
-	 * passed the quota (1: its outputs, 2: with its log; the run then
-	 * stops and ends failed) */
-	long long quota, used, bytes;
+	/* the tenant's storage quota (bytes, 0: none), what it stored at
+	 * the last look (when the run started, then after each append: the
+	 * run's appended outputs and those of the tenant's other runs
+	 * included), what the run's outputs add in all and what of that the
+	 * last look did not see, and whether they passed the quota (1: its
+	 * outputs, 2: with its log; the run then stops and ends failed) */
+	long long quota, used, bytes, unseen;
 	int over_quota;
 };
 
@@ -136,12 +139,32 @@ static long long output_bytes(json_t *o)
 /* Count output against the quota: 1 when the run's outputs now pass it. */
 static int quota_add(struct follow *f, json_t *output)
 {
+	long long n;
+
 	if (f->quota <= 0)
 		return 0;
-	f->bytes += output_bytes(output);
-	if (f->used + f->bytes > f->quota)
+	n = output_bytes(output);
+	f->bytes += n;
+	f->unseen += n;
+	if (f->used + f->unseen > f->quota)
 		f->over_quota = 1;
 	return f->over_quota;
+}
+
+/* After an append: look at the tenant's usage again, so that the runs of
+ * one tenant going at once see each other's outputs (each would otherwise
+ * count only its own against what was stored when it started). A usage
+ * that cannot be read keeps the last figures. */
+static void quota_look(struct follow *f)
+{
+	struct store_usage u;
+
+	if (f->quota <= 0 || store_tenant_usage(f->x->st, f->tenant_id, &u) != STORE_OK)
+		return;
+	f->used = u.total;
+	f->unseen = 0;
+	if (f->used > f->quota)
+		f->over_quota = 1;
 }
 
 /* Append what is pending. A failure other than "not ours any more" leaves
@@ -168,6 +191,7 @@ static void flush(struct follow *f)
 		return;
 	}
 	json_array_clear(f->pending);
+	quota_look(f);
 }
 
 static void heartbeat(struct follow *f)
@@ -421,6 +445,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 	reason[0] = '\0';
 	f.x = x;
 	f.run_id = c->run_id;
+	f.tenant_id = c->tenant_id;
 	f.pending = json_array();
 	f.last_flush_ms = f.last_beat_ms = now_ms();
 	spec = json_object_get(c->job, "spec");
@@ -495,7 +520,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 
 	/* the log is stored too: it counts once the run has ended */
 	if (f.quota > 0 && !f.over_quota && res.log.data &&
-	    f.used + f.bytes + (long long)res.log.len > f.quota) {
+	    f.used + f.unseen + (long long)res.log.len > f.quota) {
 		f.bytes += (long long)res.log.len;
 		f.over_quota = 2;
 	}
@@ -506,7 +531,7 @@ int executor_run(const struct executor_ctx *x, struct store_claim *c)
 		snprintf(
 		    reason, sizeof(reason),
 		    "storage quota: its %s (%lld bytes) pass the tenant's max_stored_mb (%lld "
-		    "MiB = %lld bytes; %lld bytes stored when it started); stopped after %zu of "
+		    "MiB = %lld bytes; %lld bytes stored at its last look); stopped after %zu of "
 		    "%d steps, its outputs kept",
 		    f.over_quota == 2 ? "outputs and log" : "outputs", f.bytes, f.quota / 1048576LL,
 		    f.quota, f.used, json_array_size(res.outputs),

@@ -124,6 +124,8 @@ if ((fresh)); then
 	OLV_QUOTA_TENANT=olv-quota
 	# t0711: another, for concurrent creates on an empty tenant
 	OLV_QUOTA_RACE_TENANT=olv-quota-race
+	# t0712: another, for runs of one tenant going at once
+	OLV_QUOTA_RUNS_TENANT=olv-quota-runs
 	# t0720: a tenant whose runs are kept one day, purged every 2 s
 	OLV_RETENTION_TENANT=olv-retention
 	# t0500: a tenant whose runs may reach one host outside, a server
@@ -160,6 +162,9 @@ if ((fresh)); then
 		[tenant $OLV_QUOTA_RACE_TENANT]
 		backends = inproc-mock
 		max_stored_mb = 1
+		[tenant $OLV_QUOTA_RUNS_TENANT]
+		backends = inproc-mock
+		max_stored_mb = 1
 		[tenant $OLV_EGRESS_TENANT]
 		backends = inproc-mock, namespaces, gvisor
 		egress_allow = 127.0.0.1:$OLV_EGRESS_PORT
@@ -178,7 +183,7 @@ if ((fresh)); then
 	CONF
 	export OLIVARES_CONF=$own_dir/olivares.conf OLV_AGENTS_DIR OLV_RESTRICTED_TENANT OLV_DEFAULT_TENANT OLV_SUITES_DIR \
 		OLV_SLOTS_TENANTS OLV_SLOW_SECONDS OLV_EGRESS_TENANT OLV_EGRESS_PORT \
-		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS OLV_QUOTA_TENANT OLV_QUOTA_RACE_TENANT OLV_RETENTION_TENANT
+		OLV_EGRESS_SECRET OLV_EGRESS_SECRETS OLV_QUOTA_TENANT OLV_QUOTA_RACE_TENANT OLV_QUOTA_RUNS_TENANT OLV_RETENTION_TENANT
 	started=0
 	for try in 1 2 3; do
 		OLIVARES_PORT=$(olv_free_port)

@@ -114,9 +114,12 @@ enum store_rc store_quota_guard_check(struct store *st)
 	/* the tenant's row, held to the commit: a concurrent guarded write
 	 * of the tenant waits here, then sums what this one committed (a
 	 * PostgreSQL statement sees what committed before it started; on
-	 * SQLite the first write already holds the file's writer lock) */
+	 * SQLite the first write already holds the file's writer lock). FOR
+	 * NO KEY UPDATE, not FOR UPDATE: the write's own inserts hold the row
+	 * FOR KEY SHARE (their foreign keys), which FOR UPDATE conflicts with,
+	 * so two guarded writes would deadlock on each other's share */
 	if (st->dialect == DIALECT_POSTGRES) {
-		rc = store_q_exists(st, "SELECT id FROM tenants WHERE id = ? FOR UPDATE", p,
+		rc = store_q_exists(st, "SELECT id FROM tenants WHERE id = ? FOR NO KEY UPDATE", p,
 		                    NPARAMS(p), &found);
 	} else {
 		rc = store_q_exec(st, "UPDATE tenants SET name = name WHERE id = ?", p, NPARAMS(p),

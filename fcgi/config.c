@@ -73,8 +73,9 @@ _Static_assert(HTTP_DISPATCH_GRACE_MS == 3000, "[runner] timeout_ms's help says 
 const struct http_config_section http_config_sections[] = {
     {.name = "server",
      .title = "the server and its database",
-     .help = "Where the server keeps its files, the database it connects to, and the pool of "
-             "workers that nginx talks to over the FastCGI socket."},
+     .help = "Where the server keeps its files, the database it connects to, the pool of "
+             "workers that nginx talks to over the FastCGI socket, and every tenant's "
+             "storage quota, retention and metrics labels."},
     {.name = "runner",
      .title = "runs and their isolation",
      .help = "How a run is executed: the runner program, the backends tenants may use, the "
@@ -83,10 +84,12 @@ const struct http_config_section http_config_sections[] = {
              "many runs a tenant may have queued or running at once."},
     {.name = "tenant",
      .named = 1,
-     .title = "one tenant's backend policy",
-     .help = "The backend policy of the tenant named NAME (as created with `olivares-admin "
-             "tenant create`), in place of the `[runner]` pair for that tenant; every other "
-             "tenant uses the `[runner]` pair. Blanks around NAME are not part of it, and "
+     .title = "one tenant's own policy",
+     .help = "The policy of the tenant named NAME (as created with `olivares-admin "
+             "tenant create`): its backends, egress, runs at once, storage quota and "
+             "retention, each key in place of the `[runner]` or `[server]` one for that "
+             "tenant; a key the section does not set, and every other tenant, take those. "
+             "Blanks around NAME are not part of it, and "
              "names are compared exactly, case included. A section whose tenant does not "
              "exist (yet) is kept and applies once a tenant of that name is created; the "
              "server logs a note of it at start-up. NAME may be at most 42 bytes long (the "

@@ -141,35 +141,6 @@ static enum store_rc job_check(struct store *st, const struct store_run_job *j)
 	return STORE_OK;
 }
 
-/*
- * Hold the tenant for a count-then-insert: on PostgreSQL its row is locked
- * (two enqueues of one tenant take turns, so both cannot pass max_active);
- * on SQLite a write takes the database's write lock before the count is
- * read (a read first would fail to upgrade when another writer got in
- * between, instead of waiting). STORE_NOT_FOUND for an unknown tenant.
- */
-static enum store_rc tenant_hold(struct store *st, const char *tenant_id)
-{
-	struct param p[] = {PT(tenant_id)};
-	SQLLEN rows = 0;
-	enum store_rc rc;
-	int found = 0;
-
-	if (st->dialect == DIALECT_POSTGRES) {
-		rc = store_q_exists(st, "SELECT id FROM tenants WHERE id = ? FOR UPDATE", p,
-		                    NPARAMS(p), &found);
-	} else {
-		rc = store_q_exec(st, "UPDATE tenants SET name = name WHERE id = ?", p, NPARAMS(p),
-		                  NULL, &rows);
-		found = rows > 0;
-	}
-	if (!rc && !found) {
-		store_seterr(st, "run job: no such tenant");
-		rc = STORE_NOT_FOUND;
-	}
-	return rc;
-}
-
 static const struct colspec count_cols[] = {{"n", C_INT}};
 
 /* STORE_LIMIT when adding more runs would take the tenant's queued and
@@ -182,7 +153,7 @@ static enum store_rc active_room(struct store *st, const char *tenant_id, int ad
 	json_int_t n;
 	enum store_rc rc;
 
-	rc = tenant_hold(st, tenant_id);
+	rc = store_tenant_hold(st, tenant_id);
 	if (rc)
 		return rc;
 	rc = store_q_row(st,

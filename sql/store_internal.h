@@ -290,6 +290,17 @@ enum store_rc store_get(struct store *st, store_get_fn reader, const char *tenan
 enum store_rc store_audit_insert(struct store *st, const char *tenant_id, const char *actor,
                                  const char *action, const char *target_id, json_t *detail);
 
+/* Hold the tenant tenant_id to the commit, for a count-then-write
+ * (tenants.c): two such transactions of one tenant take turns, so both
+ * cannot pass a limit (max_active_runs, the storage quota). PostgreSQL:
+ * its row FOR NO KEY UPDATE, which the transaction's own inserts (their
+ * foreign keys hold the row FOR KEY SHARE) do not conflict with, as FOR
+ * UPDATE would (two holders would deadlock on each other's share).
+ * SQLite: a write, which takes the database's write lock before the count
+ * is read (a read first would fail to upgrade when another writer got in
+ * between, instead of waiting). STORE_NOT_FOUND for an unknown tenant. */
+enum store_rc store_tenant_hold(struct store *st, const char *tenant_id);
+
 /* Check a run before anything is written (runs.c). *copy is filled with
  * *run, with an empty outputs array (*empty, to decref by the caller) when
  * it has none; STORE_ERROR with the reason in the store's error text. */

@@ -727,3 +727,25 @@ enum store_rc store_audit_list(struct store *st, const char *tenant_id, int limi
 {
 	return store_audit_list_page(st, tenant_id, limit, 0, out);
 }
+
+enum store_rc store_tenant_hold(struct store *st, const char *tenant_id)
+{
+	struct param p[] = {PT(tenant_id)};
+	SQLLEN rows = 0;
+	enum store_rc rc;
+	int found = 0;
+
+	if (st->dialect == DIALECT_POSTGRES) {
+		rc = store_q_exists(st, "SELECT id FROM tenants WHERE id = ? FOR NO KEY UPDATE", p,
+		                    NPARAMS(p), &found);
+	} else {
+		rc = store_q_exec(st, "UPDATE tenants SET name = name WHERE id = ?", p, NPARAMS(p),
+		                  NULL, &rows);
+		found = rows > 0;
+	}
+	if (!rc && !found) {
+		store_seterr(st, "no such tenant");
+		rc = STORE_NOT_FOUND;
+	}
+	return rc;
+}

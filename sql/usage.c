@@ -104,32 +104,14 @@ void store_quota_guard(struct store *st, const char *tenant_id, long long limit_
 
 enum store_rc store_quota_guard_check(struct store *st)
 {
-	struct param p[] = {PT(st->quota_tenant)};
 	struct store_usage u;
 	struct usage_arg a = {.tenant_id = st->quota_tenant, .u = &u};
-	SQLLEN rows = 0;
 	enum store_rc rc;
-	int found = 0;
 
-	/* the tenant's row, held to the commit: a concurrent guarded write
-	 * of the tenant waits here, then sums what this one committed (a
-	 * PostgreSQL statement sees what committed before it started; on
-	 * SQLite the first write already holds the file's writer lock). FOR
-	 * NO KEY UPDATE, not FOR UPDATE: the write's own inserts hold the row
-	 * FOR KEY SHARE (their foreign keys), which FOR UPDATE conflicts with,
-	 * so two guarded writes would deadlock on each other's share */
-	if (st->dialect == DIALECT_POSTGRES) {
-		rc = store_q_exists(st, "SELECT id FROM tenants WHERE id = ? FOR NO KEY UPDATE", p,
-		                    NPARAMS(p), &found);
-	} else {
-		rc = store_q_exec(st, "UPDATE tenants SET name = name WHERE id = ?", p, NPARAMS(p),
-		                  NULL, &rows);
-		found = rows > 0;
-	}
-	if (!rc && !found) {
-		store_seterr(st, "quota: no such tenant");
-		rc = STORE_NOT_FOUND;
-	}
+	/* a concurrent guarded write of the tenant waits here, then sums
+	 * what this one committed (a PostgreSQL statement sees what committed
+	 * before it started) */
+	rc = store_tenant_hold(st, st->quota_tenant);
 	if (!rc)
 		rc = tx_usage(st, &a);
 	if (!rc && u.total > st->quota_limit) {

@@ -100,6 +100,12 @@ need_frontend() {
 	fi
 }
 
+# usage_of TENANT JQ: one figure of TENANT's line of `olivares-admin
+# tenant usage --json` (JQ: a filter of that line, e.g. .total_bytes)
+usage_of() {
+	admin_cli tenant usage --json 2>/dev/null | jq -r --arg n "$1" ".tenants[] | select(.name == \$n) | $2"
+}
+
 # need_os_agent AGENT WHAT: end the test file with one ok line (WHAT:
 # skipped ...) unless this stack was started by run.sh --fresh, which
 # provisions AGENT in its agents directory, and the namespaces backend's

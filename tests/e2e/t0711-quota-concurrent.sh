@@ -22,9 +22,6 @@ fi
 Q=$(new_tenant_token "$TQ" admin)
 module_on "$Q" || exit 1
 
-usage_of() {
-	admin_cli tenant usage --json 2>/dev/null | jq -r --arg n "$1" ".tenants[] | select(.name == \$n) | $2"
-}
 if [[ $(usage_of "$TQ" .total_bytes) != 0 ]]; then
 	echo "# skip - tenant $TQ already stores data (run.sh --fresh starts with none)"
 	ok "concurrent quota: skipped (the quota tenant is not new)"

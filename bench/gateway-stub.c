@@ -13,9 +13,10 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const char ready[] = "{\"type\":\"ready\"}\n";
 	char buf[65536];
@@ -23,6 +24,10 @@ int main(void)
 	ssize_t r;
 	int sig;
 
+	/* no gateway server: the runner execs this stub for every run, so
+	 * that the row keeps measuring the wiring with a process of its own */
+	if (argc == 2 && strcmp(argv[1], "--serve") == 0)
+		return 2;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);

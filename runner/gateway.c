@@ -863,6 +863,14 @@ static SSL_CTX *leaf_get(struct runner_gateway *gw, const char *host, char *why,
 		snprintf(why, why_len, "more than %d https hosts", RUNNER_GATEWAY_MAX_HOSTS);
 		goto out;
 	}
+	/* made at the first https host, not at the start: a run that never
+	 * reaches one (most) does not pay for it */
+	if (gw->leaf_key == NULL && gw->ca != NULL)
+		gw->leaf_key = runner_gateway_key_new(&err);
+	if (gw->leaf_key == NULL) {
+		snprintf(why, why_len, "%.200s", gw->ca ? err.message : "no CA");
+		goto out;
+	}
 	cert = runner_gateway_ca_issue(gw->ca, host, gw->leaf_key, &err);
 	if (cert == NULL) {
 		snprintf(why, why_len, "%.200s", err.message);
@@ -1298,11 +1306,6 @@ struct runner_gateway *runner_gateway_start(int listen_fd, struct runner_gateway
 	if (fl < 0 || fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) != 0 || gw->stop_fd < 0) {
 		runner_error_set(err, RUNNER_E_INTERNAL, "gateway: %s", strerror(errno));
 		goto fail;
-	}
-	if (ca != NULL) {
-		gw->leaf_key = runner_gateway_key_new(err);
-		if (gw->leaf_key == NULL)
-			goto fail;
 	}
 	/* the gateway's threads take no asynchronous signal (they inherit
 	 * this mask, the connection threads from the accept thread) */

@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,10 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/rand.h>
 
 #include "model/alloc.h"
 #include "model/buf.h"
@@ -382,25 +388,58 @@ out:
 static int usage(FILE *to, int status)
 {
 	fputs("usage: olivares-gateway --dir DIR\n"
+#ifndef GATEWAY_EGRESS
+	      "       olivares-gateway --serve\n"
+#endif
 	      "One run's gateway, started by olivares-runner: the run's mocks on stdin, the\n"
 	      "jail's listening socket handed over descriptor 3 (a unix socket), a line per\n"
 	      "request on stdout.\n"
+#ifndef GATEWAY_EGRESS
+	      "--serve: the gateway server of a runner's fork server (a SOCK_SEQPACKET\n"
+	      "socket on stdin), which forks a run's gateway for each request.\n"
+#endif
+
 	      "See olivares-gateway(8).\n",
 	      to);
 	return status;
 }
 
-int main(int argc, char **argv)
+/* Wait until the gateway is to stop: a signal of set, or its runner gone
+ * (the read end of its stdout closed: POLLERR on the write end). A
+ * gateway forked by the gateway server is not the runner's child, so
+ * the parent-death signal alone would not tell it. */
+static void wait_stop(const sigset_t *set)
+{
+	struct pollfd p[2];
+	int sig, sfd = signalfd(-1, set, SFD_CLOEXEC);
+
+	if (sfd < 0) {
+		while (sigwait(set, &sig) != 0)
+			;
+		return;
+	}
+	p[0].fd = sfd;
+	p[0].events = POLLIN;
+	p[1].fd = 1;
+	p[1].events = 0; /* POLLERR and POLLHUP are always reported */
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	close(sfd);
+}
+
+/* One run's gateway, its wire on descriptors 0, 1 and 3 (the file's
+ * head): dir the run's directory; ca made already (the gateway server's
+ * spares make theirs in advance; taken here), or NULL to make one. */
+static int gateway_main(const char *dir, struct runner_gateway_ca *ca)
 {
 	struct gateway_state st;
 	struct runner_gateway_hooks hooks;
-	struct runner_gateway_ca *ca = NULL;
 	struct runner_gateway *gw = NULL;
 	struct runner_error err;
 	struct model_buf in;
 	char path[4096 + 16];
 	char chunk[65536];
-	const char *dir = NULL, *secrets;
+	const char *secrets;
 	json_t *wire = NULL, *wire_ready;
 	json_error_t jerr;
 	sigset_t set;
@@ -414,11 +453,6 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&st.lock, NULL);
 	pthread_mutex_init(&st.out_lock, NULL);
 	pthread_cond_init(&st.stop_cond, NULL);
-	if (argc == 2 && strcmp(argv[1], "--help") == 0)
-		return usage(stdout, 0);
-	if (argc != 3 || strcmp(argv[1], "--dir") != 0 || argv[2][0] != '/')
-		return usage(stderr, 2);
-	dir = argv[2];
 	signal(SIGPIPE, SIG_IGN);
 	/* SIGTERM is waited for, by this thread only: blocked before any
 	 * thread starts, so every thread inherits the mask */
@@ -430,7 +464,7 @@ int main(int argc, char **argv)
 #ifndef GATEWAY_EGRESS
 	/* OpenSSL's defaults only: this build reaches no host outside (the
 	 * egress one keeps the system's settings for its upstream TLS) */
-	if (runner_gateway_openssl_init(&err) != 0) {
+	if (!ca && runner_gateway_openssl_init(&err) != 0) {
 		rc = fail(&st, err.message);
 		goto out;
 	}
@@ -480,7 +514,8 @@ int main(int argc, char **argv)
 	}
 #endif
 	st.calls = model_xcalloc(json_array_size(st.mocks) + 1, sizeof(*st.calls));
-	ca = runner_gateway_ca_new(&err);
+	if (!ca)
+		ca = runner_gateway_ca_new(&err);
 	if (!ca) {
 		rc = fail(&st, err.message);
 		goto out;
@@ -506,9 +541,7 @@ int main(int argc, char **argv)
 	wire_ready = json_pack("{s:s}", "type", "ready");
 	say(&st, wire_ready);
 	json_decref(wire_ready);
-	do
-		r = sigwait(&set, &sig);
-	while (r != 0);
+	wait_stop(&set);
 	rc = 0;
 out:
 	/* The run's directory goes with a stopped gateway, also when the
@@ -535,4 +568,226 @@ out:
 	json_decref(wire);
 	model_buf_release(&in);
 	return rc;
+}
+
+#ifndef GATEWAY_EGRESS
+/* The gateway server (--serve): started once by a runner's fork server,
+ * with a SOCK_SEQPACKET socket as its stdin, so that a run's gateway is a
+ * fork of a process whose libraries are loaded and whose OpenSSL is
+ * started, not an exec: the exec, the dynamic linking and OpenSSL's first
+ * use are most of what a gateway's start costs (bench/RESULTS.md). The
+ * wire (runner/gateway_run.h): one request is one message, the run's
+ * directory as its bytes (NUL-terminated) and three descriptors, the
+ * gateway's fds 0, 1 and 3. Two children are kept: a spare waits for a
+ * request with its run's CA made already, and takes it: it replies on the
+ * request's fd 3 with a pidfd of itself, and becomes that run's gateway.
+ * Every child has SIGTERM as its parent-death signal. */
+#define SERVE_CHILDREN 2
+#define SERVE_SPARE_FAILED 125
+#define SERVE_SPARE_FAILURES_MAX 10
+#define SERVE_RETRY_MS 100
+
+/* A spare: its CA made, then one request taken; returns gateway_main's
+ * status, never to the server. */
+static int serve_spare(pid_t server)
+{
+	char dir[4096 + 1];
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct runner_gateway_ca *ca;
+	struct runner_error err;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	int fds[3], nfds = 0, fd, self, i;
+	size_t k, j;
+	ssize_t n;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0)
+		_exit(SERVE_SPARE_FAILED);
+	if (getppid() != server)
+		_exit(0);
+	/* the server's pidfds of its other children */
+	close_range(3, ~0U, 0);
+	/* a fork shares its parent's random state: fresh seed for this CA */
+	if (RAND_poll() != 1 || !(ca = runner_gateway_ca_new(&err)))
+		_exit(SERVE_SPARE_FAILED);
+	iov.iov_base = dir;
+	iov.iov_len = sizeof(dir) - 1;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.buf;
+	mh.msg_controllen = sizeof(ctl.buf);
+	do
+		n = recvmsg(0, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 || (n == 0 && mh.msg_controllen == 0))
+		_exit(0); /* the fork server hung up */
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (j = 0; j < k; j++) {
+			memcpy(&fd, CMSG_DATA(cm) + j * sizeof(int), sizeof(int));
+			if (nfds < 3)
+				fds[nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	/* taken: a group of its own tells the server so (serve_gateways) */
+	setpgid(0, 0);
+	if (nfds != 3 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n < 2 || dir[n - 1] != '\0' ||
+	    dir[0] != '/' || memchr(dir, '\0', (size_t)n - 1))
+		_exit(2);
+	/* the pidfd first, on the run's channel: the runner stops this
+	 * process through it (it is not the runner's child) */
+	self = pidfd_open(getpid(), 0);
+	if (self < 0 || runner_fd_send(fds[2], self) != 0)
+		_exit(2);
+	close(self);
+	/* above every target first, so that the moves cannot overwrite
+	 * one another */
+	for (i = 0; i < 3; i++) {
+		fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+		if (fd < 0)
+			_exit(2);
+		close(fds[i]);
+		fds[i] = fd;
+	}
+	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 3) < 0)
+		_exit(2);
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	return gateway_main(dir, ca);
+}
+
+static int crash_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGABRT || sig == SIGTRAP || sig == SIGSYS;
+}
+
+/* Kill and reap children; with idle_only, only those that took no request
+ * (gateways of runs keep serving them). */
+static void kill_children(pid_t *pid, int *pidfd, int *n, int idle_only)
+{
+	int i, st;
+
+	for (i = *n - 1; i >= 0; i--) {
+		if (idle_only && getpgid(pid[i]) == pid[i])
+			continue;
+		kill(pid[i], SIGKILL);
+		while (waitpid(pid[i], &st, 0) < 0 && errno == EINTR)
+			;
+		close(pidfd[i]);
+		pid[i] = pid[*n - 1];
+		pidfd[i] = pidfd[*n - 1];
+		(*n)--;
+	}
+}
+
+static int serve_gateways(void)
+{
+	struct pollfd pfd[1 + SERVE_CHILDREN];
+	pid_t pid[SERVE_CHILDREN], server = getpid(), p;
+	int pidfd[SERVE_CHILDREN], n = 0, failures = 0, type = 0, st, fd, i, r;
+	socklen_t len = sizeof(type);
+	struct runner_error err;
+
+	if (getsockopt(0, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_SEQPACKET) {
+		fputs("olivares-gateway: --serve needs a SOCK_SEQPACKET socket on stdin; it is "
+		      "started by olivares-runner's fork server, not by hand\n",
+		      stderr);
+		return 2;
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	/* OpenSSL started and used once here, so that no spare pays for it */
+	if (runner_gateway_openssl_init(&err) != 0) {
+		fprintf(stderr, "olivares-gateway: %s\n", err.message);
+		return 1;
+	}
+	runner_gateway_ca_free(runner_gateway_ca_new(&err));
+	for (;;) {
+		while (n < SERVE_CHILDREN) {
+			p = fork();
+			if (p == 0)
+				exit(serve_spare(server));
+			if (p < 0)
+				break;
+			fd = pidfd_open(p, 0);
+			if (fd < 0) {
+				kill(p, SIGKILL);
+				waitpid(p, &st, 0);
+				break;
+			}
+			pid[n] = p;
+			pidfd[n] = fd;
+			n++;
+		}
+		pfd[0].fd = 0;
+		pfd[0].events = 0; /* hang-up only: requests are the spares' */
+		for (i = 0; i < n; i++) {
+			pfd[1 + i].fd = pidfd[i];
+			pfd[1 + i].events = POLLIN;
+		}
+		r = poll(pfd, (nfds_t)(1 + n), n ? -1 : SERVE_RETRY_MS);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || pfd[0].revents) {
+			kill_children(pid, pidfd, &n, 0);
+			return 0;
+		}
+		for (i = n - 1; i >= 0; i--) {
+			if (!pfd[1 + i].revents)
+				continue;
+			while ((r = waitpid(pid[i], &st, 0)) < 0 && errno == EINTR)
+				;
+			close(pidfd[i]);
+			pid[i] = pid[n - 1];
+			pidfd[i] = pidfd[n - 1];
+			n--;
+			if (WIFEXITED(st) && WEXITSTATUS(st) == SERVE_SPARE_FAILED) {
+				if (++failures >= SERVE_SPARE_FAILURES_MAX) {
+					fprintf(stderr,
+					        "olivares-gateway: %d spares in a row could "
+					        "not get ready; stopping\n",
+					        failures);
+					kill_children(pid, pidfd, &n, 1);
+					return 1;
+				}
+				poll(NULL, 0, SERVE_RETRY_MS);
+				continue;
+			}
+			failures = 0;
+			if (WIFSIGNALED(st) && crash_signal(WTERMSIG(st))) {
+				/* A gateway died of a fault (it parses what the
+				 * agent sends): every fork shares this process's
+				 * address layout and stack canary, so no more
+				 * forks of it; the fork server starts a new server. */
+				kill_children(pid, pidfd, &n, 1);
+				return 3;
+			}
+		}
+	}
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--help") == 0)
+		return usage(stdout, 0);
+#ifndef GATEWAY_EGRESS
+	if (argc == 2 && strcmp(argv[1], "--serve") == 0)
+		return serve_gateways();
+#endif
+	if (argc != 3 || strcmp(argv[1], "--dir") != 0 || argv[2][0] != '/')
+		return usage(stderr, 2);
+	return gateway_main(argv[2], NULL);
 }

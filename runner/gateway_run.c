@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include "runner/fdpass.h"
 #include "runner/gateway_env.h"
 #include "runner/gateway_run.h"
+#include "runner/serve.h"
 
 #include "model/record.h"
 
@@ -88,6 +90,7 @@ int runner_gateway_run_prepare(struct runner_gateway_run *g, const struct runner
 	memset(g, 0, sizeof(*g));
 	g->spec = spec;
 	g->pid = -1;
+	g->pidfd = -1;
 	g->out = -1;
 	g->chan = -1;
 	g->pending = json_array();
@@ -289,6 +292,75 @@ static int await_ready(struct runner_gateway_run *g, long long deadline_ms,
 	}
 }
 
+/* The gateway server asked for g's gateway: DIR and its three
+ * descriptors in one message (runner/gateway_run.h). 0 when sent; -1 when
+ * the server is gone or its socket full (the caller forks its own). */
+static int ask_server(struct runner_gateway_run *g, int in, int out, int ch)
+{
+	union {
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	int fds[3] = {in, out, ch};
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	ssize_t w;
+
+	memset(&ctl, 0, sizeof(ctl));
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = g->dir;
+	iov.iov_len = strlen(g->dir) + 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.buf;
+	mh.msg_controllen = sizeof(ctl.buf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	do
+		w = sendmsg(runner_gateway_server_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (w < 0 && errno == EINTR);
+	if (w == (ssize_t)iov.iov_len)
+		return 0;
+	/* a server that is gone stays gone for this runner */
+	if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+		close(runner_gateway_server_fd);
+		runner_gateway_server_fd = -1;
+	}
+	return -1;
+}
+
+/* A served gateway's pidfd, its first message on the channel: waited for
+ * until deadline_ms. 0 with g->pidfd, else -1. */
+static int served_pidfd(struct runner_gateway_run *g, long long deadline_ms)
+{
+	struct pollfd p;
+	long long left;
+	int fd;
+
+	if (g->pidfd >= 0)
+		return 0;
+	if (g->chan < 0)
+		return -1;
+	for (;;) {
+		p.fd = g->chan;
+		p.events = POLLIN;
+		p.revents = 0;
+		left = deadline_ms - runner_now_ms();
+		if (poll(&p, 1, left > 0 ? (int)left : 0) < 0 && errno == EINTR)
+			continue;
+		if (!p.revents)
+			return -1;
+		if (runner_fd_recv(g->chan, MSG_DONTWAIT, &fd) != 1)
+			return -1;
+		g->pidfd = fd;
+		return 0;
+	}
+}
+
 int runner_gateway_run_start(struct runner_gateway_run *g, struct runner_error *err)
 {
 	const struct runner_spec *spec = g->spec;
@@ -322,6 +394,17 @@ int runner_gateway_run_start(struct runner_gateway_run *g, struct runner_error *
 	/* room for a step's entries, so that the gateway never waits on the
 	 * runner while the runner waits on the agent */
 	fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
+	/* the mocks whole in the pipe, if they fit: a spare reads them only
+	 * once it has taken the request */
+	len = strlen(text);
+	if (len > 65536)
+		fcntl(in[1], F_SETPIPE_SZ, (int)(len < (1u << 20) ? len : 1u << 20));
+	if (!spec->egress_allow || json_array_size(spec->egress_allow) == 0) {
+		if (runner_gateway_server_fd >= 0 && ask_server(g, in[0], out[1], ch[1]) == 0) {
+			g->served = 1;
+			goto started;
+		}
+	}
 	g->pid = fork();
 	if (g->pid < 0) {
 		runner_error_set(err, RUNNER_E_SETUP, "fork of the gateway: %s", strerror(errno));
@@ -344,6 +427,7 @@ int runner_gateway_run_start(struct runner_gateway_run *g, struct runner_error *
 		execve(spec->gateway_program, argv, envp);
 		_exit(127);
 	}
+started:
 	close(in[0]);
 	in[0] = -1;
 	close(out[1]);
@@ -356,7 +440,6 @@ int runner_gateway_run_start(struct runner_gateway_run *g, struct runner_error *
 	ch[0] = -1;
 	fcntl(g->out, F_SETFL, fcntl(g->out, F_GETFL) | O_NONBLOCK);
 	/* the mocks, then end of file: it reads them whole before it serves */
-	len = strlen(text);
 	for (off = 0; off < len; off += (size_t)w) {
 		w = write(in[1], text + off, len - off);
 		if (w < 0 && errno == EINTR) {
@@ -395,6 +478,13 @@ int runner_gateway_run_hand(struct runner_gateway_run *g, int listen_fd, struct 
 
 	if (g->chan < 0) {
 		rc = runner_error_set(err, RUNNER_E_SETUP, "the gateway was not started");
+		goto out;
+	}
+	if (g->served && served_pidfd(g, runner_now_ms() + RUNNER_GATEWAY_START_MS) != 0) {
+		rc = runner_error_set(err, RUNNER_E_SETUP,
+		                      "the gateway server did not start the run's gateway");
+		close(g->chan);
+		g->chan = -1;
 		goto out;
 	}
 	if (runner_fd_send(g->chan, listen_fd) != 0)
@@ -490,6 +580,14 @@ int runner_gateway_run_finish(struct runner_gateway_run *g)
 			rc = -1;
 		g->pid = -1;
 	}
+	/* A served one that took the request has said so on the channel by
+	 * now, or will stop by itself when it finds the channel closed. */
+	if (g->served && g->pidfd < 0)
+		served_pidfd(g, runner_now_ms() + 100);
+	/* killed first, the directory removed while it exits, then its end
+	 * awaited: its exit (its threads, its mappings) overlaps the removal */
+	if (g->pidfd >= 0 && pidfd_send_signal(g->pidfd, SIGKILL, NULL, 0) != 0 && errno != ESRCH)
+		rc = -1;
 	if (g->out >= 0)
 		close(g->out);
 	g->out = -1;
@@ -500,6 +598,18 @@ int runner_gateway_run_finish(struct runner_gateway_run *g)
 		if (remove_run_dir(g->dir) != 0)
 			rc = -1;
 		g->dir[0] = '\0';
+	}
+	if (g->pidfd >= 0) {
+		struct pollfd p = {.fd = g->pidfd, .events = POLLIN, .revents = 0};
+
+		/* exited (not reaped: it is the gateway server's child) is
+		 * gone: its descriptors are closed and its memory freed */
+		while (poll(&p, 1, RUNNER_GATEWAY_START_MS) < 0 && errno == EINTR)
+			;
+		if (!(p.revents & POLLIN))
+			rc = -1;
+		close(g->pidfd);
+		g->pidfd = -1;
 	}
 	json_decref(g->pending);
 	g->pending = NULL;
@@ -513,7 +623,7 @@ void runner_gateway_run_check_lost(struct runner_gateway_run *g)
 	/* its output at end of file while the run goes on: it ended on its
 	 * own, and the agent's later requests went unanswered */
 	runner_gateway_run_drain(g);
-	if (g->pid > 0 && g->out < 0)
+	if ((g->pid > 0 || g->served) && g->out < 0)
 		g->lost = 1;
 }
 

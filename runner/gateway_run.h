@@ -41,6 +41,18 @@
  *   The run's CA key, which never left its memory, goes with it.
  *   A spec with egress hosts gets olivares-gateway-egress (the same
  *   program with libcurl, which forwards), any other olivares-gateway.
+ * A runner forked by a fork server (runner/serve.h) gets its gateway
+ * from the gateway server instead, `olivares-gateway --serve`, which the
+ * fork server started once (its libraries loaded, OpenSSL started) and
+ * whose socket the runner holds at runner_gateway_server_fd (runner/serve.h): one message
+ * of DIR (NUL-terminated) with the three descriptors above, fds 0, 1 and
+ * 3, taken by a spare of that server that has made its CA already. The
+ * spare answers on fd 3 first, with a pidfd of itself (one byte,
+ * SCM_RIGHTS): it is not the runner's child, so the runner kills it and
+ * waits for its end through that. Such a gateway also stops when its
+ * runner is gone: the read end of its fd 1 closed. A spec with egress
+ * hosts, and a runner without the server (started by exec, or a server
+ * that is down), fork and exec the program as above: the same gateway.
  * Because an entry is written before its answer, an agent that waits for
  * an answer before it ends its step finds the request in that step's
  * trace, whatever the timing.
@@ -84,6 +96,8 @@ struct runner_gateway_run {
 	long dropped;          /* entries not kept since the last take: over a step's worth */
 	size_t recorded_bytes; /* the run's "record" members so far (model/record.h) */
 	int lost;              /* it stopped on its own while the run went on */
+	int served;            /* taken by a spare of the gateway server */
+	int pidfd;             /* that spare's pidfd once it said, else -1 */
 };
 
 /**

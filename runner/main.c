@@ -53,6 +53,7 @@
 #include "model/stats.h"
 #include "runner/backend.h"
 #include "runner/jail.h"
+#include "runner/gateway_run.h"
 #include "runner/serve.h"
 
 #ifndef PACKAGE_VERSION
@@ -639,7 +640,7 @@ static void resolve_mock_agent(void)
  * (runner_jail_warm). */
 static void warm_for_serve(void)
 {
-	resolve_exe_dir();
+	resolve_mock_agent();
 	runner_jail_warm();
 }
 
@@ -734,9 +735,10 @@ static int run_main(int argc, char **argv)
 	/* Before anything is closed or filtered: where the mock agent is. */
 	resolve_mock_agent();
 	/* First, before anything can use them: descriptors above stderr are
-	 * none of the runner's business; whatever the parent forgot to mark
-	 * close-on-exec dies here. */
-	runner_close_from_3();
+	 * none of the runner's business (but the gateway server's socket a
+	 * fork server put at 3, close-on-exec); whatever the parent forgot
+	 * to mark close-on-exec dies here. */
+	runner_close_from(runner_gateway_server_fd == 3 ? 4 : 3);
 	/* Children are reaped by this process, whatever it inherited: an
 	 * ignored SIGCHLD would have the kernel reap them behind its back. */
 	signal(SIGCHLD, SIG_DFL);
@@ -834,7 +836,7 @@ int main(int argc, char **argv)
 	 * process, and each runner it forks goes through run_main(). */
 	if (argc == 2 && strcmp(argv[1], MODEL_FORKSERVER_ARG) == 0) {
 		warm_for_serve();
-		return runner_serve(run_main);
+		return runner_serve(run_main, gateway_program[0] ? gateway_program : NULL);
 	}
 	return run_main(argc, argv);
 }

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/forkserver.h"
@@ -50,18 +51,95 @@ static int send_reply(int kind, pid_t pid, int value, long long cpu_us, int fd)
 	return w == (ssize_t)sizeof(r) ? 0 : -1;
 }
 
-void runner_close_from_3(void)
+void runner_close_from(int first)
 {
 	long max;
 	long fd;
 
-	if (close_range(3, ~0U, 0) == 0)
+	if (close_range((unsigned)first, ~0U, 0) == 0)
 		return;
 	max = sysconf(_SC_OPEN_MAX);
 	if (max < 0 || max > RUNNER_CLOSE_FD_MAX)
 		max = RUNNER_CLOSE_FD_MAX;
-	for (fd = 3; fd < max; fd++)
+	for (fd = first; fd < max; fd++)
 		close((int)fd);
+}
+
+void runner_close_from_3(void)
+{
+	runner_close_from(3);
+}
+
+int runner_gateway_server_fd = -1;
+
+/* The gateway server (olivares-gateway --serve, runner/gateway_run.h):
+ * its socket, its pidfd, when it started, and how many in a row lived
+ * under a second. */
+static int gw_sock = -1;
+static int gw_pidfd = -1;
+static pid_t gw_pid = -1;
+static long long gw_started_ms;
+static int gw_failures;
+#define GATEWAY_SERVER_FAILURES_MAX 10
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L;
+}
+
+/* Start program --serve with a socket of ours as its stdin; harmless
+ * when it cannot be (its runners then fork and exec their gateways). */
+static void gateway_server_start(const char *program)
+{
+	char *const envp[] = {NULL};
+	int sv[2];
+	pid_t p;
+
+	if (!program || gw_failures >= GATEWAY_SERVER_FAILURES_MAX ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return;
+	p = fork();
+	if (p == 0) {
+		char *argv[] = {(char *)"olivares-gateway", (char *)"--serve", NULL};
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (dup2(sv[1], 0) < 0)
+			_exit(126);
+		close_range(3, ~0U, 0);
+		execve(program, argv, envp);
+		_exit(127);
+	}
+	close(sv[1]);
+	if (p < 0 || (gw_pidfd = pidfd_open(p, 0)) < 0) {
+		if (p > 0) {
+			kill(p, SIGKILL);
+			waitpid(p, NULL, 0);
+		}
+		close(sv[0]);
+		gw_failures++;
+		return;
+	}
+	gw_sock = sv[0];
+	gw_pid = p;
+	gw_started_ms = now_ms();
+}
+
+/* It exited: reaped, and counted when it lived under a second. */
+static void gateway_server_reap(void)
+{
+	while (waitpid(gw_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(gw_pidfd);
+	close(gw_sock);
+	gw_pidfd = gw_sock = -1;
+	gw_pid = -1;
+	if (now_ms() - gw_started_ms < 1000)
+		gw_failures++;
+	else
+		gw_failures = 0;
 }
 
 /* Descriptors 0 - 2 of the spare are taken (socket, /dev/null, stderr), so
@@ -137,8 +215,14 @@ static void spare(pid_t server, int (*run)(int, char **))
 		_exit(SERVE_SPARE_FAILED);
 	if (getppid() != server)
 		_exit(0); /* the server is gone already */
-	/* The server's pidfds of its other children: not ours to hold. */
-	runner_close_from_3();
+	/* The server's pidfds of its other children: not ours to hold. The
+	 * gateway server's socket is, at fd 3, for this run's gateway. */
+	if (gw_sock >= 0 && (gw_sock == 3 || dup3(gw_sock, 3, O_CLOEXEC) == 3)) {
+		runner_close_from(4);
+		runner_gateway_server_fd = 3;
+	} else {
+		runner_close_from_3();
+	}
 	iov.iov_base = payload;
 	iov.iov_len = MODEL_FORKSERVER_REQUEST_MAX;
 	memset(&mh, 0, sizeof(mh));
@@ -244,9 +328,9 @@ static void finish_all(const pid_t *pid, const int *pidfd, int n)
 	}
 }
 
-int runner_serve(int (*run)(int argc, char **argv))
+int runner_serve(int (*run)(int argc, char **argv), const char *gateway_program)
 {
-	struct pollfd pfd[1 + SERVE_CHILDREN];
+	struct pollfd pfd[2 + SERVE_CHILDREN];
 	pid_t pid[SERVE_CHILDREN];
 	int pidfd[SERVE_CHILDREN];
 	long long cpu_us;
@@ -280,6 +364,8 @@ int runner_serve(int (*run)(int argc, char **argv))
 	}
 	signal(SIGCHLD, SIG_DFL);
 	for (;;) {
+		if (gw_pidfd < 0)
+			gateway_server_start(gateway_program);
 		/* Top up the children: the worker runs one run at a time, so
 		 * with two of them one is always waiting when a request comes,
 		 * even right after a run, while the server forks the next. */
@@ -310,8 +396,11 @@ int runner_serve(int (*run)(int argc, char **argv))
 			pfd[1 + i].fd = pidfd[i];
 			pfd[1 + i].events = POLLIN;
 		}
+		pfd[1 + n].fd = gw_pidfd; /* ignored when -1 */
+		pfd[1 + n].events = POLLIN;
+		pfd[1 + n].revents = 0;
 		/* Without a child (fork failing), try again after a while. */
-		r = poll(pfd, (nfds_t)(1 + n), n ? -1 : RUNNER_SERVE_RETRY_MS);
+		r = poll(pfd, (nfds_t)(2 + n), n ? -1 : RUNNER_SERVE_RETRY_MS);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 || pfd[0].revents) {
@@ -320,6 +409,11 @@ int runner_serve(int (*run)(int argc, char **argv))
 			finish_all(pid, pidfd, n);
 			return r < 0 ? 1 : 0;
 		}
+		/* The gateway server exited (a gateway crashed, or it could not
+		 * start): a new one at the top of the loop, for runners forked
+		 * from then on; until then they exec their gateways. */
+		if (gw_pidfd >= 0 && pfd[1 + n].revents)
+			gateway_server_reap();
 		for (i = n - 1; i >= 0; i--) {
 			if (!pfd[1 + i].revents)
 				continue;

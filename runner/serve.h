@@ -17,7 +17,9 @@
  * value. The server waits for it to exit, kills what is left in its
  * group, reaps it, replies ENDED and forks a spare in its place. The
  * server itself never reads a spec, never runs a backend and holds no
- * descriptor but the socket, /dev/null, stderr and its children's pidfds.
+ * descriptor but the socket, /dev/null, stderr, its children's pidfds and
+ * its gateway server's socket and pidfd (runner/gateway_run.h: each spare
+ * keeps that socket at fd 3, close-on-exec, for its run's gateway).
  *
  * Every process it forks has SIGKILL as its parent-death signal: a runner
  * does not outlive the server. The server has the same signal for the
@@ -38,7 +40,11 @@
 /**
  * Serve requests on fd 0 until the worker hangs up. `run` is the runner's
  * ordinary entry point (argc, argv with argv[0] "olivares-runner"); it is
- * called only in forked runners, never in the server.
+ * called only in forked runners, never in the server. gateway_program
+ * (olivares-gateway beside the runner, or NULL) is started with --serve
+ * as the gateway server of this server's runners (runner/gateway_run.h),
+ * and started again when it exits (at most ten times in a row after one
+ * that lived under a second); each spare holds its socket at fd 3.
  *
  * Returns (in the server only) 0 when the worker closed its end, 2 when
  * fd 0 is not a SOCK_SEQPACKET socket (a message on stderr: the server is
@@ -46,7 +52,7 @@
  * on a failure that stops it (a message on stderr). Forked runners never
  * return: they exit.
  */
-int runner_serve(int (*run)(int argc, char **argv));
+int runner_serve(int (*run)(int argc, char **argv), const char *gateway_program);
 
 /**
  * Close every descriptor from 3 up: close_range(2), or one by one up to
@@ -55,5 +61,15 @@ int runner_serve(int (*run)(int argc, char **argv));
  * in every run and by each spare of the fork server. No errors.
  */
 void runner_close_from_3(void);
+
+/**
+ * The gateway server's socket (runner/gateway_run.h), set by a spare of
+ * the fork server before it runs, or -1: a runner without one forks and
+ * execs its gateway.
+ */
+extern int runner_gateway_server_fd;
+
+/** Close every descriptor from first up, as runner_close_from_3. */
+void runner_close_from(int first);
 
 #endif

@@ -1810,7 +1810,7 @@ int main(int argc, char **argv)
 		n = (ssize_t)strlen(argv[0]);
 		if (n >= 11 && strcmp(argv[0] + n - 11, "/taker-dies") == 0)
 			return fake_server_taker_dies();
-		return runner_serve(fake_served);
+		return runner_serve(fake_served, NULL);
 	}
 	if (argc == 3 && strcmp(argv[1], "--backend") == 0 && strcmp(argv[2], "fixture-fds") == 0)
 		return fake_runner_fds();

@@ -138,48 +138,58 @@ os_backends() {
 # The POSTs that start runs answer 202 with the queued record at once; the
 # tests wait for the end as the CLI does, with Prefer: wait=60 (201 and the
 # finished record), unless E2E_NO_WAIT=1 (a test of the queue itself).
+# run_wait_header METHOD PATH: that header in WAIT_HEADER, or "" (no
+# command substitution: on a slow host every fork counts)
 run_wait_header() {
+	WAIT_HEADER=
 	if [[ $1 == POST && ${E2E_NO_WAIT:-0} != 1 && $2 =~ /(runs|replays|comparisons)(\?.*)?$ ]]; then
-		printf '%s\n' 'Prefer: wait=60'
+		WAIT_HEADER='Prefer: wait=60'
 	fi
+}
+
+# read_body: BODY from BODY_FILE, empty when there is none ($(<FILE) reads
+# it without a fork)
+read_body() {
+	BODY=
+	if [[ -f $BODY_FILE ]]; then BODY=$(<"$BODY_FILE"); fi
 }
 
 # req TOKEN METHOD PATH [BODY]: HTTP request through nginx. TOKEN "" sends no
 # Authorization header. BODY (a string) is sent as is. Sets STATUS and BODY.
 req() {
-	local token=$1 method=$2 path=$3 wait
+	local token=$1 method=$2 path=$3
 	local -a args=(-s -S -o "$BODY_FILE" -w '%{http_code}' -X "$method" --max-time 90)
 	if [[ -n $token ]]; then
 		args+=(-H "Authorization: Bearer $token")
 	fi
-	wait=$(run_wait_header "$method" "$path")
-	if [[ -n $wait ]]; then
-		args+=(-H "$wait")
+	run_wait_header "$method" "$path"
+	if [[ -n $WAIT_HEADER ]]; then
+		args+=(-H "$WAIT_HEADER")
 	fi
 	if (($# >= 4)); then
 		printf '%s' "$4" >"$E2E_TMP/req-body"
 		args+=(-H 'Content-Type: application/json' --data-binary "@$E2E_TMP/req-body")
 	fi
 	STATUS=$(curl "${args[@]}" "$OLIVARES_URL$path" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 
 # req_file TOKEN METHOD PATH FILE [CURL-ARGS...]: same, body read from FILE
 # byte for byte (binary safe).
 req_file() {
-	local token=$1 method=$2 path=$3 file=$4 wait
+	local token=$1 method=$2 path=$3 file=$4
 	shift 4
 	local -a args=(-s -S -o "$BODY_FILE" -w '%{http_code}' -X "$method" --max-time 90
 		-H 'Content-Type: application/json' --data-binary "@$file")
 	if [[ -n $token ]]; then
 		args+=(-H "Authorization: Bearer $token")
 	fi
-	wait=$(run_wait_header "$method" "$path")
-	if [[ -n $wait ]]; then
-		args+=(-H "$wait")
+	run_wait_header "$method" "$path"
+	if [[ -n $WAIT_HEADER ]]; then
+		args+=(-H "$WAIT_HEADER")
 	fi
 	STATUS=$(curl "${args[@]}" "$@" "$OLIVARES_URL$path" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 
 # jqb FILTER: FILTER applied to the last body (raw output); "" when the body

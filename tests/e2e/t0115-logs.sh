@@ -22,7 +22,7 @@ get() {
 	local -a args=(-s -S --path-as-is -D "$HDR" -o "$BODY_FILE" -w '%{http_code}' --max-time 30)
 	[[ -n $id ]] && args+=(-H "X-Request-Id: $id")
 	STATUS=$(curl "${args[@]}" "$@" "$OLIVARES_URL$path" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 
 # reply_id: the X-Request-Id of the last reply ("" when it has none)

@@ -144,7 +144,7 @@ is_error "POST /metrics: 405" 405 method_not_allowed
 PORT=${OLIVARES_URL##*:}
 STATUS=$(curl -s -S --interface 127.0.0.2 -o "$BODY_FILE" -w '%{http_code}' --max-time 30 \
 	"http://127.0.0.1:$PORT/metrics" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-BODY=$(cat "$BODY_FILE" 2>/dev/null)
+read_body
 is_error "from 127.0.0.2: nginx's JSON 403" 403 forbidden
 if grep -q '^olivares_' "$BODY_FILE"; then not_ok "the refusal holds no metric"; else ok "the refusal holds no metric"; fi
 # the pool routes the path as sent, nginx checks the one it decoded and

@@ -23,7 +23,7 @@ ireq() {
 		-H 'Content-Type: application/json' --data-binary @-)
 	STATUS=$(printf '%s' "$4" | curl "${args[@]}" "$OLIVARES_URL$2" 2>"$E2E_TMP/curl-err") ||
 		STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 replayed() { grep -ci '^idempotent-replayed: true' "$HDRS"; }
 

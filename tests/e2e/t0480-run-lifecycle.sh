@@ -31,7 +31,7 @@ post() {
 	fi
 	STATUS=$(printf '%s' "$3" | curl "${args[@]}" "$OLIVARES_URL$2" 2>"$E2E_TMP/curl-err") ||
 		STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 header() { tr -d '\r' <"$HDRS" | sed -n "s/^$1: *//Ip"; }
 

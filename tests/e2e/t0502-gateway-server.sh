@@ -25,11 +25,46 @@ ok_if() { # ok_if DESC COMMAND...: ok when COMMAND succeeds
 	shift
 	if "$@"; then ok "$d"; else not_ok "$d"; fi
 }
-# servers: the gateway servers; taken: their children that took a run
-# (each leads a process group of its own), with their parents' names
-servers() { ps -eo pid=,pgid=,args= | awk '$3 == "olivares-gateway" && $4 == "--serve" && $1 != $2 {print $1}'; }
-taken() { ps -eo pid=,pgid=,ppid=,args= | awk '$4 == "olivares-gateway" && $5 == "--serve" && $1 == $2 {print $1, $3}'; }
-gateway_dirs() { find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'olivares-gateway-*' 2>/dev/null | wc -l; }
+# stack_tree: the pids of this stack's executors and pool and of all their
+# descendants (another stack on the host has gateway servers of its own)
+stack_tree() {
+	cat "$OLIVARES_DATA"/run/olivares-executor-*.pid "$OLIVARES_DATA"/run/olivares-fcgi.pid 2>/dev/null >"$E2E_TMP/roots"
+	ps -eo pid=,ppid= | awk 'NR == FNR { in_[$1] = 1; next }
+		{ parent[$1] = $2 }
+		END {
+			do {
+				more = 0
+				for (p in parent)
+					if (!(p in in_) && (parent[p] in in_)) { in_[p] = 1; more = 1 }
+			} while (more)
+			for (p in in_) print p
+		}' "$E2E_TMP/roots" -
+}
+# servers: the stack's gateway servers; taken: their children that took a
+# run (each leads a process group of its own), with their parents' pids
+servers() {
+	stack_tree >"$E2E_TMP/tree"
+	ps -eo pid=,pgid=,args= | awk 'NR == FNR { t[$1] = 1; next }
+		($1 in t) && $3 == "olivares-gateway" && $4 == "--serve" && $1 != $2 { print $1 }' "$E2E_TMP/tree" -
+}
+taken() {
+	stack_tree >"$E2E_TMP/tree"
+	ps -eo pid=,pgid=,ppid=,args= | awk 'NR == FNR { t[$1] = 1; next }
+		($1 in t) && $4 == "olivares-gateway" && $5 == "--serve" && $1 == $2 { print $1, $3 }' "$E2E_TMP/tree" -
+}
+# gateway_dirs: the run directories of this stack's runners (named with the
+# runner's pid: olivares-gateway-PID-XXXXXX)
+gateway_dirs() {
+	local d pid
+	stack_tree >"$E2E_TMP/tree"
+	for d in "${TMPDIR:-/tmp}"/olivares-gateway-*; do
+		[[ -d $d ]] || continue
+		pid=${d##*/olivares-gateway-}
+		pid=${pid%%-*}
+		grep -qx "$pid" "$E2E_TMP/tree" && printf '%s\n' "$d"
+	done
+	return 0
+}
 wait_for() { # wait_for SECONDS COMMAND...: until COMMAND succeeds
 	local until=$((SECONDS + $1))
 	shift
@@ -66,22 +101,28 @@ if wait_for 30 has_taken; then
 	read -r gpid gparent < <(taken)
 	is "its gateway is a child of a gateway server, not of its runner" \
 		"olivares-gateway --serve" "$(ps -o args= -p "$gparent")"
-	ok_if "its directory is there" test "$(gateway_dirs)" -ge 1
+	GDIRS=$(gateway_dirs)
+	ok_if "its directory is there" test -n "$GDIRS"
 else
 	not_ok "the run's gateway was never seen"
 	gpid=
+	GDIRS=
 fi
 req "$ED" POST "$M/runs/$RID/cancel"
 is_status "the run is cancelled while its gateway waits" 200
 no_taken() { [[ -z $(taken) ]]; }
 ok_if "its gateway is gone" wait_for 20 no_taken
-no_dirs() { [[ $(gateway_dirs) -eq 0 ]]; }
+no_dirs() {
+	local d
+	for d in $GDIRS; do [[ ! -e $d ]] || return 1; done
+}
 ok_if "and its directory with it" wait_for 20 no_dirs
 [[ -n $gpid ]] && ok_if "the gateway's pid is gone" wait_for 5 test ! -e "/proc/$gpid"
 
-# every server killed: the fork servers' spares exec their gateways, and
+# every server of the stack killed: the fork servers' spares exec their
+# gateways, and
 # the fork servers start new servers
-pkill -KILL -f '^olivares-gateway --serve$' || true
+for p in $(servers); do kill -KILL "$p" 2>/dev/null || true; done
 no_servers() { [[ -z $(servers) ]]; }
 wait_for 5 no_servers || true
 run_tool "the run after the gateway servers were killed"

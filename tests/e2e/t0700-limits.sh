@@ -171,7 +171,7 @@ fcgi() {
 	STATUS=$(sed -n '1,/^\r\{0,1\}$/{s/^Status: \([0-9][0-9][0-9]\).*/\1/p}' "$E2E_TMP/fcgi.out" | head -n 1)
 	[[ -n $STATUS ]] || STATUS=$(grep -q . "$E2E_TMP/fcgi.out" && echo 200 || echo 000)
 	sed '1,/^\r\{0,1\}$/d' "$E2E_TMP/fcgi.out" >"$BODY_FILE"
-	BODY=$(cat "$BODY_FILE")
+	read_body
 }
 if command -v cgi-fcgi >/dev/null 2>&1 && [[ -S $SOCK ]]; then
 	printf '{}' >"$E2E_TMP/empty"

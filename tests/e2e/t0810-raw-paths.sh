@@ -31,7 +31,7 @@ raw() {
 		args+=(-H 'Content-Type: application/json' --data-binary "@$E2E_TMP/req-body")
 	fi
 	STATUS=$(curl "${args[@]}" "$OLIVARES_URL$path" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 
 # ---- two records of every kind an id names ----------------------------------
@@ -228,7 +228,7 @@ page_req() {
 	shift 2
 	STATUS=$(curl -s -S --path-as-is -o "$BODY_FILE" -w '%{http_code}' -X "$method" --max-time 60 \
 		-H "Cookie: olivares_session=$SESSION" "$@" "$OLIVARES_URL$path" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 title() { sed -n 's:.*<title>\([^<]*\)</title>.*:\1:p' "$BODY_FILE" | head -n 1; }
 SESSION=$(curl -s -o /dev/null -D - -X POST --data-urlencode "token=$TK" "$OLIVARES_URL/admin/login" |

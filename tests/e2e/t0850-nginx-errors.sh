@@ -21,7 +21,7 @@ trap '"$STACK" status >/dev/null 2>&1 || "$STACK" up >/dev/null 2>&1; rm -rf "$E
 # STATUS, BODY and CTYPE (the Content-Type, without parameters)
 raw() {
 	STATUS=$(curl -s -S -o "$BODY_FILE" -D "$HDRS" -w '%{http_code}' --max-time 30 "$@" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 	CTYPE=$(tr -d '\r' <"$HDRS" | sed -n 's/^[Cc]ontent-[Tt]ype: *\([^;]*\).*/\1/p' | tail -n 1)
 }
 

@@ -105,7 +105,7 @@ post() {
 	STATUS=$(curl -s -o "$BODY_FILE" -D "$E2E_TMP/hdr" -w '%{http_code}' -X POST --max-time 60 \
 		-H "Authorization: Bearer $1" -H 'Content-Type: application/json' --data "$3" \
 		"$OLIVARES_URL$2" 2>/dev/null) || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 }
 # retry_after FILE: the Retry-After of the headers in FILE
 retry_after() { tr -d '\r' <"$1" | sed -n 's/^retry-after: *//Ip'; }

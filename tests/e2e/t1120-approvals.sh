@@ -178,7 +178,7 @@ STATUS=$(curl -s -o "$BODY_FILE" -w '%{http_code}' -X POST -H "Authorization: Be
 	-H 'Content-Type: application/json' \
 	--data-binary "{\"scenario_id\":\"$SLOW_SID\",\"baseline\":\"base\",\"candidate\":\"up\",\"suite\":\"$SUITE\"}" \
 	"$OLIVARES_URL$M/comparisons")
-BODY=$(cat "$BODY_FILE")
+read_body
 is "slow comparison: 202 pending" "202 pending" "$STATUS $(jqb .status)"
 PCID=$(jqb .id)
 req "$AD" POST "$M/comparisons/$PCID/approval" '{"decision":"approved","reason":"too early"}'

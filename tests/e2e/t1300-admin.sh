@@ -56,7 +56,7 @@ page() {
 	fi
 	: >"$HDR_FILE"
 	STATUS=$(curl "${args[@]}" "$@" "$OLIVARES_URL$path" 2>"$E2E_TMP/curl-err") || STATUS=${STATUS:-000}
-	BODY=$(cat "$BODY_FILE" 2>/dev/null)
+	read_body
 	if [[ -s $BODY_FILE && $(hdr content-type) == text/html* ]]; then
 		NPAGES=$((NPAGES + 1))
 		cp "$BODY_FILE" "$PAGES/$NPAGES.html"

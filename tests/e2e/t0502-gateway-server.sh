@@ -53,11 +53,12 @@ taken() {
 		($1 in t) && $4 == "olivares-gateway" && $5 == "--serve" && $1 == $2 { print $1, $3 }' "$E2E_TMP/tree" -
 }
 # gateway_dirs: the run directories of this stack's runners (named with the
-# runner's pid: olivares-gateway-PID-XXXXXX)
+# runner's pid: olivares-gateway-PID-XXXXXX), in /tmp: a runner starts with
+# an empty environment, so no TMPDIR of this test's reaches it
 gateway_dirs() {
 	local d pid
 	stack_tree >"$E2E_TMP/tree"
-	for d in "${TMPDIR:-/tmp}"/olivares-gateway-*; do
+	for d in /tmp/olivares-gateway-*; do
 		[[ -d $d ]] || continue
 		pid=${d##*/olivares-gateway-}
 		pid=${pid%%-*}
